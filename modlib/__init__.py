@@ -1,0 +1,17 @@
+"""modlib: the helper package behind "Breaking it down".
+
+Each module does one thing; chapters import what they need:
+
+- ``profiles``  pick a profile (smoke / default / full) and validate settings
+- ``runtime``   seeding and device choice, each reported in one line
+- ``data``      the chapters' data sets
+- ``models``    small model builders
+- ``training``  training loops, including several seeds trained as one batched model
+- ``results``   the results store (load a matching stored result or compute and store it)
+- ``toy``       the redundant-input toy experiment (chapter 1)
+- ``plots``     figures, each stamped with the profile and device that produced it
+- ``widgets``   ipywidgets explorers over stored results
+- ``batch``     run notebooks with papermill (``python -m modlib.batch``)
+"""
+
+__version__ = "0.1.0"

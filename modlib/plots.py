@@ -1,0 +1,141 @@
+"""Figures for the chapters. Every figure is stamped with the profile and device that produced it."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib import animation
+from matplotlib.colors import ListedColormap
+
+from modlib import data
+
+POSITIVE, NEGATIVE = "#1f77b4", "#ff7f0e"  # Y1 = 1 (blue circles), Y1 = 0 (orange triangles), as in Fig. 4
+BOUNDARY_CMAP = ListedColormap(plt.get_cmap("RdBu")(np.linspace(0.25, 0.75, 256)))
+FORMULATION_NAMES = {"a": "(a) paper text: X = Y - U[0,1]", "b": "(b) Playground: sign(x1), pushed 0.3"}
+
+
+def stamp(fig: plt.Figure, provenance: str) -> plt.Figure:
+    """Write ``provenance`` (profile, device, seeds) in the figure's bottom-right corner."""
+    fig.text(0.995, 0.005, provenance, ha="right", va="bottom", fontsize=7, color="0.4")
+    return fig
+
+
+def _held_out(ax: plt.Axes, formulation: str) -> None:
+    """Outline the held-out test cell (x1 > 0, x2 > 0) with a dashed rectangle."""
+    high = data.EXTENT[formulation][1]
+    ax.add_patch(plt.Rectangle((0, 0), high, high, fill=False, ls="--", lw=1.2, ec="0.2", zorder=5))
+
+
+def toy_data(ax: plt.Axes, x: np.ndarray, y: np.ndarray, formulation: str, *, legend: bool = True) -> None:
+    """Scatter training points ``x [n, 2]`` coloured by ``y [n]`` and shade the held-out cell."""
+    _held_out(ax, formulation)
+    pos, neg = y.astype(bool), ~y.astype(bool)
+    ax.scatter(x[pos, 0], x[pos, 1], s=9, marker="o", c=POSITIVE, label="train, $Y_1=1$")
+    ax.scatter(x[neg, 0], x[neg, 1], s=11, marker="^", c=NEGATIVE, label="train, $Y_1=0$")
+    low, high = data.EXTENT[formulation]
+    ax.set(xlim=(low, high), ylim=(low, high), xlabel="$x_1$", ylabel="$x_2$", aspect="equal")
+    if legend:
+        ax.plot([], [], ls="--", color="0.2", label="held-out test cell")
+        ax.legend(loc="lower left", fontsize=7, framealpha=0.9)
+
+
+def boundary(ax: plt.Axes, grid: np.ndarray, formulation: str) -> None:
+    """Draw a model's P(Y1=1) over the plotting window; ``grid [res, res]`` uint8 (x 255), row = x2.
+    The black line is the decision boundary (P = 0.5)."""
+    low, high = data.EXTENT[formulation]
+    p = grid.astype(float) / 255
+    ax.imshow(p, origin="lower", extent=(low, high, low, high), cmap=BOUNDARY_CMAP,
+              vmin=0, vmax=1, alpha=0.8, interpolation="bilinear")
+    axis = np.linspace(low, high, grid.shape[0])
+    if p.min() < 0.5 < p.max():
+        ax.contour(axis, axis, p, levels=[0.5], colors="k", linewidths=1.2)
+    ax.axhline(0, color="0.5", lw=0.5)
+    ax.axvline(0, color="0.5", lw=0.5)
+
+
+def boundary_panel(ax, arrays: dict, formulation: str, seed: int, k: int, title: str | None = None):
+    """One panel: the boundary of grid seed ``seed`` after snapshot ``k``, over the training data."""
+    boundary(ax, arrays["grids"][seed, k], formulation)
+    toy_data(ax, arrays["train_x"].astype(float), arrays["train_y"], formulation, legend=False)
+    ax.set_title(title or f"step {int(arrays['snapshot_steps'][k])}", fontsize=9)
+
+
+def small_multiples(arrays: dict, formulation: str, panels: list[tuple[int, int]], titles: list[str],
+                    provenance: str, suptitle: str, ncols: int = 6) -> plt.Figure:
+    """A grid of boundary panels, ``panels`` = list of (grid seed, snapshot index)."""
+    nrows = -(-len(panels) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(2.1 * ncols, 2.2 * nrows + 0.5), squeeze=False)
+    for ax, (seed, k), title in zip(axes.flat, panels, titles):
+        boundary_panel(ax, arrays, formulation, seed, k, title)
+        ax.set(xlabel="", ylabel="")
+        ax.tick_params(labelsize=6)
+    for ax in axes.flat[len(panels):]:
+        ax.axis("off")
+    fig.suptitle(suptitle + "\n(x: $x_1$, y: $x_2$; colour: P($Y_1$=1), blue = 1; black line: boundary; "
+                 "dashed: held-out cell)", fontsize=9)
+    fig.tight_layout()
+    return stamp(fig, provenance)
+
+
+def reliance_curves(sweep, activation: str, loss: str, formulation: str, ax: plt.Axes | None = None):
+    """Median reliance on x2 (with the 25-75% band over seeds) against training step, one line per
+    reveal level."""
+    ax = ax or plt.subplots(figsize=(6, 3.6))[1]
+    cmap = plt.get_cmap("viridis")
+    reveals = sweep.settings.reveals
+    for i, r in enumerate(reveals):
+        a = sweep.arrays(activation, loss, formulation, r)
+        steps = a["curve_steps"].astype(float)
+        steps[0] = 0.5  # show the initialisation on the log axis
+        q25, med, q75 = np.percentile(a["reliance"], [25, 50, 75], axis=0)
+        colour = cmap(i / max(len(reveals) - 1, 1))
+        ax.plot(steps, med, color=colour, label=f"reveal {r:g} ({data.toy_mutual_information(r):.3f} bits)")
+        ax.fill_between(steps, q25, q75, color=colour, alpha=0.15)
+    ax.set(xscale="log", xlabel="SGD step (log scale; init at 0.5)",
+           ylabel=r"reliance $E|\partial z/\partial x_2| \,/\, E|\partial z/\partial x_1|$",
+           title=f"formulation {formulation}, {activation}, {loss} loss")
+    ax.legend(fontsize=7, title="how much $X_2$ reveals ($I(Y_1;Y_2)$)", title_fontsize=7)
+    return ax
+
+
+def sweep_summary(sweep, metric: str = "test_acc", ylabel: str = "held-out-cell accuracy") -> plt.Figure:
+    """``metric`` (mean over seeds, error bar = std) against how much X2 reveals, one panel per
+    formulation, one line per (activation, loss)."""
+    s = sweep.settings
+    fig, axes = plt.subplots(1, len(s.formulations), figsize=(5.2 * len(s.formulations), 3.6), squeeze=False)
+    for ax, f in zip(axes[0], s.formulations):
+        for activation, loss in sweep.groups:
+            vals = np.array([sweep.arrays(activation, loss, f, r)[metric] for r in s.reveals])  # [R, S]
+            ax.errorbar(s.reveals, vals.mean(1), yerr=vals.std(1), marker="o", ms=4, capsize=2,
+                        label=f"{activation}, {loss}")
+        ax.set(xlabel="reveal (1 = paper's setting, 0 = control)", ylabel=ylabel,
+               title=FORMULATION_NAMES[f])
+        ax.invert_xaxis()
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    return stamp(fig, sweep.provenance)
+
+
+def animate_boundaries(sweep, settings: list[tuple[str, str, str, float]], seed: int = 0):
+    """A kernel-free animation (JavaScript HTML) of the boundary over the snapshot steps, one panel
+    per (activation, loss, formulation, reveal) in ``settings``."""
+    from IPython.display import HTML
+
+    arrs = [sweep.arrays(*st) for st in settings]
+    fig, axes = plt.subplots(1, len(settings), figsize=(3.2 * len(settings), 3.4), squeeze=False)
+    n_frames = len(arrs[0]["snapshot_steps"])
+
+    def draw(k):
+        for ax, a, (act, loss, f, r) in zip(axes[0], arrs, settings):
+            ax.clear()
+            boundary_panel(ax, a, f, seed, k, f"({f}) {act}, {loss}, reveal {r:g}\nstep {a['snapshot_steps'][k]}")
+        return []
+
+    draw(0)
+    fig.tight_layout()
+    stamp(fig, sweep.provenance + f" · seed {seed}")
+    anim = animation.FuncAnimation(fig, draw, frames=n_frames, interval=700, blit=False)
+    html = HTML(anim.to_jshtml(default_mode="once"))
+    plt.close(fig)
+    return html

@@ -1,0 +1,96 @@
+"""Training helpers.
+
+:func:`train_seeds` trains several copies of one small architecture (one per seed) as a single
+batched model: their parameters are stacked along a new leading "member" dimension and one
+``torch.func.vmap`` call computes every member's forward pass and gradient per step. This gives the
+same numbers as training each seed on its own (:func:`train_separately`, the reference loop), in a
+fraction of the time, because the Python overhead per step is paid once instead of once per seed.
+The members do not interact, so the gradient of the *sum* of their losses with respect to the
+stacked parameters is, row by row, each member's own gradient: one backward pass gives them all.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Callable, Sequence
+
+import torch
+from torch import nn
+from torch.func import functional_call, stack_module_state, vmap
+from tqdm.auto import tqdm
+
+from modlib.profiles import check_int, check_range
+
+Batches = Callable[[int], tuple[torch.Tensor, torch.Tensor]]
+LossFn = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
+Params = dict[str, torch.Tensor]
+
+
+def stack(models: Sequence[nn.Module]) -> tuple[nn.Module, Params]:
+    """Stack ``M`` models of one architecture: returns a stateless template (on the ``meta`` device)
+    and a dict of parameters, each of shape ``[M, *shape_of_that_parameter]``."""
+    params, buffers = stack_module_state(list(models))
+    if buffers:
+        raise ValueError("train_seeds supports models without buffers (e.g. no BatchNorm)")
+    template = copy.deepcopy(models[0]).to("meta")
+    return template, {k: v.detach().clone() for k, v in params.items()}
+
+
+def forward(template: nn.Module, params: Params, x: torch.Tensor) -> torch.Tensor:
+    """Run every member on its own inputs: ``x [M, N, ...]`` -> outputs ``[M, N, ...]``."""
+    return vmap(lambda p, xi: functional_call(template, p, (xi,)))(params, x)
+
+
+def unstack(template: nn.Module, params: Params, member: int, device="cpu") -> nn.Module:
+    """Member ``member`` of a stacked model as an ordinary module."""
+    model = copy.deepcopy(template).to_empty(device=device)
+    model.load_state_dict({k: v[member] for k, v in params.items()})
+    return model
+
+
+def _check(steps: int, lr: float) -> None:
+    check_int("steps", steps, 0)
+    check_range("lr", lr, 0.0, float("inf"), open_low=True)
+
+
+def train_seeds(template: nn.Module, params: Params, batches: Batches, loss_fn: LossFn, *,
+                steps: int, lr: float, on_step: Callable[[int, Params], None] | None = None,
+                progress: bool = True, desc: str = "train") -> Params:
+    """Plain SGD on the ``M`` stacked models ``(template, params)`` made by :func:`stack`; returns
+    the trained stacked parameters (the ones passed in are left unchanged).
+
+    ``batches(t)`` gives step ``t``'s inputs ``[M, B, ...]`` and targets ``[M, B, ...]``, member
+    ``m`` training on row ``m``. ``loss_fn(output [B, ...], target [B, ...])`` is one member's mean
+    loss. ``on_step(t, params)`` runs after ``t`` updates, for ``t = 0`` (the initialisation) to
+    ``steps``, inside ``torch.no_grad``.
+    """
+    _check(steps, lr)
+    member_loss = vmap(loss_fn)
+    if on_step:
+        with torch.no_grad():
+            on_step(0, params)
+    for t in tqdm(range(1, steps + 1), desc=desc, disable=not progress, mininterval=2.0):
+        x, y = batches(t - 1)
+        leaves = {k: v.requires_grad_(True) for k, v in params.items()}
+        total = member_loss(forward(template, leaves, x), y).sum()
+        grads = torch.autograd.grad(total, list(leaves.values()))
+        with torch.no_grad():
+            params = {k: v.detach() - lr * g for (k, v), g in zip(leaves.items(), grads)}
+            if on_step:
+                on_step(t, params)
+    return params
+
+
+def train_separately(models: Sequence[nn.Module], batches: Batches, loss_fn: LossFn, *, steps: int,
+                     lr: float, progress: bool = True, desc: str = "train") -> list[nn.Module]:
+    """The reference: the same SGD as :func:`train_seeds`, one model after another with
+    ``torch.optim.SGD``. Trains the given modules in place and returns them."""
+    _check(steps, lr)
+    data = [batches(t) for t in range(steps)]
+    for m, model in enumerate(tqdm(models, desc=desc, disable=not progress)):
+        opt = torch.optim.SGD(model.parameters(), lr=lr)
+        for x, y in data:
+            opt.zero_grad()
+            loss_fn(model(x[m]), y[m]).backward()
+            opt.step()
+    return list(models)
