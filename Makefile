@@ -1,0 +1,47 @@
+# Two commands for a fresh machine:  `make book`  and  `make test`  (see README.md).
+PYTHON ?= python3
+# The CPU build of torch lies on this project's machines' disk; install it first so that nothing
+# below pulls a multi-GB CUDA build. Elsewhere, override e.g. TORCH="torch==2.13.0+cpu".
+TORCH ?= torch==2.13.0
+PROFILE ?= full
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+export PATH := $(abspath $(BIN)):$(PATH)
+export HF_HUB_OFFLINE := 1
+
+.PHONY: setup book test unit notebooks book-check browser batch bench clean
+
+setup: $(STAMP)
+
+$(STAMP): requirements.txt pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/python -m pip install -q "$(TORCH)"
+	$(BIN)/python -m pip install -q -r requirements.txt
+	touch $(STAMP)
+
+# The online book: pages draw the committed full-profile results (never retraining full-scale
+# models); a chapter without stored full results is computed at the default profile and says so.
+book: setup
+	MODLIB_PROFILE=full MODLIB_FULL_FROM_STORE=1 $(BIN)/jupyter-book build . -W -n --keep-going
+	@echo "book: $(abspath _build/html/index.html)"
+
+# Everything: unit tests, every notebook at the smoke profile, the book build, a browser check.
+test: setup browser
+	$(BIN)/python -m pytest -q tests -m "not book"
+	MODLIB_PROFILE=smoke $(BIN)/python -m pytest -q --nbval-lax --nbval-current-env --nbval-cell-timeout=300 notebooks
+	$(MAKE) book
+	$(BIN)/python -m pytest -q tests -m book
+
+browser:
+	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }
+
+# Run notebooks in batch with papermill (skips current ones, resumes after an interruption).
+batch: setup
+	$(BIN)/python -m modlib.batch --profile $(PROFILE) $(NOTEBOOKS)
+
+bench: setup
+	$(BIN)/python benchmarks/bench.py
+
+clean:
+	rm -rf _build notebooks/results/smoke notebooks/results/default
