@@ -23,7 +23,7 @@ $(STAMP): requirements.txt pyproject.toml
 # The online book: pages draw the committed full-profile results (never retraining full-scale
 # models); a chapter without stored full results is computed at the default profile and says so.
 book: setup
-	MODLIB_PROFILE=full MODLIB_FULL_FROM_STORE=1 $(BIN)/jupyter-book build . -W -n --keep-going
+	MODLIB_PROFILE=full MODLIB_FULL_FROM_STORE=1 TQDM_DISABLE=1 $(BIN)/jupyter-book build . -W -n --keep-going
 	@echo "book: $(abspath _build/html/index.html)"
 
 # Everything: unit tests, every notebook at the smoke profile, the book build, a browser check.

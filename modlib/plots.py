@@ -139,3 +139,75 @@ def animate_boundaries(sweep, settings: list[tuple[str, str, str, float]], seed:
     html = HTML(anim.to_jshtml(default_mode="once"))
     plt.close(fig)
     return html
+
+
+# --- weight-mask chapter ---------------------------------------------------------------------------
+
+
+def accuracy_table(tables: np.ndarray, rows, columns, title: str, provenance: str) -> plt.Figure:
+    """Heat map of accuracies ``tables [seeds, rows, columns]``: mean, with the std over seeds."""
+    mean, std = tables.mean(0), tables.std(0)
+    fig, ax = plt.subplots(figsize=(1.8 * len(columns) + 4.2, 0.5 * len(rows) + 1.5))
+    im = ax.imshow(mean, cmap="Greens", vmin=0, vmax=1)
+    for i in range(len(rows)):
+        for j in range(len(columns)):
+            ax.text(j, i, f"{mean[i, j]:.2f}" + (f"±{std[i, j]:.2f}" if len(tables) > 1 else ""),
+                    ha="center", va="center", fontsize=9, color="white" if mean[i, j] > 0.6 else "black")
+    ax.set(xticks=range(len(columns)), xticklabels=[f"on {c}" for c in columns], xlabel="accuracy",
+           yticks=range(len(rows)), yticklabels=rows, title=title)
+    fig.colorbar(im, ax=ax, label="accuracy (all digits right)", shrink=0.8)
+    fig.tight_layout()
+    return stamp(fig, provenance)
+
+
+def layer_bars(values: dict[str, np.ndarray], layers: list[str], ylabel: str, title: str,
+               provenance: str, reference: float | None = None, ref_label: str = "") -> plt.Figure:
+    """Grouped bars per layer: ``values`` label -> ``[seeds, L]`` (mean, error bar = std)."""
+    fig, ax = plt.subplots(figsize=(1.2 * len(layers) + 3, 3.4))
+    n = len(values)
+    for i, (label, v) in enumerate(values.items()):
+        v = np.atleast_2d(v)
+        ax.bar(np.arange(len(layers)) + (i - (n - 1) / 2) * 0.8 / n, v.mean(0), 0.8 / n,
+               yerr=v.std(0) if len(v) > 1 else None, capsize=2, label=label)
+    if reference is not None:
+        ax.axhline(reference, color="k", ls="--", lw=1, label=ref_label)
+    ax.set(xticks=range(len(layers)), xticklabels=[f"layer {i + 1}" for i in range(len(layers))],
+           ylabel=ylabel, title=title, ylim=(0, 1.05))
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return stamp(fig, provenance)
+
+
+def input_usage(first_layer: np.ndarray, names: list[str], provenance: str) -> plt.Figure:
+    """Which inputs each mask keeps: ``first_layer [masks, width, 42]`` (0/1) -> the share of each
+    input's outgoing weights that each mask keeps."""
+    groups = ["a tens"] * 10 + ["a ones"] * 10 + ["b tens"] * 10 + ["b ones"] * 10 + ["op +", "op *"]
+    fig, ax = plt.subplots(figsize=(11, 3.2))
+    for k, name in enumerate(names):
+        ax.plot(first_layer[k].mean(0), marker="o", ms=3, lw=1, label=f"{name} mask")
+    for b in (10, 20, 30, 40):
+        ax.axvline(b - 0.5, color="0.7", lw=0.8)
+    ax.set(xticks=range(42), xlabel="input unit", ylabel="share of its first-layer weights kept",
+           title="First layer: which inputs does each mask keep?", ylim=(0, 1.02))
+    ax.set_xticklabels([f"{g[:6]} {i % 10}" if i < 40 else g for i, g in enumerate(groups)], rotation=90, fontsize=6)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return stamp(fig, provenance)
+
+
+def confusion_grid(mats: np.ndarray, titles: list[str], provenance: str, ncols: int = 4) -> plt.Figure:
+    """Small multiples of row-normalised confusion matrices ``mats [n, 10, 10]``."""
+    nrows = -(-len(mats) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(2.6 * ncols, 2.7 * nrows), squeeze=False)
+    for ax, m, t in zip(axes.flat, mats, titles):
+        ax.imshow(m, cmap="Blues", vmin=0, vmax=1)
+        ax.set_title(t, fontsize=9)
+        ax.set(xticks=range(10), yticks=range(10))
+        ax.tick_params(labelsize=6)
+        ax.set_xlabel("predicted", fontsize=7)
+        ax.set_ylabel("true", fontsize=7)
+    for ax in axes.flat[len(mats):]:
+        ax.axis("off")
+    fig.suptitle("Confusion matrices on held-out digits (row = true class; colour = share of the row)", fontsize=10)
+    fig.tight_layout()
+    return stamp(fig, provenance)

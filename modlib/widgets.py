@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ipywidgets as w
 import matplotlib.pyplot as plt
+import numpy as np
 from IPython.display import display
 
 from modlib import plots
@@ -45,5 +46,45 @@ def toy_explorer(sweep) -> w.VBox:
     box = w.VBox([w.HBox([controls["formulation"], controls["activation"]]),
                   w.HBox([controls["loss"], controls["reveal"]]),
                   w.HBox([controls["step"], controls["seed"]]), out])
+    display(box)
+    return box
+
+
+def mask_explorer(result, layers: list[str]) -> w.VBox:
+    """An alpha selector (the specialization table at that alpha) and a layer selector (the + / *
+    mask overlap at that layer across alphas) over the stored alpha sweep of the weight-mask chapter
+    (``result``: its addition/multiplication result for seed 0)."""
+    from modlib import data, modularity
+
+    alphas = result.metrics["sweep_alphas"]
+    tables, ious = result.arrays["sweep_tables"], result.arrays["sweep_iou"]
+    alpha = w.SelectionSlider(options=alphas, value=alphas[0], description="alpha")
+    layer = w.Dropdown(options=[(f"layer {i + 1} ({n})", i) for i, n in enumerate(layers)], value=0,
+                       description="layer")
+    out = w.Output()
+
+    def redraw(_=None):
+        a = alphas.index(alpha.value)
+        with out:
+            out.clear_output(wait=True)
+            fig, axes = plt.subplots(1, 2, figsize=(10, 3.4))
+            axes[0].imshow(tables[a], cmap="Greens", vmin=0, vmax=1)
+            for (i, j), v in np.ndenumerate(tables[a]):
+                axes[0].text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=8)
+            axes[0].set(xticks=range(2), xticklabels=[f"acc. on {o}" for o in data.OPS],
+                        yticks=range(len(modularity.ROWS)), yticklabels=modularity.ROWS,
+                        title=f"alpha = {alpha.value:g}")
+            axes[1].plot(alphas, ious[:, layer.value], marker="o")
+            axes[1].axvline(alpha.value, color="0.6", ls=":")
+            axes[1].set(xscale="log", xlabel="alpha", ylabel="IoU of + and * masks", ylim=(0, 1),
+                        title=layer.label)
+            fig.tight_layout()
+            plots.stamp(fig, result.provenance)
+            plt.show()
+
+    alpha.observe(redraw, names="value")
+    layer.observe(redraw, names="value")
+    redraw()
+    box = w.VBox([w.HBox([alpha, layer]), out])
     display(box)
     return box

@@ -40,7 +40,8 @@ def toy_html() -> str:
 
 def test_book_has_its_pages():
     assert (HTML / "index.html").exists()
-    for page in ("book/welcome", "book/how_to_run", "book/toy_theory", "notebooks/redundant_input_toy"):
+    for page in ("book/welcome", "book/how_to_run", "book/toy_theory", "notebooks/redundant_input_toy",
+                 "notebooks/weight_masks"):
         assert (HTML / f"{page}.html").exists(), page
 
 
