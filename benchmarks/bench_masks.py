@@ -1,16 +1,19 @@
 """Masking overhead: training steps per second, plain training vs mask training, side by side.
 
-    python benchmarks/bench_masks.py [--steps 10] [--warmup 2]
+    python benchmarks/bench_masks.py [--steps 20] [--warmup 3] [--block 5] [--threads N]
 
 Models: the paper's 2000x4 FNN on the addition/multiplication input (42 -> 2000 x4 -> 20, batch 128)
 and a small BERT built from a config (2 layers, hidden 128, batch 32, sequence 32). Plain training is
-Adam on the weights; mask training is Adam on Gumbel-sigmoid mask logits with 4 mask samples per
-batch (the batch split into 4 chunks). CPU always, CUDA too when present.
+Adam on the weights; mask training is Adam on Gumbel-sigmoid mask logits (`modlib.masks`) with 4 mask
+samples per batch (the batch split into 4 chunks). The two run on separate copies of the model, in
+alternating blocks of `--block` steps, so that a change in the machine's load hits both alike.
+CPU always, CUDA too when present.
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import time
 
 import torch
@@ -23,77 +26,88 @@ from modlib.runtime import describe
 
 
 def fnn_case(device):
-    model = mlp(42, [2000] * 4, 20).to(device)
+    """The 2000x4 FNN: inputs ``[128, 42]``, outputs ``[128, 20]`` (2 digits x 10 logits)."""
     x, y, _ = data.arithmetic(128)
-    x, y = x.to(device), y.to(device)
-    return model, x, lambda out, target: F.cross_entropy(out.reshape(-1, 10), target.reshape(-1)), y
+    return (mlp(42, [2000] * 4, 20), x.to(device), y.to(device),
+            lambda out, target: F.cross_entropy(out.reshape(-1, 10), target.reshape(-1)))
+
+
+class BertLogits(nn.Module):
+    """A small BERT from a config (no download): token ids ``[32, 32]`` -> logits ``[32, 4]``."""
+
+    def __init__(self):
+        super().__init__()
+        from transformers import BertConfig, BertForSequenceClassification
+
+        config = BertConfig(vocab_size=1000, hidden_size=128, num_hidden_layers=2, num_attention_heads=2,
+                            intermediate_size=512, max_position_embeddings=64, num_labels=4)
+        self.bert = BertForSequenceClassification(config)
+
+    def forward(self, ids):
+        return self.bert(input_ids=ids).logits
 
 
 def bert_case(device):
-    from transformers import BertConfig, BertForSequenceClassification
-
-    config = BertConfig(vocab_size=1000, hidden_size=128, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=512, max_position_embeddings=64, num_labels=4)
-    bert = BertForSequenceClassification(config).to(device)
-
-    class Logits(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.bert = bert
-
-        def forward(self, ids):
-            return self.bert(input_ids=ids).logits
-
-    ids = torch.randint(1000, (32, 32), device=device)
-    return Logits(), ids, F.cross_entropy, torch.randint(4, (32,), device=device)
+    g = torch.Generator().manual_seed(0)
+    ids, y = torch.randint(1000, (32, 32), generator=g), torch.randint(4, (32,), generator=g)
+    return BertLogits(), ids.to(device), y.to(device), F.cross_entropy
 
 
-def steps_per_second(step, steps: int, warmup: int, device) -> float:
-    for _ in range(warmup):
-        step()
-    if device.type == "cuda":
-        torch.cuda.synchronize()
-    start = time.perf_counter()
-    for _ in range(steps):
-        step()
-    if device.type == "cuda":
-        torch.cuda.synchronize()
-    return steps / (time.perf_counter() - start)
-
-
-def measure(case, device, steps: int, warmup: int) -> tuple[float, float]:
-    model, x, loss_fn, y = case(device)
-    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
-
-    def plain():
-        opt.zero_grad()
-        loss_fn(model(x), y).backward()
-        opt.step()
-
-    plain_rate = steps_per_second(plain, steps, warmup, device)
-    ms = masks.attach(model, "gumbel")
+def measure(case, device, steps: int, warmup: int, block: int) -> tuple[float, float]:
+    """Steps per second of plain training and of mask training on ``case``."""
+    torch.manual_seed(0)
+    model, x, y, loss_fn = case(device)
+    model = model.to(device)
+    masked = copy.deepcopy(model)
+    ms = masks.attach(masked, "gumbel")
+    plain_opt = torch.optim.Adam(model.parameters(), lr=1e-3)
     mask_opt = torch.optim.Adam(ms.parameters(), lr=1e-2)
 
-    def masked():
+    def plain_step():
+        plain_opt.zero_grad()
+        loss_fn(model(x), y).backward()
+        plain_opt.step()
+
+    def mask_step():
         mask_opt.zero_grad()
-        loss = sum(loss_fn(model(xc), yc) for xc, yc in zip(x.chunk(4), y.chunk(4))) / 4
-        (loss + ms.regularizer() / len(x)).backward()
+        (masks.sampled_loss(masked, loss_fn, x, y, samples=4) + ms.regularizer() / len(x)).backward()
         mask_opt.step()
 
-    return plain_rate, steps_per_second(masked, steps, warmup, device)
+    seconds = {plain_step: 0.0, mask_step: 0.0}
+    for step in seconds:
+        for _ in range(warmup):
+            step()
+    for done in range(0, steps, block):
+        for step in seconds:
+            if device.type == "cuda":
+                torch.cuda.synchronize()
+            start = time.perf_counter()
+            for _ in range(min(block, steps - done)):
+                step()
+            if device.type == "cuda":
+                torch.cuda.synchronize()
+            seconds[step] += time.perf_counter() - start
+    return steps / seconds[plain_step], steps / seconds[mask_step]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--steps", type=int, default=10)
-    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--steps", type=int, default=20, help="timed steps of each kind")
+    parser.add_argument("--warmup", type=int, default=3, help="untimed steps of each kind first")
+    parser.add_argument("--block", type=int, default=5, help="steps of one kind in a row")
+    parser.add_argument("--threads", type=int, help="CPU threads (default: torch's choice); use fewer "
+                        "than the free cores, as a busy core slows every thread of a step")
     args = parser.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
     devices = [torch.device("cpu")] + ([torch.device("cuda")] if torch.cuda.is_available() else [])
-    print(f"{'model':16s} {'device':28s} {'plain steps/s':>14s} {'mask steps/s':>13s} {'overhead':>9s}")
+    print(f"{args.steps} timed steps of each kind after {args.warmup} warm-up steps; torch {torch.__version__}")
+    print(f"{'model':12s} {'device':32s} {'plain steps/s':>14s} {'mask steps/s':>13s} {'overhead':>9s}")
     for name, case in (("FNN 2000x4", fnn_case), ("BERT 2x128", bert_case)):
         for device in devices:
-            plain, masked = measure(case, device, args.steps, args.warmup)
-            print(f"{name:16s} {describe(device):28s} {plain:14.1f} {masked:13.1f} {plain / masked:8.2f}x")
+            plain, masked = measure(case, device, args.steps, args.warmup, args.block)
+            print(f"{name:12s} {describe(device):32s} {plain:14.2f} {masked:13.2f} {plain / masked:8.2f}x",
+                  flush=True)
 
 
 if __name__ == "__main__":

@@ -1,37 +1,48 @@
 """Binary weight masks on frozen networks: one small API for any ``torch.nn.Module``.
 
-``attach(model, estimator)`` wraps the chosen weight tensors of ``model`` in place (with
-``torch.nn.utils.parametrize``), so the model computes with ``weight * mask``; every original
-parameter is frozen and the mask's own parameters are the only trainable ones. Nothing is copied and
-nothing is written per architecture: MLPs, CNNs, LSTMs and Hugging Face transformers are handled
-alike. By default the weights of linear, convolutional and recurrent layers are masked; biases,
-normalisation layers and embeddings never are.
+``attach(model, estimator)`` wraps the chosen weight tensors of ``model`` in place with
+``torch.nn.utils.parametrize``, so every layer computes with ``weight * mask`` (both of the weight's
+shape); every parameter of the model is frozen and the masks' own parameters (``ms.parameters()``)
+are the only trainable ones. Nothing is copied or rewritten per architecture: MLPs, CNNs, LSTMs,
+``nn.Transformer`` and Hugging Face models are handled alike. By default the weights of linear,
+convolutional, recurrent and ``nn.MultiheadAttention`` layers are masked (every direct parameter
+whose name contains ``"weight"``); biases, normalisation layers and embeddings never are.
 
 Two estimators share the interface:
 
-``"gumbel"``   Csordás et al. (2021): one logit ``l`` per weight (initialised at ``init``); in
-               training each forward pass draws a hard 0/1 sample from a Gumbel-sigmoid with
-               temperature ``tau`` and back-propagates through the soft value (straight-through).
-               Regulariser ``alpha * sum(l)``; final mask ``l >= 0``. Several mask samples per batch:
-               split the batch into chunks and run a forward pass per chunk (each draws anew).
-``"sparsify"`` continuous sparsification (Savarese et al. 2020; Lepori et al. 2023): a score ``s``
-               per weight (initialised at ``init``); in training the mask is ``sigmoid(beta * s)``;
-               :meth:`MaskSet.anneal` multiplies ``beta`` by ``beta_growth`` (default reaches 200
-               after 90 calls, one per epoch). Regulariser ``lam * sum(sigmoid(beta * s))``; final mask
-               ``s > 0``.
+``"gumbel"``   Csordás et al. (2021): one logit ``l`` per weight, initialised at ``init``. In training
+               the mask is a hard 0/1 sample of a Gumbel-sigmoid with temperature ``tau``; gradients
+               pass through the soft value (straight-through). Regulariser ``alpha * sum(l)``
+               (divide it by the batch size, as the paper does); final mask ``l >= 0``.
+``"sparsify"`` continuous sparsification (Savarese et al. 2020; Lepori et al. 2023): one score ``s``
+               per weight, initialised at ``init``. In training the mask is ``sigmoid(beta * s)``;
+               :meth:`MaskSet.anneal` (once per epoch) multiplies ``beta`` by ``beta_growth``, by
+               default reaching 200 after 90 calls. Regulariser ``lam * sum(sigmoid(beta * s))``;
+               final mask ``s > 0``.
 
-Modes (``mask_set.mode``): ``"train"`` (stochastic or soft), ``"hard"`` (the final binary mask),
-``"complement"`` (its complement: the ablation), ``"off"`` (the original model). Controls:
-:meth:`MaskSet.random_masks` (the same number of kept weights per layer, placed at random) and
-``removed="reinit"`` (removed weights replaced by fresh random values instead of zeros).
+One Gumbel sample is drawn per forward pass of ``model`` and kept for the whole pass (a layer used
+twice sees the same mask). The paper's several samples per batch: split the batch into chunks and
+run one forward pass per chunk, as :func:`sampled_loss` does::
+
+    ms = masks.attach(model, "gumbel")
+    opt = torch.optim.Adam(ms.parameters(), lr=1e-2)
+    loss = masks.sampled_loss(model, F.cross_entropy, x, y, samples=4) + ms.regularizer() / len(x)
+
+Modes (``ms.mode = ...`` or ``with ms.use(mode, seed):``): ``"train"`` (sampled or soft mask),
+``"hard"`` (the final binary mask), ``"complement"`` (the removed weights only: the ablation),
+``"off"`` (the original model) and two controls: ``"random"`` (per tensor as many kept weights as the
+hard mask, placed at random) and ``"reinit"`` (the hard mask, with the removed weights replaced by
+fresh values from a normal with the std of that weight tensor instead of zeros).
 """
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import io
 import math
 from pathlib import Path
+from typing import Callable
 
 import torch
 from torch import nn
@@ -41,270 +52,322 @@ from modlib.profiles import check_choice, check_int, check_range
 from modlib.results import atomic_write_bytes
 
 ESTIMATORS = ("gumbel", "sparsify")
-MODES = ("train", "hard", "complement", "off")
-REMOVED = ("zero", "reinit")
-LAYER_TYPES = (nn.Linear, nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.LSTM, nn.GRU, nn.RNN)
+MODES = ("train", "hard", "complement", "off", "random", "reinit")
+LAYER_TYPES = (nn.Linear, nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.LSTM, nn.GRU, nn.RNN, nn.MultiheadAttention)
 DEFAULTS = {
     "gumbel": {"init": 2.0, "tau": 1.0, "alpha": 1e-4},
     "sparsify": {"init": 0.0, "beta": 1.0, "beta_growth": 200 ** (1 / 90), "beta_max": 200.0, "lam": 1e-8},
 }
 
-Masks = dict[str, torch.Tensor]  # weight name -> bool tensor of the weight's shape
+Masks = dict[str, torch.Tensor]  # weight name (e.g. "0.weight") -> bool tensor of that weight's shape
 
 
 class _Mask(nn.Module):
-    """The parametrization of one weight tensor: ``weight -> weight * mask``."""
+    """The parametrization of one weight tensor ``[*shape]``: ``weight -> weight * mask``."""
 
-    def __init__(self, owner: "MaskSet", weight: torch.Tensor, init: float):
+    def __init__(self, owner: MaskSet, weight: torch.Tensor, init: float):
         super().__init__()
+        self.owner = owner  # a plain object, not a submodule
         self.score = nn.Parameter(torch.full_like(weight, init))  # logit (gumbel) or score (sparsify)
-        self.register_buffer("fixed", None)  # a binary mask set with MaskSet.set_masks
-        self.register_buffer("fresh", None)  # replacement values for removed="reinit"
-        object.__setattr__(self, "owner", owner)  # not a submodule: no reference cycle in modules()
+        self.register_buffer("fixed", None, persistent=False)  # bool mask from MaskSet.set_masks
+        self.register_buffer("noise", None, persistent=False)  # logistic noise of the current sample
+        self.register_buffer("control", None, persistent=False)  # random mask or fresh weights
 
     def hard(self) -> torch.Tensor:
+        """The final binary mask, bool ``[*shape]``."""
         if self.fixed is not None:
-            return self.fixed.to(self.score.dtype)
-        threshold = self.score >= 0 if self.owner.estimator == "gumbel" else self.score > 0
-        return threshold.to(self.score.dtype)
+            return self.fixed
+        return self.score >= 0 if self.owner.estimator == "gumbel" else self.score > 0
+
+    def train_mask(self) -> torch.Tensor:
+        """The training mask ``[*shape]``: a hard Gumbel sample with a soft gradient, or the soft mask."""
+        if self.owner.estimator == "sparsify":
+            return torch.sigmoid(self.owner.beta * self.score)
+        if self.noise is None:  # logit(u), u ~ U(0, 1): the difference of two Gumbel variables
+            self.noise = torch.logit(torch.rand_like(self.score), eps=1e-6)
+        soft = torch.sigmoid((self.score + self.noise) / self.owner.settings["tau"])
+        return (soft > 0.5).to(soft.dtype) + (soft - soft.detach())  # value: 0/1; gradient: soft's
 
     def forward(self, weight: torch.Tensor) -> torch.Tensor:
-        mode, o = self.owner.mode, self.owner
+        mode = self.owner.mode
         if mode == "off":
             return weight
         if mode == "train":
-            if o.estimator == "gumbel":
-                u = torch.rand_like(self.score).clamp(1e-6, 1 - 1e-6)
-                soft = torch.sigmoid((self.score + torch.log(u) - torch.log1p(-u)) / o.settings["tau"])
-                mask = (soft > 0.5).to(soft.dtype) - soft.detach() + soft  # straight-through
-            else:
-                mask = torch.sigmoid(o.beta * self.score)
-            return weight * mask
-        mask = self.hard() if mode == "hard" else 1 - self.hard()
-        if o.removed == "reinit":
-            return weight * mask + self.fresh * (1 - mask)
-        return weight * mask
+            return weight * self.train_mask()
+        if mode == "random":
+            return weight * self.control
+        hard = self.hard()
+        if mode == "reinit":
+            return torch.where(hard, weight, self.control)
+        return weight * (hard if mode == "hard" else ~hard).to(weight.dtype)
 
 
 class MaskSet:
-    """The masks attached to one model; see the module docstring."""
+    """The masks attached to one model (made by :func:`attach` or :func:`load`)."""
 
-    def __init__(self, model: nn.Module, estimator: str, targets: list[tuple[str, nn.Module, str]],
-                 settings: dict):
+    def __init__(self, model: nn.Module, estimator: str, settings: dict,
+                 targets: dict[str, tuple[nn.Module, str]]):
         self.model, self.estimator, self.settings = model, estimator, settings
-        self.beta = settings.get("beta", 1.0)
-        self.removed = "zero"
-        self._mode = "train"
-        self._frozen = {name: p.requires_grad for name, p in model.named_parameters()}
-        for p in model.parameters():
-            p.requires_grad_(False)
+        self.beta = settings.get("beta")  # the current sparsify temperature (None for gumbel)
+        self._mode, self._seed = "train", 0
+        self._requires_grad = {name: p.requires_grad for name, p in model.named_parameters()}
+        model.requires_grad_(False)
         self._masks: dict[str, _Mask] = {}
-        self._where: dict[str, tuple[nn.Module, str]] = {}
-        for module_name, module, param in targets:
-            name = f"{module_name}.{param}" if module_name else param
-            mask = _Mask(self, getattr(module, param).detach(), settings["init"])
-            parametrize.register_parametrization(module, param, mask)
-            self._masks[name], self._where[name] = mask, (module, param)
+        self._where = targets
+        self._order = {module: list(module._parameters) for module, _ in targets.values()}
+        for name, (module, param) in targets.items():
+            self._masks[name] = _Mask(self, getattr(module, param).detach(), settings["init"])
+            parametrize.register_parametrization(module, param, self._masks[name])
+        self._hook = model.register_forward_pre_hook(lambda module, args: self.resample())
 
-    # -- state ---------------------------------------------------------------------------------
-    @property
-    def mode(self) -> str:
-        return self._mode
-
-    @mode.setter
-    def mode(self, value: str) -> None:
-        check_choice("mode", value, MODES)
-        self._mode = value
-
-    def parameters(self) -> list[nn.Parameter]:
-        """The trainable mask parameters (one tensor per masked weight)."""
-        return [m.score for m in self._masks.values()]
+    def __repr__(self) -> str:
+        total = sum(m.score.numel() for m in self._masks.values())
+        shapes = ", ".join(f"{k} {list(m.score.shape)}" for k, m in self._masks.items())
+        return f"MaskSet({self.estimator}, {len(self._masks)} weight tensors, {total:,} weights: {shapes})"
 
     @property
     def names(self) -> list[str]:
-        """The masked weights, in the model's order (e.g. ``"encoder.0.weight"``)."""
+        """The masked weights in the model's order, e.g. ``["0.weight", "2.weight"]``."""
         return list(self._masks)
 
-    def __repr__(self) -> str:
-        shapes = ", ".join(f"{k} {list(m.score.shape)}" for k, m in self._masks.items())
-        total = sum(m.score.numel() for m in self._masks.values())
-        return f"MaskSet({self.estimator}, {len(self._masks)} weight tensors, {total:,} weights: {shapes})"
-
-    # -- training --------------------------------------------------------------------------------
-    def regularizer(self) -> torch.Tensor:
-        """``alpha * sum(logits)`` (gumbel) or ``lam * sum(sigmoid(beta * s))`` (sparsify): a scalar."""
-        scores = [m.score for m in self._masks.values()]
-        if self.estimator == "gumbel":
-            return self.settings["alpha"] * sum(s.sum() for s in scores)
-        return self.settings["lam"] * sum(torch.sigmoid(self.beta * s).sum() for s in scores)
-
-    def anneal(self) -> float:
-        """Sparsify: multiply ``beta`` by ``beta_growth`` (capped at ``beta_max``); returns ``beta``."""
-        if self.estimator != "sparsify":
-            raise ValueError("anneal() is for estimator='sparsify'; 'gumbel' has a fixed temperature")
-        self.beta = min(self.beta * self.settings["beta_growth"], self.settings["beta_max"])
-        return self.beta
-
-    # -- binary masks ------------------------------------------------------------------------------
-    def hard_masks(self) -> Masks:
-        """The final binary masks (bool, on the CPU), by weight name."""
-        return {k: m.hard().bool().cpu() for k, m in self._masks.items()}
-
-    def set_masks(self, masks: Masks | None) -> None:
-        """Use given binary masks in the hard and complement modes (``None``: back to the learned ones)."""
-        for k, m in self._masks.items():
-            if masks is None:
-                m.fixed = None
-                continue
-            if k not in masks or tuple(masks[k].shape) != tuple(m.score.shape):
-                got = tuple(masks[k].shape) if k in masks else "missing"
-                raise ValueError(f"mask for {k!r}: expected shape {tuple(m.score.shape)}, got {got}")
-            m.fixed = masks[k].to(device=m.score.device, dtype=torch.bool)
-
-    def random_masks(self, seed: int = 0) -> Masks:
-        """Control masks: per layer, as many kept weights as the hard mask, at random places."""
-        g = torch.Generator().manual_seed(seed)
-        out = {}
-        for k, hard in self.hard_masks().items():
-            flat = torch.zeros(hard.numel(), dtype=torch.bool)
-            flat[torch.randperm(hard.numel(), generator=g)[: int(hard.sum())]] = True
-            out[k] = flat.reshape(hard.shape)
-        return out
-
-    def set_removed(self, how: str, seed: int = 0) -> None:
-        """What removed weights become in the hard and complement modes: ``"zero"`` or ``"reinit"``
-        (fresh values from a normal with the std of that weight tensor)."""
-        check_choice("removed", how, REMOVED)
-        self.removed = how
-        if how == "reinit":
-            g = torch.Generator().manual_seed(seed)
-            for k, m in self._masks.items():
-                w = self.original(k)
-                m.fresh = (torch.randn(w.shape, generator=g) * w.std().cpu()).to(w)
+    def parameters(self) -> list[nn.Parameter]:
+        """The trainable mask parameters, one per masked weight, each of that weight's shape."""
+        return [m.score for m in self._masks.values()]
 
     def original(self, name: str) -> torch.Tensor:
         """The frozen, unmasked weight ``name``."""
         module, param = self._where[name]
         return module.parametrizations[param].original
 
-    # -- files -------------------------------------------------------------------------------------
+    # -- modes -----------------------------------------------------------------------------------
+    @property
+    def mode(self) -> str:
+        return self._mode
+
+    @mode.setter
+    def mode(self, mode: str) -> None:
+        self.set_mode(mode)
+
+    def set_mode(self, mode: str, seed: int = 0) -> None:
+        """Switch to ``mode`` (one of ``MODES``); ``seed`` draws the ``"random"``/``"reinit"`` controls,
+        from the hard masks as they are now."""
+        check_choice("mode", mode, MODES)
+        check_int("seed", seed, 0)
+        self._mode, self._seed = mode, seed
+        controls = random_like(self.hard_masks(), seed) if mode == "random" else {}
+        if mode == "reinit":
+            g = torch.Generator().manual_seed(seed)
+            controls = {k: torch.randn(m.score.shape, generator=g) * float(self.original(k).std())
+                        for k, m in self._masks.items()}
+        for k, m in self._masks.items():
+            m.control = controls[k].to(m.score) if k in controls else None
+        self.resample()
+
+    @contextlib.contextmanager
+    def use(self, mode: str, seed: int = 0):
+        """``with ms.use("complement"): ...`` runs the block in ``mode`` and restores the previous mode."""
+        before = self._mode, self._seed
+        self.set_mode(mode, seed)
+        try:
+            yield self
+        finally:
+            self.set_mode(*before)
+
+    # -- training --------------------------------------------------------------------------------
+    def resample(self) -> None:
+        """Draw a new Gumbel mask sample at the next use. Runs before every forward pass of the model;
+        call it yourself only when running one of its submodules directly."""
+        for m in self._masks.values():
+            m.noise = None
+
+    def regularizer(self) -> torch.Tensor:
+        """A scalar: ``alpha * sum(logits)`` (gumbel; the paper divides it by the batch size) or
+        ``lam * sum(sigmoid(beta * s))`` (sparsify)."""
+        scores = self.parameters()
+        if self.estimator == "gumbel":
+            return self.settings["alpha"] * sum(s.sum() for s in scores)
+        return self.settings["lam"] * sum(torch.sigmoid(self.beta * s).sum() for s in scores)
+
+    def anneal(self) -> float:
+        """Sparsify, once per epoch: ``beta *= beta_growth``, capped at ``beta_max``. Returns ``beta``."""
+        if self.estimator != "sparsify":
+            raise ValueError(f"anneal() is for estimator='sparsify'; this MaskSet is {self.estimator!r}")
+        self.beta = min(self.beta * self.settings["beta_growth"], self.settings["beta_max"])
+        return self.beta
+
+    # -- binary masks ----------------------------------------------------------------------------
+    def hard_masks(self) -> Masks:
+        """The final binary masks (bool, on the CPU), by weight name."""
+        return {k: m.hard().detach().cpu() for k, m in self._masks.items()}
+
+    def set_masks(self, masks: Masks | None) -> None:
+        """Use these binary masks (one per masked weight, of its shape) instead of the learned ones in
+        every mode but ``"train"`` and ``"off"``; ``None`` goes back to the learned ones."""
+        if masks is not None:
+            _check_same(masks, {k: m.score for k, m in self._masks.items()}, "the given masks", "the model")
+        for k, m in self._masks.items():
+            m.fixed = None if masks is None else masks[k].to(m.score.device, torch.bool)
+
+    # -- files -----------------------------------------------------------------------------------
     def save(self, path: str | Path) -> None:
-        """Save the mask parameters, any set binary masks and the settings (atomically)."""
+        """Write the estimator, its settings, the mask parameters (whose names and shapes are the
+        masked weights') and any masks given to :meth:`set_masks`, atomically; read with :func:`load`."""
         state = {"estimator": self.estimator, "settings": self.settings, "beta": self.beta,
                  "scores": {k: m.score.detach().cpu() for k, m in self._masks.items()},
                  "fixed": {k: m.fixed.cpu() for k, m in self._masks.items() if m.fixed is not None}}
-        buf = io.BytesIO()
-        torch.save(state, buf)
-        atomic_write_bytes(Path(path), buf.getvalue())
-
-    def load(self, path: str | Path) -> None:
-        """Load what :meth:`save` wrote; the masked weights' names and shapes must match."""
-        state = torch.load(path, map_location="cpu", weights_only=True)
-        if state["estimator"] != self.estimator:
-            raise ValueError(f"{path} holds a {state['estimator']!r} mask; this MaskSet is {self.estimator!r}")
-        if set(state["scores"]) != set(self._masks):
-            raise ValueError(f"{path} masks {sorted(state['scores'])}, this model {sorted(self._masks)}")
-        with torch.no_grad():
-            for k, m in self._masks.items():
-                if state["scores"][k].shape != m.score.shape:
-                    raise ValueError(f"mask for {k!r}: file has shape {tuple(state['scores'][k].shape)}, "
-                                     f"model {tuple(m.score.shape)}")
-                m.score.copy_(state["scores"][k])
-        self.settings, self.beta = state["settings"], state["beta"]
-        self.set_masks(state["fixed"] or None)
+        buffer = io.BytesIO()
+        torch.save(state, buffer)
+        atomic_write_bytes(Path(path), buffer.getvalue())
 
     def remove(self) -> nn.Module:
-        """Detach the masks: the model is again the plain model, with its original weights and
+        """Take the masks off: the model is the plain model again, with its original weights and
         ``requires_grad`` flags. Returns the model."""
+        self._hook.remove()
         for module, param in self._where.values():
             parametrize.remove_parametrizations(module, param, leave_parametrized=False)
+        for module, order in self._order.items():  # put each weight back in its place (before its bias)
+            for name in order:
+                module._parameters[name] = module._parameters.pop(name)
         for name, p in self.model.named_parameters():
-            p.requires_grad_(self._frozen.get(name, True))
-        self._masks.clear()
+            p.requires_grad_(self._requires_grad.get(name, True))
+        self._masks, self._where, self._order = {}, {}, {}
         return self.model
 
 
-def _targets(model: nn.Module, include, names, exclude) -> list[tuple[str, nn.Module, str]]:
-    out = []
+def _settings(estimator: str, overrides: dict) -> dict:
+    check_choice("estimator", estimator, ESTIMATORS)
+    for key in overrides:
+        check_choice(f"{estimator} setting", key, DEFAULTS[estimator])
+    settings = {**DEFAULTS[estimator], **overrides}
+    for key, value in settings.items():
+        if key == "init":
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise ValueError(f"init={value!r} is not valid; it must be a finite number")
+        elif key in ("alpha", "lam"):
+            check_range(key, value, 0.0, math.inf)
+        elif key == "beta_growth":
+            check_range(key, value, 1.0, math.inf)
+        else:  # tau, beta, beta_max
+            check_range(key, value, 0.0, math.inf, open_low=True)
+    return settings
+
+
+def attach(model: nn.Module, estimator: str = "gumbel", *, include=LAYER_TYPES, names=None, exclude=(),
+           **settings) -> MaskSet:
+    """Put a trainable mask on weights of ``model`` (in place) and freeze all of its parameters.
+
+    ``include``: the layer types whose weights are masked; ``names``: if given, only modules whose
+    name matches one of these shell patterns (e.g. ``["bert.encoder.*"]``); ``exclude``: patterns of
+    module names to leave alone. ``settings`` override the estimator's ``DEFAULTS``.
+    """
+    settings = _settings(estimator, settings)
+    names, exclude = list(names or []), list(exclude)
+    targets = {}
     for module_name, module in model.named_modules():
-        is_type = isinstance(module, tuple(include)) or type(module).__name__ == "Conv1D"  # HF GPT-2
-        if not is_type or parametrize.is_parametrized(module):
+        if not isinstance(module, tuple(include)) or any(fnmatch.fnmatch(module_name, p) for p in exclude):
             continue
         if names and not any(fnmatch.fnmatch(module_name, p) for p in names):
             continue
-        if any(fnmatch.fnmatch(module_name, p) for p in exclude):
-            continue
-        params = [n for n, _ in module.named_parameters(recurse=False)
-                  if n == "weight" or (isinstance(module, nn.RNNBase) and n.startswith("weight_"))]
-        out += [(module_name, module, p) for p in params]
+        if parametrize.is_parametrized(module):
+            raise ValueError(f"module {module_name!r} is already parametrized (masks attached twice?); "
+                             "remove() the other MaskSet first")
+        for param, _ in module.named_parameters(recurse=False):
+            if "weight" in param:
+                targets[f"{module_name}.{param}".lstrip(".")] = (module, param)
+    if not targets:
+        some = [n for n, _ in model.named_modules() if n][:8]
+        raise ValueError(f"no weights to mask: no module of types {[t.__name__ for t in include]} matches "
+                         f"names={names} exclude={exclude}; the model's modules include {some}")
+    return MaskSet(model, estimator, settings, targets)
+
+
+def load(path: str | Path, model: nn.Module) -> MaskSet:
+    """Attach the masks that :meth:`MaskSet.save` wrote to ``path`` to ``model``, whose weights must
+    have the saved names and shapes (checked before anything is attached)."""
+    state = torch.load(path, map_location="cpu", weights_only=True)
+    settings = _settings(state["estimator"], state["settings"])
+    targets, weights = {}, {}
+    for name in state["scores"]:
+        module_name, _, param = name.rpartition(".")
+        try:
+            targets[name] = module, param = model.get_submodule(module_name), param
+            weights[name] = getattr(module, param)
+        except AttributeError:
+            raise ValueError(f"{path} has a mask for {name!r}, which this model does not have") from None
+    _check_same(state["scores"], weights, str(path), "the model")
+    ms = MaskSet(model, state["estimator"], settings, targets)
+    with torch.no_grad():
+        for score, saved in zip(ms.parameters(), state["scores"].values()):
+            score.copy_(saved)
+    ms.beta = state["beta"]
+    ms.set_masks(state["fixed"] or None)
+    return ms
+
+
+def _check_same(given: dict, expected: dict, given_label: str, expected_label: str) -> None:
+    """Fail unless ``given`` and ``expected`` have the same keys and tensor shapes."""
+    if set(given) != set(expected):
+        raise ValueError(f"{given_label} cover {sorted(given)}, {expected_label} masks {sorted(expected)}")
+    for k, v in expected.items():
+        if tuple(given[k].shape) != tuple(v.shape):
+            raise ValueError(f"mask for {k!r}: {given_label} has shape {tuple(given[k].shape)}, "
+                             f"{expected_label} {tuple(v.shape)}")
+
+
+def sampled_loss(model: nn.Module, loss_fn: Callable, x: torch.Tensor, y: torch.Tensor,
+                 samples: int = 4) -> torch.Tensor:
+    """Csordás et al.'s several mask samples per batch: ``x [N, ...]`` and ``y [N, ...]`` are split into
+    ``samples`` chunks along dim 0, each run in its own forward pass (so under its own Gumbel sample).
+    Returns the batch's mean loss: each chunk's ``loss_fn(output, target)`` weighted by ``len(chunk) / N``."""
+    check_int("samples", samples, 1)
+    chunks = zip(x.chunk(samples), y.chunk(samples))
+    return sum(loss_fn(model(xc), yc) * len(xc) for xc, yc in chunks) / len(x)
+
+
+# --- statistics and comparisons of mask dicts -------------------------------------------------------
+
+
+def random_like(masks: Masks, seed: int = 0) -> Masks:
+    """Control masks: per tensor as many kept weights as in ``masks``, at random places."""
+    check_int("seed", seed, 0)
+    g = torch.Generator().manual_seed(seed)
+    out = {}
+    for k, m in masks.items():
+        flat = torch.zeros(m.numel(), dtype=torch.bool)
+        flat[torch.randperm(m.numel(), generator=g)[: int(m.sum())]] = True
+        out[k] = flat.reshape(m.shape)
     return out
 
 
-def attach(model: nn.Module, estimator: str = "gumbel", *, include=LAYER_TYPES, names=None,
-           exclude=(), **settings) -> MaskSet:
-    """Put a trainable mask on the weights of ``model`` (in place) and freeze its parameters.
-
-    ``include``: layer types whose weights are masked; ``names``: if given, only modules whose
-    name matches one of these shell patterns (e.g. ``"bert.encoder.*"``); ``exclude``: patterns of
-    module names to leave alone. ``settings`` override the estimator's defaults (``DEFAULTS``).
-    """
-    check_choice("estimator", estimator, ESTIMATORS)
-    for key in settings:
-        if key not in DEFAULTS[estimator]:
-            raise ValueError(f"unknown setting {key!r} for estimator {estimator!r}; "
-                             f"valid settings are {', '.join(DEFAULTS[estimator])}")
-    s = {**DEFAULTS[estimator], **settings}
-    for key, value in s.items():
-        if key == "init":
-            if not (isinstance(value, (int, float)) and math.isfinite(value)):
-                raise ValueError(f"init={value!r} is not valid; it must be a finite number")
-        elif key == "beta_growth":
-            check_range(key, value, 1.0, 1e6)
-        elif key in ("alpha", "lam"):
-            check_range(key, value, 0.0, 1e6)
-        else:
-            check_range(key, value, 0.0, 1e6, open_low=True)
-    names, exclude = list(names or []), list(exclude)
-    targets = _targets(model, include, names, exclude)
-    if not targets:
-        some = [n for n, _ in model.named_modules() if n][:8]
-        raise ValueError(f"no weights to mask: no module of types {[t.__name__ for t in include]} "
-                         f"matches names={names} exclude={exclude}; modules include {some}")
-    return MaskSet(model, estimator, targets, s)
-
-
-# --- comparing masks --------------------------------------------------------------------------------
-
-
-def _pairwise(m1: Masks, m2: Masks, fn, per_layer: bool):
-    if set(m1) != set(m2):
-        raise ValueError(f"the masks cover different weights: {sorted(set(m1) ^ set(m2))}")
+def _per_layer(fn, per_layer: bool, *mask_dicts: Masks):
+    """``fn`` over bool tensors, per weight name (a dict) or over all weights pooled (a float)."""
+    first = mask_dicts[0]
+    for other in mask_dicts[1:]:
+        _check_same(other, first, "the second masks", "the first")
     if per_layer:
-        return {k: fn(m1[k].bool(), m2[k].bool()) for k in m1}
-    a = torch.cat([m1[k].bool().reshape(-1) for k in m1])
-    b = torch.cat([m2[k].bool().reshape(-1) for k in m1])
-    return fn(a, b)
+        return {k: fn(*(d[k].bool() for d in mask_dicts)) for k in first}
+    return fn(*(torch.cat([d[k].bool().reshape(-1) for k in first]) for d in mask_dicts))
 
 
 def _ratio(num: torch.Tensor, den: torch.Tensor) -> float:
-    return float(num) / float(den) if float(den) > 0 else float("nan")
+    return int(num) / int(den) if int(den) > 0 else math.nan
 
 
-def kept_fraction(masks: Masks) -> dict[str, float]:
-    """Share of each weight tensor that the mask keeps."""
-    return {k: int(m.sum()) / m.numel() for k, m in masks.items()}
+def kept_fraction(masks: Masks, per_layer: bool = True):
+    """Share of the weights a mask keeps, |m| / size, per weight tensor (or pooled)."""
+    return _per_layer(lambda m: int(m.sum()) / m.numel(), per_layer, masks)
 
 
 def iou(m1: Masks, m2: Masks, per_layer: bool = True):
-    """Intersection over union, |m1 & m2| / |m1 | m2|, per weight tensor (or pooled)."""
-    return _pairwise(m1, m2, lambda a, b: _ratio((a & b).sum(), (a | b).sum()), per_layer)
+    """Intersection over union, |m1 & m2| / |m1 | m2|, per weight tensor (or pooled); nan if both are empty."""
+    return _per_layer(lambda a, b: _ratio((a & b).sum(), (a | b).sum()), per_layer, m1, m2)
 
 
 def iomin(m1: Masks, m2: Masks, per_layer: bool = True):
     """Intersection over the smaller mask, |m1 & m2| / min(|m1|, |m2|): 1 when one lies inside the other."""
-    return _pairwise(m1, m2, lambda a, b: _ratio((a & b).sum(), torch.minimum(a.sum(), b.sum())), per_layer)
+    return _per_layer(lambda a, b: _ratio((a & b).sum(), min(a.sum(), b.sum())), per_layer, m1, m2)
 
 
 def shared_fraction(m1: Masks, m2: Masks, per_layer: bool = True):
-    """Share of ``m1``'s kept weights that ``m2`` keeps too, |m1 & m2| / |m1|."""
-    return _pairwise(m1, m2, lambda a, b: _ratio((a & b).sum(), a.sum()), per_layer)
+    """Share of ``m1``'s kept weights that ``m2`` keeps too, |m1 & m2| / |m1| (not symmetric)."""
+    return _per_layer(lambda a, b: _ratio((a & b).sum(), a.sum()), per_layer, m1, m2)

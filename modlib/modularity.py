@@ -146,8 +146,7 @@ def train_mask(model: nn.Module, stream, loss_fn, steps: int, alpha: float, s: M
     ms.mode = "train"
     for _ in tqdm(range(steps), desc=desc, mininterval=2.0):
         x, y = next(stream)
-        loss = sum(loss_fn(model(xc), yc) for xc, yc in zip(x.chunk(s.samples), y.chunk(s.samples)))
-        loss = loss / s.samples + ms.regularizer() / len(x)
+        loss = masks.sampled_loss(model, loss_fn, x, y, samples=s.samples) + ms.regularizer() / len(x)
         opt.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(ms.parameters(), 1.0)

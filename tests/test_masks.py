@@ -1,5 +1,8 @@
+import copy
+
 import pytest
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from modlib import masks
@@ -27,31 +30,41 @@ class TinyLSTM(nn.Module):
         return self.head(self.lstm(self.embed(tokens))[0][:, -1])
 
 
-def tiny_bert():
-    from transformers import BertConfig, BertForSequenceClassification
-
-    torch.manual_seed(0)
-    config = BertConfig(vocab_size=50, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                        intermediate_size=64, max_position_embeddings=16, num_labels=3,
-                        hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
-    return BertForSequenceClassification(config).eval()
-
-
 class BertLogits(nn.Module):
-    def __init__(self, bert):
+    """A tiny Hugging Face BERT built from a config (no download): token ids ``[N, T]`` -> logits ``[N, 3]``."""
+
+    def __init__(self):
         super().__init__()
-        self.bert = bert
+        from transformers import BertConfig, BertForSequenceClassification
+
+        torch.manual_seed(0)
+        config = BertConfig(vocab_size=50, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                            intermediate_size=64, max_position_embeddings=16, num_labels=3,
+                            hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+        self.bert = BertForSequenceClassification(config).eval()
 
     def forward(self, ids):
         return self.bert(input_ids=ids).logits
+
+
+def encoder_layer():
+    torch.manual_seed(0)
+    return nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.0, batch_first=True).eval()
 
 
 MODELS = {
     "mlp": (mlp, lambda: torch.randn(5, 6)),
     "cnn": (cnn, lambda: torch.randn(5, 1, 8, 8)),
     "lstm": (TinyLSTM, lambda: torch.randint(10, (5, 4))),
-    "bert": (lambda: BertLogits(tiny_bert()), lambda: torch.randint(50, (5, 6))),
+    "bert": (BertLogits, lambda: torch.randint(50, (5, 6))),
+    "transformer": (encoder_layer, lambda: torch.randn(5, 4, 8)),
 }
+
+
+def random_scores(ms):
+    with torch.no_grad():
+        for p in ms.parameters():
+            p.normal_()
 
 
 @pytest.mark.parametrize("kind", MODELS)
@@ -71,19 +84,56 @@ def test_off_and_all_ones_masks_reproduce_the_model_exactly(kind, estimator):
         assert torch.equal(model(x), expected)
 
 
+@pytest.mark.parametrize("kind", MODELS)
+def test_a_masked_model_is_the_plain_model_with_multiplied_weights(kind):
+    make, inputs = MODELS[kind]
+    model, x = make(), inputs()
+    plain = copy.deepcopy(model)
+    ms = masks.attach(model, "gumbel")
+    random_scores(ms)
+    hard = ms.hard_masks()
+    for mode, keep in (("hard", hard), ("complement", {k: ~m for k, m in hard.items()})):
+        ms.mode = mode
+        reference = copy.deepcopy(plain)
+        with torch.no_grad():
+            for name, m in keep.items():
+                reference.get_parameter(name).mul_(m)
+            assert torch.equal(model(x), reference(x))
+            assert not torch.equal(model(x), plain(x))  # the mask does act, on every architecture
+
+
+def test_hard_mask_and_complement_partition_the_weights():
+    model = mlp()
+    ms = masks.attach(model, "sparsify")
+    random_scores(ms)
+    with torch.no_grad():
+        ms.parameters()[0][0, :3] = torch.tensor([0.0, 1e-3, -1e-3])  # s > 0 is kept, s <= 0 removed
+    with ms.use("hard"):
+        kept = model[0].weight
+    with ms.use("complement"):
+        removed = model[0].weight
+    w = ms.original("0.weight")
+    assert torch.equal(kept + removed, w) and torch.equal(kept * removed, torch.zeros_like(w))
+    assert torch.equal(kept[0, :3] != 0, torch.tensor([False, True, False]))
+    assert ms.mode == "train"  # use() restored the mode
+
+
 def test_mask_training_never_changes_the_weights_and_only_masks_get_gradients():
     model = mlp()
     before = {k: v.clone() for k, v in model.state_dict().items()}
     ms = masks.attach(model, "gumbel")
-    opt = torch.optim.Adam(ms.parameters(), lr=0.1)
+    opt = torch.optim.Adam(ms.parameters(), lr=1e-2)
     x, y = torch.randn(64, 6), torch.randint(3, (64,))
     for _ in range(5):
-        loss = nn.functional.cross_entropy(model(x), y) + ms.regularizer()
+        loss = masks.sampled_loss(model, F.cross_entropy, x, y, samples=4) + ms.regularizer() / len(x)
         opt.zero_grad()
         loss.backward()
         opt.step()
-    assert all(p.grad is None for p in model.parameters() if not any(p is q for q in ms.parameters()))
-    assert any((m.score != 2.0).any() for m in ms._masks.values())  # the masks did learn
+    scores = {id(p) for p in ms.parameters()}
+    assert len(scores) == 3
+    for name, p in model.named_parameters():
+        assert (p.grad is not None) == (id(p) in scores) == p.requires_grad, name
+    assert all((p != 2.0).any() for p in ms.parameters())  # the masks did learn
     ms.remove()
     for k, v in model.state_dict().items():
         assert torch.equal(v, before[k]), k
@@ -92,95 +142,116 @@ def test_mask_training_never_changes_the_weights_and_only_masks_get_gradients():
 def test_straight_through_gradient_reaches_the_logits_through_a_hard_sample():
     model = mlp()
     ms = masks.attach(model, "gumbel", init=0.0)
-    ms.mode = "train"
-    w = model[0].weight  # the masked weight seen by the forward pass
-    assert set(torch.unique(w / ms.original("0.weight")).round().tolist()) <= {0.0, 1.0}
-    model(torch.randn(8, 6)).pow(2).sum().backward()
-    grads = [p.grad for p in ms.parameters()]
-    assert all(g is not None and g.abs().sum() > 0 for g in grads)
+    out = model(torch.randn(8, 6))
+    w, w0 = model[0].weight, ms.original("0.weight")
+    assert ((w == 0) | (w == w0)).all() and (w == 0).any() and (w == w0).any()  # a hard 0/1 sample
+    out.pow(2).sum().backward()
+    assert all(p.grad is not None and p.grad.abs().sum() > 0 for p in ms.parameters())
+    assert ms.regularizer().item() == 0.0
 
 
-def test_continuous_sparsification_soft_mask_anneals_and_is_hard_at_zero():
+def test_one_gumbel_sample_per_forward_pass_and_sampled_loss_weights_the_chunks():
+    class Twice(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin, self.seen = nn.Linear(8, 8), []
+
+        def forward(self, x):
+            self.seen.append(self.lin.weight.detach().clone())
+            x = self.lin(x)
+            self.seen.append(self.lin.weight.detach().clone())
+            return self.lin(x)
+
+    model = Twice()
+    ms = masks.attach(model, "gumbel", init=0.0)
+    model(torch.randn(2, 8))
+    model(torch.randn(2, 8))
+    a, b, c, d = model.seen
+    assert torch.equal(a, b) and torch.equal(c, d) and not torch.equal(a, c)
+    assert torch.equal(model.lin.weight, model.lin.weight)
+    ms.resample()  # needed only when a submodule runs on its own
+    assert not torch.equal(model.lin.weight, d)
+    x, y = torch.randn(10, 8), torch.randn(10, 8)
+    with ms.use("off"):
+        torch.testing.assert_close(masks.sampled_loss(model, F.mse_loss, x, y, 4), F.mse_loss(model(x), y))
+    with pytest.raises(ValueError, match="samples=0"):
+        masks.sampled_loss(model, F.mse_loss, x, y, 0)
+
+
+def test_continuous_sparsification_soft_mask_schedule_and_regularizer():
     model = mlp()
-    ms = masks.attach(model, "sparsify", init=0.05)
-    ms.mode = "train"
+    ms = masks.attach(model, "sparsify", init=0.05, lam=1e-3)
     model(torch.randn(8, 6)).sum().backward()
     assert all(p.grad.abs().sum() > 0 for p in ms.parameters())
-    torch.testing.assert_close(model[0].weight, ms.original("0.weight") * torch.sigmoid(torch.tensor(0.05)))
+    soft = torch.sigmoid(torch.tensor(0.05))
+    torch.testing.assert_close(model[0].weight, ms.original("0.weight") * soft)
+    n = sum(p.numel() for p in ms.parameters())
+    torch.testing.assert_close(ms.regularizer(), 1e-3 * n * soft)
     betas = [ms.anneal() for _ in range(90)]
-    assert abs(betas[-1] - 200) < 1e-6 and ms.anneal() == 200
-    with torch.no_grad():
-        ms.parameters()[0][0, 0] = -0.1
-    assert not ms.hard_masks()["0.weight"][0, 0] and ms.hard_masks()["0.weight"][0, 1]
-    reg = ms.regularizer()
-    assert reg > 0 and reg.requires_grad
+    assert betas[-1] == pytest.approx(200) and ms.anneal() == 200 and ms.beta == 200
 
 
-def test_mask_and_complement_partition_the_weights():
+def test_random_control_keeps_the_count_and_reinit_changes_exactly_the_removed_weights():
     model = mlp()
-    ms = masks.attach(model, "gumbel", init=0.0)
-    with torch.no_grad():
-        for p in ms.parameters():
-            p.normal_()
-    x = torch.randn(5, 6)
-    hard = ms.hard_masks()
-    for mode, keep in (("hard", hard), ("complement", {k: ~v for k, v in hard.items()})):
-        ms.mode = mode
-        for name, m in keep.items():
-            module = model[int(name.split(".")[0])]
-            assert torch.equal(module.weight, ms.original(name) * m)
-        with torch.no_grad():
-            masked_out = model(x)
-            plain = mlp()
-            for name, m in keep.items():
-                plain[int(name.split(".")[0])].weight.mul_(m)
-            assert torch.equal(masked_out, plain(x))
-    for k in hard:
-        assert not (hard[k] & ~hard[k]).any() and (hard[k] | ~hard[k]).all()
-
-
-def test_random_control_keeps_the_same_count_and_reinit_changes_exactly_the_removed_weights():
-    model = mlp()
-    ms = masks.attach(model, "gumbel", init=0.0)
-    with torch.no_grad():
-        for p in ms.parameters():
-            p.normal_()
-    hard, rand = ms.hard_masks(), ms.random_masks(seed=3)
+    ms = masks.attach(model, "gumbel")
+    random_scores(ms)
+    hard, rand = ms.hard_masks(), masks.random_like(ms.hard_masks(), seed=3)
     assert all(int(hard[k].sum()) == int(rand[k].sum()) for k in hard)
-    assert any(not torch.equal(hard[k], rand[k]) for k in hard)
-    ms.mode = "hard"
-    ms.set_removed("reinit", seed=1)
+    assert all(not torch.equal(hard[k], rand[k]) for k in hard)
+    assert all(torch.equal(rand[k], masks.random_like(hard, seed=3)[k]) for k in hard)
+    with ms.use("random", seed=3):
+        assert torch.equal(model[0].weight, ms.original("0.weight") * rand["0.weight"])
+    ms.set_mode("reinit", seed=1)
     w, w0, m = model[0].weight, ms.original("0.weight"), hard["0.weight"]
     assert torch.equal(w[m], w0[m]) and (w[~m] != 0).all() and (w[~m] != w0[~m]).all()
 
 
 def test_selection_masks_linear_and_recurrent_weights_not_embeddings_norms_or_biases():
-    lstm = masks.attach(TinyLSTM())
-    assert lstm.names == ["lstm.weight_ih_l0", "lstm.weight_hh_l0", "head.weight"]
-    bert = masks.attach(tiny_bert())
-    assert bert.names and all(n.endswith(".weight") for n in bert.names)
-    assert not any(("embeddings" in n) or ("LayerNorm" in n) for n in bert.names)
-    assert "bert.encoder.layer.0.attention.self.query.weight" in bert.names
-    assert "classifier.weight" in bert.names
-    only = masks.attach(tiny_bert(), names=["bert.encoder.layer.1.*"])
-    assert only.names and all(n.startswith("bert.encoder.layer.1.") for n in only.names)
+    assert masks.attach(TinyLSTM()).names == ["lstm.weight_ih_l0", "lstm.weight_hh_l0", "head.weight"]
+    bert = BertLogits()
+    linear = {f"{n}.weight" for n, m in bert.named_modules() if isinstance(m, nn.Linear)}
+    ms = masks.attach(bert)
+    assert set(ms.names) == linear and len(linear) == 2 * 6 + 2
+    assert {"bert.bert.encoder.layer.0.attention.self.query.weight", "bert.bert.pooler.dense.weight",
+            "bert.classifier.weight"} <= linear
+    assert all(p.requires_grad is False for n, p in bert.named_parameters() if "score" not in n)
+    only = masks.attach(BertLogits(), names=["*.layer.1.*"], exclude=["*.output.dense"])
+    assert len(only.names) == 4 and all(".layer.1.attention." in n or "intermediate" in n for n in only.names)
+    assert masks.attach(encoder_layer()).names == ["self_attn.in_proj_weight", "self_attn.out_proj.weight",
+                                                   "linear1.weight", "linear2.weight"]
 
 
-def test_save_load_round_trip_and_mismatch(tmp_path):
-    ms = masks.attach(mlp(), "gumbel")
-    with torch.no_grad():
-        for p in ms.parameters():
-            p.normal_()
+def test_save_load_round_trip_mismatch_and_remove(tmp_path):
+    ms = masks.attach(mlp(), "sparsify", init=0.1)
+    random_scores(ms)
+    ms.anneal()
     ms.save(tmp_path / "m.pt")
-    other = masks.attach(mlp(), "gumbel")
-    other.load(tmp_path / "m.pt")
+    other = masks.load(tmp_path / "m.pt", mlp())
+    assert (other.estimator, other.settings, other.beta) == ("sparsify", ms.settings, ms.beta)
     assert all(torch.equal(ms.hard_masks()[k], other.hard_masks()[k]) for k in ms.names)
-    wrong = masks.attach(nn.Sequential(nn.Linear(6, 16), nn.ReLU(), nn.Linear(16, 16), nn.ReLU(),
-                                       nn.Linear(16, 4)), "gumbel")
-    with pytest.raises(ValueError, match=r"4\.weight.*\(3, 16\).*\(4, 16\)"):
-        wrong.load(tmp_path / "m.pt")
-    with pytest.raises(ValueError, match="'gumbel' mask"):
-        masks.attach(mlp(), "sparsify").load(tmp_path / "m.pt")
+    given = masks.random_like(ms.hard_masks())
+    ms.set_masks(given)
+    ms.save(tmp_path / "m.pt")
+    assert all(torch.equal(given[k], masks.load(tmp_path / "m.pt", mlp()).hard_masks()[k]) for k in given)
+
+    wrong = nn.Sequential(nn.Linear(6, 16), nn.ReLU(), nn.Linear(16, 16), nn.ReLU(), nn.Linear(16, 4))
+    with pytest.raises(ValueError, match=r"'4\.weight'.* \(3, 16\).* \(4, 16\)"):
+        masks.load(tmp_path / "m.pt", wrong)
+    with pytest.raises(ValueError, match=r"mask for '2\.weight', which this model does not have"):
+        masks.load(tmp_path / "m.pt", nn.Sequential(nn.Linear(6, 16)))
+    assert not any(torch.nn.utils.parametrize.is_parametrized(m) for m in wrong)  # left untouched
+
+    model, x = mlp(), torch.randn(4, 6)
+    model[2].bias.requires_grad_(False)
+    before, out = copy.deepcopy(model.state_dict()), model(x)
+    ms = masks.attach(model)
+    random_scores(ms)
+    ms.mode = "hard"
+    assert ms.remove() is model and type(model[0]) is nn.Linear
+    assert list(model.state_dict()) == list(before)  # the same names, in the same order
+    assert all(torch.equal(v, before[k]) for k, v in model.state_dict().items())
+    assert torch.equal(model(x), out)
+    assert [p.requires_grad for p in model.parameters()] == [True, True, True, False, True, True]
 
 
 def test_comparisons_on_hand_made_masks():
@@ -190,25 +261,45 @@ def test_comparisons_on_hand_made_masks():
     assert masks.iomin(a, b) == {"w": 1.0}
     assert masks.shared_fraction(a, b) == {"w": 0.5} and masks.shared_fraction(b, a) == {"w": 1.0}
     assert masks.kept_fraction(a) == {"w": 4 / 6}
-    assert masks.iou({**a, "v": a["w"]}, {**b, "v": a["w"]}, per_layer=False) == 6 / 8
-    with pytest.raises(ValueError, match="different weights"):
+    c = {"w": torch.tensor([0, 0, 1, 1, 1, 0], dtype=torch.bool)}
+    assert masks.iou(a, c) == {"w": 2 / 5} and masks.iomin(a, c) == {"w": 2 / 3}
+    two_a, two_b = {**a, "v": c["w"]}, {**b, "v": c["w"]}
+    assert masks.iou(two_a, two_b, per_layer=False) == (2 + 3) / (4 + 3)
+    assert masks.iomin(two_a, two_b, per_layer=False) == 5 / 5
+    assert masks.shared_fraction(two_a, two_b, per_layer=False) == 5 / 7
+    assert masks.kept_fraction(two_a, per_layer=False) == 7 / 12
+    empty = {"w": torch.zeros(6, dtype=torch.bool)}
+    assert torch.isnan(torch.tensor(masks.iou(empty, empty)["w"]))
+    with pytest.raises(ValueError, match="cover"):
         masks.iou(a, {"u": a["w"]})
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"estimator": "l0"}, r"estimator='l0' .* 'gumbel', 'sparsify'"),
-    ({"tau": 0.0}, r"tau=0.0"),
-    ({"init": float("nan")}, r"init=nan"),
-    ({"alpha": -1.0}, r"alpha=-1.0"),
-    ({"beta": 1.0}, r"unknown setting 'beta' for estimator 'gumbel'; valid settings are init, tau, alpha"),
-    ({"names": ["nothing.*"]}, r"no weights to mask"),
+@pytest.mark.parametrize("estimator, kwargs, message", [
+    ("l0", {}, r"estimator='l0' is not valid; choose one of 'gumbel', 'sparsify'"),
+    ("gumbel", {"tau": 0.0}, r"tau=0.0"),
+    ("gumbel", {"init": float("nan")}, r"init=nan"),
+    ("gumbel", {"alpha": -1.0}, r"alpha=-1.0"),
+    ("gumbel", {"beta": 1.0}, r"gumbel setting='beta' is not valid; choose one of 'init', 'tau', 'alpha'"),
+    ("sparsify", {"beta": 0}, r"beta=0 "),
+    ("sparsify", {"beta_growth": 0.5}, r"beta_growth=0.5"),
+    ("sparsify", {"lam": "big"}, r"lam='big'"),
+    ("gumbel", {"names": ["nothing.*"]}, r"no weights to mask.*'nothing\.\*'.*modules include \['0', '1'"),
 ])
-def test_bad_settings_fail_with_the_value(kwargs, message):
+def test_bad_settings_fail_with_the_value(estimator, kwargs, message):
     with pytest.raises(ValueError, match=message):
-        masks.attach(mlp(), **kwargs)
+        masks.attach(mlp(), estimator, **kwargs)
 
 
-def test_bad_mode_fails():
-    ms = masks.attach(mlp())
-    with pytest.raises(ValueError, match=r"mode='soft' .* 'train', 'hard', 'complement', 'off'"):
+def test_bad_use_fails_clearly():
+    model = mlp()
+    ms = masks.attach(model)
+    with pytest.raises(ValueError, match=r"mode='soft' is not valid; choose one of 'train', 'hard', 'complement'"):
         ms.mode = "soft"
+    with pytest.raises(ValueError, match=r"seed=-1"):
+        ms.set_mode("random", seed=-1)
+    with pytest.raises(ValueError, match=r"anneal\(\) is for estimator='sparsify'"):
+        ms.anneal()
+    with pytest.raises(ValueError, match=r"mask for '0\.weight': the given masks has shape \(2,\)"):
+        ms.set_masks({k: torch.ones(2, dtype=torch.bool) for k in ms.names})
+    with pytest.raises(ValueError, match=r"module '0' is already parametrized"):
+        masks.attach(model)
