@@ -8,7 +8,9 @@ Each module does one thing; chapters import what they need:
 - ``models``    small model builders
 - ``training``  training loops, including several seeds trained as one batched model
 - ``results``   the results store (load a matching stored result or compute and store it)
+- ``masks``     trainable binary masks over the weights of any torch model
 - ``toy``       the redundant-input toy experiment (chapter 1)
+- ``modularity`` the weight-mask experiments (chapter 4)
 - ``plots``     figures, each stamped with the profile and device that produced it
 - ``widgets``   ipywidgets explorers over stored results
 - ``batch``     run notebooks with papermill (``python -m modlib.batch``)

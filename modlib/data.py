@@ -1,4 +1,5 @@
-"""The chapters' data sets, made on the fly or read from files that ship with a package.
+"""The chapters' data sets, made on the fly or read from files that ship with a package: the
+redundant-input toy (chapter 1); addition/multiplication, double addition and MNIST (chapter 4).
 
 Redundant-input toy (Li et al., section 6 and appendix C), two formulations:
 

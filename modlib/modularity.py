@@ -12,6 +12,7 @@ Three experiments, each stored with :func:`modlib.results.fetch`:
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -156,19 +157,26 @@ def train_mask(model: nn.Module, stream, loss_fn, steps: int, alpha: float, s: M
     return hard
 
 
+@contextmanager
+def applied(model: nn.Module, mask: dict, mode: str = "hard"):
+    """Within the block, ``model`` computes with the binary ``mask`` (``mode="hard"``) or with its
+    complement (``"complement"``: the mask's weights removed)."""
+    ms = masks.attach(model, estimator="gumbel")
+    ms.set_masks(mask)
+    ms.mode = mode
+    try:
+        yield model
+    finally:
+        ms.remove()
+
+
 def score(model: nn.Module, mask: dict | None, evals: dict, *, complement: bool = False) -> dict:
     """Accuracy on each of ``evals`` (name -> (x, y, digit slice)) with ``mask`` (or its complement)
     applied; ``mask=None`` scores the plain model."""
     if mask is None:
         return {k: digit_accuracy(model, x, y, d) for k, (x, y, d) in evals.items()}
-    ms = masks.attach(model, estimator="gumbel")
-    ms.set_masks(mask)
-    ms.mode = "complement" if complement else "hard"
-    out = {k: digit_accuracy(model, x, y, d) for k, (x, y, d) in evals.items()}
-    ms.remove()
-    return out
-
-
+    with applied(model, mask, "complement" if complement else "hard"):
+        return score(model, None, evals)
 
 
 # --- experiment 1: addition / multiplication ------------------------------------------------------
@@ -320,12 +328,9 @@ def class_removal(s: MaskSettings, seed: int, device) -> tuple[dict, dict]:
         stream = _image_batches(x, y, s.batch, 100 + c, y != c)
         mask = train_mask(model, stream, F.cross_entropy, s.cnn_mask_steps, s.cnn_alpha, s,
                           desc=f"without {c}", lr=s.cnn_mask_lr)
-        ms = masks.attach(model, estimator="gumbel")
-        ms.set_masks(mask)
-        ms.mode = "hard"
-        mats.append(confusion(model, x_test, y_test))
-        output_kept.append(mask[ms.names[-1]].float().mean(1).numpy())  # [10]: output row kept share
-        ms.remove()
+        with applied(model, mask):
+            mats.append(confusion(model, x_test, y_test))
+        output_kept.append(mask[list(mask)[-1]].float().mean(1).numpy())  # [10]: output row kept share
     return {"data": source}, {"confusion": np.array(mats), "output_kept": np.array(output_kept)}
 
 
@@ -340,8 +345,8 @@ def run(profile: str, device, *, s: MaskSettings | None = None) -> dict[str, lis
     cfg = asdict(s)
     dev = describe(torch.device(device))
 
-    def fetch(name, fn, seed, **extra):
-        return results.fetch(CHAPTER, f"{name}-seed{seed}", {**cfg, "experiment": name, "seed": seed, **extra},
+    def fetch(name, fn, seed):
+        return results.fetch(CHAPTER, f"{name}-seed{seed}", {**cfg, "experiment": name, "seed": seed},
                              lambda: fn(s, seed, device), profile=profile, device=dev)
 
     out = {"addmul": [fetch("addmul", addmul, k) for k in range(s.seeds)],
