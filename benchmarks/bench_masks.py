@@ -1,26 +1,31 @@
 """Masking overhead: training steps per second, plain training vs mask training, side by side.
 
-    python benchmarks/bench_masks.py [--steps 20] [--warmup 3] [--block 5] [--threads N]
+    python benchmarks/bench_masks.py [--steps 20] [--block 5] [--gpu-steps 2000] [--gpu-block 500] [--threads N]
 
 Models: the paper's 2000x4 FNN on the addition/multiplication input (42 -> 2000 x4 -> 20, batch 128)
 and a small BERT built from a config (2 layers, hidden 128, batch 32, sequence 32). Plain training is
 Adam on the weights; mask training is Adam on Gumbel-sigmoid mask logits (`modlib.masks`) with 4 mask
-samples per batch (the batch split into 4 chunks). The two run on separate copies of the model, in
-alternating blocks of `--block` steps, so that a change in the machine's load hits both alike.
-CPU always, CUDA too when present.
+samples per batch (the batch split into 4 chunks); both run through `modlib.training.adam`, which on
+a GPU records the step as a CUDA graph and replays it (as the chapters train). The two run on
+separate copies of the model, in alternating blocks of `--block` steps, so that a change in the
+machine's load hits both alike. CPU always, CUDA too when present.
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
+import itertools
+import os
 import time
+
+os.environ.setdefault("TQDM_DISABLE", "1")  # no progress bar per block
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from modlib import data, masks
+from modlib import data, masks, training
 from modlib.models import mlp
 from modlib.runtime import describe
 
@@ -53,59 +58,63 @@ def bert_case(device):
     return BertLogits(), ids.to(device), y.to(device), F.cross_entropy
 
 
-def measure(case, device, steps: int, warmup: int, block: int) -> tuple[float, float]:
-    """Steps per second of plain training and of mask training on ``case``."""
+def measure(case, device, steps: int, block: int) -> tuple[float, float]:
+    """Steps per second of plain training and of mask training on ``case``, both through
+    :func:`modlib.training.adam` (on a GPU: the step recorded once as a CUDA graph and replayed, for
+    each block of ``block`` steps)."""
     torch.manual_seed(0)
     model, x, y, loss_fn = case(device)
     model = model.to(device)
     masked = copy.deepcopy(model)
     ms = masks.attach(masked, "gumbel")
-    plain_opt = torch.optim.Adam(model.parameters(), lr=1e-3)
-    mask_opt = torch.optim.Adam(ms.parameters(), lr=1e-2)
 
-    def plain_step():
-        plain_opt.zero_grad()
-        loss_fn(model(x), y).backward()
-        plain_opt.step()
+    def plain(n):
+        training.adam(lambda xb, yb: loss_fn(model(xb), yb), model.parameters(), itertools.repeat((x, y)),
+                      steps=n, lr=1e-3)
 
-    def mask_step():
-        mask_opt.zero_grad()
-        (masks.sampled_loss(masked, loss_fn, x, y, samples=4) + ms.regularizer() / len(x)).backward()
-        mask_opt.step()
+    def mask(n):
+        training.adam(lambda xb, yb: masks.sampled_loss(masked, loss_fn, xb, yb, samples=4)
+                      + ms.regularizer() / len(xb), ms.parameters(), itertools.repeat((x, y)),
+                      steps=n, lr=1e-2, clip=1.0)
 
-    seconds = {plain_step: 0.0, mask_step: 0.0}
-    for step in seconds:
-        for _ in range(warmup):
-            step()
+    seconds = {plain: 0.0, mask: 0.0}
+    for run in seconds:  # warm-up (and, on a GPU, a first capture)
+        run(min(block, 10))
     for done in range(0, steps, block):
-        for step in seconds:
+        for run in seconds:
             if device.type == "cuda":
                 torch.cuda.synchronize()
             start = time.perf_counter()
-            for _ in range(min(block, steps - done)):
-                step()
+            run(min(block, steps - done))
             if device.type == "cuda":
                 torch.cuda.synchronize()
-            seconds[step] += time.perf_counter() - start
-    return steps / seconds[plain_step], steps / seconds[mask_step]
+            seconds[run] += time.perf_counter() - start
+    return steps / seconds[plain], steps / seconds[mask]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--steps", type=int, default=20, help="timed steps of each kind")
-    parser.add_argument("--warmup", type=int, default=3, help="untimed steps of each kind first")
-    parser.add_argument("--block", type=int, default=5, help="steps of one kind in a row")
+    parser.add_argument("--steps", type=int, default=20, help="timed steps of each kind on the CPU")
+    parser.add_argument("--block", type=int, default=5, help="steps of one kind in a row on the CPU")
+    parser.add_argument("--gpu-steps", type=int, default=2000, help="timed steps of each kind on a GPU")
+    parser.add_argument("--gpu-block", type=int, default=500, help="steps of one kind in a row on a GPU")
     parser.add_argument("--threads", type=int, help="CPU threads (default: torch's choice); use fewer "
                         "than the free cores, as a busy core slows every thread of a step")
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
     devices = [torch.device("cpu")] + ([torch.device("cuda")] if torch.cuda.is_available() else [])
-    print(f"{args.steps} timed steps of each kind after {args.warmup} warm-up steps; torch {torch.__version__}")
+    print(f"timed steps of each kind: {args.steps} on the CPU, {args.gpu_steps} on a GPU; torch {torch.__version__}")
     print(f"{'model':12s} {'device':32s} {'plain steps/s':>14s} {'mask steps/s':>13s} {'overhead':>9s}")
     for name, case in (("FNN 2000x4", fnn_case), ("BERT 2x128", bert_case)):
         for device in devices:
-            plain, masked = measure(case, device, args.steps, args.warmup, args.block)
+            gpu = device.type == "cuda"
+            try:
+                plain, masked = measure(case, device, args.gpu_steps if gpu else args.steps,
+                                        args.gpu_block if gpu else args.block)
+            except RuntimeError as e:  # e.g. a model that syncs with the CPU cannot be recorded
+                print(f"{name:12s} {describe(device):32s} failed: {str(e).splitlines()[0][:80]}", flush=True)
+                continue
             print(f"{name:12s} {describe(device):32s} {plain:14.2f} {masked:13.2f} {plain / masked:8.2f}x",
                   flush=True)
 

@@ -62,6 +62,24 @@ DEFAULTS = {
 Masks = dict[str, torch.Tensor]  # weight name (e.g. "0.weight") -> bool tensor of that weight's shape
 
 
+def gumbel_weight(weight: torch.Tensor, logit: torch.Tensor, u: torch.Tensor, tau: float) -> torch.Tensor:
+    """``weight`` times a Gumbel-sigmoid mask sample, all ``[*shape]``: the value is the hard 0/1 sample
+    ``sigmoid((logit + logit(u)) / tau) > 0.5`` for uniform ``u`` (``logit(u)`` is the difference of
+    two Gumbel variables); the gradient is that of the soft sample (straight-through)."""
+    soft = torch.sigmoid((logit + torch.logit(u, eps=1e-6)) / tau)
+    return weight * ((soft > 0.5).to(soft.dtype) + (soft - soft.detach()))
+
+
+try:  # a fused kernel for the same computation on GPUs (Triton comes with CUDA builds of torch)
+    from modlib import gumbel_kernel
+except ImportError:
+    gumbel_kernel = None
+
+
+def _fused(weight: torch.Tensor) -> bool:
+    return gumbel_kernel is not None and weight.is_cuda and weight.dtype == torch.float32
+
+
 class _Mask(nn.Module):
     """The parametrization of one weight tensor ``[*shape]``: ``weight -> weight * mask``."""
 
@@ -70,7 +88,7 @@ class _Mask(nn.Module):
         self.owner = owner  # a plain object, not a submodule
         self.score = nn.Parameter(torch.full_like(weight, init))  # logit (gumbel) or score (sparsify)
         self.register_buffer("fixed", None, persistent=False)  # bool mask from MaskSet.set_masks
-        self.register_buffer("noise", None, persistent=False)  # logistic noise of the current sample
+        self.register_buffer("sample", None, persistent=False)  # the current Gumbel sample's noise
         self.register_buffer("control", None, persistent=False)  # random mask or fresh weights
 
     def hard(self) -> torch.Tensor:
@@ -79,21 +97,26 @@ class _Mask(nn.Module):
             return self.fixed
         return self.score >= 0 if self.owner.estimator == "gumbel" else self.score > 0
 
-    def train_mask(self) -> torch.Tensor:
-        """The training mask ``[*shape]``: a hard Gumbel sample with a soft gradient, or the soft mask."""
+    def train_mask(self, weight: torch.Tensor) -> torch.Tensor:
+        """``weight`` times the training mask ``[*shape]``: a hard Gumbel sample with a soft gradient,
+        or the soft mask."""
         if self.owner.estimator == "sparsify":
-            return torch.sigmoid(self.owner.beta * self.score)
-        if self.noise is None:  # logit(u), u ~ U(0, 1): the difference of two Gumbel variables
-            self.noise = torch.logit(torch.rand_like(self.score), eps=1e-6)
-        soft = torch.sigmoid((self.score + self.noise) / self.owner.settings["tau"])
-        return (soft > 0.5).to(soft.dtype) + (soft - soft.detach())  # value: 0/1; gradient: soft's
+            return weight * torch.sigmoid(self.owner.beta * self.score)
+        tau = self.owner.settings["tau"]
+        if _fused(weight):  # the sample is a seed: the kernel draws the noise itself
+            if self.sample is None:
+                self.sample = gumbel_kernel.new_seed(weight.device)
+            return gumbel_kernel.gumbel_weight(weight, self.score, self.sample, tau)
+        if self.sample is None:
+            self.sample = torch.rand_like(self.score)  # u ~ U(0, 1)
+        return gumbel_weight(weight, self.score, self.sample, tau)
 
     def forward(self, weight: torch.Tensor) -> torch.Tensor:
         mode = self.owner.mode
         if mode == "off":
             return weight
         if mode == "train":
-            return weight * self.train_mask()
+            return self.train_mask(weight)
         if mode == "random":
             return weight * self.control
         hard = self.hard()
@@ -178,7 +201,7 @@ class MaskSet:
         """Draw a new Gumbel mask sample at the next use. Runs before every forward pass of the model;
         call it yourself only when running one of its submodules directly."""
         for m in self._masks.values():
-            m.noise = None
+            m.sample = None
 
     def regularizer(self) -> torch.Tensor:
         """A scalar: ``alpha * sum(logits)`` (gumbel; the paper divides it by the batch size) or

@@ -19,9 +19,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
-from tqdm.auto import tqdm
 
-from modlib import data, masks, results
+from modlib import data, masks, results, training
 from modlib.models import mlp
 from modlib.profiles import check_int, check_range, settings_for
 from modlib.runtime import describe
@@ -126,14 +125,8 @@ def train_network(task: str, s: MaskSettings, seed: int, device, width: int | No
     n_in, n_out = (80, 40) if task == "double" else (42, 20)
     model = mlp(n_in, [width or s.width] * s.depth, n_out).to(device)
     lr, steps = (s.double_lr, s.double_steps) if task == "double" else (s.lr, s.base_steps)
-    opt = torch.optim.Adam(model.parameters(), lr=lr)
-    stream = _batches(task, s.batch, 1000 + seed, device)
-    for _ in tqdm(range(steps), desc=f"{task} network", mininterval=2.0):
-        x, y = next(stream)
-        loss = digit_loss(model(x), y)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
+    training.adam(lambda x, y: digit_loss(model(x), y), model.parameters(), _batches(task, s.batch, 1000 + seed, device),
+                  steps=steps, lr=lr, desc=f"{task} network")
     return model.eval()
 
 
@@ -143,15 +136,12 @@ def train_mask(model: nn.Module, stream, loss_fn, steps: int, alpha: float, s: M
     the batch is split across ``s.samples`` mask samples (each forward pass draws one).
     Returns the hard mask (logit >= 0)."""
     ms = masks.attach(model, estimator="gumbel", alpha=alpha)
-    opt = torch.optim.Adam(ms.parameters(), lr=lr or s.mask_lr)
     ms.mode = "train"
-    for _ in tqdm(range(steps), desc=desc, mininterval=2.0):
-        x, y = next(stream)
-        loss = masks.sampled_loss(model, loss_fn, x, y, samples=s.samples) + ms.regularizer() / len(x)
-        opt.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(ms.parameters(), 1.0)
-        opt.step()
+
+    def loss(x, y):
+        return masks.sampled_loss(model, loss_fn, x, y, samples=s.samples) + ms.regularizer() / len(x)
+
+    training.adam(loss, ms.parameters(), stream, steps=steps, lr=lr or s.mask_lr, clip=1.0, desc=desc)
     hard = ms.hard_masks()
     ms.remove()
     return hard
@@ -213,10 +203,7 @@ def _op_masks(model, s: MaskSettings, seed: int, alpha: float, steps: int, devic
 def addmul(s: MaskSettings, seed: int, device) -> tuple[dict, dict]:
     """Train the network and the +, * and both masks; returns ``(metrics, arrays)`` with the
     specialization table ``table [5, 2]``, per-layer ``iou``/``iomin`` of the + and * masks, kept
-    fractions ``kept [3, L]`` (+, *, both) and the first layer's masks ``first_layer [3, width, 42]``.
-    For seed 0 it also sweeps alpha on the same network: ``sweep_tables [A, 5, 2]`` and
-    ``sweep_iou [A, L]`` for the alphas in ``metrics["sweep_alphas"]`` (``s.sweep_alphas`` and
-    ``s.alpha``, sorted; the sweep's masks train for ``s.sweep_mask_steps`` steps)."""
+    fractions ``kept [3, L]`` (+, *, both) and the first layer's masks ``first_layer [3, width, 42]``."""
     model = train_network("addmul", s, seed, device)
     evals = _op_evals(s, seed, device)
     op_masks = _op_masks(model, s, seed, s.alpha, s.mask_steps, device, ("+", "*", "both"))
@@ -228,26 +215,30 @@ def addmul(s: MaskSettings, seed: int, device) -> tuple[dict, dict]:
         "kept": np.array([list(masks.kept_fraction(op_masks[k]).values()) for k in ("+", "*", "both")]),
         "first_layer": np.stack([op_masks[k][layers[0]].numpy() for k in ("+", "*", "both")]).astype(np.uint8),
     }
-    alphas = sorted({*s.sweep_alphas, s.alpha}) if seed == 0 and s.sweep_alphas else []
+    return {"layers": layers, "rows": list(ROWS), "ops": list(data.OPS)}, arrays
+
+
+def alpha_sweep(s: MaskSettings, seed: int, device) -> tuple[dict, dict]:
+    """The + and * masks of the network of ``seed``, retrained for each alpha in
+    ``metrics["sweep_alphas"]`` (``s.sweep_alphas`` and ``s.alpha``, sorted) for ``s.sweep_mask_steps``
+    steps: tables ``sweep_tables [A, 5, 2]`` and per-layer IoU ``sweep_iou [A, L]``."""
+    model = train_network("addmul", s, seed, device)
+    evals = _op_evals(s, seed, device)
+    alphas = sorted({*s.sweep_alphas, s.alpha})
     tables, ious = [], []
     for alpha in alphas:
         sweep = _op_masks(model, s, seed, alpha, s.sweep_mask_steps, device, ("+", "*"))
         tables.append(_specialization(model, sweep, evals))
         ious.append(list(masks.iou(sweep["+"], sweep["*"]).values()))
-    if alphas:
-        arrays.update(sweep_tables=np.array(tables), sweep_iou=np.array(ious))
-    return {"layers": layers, "rows": list(ROWS), "ops": list(data.OPS), "sweep_alphas": alphas}, arrays
+    return {"sweep_alphas": alphas}, {"sweep_tables": np.array(tables), "sweep_iou": np.array(ious)}
 
 
-def width_sweep(s: MaskSettings, seed: int, device) -> tuple[dict, dict]:
-    """Specialization tables ``[W, 5, 2]`` for networks of each width in ``s.sweep_widths``."""
-    tables = []
-    for width in s.sweep_widths:
-        sw = s.with_(width=width)
-        model = train_network("addmul", sw, seed, device)
-        op_masks = _op_masks(model, sw, seed, s.alpha, s.sweep_mask_steps, device, ("+", "*"))
-        tables.append(_specialization(model, op_masks, _op_evals(s, seed, device)))
-    return {"widths": list(s.sweep_widths)}, {"tables": np.array(tables)}
+def width_run(s: MaskSettings, seed: int, device) -> tuple[dict, dict]:
+    """Specialization table ``table [5, 2]`` of a network of width ``s.width`` (masks trained for
+    ``s.sweep_mask_steps`` steps): one point of the width sweep."""
+    model = train_network("addmul", s, seed, device)
+    op_masks = _op_masks(model, s, seed, s.alpha, s.sweep_mask_steps, device, ("+", "*"))
+    return {"width": s.width}, {"table": _specialization(model, op_masks, _op_evals(s, seed, device))}
 
 
 # --- experiment 2: double addition (reuse) --------------------------------------------------------
@@ -314,14 +305,9 @@ def class_removal(s: MaskSettings, seed: int, device) -> tuple[dict, dict]:
     x, y, x_test, y_test = x.to(device), y.to(device), x_test.to(device), y_test.to(device)
     torch.manual_seed(seed)
     model = cnn().to(device)
-    opt = torch.optim.Adam(model.parameters(), lr=s.lr)
     stream = _image_batches(x, y, 64, seed, torch.ones_like(y, dtype=torch.bool))
-    for _ in tqdm(range(s.cnn_steps), desc="CNN", mininterval=2.0):
-        xb, yb = next(stream)
-        loss = F.cross_entropy(model(xb), yb)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
+    training.adam(lambda xb, yb: F.cross_entropy(model(xb), yb), model.parameters(), stream, steps=s.cnn_steps,
+                  lr=s.lr, desc="CNN")
     model.eval()
     mats, output_kept = [confusion(model, x_test, y_test)], []
     for c in range(10):
@@ -337,20 +323,44 @@ def class_removal(s: MaskSettings, seed: int, device) -> tuple[dict, dict]:
 # --- the chapter's runs ---------------------------------------------------------------------------
 
 
+# The settings each experiment depends on: a stored result stays valid while these are unchanged.
+_NETWORK = ("width", "depth", "batch", "samples", "mask_lr", "eval_n")
+USES = {
+    "addmul": _NETWORK + ("lr", "base_steps", "alpha", "mask_steps"),
+    "double": _NETWORK + ("double_lr", "double_steps", "alpha_double", "mask_steps"),
+    "sweep": _NETWORK + ("lr", "base_steps", "alpha", "sweep_alphas", "sweep_mask_steps"),
+    "width": _NETWORK + ("lr", "base_steps", "alpha", "sweep_mask_steps"),
+    "cnn": ("batch", "samples", "lr", "cnn_steps", "cnn_mask_steps", "cnn_alpha", "cnn_mask_lr"),
+}
+EXPERIMENTS = {"addmul": addmul, "double": double, "sweep": alpha_sweep, "width": width_run, "cnn": class_removal}
+
+
+def jobs(s: MaskSettings) -> list[tuple[str, str, int, MaskSettings]]:
+    """The chapter's stored results at settings ``s``: ``(experiment, result name, seed, settings)``,
+    seed by seed (an interrupted run leaves whole seeds)."""
+    out = [(e, f"{e}-seed{k}", k, s) for k in range(s.seeds) for e in ("addmul", "double")]
+    out += [("cnn", "cnn-seed0", 0, s)]
+    out += [("sweep", "sweep-seed0", 0, s)] if s.sweep_alphas else []
+    out += [("width", f"width{w}-seed0", 0, s.with_(width=w)) for w in s.sweep_widths]
+    return out
+
+
+def names(profile: str) -> list[str]:
+    """The names of the results a complete run at ``profile`` stores."""
+    return [name for _, name, _, _ in jobs(settings(profile))]
+
+
 def run(profile: str, device, *, s: MaskSettings | None = None) -> dict[str, list[results.Result]]:
     """Load (or compute and store) every experiment of the chapter at ``profile``; returns
-    ``{"addmul": [per seed], "double": [per seed], "width": [...], "cnn": [...]}`` (the alpha
-    sweep is part of ``addmul`` seed 0)."""
+    ``{"addmul": [per seed], "double": [per seed], "cnn": [one], "sweep": [one or none],
+    "width": [per width in s.sweep_widths]}``. Each result is stored on its own, so an interrupted
+    run loses at most the one in progress."""
     s = s or settings(profile)
-    cfg = asdict(s)
     dev = describe(torch.device(device))
-
-    def fetch(name, fn, seed):
-        return results.fetch(CHAPTER, f"{name}-seed{seed}", {**cfg, "experiment": name, "seed": seed},
-                             lambda: fn(s, seed, device), profile=profile, device=dev)
-
-    out = {"addmul": [fetch("addmul", addmul, k) for k in range(s.seeds)],
-           "double": [fetch("double", double, k) for k in range(s.seeds)],
-           "cnn": [fetch("cnn", class_removal, 0)]}
-    out["width"] = [fetch("width", width_sweep, 0)] if s.sweep_widths else []
+    out = {name: [] for name in EXPERIMENTS}
+    for experiment, name, seed, js in jobs(s):
+        cfg = {**{k: getattr(js, k) for k in USES[experiment]}, "experiment": experiment, "seed": seed}
+        fn = EXPERIMENTS[experiment]
+        out[experiment].append(results.fetch(CHAPTER, name, cfg, lambda: fn(js, seed, device),
+                                             profile=profile, device=dev))
     return out

@@ -164,17 +164,18 @@ def fetch(chapter: str, name: str, config: dict, compute: Callable[[], tuple[dic
                 wall_time_s=time.perf_counter() - start, root=root)
 
 
-def has_results(chapter: str, profile: str, root: Path | None = None) -> bool:
-    """Whether any result of ``chapter`` is stored at ``profile``."""
-    folder = Path(root or default_root()) / profile / chapter
-    return folder.is_dir() and any(folder.glob("*.json"))
-
-
-def available_profile(profile: str, chapter: str, root: Path | None = None) -> str:
+def available_profile(profile: str, chapter: str, names: list[str] | None = None,
+                      root: Path | None = None) -> str:
     """The profile a page can be computed at: ``profile``, except that a build reading full results
-    from the store falls back to ``"default"`` (and says so) where none are stored for ``chapter``."""
-    if from_store_only(profile) and not has_results(chapter, "full", root):
-        print(f"Full-profile results for '{chapter}' are not stored yet: "
-              f"this page was computed at the default profile.")
+    from the store falls back to ``"default"`` (and says so) where the chapter's full results are
+    not all stored: none, or not every one of ``names`` when given."""
+    if not from_store_only(profile):
+        return profile
+    folder = Path(root or default_root()) / "full" / chapter
+    stored = {p.stem for p in folder.glob("*.json")} if folder.is_dir() else set()
+    missing = [n for n in names if n not in stored] if names else ([] if stored else ["any"])
+    if missing:
+        what = "not stored yet" if not stored else f"incomplete ({len(stored)} of {len(names)} stored)"
+        print(f"Full-profile results for '{chapter}' are {what}: this page was computed at the default profile.")
         return "default"
     return profile

@@ -303,3 +303,53 @@ def test_bad_use_fails_clearly():
         ms.set_masks({k: torch.ones(2, dtype=torch.bool) for k in ms.names})
     with pytest.raises(ValueError, match=r"module '0' is already parametrized"):
         masks.attach(model)
+
+
+needs_gpu_kernel = pytest.mark.skipif(not torch.cuda.is_available() or masks.gumbel_kernel is None,
+                                      reason="needs a GPU and Triton")
+
+
+@needs_gpu_kernel
+def test_fused_gpu_kernel_computes_the_tensor_formula():
+    kernel = masks.gumbel_kernel
+    torch.manual_seed(0)
+    w = torch.randn(257, 300, device="cuda", requires_grad=True)
+    logit = (2 * torch.randn(257, 300, device="cuda")).requires_grad_()
+    g, seed = torch.randn_like(w), kernel.new_seed(w.device)
+    for tau in (1.0, 0.5):
+        fused = kernel.gumbel_weight(w, logit, seed, tau)
+        (fused * g).sum().backward()
+        fused_grads = w.grad.clone(), logit.grad.clone()
+        w.grad = logit.grad = None
+        ref = masks.gumbel_weight(w, logit, kernel.uniform(seed, w.shape), tau)
+        (ref * g).sum().backward()
+        assert (fused != ref).float().mean() < 1e-4  # differs at most where the sample sits on 0.5
+        assert torch.allclose(fused_grads[0], w.grad, atol=1e-6)
+        assert torch.allclose(fused_grads[1], logit.grad, atol=1e-5, rtol=1e-4)
+        w.grad = logit.grad = None
+    assert not torch.equal(fused, kernel.gumbel_weight(w, logit, kernel.new_seed(w.device), 0.5))
+    ones = torch.ones(1000, 1000, device="cuda")
+    kept = kernel.gumbel_weight(ones, ones, seed, 1.0).mean()  # logit 1: kept with probability sigmoid(1)
+    assert abs(float(kept) - torch.sigmoid(torch.tensor(1.0)).item()) < 0.005
+
+
+@needs_gpu_kernel
+def test_mask_training_on_gpu_with_graph_replay_keeps_the_weights():
+    from modlib.training import adam
+
+    model = mlp().cuda()
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    ms = masks.attach(model, "gumbel")
+    g = torch.Generator().manual_seed(0)
+    data = [(torch.randn(64, 6, generator=g).cuda(), torch.randint(3, (64,), generator=g).cuda()) for _ in range(8)]
+    adam(lambda x, y: masks.sampled_loss(model, F.cross_entropy, x, y) + ms.regularizer() / len(x),
+         ms.parameters(), iter(data), steps=8, lr=1e-2, clip=1.0)
+    assert all((p != 2.0).any() for p in ms.parameters())
+    samples = []
+    for _ in range(2):
+        ms.resample()
+        samples.append(ms._masks["0.weight"].train_mask(torch.ones(16, 6, device="cuda")))
+    assert not torch.equal(*samples)  # each pass draws a new sample
+    ms.remove()
+    for k, v in model.state_dict().items():
+        assert torch.equal(v, before[k]), k

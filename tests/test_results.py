@@ -65,6 +65,10 @@ def test_available_profile_falls_back_to_default_when_full_is_not_stored(store, 
     fetch(Counter(), profile="full")
     monkeypatch.setenv("MODLIB_FULL_FROM_STORE", "1")
     assert results.available_profile("full", "chap") == "full"
+    assert results.available_profile("full", "chap", ["exp"]) == "full"
+    capsys.readouterr()
+    assert results.available_profile("full", "chap", ["exp", "exp2"]) == "default"  # one still missing
+    assert "incomplete (1 of 2 stored)" in capsys.readouterr().out
 
 
 def test_a_failed_computation_writes_nothing(store):
