@@ -12,6 +12,7 @@ Three experiments, each stored with :func:`modlib.results.fetch`:
 
 from __future__ import annotations
 
+import functools
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 
@@ -119,11 +120,14 @@ def _batches(task: str, batch: int, seed: int, device, ops=data.OPS):
         yield x.to(device), y.to(device)
 
 
-def train_network(task: str, s: MaskSettings, seed: int, device, width: int | None = None) -> nn.Module:
-    """Train the FNN of ``task`` ("addmul" or "double") with Adam on fresh batches."""
+@functools.lru_cache(maxsize=1)
+def train_network(task: str, s: MaskSettings, seed: int, device) -> nn.Module:
+    """Train the FNN of ``task`` ("addmul" or "double") with Adam on fresh batches. The last network
+    trained is kept and returned again for the same arguments (the alpha sweep reuses seed 0's); do
+    not change its weights."""
     torch.manual_seed(seed)
     n_in, n_out = (80, 40) if task == "double" else (42, 20)
-    model = mlp(n_in, [width or s.width] * s.depth, n_out).to(device)
+    model = mlp(n_in, [s.width] * s.depth, n_out).to(device)
     lr, steps = (s.double_lr, s.double_steps) if task == "double" else (s.lr, s.base_steps)
     training.adam(lambda x, y: digit_loss(model(x), y), model.parameters(), _batches(task, s.batch, 1000 + seed, device),
                   steps=steps, lr=lr, desc=f"{task} network")
@@ -339,8 +343,9 @@ def jobs(s: MaskSettings) -> list[tuple[str, str, int, MaskSettings]]:
     """The chapter's stored results at settings ``s``: ``(experiment, result name, seed, settings)``,
     seed by seed (an interrupted run leaves whole seeds)."""
     out = [(e, f"{e}-seed{k}", k, s) for k in range(s.seeds) for e in ("addmul", "double")]
+    if s.sweep_alphas:  # right after addmul-seed0, whose network it reuses
+        out.insert(1, ("sweep", "sweep-seed0", 0, s))
     out += [("cnn", "cnn-seed0", 0, s)]
-    out += [("sweep", "sweep-seed0", 0, s)] if s.sweep_alphas else []
     out += [("width", f"width{w}-seed0", 0, s.with_(width=w)) for w in s.sweep_widths]
     return out
 
