@@ -7,6 +7,9 @@ same numbers as training each seed on its own (:func:`train_separately`, the ref
 fraction of the time, because the Python overhead per step is paid once instead of once per seed.
 The members do not interact, so the gradient of the *sum* of their losses with respect to the
 stacked parameters is, row by row, each member's own gradient: one backward pass gives them all.
+
+:func:`adam` trains one model (or a mask over it) with Adam; on a GPU it records the step once as a
+CUDA graph and replays it.
 """
 
 from __future__ import annotations

@@ -53,7 +53,7 @@ def toy_explorer(sweep) -> w.VBox:
 def mask_explorer(result, layers: list[str]) -> w.VBox:
     """An alpha selector (the specialization table at that alpha) and a layer selector (the + / *
     mask overlap at that layer across alphas) over the stored alpha sweep of the weight-mask chapter
-    (``result``: its addition/multiplication result for seed 0)."""
+    (``result``: its ``sweep-seed0`` result)."""
     from modlib import data, modularity
 
     alphas = result.metrics["sweep_alphas"]
