@@ -8,11 +8,17 @@ Three experiments, each stored with :func:`modlib.results.fetch`:
   pair 2 show whether the same weights do both (reuse);
 - class removal: a small CNN on MNIST; for each class c a mask is trained on the other nine classes
   only, so that weights needed only by c are dropped; applying it shows what c loses.
+
+Two sweeps repeat the first experiment's + and * masks for seed 0 at other regularisation strengths
+and network widths, one stored result per point. ``python -m modlib.modularity`` computes them all
+without the notebook (see :func:`main`).
 """
 
 from __future__ import annotations
 
+import argparse
 import functools
+import time
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 
@@ -21,10 +27,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from modlib import data, masks, results, training
+from modlib import data, masks, profiles, results, training
 from modlib.models import mlp
-from modlib.profiles import check_int, check_range, settings_for
-from modlib.runtime import describe
+from modlib.profiles import check_choice, check_int, check_range, settings_for
+from modlib.runtime import describe, pick_device
 
 CHAPTER = "weight_masks"
 
@@ -120,16 +126,20 @@ def _batches(task: str, batch: int, seed: int, device, ops=data.OPS):
         yield x.to(device), y.to(device)
 
 
-@functools.lru_cache(maxsize=1)
 def train_network(task: str, s: MaskSettings, seed: int, device) -> nn.Module:
     """Train the FNN of ``task`` ("addmul" or "double") with Adam on fresh batches. The last network
-    trained is kept and returned again for the same arguments (the alpha sweep reuses seed 0's); do
-    not change its weights."""
+    trained is kept and returned again when only mask settings differ (the sweep reuses seed 0's);
+    do not change its weights."""
+    lr, steps = (s.double_lr, s.double_steps) if task == "double" else (s.lr, s.base_steps)
+    return _network(task, s.width, s.depth, s.batch, lr, steps, seed, device)
+
+
+@functools.lru_cache(maxsize=1)
+def _network(task: str, width: int, depth: int, batch: int, lr: float, steps: int, seed: int, device) -> nn.Module:
     torch.manual_seed(seed)
     n_in, n_out = (80, 40) if task == "double" else (42, 20)
-    model = mlp(n_in, [s.width] * s.depth, n_out).to(device)
-    lr, steps = (s.double_lr, s.double_steps) if task == "double" else (s.lr, s.base_steps)
-    training.adam(lambda x, y: digit_loss(model(x), y), model.parameters(), _batches(task, s.batch, 1000 + seed, device),
+    model = mlp(n_in, [width] * depth, n_out).to(device)
+    training.adam(lambda x, y: digit_loss(model(x), y), model.parameters(), _batches(task, batch, 1000 + seed, device),
                   steps=steps, lr=lr, desc=f"{task} network")
     return model.eval()
 
@@ -222,27 +232,28 @@ def addmul(s: MaskSettings, seed: int, device) -> tuple[dict, dict]:
     return {"layers": layers, "rows": list(ROWS), "ops": list(data.OPS)}, arrays
 
 
-def alpha_sweep(s: MaskSettings, seed: int, device) -> tuple[dict, dict]:
-    """The + and * masks of the network of ``seed``, retrained for each alpha in
-    ``metrics["sweep_alphas"]`` (``s.sweep_alphas`` and ``s.alpha``, sorted) for ``s.sweep_mask_steps``
-    steps: tables ``sweep_tables [A, 5, 2]`` and per-layer IoU ``sweep_iou [A, L]``."""
-    model = train_network("addmul", s, seed, device)
-    evals = _op_evals(s, seed, device)
-    alphas = sorted({*s.sweep_alphas, s.alpha})
-    tables, ious = [], []
-    for alpha in alphas:
-        sweep = _op_masks(model, s, seed, alpha, s.sweep_mask_steps, device, ("+", "*"))
-        tables.append(_specialization(model, sweep, evals))
-        ious.append(list(masks.iou(sweep["+"], sweep["*"]).values()))
-    return {"sweep_alphas": alphas}, {"sweep_tables": np.array(tables), "sweep_iou": np.array(ious)}
-
-
-def width_run(s: MaskSettings, seed: int, device) -> tuple[dict, dict]:
-    """Specialization table ``table [5, 2]`` of a network of width ``s.width`` (masks trained for
-    ``s.sweep_mask_steps`` steps): one point of the width sweep."""
+def sweep_point(s: MaskSettings, seed: int, device) -> tuple[dict, dict]:
+    """One point of the alpha or width sweep: the + and * masks, at ``s.alpha`` and trained for
+    ``s.sweep_mask_steps`` steps, of the network of width ``s.width`` and ``seed``. Returns the
+    specialization table ``table [5, 2]`` and per-layer IoU ``iou [L]`` of the two masks."""
     model = train_network("addmul", s, seed, device)
     op_masks = _op_masks(model, s, seed, s.alpha, s.sweep_mask_steps, device, ("+", "*"))
-    return {"width": s.width}, {"table": _specialization(model, op_masks, _op_evals(s, seed, device))}
+    return {"layers": list(op_masks["+"])}, {
+        "table": _specialization(model, op_masks, _op_evals(s, seed, device)),
+        "iou": np.array(list(masks.iou(op_masks["+"], op_masks["*"]).values())),
+    }
+
+
+def sweep(res: dict, s: MaskSettings, key: str) -> dict:
+    """The alpha sweep (``key="alpha"``) or the width sweep (``"width"``) of seed 0 from :func:`run`'s
+    results: ``{value: result}`` sorted by value, each result with ``table [5, 2]`` and ``iou [L]``.
+    The point at the main setting is ``addmul-seed0`` itself when the sweep trains its masks as long
+    as the main experiment (it would be the same computation); empty when the sweep was not run."""
+    check_choice("key", key, ("alpha", "width"))
+    points = {r.config[key]: r for r in res[key]}
+    if points and res["addmul"] and s.sweep_mask_steps == s.mask_steps:
+        points.setdefault(getattr(s, key), res["addmul"][0])
+    return dict(sorted(points.items()))
 
 
 # --- experiment 2: double addition (reuse) --------------------------------------------------------
@@ -332,21 +343,25 @@ _NETWORK = ("width", "depth", "batch", "samples", "mask_lr", "eval_n")
 USES = {
     "addmul": _NETWORK + ("lr", "base_steps", "alpha", "mask_steps"),
     "double": _NETWORK + ("double_lr", "double_steps", "alpha_double", "mask_steps"),
-    "sweep": _NETWORK + ("lr", "base_steps", "alpha", "sweep_alphas", "sweep_mask_steps"),
+    "alpha": _NETWORK + ("lr", "base_steps", "alpha", "sweep_mask_steps"),
     "width": _NETWORK + ("lr", "base_steps", "alpha", "sweep_mask_steps"),
     "cnn": ("batch", "samples", "lr", "cnn_steps", "cnn_mask_steps", "cnn_alpha", "cnn_mask_lr"),
 }
-EXPERIMENTS = {"addmul": addmul, "double": double, "sweep": alpha_sweep, "width": width_run, "cnn": class_removal}
+EXPERIMENTS = {"addmul": addmul, "double": double, "alpha": sweep_point, "width": sweep_point, "cnn": class_removal}
 
 
 def jobs(s: MaskSettings) -> list[tuple[str, str, int, MaskSettings]]:
     """The chapter's stored results at settings ``s``: ``(experiment, result name, seed, settings)``,
-    seed by seed (an interrupted run leaves whole seeds)."""
+    seed by seed (an interrupted run leaves whole seeds), the alpha sweep right after
+    ``addmul-seed0`` (whose network it reuses), the CNN and the width sweep last. Sweep points at
+    the main setting are left out when :func:`sweep` takes them from ``addmul-seed0``."""
+    same = s.sweep_mask_steps == s.mask_steps
+    alphas = [a for a in sorted({*s.sweep_alphas, s.alpha}) if not (same and a == s.alpha)] if s.sweep_alphas else []
+    widths = [w for w in s.sweep_widths if not (same and w == s.width)]
     out = [(e, f"{e}-seed{k}", k, s) for k in range(s.seeds) for e in ("addmul", "double")]
-    if s.sweep_alphas:  # right after addmul-seed0, whose network it reuses
-        out.insert(1, ("sweep", "sweep-seed0", 0, s))
+    out[1:1] = [("alpha", f"alpha{a:g}-seed0", 0, s.with_(alpha=a)) for a in alphas]
     out += [("cnn", "cnn-seed0", 0, s)]
-    out += [("width", f"width{w}-seed0", 0, s.with_(width=w)) for w in s.sweep_widths]
+    out += [("width", f"width{w}-seed0", 0, s.with_(width=w)) for w in widths]
     return out
 
 
@@ -355,17 +370,48 @@ def names(profile: str) -> list[str]:
     return [name for _, name, _, _ in jobs(settings(profile))]
 
 
+def _fetch(job, profile: str, device) -> results.Result:
+    experiment, name, seed, s = job
+    cfg = {**{k: getattr(s, k) for k in USES[experiment]}, "experiment": experiment, "seed": seed}
+    return results.fetch(CHAPTER, name, cfg, lambda: EXPERIMENTS[experiment](s, seed, device),
+                         profile=profile, device=describe(torch.device(device)))
+
+
 def run(profile: str, device, *, s: MaskSettings | None = None) -> dict[str, list[results.Result]]:
     """Load (or compute and store) every experiment of the chapter at ``profile``; returns
-    ``{"addmul": [per seed], "double": [per seed], "cnn": [one], "sweep": [one or none],
-    "width": [per width in s.sweep_widths]}``. Each result is stored on its own, so an interrupted
-    run loses at most the one in progress."""
-    s = s or settings(profile)
-    dev = describe(torch.device(device))
+    ``{"addmul": [per seed], "double": [per seed], "alpha": [per alpha], "width": [per width],
+    "cnn": [one]}`` (read the sweeps with :func:`sweep`). Each result is stored on its own, so an
+    interrupted run loses at most the one in progress."""
     out = {name: [] for name in EXPERIMENTS}
-    for experiment, name, seed, js in jobs(s):
-        cfg = {**{k: getattr(js, k) for k in USES[experiment]}, "experiment": experiment, "seed": seed}
-        fn = EXPERIMENTS[experiment]
-        out[experiment].append(results.fetch(CHAPTER, name, cfg, lambda: fn(js, seed, device),
-                                             profile=profile, device=dev))
+    for job in jobs(s or settings(profile)):
+        out[job[0]].append(_fetch(job, profile, device))
     return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m modlib.modularity --profile full [--stop-after SECONDS]``: compute and store the
+    chapter's results without the notebook, printing each one's wall time. ``--stop-after`` starts no
+    result after that many seconds, so that a machine with a per-command time limit can make the
+    full profile over several commands (each resumes where the last stopped)."""
+    parser = argparse.ArgumentParser(prog="python -m modlib.modularity", description=main.__doc__)
+    parser.add_argument("--profile", default=None, help="smoke, default or full (default: $MODLIB_PROFILE or default)")
+    parser.add_argument("--stop-after", type=float, default=None, metavar="SECONDS")
+    args = parser.parse_args(argv)
+    profile = profiles.resolve(args.profile)
+    if args.stop_after is not None and args.stop_after < 0:
+        parser.error(f"--stop-after={args.stop_after} is not valid; it must be >= 0 seconds")
+    device, start = pick_device(), time.perf_counter()
+    todo = jobs(settings(profile))
+    for k, job in enumerate(todo):
+        if args.stop_after is not None and time.perf_counter() - start > args.stop_after:
+            print(f"stopped after {time.perf_counter() - start:.0f} s: {len(todo) - k} of {len(todo)} results left")
+            return
+        began = time.perf_counter()
+        r = _fetch(job, profile, device)
+        print(f"{r.name:<18} {time.perf_counter() - began:8.1f} s now; computed in {r.meta['wall_time_s']:.1f} s "
+              f"on {r.meta['device']} ({r.meta['created']})", flush=True)
+    print(f"all {len(todo)} results of {CHAPTER} at profile {profile} are stored")
+
+
+if __name__ == "__main__":
+    main()

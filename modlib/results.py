@@ -51,9 +51,24 @@ class Result:
     @property
     def provenance(self) -> str:
         """One line for figure captions, e.g. ``"profile full · cpu (2 threads) · 100 seeds"``."""
-        seeds = self.meta.get("seeds")
-        n = seeds if isinstance(seeds, int) else len(seeds or [])
-        return f"profile {self.meta['profile']} · {self.meta['device']} · {n} seeds"
+        return provenance([self])
+
+
+def provenance(runs: list[Result]) -> str:
+    """One caption line for a figure drawn from ``runs`` (stored results): profile, device(s) and
+    seeds, e.g. ``"profile full · cuda (NVIDIA H100) · 5 seeds (0-4)"``. A result made for one seed
+    has ``"seed"`` in its config; otherwise ``meta["seeds"]`` is its number or list of seeds."""
+    if not runs:
+        raise ValueError("provenance() needs at least one result; got none")
+    profiles = " + ".join(sorted({r.meta["profile"] for r in runs}))
+    devices = " + ".join(sorted({r.meta["device"] for r in runs}))
+    if all("seed" in r.config for r in runs):
+        seeds = sorted({r.config["seed"] for r in runs})
+        what = f"seed {seeds[0]}" if len(seeds) == 1 else f"{len(seeds)} seeds ({seeds[0]}-{seeds[-1]})"
+    else:
+        counts = [r.meta.get("seeds") for r in runs]
+        what = f"{sum(c if isinstance(c, int) else len(c or []) for c in counts)} seeds"
+    return f"profile {profiles} · {devices} · {what}"
 
 
 def default_root() -> Path:

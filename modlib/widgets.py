@@ -50,14 +50,16 @@ def toy_explorer(sweep) -> w.VBox:
     return box
 
 
-def mask_explorer(result, layers: list[str]) -> w.VBox:
+def mask_explorer(points: dict, layers: list[str]) -> w.VBox:
     """An alpha selector (the specialization table at that alpha) and a layer selector (the + / *
     mask overlap at that layer across alphas) over the stored alpha sweep of the weight-mask chapter
-    (``result``: its ``sweep-seed0`` result)."""
-    from modlib import data, modularity
+    (``points``: ``{alpha: result}`` from :func:`modlib.modularity.sweep`)."""
+    from modlib import data, modularity, results
 
-    alphas = result.metrics["sweep_alphas"]
-    tables, ious = result.arrays["sweep_tables"], result.arrays["sweep_iou"]
+    alphas = list(points)
+    tables = np.stack([r.arrays["table"] for r in points.values()])  # [A, 5, 2]
+    ious = np.stack([r.arrays["iou"] for r in points.values()])  # [A, L]
+    provenance = results.provenance(list(points.values()))
     alpha = w.SelectionSlider(options=alphas, value=alphas[0], description="alpha")
     layer = w.Dropdown(options=[(f"layer {i + 1} ({n})", i) for i, n in enumerate(layers)], value=0,
                        description="layer")
@@ -79,7 +81,7 @@ def mask_explorer(result, layers: list[str]) -> w.VBox:
             axes[1].set(xscale="log", xlabel="alpha", ylabel="IoU of + and * masks", ylim=(0, 1),
                         title=layer.label)
             fig.tight_layout()
-            plots.stamp(fig, result.provenance)
+            plots.stamp(fig, provenance)
             plt.show()
 
     alpha.observe(redraw, names="value")

@@ -36,6 +36,16 @@ def test_fetch_computes_once_then_loads_with_provenance(store):
     assert again.provenance == "profile default · cpu (test) · 3 seeds"
 
 
+def test_provenance_of_per_seed_results_names_the_seeds(store):
+    runs = [results.fetch("chap", f"exp-seed{k}", {"seed": k}, Counter(), profile="default",
+                          device="cuda (test)")
+            for k in (2, 0, 1)]
+    assert runs[1].provenance == "profile default · cuda (test) · seed 0"
+    assert results.provenance(runs) == "profile default · cuda (test) · 3 seeds (0-2)"
+    with pytest.raises(ValueError, match="at least one"):
+        results.provenance([])
+
+
 def test_a_stale_config_is_recomputed_never_reused(store, capsys):
     compute = Counter()
     fetch(compute)
