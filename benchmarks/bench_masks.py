@@ -5,10 +5,12 @@
 Models: the paper's 2000x4 FNN on the addition/multiplication input (42 -> 2000 x4 -> 20, batch 128)
 and a small BERT built from a config (2 layers, hidden 128, batch 32, sequence 32). Plain training is
 Adam on the weights; mask training is Adam on Gumbel-sigmoid mask logits (`modlib.masks`) with 4 mask
-samples per batch (the batch split into 4 chunks); both run through `modlib.training.adam`, which on
-a GPU records the step as a CUDA graph and replays it (as the chapters train). The two run on
-separate copies of the model, in alternating blocks of `--block` steps, so that a change in the
-machine's load hits both alike. CPU always, CUDA too when present.
+samples per batch (the batch split into 4 chunks), computed in one forward pass per sample
+(`masks.sampled_loss`: any model) or in one batched pass for all four (`MaskSet.sampled_loss`: models
+that `torch.func.vmap` handles). All run through `modlib.training.adam`, which on a GPU records the
+step as a CUDA graph and replays it (as the chapters train), on separate copies of the model, in
+alternating blocks of `--block` steps, so that a change in the machine's load hits all alike. CPU
+always, CUDA too when present. The overhead is plain steps/s over the faster mask column.
 """
 
 from __future__ import annotations
@@ -58,28 +60,37 @@ def bert_case(device):
     return BertLogits(), ids.to(device), y.to(device), F.cross_entropy
 
 
-def measure(case, device, steps: int, block: int) -> tuple[float, float]:
-    """Steps per second of plain training and of mask training on ``case``, both through
-    :func:`modlib.training.adam` (on a GPU: the step recorded once as a CUDA graph and replayed, for
-    each block of ``block`` steps)."""
+def measure(case, device, steps: int, block: int) -> dict[str, float | None]:
+    """Steps per second of plain training and of mask training (per-sample passes, one batched pass)
+    on ``case``, all through :func:`modlib.training.adam` (on a GPU: the step recorded once as a CUDA
+    graph and replayed, for each block of ``block`` steps); ``None`` for a kind the model cannot run."""
     torch.manual_seed(0)
     model, x, y, loss_fn = case(device)
     model = model.to(device)
-    masked = copy.deepcopy(model)
-    ms = masks.attach(masked, "gumbel")
+    looped, batched = copy.deepcopy(model), copy.deepcopy(model)
+    ms_loop, ms_one = masks.attach(looped, "gumbel"), masks.attach(batched, "gumbel")
 
     def plain(n):
         training.adam(lambda xb, yb: loss_fn(model(xb), yb), model.parameters(), itertools.repeat((x, y)),
                       steps=n, lr=1e-3)
 
-    def mask(n):
-        training.adam(lambda xb, yb: masks.sampled_loss(masked, loss_fn, xb, yb, samples=4)
-                      + ms.regularizer() / len(xb), ms.parameters(), itertools.repeat((x, y)),
+    def mask_loop(n):
+        training.adam(lambda xb, yb: masks.sampled_loss(looped, loss_fn, xb, yb, samples=4)
+                      + ms_loop.regularizer() / len(xb), ms_loop.parameters(), itertools.repeat((x, y)),
                       steps=n, lr=1e-2, clip=1.0)
 
-    seconds = {plain: 0.0, mask: 0.0}
-    for run in seconds:  # warm-up (and, on a GPU, a first capture)
-        run(min(block, 10))
+    def mask_one_pass(n):
+        training.adam(lambda xb, yb: ms_one.sampled_loss(loss_fn, xb, yb, samples=4)
+                      + ms_one.regularizer() / len(xb), ms_one.parameters(), itertools.repeat((x, y)),
+                      steps=n, lr=1e-2, clip=1.0)
+
+    seconds = {}
+    for run in (plain, mask_loop, mask_one_pass):  # warm-up (and, on a GPU, a first capture)
+        try:
+            run(min(block, 10))
+            seconds[run] = 0.0
+        except RuntimeError as e:  # e.g. a model that vmap cannot batch, or that syncs with the CPU
+            print(f"  {run.__name__} on {describe(device)}: {str(e).splitlines()[0][:100]}", flush=True)
     for done in range(0, steps, block):
         for run in seconds:
             if device.type == "cuda":
@@ -89,7 +100,7 @@ def measure(case, device, steps: int, block: int) -> tuple[float, float]:
             if device.type == "cuda":
                 torch.cuda.synchronize()
             seconds[run] += time.perf_counter() - start
-    return steps / seconds[plain], steps / seconds[mask]
+    return {run.__name__: steps / seconds[run] if run in seconds else None for run in (plain, mask_loop, mask_one_pass)}
 
 
 def main() -> None:
@@ -105,19 +116,17 @@ def main() -> None:
         torch.set_num_threads(args.threads)
     devices = [torch.device("cpu")] + ([torch.device("cuda")] if torch.cuda.is_available() else [])
     print(f"timed steps of each kind: {args.steps} on the CPU, {args.gpu_steps} on a GPU; torch {torch.__version__}")
-    print(f"{'model':12s} {'device':32s} {'plain steps/s':>14s} {'mask steps/s':>13s} {'overhead':>9s}")
+    print(f"{'model':12s} {'device':32s} {'plain steps/s':>14s} {'mask, loop':>11s} {'mask, one pass':>15s} "
+          f"{'overhead':>9s}")
     for name, case in (("FNN 2000x4", fnn_case), ("BERT 2x128", bert_case)):
         for device in devices:
             gpu = device.type == "cuda"
-            try:
-                plain, masked = measure(case, device, args.gpu_steps if gpu else args.steps,
-                                        args.gpu_block if gpu else args.block)
-            except RuntimeError as e:  # e.g. a model that syncs with the CPU cannot be recorded
-                print(f"{name:12s} {describe(device):32s} failed: {str(e).splitlines()[0][:80]}", flush=True)
-                continue
-            print(f"{name:12s} {describe(device):32s} {plain:14.2f} {masked:13.2f} {plain / masked:8.2f}x",
-                  flush=True)
-
+            rates = measure(case, device, args.gpu_steps if gpu else args.steps, args.gpu_block if gpu else args.block)
+            cells = [f"{r:{w}.2f}" if r else f"{'n/a':>{w}s}"
+                     for r, w in zip(rates.values(), (14, 11, 15))]
+            masked = max((r for k, r in rates.items() if k != "plain" and r), default=None)
+            overhead = f"{rates['plain'] / masked:8.2f}x" if masked and rates["plain"] else f"{'n/a':>9s}"
+            print(f"{name:12s} {describe(device):32s} {' '.join(cells)} {overhead}", flush=True)
 
 if __name__ == "__main__":
     main()

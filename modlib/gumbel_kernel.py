@@ -3,8 +3,9 @@
 Training a mask over a wide layer is bound by memory traffic, not arithmetic: written as tensor
 operations, one mask sample costs a dozen passes over arrays of the weight's size (draw the noise,
 add, sigmoid, threshold, multiply, and as many again backwards). Here the forward pass is one pass
-(read weight and logits, write the masked weight) and the backward pass another (read the incoming
-gradient, weight and logits, write the logits' gradient). The noise is never stored: both passes
+(read weight and logits once, write the masked weight of each of the samples asked for) and the
+backward pass another (read the incoming gradient of each sample, weight and logits, write the
+logits' gradient summed over the samples). The noise is never stored: both passes
 draw it again from the same seed with Triton's counter-based generator, so a sample is defined by
 one ``int64`` seed on the GPU, which also keeps CUDA-graph replays drawing new samples.
 
@@ -22,31 +23,47 @@ BLOCK = 1024
 
 
 @triton.jit
-def _soft(logit_ptr, seed_ptr, offs, keep, inv_tau):
-    """The soft sample ``sigmoid((logit + logit(u)) / tau)`` at ``offs``, ``u`` drawn from the seed."""
-    u = tl.rand(tl.load(seed_ptr), offs)
+def _soft(logit, seed, offs, inv_tau):
+    """The soft sample ``sigmoid((logit + logit(u)) / tau)``, ``u`` the seed's uniform numbers at ``offs``."""
+    u = tl.rand(seed, offs)
     u = tl.minimum(tl.maximum(u, 1e-6), 1.0 - 1e-6)
-    logit = tl.load(logit_ptr + offs, mask=keep, other=0.0)
     return tl.sigmoid((logit + tl.log(u / (1.0 - u))) * inv_tau)
 
 
 @triton.jit
-def _forward(w_ptr, logit_ptr, seed_ptr, out_ptr, n, inv_tau, BLOCK: tl.constexpr):
+def _forward(w_ptr, logit_ptr, seed_ptr, out_ptr, n, inv_tau, SAMPLES: tl.constexpr, BLOCK: tl.constexpr):
+    """``out [SAMPLES, n]``: ``w [n]`` times each hard sample; weight and logits are read once."""
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     keep = offs < n
     w = tl.load(w_ptr + offs, mask=keep, other=0.0)
-    soft = _soft(logit_ptr, seed_ptr, offs, keep, inv_tau)
-    tl.store(out_ptr + offs, tl.where(soft > 0.5, w, 0.0), mask=keep)
+    logit = tl.load(logit_ptr + offs, mask=keep, other=0.0)
+    seed = tl.load(seed_ptr)
+    for s in tl.static_range(SAMPLES):
+        soft = _soft(logit, seed, s * n + offs, inv_tau)
+        tl.store(out_ptr + s * n + offs, tl.where(soft > 0.5, w, 0.0), mask=keep)
 
 
 @triton.jit
-def _backward(grad_ptr, w_ptr, logit_ptr, seed_ptr, out_ptr, n, inv_tau, BLOCK: tl.constexpr):
+def _backward(grad_ptr, w_ptr, logit_ptr, seed_ptr, grad_w_ptr, grad_logit_ptr, n, inv_tau,
+              SAMPLES: tl.constexpr, WEIGHT: tl.constexpr, LOGIT: tl.constexpr, BLOCK: tl.constexpr):
+    """From ``grad [SAMPLES, n]``: the weight's gradient (the incoming one through each hard sample)
+    and the logits' (through each soft sample), both summed over the samples."""
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     keep = offs < n
-    g = tl.load(grad_ptr + offs, mask=keep, other=0.0)
     w = tl.load(w_ptr + offs, mask=keep, other=0.0)
-    soft = _soft(logit_ptr, seed_ptr, offs, keep, inv_tau)
-    tl.store(out_ptr + offs, g * w * soft * (1.0 - soft) * inv_tau, mask=keep)
+    logit = tl.load(logit_ptr + offs, mask=keep, other=0.0)
+    seed = tl.load(seed_ptr)
+    grad_w = tl.zeros([BLOCK], dtype=tl.float32)
+    grad_soft = tl.zeros([BLOCK], dtype=tl.float32)
+    for s in tl.static_range(SAMPLES):
+        g = tl.load(grad_ptr + s * n + offs, mask=keep, other=0.0)
+        soft = _soft(logit, seed, s * n + offs, inv_tau)
+        grad_w += tl.where(soft > 0.5, g, 0.0)
+        grad_soft += g * soft * (1.0 - soft)
+    if WEIGHT:
+        tl.store(grad_w_ptr + offs, grad_w, mask=keep)
+    if LOGIT:
+        tl.store(grad_logit_ptr + offs, grad_soft * w * inv_tau, mask=keep)
 
 
 @triton.jit
@@ -62,33 +79,37 @@ def _grid(n: int) -> tuple[int]:
 
 class _GumbelWeight(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, weight, logit, seed, tau):
+    def forward(ctx, weight, logit, seed, tau, samples):
         weight, logit = weight.contiguous(), logit.contiguous()
-        out = torch.empty_like(weight)
-        _forward[_grid(weight.numel())](weight, logit, seed, out, weight.numel(), 1.0 / tau, BLOCK=BLOCK)
+        n = weight.numel()
+        out = torch.empty((samples, *weight.shape), dtype=weight.dtype, device=weight.device)
+        _forward[_grid(n)](weight, logit, seed, out, n, 1.0 / tau, SAMPLES=samples, BLOCK=BLOCK)
         ctx.save_for_backward(weight, logit, seed)
-        ctx.inv_tau = 1.0 / tau
+        ctx.inv_tau, ctx.samples = 1.0 / tau, samples
         return out
 
     @staticmethod
     def backward(ctx, grad):
         weight, logit, seed = ctx.saved_tensors
-        grad, n = grad.contiguous(), weight.numel()
-        grad_weight = grad_logit = None
-        if ctx.needs_input_grad[0]:  # the weight's gradient is the incoming one, masked
-            grad_weight = torch.empty_like(weight)
-            _forward[_grid(n)](grad, logit, seed, grad_weight, n, ctx.inv_tau, BLOCK=BLOCK)
-        if ctx.needs_input_grad[1]:
-            grad_logit = torch.empty_like(logit)
-            _backward[_grid(n)](grad, weight, logit, seed, grad_logit, n, ctx.inv_tau, BLOCK=BLOCK)
-        return grad_weight, grad_logit, None, None
+        want_w, want_logit = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
+        grad_w = torch.empty_like(weight) if want_w else None
+        grad_logit = torch.empty_like(logit) if want_logit else None
+        if want_w or want_logit:
+            n = weight.numel()
+            unused = weight  # stands in for an output that is not asked for (never written)
+            _backward[_grid(n)](grad.contiguous(), weight, logit, seed, unused if grad_w is None else grad_w,
+                                unused if grad_logit is None else grad_logit, n, ctx.inv_tau,
+                                SAMPLES=ctx.samples, WEIGHT=want_w, LOGIT=want_logit, BLOCK=BLOCK)
+        return grad_w, grad_logit, None, None, None
 
 
-def gumbel_weight(weight: torch.Tensor, logit: torch.Tensor, seed: torch.Tensor, tau: float) -> torch.Tensor:
-    """``weight`` times a hard Gumbel-sigmoid sample of the mask with logits ``logit`` (both float32
-    ``[*shape]`` on one GPU), straight-through gradient to ``logit``; ``seed`` (``int64 [1]`` on that
-    GPU) decides the sample."""
-    return _GumbelWeight.apply(weight, logit, seed, tau)
+def gumbel_weight(weight: torch.Tensor, logit: torch.Tensor, seed: torch.Tensor, tau: float,
+                  samples: int | None = None) -> torch.Tensor:
+    """``weight`` times hard Gumbel-sigmoid samples of the mask with logits ``logit`` (both float32
+    ``[*shape]`` on one GPU), straight-through gradient to ``logit``: one sample ``[*shape]``, or
+    ``samples`` of them ``[samples, *shape]``. ``seed`` (``int64 [1]`` on that GPU) decides them."""
+    out = _GumbelWeight.apply(weight, logit, seed, tau, samples or 1)
+    return out if samples else out[0]
 
 
 def new_seed(device: torch.device) -> torch.Tensor:
@@ -98,7 +119,8 @@ def new_seed(device: torch.device) -> torch.Tensor:
 
 
 def uniform(seed: torch.Tensor, shape) -> torch.Tensor:
-    """The uniform numbers ``[*shape]`` (clamped to [1e-6, 1 - 1e-6]) behind the sample of ``seed``."""
+    """The uniform numbers ``[*shape]`` (clamped to [1e-6, 1 - 1e-6]) behind the sample of ``seed``;
+    with ``shape = [samples, *weight shape]``, those of each of ``samples`` samples."""
     out = torch.empty(shape, device=seed.device)
     _uniform[_grid(out.numel())](seed, out, out.numel(), BLOCK=BLOCK)
     return out

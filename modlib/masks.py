@@ -28,6 +28,9 @@ run one forward pass per chunk, as :func:`sampled_loss` does::
     opt = torch.optim.Adam(ms.parameters(), lr=1e-2)
     loss = masks.sampled_loss(model, F.cross_entropy, x, y, samples=4) + ms.regularizer() / len(x)
 
+``ms.sampled_loss(F.cross_entropy, x, y, samples=4)`` computes the same in one batched pass, for
+models that :func:`torch.func.vmap` handles (MLPs, CNNs).
+
 Modes (``ms.mode = ...`` or ``with ms.use(mode, seed):``): ``"train"`` (sampled or soft mask),
 ``"hard"`` (the final binary mask), ``"complement"`` (the removed weights only: the ablation),
 ``"off"`` (the original model) and two controls: ``"random"`` (per tensor as many kept weights as the
@@ -90,6 +93,7 @@ class _Mask(nn.Module):
         self.register_buffer("fixed", None, persistent=False)  # bool mask from MaskSet.set_masks
         self.register_buffer("sample", None, persistent=False)  # the current Gumbel sample's noise
         self.register_buffer("control", None, persistent=False)  # random mask or fresh weights
+        self.given = None  # the masked weight to use in this pass, set by MaskSet.sampled_loss
 
     def hard(self) -> torch.Tensor:
         """The final binary mask, bool ``[*shape]``."""
@@ -97,21 +101,24 @@ class _Mask(nn.Module):
             return self.fixed
         return self.score >= 0 if self.owner.estimator == "gumbel" else self.score > 0
 
-    def train_mask(self, weight: torch.Tensor) -> torch.Tensor:
-        """``weight`` times the training mask ``[*shape]``: a hard Gumbel sample with a soft gradient,
-        or the soft mask."""
+    def train_mask(self, weight: torch.Tensor, samples: int | None = None) -> torch.Tensor:
+        """``weight`` times the training mask: a hard Gumbel sample with a soft gradient (``[*shape]``),
+        or ``samples`` independent ones (``[samples, *shape]``); or the soft mask (sparsify)."""
         if self.owner.estimator == "sparsify":
-            return weight * torch.sigmoid(self.owner.beta * self.score)
-        tau = self.owner.settings["tau"]
+            out = weight * torch.sigmoid(self.owner.beta * self.score)
+            return out if samples is None else out.expand(samples, *out.shape)
+        tau, shape = self.owner.settings["tau"], (samples, *weight.shape) if samples else weight.shape
         if _fused(weight):  # the sample is a seed: the kernel draws the noise itself
             if self.sample is None:
                 self.sample = gumbel_kernel.new_seed(weight.device)
-            return gumbel_kernel.gumbel_weight(weight, self.score, self.sample, tau)
+            return gumbel_kernel.gumbel_weight(weight, self.score, self.sample, tau, samples)
         if self.sample is None:
-            self.sample = torch.rand_like(self.score)  # u ~ U(0, 1)
+            self.sample = torch.rand(shape, dtype=self.score.dtype, device=self.score.device)  # u ~ U(0, 1)
         return gumbel_weight(weight, self.score, self.sample, tau)
 
     def forward(self, weight: torch.Tensor) -> torch.Tensor:
+        if self.given is not None:
+            return self.given
         mode = self.owner.mode
         if mode == "off":
             return weight
@@ -210,6 +217,34 @@ class MaskSet:
         if self.estimator == "gumbel":
             return self.settings["alpha"] * sum(s.sum() for s in scores)
         return self.settings["lam"] * sum(torch.sigmoid(self.beta * s).sum() for s in scores)
+
+    def sampled_loss(self, loss_fn: Callable, x: torch.Tensor, y: torch.Tensor, samples: int = 4) -> torch.Tensor:
+        """What :func:`sampled_loss` computes, in one pass instead of ``samples``: ``x [N, ...]`` and
+        ``y [N, ...]`` are split into ``samples`` equal chunks, every mask draws ``samples`` samples
+        at once, and :func:`torch.func.vmap` runs each chunk under its own. Larger, fewer kernels
+        (on a GPU the fused kernel reads each weight once for all samples); it needs a model that
+        ``vmap`` can batch (linear and convolutional layers can; use :func:`sampled_loss` for any
+        other). Outside ``"train"`` mode the masks are fixed and this is :func:`sampled_loss`."""
+        check_int("samples", samples, 1)
+        if len(x) % samples or len(y) != len(x):
+            raise ValueError(f"a batch of {len(x)} inputs and {len(y)} targets does not split into "
+                             f"samples={samples} equal chunks")
+        if self._mode != "train":
+            return sampled_loss(self.model, loss_fn, x, y, samples)
+        self.resample()
+        weights = {name: m.train_mask(self.original(name), samples) for name, m in self._masks.items()}
+
+        def chunk_loss(w, xc, yc):  # under vmap: one chunk and each mask's sample for it
+            for name, m in self._masks.items():
+                m.given = w[name]
+            try:
+                return loss_fn(self.model(xc), yc)
+            finally:
+                for m in self._masks.values():
+                    m.given = None
+
+        chunks = [t.reshape(samples, len(t) // samples, *t.shape[1:]) for t in (x, y)]
+        return torch.func.vmap(chunk_loss, randomness="different")(weights, *chunks).mean()  # own dropout per chunk
 
     def anneal(self) -> float:
         """Sparsify, once per epoch: ``beta *= beta_growth``, capped at ``beta_max``. Returns ``beta``."""

@@ -151,8 +151,14 @@ def train_mask(model: nn.Module, stream, loss_fn, steps: int, alpha: float, s: M
     Returns the hard mask (logit >= 0)."""
     ms = masks.attach(model, estimator="gumbel", alpha=alpha)
     ms.mode = "train"
+    # On a GPU all samples go through one batched pass, where the fused kernel reads each weight once
+    # for all of them; on a CPU this chapter's FNNs train faster with one pass per sample
+    # (benchmarks/bench_masks.py compares the two).
+    one_pass = ms.parameters()[0].is_cuda
 
     def loss(x, y):
+        if one_pass:
+            return ms.sampled_loss(loss_fn, x, y, samples=s.samples) + ms.regularizer() / len(x)
         return masks.sampled_loss(model, loss_fn, x, y, samples=s.samples) + ms.regularizer() / len(x)
 
     training.adam(loss, ms.parameters(), stream, steps=steps, lr=lr or s.mask_lr, clip=1.0, desc=desc)

@@ -113,7 +113,7 @@ def adam(loss_fn: LossFn, params: Sequence[torch.Tensor], batches: Iterator, *, 
     _check(steps, lr)
     params = list(params)
     graph = params[0].is_cuda if graph is None else graph
-    opt = torch.optim.Adam(params, lr=lr, capturable=graph)
+    opt = torch.optim.Adam(params, lr=lr, capturable=graph, fused=True)
 
     def step(x, y):
         loss_fn(x, y).backward()

@@ -1,4 +1,5 @@
 import copy
+import os
 
 import pytest
 import torch
@@ -178,6 +179,40 @@ def test_one_gumbel_sample_per_forward_pass_and_sampled_loss_weights_the_chunks(
         masks.sampled_loss(model, F.mse_loss, x, y, 0)
 
 
+@pytest.mark.parametrize("kind", ["mlp", "cnn"])
+def test_one_pass_sampled_loss_equals_the_loop_with_the_same_samples(kind, monkeypatch):
+    model = mlp() if kind == "mlp" else cnn()
+    ms = masks.attach(model, "gumbel", init=0.5)
+    x = torch.randn(64, 6) if kind == "mlp" else torch.randn(64, 1, 8, 8)
+    y = torch.randint(3, (64,))
+    drawn, rand = [], torch.rand
+
+    def record(*args, **kwargs):  # the noise the one-pass loss draws: one [4, *shape] tensor per mask
+        drawn.append(rand(*args, **kwargs))
+        return drawn[-1]
+
+    monkeypatch.setattr(torch, "rand", record)
+    one_pass = ms.sampled_loss(F.cross_entropy, x, y, samples=4)
+    one_pass.backward()
+    grads = [p.grad.clone() for p in ms.parameters()]
+    assert [tuple(u.shape) for u in drawn] == [(4, *p.shape) for p in ms.parameters()]
+    for p in ms.parameters():
+        p.grad = None
+    replay = [u[s] for s in range(4) for u in drawn]  # the loop draws per pass, layer by layer
+    monkeypatch.setattr(torch, "rand", lambda *args, **kwargs: replay.pop(0))
+    loop = masks.sampled_loss(model, F.cross_entropy, x, y, samples=4)
+    loop.backward()
+    torch.testing.assert_close(one_pass, loop)
+    for a, p in zip(grads, ms.parameters()):
+        torch.testing.assert_close(a, p.grad)
+    assert all(p.grad is None for p in model.parameters() if p not in set(ms.parameters()))
+    monkeypatch.setattr(torch, "rand", rand)
+    with ms.use("off"):  # fixed masks: the plain loss
+        torch.testing.assert_close(ms.sampled_loss(F.cross_entropy, x, y, 4), F.cross_entropy(model(x), y))
+    with pytest.raises(ValueError, match="batch of 64 inputs .* samples=5"):
+        ms.sampled_loss(F.cross_entropy, x, y, 5)
+
+
 def test_continuous_sparsification_soft_mask_schedule_and_regularizer():
     model = mlp()
     ms = masks.attach(model, "sparsify", init=0.05, lam=1e-3)
@@ -307,34 +342,46 @@ def test_bad_use_fails_clearly():
 
 needs_gpu_kernel = pytest.mark.skipif(not torch.cuda.is_available() or masks.gumbel_kernel is None,
                                       reason="needs a GPU and Triton")
+# The kernel's own test also runs on the CPU under Triton's interpreter (TRITON_INTERPRET=1 with
+# triton installed), which checks its logic where there is no GPU.
+KERNEL_DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+needs_kernel = pytest.mark.skipif(
+    masks.gumbel_kernel is None or not (torch.cuda.is_available() or os.environ.get("TRITON_INTERPRET") == "1"),
+    reason="needs Triton and a GPU (or TRITON_INTERPRET=1)")
 
 
-@needs_gpu_kernel
-def test_fused_gpu_kernel_computes_the_tensor_formula():
+@needs_kernel
+@pytest.mark.parametrize("samples", [None, 3])
+def test_fused_kernel_computes_the_tensor_formula(samples):
     kernel = masks.gumbel_kernel
     torch.manual_seed(0)
-    w = torch.randn(257, 300, device="cuda", requires_grad=True)
-    logit = (2 * torch.randn(257, 300, device="cuda")).requires_grad_()
-    g, seed = torch.randn_like(w), kernel.new_seed(w.device)
+    w = torch.randn(257, 300, device=KERNEL_DEVICE, requires_grad=True)
+    logit = (2 * torch.randn(257, 300, device=KERNEL_DEVICE)).requires_grad_()
+    shape = (samples, *w.shape) if samples else w.shape
+    g, seed = torch.randn(shape, device=KERNEL_DEVICE), kernel.new_seed(w.device)
     for tau in (1.0, 0.5):
-        fused = kernel.gumbel_weight(w, logit, seed, tau)
+        fused = kernel.gumbel_weight(w, logit, seed, tau, samples)
         (fused * g).sum().backward()
         fused_grads = w.grad.clone(), logit.grad.clone()
         w.grad = logit.grad = None
-        ref = masks.gumbel_weight(w, logit, kernel.uniform(seed, w.shape), tau)
+        ref = masks.gumbel_weight(w, logit, kernel.uniform(seed, shape), tau)  # [samples, *shape] by broadcasting
         (ref * g).sum().backward()
+        assert fused.shape == shape
         assert (fused != ref).float().mean() < 1e-4  # differs at most where the sample sits on 0.5
-        assert torch.allclose(fused_grads[0], w.grad, atol=1e-6)
+        assert torch.allclose(fused_grads[0], w.grad, atol=1e-5)
         assert torch.allclose(fused_grads[1], logit.grad, atol=1e-5, rtol=1e-4)
         w.grad = logit.grad = None
-    assert not torch.equal(fused, kernel.gumbel_weight(w, logit, kernel.new_seed(w.device), 0.5))
-    ones = torch.ones(1000, 1000, device="cuda")
+    assert not torch.equal(fused, kernel.gumbel_weight(w, logit, kernel.new_seed(w.device), 0.5, samples))
+    if samples:
+        assert not torch.equal(fused[0], fused[1])  # the samples differ
+    ones = torch.ones(1000, 1000, device=KERNEL_DEVICE)
     kept = kernel.gumbel_weight(ones, ones, seed, 1.0).mean()  # logit 1: kept with probability sigmoid(1)
     assert abs(float(kept) - torch.sigmoid(torch.tensor(1.0)).item()) < 0.005
 
 
 @needs_gpu_kernel
-def test_mask_training_on_gpu_with_graph_replay_keeps_the_weights():
+@pytest.mark.parametrize("one_pass", [False, True])
+def test_mask_training_on_gpu_with_graph_replay_keeps_the_weights(one_pass):
     from modlib.training import adam
 
     model = mlp().cuda()
@@ -342,7 +389,8 @@ def test_mask_training_on_gpu_with_graph_replay_keeps_the_weights():
     ms = masks.attach(model, "gumbel")
     g = torch.Generator().manual_seed(0)
     data = [(torch.randn(64, 6, generator=g).cuda(), torch.randint(3, (64,), generator=g).cuda()) for _ in range(8)]
-    adam(lambda x, y: masks.sampled_loss(model, F.cross_entropy, x, y) + ms.regularizer() / len(x),
+    sampled = ms.sampled_loss if one_pass else lambda *a: masks.sampled_loss(model, *a)
+    adam(lambda x, y: sampled(F.cross_entropy, x, y) + ms.regularizer() / len(x),
          ms.parameters(), iter(data), steps=8, lr=1e-2, clip=1.0)
     assert all((p != 2.0).any() for p in ms.parameters())
     samples = []
