@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import os
 from typing import Callable, Iterator, Sequence
 
 import torch
@@ -28,6 +29,13 @@ from modlib.profiles import check_int, check_range
 Batches = Callable[[int], tuple[torch.Tensor, torch.Tensor]]
 LossFn = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 Params = dict[str, torch.Tensor]
+
+
+def bar(iterable, desc: str, show: bool = True) -> tqdm:
+    """A progress bar over ``iterable``, hidden when ``show`` is false or ``$TQDM_DISABLE`` is set
+    (the book build sets it; tqdm's notebook bars do not read it themselves)."""
+    quiet = os.environ.get("TQDM_DISABLE", "") not in ("", "0")
+    return tqdm(iterable, desc=desc, disable=quiet or not show, mininterval=2.0)
 
 
 def stack(models: Sequence[nn.Module]) -> tuple[nn.Module, Params]:
@@ -73,7 +81,7 @@ def train_seeds(template: nn.Module, params: Params, batches: Batches, loss_fn: 
     if on_step:
         with torch.no_grad():
             on_step(0, params)
-    for t in tqdm(range(1, steps + 1), desc=desc, disable=not progress, mininterval=2.0):
+    for t in bar(range(1, steps + 1), desc, show=progress):
         x, y = batches(t - 1)
         leaves = {k: v.requires_grad_(True) for k, v in params.items()}
         total = member_loss(forward(template, leaves, x), y).sum()
@@ -91,7 +99,7 @@ def train_separately(models: Sequence[nn.Module], batches: Batches, loss_fn: Los
     ``torch.optim.SGD``. Trains the given modules in place and returns them."""
     _check(steps, lr)
     data = [batches(t) for t in range(steps)]
-    for m, model in enumerate(tqdm(models, desc=desc, disable=not progress)):
+    for m, model in enumerate(bar(models, desc, show=progress)):
         opt = torch.optim.SGD(model.parameters(), lr=lr)
         for x, y in data:
             opt.zero_grad()
@@ -121,7 +129,7 @@ def adam(loss_fn: LossFn, params: Sequence[torch.Tensor], batches: Iterator, *, 
             torch.nn.utils.clip_grad_norm_(params, clip)
         opt.step()
 
-    progress = tqdm(range(steps), desc=desc, mininterval=2.0)
+    progress = bar(range(steps), desc)
     warmup = 3 if graph else steps  # eager steps (on a side stream before a capture, as CUDA requires)
     stream = torch.cuda.Stream() if graph else None
     with torch.cuda.stream(stream) if graph else contextlib.nullcontext():

@@ -45,6 +45,12 @@ def test_book_has_its_pages():
         assert (HTML / f"{page}.html").exists(), page
 
 
+def test_pages_show_no_progress_bars():
+    for page in ("redundant_input_toy", "weight_masks"):  # the build sets TQDM_DISABLE
+        html = (HTML / "notebooks" / f"{page}.html").read_text()
+        assert not re.search(r"\d(it/s|s/it)\]", html), f"{page} shows a progress bar"
+
+
 def test_toy_page_has_figures_launch_buttons_and_provenance(toy_html):
     figures = re.findall(r'<img[^>]+src="[^"]*\.png"', toy_html)
     assert len(figures) >= 10, f"only {len(figures)} figures"
