@@ -23,8 +23,8 @@ def load(chapter: str, pattern: str) -> list[tuple[dict, dict]]:
     missing = [n for n in modularity.names("full") if not (FULL / chapter / f"{n}.json").exists()]
     if chapter == modularity.CHAPTER and missing:
         pytest.skip(f"{len(missing)} of the chapter's full-profile results are not stored yet "
-                    f"({', '.join(missing)}); make them with `make batch PROFILE=full "
-                    f"NOTEBOOKS=notebooks/{chapter}.ipynb` (on a GPU)")
+                    f"({', '.join(missing)}); make them with `python -m modlib.modularity --profile full` "
+                    f"(on a GPU; it resumes where it stopped)")
     if not out:
         pytest.skip(f"no full-profile results for {chapter} are stored yet; make them with "
                     f"`make batch PROFILE=full NOTEBOOKS=notebooks/{chapter}.ipynb` (on a GPU)")
