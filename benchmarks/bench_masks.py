@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import functools
 import itertools
 import os
 import time
@@ -74,33 +75,31 @@ def measure(case, device, steps: int, block: int) -> dict[str, float | None]:
         training.adam(lambda xb, yb: loss_fn(model(xb), yb), model.parameters(), itertools.repeat((x, y)),
                       steps=n, lr=1e-3)
 
-    def mask_loop(n):
-        training.adam(lambda xb, yb: masks.sampled_loss(looped, loss_fn, xb, yb, samples=4)
-                      + ms_loop.regularizer() / len(xb), ms_loop.parameters(), itertools.repeat((x, y)),
-                      steps=n, lr=1e-2, clip=1.0)
+    def masked(ms, sampled):  # mask training with one of the two sampled losses
+        def run(n):
+            training.adam(lambda xb, yb: sampled(loss_fn, xb, yb, samples=4) + ms.regularizer() / len(xb),
+                          ms.parameters(), itertools.repeat((x, y)), steps=n, lr=1e-2, clip=1.0)
+        return run
 
-    def mask_one_pass(n):
-        training.adam(lambda xb, yb: ms_one.sampled_loss(loss_fn, xb, yb, samples=4)
-                      + ms_one.regularizer() / len(xb), ms_one.parameters(), itertools.repeat((x, y)),
-                      steps=n, lr=1e-2, clip=1.0)
-
+    kinds = {"plain": plain, "mask_loop": masked(ms_loop, functools.partial(masks.sampled_loss, looped)),
+             "mask_one_pass": masked(ms_one, ms_one.sampled_loss)}
     seconds = {}
-    for run in (plain, mask_loop, mask_one_pass):  # warm-up (and, on a GPU, a first capture)
+    for kind, run in kinds.items():  # warm-up (and, on a GPU, a first capture)
         try:
             run(min(block, 10))
-            seconds[run] = 0.0
+            seconds[kind] = 0.0
         except RuntimeError as e:  # e.g. a model that vmap cannot batch, or that syncs with the CPU
-            print(f"  {run.__name__} on {describe(device)}: {str(e).splitlines()[0][:100]}", flush=True)
+            print(f"  {kind} on {describe(device)}: {str(e).splitlines()[0][:100]}", flush=True)
     for done in range(0, steps, block):
-        for run in seconds:
+        for kind in seconds:
             if device.type == "cuda":
                 torch.cuda.synchronize()
             start = time.perf_counter()
-            run(min(block, steps - done))
+            kinds[kind](min(block, steps - done))
             if device.type == "cuda":
                 torch.cuda.synchronize()
-            seconds[run] += time.perf_counter() - start
-    return {run.__name__: steps / seconds[run] if run in seconds else None for run in (plain, mask_loop, mask_one_pass)}
+            seconds[kind] += time.perf_counter() - start
+    return {kind: steps / seconds[kind] if kind in seconds else None for kind in kinds}
 
 
 def main() -> None:
@@ -127,6 +126,7 @@ def main() -> None:
             masked = max((r for k, r in rates.items() if k != "plain" and r), default=None)
             overhead = f"{rates['plain'] / masked:8.2f}x" if masked and rates["plain"] else f"{'n/a':>9s}"
             print(f"{name:12s} {describe(device):32s} {' '.join(cells)} {overhead}", flush=True)
+
 
 if __name__ == "__main__":
     main()

@@ -154,12 +154,10 @@ def train_mask(model: nn.Module, stream, loss_fn, steps: int, alpha: float, s: M
     # On a GPU all samples go through one batched pass, where the fused kernel reads each weight once
     # for all of them; on a CPU this chapter's FNNs train faster with one pass per sample
     # (benchmarks/bench_masks.py compares the two).
-    one_pass = ms.parameters()[0].is_cuda
+    sampled = ms.sampled_loss if ms.parameters()[0].is_cuda else functools.partial(masks.sampled_loss, model)
 
     def loss(x, y):
-        if one_pass:
-            return ms.sampled_loss(loss_fn, x, y, samples=s.samples) + ms.regularizer() / len(x)
-        return masks.sampled_loss(model, loss_fn, x, y, samples=s.samples) + ms.regularizer() / len(x)
+        return sampled(loss_fn, x, y, samples=s.samples) + ms.regularizer() / len(x)
 
     training.adam(loss, ms.parameters(), stream, steps=steps, lr=lr or s.mask_lr, clip=1.0, desc=desc)
     hard = ms.hard_masks()
@@ -257,9 +255,20 @@ def sweep(res: dict, s: MaskSettings, key: str) -> dict:
     as the main experiment (it would be the same computation); empty when the sweep was not run."""
     check_choice("key", key, ("alpha", "width"))
     points = {r.config[key]: r for r in res[key]}
-    if points and res["addmul"] and s.sweep_mask_steps == s.mask_steps:
+    if points and res["addmul"] and _main_point_is_addmul(s):
         points.setdefault(getattr(s, key), res["addmul"][0])
     return dict(sorted(points.items()))
+
+
+def sweep_arrays(points: dict) -> tuple[list, np.ndarray, np.ndarray]:
+    """A sweep from :func:`sweep` as arrays: ``(values, tables [P, 5, 2], iou [P, L])``."""
+    runs = list(points.values())
+    return list(points), np.stack([r.arrays["table"] for r in runs]), np.stack([r.arrays["iou"] for r in runs])
+
+
+def _main_point_is_addmul(s: MaskSettings) -> bool:
+    """Whether a sweep's point at the main alpha or width is ``addmul-seed0`` (its masks train as long)."""
+    return s.sweep_mask_steps == s.mask_steps
 
 
 # --- experiment 2: double addition (reuse) --------------------------------------------------------
@@ -361,7 +370,7 @@ def jobs(s: MaskSettings) -> list[tuple[str, str, int, MaskSettings]]:
     seed by seed (an interrupted run leaves whole seeds), the alpha sweep right after
     ``addmul-seed0`` (whose network it reuses), the CNN and the width sweep last. Sweep points at
     the main setting are left out when :func:`sweep` takes them from ``addmul-seed0``."""
-    same = s.sweep_mask_steps == s.mask_steps
+    same = _main_point_is_addmul(s)
     alphas = [a for a in sorted({*s.sweep_alphas, s.alpha}) if not (same and a == s.alpha)] if s.sweep_alphas else []
     widths = [w for w in s.sweep_widths if not (same and w == s.width)]
     out = [(e, f"{e}-seed{k}", k, s) for k in range(s.seeds) for e in ("addmul", "double")]

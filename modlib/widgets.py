@@ -56,9 +56,7 @@ def mask_explorer(points: dict, layers: list[str]) -> w.VBox:
     (``points``: ``{alpha: result}`` from :func:`modlib.modularity.sweep`)."""
     from modlib import data, modularity, results
 
-    alphas = list(points)
-    tables = np.stack([r.arrays["table"] for r in points.values()])  # [A, 5, 2]
-    ious = np.stack([r.arrays["iou"] for r in points.values()])  # [A, L]
+    alphas, tables, ious = modularity.sweep_arrays(points)  # [A], [A, 5, 2], [A, L]
     provenance = results.provenance(list(points.values()))
     alpha = w.SelectionSlider(options=alphas, value=alphas[0], description="alpha")
     layer = w.Dropdown(options=[(f"layer {i + 1} ({n})", i) for i, n in enumerate(layers)], value=0,
