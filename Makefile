@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 export PATH := $(abspath $(BIN)):$(PATH)
 export HF_HUB_OFFLINE := 1
 
-.PHONY: setup book test unit notebooks book-check browser batch bench clean
+.PHONY: setup book test unit notebooks book-check browser batch bench compat clean
 
 setup: $(STAMP)
 
@@ -42,6 +42,23 @@ batch: setup
 
 bench: setup
 	$(BIN)/python benchmarks/bench.py
+
+# One corner of the supported versions (README, "Supported versions") in a venv of its own: the unit
+# tests and every notebook at the smoke profile. For example
+#   make compat PY=python3.12 TORCH="torch==2.11.*" TRANSFORMERS="transformers==5.17.*"
+# PyPI's torch for Linux is a CUDA build of several GB; it runs on a CPU too.
+PY ?= $(PYTHON)
+TRANSFORMERS ?= transformers==5.23.*
+COMPAT := .venv-compat
+compat:
+	rm -rf $(COMPAT)
+	$(PY) -m venv $(COMPAT)
+	$(COMPAT)/bin/python -m pip install -q "$(TORCH)" "$(TRANSFORMERS)" -r requirements.txt
+	$(COMPAT)/bin/python -c "import sys, torch, transformers; print('compat: Python', sys.version.split()[0], \
+	    '| torch', torch.__version__, '| transformers', transformers.__version__)"
+	$(COMPAT)/bin/python -m pytest -q tests -m "not book"
+	MODLIB_PROFILE=smoke MODLIB_RESULTS=$(abspath $(COMPAT))/results $(COMPAT)/bin/python -m pytest -q \
+	    --nbval-lax --nbval-current-env --nbval-cell-timeout=300 notebooks
 
 clean:
 	rm -rf _build notebooks/results/smoke notebooks/results/default
