@@ -327,6 +327,15 @@ def confusion(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> np.ndarray:
     return (m / m.sum(1, keepdim=True).clamp_min(1)).numpy()
 
 
+def removal_accuracy(confusion: np.ndarray) -> dict[str, np.ndarray]:
+    """From :func:`class_removal`'s ``confusion [11, 10, 10]``, per class c ``[10]``: ``own``, the
+    accuracy on c with c's mask applied; ``others``, the mean accuracy on the other classes then;
+    ``plain``, the plain CNN's accuracy on c."""
+    diag = np.stack([np.diag(m) for m in confusion])  # [11, 10]
+    removed = diag[1:]
+    return {"own": np.diag(removed).copy(), "others": (removed.sum(1) - np.diag(removed)) / 9, "plain": diag[0]}
+
+
 def class_removal(s: MaskSettings, seed: int, device) -> tuple[dict, dict]:
     """``confusion [11, 10, 10]``: the plain CNN, then with the mask trained without class c;
     ``output_kept [10, 10]``: for each such mask, the share of each output unit's weights it keeps."""
@@ -385,11 +394,23 @@ def names(profile: str) -> list[str]:
     return [name for _, name, _, _ in jobs(settings(profile))]
 
 
+def _config(job) -> dict:
+    experiment, _, seed, s = job
+    return {**{k: getattr(s, k) for k in USES[experiment]}, "experiment": experiment, "seed": seed}
+
+
 def _fetch(job, profile: str, device) -> results.Result:
     experiment, name, seed, s = job
-    cfg = {**{k: getattr(s, k) for k in USES[experiment]}, "experiment": experiment, "seed": seed}
-    return results.fetch(CHAPTER, name, cfg, lambda: EXPERIMENTS[experiment](s, seed, device),
+    return results.fetch(CHAPTER, name, _config(job), lambda: EXPERIMENTS[experiment](s, seed, device),
                          profile=profile, device=describe(torch.device(device)))
+
+
+def stored(profile: str, name: str) -> results.Result | None:
+    """The result ``name`` of ``profile`` if it is stored and made with the profile's present
+    settings, else ``None``; never computes (a page at one profile can show another's result)."""
+    todo = {job[1]: job for job in jobs(settings(profile))}
+    check_choice("name", name, todo)
+    return results.load(CHAPTER, name, _config(todo[name]), profile=profile)
 
 
 def run(profile: str, device, *, s: MaskSettings | None = None) -> dict[str, list[results.Result]]:
@@ -404,19 +425,31 @@ def run(profile: str, device, *, s: MaskSettings | None = None) -> dict[str, lis
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``python -m modlib.modularity --profile full [--stop-after SECONDS]``: compute and store the
-    chapter's results without the notebook, printing each one's wall time. ``--stop-after`` starts no
-    result after that many seconds, so that a machine with a per-command time limit can make the
-    full profile over several commands (each resumes where the last stopped)."""
+    """``python -m modlib.modularity --profile full [--stop-after SECONDS] [--only NAME ...]``: compute
+    and store the chapter's results without the notebook, printing each one's wall time.
+    ``--stop-after`` starts no result after that many seconds, so that a machine with a per-command
+    time limit can make the full profile over several commands (each resumes where the last
+    stopped); ``--only`` computes just the named results (say, the cheap ones on a CPU)."""
     parser = argparse.ArgumentParser(prog="python -m modlib.modularity", description=main.__doc__)
     parser.add_argument("--profile", default=None, help="smoke, default or full (default: $MODLIB_PROFILE or default)")
     parser.add_argument("--stop-after", type=float, default=None, metavar="SECONDS")
+    parser.add_argument("--only", nargs="+", default=None, metavar="NAME",
+                        help="compute only these results (e.g. cnn-seed0 width400-seed0)")
     args = parser.parse_args(argv)
-    profile = profiles.resolve(args.profile)
+    try:
+        profile = profiles.resolve(args.profile)
+    except ValueError as err:
+        parser.error(str(err))
     if args.stop_after is not None and args.stop_after < 0:
         parser.error(f"--stop-after={args.stop_after} is not valid; it must be >= 0 seconds")
-    device, start = pick_device(), time.perf_counter()
     todo = jobs(settings(profile))
+    if args.only:
+        valid = [job[1] for job in todo]
+        for name in args.only:
+            if name not in valid:
+                parser.error(f"--only {name!r} is not a result of profile {profile}; choose from {', '.join(valid)}")
+        todo = [job for job in todo if job[1] in args.only]
+    device, start = pick_device(), time.perf_counter()
     for k, job in enumerate(todo):
         if args.stop_after is not None and time.perf_counter() - start > args.stop_after:
             print(f"stopped after {time.perf_counter() - start:.0f} s: {len(todo) - k} of {len(todo)} results left")
@@ -425,7 +458,8 @@ def main(argv: list[str] | None = None) -> None:
         r = _fetch(job, profile, device)
         print(f"{r.name:<18} {time.perf_counter() - began:8.1f} s now; computed in {r.meta['wall_time_s']:.1f} s "
               f"on {r.meta['device']} ({r.meta['created']})", flush=True)
-    print(f"all {len(todo)} results of {CHAPTER} at profile {profile} are stored")
+    asked = "asked for " if args.only else ""
+    print(f"all {len(todo)} results {asked}of {CHAPTER} at profile {profile} are stored")
 
 
 if __name__ == "__main__":

@@ -211,3 +211,20 @@ def confusion_grid(mats: np.ndarray, titles: list[str], provenance: str, ncols: 
     fig.suptitle("Confusion matrices on held-out digits (row = true class; colour = share of the row)", fontsize=10)
     fig.tight_layout()
     return stamp(fig, provenance)
+
+
+def class_removal(panels: dict[str, tuple[dict, str]]) -> plt.Figure:
+    """One panel per entry ``title -> (accuracy, provenance)``, ``accuracy`` from
+    :func:`modlib.modularity.removal_accuracy` (``own``, ``others``, ``plain``, each ``[10]``): per
+    removed class, the accuracy on it and the mean on the others."""
+    fig, axes = plt.subplots(1, len(panels), figsize=(7 * len(panels), 3.6), squeeze=False)
+    for ax, (title, (acc, provenance)) in zip(axes[0], panels.items()):
+        ax.bar(np.arange(10) - 0.2, acc["own"], 0.4, label="accuracy on the removed class")
+        ax.bar(np.arange(10) + 0.2, acc["others"], 0.4, label="mean accuracy on the other classes")
+        ax.axhline(acc["plain"].mean(), color="k", ls="--", lw=1, label="plain CNN (mean)")
+        ax.set(xticks=range(10), xlabel="class whose weights were removed", ylabel="accuracy", ylim=(0, 1.05),
+               title=f"{title}\n{provenance}")
+        ax.title.set_fontsize(9)
+        ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3)
+    fig.tight_layout()
+    return fig

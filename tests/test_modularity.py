@@ -54,5 +54,37 @@ def test_main_stops_before_starting_a_result_after_the_time_limit(store, capsys)
     with pytest.raises(SystemExit):
         modularity.main(["--profile", "smoke", "--stop-after", "-1"])
     assert "--stop-after=-1.0 is not valid" in capsys.readouterr().err
-    with pytest.raises(ValueError, match="unknown profile 'huge'"):
+    with pytest.raises(SystemExit):
         modularity.main(["--profile", "huge"])
+    assert "unknown profile 'huge'; valid profiles are smoke, default, full" in capsys.readouterr().err
+
+
+def test_main_computes_only_the_results_asked_for(store, capsys):
+    with pytest.raises(SystemExit):
+        modularity.main(["--profile", "smoke", "--only", "addmul-seed9"])
+    err = capsys.readouterr().err
+    assert "--only 'addmul-seed9' is not a result of profile smoke" in err and "cnn-seed0" in err
+    assert not store.exists()
+    modularity.main(["--profile", "smoke", "--only", "alpha0.001-seed0"])
+    assert "all 1 results asked for" in capsys.readouterr().out
+    assert sorted(p.name for p in (store / "smoke" / modularity.CHAPTER).glob("*.json")) == ["alpha0.001-seed0.json"]
+
+
+def test_stored_loads_a_result_of_another_profile_without_computing(store):
+    assert modularity.stored("smoke", "cnn-seed0") is None
+    with pytest.raises(ValueError, match="name='cnn-seed9' is not valid; choose one of .*'cnn-seed0'"):
+        modularity.stored("smoke", "cnn-seed9")
+    modularity.main(["--profile", "smoke", "--only", "alpha0.001-seed0"])
+    assert modularity.stored("smoke", "alpha0.001-seed0").name == "alpha0.001-seed0"
+
+
+def test_removal_accuracy_reads_the_removed_class_and_the_others_off_the_diagonals():
+    plain = np.eye(10) * 0.9 + 0.01  # rows: true class
+    removed = [plain.copy() for _ in range(10)]
+    for c, m in enumerate(removed):
+        m[c, c] = 0.1 * c  # class c is hurt, by a different amount each time
+        m[(c + 1) % 10, (c + 1) % 10] = 0.5  # and one other class too
+    acc = modularity.removal_accuracy(np.stack([plain, *removed]))
+    np.testing.assert_allclose(acc["own"], 0.1 * np.arange(10))
+    np.testing.assert_allclose(acc["others"], (8 * 0.91 + 0.5) / 9)
+    np.testing.assert_allclose(acc["plain"], 0.91)

@@ -46,6 +46,14 @@ def test_provenance_of_per_seed_results_names_the_seeds(store):
         results.provenance([])
 
 
+def test_load_reads_a_matching_result_and_never_computes(store):
+    assert results.load("chap", "exp", CONFIG, profile="default") is None
+    fetch(Counter())
+    assert results.load("chap", "exp", CONFIG, profile="default").metrics == {"acc": 1.5}
+    assert results.load("chap", "exp", {"seeds": 3, "steps": 11}, profile="default") is None  # another config
+    assert results.load("chap", "exp", CONFIG, profile="full") is None
+
+
 def test_a_stale_config_is_recomputed_never_reused(store, capsys):
     compute = Counter()
     fetch(compute)
