@@ -217,8 +217,8 @@ def class_removal(panels: dict[str, tuple[dict, str]]) -> plt.Figure:
     """One panel per entry ``title -> (accuracy, provenance)``, ``accuracy`` from
     :func:`modlib.modularity.removal_accuracy` (``own``, ``others``, ``plain``, each ``[10]``): per
     removed class, the accuracy on it and the mean on the others."""
-    fig, axes = plt.subplots(1, len(panels), figsize=(7 * len(panels), 3.6), squeeze=False)
-    for ax, (title, (acc, provenance)) in zip(axes[0], panels.items()):
+    fig, axes = plt.subplots(len(panels), 1, figsize=(8, 3.6 * len(panels)), squeeze=False)
+    for ax, (title, (acc, provenance)) in zip(axes[:, 0], panels.items()):
         ax.bar(np.arange(10) - 0.2, acc["own"], 0.4, label="accuracy on the removed class")
         ax.bar(np.arange(10) + 0.2, acc["others"], 0.4, label="mean accuracy on the other classes")
         ax.axhline(acc["plain"].mean(), color="k", ls="--", lw=1, label="plain CNN (mean)")
