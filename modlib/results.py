@@ -153,11 +153,15 @@ def from_store_only(profile: str) -> bool:
     return profile == "full" and os.environ.get(FROM_STORE_ENV, "") not in ("", "0")
 
 
+def _made_with(stored: Result | None, config: dict) -> bool:
+    return stored is not None and stored.meta["config_hash"] == config_hash(config)
+
+
 def load(chapter: str, name: str, config: dict, *, profile: str, root: Path | None = None) -> Result | None:
     """The stored result ``name`` if it is complete and was made with ``config``, else ``None``
     (never computes)."""
     stored = _read(*_paths(root or default_root(), profile, chapter, name))
-    return stored if stored is not None and stored.meta["config_hash"] == config_hash(config) else None
+    return stored if _made_with(stored, config) else None
 
 
 def fetch(chapter: str, name: str, config: dict, compute: Callable[[], tuple[dict, dict]], *,
@@ -166,11 +170,10 @@ def fetch(chapter: str, name: str, config: dict, compute: Callable[[], tuple[dic
 
     ``compute`` returns ``(metrics, arrays)``: a JSON-serialisable dict and a dict of ndarrays.
     """
-    found = load(chapter, name, config, profile=profile, root=root)
-    if found is not None:
-        return found
     json_path, npz_path = _paths(root or default_root(), profile, chapter, name)
     stored = _read(json_path, npz_path)
+    if _made_with(stored, config):
+        return stored
     if stored is None:
         reason = f"no stored result {chapter}/{name} at profile {profile!r}"
     else:

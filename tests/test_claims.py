@@ -66,4 +66,3 @@ def test_double_addition_masks_are_not_reused():
     for meta, a in runs:
         hidden = a["iou"][1:-1]  # the first layer reads different inputs, the last writes different outputs
         assert hidden.mean() < 0.5, f"hidden-layer IoU {hidden.round(2)} is close to full reuse (1.0)"
-
