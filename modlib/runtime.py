@@ -8,6 +8,8 @@ import random
 import numpy as np
 import torch
 
+ENV_VAR = "MODLIB_DEVICE"
+
 
 def seed_everything(seed: int, *, quiet: bool = False) -> None:
     """Seed Python's ``random``, NumPy and torch (all devices) with ``seed``."""
@@ -18,14 +20,41 @@ def seed_everything(seed: int, *, quiet: bool = False) -> None:
         print(f"seed: {seed} (python, numpy, torch)")
 
 
+def available_devices() -> list[str]:
+    """The devices usable here, best first, e.g. ``["cuda:0", "cpu"]``."""
+    cuda = [f"cuda:{i}" for i in range(torch.cuda.device_count())] if torch.cuda.is_available() else []
+    return cuda + (["mps"] if _mps_available() else []) + ["cpu"]
+
+
+def _mps_available() -> bool:
+    return getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available()
+
+
+def check_device(value: str | torch.device, source: str) -> torch.device:
+    """``value`` as a device, failing unless it is one of :func:`available_devices` (or ``"cuda"``,
+    the current CUDA device, where there is one); ``source`` names where ``value`` came from."""
+    valid = available_devices()
+    accepted = valid + (["cuda"] if valid[0].startswith("cuda") else [])
+    try:
+        ok = str(torch.device(value)) in accepted
+    except RuntimeError:  # not a device name at all, e.g. "gpu"
+        ok = False
+    if not ok:
+        raise ValueError(f"{source}={str(value)!r} asks for a device that is not available here; "
+                         f"available: {', '.join(valid)}")
+    return torch.device(value)
+
+
 def pick_device(prefer: str | None = None, *, quiet: bool = False) -> torch.device:
-    """CUDA if available, then Apple MPS, then CPU; ``prefer`` (or ``$MODLIB_DEVICE``) overrides."""
-    prefer = prefer or os.environ.get("MODLIB_DEVICE")
+    """CUDA if available, then Apple MPS, then CPU; ``prefer`` (or ``$MODLIB_DEVICE``) overrides and
+    must name an available device (:func:`check_device`)."""
     if prefer:
-        device = torch.device(prefer)
+        device = check_device(prefer, "prefer")
+    elif os.environ.get(ENV_VAR):
+        device = check_device(os.environ[ENV_VAR], f"${ENV_VAR}")
     elif torch.cuda.is_available():
         device = torch.device("cuda")
-    elif getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
+    elif _mps_available():
         device = torch.device("mps")
     else:
         device = torch.device("cpu")

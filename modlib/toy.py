@@ -8,24 +8,25 @@ on paired seeds. A group's result is stored with :func:`modlib.results.fetch`.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
-from modlib import data, results
+from modlib import data, profiles, results
 from modlib.models import ACTIVATIONS, mlp
 from modlib.profiles import check_choices, check_int, check_range, settings_for
 from modlib.runtime import describe
 from modlib.training import forward, stack, train_seeds
 
 CHAPTER = "redundant_input_toy"
+CODE = "modlib.toy"  # the code its stored results depend on (modlib.results.code_fingerprint)
 LOSSES = ("mse", "ce")
 GENERALIZES = 0.9  # a seed "generalises" when its held-out-cell accuracy is at least this
 
 
-@dataclass(frozen=True)
+@profiles.settings
 class ToySettings:
     """Everything that decides a run of the toy; validated on construction."""
 
@@ -58,10 +59,6 @@ class ToySettings:
             check_range("reveals", r, 0.0, 1.0)
         for i, h in enumerate(self.hidden):
             check_int(f"hidden[{i}]", h, 1)
-
-    def with_(self, **changes) -> "ToySettings":
-        """A copy with some settings changed (validated again)."""
-        return ToySettings(**{**asdict(self), **changes})
 
 
 SETTINGS = {
@@ -262,5 +259,5 @@ def run(profile: str, device: torch.device, *, s: ToySettings | None = None,
             groups[(activation, loss)] = results.fetch(
                 CHAPTER, f"sweep-{activation}-{loss}", _group_config(s, activation, loss),
                 lambda a=activation, l=loss: run_group(s, a, l, device, progress),
-                profile=profile, device=describe(device))
+                profile=profile, device=describe(device), code=CODE)
     return ToySweep(s, groups, profile)

@@ -1,7 +1,14 @@
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
 import nbformat
 import pytest
 
-from modlib import batch
+from modlib import batch, results
 
 # A tiny chapter: two stored experiments; between them it "crashes" while a flag file exists.
 # Every computation appends a line to a log, so the test can count what was recomputed.
@@ -15,10 +22,10 @@ def compute(name):
             f.write(name + "\\n")
         return {{"name": name}}, {{}}
     return run
-results.fetch("{stem}", "first", {{"seeds": 1}}, compute("{stem}/first"), profile=profile, device="cpu")
+results.fetch("{stem}", "first", {{"seeds": 1}}, compute("{stem}/first"), profile=profile, device="cpu", code="modlib.data")
 if pathlib.Path(r"{flag}").exists():
     raise RuntimeError("simulated interruption")
-results.fetch("{stem}", "second", {{"seeds": 1}}, compute("{stem}/second"), profile=profile, device="cpu")
+results.fetch("{stem}", "second", {{"seeds": 1}}, compute("{stem}/second"), profile=profile, device="cpu", code="modlib.data")
 '''
 
 
@@ -69,3 +76,78 @@ def test_batch_rejects_bad_input(tmp_path, capsys):
     with pytest.raises(SystemExit):
         batch.main(["--profile", "smoke", str(tmp_path / "missing.ipynb")])
     assert "no such notebook" in capsys.readouterr().err
+
+
+def test_a_deleted_or_changed_result_makes_the_notebook_run_again(tmp_path, store):
+    log, flag = tmp_path / "computed.log", tmp_path / "no-crash"
+    nb = make_notebook(tmp_path / "one.ipynb", log, flag)
+    out = tmp_path / "out"
+    assert [r["status"] for r in batch.run([nb], "smoke", out)] == ["ran"]
+    assert batch.is_current(nb, "smoke")
+    (store / "smoke" / "one" / "second.npz").unlink()  # the manifest calls it current; it no longer loads
+    reason = batch.stale_reason(nb, "smoke")
+    assert "second.json is missing, changed or unreadable" in reason
+    assert [r["status"] for r in batch.run([nb], "smoke", out)] == ["ran"]
+    assert log.read_text().split() == ["one/first", "one/second", "one/second"]  # only the lost one again
+    assert batch.is_current(nb, "smoke")
+
+
+def test_a_corrupt_manifest_runs_the_notebook_again_and_says_why(tmp_path, store, capsys):
+    nb = make_notebook(tmp_path / "one.ipynb", tmp_path / "log", tmp_path / "no-crash")
+    batch.run([nb], "smoke", tmp_path / "out")
+    manifest = batch.manifest_path(nb, "smoke")
+    manifest.write_text(manifest.read_text()[:40])
+    assert f"its manifest {manifest} is unreadable" in batch.stale_reason(nb, "smoke")
+    capsys.readouterr()
+    assert [r["status"] for r in batch.run([nb], "smoke", tmp_path / "out")] == ["ran"]
+    assert "is unreadable" in capsys.readouterr().out
+    assert batch.is_current(nb, "smoke")
+
+
+def test_a_relative_results_root_puts_results_and_manifest_in_one_place(tmp_path, monkeypatch):
+    nbs, work = tmp_path / "nbs", tmp_path / "work"
+    nbs.mkdir(), work.mkdir()
+    nb = make_notebook(nbs / "one.ipynb", tmp_path / "log", tmp_path / "no-crash")
+    monkeypatch.chdir(work)
+    monkeypatch.setenv("MODLIB_RESULTS", f"rel-{tmp_path.name}")  # the notebook runs in nbs/
+    assert [r["status"] for r in batch.run([nb], "smoke", Path("out"))] == ["ran"]
+    assert (work / "out" / "smoke" / "one.ipynb").exists() and (work / "out" / "smoke" / "one.kernel.log").exists()
+    root = work / f"rel-{tmp_path.name}" / "smoke" / "one"
+    assert sorted(p.name for p in root.iterdir()) == ["_batch.json", "first.json", "first.npz",
+                                                      "second.json", "second.npz"]
+    assert not (nbs / f"rel-{tmp_path.name}").exists()
+
+
+SLOW = '''
+import time
+from modlib import results
+results.fetch("slow", "first", {"seeds": 1}, lambda: ({}, {}), profile=profile, device="cpu", code="modlib.data")
+print("started", flush=True)
+time.sleep(60)
+'''
+
+
+def test_ctrl_c_ends_with_the_summary_not_a_traceback(tmp_path, store):
+    nb = nbformat.v4.new_notebook()
+    params = nbformat.v4.new_code_cell('profile = "default"')
+    params.metadata["tags"] = ["parameters"]
+    nb.cells = [params, nbformat.v4.new_code_cell(SLOW)]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    path = tmp_path / "slow.ipynb"
+    nbformat.write(nb, path)
+    # as a terminal's Ctrl-C does: SIGINT to the whole process group (the runner and its kernel)
+    proc = subprocess.Popen([sys.executable, "-m", "modlib.batch", "--profile", "smoke", str(path),
+                             "--out", str(tmp_path / "out")], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, start_new_session=True)
+    first = store / "smoke" / "slow" / "first.json"
+    deadline = time.monotonic() + 120
+    while not first.exists() and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+    assert first.exists(), proc.communicate()[0]
+    time.sleep(1.0)
+    os.killpg(proc.pid, signal.SIGINT)
+    output, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 130, output
+    assert "interrupted: 0 of 1 notebooks done; not finished: slow.ipynb" in output
+    assert "Traceback" not in output and "zmq" not in output.lower(), output
+    assert results.read(first) is not None  # what was stored stays

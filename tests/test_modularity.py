@@ -1,5 +1,10 @@
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
+import torch
 
 from modlib import modularity, results
 
@@ -88,3 +93,38 @@ def test_removal_accuracy_reads_the_removed_class_and_the_others_off_the_diagona
     np.testing.assert_allclose(acc["own"], 0.1 * np.arange(10))
     np.testing.assert_allclose(acc["others"], (8 * 0.91 + 0.5) / 9)
     np.testing.assert_allclose(acc["plain"], 0.91)
+
+
+def _arrays(root, name):
+    r = results.read(root / "smoke" / modularity.CHAPTER / f"{name}.json")
+    return r.arrays
+
+
+def test_a_result_is_the_same_alone_after_others_and_in_another_process(tmp_path, monkeypatch):
+    """Each stored result depends only on its own config and seed: computed alone in a fresh process,
+    or in this one after other results (the network then comes from the cache, and the global RNG
+    is wherever the others left it), its arrays are identical bit for bit."""
+    alone = tmp_path / "alone"
+    env = {**os.environ, "MODLIB_RESULTS": str(alone), "OMP_NUM_THREADS": "1"}
+    subprocess.run([sys.executable, "-m", "modlib.modularity", "--profile", "smoke", "--only", "addmul-seed0",
+                    "double-seed0", "cnn-seed0"], env=env, check=True, capture_output=True)
+
+    after = tmp_path / "after"
+    monkeypatch.setenv("MODLIB_RESULTS", str(after))
+    monkeypatch.delenv("MODLIB_FULL_FROM_STORE", raising=False)
+    modularity._network.cache_clear()
+    jobs = {job[1]: job for job in modularity.jobs(modularity.settings("smoke"))}
+    sweep_point = next(name for name in jobs if name.startswith("alpha"))
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # as in the other process: the same order of floating-point sums
+    try:
+        for name in (sweep_point, "double-seed0", "addmul-seed0", "cnn-seed0"):  # addmul's network is cached
+            torch.rand(7)  # the global RNG moves on between results
+            modularity._fetch(jobs[name], "smoke", "cpu")
+    finally:
+        torch.set_num_threads(threads)
+    for name in ("addmul-seed0", "double-seed0", "cnn-seed0"):
+        a, b = _arrays(alone, name), _arrays(after, name)
+        assert a.keys() == b.keys()
+        for k in a:
+            np.testing.assert_array_equal(a[k], b[k], err_msg=f"{name}: {k}")

@@ -1,6 +1,9 @@
+import json
+from dataclasses import FrozenInstanceError, asdict, fields
+
 import pytest
 
-from modlib import profiles, toy
+from modlib import modularity, profiles, toy
 from modlib.models import mlp
 
 
@@ -44,3 +47,52 @@ def test_every_profile_has_valid_settings_and_grows():
 def test_model_builder_rejects_unknown_activation():
     with pytest.raises(ValueError, match=r"activation='sigmoid' .* 'relu', 'tanh'"):
         mlp(2, [8], 1, "sigmoid")
+
+
+def test_misspelled_setting_names_it_the_closest_and_the_valid_ones():
+    valid = r"valid settings are seeds, width, depth, .*, cnn_mask_lr$"
+    with pytest.raises(TypeError, match=r"MaskSettings has no setting 'widht' \(did you mean 'width'\?\); " + valid):
+        modularity.MaskSettings(widht=3)
+    with pytest.raises(TypeError, match=r"'widht' \(did you mean 'width'\?\); " + valid):
+        modularity.settings("smoke").with_(widht=3)
+    with pytest.raises(TypeError, match=r"ToySettings has no setting 'activation' \(did you mean 'activations'\?\)"):
+        toy.ToySettings(seeds=2, activation=("relu",))
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: toy.ToySettings(seeds=2, activations="relu"), r"activations='relu' .* list or tuple .*\('relu',\)"),
+    (lambda: toy.ToySettings(seeds=2, hidden=8), r"hidden=8 .* list or tuple"),
+    (lambda: modularity.MaskSettings(sweep_alphas=1e-3), r"sweep_alphas=0.001 .* list or tuple .*\(0.001,\)"),
+    (lambda: modularity.settings("smoke").with_(sweep_widths=None), r"sweep_widths=None .* list or tuple$"),
+])
+def test_a_str_or_number_where_a_list_is_expected_fails_naming_the_field(make, message):
+    with pytest.raises(ValueError, match=message):
+        make()
+
+
+def test_check_choices_rejects_a_str_as_values():
+    with pytest.raises(ValueError, match=r"activations='relu' .* list or tuple"):
+        profiles.check_choices("activations", "relu", ("relu", "tanh"))
+
+
+@pytest.mark.parametrize("s", [toy.settings("smoke"), modularity.settings("full")])
+def test_settings_read_back_from_json_lists_equal_the_original(s):
+    config = json.loads(json.dumps(asdict(s)))
+    back = type(s)(**config)
+    assert back == s and hash(back) == hash(s) and asdict(back) == asdict(s)
+    assert all(isinstance(getattr(back, f.name), type(getattr(s, f.name))) for f in fields(s))
+    with pytest.raises(FrozenInstanceError):
+        back.seeds = 3
+
+
+def test_settings_decorator_works_without_checks_of_its_own():
+    @profiles.settings
+    class Small:
+        widths: tuple[int, ...] = ()
+        seed: int = 0
+
+    assert Small(widths=[1, 2]).widths == (1, 2) and Small().with_(seed=1) == Small(seed=1)
+    with pytest.raises(ValueError, match=r"widths='12' .* list or tuple"):
+        Small(widths="12")
+    with pytest.raises(TypeError, match=r"no setting 'seeds' \(did you mean 'seed'\?\); valid settings are widths, seed$"):
+        Small().with_(seeds=1)

@@ -7,6 +7,7 @@ import pytest
 from modlib import results
 
 CONFIG = {"seeds": 3, "steps": 10}
+CODE = "modlib.data"  # the module that "computes" these test results
 
 
 class Counter:
@@ -19,7 +20,7 @@ class Counter:
 
 
 def fetch(compute, config=CONFIG, profile="default"):
-    return results.fetch("chap", "exp", config, compute, profile=profile, device="cpu (test)")
+    return results.fetch("chap", "exp", config, compute, profile=profile, device="cpu (test)", code=CODE)
 
 
 def test_fetch_computes_once_then_loads_with_provenance(store):
@@ -38,7 +39,7 @@ def test_fetch_computes_once_then_loads_with_provenance(store):
 
 def test_provenance_of_per_seed_results_names_the_seeds(store):
     runs = [results.fetch("chap", f"exp-seed{k}", {"seed": k}, Counter(), profile="default",
-                          device="cuda (test)")
+                          device="cuda (test)", code=CODE)
             for k in (2, 0, 1)]
     assert runs[1].provenance == "profile default · cuda (test) · seed 0"
     assert results.provenance(runs) == "profile default · cuda (test) · 3 seeds (0-2)"
@@ -47,11 +48,11 @@ def test_provenance_of_per_seed_results_names_the_seeds(store):
 
 
 def test_load_reads_a_matching_result_and_never_computes(store):
-    assert results.load("chap", "exp", CONFIG, profile="default") is None
+    assert results.load("chap", "exp", CONFIG, profile="default", code=CODE) is None
     fetch(Counter())
-    assert results.load("chap", "exp", CONFIG, profile="default").metrics == {"acc": 1.5}
-    assert results.load("chap", "exp", {"seeds": 3, "steps": 11}, profile="default") is None  # another config
-    assert results.load("chap", "exp", CONFIG, profile="full") is None
+    assert results.load("chap", "exp", CONFIG, profile="default", code=CODE).metrics == {"acc": 1.5}
+    assert results.load("chap", "exp", {"seeds": 3, "steps": 11}, profile="default", code=CODE) is None  # another config
+    assert results.load("chap", "exp", CONFIG, profile="full", code=CODE) is None
 
 
 def test_a_stale_config_is_recomputed_never_reused(store, capsys):
@@ -125,3 +126,107 @@ def test_corrupt_array_file_is_not_loaded(store):
     compute = Counter()
     fetch(compute)
     assert compute.calls == 1
+
+
+# --- a result belongs to the code that made it ------------------------------------------------------
+
+
+@pytest.fixture
+def package(tmp_path, monkeypatch):
+    """A copy of modlib's sources that a test may edit, used for code fingerprints."""
+    copy = tmp_path / "src" / "modlib"
+    copy.mkdir(parents=True)
+    for p in results.PACKAGE_DIR.glob("*.py"):
+        (copy / p.name).write_bytes(p.read_bytes())
+    monkeypatch.setattr(results, "PACKAGE_DIR", copy)
+    return copy
+
+
+def test_code_fingerprint_follows_imports_and_leaves_out_what_computes_nothing():
+    chapter4 = results.code_fingerprint("modlib.modularity")
+    assert {"modlib/modularity.py", "modlib/masks.py", "modlib/training.py", "modlib/data.py",
+            "modlib/models.py"} <= set(chapter4)
+    assert not {"modlib/results.py", "modlib/plots.py", "modlib/widgets.py", "modlib/batch.py"} & set(chapter4)
+    assert "modlib/masks.py" not in results.code_fingerprint("modlib.toy")
+    with pytest.raises(ValueError, match="code='modlib.nothing' is not a module of modlib; choose one of .*modlib.toy"):
+        results.code_fingerprint("modlib.nothing")
+
+
+def test_a_result_made_by_other_code_is_recomputed_saying_what_changed(store, package, capsys, monkeypatch):
+    def fetch_toy(compute, profile="default"):
+        return results.fetch("chap", "exp", CONFIG, compute, profile=profile, device="cpu", code="modlib.toy")
+
+    compute = Counter()
+    fetch_toy(compute)
+    (package / "plots.py").write_text("# plots changed\n")  # draws results, computes none
+    fetch_toy(compute)
+    assert compute.calls == 1
+    (package / "models.py").write_text((package / "models.py").read_text() + "\n# a change\n")  # toy imports it
+    assert fetch_toy(compute).metrics == {"acc": 2.5} and compute.calls == 2
+    assert "was made by other code (changed: modlib/models.py): recomputing" in capsys.readouterr().out
+    assert fetch_toy(compute).metrics == {"acc": 2.5} and compute.calls == 2  # current again
+    assert results.load("chap", "exp", CONFIG, profile="default", code="modlib.toy") is not None
+
+    fetch_toy(compute, profile="full")
+    (package / "toy.py").write_text((package / "toy.py").read_text() + "\n# a change\n")
+    assert results.load("chap", "exp", CONFIG, profile="full", code="modlib.toy") is None
+    monkeypatch.setenv("MODLIB_FULL_FROM_STORE", "1")
+    with pytest.raises(results.StaleResultError, match=r"changed: modlib/toy.py.*Remake it with: python -m "
+                                                        r"modlib.batch --profile full notebooks/chap.ipynb"):
+        fetch_toy(compute, profile="full")
+
+
+def test_a_result_without_a_code_fingerprint_is_recomputed(store, capsys):
+    fetch(Counter())
+    path = store / "default" / "chap" / "exp.json"
+    meta = json.loads(path.read_text())
+    del meta["code"]  # as written before results recorded their code
+    path.write_text(json.dumps(meta))
+    compute = Counter()
+    fetch(compute)
+    assert compute.calls == 1 and "records no code fingerprint" in capsys.readouterr().out
+
+
+# --- errors that name the file ----------------------------------------------------------------------
+
+
+def test_a_hand_edited_config_is_detected(store, capsys, monkeypatch):
+    fetch(Counter())
+    path = store / "default" / "chap" / "exp.json"
+    meta = json.loads(path.read_text())
+    meta["config"]["steps"] = 10_000  # edited by hand; the recorded hash is the old one's
+    path.write_text(json.dumps(meta))
+    with pytest.raises(results.UnreadableResultError, match=f"{path}.*edited by hand"):
+        results.read(path)
+    assert results.load("chap", "exp", {"seeds": 3, "steps": 10_000}, profile="default", code=CODE) is None
+    compute = Counter()
+    fetch(compute, {"seeds": 3, "steps": 10_000})
+    assert compute.calls == 1
+    assert f"is unreadable: {path}: its config does not hash" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("which", ["json", "npz"])
+def test_a_truncated_result_file_is_named_and_recomputed_or_refused(store, capsys, monkeypatch, which):
+    fetch(Counter(), profile="full")
+    path = store / "full" / "chap" / f"exp.{which}"
+    path.write_bytes(path.read_bytes()[: len(path.read_bytes()) // 2])
+    with pytest.raises(results.UnreadableResultError, match=f"{path}.*delete both files"):
+        results.read(path.with_suffix(".json"))
+    monkeypatch.setenv("MODLIB_FULL_FROM_STORE", "1")
+    with pytest.raises(results.StaleResultError, match=f"unreadable: {path}"):
+        fetch(Counter(), profile="full")
+    monkeypatch.delenv("MODLIB_FULL_FROM_STORE")
+    compute = Counter()
+    fetch(compute, profile="full")
+    assert compute.calls == 1 and f"unreadable: {path}" in capsys.readouterr().out
+    assert results.read(path.with_suffix(".json")).metrics == {"acc": 1.5}
+
+
+def test_a_relative_results_root_resolves_once(tmp_path, monkeypatch):
+    (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
+    name = f"results-{tmp_path.name}"  # relative, and new to this process
+    monkeypatch.setenv("MODLIB_RESULTS", name)
+    monkeypatch.chdir(tmp_path / "a")
+    first = results.default_root()
+    monkeypatch.chdir(tmp_path / "b")  # e.g. a notebook kernel running in notebooks/
+    assert results.default_root() == first == tmp_path / "a" / name

@@ -1,6 +1,7 @@
 import random
 
 import numpy as np
+import pytest
 import torch
 
 from modlib import runtime
@@ -32,3 +33,34 @@ def test_device_choice_is_reported_in_one_line(capsys, monkeypatch):
     assert runtime.pick_device(quiet=True).type == "cpu"
     assert "Runtime > Change runtime type" in runtime.gpu_hint(torch.device("cpu"))
     assert runtime.gpu_hint(torch.device("cuda")) is None
+
+
+@pytest.fixture
+def cpu_only(monkeypatch):
+    """This machine as one without CUDA or MPS, whatever it has."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(torch.backends.mps, "is_available", lambda: False)
+
+
+@pytest.mark.parametrize("asked", ["cuda", "cuda:0", "mps", "gpu"])
+def test_unavailable_device_in_the_environment_fails_naming_the_available_ones(asked, cpu_only, monkeypatch):
+    monkeypatch.setenv("MODLIB_DEVICE", asked)
+    with pytest.raises(ValueError, match=rf"^\$MODLIB_DEVICE='{asked}' .* not available here; available: cpu$"):
+        runtime.pick_device()
+
+
+def test_unavailable_device_given_as_prefer_is_named_as_such(cpu_only, monkeypatch):
+    monkeypatch.setenv("MODLIB_DEVICE", "cpu")
+    with pytest.raises(ValueError, match=r"^prefer='cuda' .* not available here; available: cpu$"):
+        runtime.pick_device("cuda")
+
+
+def test_cuda_index_beyond_the_device_count_fails(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    monkeypatch.setattr(torch.backends.mps, "is_available", lambda: False)
+    assert runtime.available_devices() == ["cuda:0", "cuda:1", "cpu"]
+    assert [runtime.pick_device(d, quiet=True) for d in ("cuda", "cuda:1", "cpu")] == [
+        torch.device("cuda"), torch.device("cuda:1"), torch.device("cpu")]
+    with pytest.raises(ValueError, match=r"prefer='cuda:2' .* available: cuda:0, cuda:1, cpu$"):
+        runtime.pick_device("cuda:2")
