@@ -144,8 +144,10 @@ def animate_boundaries(sweep, settings: list[tuple[str, str, str, float]], seed:
 # --- weight-mask chapter ---------------------------------------------------------------------------
 
 
-def accuracy_table(tables: np.ndarray, rows, columns, title: str, provenance: str) -> plt.Figure:
-    """Heat map of accuracies ``tables [seeds, rows, columns]``: mean, with the std over seeds."""
+def accuracy_table(tables: np.ndarray, rows, columns, title: str, provenance: str,
+                   chance: float | None = None) -> plt.Figure:
+    """Heat map of accuracies ``tables [seeds, rows, columns]``: mean, with the std over seeds;
+    ``chance``, the accuracy of guessing, is named under the table."""
     mean, std = tables.mean(0), tables.std(0)
     fig, ax = plt.subplots(figsize=(1.8 * len(columns) + 4.2, 0.5 * len(rows) + 1.5))
     im = ax.imshow(mean, cmap="Greens", vmin=0, vmax=1)
@@ -153,7 +155,8 @@ def accuracy_table(tables: np.ndarray, rows, columns, title: str, provenance: st
         for j in range(len(columns)):
             ax.text(j, i, f"{mean[i, j]:.2f}" + (f"±{std[i, j]:.2f}" if len(tables) > 1 else ""),
                     ha="center", va="center", fontsize=9, color="white" if mean[i, j] > 0.6 else "black")
-    ax.set(xticks=range(len(columns)), xticklabels=[f"on {c}" for c in columns], xlabel="accuracy",
+    xlabel = "accuracy" + (f" (chance: {chance:g})" if chance is not None else "")
+    ax.set(xticks=range(len(columns)), xticklabels=[f"on {c}" for c in columns], xlabel=xlabel,
            yticks=range(len(rows)), yticklabels=rows, title=title)
     fig.colorbar(im, ax=ax, label="accuracy (all digits right)", shrink=0.8)
     fig.tight_layout()
@@ -215,16 +218,20 @@ def confusion_grid(mats: np.ndarray, titles: list[str], provenance: str, ncols: 
 
 def class_removal(panels: dict[str, tuple[dict, str]]) -> plt.Figure:
     """One panel per entry ``title -> (accuracy, provenance)``, ``accuracy`` from
-    :func:`modlib.modularity.removal_accuracy` (``own``, ``others``, ``plain``, each ``[10]``): per
-    removed class, the accuracy on it and the mean on the others."""
+    :func:`modlib.modularity.removal_accuracy` (``own``, ``others``, ``reference``, each ``[10]``, and
+    ``random_own`` where given): per removed class, the accuracy on it and the mean on the others;
+    the reference's mean accuracy; and the removed class's accuracy under the random control mask."""
     fig, axes = plt.subplots(len(panels), 1, figsize=(8, 3.6 * len(panels)), squeeze=False)
     for ax, (title, (acc, provenance)) in zip(axes[:, 0], panels.items()):
         ax.bar(np.arange(10) - 0.2, acc["own"], 0.4, label="accuracy on the removed class")
         ax.bar(np.arange(10) + 0.2, acc["others"], 0.4, label="mean accuracy on the other classes")
-        ax.axhline(acc["plain"].mean(), color="k", ls="--", lw=1, label="plain CNN (mean)")
+        ax.axhline(acc["reference"].mean(), color="k", ls="--", lw=1, label="all-classes mask (mean)")
+        if "random_own" in acc:
+            ax.plot(np.arange(10) - 0.2, acc["random_own"], "k.", label="removed class, random mask as dense")
+        ax.axhline(0.1, color="grey", ls=":", lw=1, label="chance")
         ax.set(xticks=range(10), xlabel="class whose weights were removed", ylabel="accuracy", ylim=(0, 1.05),
                title=f"{title}\n{provenance}")
         ax.title.set_fontsize(9)
-        ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3)
+        ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2)
     fig.tight_layout()
     return fig

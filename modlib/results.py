@@ -120,9 +120,10 @@ def _imports(module: str) -> set[str]:
 
 
 def code_fingerprint(module: str) -> dict[str, str]:
-    """The code a result depends on: ``{"modlib/<file>.py": sha256 of its source (16 hex)}`` for
-    ``module`` (e.g. ``"modlib.toy"``) and every ``modlib`` module it imports, directly or through
-    others, except ``NOT_CODE`` (modules that store, check or draw results but compute none)."""
+    """The code a result depends on: ``{"modlib/<file>.py": hash (16 hex)}`` for ``module`` (e.g.
+    ``"modlib.toy"``) and every ``modlib`` module it imports, directly or through others, except
+    ``NOT_CODE`` (modules that store, check or draw results but compute none). Each hash is of the
+    file's code without comments, docstrings and settings table (:func:`_code_only`)."""
     if not module.startswith("modlib.") or not (PACKAGE_DIR / f"{module.split('.')[-1]}.py").exists():
         known = sorted(f"modlib.{p.stem}" for p in PACKAGE_DIR.glob("*.py") if p.stem != "__init__")
         raise ValueError(f"code={module!r} is not a module of modlib; choose one of {', '.join(known)}")
@@ -133,8 +134,25 @@ def code_fingerprint(module: str) -> dict[str, str]:
             continue
         seen.add(name)
         todo += sorted(_imports(name))
-    files = {f"modlib/{name.split('.')[-1]}.py": name for name in seen}
-    return {f: hashlib.sha256((PACKAGE_DIR.parent / f).read_bytes()).hexdigest()[:16] for f in sorted(files)}
+    files = sorted(f"modlib/{name.split('.')[-1]}.py" for name in seen)
+    return {f: hashlib.sha256(_code_only((PACKAGE_DIR.parent / f).read_text()).encode()).hexdigest()[:16]
+            for f in files}
+
+
+def _code_only(source: str) -> str:
+    """``source`` as the computation sees it: its syntax tree without comments, layout, docstrings
+    and the module's ``SETTINGS`` table (each result's config already records the settings it used),
+    so that editing those does not make stored results stale."""
+    tree = ast.parse(source)
+    tree.body = [node for node in tree.body
+                 if not (isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "SETTINGS" for t in node.targets))]
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body
+                and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.dump(tree)
 
 
 def config_hash(config: dict) -> str:
@@ -209,9 +227,11 @@ def _read_or_report(json_path: Path, npz_path: Path) -> tuple[Result | None, str
 
 
 def save(chapter: str, name: str, config: dict, metrics: dict, arrays: dict, *, profile: str,
-         device: str, wall_time_s: float, code: str, root: Path | None = None) -> Result:
-    """Store one result atomically and return it; ``code`` names the module that computed it
-    (see :func:`code_fingerprint`)."""
+         device: str, wall_time_s: float, code: str, fingerprint: dict | None = None,
+         root: Path | None = None) -> Result:
+    """Store one result atomically and return it; ``code`` names the module that computed it and
+    ``fingerprint`` is :func:`code_fingerprint` of it as it was when the computation began (default:
+    now)."""
     json_path, npz_path = _paths(root or default_root(), profile, chapter, name)
     buf = io.BytesIO()
     np.savez_compressed(buf, **arrays)
@@ -219,7 +239,7 @@ def save(chapter: str, name: str, config: dict, metrics: dict, arrays: dict, *, 
     meta = {
         "name": name, "chapter": chapter, "profile": profile,
         "config": config, "config_hash": config_hash(config), "metrics": metrics,
-        "code_module": code, "code": code_fingerprint(code),
+        "code_module": code, "code": fingerprint or code_fingerprint(code),
         "arrays": {k: {"shape": list(v.shape), "dtype": str(v.dtype)} for k, v in arrays.items()},
         "npz_sha256": hashlib.sha256(blob).hexdigest(),
         "package_version": __version__, "seeds": config.get("seeds"), "device": device,
@@ -250,11 +270,11 @@ def _code_changes(old: dict | None, new: dict) -> str:
     return "changed: " + ", ".join(changed)
 
 
-def _why_not(stored: Result, config: dict, code: str) -> str | None:
-    """Why ``stored`` cannot stand for a result of ``config`` computed by ``code`` now (``None``: it can)."""
+def _why_not(stored: Result, config: dict, now: dict) -> str | None:
+    """Why ``stored`` cannot stand for a result of ``config`` computed by the code whose fingerprint
+    is ``now`` (``None``: it can)."""
     if stored.meta["config_hash"] != config_hash(config):
         return f"was made with another config ({_config_changes(stored.config, config)})"
-    now = code_fingerprint(code)
     if stored.meta.get("code") != now:
         return f"was made by other code ({_code_changes(stored.meta.get('code'), now)})"
     return None
@@ -265,7 +285,7 @@ def load(chapter: str, name: str, config: dict, *, profile: str, code: str,
     """The stored result ``name`` if it is readable and was made with ``config`` by ``code`` as it is
     now, else ``None`` (never computes)."""
     stored, _ = _read_or_report(*_paths(root or default_root(), profile, chapter, name))
-    return stored if stored is not None and _why_not(stored, config, code) is None else None
+    return stored if stored is not None and _why_not(stored, config, code_fingerprint(code)) is None else None
 
 
 def fetch(chapter: str, name: str, config: dict, compute: Callable[[], tuple[dict, dict]], *,
@@ -280,7 +300,8 @@ def fetch(chapter: str, name: str, config: dict, compute: Callable[[], tuple[dic
     """
     json_path, npz_path = _paths(root or default_root(), profile, chapter, name)
     stored, unreadable = _read_or_report(json_path, npz_path)
-    why = _why_not(stored, config, code) if stored is not None else None
+    now = code_fingerprint(code)  # before computing: the code as it runs, even if a file changes meanwhile
+    why = _why_not(stored, config, now) if stored is not None else None
     if stored is not None and why is None:
         return stored
     if unreadable:
@@ -298,7 +319,7 @@ def fetch(chapter: str, name: str, config: dict, compute: Callable[[], tuple[dic
     start = time.perf_counter()
     metrics, arrays = compute()
     return save(chapter, name, config, metrics, arrays, profile=profile, device=device,
-                wall_time_s=time.perf_counter() - start, code=code, root=root)
+                wall_time_s=time.perf_counter() - start, code=code, fingerprint=now, root=root)
 
 
 def available_profile(profile: str, chapter: str, names: list[str] | None = None,

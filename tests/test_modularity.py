@@ -9,9 +9,10 @@ import torch
 from modlib import modularity, results
 
 
-def test_full_profile_jobs_cover_every_seed_and_sweep_point_once():
-    s = modularity.settings("full")
-    names = modularity.names("full")
+@pytest.mark.parametrize("profile", ["full", "paper"])
+def test_profile_jobs_cover_every_seed_and_sweep_point_once(profile):
+    s = modularity.settings(profile)
+    names = modularity.names(profile)
     assert len(names) == len(set(names))
     for k in range(s.seeds):
         assert f"addmul-seed{k}" in names and f"double-seed{k}" in names
@@ -19,8 +20,11 @@ def test_full_profile_jobs_cover_every_seed_and_sweep_point_once():
     alphas = [js.alpha for e, _, _, js in modularity.jobs(s) if e == "alpha"]
     assert names[0] == "addmul-seed0" and names[1:1 + len(alphas)] == [f"alpha{a:g}-seed0" for a in alphas]
     assert sorted(alphas) == sorted(s.sweep_alphas) and s.alpha not in alphas
-    widths = [js.width for e, _, _, js in modularity.jobs(s) if e == "width"]
-    assert widths == list(s.sweep_widths) and names[-len(widths):] == [f"width{w}-seed0" for w in widths]
+    shapes = [js.hidden for e, _, _, js in modularity.jobs(s) if e == "shape"]
+    assert shapes == list(s.sweep_shapes) and names[-len(shapes):] == [
+        f"shape{modularity.shape_name(h)}-seed0" for h in shapes]
+    assert (400, 400, 200) in shapes  # the paper's small network, by its own shape
+    assert modularity.shape_name((400, 400, 200)) == "400-400-200" and modularity.shape_name((800,) * 4) == "800x4"
 
 
 def test_shorter_sweeps_keep_their_own_main_point():
@@ -38,17 +42,17 @@ def _result(name, config, table_value):
 
 def test_sweep_adds_the_main_point_from_addmul_seed0_when_masks_train_as_long():
     s = modularity.settings("full")
-    res = {"addmul": [_result("addmul-seed0", {"alpha": s.alpha, "width": s.width, "seed": 0}, 0.5)],
-           "alpha": [_result(f"alpha{a:g}-seed0", {"alpha": a, "width": s.width, "seed": 0}, a)
+    res = {"addmul": [_result("addmul-seed0", {"alpha": s.alpha, "hidden": list(s.hidden), "seed": 0}, 0.5)],
+           "alpha": [_result(f"alpha{a:g}-seed0", {"alpha": a, "hidden": list(s.hidden), "seed": 0}, a)
                      for a in (1e-3, 1e-5)],
-           "width": []}
+           "shape": []}
     points = modularity.sweep(res, s, "alpha")
     assert list(points) == [1e-5, s.alpha, 1e-3]
     assert points[s.alpha] is res["addmul"][0]
-    assert modularity.sweep(res, s, "width") == {}  # no width sweep stored: nothing to show
+    assert modularity.sweep(res, s, "hidden") == {}  # no shape sweep stored: nothing to show
     short = s.with_(sweep_mask_steps=100)  # masks of another length: addmul-seed0 is not a sweep point
     assert list(modularity.sweep(res, short, "alpha")) == [1e-5, 1e-3]
-    with pytest.raises(ValueError, match="'depth'.*'alpha', 'width'"):
+    with pytest.raises(ValueError, match="'depth'.*'alpha', 'hidden'"):
         modularity.sweep(res, s, "depth")
 
 
@@ -84,7 +88,7 @@ def test_stored_loads_a_result_of_another_profile_without_computing(store):
 
 
 def test_removal_accuracy_reads_the_removed_class_and_the_others_off_the_diagonals():
-    plain = np.eye(10) * 0.9 + 0.01  # rows: true class
+    plain = np.eye(10) * 0.9 + 0.01  # rows: true class; the reference (the all-classes mask)
     removed = [plain.copy() for _ in range(10)]
     for c, m in enumerate(removed):
         m[c, c] = 0.1 * c  # class c is hurt, by a different amount each time
@@ -92,7 +96,7 @@ def test_removal_accuracy_reads_the_removed_class_and_the_others_off_the_diagona
     acc = modularity.removal_accuracy(np.stack([plain, *removed]))
     np.testing.assert_allclose(acc["own"], 0.1 * np.arange(10))
     np.testing.assert_allclose(acc["others"], (8 * 0.91 + 0.5) / 9)
-    np.testing.assert_allclose(acc["plain"], 0.91)
+    np.testing.assert_allclose(acc["reference"], 0.91)
 
 
 def _arrays(root, name):
@@ -128,3 +132,43 @@ def test_a_result_is_the_same_alone_after_others_and_in_another_process(tmp_path
         assert a.keys() == b.keys()
         for k in a:
             np.testing.assert_array_equal(a[k], b[k], err_msg=f"{name}: {k}")
+
+
+def test_pairwise_runs_each_pair_alone_and_reads_its_own_slot():
+    torch.manual_seed(0)
+    model = modularity.Pairwise(modularity.mlp(80, [16], 40))
+    x, _ = modularity.data.double_addition(6)
+    other = x.clone()
+    other[:, 40:] = modularity.data.double_addition(6, generator=torch.Generator().manual_seed(1))[0][:, 40:]
+    out, out_other = model(x), model(other)
+    assert out.shape == (6, 40)
+    torch.testing.assert_close(out[:, :20], out_other[:, :20])  # pair 2's digits do not reach pair 1's slot
+    assert not torch.allclose(out[:, 20:], out_other[:, 20:])
+    alone = torch.zeros_like(x)
+    alone[:, :40] = x[:, :40]
+    torch.testing.assert_close(out[:, :20], model.net(alone)[:, :20])  # the authors' zeroed input
+    with modularity.only_pair(model, 1):
+        assert model.pairs == (1,) and torch.equal(model(x)[:, :20], torch.zeros(6, 20))
+    assert model.pairs == (0, 1)
+
+
+def test_a_fixed_layer_keeps_the_given_logits_and_the_others_train():
+    s = modularity.settings("smoke")
+    torch.manual_seed(0)
+    model = modularity.mlp(42, [16, 16], 20)
+    stream = modularity._batches("addmul", s.batch, 0, "cpu")
+    given = torch.where(torch.rand(20, 16) < 0.5, -3.0, 3.0)  # the output layer's logits
+    hard, logits = modularity.train_mask(model, stream, modularity.digit_loss, 30, 1e-2, s, seed=0,
+                                         fixed={"4.weight": given}, logits=True)
+    assert torch.equal(logits["4.weight"], given) and torch.equal(hard["4.weight"], given >= 0)
+    assert not torch.equal(logits["0.weight"], torch.full((16, 42), 2.0))  # trained from the initial 2.0
+    assert not torch.nn.utils.parametrize.is_parametrized(model[0])  # the masks are gone again
+    assert all(p.requires_grad for p in model.parameters())
+    with pytest.raises(ValueError, match="fixed names \\['9.weight'\\].*'0.weight'"):
+        modularity.train_mask(model, stream, modularity.digit_loss, 1, 1e-2, s, seed=0, fixed={"9.weight": given})
+
+
+def test_estimate_counts_every_result_of_a_profile(capsys):
+    s = modularity.settings("smoke").with_(sweep_shapes=((8, 8, 4),))
+    total, table = modularity.estimate(s, "cpu", steps=1)
+    assert total > 0 and "total:" in table and "shape8-8-4-seed0" in table and "cnn" in table

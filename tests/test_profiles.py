@@ -39,9 +39,14 @@ def test_invalid_settings_fail_at_once_with_the_value_and_choices(change, messag
 
 
 def test_every_profile_has_valid_settings_and_grows():
-    s, d, f = (toy.settings(p) for p in profiles.PROFILES)
+    assert profiles.PROFILES == ("smoke", "default", "full", "paper")
+    s, d, f, p = (toy.settings(name) for name in profiles.PROFILES)
     assert s.seeds < d.seeds < f.seeds
     assert d.seeds >= 20 and d.steps == f.steps == 1024
+    assert p == f  # the toy's full profile is already the paper's scale
+    s, d, f, p = (modularity.settings(name) for name in profiles.PROFILES)
+    assert s.hidden[0] < d.hidden[0] < f.hidden[0] < p.hidden[0] == 2000 and len(p.hidden) == 4
+    assert f.seeds >= 5 and p.seeds == 10 and p.mask_steps == p.base_steps == 20_000
 
 
 def test_model_builder_rejects_unknown_activation():
@@ -50,11 +55,11 @@ def test_model_builder_rejects_unknown_activation():
 
 
 def test_misspelled_setting_names_it_the_closest_and_the_valid_ones():
-    valid = r"valid settings are seeds, width, depth, .*, cnn_mask_lr$"
-    with pytest.raises(TypeError, match=r"MaskSettings has no setting 'widht' \(did you mean 'width'\?\); " + valid):
-        modularity.MaskSettings(widht=3)
-    with pytest.raises(TypeError, match=r"'widht' \(did you mean 'width'\?\); " + valid):
-        modularity.settings("smoke").with_(widht=3)
+    valid = r"valid settings are seeds, hidden, base_steps, .*, cnn_mask_lr$"
+    with pytest.raises(TypeError, match=r"MaskSettings has no setting 'hiden' \(did you mean 'hidden'\?\); " + valid):
+        modularity.MaskSettings(hiden=(3,))
+    with pytest.raises(TypeError, match=r"'hiden' \(did you mean 'hidden'\?\); " + valid):
+        modularity.settings("smoke").with_(hiden=(3,))
     with pytest.raises(TypeError, match=r"ToySettings has no setting 'activation' \(did you mean 'activations'\?\)"):
         toy.ToySettings(seeds=2, activation=("relu",))
 
@@ -63,7 +68,8 @@ def test_misspelled_setting_names_it_the_closest_and_the_valid_ones():
     (lambda: toy.ToySettings(seeds=2, activations="relu"), r"activations='relu' .* list or tuple .*\('relu',\)"),
     (lambda: toy.ToySettings(seeds=2, hidden=8), r"hidden=8 .* list or tuple"),
     (lambda: modularity.MaskSettings(sweep_alphas=1e-3), r"sweep_alphas=0.001 .* list or tuple .*\(0.001,\)"),
-    (lambda: modularity.settings("smoke").with_(sweep_widths=None), r"sweep_widths=None .* list or tuple$"),
+    (lambda: modularity.settings("smoke").with_(sweep_shapes=None), r"sweep_shapes=None .* list or tuple$"),
+    (lambda: modularity.settings("smoke").with_(sweep_shapes=(400,)), r"sweep_shapes=400 .* list or tuple"),
 ])
 def test_a_str_or_number_where_a_list_is_expected_fails_naming_the_field(make, message):
     with pytest.raises(ValueError, match=message):

@@ -158,17 +158,17 @@ def test_a_result_made_by_other_code_is_recomputed_saying_what_changed(store, pa
 
     compute = Counter()
     fetch_toy(compute)
-    (package / "plots.py").write_text("# plots changed\n")  # draws results, computes none
+    (package / "plots.py").write_text("CHANGED = 1\n")  # draws results, computes none
     fetch_toy(compute)
     assert compute.calls == 1
-    (package / "models.py").write_text((package / "models.py").read_text() + "\n# a change\n")  # toy imports it
+    (package / "models.py").write_text((package / "models.py").read_text() + "\nCHANGED = 1\n")  # toy imports it
     assert fetch_toy(compute).metrics == {"acc": 2.5} and compute.calls == 2
     assert "was made by other code (changed: modlib/models.py): recomputing" in capsys.readouterr().out
     assert fetch_toy(compute).metrics == {"acc": 2.5} and compute.calls == 2  # current again
     assert results.load("chap", "exp", CONFIG, profile="default", code="modlib.toy") is not None
 
     fetch_toy(compute, profile="full")
-    (package / "toy.py").write_text((package / "toy.py").read_text() + "\n# a change\n")
+    (package / "toy.py").write_text((package / "toy.py").read_text() + "\nCHANGED = 1\n")
     assert results.load("chap", "exp", CONFIG, profile="full", code="modlib.toy") is None
     monkeypatch.setenv("MODLIB_FULL_FROM_STORE", "1")
     with pytest.raises(results.StaleResultError, match=r"changed: modlib/toy.py.*Remake it with: python -m "
@@ -230,3 +230,16 @@ def test_a_relative_results_root_resolves_once(tmp_path, monkeypatch):
     first = results.default_root()
     monkeypatch.chdir(tmp_path / "b")  # e.g. a notebook kernel running in notebooks/
     assert results.default_root() == first == tmp_path / "a" / name
+
+
+def test_comments_docstrings_and_the_settings_table_are_not_code(package):
+    before = results.code_fingerprint("modlib.toy")
+    source = (package / "toy.py").read_text()
+    edited = source.replace('"""The redundant-input toy', '"""An edited docstring. The redundant-input toy', 1)
+    edited = edited.replace("SETTINGS = {", "# a new comment\nSETTINGS = {  # and another\n", 1)
+    edited = edited.replace("seeds=100", "seeds=101")  # the full profile's table: recorded in each config
+    assert edited != source
+    (package / "toy.py").write_text(edited)
+    assert results.code_fingerprint("modlib.toy") == before
+    (package / "toy.py").write_text(edited.replace("GENERALIZES = 0.9", "GENERALIZES = 0.8"))
+    assert results.code_fingerprint("modlib.toy") != before
