@@ -2,8 +2,8 @@
 
     python benchmarks/bench_masks.py [--steps 20] [--block 5] [--gpu-steps 2000] [--gpu-block 500] [--threads N]
 
-Models: the paper's 2000x4 FNN on the addition/multiplication input (42 -> 2000 x4 -> 20, batch 128)
-and a small BERT built from a config (2 layers, hidden 128, batch 32, sequence 32). Plain training is
+Models: the FNN of chapter 4's full profile and the paper's 2000x4 FNN on the addition/multiplication
+input (42 -> hidden -> 20, batch 128) and a small BERT built from a config (2 layers, hidden 128, batch 32, sequence 32). Plain training is
 Adam on the weights; mask training is Adam on Gumbel-sigmoid mask logits (`modlib.masks`) with 4 mask
 samples per batch (the batch split into 4 chunks), computed in one forward pass per sample
 (`masks.sampled_loss`: any model) or in one batched pass for all four (`MaskSet.sampled_loss`: models
@@ -28,15 +28,15 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from modlib import data, masks, training
+from modlib import data, masks, modularity, training
 from modlib.models import mlp
 from modlib.runtime import describe
 
 
-def fnn_case(device):
-    """The 2000x4 FNN: inputs ``[128, 42]``, outputs ``[128, 20]`` (2 digits x 10 logits)."""
+def fnn_case(hidden, device):
+    """The add/multiply FNN of shape ``hidden``: inputs ``[128, 42]``, outputs ``[128, 20]`` (2 digits x 10 logits)."""
     x, y, _ = data.arithmetic(128)
-    return (mlp(42, [2000] * 4, 20), x.to(device), y.to(device),
+    return (mlp(42, list(hidden), 20), x.to(device), y.to(device),
             lambda out, target: F.cross_entropy(out.reshape(-1, 10), target.reshape(-1)))
 
 
@@ -115,9 +115,11 @@ def main() -> None:
         torch.set_num_threads(args.threads)
     devices = [torch.device("cpu")] + ([torch.device("cuda")] if torch.cuda.is_available() else [])
     print(f"timed steps of each kind: {args.steps} on the CPU, {args.gpu_steps} on a GPU; torch {torch.__version__}")
-    print(f"{'model':12s} {'device':32s} {'plain steps/s':>14s} {'mask, loop':>11s} {'mask, one pass':>15s} "
+    print(f"{'model':20s} {'device':32s} {'plain steps/s':>14s} {'mask, loop':>11s} {'mask, one pass':>15s} "
           f"{'overhead':>9s}")
-    for name, case in (("FNN 2000x4", fnn_case), ("BERT 2x128", bert_case)):
+    cases = {f"FNN {modularity.shape_name(modularity.settings(p).hidden)} ({p})":
+             functools.partial(fnn_case, modularity.settings(p).hidden) for p in ("full", "paper")}
+    for name, case in {**cases, "BERT 2x128": bert_case}.items():
         for device in devices:
             gpu = device.type == "cuda"
             rates = measure(case, device, args.gpu_steps if gpu else args.steps, args.gpu_block if gpu else args.block)
@@ -125,7 +127,7 @@ def main() -> None:
                      for r, w in zip(rates.values(), (14, 11, 15))]
             masked = max((r for k, r in rates.items() if k != "plain" and r), default=None)
             overhead = f"{rates['plain'] / masked:8.2f}x" if masked and rates["plain"] else f"{'n/a':>9s}"
-            print(f"{name:12s} {describe(device):32s} {' '.join(cells)} {overhead}", flush=True)
+            print(f"{name:20s} {describe(device):32s} {' '.join(cells)} {overhead}", flush=True)
 
 
 if __name__ == "__main__":
