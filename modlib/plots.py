@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib import animation
@@ -136,9 +137,10 @@ def animate_boundaries(sweep, settings: list[tuple[str, str, str, float]], seed:
     fig.tight_layout()
     stamp(fig, sweep.provenance + f" · seed {seed}")
     anim = animation.FuncAnimation(fig, draw, frames=n_frames, interval=700, blit=False)
-    html = HTML(anim.to_jshtml(default_mode="once"))
+    # matplotlib links Font Awesome from a CDN for the player's buttons; the book's theme has it already
+    html = re.sub(r"<link[^>]*font-awesome[^>]*>", "", anim.to_jshtml(default_mode="once"))
     plt.close(fig)
-    return html
+    return HTML(html)
 
 
 # --- weight-mask chapter ---------------------------------------------------------------------------

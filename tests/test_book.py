@@ -1,12 +1,25 @@
 """Checks of the built book (`make book` first; `make test` runs them after the build).
 
-They open the built toy page in headless Chromium, as a reader's browser would, and save a
-screenshot to _build/screenshots/ for people to look at.
+The browser checks read every page of the table of contents in headless Chromium with no network
+at all, as an offline reader would (Chromium driven over the DevTools protocol on a pipe, nothing
+to install but Chromium): the maths is typeset, each widget shows its saved state, the console
+shows no error, no request leaves the machine, no figure is wider than the text column, and the
+whole page is saved as 1280x1600 screenshots in _build/screenshots/<page>_NN.png for people to
+look at. Without Chromium they are skipped with a note, except under CI=true, where they fail.
 """
 
+import base64
+import fcntl
+import json
+import os
+import queue
 import re
 import shutil
 import subprocess
+import sys
+import tempfile
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -19,17 +32,30 @@ HTML = ROOT / "_build" / "html"
 TOY = HTML / "notebooks" / "redundant_input_toy.html"
 SHOTS = ROOT / "_build" / "screenshots"
 URL = yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]["url"]
+WIDTH, SLICE = 1280, 1600  # the window the pages are read in, and the height of one screenshot
 
 
-def chromium(*args: str, timeout: int = 120) -> str:
-    exe = shutil.which("chromium") or shutil.which("chromium-browser")
-    assert exe, "chromium is not installed (make test installs it: make browser)"
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             "--allow-file-access-from-files", "--virtual-time-budget=8000"]
-    done = subprocess.run([exe, *flags, *args], capture_output=True, text=True, timeout=timeout)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return done.stdout
+def toc_pages() -> list[str]:
+    """Every page of _toc.yml, in reading order (e.g. "book/welcome", "notebooks/weight_masks")."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    pages = [toc["root"]]
+
+    def walk(node):
+        if isinstance(node, dict):
+            if "file" in node:
+                pages.append(node["file"])
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk({k: v for k, v in toc.items() if k != "root"})
+    return [re.sub(r"\.(md|ipynb)$", "", page) for page in pages]
+
+
+PAGES = toc_pages()
+NOTEBOOK_PAGES = [page for page in PAGES if (ROOT / f"{page}.ipynb").exists()]
 
 
 @pytest.fixture(scope="module")
@@ -40,14 +66,24 @@ def toy_html() -> str:
 
 def test_book_has_its_pages():
     assert (HTML / "index.html").exists()
-    for page in ("book/welcome", "book/how_to_run", "book/toy_theory", "notebooks/redundant_input_toy",
-                 "notebooks/weight_masks"):
+    assert {"book/welcome", "book/how_to_run", "book/toy_theory", "notebooks/redundant_input_toy",
+            "notebooks/weight_masks"} <= set(PAGES)
+    for page in PAGES:
         assert (HTML / f"{page}.html").exists(), page
 
 
+def test_pages_load_no_script_from_a_cdn():
+    """make book serves MathJax, require.js and the widget manager from _static/offline/."""
+    assert (HTML / "_static" / "offline" / "vendor" / "VERSIONS").exists(), "built without the offline assets (BOOK_ASSETS=local)"
+    for page in PAGES:
+        html = (HTML / f"{page}.html").read_text()
+        remote = re.findall(r'<(?:script|link)[^>]+(?:src|href)="(https?://[^"]+)"', html)
+        assert not remote, f"{page} loads {remote}"
+
+
 def test_pages_show_no_progress_bars():
-    for page in ("redundant_input_toy", "weight_masks"):  # the build sets TQDM_DISABLE
-        html = (HTML / "notebooks" / f"{page}.html").read_text()
+    for page in NOTEBOOK_PAGES:  # the build sets TQDM_DISABLE
+        html = (HTML / f"{page}.html").read_text()
         assert not re.search(r"\d(it/s|s/it)\]", html), f"{page} shows a progress bar"
 
 
@@ -72,14 +108,348 @@ def test_theory_page_has_exercises_with_hidden_solutions():
     assert "dropdown" in html and "solution" in html
 
 
-def test_toy_page_renders_in_chromium_with_its_animation():
-    dom = chromium("--dump-dom", TOY.as_uri())
-    # the animation's script ran: its <img> now shows a frame
-    assert re.search(r'<img id="_anim_img\w+"[^>]*src="data:image/png;base64,', dom), "animation did not render"
-    assert dom.count("<img") >= 10
+# ---------------------------------------------------------------------------------------------
+# Headless Chromium over the DevTools protocol (--remote-debugging-pipe: JSON messages ending in
+# NUL, read from fd 3 and written to fd 4 of the browser).
+
+def chromium_executable() -> str:
+    exe = (os.environ.get("CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+           or shutil.which("google-chrome"))
+    if exe:
+        return exe
+    msg = ("Chromium is missing, so the browser checks of the built book did NOT run "
+           "(`make browser` installs it where it can: root and apt-get; CHROMIUM=/path picks another)")
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(msg + "; CI=true requires them")
+    pytest.skip(msg)
+
+
+class Chromium:
+    def __init__(self, exe: str):
+        self.profile = tempfile.mkdtemp(prefix="book-chromium-")
+        self._log = open(Path(self.profile) / "stderr.log", "wb")
+        to_browser, self._write = os.pipe()
+        self._read, from_browser = os.pipe()
+        # move the browser's ends above fd 10 so that making them fds 3 and 4 cannot clobber them
+        a, b = (fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10) for fd in (to_browser, from_browser))
+        os.close(to_browser), os.close(from_browser)
+        flags = ["--headless", "--no-sandbox", "--disable-gpu", "--remote-debugging-pipe", "--hide-scrollbars",
+                 "--no-first-run", "--no-default-browser-check", "--disable-extensions", "--disable-sync",
+                 "--disable-background-networking", "--disable-component-update", "--mute-audio",
+                 # no network: every host name fails to resolve
+                 "--host-resolver-rules=MAP * ~NOTFOUND", "--disable-quic",
+                 f"--window-size={WIDTH},{SLICE}", f"--user-data-dir={self.profile}", "about:blank"]
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", f"import os, sys; os.dup2({a}, 3); os.dup2({b}, 4); os.close({a}); "
+             f"os.close({b}); os.execv(sys.argv[1], sys.argv[1:])", exe, *flags],
+            pass_fds=(a, b), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self._log)
+        os.close(a), os.close(b)
+        self.messages: queue.Queue = queue.Queue()
+        self.events: list[dict] = []
+        self.next_id = 0
+        threading.Thread(target=self._reader, daemon=True).start()
+        pages = [t["targetId"] for t in self.call("Target.getTargets")["targetInfos"] if t["type"] == "page"]
+        page = pages[0] if pages else self.call("Target.createTarget", url="about:blank")["targetId"]
+        self.session = self.call("Target.attachToTarget", targetId=page, flatten=True)["sessionId"]
+        for domain in ("Page", "Runtime", "Log", "Network"):
+            self.call(f"{domain}.enable", session=True)
+        self.call("Emulation.setDeviceMetricsOverride", session=True, width=WIDTH, height=SLICE,
+                  deviceScaleFactor=1, mobile=False)
+
+    def _reader(self):
+        buffer = b""
+        while chunk := os.read(self._read, 1 << 16):
+            buffer += chunk
+            *complete, buffer = buffer.split(b"\0")
+            for message in complete:
+                self.messages.put(json.loads(message))
+        os.close(self._read)
+        self.messages.put(None)  # the browser went away
+
+    def _next(self, deadline: float) -> dict:
+        try:
+            message = self.messages.get(timeout=max(0.01, deadline - time.monotonic()))
+        except queue.Empty:
+            raise TimeoutError("Chromium did not answer in time") from None
+        if message is None:
+            log = (Path(self.profile) / "stderr.log").read_text(errors="replace")[-2000:]
+            raise RuntimeError(f"Chromium exited ({self.proc.poll()}):\n{log}")
+        return message
+
+    def call(self, method: str, session: bool = False, timeout: float = 60, **params):
+        self.next_id += 1
+        message = {"id": self.next_id, "method": method, "params": params}
+        if session:
+            message["sessionId"] = self.session
+        os.write(self._write, json.dumps(message).encode() + b"\0")
+        deadline = time.monotonic() + timeout
+        while True:
+            reply = self._next(deadline)
+            if reply.get("id") == self.next_id:
+                if "error" in reply:
+                    raise RuntimeError(f"{method}: {reply['error']}")
+                return reply["result"]
+            if "method" in reply:
+                self.events.append(reply)
+
+    def wait_for(self, event: str, timeout: float = 60) -> dict:
+        """The first `event` since self.events was last emptied."""
+        for message in self.events:
+            if message["method"] == event:
+                return message
+        deadline = time.monotonic() + timeout
+        while True:
+            message = self._next(deadline)
+            if "method" in message:
+                self.events.append(message)
+                if message["method"] == event:
+                    return message
+
+    def evaluate(self, expression: str, timeout: float = 60):
+        result = self.call("Runtime.evaluate", session=True, timeout=timeout, expression=expression,
+                           awaitPromise=True, returnByValue=True)
+        if "exceptionDetails" in result:
+            raise RuntimeError(f"page script failed: {result['exceptionDetails']}")
+        return result["result"].get("value")
+
+    def close(self):
+        try:
+            self.call("Browser.close", timeout=10)
+        except (RuntimeError, TimeoutError, OSError):
+            pass
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        os.close(self._write)
+        self._log.close()
+        shutil.rmtree(self.profile, ignore_errors=True)
+
+
+# Waits for MathJax's first typesetting and for the widget manager to draw every saved view.
+SETTLE = """(async () => {
+  const sleep = ms => new Promise(r => setTimeout(r, ms));
+  if (window.MathJax && MathJax.startup && MathJax.startup.promise) await MathJax.startup.promise;
+  const views = () => [...document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]')];
+  for (let t0 = Date.now(); Date.now() - t0 < 30000; await sleep(200))
+    if (views().every(s => s.previousElementSibling && s.previousElementSibling.classList.contains('widget-subarea')
+                           && s.previousElementSibling.childElementCount > 0)) break;
+  await document.fonts.ready;
+  await sleep(500);
+})()"""
+
+# What the reader sees: maths, widgets, figures against the text column, the code column.
+INSPECT = r"""(() => {
+  const article = document.querySelector('article.bd-article') || document.querySelector('main');
+  const cs = getComputedStyle(article), box = article.getBoundingClientRect();
+  const column = {left: box.left + parseFloat(cs.paddingLeft), right: box.right - parseFloat(cs.paddingRight)};
+  column.width = column.right - column.left;
+  // raw TeX left in the visible text (code and scripts aside)
+  const skip = 'script, style, pre, code, textarea, mjx-container, .highlight, svg';
+  const walker = document.createTreeWalker(article, NodeFilter.SHOW_TEXT);
+  const rawTex = [];
+  const tex = /\$\$|\\\(|\\\)|\\\[|\\\]|\\begin\{|\$[^$\n]*\\[A-Za-z]+[^$\n]*\$/;
+  while (walker.nextNode()) {
+    const node = walker.currentNode;
+    if (node.parentElement.closest(skip)) continue;
+    if (tex.test(node.textContent)) rawTex.push(node.textContent.trim().slice(0, 120));
+  }
+  const maths = [...article.querySelectorAll('.math')];
+  const widgets = [...document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]')].map(s => {
+    const area = s.previousElementSibling;
+    if (!area || !area.classList.contains('widget-subarea')) return {drawn: false};
+    const r = area.getBoundingClientRect();
+    return {drawn: true, elements: area.querySelectorAll('*').length, width: r.width, height: r.height,
+            text: area.innerText.trim().slice(0, 80)};
+  });
+  const figures = [...article.querySelectorAll('img')].map(img => {
+    const r = img.getBoundingClientRect();
+    // the width it is meant to be shown at: its width attribute (e.g. a high-resolution PNG), else its pixels
+    const attr = parseFloat(img.getAttribute('width'));
+    const section = img.closest('section'), heading = section && section.querySelector(':scope > h1, :scope > h2, :scope > h3');
+    return {src: (img.getAttribute('src') || '').slice(0, 80), id: img.id, complete: img.complete,
+            cell: [...article.querySelectorAll('div.cell')].indexOf(img.closest('div.cell')),
+            section: heading ? heading.textContent.replace(/#$/, '').trim() : '',
+            natural: img.naturalWidth, intended: attr > 0 && !/%/.test(img.getAttribute('width')) ? attr : img.naturalWidth,
+            shown: r.width, left: r.left, right: r.right};
+  });
+  let code = null;
+  const pre = document.querySelector('div.cell_input div.highlight pre');
+  if (pre) {
+    const p = getComputedStyle(pre);
+    const probe = document.createElement('span');
+    probe.textContent = '0'.repeat(200);
+    pre.appendChild(probe);
+    const charWidth = probe.getBoundingClientRect().width / 200;
+    probe.remove();
+    const inner = pre.clientWidth - parseFloat(p.paddingLeft) - parseFloat(p.paddingRight);
+    code = {font: p.fontFamily, size: p.fontSize, inner, charWidth, chars: Math.floor(inner / charWidth + 1e-6)};
+  }
+  return {column, rawTex, maths: maths.length, typeset: maths.filter(m => m.querySelector('mjx-container')).length,
+          containers: document.querySelectorAll('mjx-container').length,
+          mathErrors: [...document.querySelectorAll('mjx-merror')].map(e => e.textContent.slice(0, 80)),
+          widgets, figures, code, height: document.documentElement.scrollHeight,
+          pageWidth: document.documentElement.scrollWidth};
+})()"""
+
+
+def console_errors(events: list[dict]) -> list[str]:
+    errors = []
+    for event in events:
+        params = event.get("params", {})
+        if event["method"] == "Runtime.consoleAPICalled" and params["type"] in ("error", "assert"):
+            args = [a.get("value", a.get("description", "")) for a in params.get("args", [])]
+            errors.append("console.error: " + " ".join(map(str, args))[:300])
+        elif event["method"] == "Runtime.exceptionThrown":
+            details = params["exceptionDetails"]
+            errors.append("uncaught: " + details.get("exception", {}).get("description", details.get("text", ""))[:300])
+        elif event["method"] == "Log.entryAdded" and params["entry"]["level"] == "error":
+            entry = params["entry"]
+            errors.append(f"{entry['source']}: {entry['text']} {entry.get('url', '')}"[:300])
+    return errors
+
+
+def remote_requests(events: list[dict]) -> list[str]:
+    urls = (e["params"]["request"]["url"] for e in events if e["method"] == "Network.requestWillBeSent")
+    return sorted({u for u in urls if not u.startswith(("file:", "data:", "blob:", "about:"))})
+
+
+def save_screenshots(browser: Chromium, page: str) -> list[Path]:
+    """The whole page in 1280x1600 slices, laid out in a window as tall as the page (like
+    ../shared/tools/page-shots.sh): a tall window keeps the sidebars where a reader sees them."""
     SHOTS.mkdir(parents=True, exist_ok=True)
-    shot = SHOTS / "redundant_input_toy.png"
-    shot.unlink(missing_ok=True)
-    chromium(f"--screenshot={shot}", "--window-size=1280,2400", TOY.as_uri())
-    assert shot.exists() and shot.stat().st_size > 50_000
-    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    name = page.replace("/", "_")
+    for old in SHOTS.glob(f"{name}_[0-9][0-9].png"):
+        old.unlink()
+    height = browser.evaluate("document.documentElement.scrollHeight")
+    browser.call("Emulation.setDeviceMetricsOverride", session=True, width=WIDTH, height=min(height, 30_000),
+                 deviceScaleFactor=1, mobile=False)
+    height = browser.evaluate("new Promise(r => setTimeout(() => r(document.documentElement.scrollHeight), 1000))")
+    shots = []
+    for i, top in enumerate(range(0, height, SLICE)):
+        if i and height - top < 50:  # a sliver of page margin
+            break
+        clip = {"x": 0, "y": top, "width": WIDTH, "height": min(SLICE, height - top), "scale": 1}
+        data = browser.call("Page.captureScreenshot", session=True, format="png", clip=clip,
+                            captureBeyondViewport=top + SLICE > 30_000)["data"]
+        shots.append(SHOTS / f"{name}_{i:02d}.png")
+        shots[-1].write_bytes(base64.b64decode(data))
+    browser.call("Emulation.setDeviceMetricsOverride", session=True, width=WIDTH, height=SLICE,
+                 deviceScaleFactor=1, mobile=False)
+    return shots
+
+
+@pytest.fixture(scope="module")
+def browser():
+    exe = chromium_executable()
+    assert (HTML / "index.html").exists(), "build the book first: make book"
+    chromium = Chromium(exe)
+    yield chromium
+    chromium.close()
+
+
+@pytest.fixture(scope="module")
+def read(browser):
+    """read(page) opens a built page from disk and returns what the reader sees (once per page)."""
+    seen = {}
+
+    def read_page(page: str) -> dict:
+        if page not in seen:
+            browser.events = []
+            browser.call("Page.navigate", session=True, url=(HTML / f"{page}.html").as_uri())
+            browser.wait_for("Page.loadEventFired", timeout=90)
+            browser.evaluate(SETTLE, timeout=90)
+            result = browser.evaluate(INSPECT)
+            result["shots"] = save_screenshots(browser, page)
+            result["errors"] = console_errors(browser.events)
+            result["remote"] = remote_requests(browser.events)
+            seen[page] = result
+        return seen[page]
+
+    return read_page
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_makes_no_request_off_the_machine(read, page):
+    assert not read(page)["remote"], f"{page} needs the network: {read(page)['remote']}"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_shows_no_console_error(read, page):
+    assert not read(page)["errors"], "\n".join(read(page)["errors"])
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_maths_is_typeset(read, page):
+    seen = read(page)
+    assert not seen["rawTex"], f"raw TeX on the page: {seen['rawTex'][:5]}"
+    assert seen["typeset"] == seen["maths"], f"{seen['maths'] - seen['typeset']} of {seen['maths']} formulas not typeset"
+    assert not seen["mathErrors"], f"MathJax errors: {seen['mathErrors'][:5]}"
+    if (HTML / f"{page}.html").read_text().count('class="math') > 0:
+        assert seen["containers"] > 0
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_widgets_show_their_saved_state(read, page):
+    for i, view in enumerate(read(page)["widgets"]):
+        assert view["drawn"], f"widget {i} was not drawn"
+        assert view["elements"] > 0 and view["width"] > 0 and view["height"] > 0, f"widget {i} is empty: {view}"
+
+
+def notebook_cell(page: str, code_cell: int) -> str:
+    """Where the page's n-th code cell comes from: "cell i" of the notebook (counting all cells)."""
+    notebook = ROOT / f"{page}.ipynb"
+    if code_cell < 0 or not notebook.exists():
+        return "outside code cells"
+    cells = json.loads(notebook.read_text())["cells"]
+    shown = [i for i, c in enumerate(cells) if c["cell_type"] == "code"
+             and "remove-cell" not in c.get("metadata", {}).get("tags", [])]
+    return f"cell {shown[code_cell]}" if code_cell < len(shown) else f"code cell {code_cell}"
+
+
+WIDE_FIGURES = ("redundant_input_toy", "weight_masks")  # the reading-standard issue redraws them
+
+
+@pytest.mark.parametrize("page", [pytest.param(p, marks=pytest.mark.xfail(
+    any(name in str(p) for name in WIDE_FIGURES), strict=False,
+    reason="reading-standard issue: this chapter's figures are still drawn wider than the column (at most "
+           "6.8 in at 100 dpi fits)")) for p in PAGES])
+def test_page_figures_fit_the_text_column(read, page):
+    seen = read(page)
+    column = seen["column"]
+    assert seen["pageWidth"] <= WIDTH, f"the page scrolls sideways ({seen['pageWidth']} px)"
+    too_wide = []
+    for fig in seen["figures"]:
+        assert fig["complete"] and fig["natural"] > 0, f"figure did not load: {fig['src']}"
+        # wider than the column: it overflows it, or the browser shrinks it (and its lettering) to fit
+        if fig["right"] > column["right"] + 1 or fig["intended"] > column["width"] + 1:
+            what = "animation" if fig["id"].startswith("_anim_img") else "figure"
+            too_wide.append(f"{what} in {notebook_cell(page, fig['cell'])} ({fig['section']!r}): "
+                            f"{fig['intended']:.0f} px shown at {fig['shown']:.0f}")
+    assert not too_wide, (f"{len(too_wide)} figures wider than the {column['width']:.0f} px text column "
+                          f"(at a {WIDTH} px window):\n" + "\n".join(too_wide))
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_leaves_screenshots(read, page):
+    shots = read(page)["shots"]
+    assert shots and all(s.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for s in shots)
+    assert sum(s.stat().st_size for s in shots) > 20_000
+
+
+def test_toy_page_animation_runs(read):
+    seen = read("notebooks/redundant_input_toy")
+    frames = [f for f in seen["figures"] if f["id"].startswith("_anim_img")]
+    assert frames and all(f["src"].startswith("data:image/png;base64,") for f in frames), "animation did not render"
+    assert len(seen["figures"]) >= 10
+
+
+@pytest.mark.parametrize("page", NOTEBOOK_PAGES)
+def test_code_column_fits_the_line_limit(read, page):
+    """tests/test_repository.py keeps code lines within CODE_LINE_LIMIT: the code column must show that many."""
+    from test_repository import CODE_LINE_LIMIT
+
+    code = read(page)["code"]
+    assert code, "no code cell found"
+    assert code["chars"] >= CODE_LINE_LIMIT, f"the code column shows {code['chars']} characters: {code}"

@@ -47,3 +47,35 @@ def test_package_metadata_matches_the_configured_repository_and_keeps_colab_pack
     for dep in meta["dependencies"]:
         if dep.split(">")[0] in ("torch", "numpy", "transformers"):
             assert "<" not in dep and "==" not in dep, f"{dep} would make Colab reinstall it"
+
+
+# The longest code line a notebook page shows without scrolling sideways. Measured in the built
+# book in headless Chromium (tests/test_book.py::test_code_column_fits_the_line_limit re-measures
+# it): at a 1280 px wide window the code cells' text area is 652 px wide (the 688 px text column
+# less the cell's border and 16 px padding each side) and their 14 px monospace font (DejaVu Sans
+# Mono here; Menlo, SF Mono, Source Code Pro and Liberation Mono are as wide) takes 8.43 px a
+# character: 77 characters. A window with a classic 15 px scrollbar (Windows, most Linux
+# desktops) narrows the column to 640 px: 75 characters. Colab's cells are wider.
+CODE_LINE_LIMIT = 75
+HIDDEN_FROM_THE_PAGE = {"remove-input", "remove-cell"}
+
+
+def long_code_lines() -> list[str]:
+    found = []
+    for path in NOTEBOOKS:
+        nb = nbformat.read(path, as_version=4)
+        for i, cell in enumerate(nb.cells):
+            if cell.cell_type != "code" or HIDDEN_FROM_THE_PAGE & set(cell.metadata.get("tags", [])):
+                continue
+            for n, line in enumerate(cell.source.splitlines(), 1):
+                if len(line) > CODE_LINE_LIMIT:
+                    found.append(f"{path.name} cell {i} line {n}: {len(line)} characters")
+    return found
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "reading-standard issue: the notebooks still have code lines longer than CODE_LINE_LIMIT "
+    "(a reader must scroll sideways to see them); shorten them, then remove this xfail"))
+def test_code_lines_fit_the_page_column():
+    too_long = long_code_lines()
+    assert not too_long, f"{len(too_long)} code lines over {CODE_LINE_LIMIT} characters:\n" + "\n".join(too_long)
