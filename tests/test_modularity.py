@@ -172,3 +172,32 @@ def test_estimate_counts_every_result_of_a_profile(capsys):
     s = modularity.settings("smoke").with_(sweep_shapes=((8, 8, 4),))
     total, table = modularity.estimate(s, "cpu", steps=1)
     assert total > 0 and "total:" in table and "shape8-8-4-seed0" in table and "cnn" in table
+
+
+def test_ctrl_c_during_mask_training_leaves_the_network_without_masks():
+    s = modularity.settings("smoke")
+    torch.manual_seed(0)
+    model = modularity.mlp(42, [16], 20)
+    plain = model(torch.ones(3, 42))
+
+    def interrupted():
+        stream = modularity._batches("addmul", s.batch, 0, "cpu")
+        for k, batch in enumerate(stream):
+            if k == 3:
+                raise KeyboardInterrupt  # as Ctrl-C in a notebook does
+            yield batch
+
+    with pytest.raises(KeyboardInterrupt):
+        modularity.train_mask(model, interrupted(), modularity.digit_loss, 10, 1e-2, s, seed=0)
+    assert not torch.nn.utils.parametrize.is_parametrized(model[0])
+    torch.testing.assert_close(model(torch.ones(3, 42)), plain)
+    hard = modularity.train_mask(model, modularity._batches("addmul", s.batch, 0, "cpu"), modularity.digit_loss,
+                                 2, 1e-2, s, seed=0)  # the next run in the same kernel works
+    assert set(hard) == {"0.weight", "2.weight"}
+
+
+def test_the_class_removal_key_names_the_digits_it_learns_from(monkeypatch):
+    job = next(j for j in modularity.jobs(modularity.settings("smoke")) if j[0] == "cnn")
+    assert modularity._config(job)["data"] == modularity.data.mnist_source()
+    monkeypatch.setattr(modularity.data, "mnist_source", lambda: "mnist")
+    assert modularity._config(job)["data"] == "mnist"  # another source: another key, so a recompute
