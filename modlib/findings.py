@@ -38,38 +38,52 @@ def _seeds(n: int) -> str:
 def specialization(tables: np.ndarray, controls: np.ndarray, chance: float) -> list[Finding]:
     """Chapter 4's add/multiply table: ``tables [seeds, 5, 2]`` (rows ``modularity.ROWS``: full model,
     + mask, + mask removed, × mask, × mask removed; columns +, ×) and ``controls [seeds, 4, 2]``
-    (``modularity.CONTROL_ROWS``: random masks as dense, alone and removed). Three findings: each
-    mask alone does its own operation and not the other; removing a mask loses its own operation;
-    removing it keeps the other operation far above chance (:data:`FAR_ABOVE_CHANCE`) in every seed."""
+    (``modularity.CONTROL_ROWS``: random masks as dense, alone and removed). Four findings, each
+    asked of every seed: each mask alone does its own operation (at least 80% of the full network)
+    and not the other (at most half); removing a mask loses its own operation (at most
+    :data:`FAR_ABOVE_CHANCE` times chance); the removal is selective (the other operation stays at
+    least that far above chance; the text sets it beside removing random weights as many); and the
+    paper's claim proper, that the removal spares the other operation (at least 80% of the full
+    network's accuracy)."""
     full = tables[:, 0]  # [seeds, 2]
     ops, out = ("+", "×"), []
     alone = [(tables[:, 1 + 2 * k, k], tables[:, 1 + 2 * k, 1 - k]) for k in range(2)]  # own, other
     removed = [(tables[:, 2 + 2 * k, k], tables[:, 2 + 2 * k, 1 - k]) for k in range(2)]
-    random_removed = [controls[:, 1 + 2 * k] for k in range(2)]  # [seeds, 2]
+    random_removed = [controls[:, 1 + 2 * k] for k in range(2)]  # [seeds, 2]: + and × after random removal
+
+    def verdict(each, what="mask"):
+        return (f"holds for both {what}s in {_seeds(len(tables))}" if all(each) else
+                f"holds for the {ops[each.index(True)]} {what} only" if any(each) else "is not reproduced at this scale")
+
     each = [bool((own >= 0.8 * full[:, k]).all() and (other <= 0.5 * full[:, 1 - k]).all())
             for k, (own, other) in enumerate(alone)]
-    verdict = ("holds for both masks in " + _seeds(len(tables)) if all(each) else
-               f"holds for the {ops[each.index(True)]} mask only" if any(each) else "does not hold")
     out.append(Finding("each mask alone does its own operation only", all(each), (
-        f"Each mask alone: the + mask adds at {_ms(alone[0][0])} and multiplies at {_ms(alone[0][1])}; the × mask "
-        f"multiplies at {_ms(alone[1][0])} and adds at {_ms(alone[1][1])} (full network: + {_ms(full[:, 0])}, "
+        f"**Each mask alone.** The + mask adds at {_ms(alone[0][0])} and multiplies at {_ms(alone[0][1])}; the × "
+        f"mask multiplies at {_ms(alone[1][0])} and adds at {_ms(alone[1][1])} (full network: + {_ms(full[:, 0])}, "
         f"× {_ms(full[:, 1])}). Asking of a mask alone at least 80% of the full network on its own operation "
-        f"and at most half on the other, this half of specialization {verdict}.")))
-    ok = all((own <= FAR_ABOVE_CHANCE * chance).all() for own, _ in removed)
-    out.append(Finding("removing a mask loses its own operation", ok, (
-        f"Removing the + mask leaves + at {_ms(removed[0][0])}; removing the × mask leaves × at "
-        f"{_ms(removed[1][0])} (chance: {chance:g}).")))
-    keeps = [(other >= FAR_ABOVE_CHANCE * chance).all() for _, other in removed]
-    verdict = ("holds for both operations" if all(keeps) else "holds only for removing the " +
-               ("+" if keeps[0] else "×") + " mask" if any(keeps) else "is not reproduced at this scale")
-    out.append(Finding("removing a mask keeps the other operation far above chance", all(keeps), (
-        f"The test that makes it specialization, a removed module sparing the other operation: with the + mask "
-        f"removed the network multiplies at {_ms(removed[0][1])}, with the × mask removed it adds at "
-        f"{_ms(removed[1][1])}, against chance {chance:g} and the full network's + {_ms(full[:, 0])} / × "
-        f"{_ms(full[:, 1])}; removing random weights, as many per layer, leaves + {_ms(random_removed[0][:, 0])} / "
-        f"× {_ms(random_removed[0][:, 1])} (+ mask's count) and + {_ms(random_removed[1][:, 0])} / "
-        f"× {_ms(random_removed[1][:, 1])} (× mask's). At {FAR_ABOVE_CHANCE}× chance or more in every seed "
-        f"this half {verdict}.")))
+        f"and at most half on the other, this half of specialization {verdict(each)}.")))
+    each = [bool((own <= FAR_ABOVE_CHANCE * chance).all()) for own, _ in removed]
+    out.append(Finding("removing a mask loses its own operation", all(each), (
+        f"**Removing a mask, its own operation.** Without the + mask the network adds at {_ms(removed[0][0])}; "
+        f"without the × mask it multiplies at {_ms(removed[1][0])} (chance: {chance:g}). Losing the operation "
+        f"(at most {FAR_ABOVE_CHANCE}× chance) {verdict(each, 'removed mask')}.")))
+    each = [bool((other >= FAR_ABOVE_CHANCE * chance).all()) for _, other in removed]
+    out.append(Finding("removing a mask is selective", all(each), (
+        f"**Removing a mask, the other operation.** Without the + mask the network multiplies at "
+        f"{_ms(removed[0][1])}; without the × mask it adds at {_ms(removed[1][1])}. Removing random weights, as "
+        f"many in each layer, leaves + {_ms(random_removed[0][:, 0])} / × {_ms(random_removed[0][:, 1])} (the "
+        f"+ mask's count) and + {_ms(random_removed[1][:, 0])} / × {_ms(random_removed[1][:, 1])} (the × mask's). "
+        f"A removed module that leaves the other operation at least {FAR_ABOVE_CHANCE}× above chance, while its "
+        f"own falls to chance, is selective: that {verdict(each, 'removed mask')}. Where the other operation "
+        f"falls further than under the random removal, the module's weights also serve it, which the next "
+        f"finding weighs.")))
+    each = [bool((other >= 0.8 * full[:, 1 - k]).all()) for k, (_, other) in enumerate(removed)]
+    out.append(Finding("removing a mask spares the other operation", all(each), (
+        f"**The paper's claim.** Removing the + mask should leave multiplication working, near the full "
+        f"network's accuracy (and mirrored for ×). Asking for at least 80% of the full network, it "
+        f"{verdict(each, 'removed mask')}" + ("." if all(each) else
+        ": here the two operations share more weights than in the paper's 2000×4 network, and removing one "
+        "operation's module costs the other part of its accuracy."))))
     return out
 
 
@@ -77,28 +91,42 @@ def reuse(iou: np.ndarray, iou_same: np.ndarray, iou_random: np.ndarray) -> list
     """Chapter 4's double addition: per-layer IoU ``[seeds, L]`` of the pair-1 and pair-2 masks
     (``iou``), of two pair-1 masks from different seeds (``iou_same``) and of random masks as dense
     (``iou_random``), read on the hidden layers (all but the first and the last). Reuse would put
-    the two pairs' overlap near that of two masks of one pair."""
+    the two pairs' overlap near that of two masks of one pair; the finding asks that it be lower in
+    every seed, by more than twice the spread of the difference over seeds."""
     hidden = slice(1, -1)
     pairs, same, rand = (a[:, hidden].mean(1) for a in (iou, iou_same, iou_random))  # [seeds]
-    below = (pairs < same).all()
-    return [Finding("two pairs' masks overlap less than two masks of one pair", bool(below), (
+    gap = same - pairs
+    below = bool((gap > 0).all() and gap.mean() > 2 * gap.std())
+    return [Finding("two pairs' masks overlap less than two masks of one pair", below, (
         f"In the hidden layers the pair-1 and pair-2 masks overlap at IoU {_ms(pairs)}; two masks trained for "
         f"pair 1 from different seeds overlap at {_ms(same)}, and random masks as dense at {_ms(rand)}. "
-        + ("The two pairs' masks overlap less than two masks of one pair in every seed: the network does not "
-           "reuse one adder for both pairs, as the paper found." if below else
-           "In some seeds the two pairs' masks overlap as much as two masks of one pair: the paper's "
-           "finding of no reuse is not reproduced at this scale.")))]
+        + ("The two pairs' masks overlap clearly less than two masks of one pair: the network does not reuse "
+           "one adder for both pairs, as the paper found." if below else
+           "The two pairs' masks do not overlap clearly less than two masks of one pair: the paper's finding "
+           "of no reuse is not reproduced at this scale.")))]
 
 
 def class_removal(own: np.ndarray, others: np.ndarray, reference: np.ndarray,
                   reference_others: np.ndarray) -> list[Finding]:
     """Chapter 4's class removal, per removed class ``[10]``: accuracy on it (``own``) and on the
     others (``others``) with its mask applied; the same under the all-classes mask (``reference``:
-    per class; ``reference_others``: mean over the other nine)."""
+    per class; ``reference_others``: mean over the other nine). Two findings: the removal is
+    selective (the removed class loses more than twice what the others lose, and at least 0.05,
+    for every class), and the removed class collapses (falls below half its reference accuracy)."""
     drop_own, drop_others = reference - own, reference_others - others
     far = drop_own > 2 * drop_others + 0.05
-    return [Finding("removing a class's mask hurts that class far more than the others", bool(far.all()), (
-        f"Removing class c's weights drops its accuracy by {_ms(drop_own)} (over the ten classes) and the other "
-        f"classes' by {_ms(drop_others)}. The removed class loses far more than the others (more than twice, "
-        f"and by 0.05 at least) for {int(far.sum())} of the 10 classes"
-        + (": as the paper found." if far.all() else f"; not for {np.flatnonzero(~far).tolist()}.")))]
+    collapsed = np.flatnonzero(own < 0.5 * reference)
+    return [
+        Finding("removing a class's mask hurts that class more than the others", bool(far.all()), (
+            f"Removing class c's weights drops its accuracy by {_ms(drop_own)} (over the ten classes; from "
+            f"{drop_own.min():.2f} to {drop_own.max():.2f}) and the other classes' by {_ms(drop_others)}. The "
+            f"removed class loses more than twice what the others lose, and at least 0.05, for {int(far.sum())} "
+            f"of the 10 classes" + ("." if far.all() else f"; not for {np.flatnonzero(~far).tolist()}."))),
+        Finding("the removed class collapses", len(collapsed) == 10, (
+            f"The paper reports that a class's accuracy drops significantly when its weights are removed. Here "
+            f"{len(collapsed)} of the 10 classes fall below half their accuracy under the all-classes mask"
+            + (f" ({collapsed.tolist()})" if len(collapsed) else "")
+            + ("." if len(collapsed) == 10 else
+               ": the removal is selective but mostly partial, a weaker effect than the paper's, not reproduced "
+               "in full at this scale."))),
+    ]

@@ -59,35 +59,54 @@ def _stacked(runs, key):
     return np.stack([a[key] for _, a in runs])
 
 
-def _finding(found, name):
-    return next(f for f in found if f.name == name)
-
-
-def _specialization():
+def _addmul():
     runs = load(modularity.CHAPTER, "addmul-seed*")
     assert len(runs) >= 5, f"only {len(runs)} seeds stored"
-    assert (_stacked(runs, "table")[:, 0] > 0.95).all(), "a base network did not learn both operations"
-    return findings.specialization(_stacked(runs, "table"), _stacked(runs, "control"), modularity.CHANCE["addmul"])
+    tables = _stacked(runs, "table")  # [seeds, 5 rows, 2 ops]
+    assert (tables[:, 0] > 0.95).all(), "a base network did not learn both operations"
+    found = findings.specialization(tables, _stacked(runs, "control"), modularity.CHANCE["addmul"])
+    return tables, {f.name: f for f in found}
 
 
-def test_weight_masks_each_mask_alone_does_its_own_operation():
-    f = _finding(_specialization(), "each mask alone does its own operation only")
-    assert f.holds, f.text
+# What the full profile measured (seed 0 when these were written; the others were still being
+# computed): the + mask alone adds and cannot multiply, the × mask alone multiplies at about 0.77 of
+# the full network; removing a mask drops its own operation to chance and leaves the other far above
+# chance but well below the full network. The paper's "removal spares the other operation" is not
+# reproduced at this scale; the tests below say which claim holds and which does not.
+
+
+def test_weight_masks_plus_mask_alone_adds_only_times_mask_keeps_less_than_the_paper():
+    tables, found = _addmul()
+    full = tables[:, 0]
+    assert (tables[:, 1, 0] >= 0.8 * full[:, 0]).all() and (tables[:, 1, 1] <= 0.05).all()  # + mask alone
+    times_alone = tables[:, 3, 1] / full[:, 1]
+    assert (tables[:, 3, 0] <= 0.05).all(), "the × mask alone should not add"
+    assert (times_alone > 0.5).all(), f"the × mask alone keeps {times_alone.round(2)} of ×"
+    assert not found["each mask alone does its own operation only"].holds  # × below 80%: not reproduced
 
 
 def test_weight_masks_removing_a_mask_loses_its_own_operation():
-    f = _finding(_specialization(), "removing a mask loses its own operation")
+    _, found = _addmul()
+    f = found["removing a mask loses its own operation"]
     assert f.holds, f.text
 
 
-def test_weight_masks_removing_a_mask_spares_the_other_operation():
-    f = _finding(_specialization(), "removing a mask keeps the other operation far above chance")
+def test_weight_masks_removing_a_mask_is_selective():
+    tables, found = _addmul()
+    f = found["removing a mask is selective"]
     assert f.holds, f.text
-    runs = load(modularity.CHAPTER, "addmul-seed*")
-    tables = _stacked(runs, "table")
-    for k in range(2):  # the other operation survives a removed module far more than its own: margin > 3 std
+    for k in range(2):  # the other operation keeps far more than its own: a margin over 3 std of the seeds
         gap = tables[:, 2 + 2 * k, 1 - k] - tables[:, 2 + 2 * k, k]
         assert gap.mean() > 3 * gap.std(), f"removing mask {k}: gap {gap.round(3)}"
+
+
+def test_weight_masks_removal_sparing_the_other_operation_not_reproduced_at_this_scale():
+    tables, found = _addmul()
+    assert not found["removing a mask spares the other operation"].holds
+    full = tables[:, 0]
+    for k in range(2):  # the other operation, after the removal: far above chance, far below the full network
+        other = tables[:, 2 + 2 * k, 1 - k]
+        assert (other >= 0.1).all() and (other < 0.8 * full[:, 1 - k]).all(), other.round(3)
 
 
 def test_double_addition_pairs_overlap_less_than_two_masks_of_one_pair():
@@ -97,9 +116,22 @@ def test_double_addition_pairs_overlap_less_than_two_masks_of_one_pair():
     assert f.holds, f.text
 
 
-def test_class_removal_hurts_the_removed_class_far_more_than_the_others():
+def _class_removal():
     ((meta, a),) = load(modularity.CHAPTER, "cnn-seed0")
     acc = modularity.removal_accuracy(a["confusion"])
     others_reference = (acc["reference"].sum() - acc["reference"]) / 9
-    (f,) = findings.class_removal(acc["own"], acc["others"], acc["reference"], others_reference)
+    return acc, {f.name: f for f in findings.class_removal(acc["own"], acc["others"], acc["reference"],
+                                                           others_reference)}
+
+
+def test_class_removal_hurts_the_removed_class_more_than_the_others():
+    acc, found = _class_removal()
+    f = found["removing a class's mask hurts that class more than the others"]
     assert f.holds, f.text
+    assert (acc["reference"] - acc["own"]).mean() > 0.1  # on average a tenth of its accuracy or more
+
+
+def test_class_removal_collapse_not_reproduced_at_this_scale():
+    acc, found = _class_removal()
+    assert not found["the removed class collapses"].holds
+    assert (acc["own"] < 0.5 * acc["reference"]).sum() <= 3  # most classes lose part of their accuracy only
