@@ -136,9 +136,12 @@ def test_ctrl_c_ends_with_the_summary_not_a_traceback(tmp_path, store):
     path = tmp_path / "slow.ipynb"
     nbformat.write(nb, path)
     # as a terminal's Ctrl-C does: SIGINT to the whole process group (the runner and its kernel)
+    # (a job started in the background by a non-interactive shell ignores SIGINT, and its children inherit
+    # that; a terminal's process does not: restore the default, under which Python raises KeyboardInterrupt)
     proc = subprocess.Popen([sys.executable, "-m", "modlib.batch", "--profile", "smoke", str(path),
                              "--out", str(tmp_path / "out")], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True, start_new_session=True)
+                            text=True, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     first = store / "smoke" / "slow" / "first.json"
     deadline = time.monotonic() + 120
     while not first.exists() and time.monotonic() < deadline and proc.poll() is None:
