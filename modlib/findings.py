@@ -87,41 +87,63 @@ def specialization(tables: np.ndarray, controls: np.ndarray, chance: float) -> l
     return out
 
 
-def reuse(iou: np.ndarray, iou_same: np.ndarray, iou_random: np.ndarray) -> list[Finding]:
+def reuse(iou: np.ndarray, iou_same: np.ndarray, iou_random: np.ndarray,
+          tables: np.ndarray | None = None) -> list[Finding]:
     """Chapter 4's double addition: per-layer IoU ``[seeds, L]`` of the pair-1 and pair-2 masks
     (``iou``), of two pair-1 masks from different seeds (``iou_same``) and of random masks as dense
     (``iou_random``), read on the hidden layers (all but the first and the last). Reuse would put
     the two pairs' overlap near that of two masks of one pair; the finding asks that it be lower in
-    every seed, by more than twice the spread of the difference over seeds."""
+    every seed, by more than twice the spread of the difference over seeds. Given the ablation
+    ``tables [seeds, 7, 2]`` (rows ``modularity.PAIR_ROWS``), it also asks that each pair's mask
+    alone do its pair (at least half the full network's accuracy): the overlap of masks that fail
+    their own task says nothing about reuse."""
     hidden = slice(1, -1)
     pairs, same, rand = (a[:, hidden].mean(1) for a in (iou, iou_same, iou_random))  # [seeds]
     gap = same - pairs
     below = bool((gap > 0).all() and gap.mean() > 2 * gap.std())
-    return [Finding("two pairs' masks overlap less than two masks of one pair", below, (
-        f"In the hidden layers the pair-1 and pair-2 masks overlap at IoU {_ms(pairs)}; two masks trained for "
-        f"pair 1 from different seeds overlap at {_ms(same)}, and random masks as dense at {_ms(rand)}. "
-        + ("The two pairs' masks overlap clearly less than two masks of one pair: the network does not reuse "
-           "one adder for both pairs, as the paper found." if below else
-           "The two pairs' masks do not overlap clearly less than two masks of one pair: the paper's finding "
-           "of no reuse is not reproduced at this scale.")))]
+    text = (f"In the hidden layers the pair-1 and pair-2 masks overlap at IoU {_ms(pairs)}; two masks trained "
+            f"for pair 1 from different seeds overlap at {_ms(same)}, and random masks as dense at {_ms(rand)}. ")
+    if tables is not None:
+        alone = np.stack([tables[:, 3, 0] / tables[:, 0, 0], tables[:, 5, 1] / tables[:, 0, 1]])  # [2, seeds]
+        if (alone < 0.5).any():
+            return [Finding("two pairs' masks overlap less than two masks of one pair", False, text + (
+                f"But the pair masks do not do their own pair: alone they keep {_ms(alone[0])} (pair 1) and "
+                f"{_ms(alone[1])} (pair 2) of the full network's accuracy. The overlap of masks that fail "
+                f"their own task cannot be read as reuse or its absence at this profile."))]
+    return [Finding("two pairs' masks overlap less than two masks of one pair", below, text + (
+        "The two pairs' masks overlap clearly less than two masks of one pair: the network does not reuse "
+        "one adder for both pairs, as the paper found." if below else
+        "The two pairs' masks do not overlap clearly less than two masks of one pair: the paper's finding "
+        "of no reuse is not reproduced at this scale."))]
 
 
 def class_removal(own: np.ndarray, others: np.ndarray, reference: np.ndarray,
-                  reference_others: np.ndarray) -> list[Finding]:
+                  reference_others: np.ndarray, random_own: np.ndarray | None = None,
+                  random_others: np.ndarray | None = None) -> list[Finding]:
     """Chapter 4's class removal, per removed class ``[10]``: accuracy on it (``own``) and on the
     others (``others``) with its mask applied; the same under the all-classes mask (``reference``:
     per class; ``reference_others``: mean over the other nine). Two findings: the removal is
     selective (the removed class loses more than twice what the others lose, and at least 0.05,
-    for every class), and the removed class collapses (falls below half its reference accuracy)."""
+    for every class), and the removed class collapses (falls below half its reference accuracy).
+    Given the random control (``random_own``, ``random_others``: the same under random masks as
+    dense), the text says whether the learned masks differ from it; selectivity then also asks that
+    the random masks spare the other classes, or the removal cannot be told from damage."""
     drop_own, drop_others = reference - own, reference_others - others
     far = drop_own > 2 * drop_others + 0.05
     collapsed = np.flatnonzero(own < 0.5 * reference)
+    control, damaged = "", False
+    if random_own is not None and random_others is not None:
+        damaged = bool((random_others < 0.5 * reference_others).any())
+        control = (f" A random mask as dense as each class mask leaves the removed class at {_ms(random_own)} and "
+                   f"the others at {_ms(random_others)}" + (
+                       ": random masks this sparse wreck the whole network, so the class masks' selectivity is "
+                       "what sets them apart from damage." if damaged else "."))
     return [
         Finding("removing a class's mask hurts that class more than the others", bool(far.all()), (
             f"Removing class c's weights drops its accuracy by {_ms(drop_own)} (over the ten classes; from "
             f"{drop_own.min():.2f} to {drop_own.max():.2f}) and the other classes' by {_ms(drop_others)}. The "
             f"removed class loses more than twice what the others lose, and at least 0.05, for {int(far.sum())} "
-            f"of the 10 classes" + ("." if far.all() else f"; not for {np.flatnonzero(~far).tolist()}."))),
+            f"of the 10 classes" + ("." if far.all() else f"; not for {np.flatnonzero(~far).tolist()}.") + control)),
         Finding("the removed class collapses", len(collapsed) == 10, (
             f"The paper reports that a class's accuracy drops significantly when its weights are removed. Here "
             f"{len(collapsed)} of the 10 classes fall below half their accuracy under the all-classes mask"

@@ -50,3 +50,21 @@ def test_class_removal_separates_selective_from_collapsing():
     partial = np.full(10, 0.75)
     selective, collapse = findings.class_removal(partial, np.full(10, 0.95), reference, np.full(10, 0.95))
     assert selective.holds and not collapse.holds and "not reproduced in full" in collapse.text
+
+
+def test_reuse_is_not_read_from_masks_that_fail_their_own_pair():
+    iou, same, rand = np.full((2, 5), 0.1), np.full((2, 5), 0.5), np.full((2, 5), 0.05)
+    works = np.tile(np.array([[1.0, 1.0], [0.9, 0.9], [0.0, 0.0], [0.95, 0.1], [0.0, 0.9], [0.1, 0.95],
+                              [0.9, 0.0]]), (2, 1, 1))
+    assert findings.reuse(iou, same + 0.01 * np.arange(2)[:, None], rand, works)[0].holds
+    fails = works.copy()
+    fails[:, 3, 0] = 0.17  # the pair-1 mask alone gets 0.17 of pair 1 right
+    (f,) = findings.reuse(iou, same, rand, fails)
+    assert not f.holds and "cannot be read as reuse" in f.text and "0.17" in f.text
+
+
+def test_class_removal_names_the_random_control():
+    reference = np.full(10, 0.95)
+    selective, _ = findings.class_removal(np.full(10, 0.2), np.full(10, 0.94), reference, np.full(10, 0.95),
+                                          random_own=np.full(10, 0.05), random_others=np.full(10, 0.1))
+    assert selective.holds and "wreck the whole network" in selective.text and "0.05" in selective.text
