@@ -118,16 +118,19 @@ def reuse(iou: np.ndarray, iou_same: np.ndarray, iou_random: np.ndarray,
 
 
 def class_removal(own: np.ndarray, others: np.ndarray, reference: np.ndarray,
-                  reference_others: np.ndarray, random_own: np.ndarray | None = None,
+                  reference_others: np.ndarray | None = None, random_own: np.ndarray | None = None,
                   random_others: np.ndarray | None = None) -> list[Finding]:
     """Chapter 4's class removal, per removed class ``[10]``: accuracy on it (``own``) and on the
     others (``others``) with its mask applied; the same under the all-classes mask (``reference``:
-    per class; ``reference_others``: mean over the other nine). Two findings: the removal is
+    per class; ``reference_others``: mean over the other nine, computed from ``reference`` when not
+    given). Two findings: the removal is
     selective (the removed class loses more than twice what the others lose, and at least 0.05,
     for every class), and the removed class collapses (falls below half its reference accuracy).
     Given the random control (``random_own``, ``random_others``: the same under random masks as
     dense), the text says whether the learned masks differ from it; selectivity then also asks that
     the random masks spare the other classes, or the removal cannot be told from damage."""
+    if reference_others is None:
+        reference_others = (reference.sum() - reference) / 9
     drop_own, drop_others = reference - own, reference_others - others
     far = drop_own > 2 * drop_others + 0.05
     collapsed = np.flatnonzero(own < 0.5 * reference)

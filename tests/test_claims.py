@@ -119,9 +119,7 @@ def test_double_addition_pairs_overlap_less_than_two_masks_of_one_pair():
 def _class_removal():
     ((meta, a),) = load(modularity.CHAPTER, "cnn-seed0")
     acc = modularity.removal_accuracy(a["confusion"])
-    others_reference = (acc["reference"].sum() - acc["reference"]) / 9
-    return acc, {f.name: f for f in findings.class_removal(acc["own"], acc["others"], acc["reference"],
-                                                           others_reference)}
+    return acc, {f.name: f for f in findings.class_removal(acc["own"], acc["others"], acc["reference"])}
 
 
 def test_class_removal_hurts_the_removed_class_more_than_the_others():
