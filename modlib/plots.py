@@ -15,6 +15,29 @@ BOUNDARY_CMAP = ListedColormap(plt.get_cmap("RdBu")(np.linspace(0.25, 0.75, 256)
 FORMULATION_NAMES = {"a": "(a) paper text: X = Y - U[0,1]", "b": "(b) Playground: sign(x1), pushed 0.3"}
 
 
+def glue(name: str, value) -> None:
+    """Hand ``value`` to the book under ``name``: a figure for a ``{glue:figure}`` with a numbered
+    caption, text (e.g. a provenance line) for ``{glue:text}`` in a caption or sentence.
+
+    A figure is also shown (and closed) where it is drawn, so a notebook run in Colab or Jupyter, where
+    the book's captions are not rendered, still shows it; the book hides that copy (the cell is tagged
+    ``remove-output``) and shows the captioned one. Without myst-nb (Colab) text is not shown."""
+    try:
+        from myst_nb import glue as glue_to_book
+    except ImportError:
+        glue_to_book = None
+    if isinstance(value, plt.Figure):
+        if glue_to_book is None:
+            from IPython.display import display
+
+            display(value)
+        else:
+            glue_to_book(name, value)
+        plt.close(value)
+    elif glue_to_book is not None:
+        glue_to_book(name, value, display=False)
+
+
 def stamp(fig: plt.Figure, provenance: str) -> plt.Figure:
     """Write ``provenance`` (profile, device, seeds) in the figure's bottom-right corner."""
     fig.text(0.995, 0.005, provenance, ha="right", va="bottom", fontsize=7, color="0.4")
