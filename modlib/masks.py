@@ -88,10 +88,15 @@ def layer_types() -> tuple[type, ...]:
     return LAYER_TYPES + ((hf.Conv1D,) if hf is not None else ())
 
 
-def gumbel_weight(weight: torch.Tensor, logit: torch.Tensor, u: torch.Tensor, tau: float) -> torch.Tensor:
-    """``weight`` times a Gumbel-sigmoid mask sample, all ``[*shape]``: the value is the hard 0/1 sample
-    ``sigmoid((logit + logit(u)) / tau) > 0.5`` for uniform ``u`` (``logit(u)`` is the difference of
-    two Gumbel variables); the gradient is that of the soft sample (straight-through)."""
+def gumbel_weight(weight: torch.Tensor, logit: torch.Tensor, u: torch.Tensor,
+                  tau: float) -> torch.Tensor:
+    """``weight`` times a Gumbel-sigmoid mask sample, all ``[*shape]``.
+
+    The value is the hard 0/1 sample
+    ``sigmoid((logit + logit(u)) / tau) > 0.5`` for uniform ``u``
+    (``logit(u)`` is the difference of two Gumbel variables); the gradient
+    is that of the soft sample (straight-through). Shown in chapter 4
+    (weight_masks), section "The tool"."""
     soft = torch.sigmoid((logit + torch.logit(u, eps=1e-6)) / tau)
     return weight * ((soft > 0.5).to(soft.dtype) + (soft - soft.detach()))
 

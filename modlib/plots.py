@@ -1,4 +1,5 @@
-"""Figures for the chapters. Every figure is stamped with the profile and device that produced it."""
+"""Figures for the chapters. Each figure's caption names the profile, device and seeds that produced
+it (:func:`glue`); a figure shown without a caption (an interactive view) carries :func:`stamp`."""
 
 from __future__ import annotations
 
@@ -13,6 +14,10 @@ from modlib import data
 POSITIVE, NEGATIVE = "#1f77b4", "#ff7f0e"  # Y1 = 1 (blue circles), Y1 = 0 (orange triangles), as in Fig. 4
 BOUNDARY_CMAP = ListedColormap(plt.get_cmap("RdBu")(np.linspace(0.25, 0.75, 256)))
 FORMULATION_NAMES = {"a": "(a) paper text: X = Y - U[0,1]", "b": "(b) Playground: sign(x1), pushed 0.3"}
+# The toy's figures: at most three panels a row, lettering at least 8 pt, and COLUMN inches wide:
+# the page's text column is 6.8 in at 100 dpi, and the inline backend's tight bounding box adds
+# 0.1 in of padding on each side. Profile, device and seeds go into the captions (glue).
+COLUMN = 6.6
 
 
 def glue(name: str, value) -> None:
@@ -57,10 +62,27 @@ def toy_data(ax: plt.Axes, x: np.ndarray, y: np.ndarray, formulation: str, *, le
     ax.scatter(x[pos, 0], x[pos, 1], s=9, marker="o", c=POSITIVE, label="train, $Y_1=1$")
     ax.scatter(x[neg, 0], x[neg, 1], s=11, marker="^", c=NEGATIVE, label="train, $Y_1=0$")
     low, high = data.EXTENT[formulation]
-    ax.set(xlim=(low, high), ylim=(low, high), xlabel="$x_1$", ylabel="$x_2$", aspect="equal")
+    tick = 1 if high < 3 else 5
+    ax.set(xlim=(low, high), ylim=(low, high), xlabel="$x_1$", ylabel="$x_2$", aspect="equal",
+           xticks=[-tick, 0, tick], yticks=[-tick, 0, tick])
     if legend:
         ax.plot([], [], ls="--", color="0.2", label="held-out test cell")
-        ax.legend(loc="lower left", fontsize=7, framealpha=0.9)
+        ax.legend(loc="lower left", fontsize=8, framealpha=0.9)
+
+
+def data_figure(samples: dict) -> plt.Figure:
+    """The training data of each formulation side by side (the paper's Fig. 4): ``samples`` maps a
+    formulation to ``(x [n, 2], y [n])``; one legend for all panels, below them."""
+    fig, axes = plt.subplots(1, len(samples), figsize=(COLUMN, 3.6), squeeze=False,
+                             layout="constrained")
+    for ax, (f, (x, y)) in zip(axes[0], samples.items()):
+        toy_data(ax, x, y, f, legend=False)
+        ax.set_title(FORMULATION_NAMES[f], fontsize=9)
+        ax.tick_params(labelsize=8)
+    axes[0, 0].plot([], [], ls="--", color="0.2", label="held-out test cell")
+    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside lower center", ncol=3,
+               fontsize=8, frameon=False)
+    return fig
 
 
 def boundary(ax: plt.Axes, grid: np.ndarray, formulation: str) -> None:
@@ -85,26 +107,79 @@ def boundary_panel(ax, arrays: dict, formulation: str, seed: int, k: int, title:
 
 
 def small_multiples(arrays: dict, formulation: str, panels: list[tuple[int, int]], titles: list[str],
-                    provenance: str, suptitle: str, ncols: int = 6) -> plt.Figure:
-    """A grid of boundary panels, ``panels`` = list of (grid seed, snapshot index)."""
+                    ncols: int = 3) -> plt.Figure:
+    """A grid of boundary panels, ``panels`` = list of (grid seed, snapshot index), ``ncols`` a row
+    across the page's width; axes labelled on the outer panels only."""
     nrows = -(-len(panels) // ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(2.1 * ncols, 2.2 * nrows + 0.5), squeeze=False)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(COLUMN, 2.3 * nrows), sharex=True, sharey=True,
+                             squeeze=False, layout="constrained")
     for ax, (seed, k), title in zip(axes.flat, panels, titles):
         boundary_panel(ax, arrays, formulation, seed, k, title)
         ax.set(xlabel="", ylabel="")
-        ax.tick_params(labelsize=6)
+        ax.tick_params(labelsize=8)
+    for ax in axes[-1]:
+        ax.set_xlabel("$x_1$", fontsize=9)
+    for ax in axes[:, 0]:
+        ax.set_ylabel("$x_2$", fontsize=9)
     for ax in axes.flat[len(panels):]:
         ax.axis("off")
-    fig.suptitle(suptitle + "\n(x: $x_1$, y: $x_2$; colour: P($Y_1$=1), blue = 1; black line: boundary; "
-                 "dashed: held-out cell)", fontsize=9)
-    fig.tight_layout()
-    return stamp(fig, provenance)
+    return fig
 
 
-def reliance_curves(sweep, activation: str, loss: str, formulation: str, ax: plt.Axes | None = None):
-    """Median reliance on x2 (with the 25-75% band over seeds) against training step, one line per
-    reveal level."""
-    ax = ax or plt.subplots(figsize=(6, 3.6))[1]
+def boundary_steps(sweep, formulation: str, activation: str = "relu", loss: str = "mse",
+                   reveal: float = 1.0, seed: int = 0, n: int = 6) -> plt.Figure:
+    """The paper's Fig. 5: one seed's boundary after ``n`` of the stored snapshot steps (from the
+    first to the last, about evenly spaced on the log scale the snapshots are taken at)."""
+    a = sweep.arrays(activation, loss, formulation, reveal)
+    k_all = len(a["snapshot_steps"])
+    ks = sorted({int(round(k)) for k in np.linspace(0, k_all - 1, min(n, k_all))})
+    titles = [f"step {int(a['snapshot_steps'][k])}" for k in ks]
+    return small_multiples(a, formulation, [(seed, k) for k in ks], titles)
+
+
+def boundary_seeds(sweep, formulation: str, activation: str = "relu", loss: str = "mse",
+                   reveal: float = 1.0, n: int = 6) -> plt.Figure:
+    """The paper's Fig. 6: the final boundaries of the first ``n`` seeds, each titled with its
+    accuracy on the held-out cell."""
+    a = sweep.arrays(activation, loss, formulation, reveal)
+    last = len(a["snapshot_steps"]) - 1
+    seeds = range(min(n, a["grids"].shape[0]))
+    titles = [f"seed {s}: held-out acc. {a['test_acc'][s]:.2f}" for s in seeds]
+    return small_multiples(a, formulation, [(s, last) for s in seeds], titles)
+
+
+def seed_spread(sweep, activation: str = "relu", loss: str = "mse",
+                threshold: float | None = None) -> plt.Figure:
+    """Every seed's held-out-cell accuracy, the paper's setting (reveal 1) beside the control
+    (reveal 0), one panel per formulation, same axes; ``threshold``: a dotted line where a seed
+    counts as generalising."""
+    s = sweep.settings
+    paper, control = max(s.reveals), min(s.reveals)
+    fig, axes = plt.subplots(1, len(s.formulations), figsize=(COLUMN, 2.9), sharex=True,
+                             sharey=True, squeeze=False, layout="constrained")
+    bins = np.linspace(0, 1, 21)
+    for ax, f in zip(axes[0], s.formulations):
+        styles = ((paper, dict(color=NEGATIVE, alpha=0.6, label=f"paper's setting (reveal {paper:g})")),
+                  (control, dict(histtype="step", color="k", lw=1.5, label=f"control (reveal {control:g})")))
+        for r, style in styles:
+            acc = sweep.arrays(activation, loss, f, r)["test_acc"]
+            ax.hist(np.clip(acc, 0, 1), bins=bins, **style)
+        if threshold is not None:
+            ax.axvline(threshold, color="0.3", ls=":", lw=1, label=f"generalises (≥ {threshold:g})")
+        ax.set_title(FORMULATION_NAMES[f], fontsize=9)
+        ax.set_xlabel("held-out-cell accuracy of one seed", fontsize=9)
+        ax.tick_params(labelsize=8)
+    axes[0, 0].set_ylabel("seeds", fontsize=9)
+    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside lower center", ncol=3,
+               fontsize=8, frameon=False)
+    return fig
+
+
+def reliance_curves(sweep, activation: str, loss: str, formulation: str, ax: plt.Axes | None = None,
+                    legend: bool = True):
+    """Median reliance on x2 over seeds against training step, one line per reveal level; the band
+    (25-75% of seeds) only for the paper's setting and the control, so the lines stay readable."""
+    ax = ax or plt.subplots(figsize=(COLUMN / 2, 3))[1]
     cmap = plt.get_cmap("viridis")
     reveals = sweep.settings.reveals
     for i, r in enumerate(reveals):
@@ -112,53 +187,153 @@ def reliance_curves(sweep, activation: str, loss: str, formulation: str, ax: plt
         steps = a["curve_steps"].astype(float)
         steps[0] = 0.5  # show the initialisation on the log axis
         q25, med, q75 = np.percentile(a["reliance"], [25, 50, 75], axis=0)
-        colour = cmap(i / max(len(reveals) - 1, 1))
-        ax.plot(steps, med, color=colour, label=f"reveal {r:g} ({data.toy_mutual_information(r):.3f} bits)")
-        ax.fill_between(steps, q25, q75, color=colour, alpha=0.15)
-    ax.set(xscale="log", xlabel="SGD step (log scale; init at 0.5)",
-           ylabel=r"reliance $E|\partial z/\partial x_2| \,/\, E|\partial z/\partial x_1|$",
-           title=f"formulation {formulation}, {activation}, {loss} loss")
-    ax.legend(fontsize=7, title="how much $X_2$ reveals ($I(Y_1;Y_2)$)", title_fontsize=7)
+        colour = cmap(0.9 * i / max(len(reveals) - 1, 1))
+        ax.plot(steps, med, color=colour, lw=1.5,
+                label=f"{r:g} ({data.toy_mutual_information(r):.3f} bits)")
+        if r in (max(reveals), min(reveals)):
+            ax.fill_between(steps, q25, q75, color=colour, alpha=0.15, lw=0)
+    ax.set_xscale("log")
+    ax.set_xlabel("SGD step (log scale; init. at 0.5)", fontsize=9)
+    ax.set_ylabel("reliance $R$ on $x_2$ (median)", fontsize=9)
+    ax.set_title(f"{FORMULATION_NAMES[formulation]}", fontsize=9)
+    ax.tick_params(labelsize=8)
+    ax.grid(alpha=0.3)
+    if legend:
+        ax.legend(fontsize=8, title="reveal ($I(Y_1;Y_2)$)", title_fontsize=8)
     return ax
+
+
+def reliance_figure(sweep, activation: str = "relu", loss: str = "mse") -> plt.Figure:
+    """:func:`reliance_curves` for every formulation side by side, on the same y-axis, with one
+    legend below the panels."""
+    fs = sweep.settings.formulations
+    fig, axes = plt.subplots(1, len(fs), figsize=(COLUMN, 3.6), sharey=True, squeeze=False,
+                             layout="constrained")
+    for ax, f in zip(axes[0], fs):
+        reliance_curves(sweep, activation, loss, f, ax=ax, legend=False)
+    for ax in axes[0, 1:]:
+        ax.set_ylabel("")
+    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside lower center", ncol=4,
+               fontsize=8, frameon=False, title="how much $X_2$ reveals: reveal ($I(Y_1;Y_2)$)",
+               title_fontsize=8)
+    return fig
 
 
 def sweep_summary(sweep, metric: str = "test_acc", ylabel: str = "held-out-cell accuracy") -> plt.Figure:
     """``metric`` (mean over seeds, error bar = std) against how much X2 reveals, one panel per
-    formulation, one line per (activation, loss)."""
+    formulation on the same y-axis, one line per (activation, loss), nudged sideways so that the
+    error bars do not hide each other; one legend below the panels."""
     s = sweep.settings
-    fig, axes = plt.subplots(1, len(s.formulations), figsize=(5.2 * len(s.formulations), 3.6), squeeze=False)
+    fig, axes = plt.subplots(1, len(s.formulations), figsize=(COLUMN, 3.1), sharey=True,
+                             squeeze=False, layout="constrained")
+    n = len(sweep.groups)
     for ax, f in zip(axes[0], s.formulations):
-        for activation, loss in sweep.groups:
+        for g, (activation, loss) in enumerate(sweep.groups):
             vals = np.array([sweep.arrays(activation, loss, f, r)[metric] for r in s.reveals])  # [R, S]
-            ax.errorbar(s.reveals, vals.mean(1), yerr=vals.std(1), marker="o", ms=4, capsize=2,
-                        label=f"{activation}, {loss}")
-        ax.set(xlabel="reveal (1 = paper's setting, 0 = control)", ylabel=ylabel,
-               title=FORMULATION_NAMES[f])
+            nudge = (g - (n - 1) / 2) * 0.012
+            ax.errorbar(np.array(s.reveals) + nudge, vals.mean(1), yerr=vals.std(1), marker="o", ms=3,
+                        capsize=2, lw=1.2, label=f"{activation}, {loss}")
+        ax.set_xlabel("reveal (1: paper's setting; 0: control)", fontsize=9)
+        ax.set_title(FORMULATION_NAMES[f], fontsize=9)
         ax.invert_xaxis()
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
-    fig.tight_layout()
-    return stamp(fig, sweep.provenance)
+        ax.tick_params(labelsize=8)
+    axes[0, 0].set_ylabel(ylabel, fontsize=9)
+    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside lower center", ncol=n,
+               fontsize=8, frameon=False)
+    return fig
 
 
-def animate_boundaries(sweep, settings: list[tuple[str, str, str, float]], seed: int = 0):
+def _depth(text: str, depth: int = 0) -> tuple[int, list[tuple[int, int]]]:
+    """Bracket depth at the end of the code ``text`` (starting at ``depth``), and the
+    (depth, position) of each space outside strings and comments."""
+    quote, spaces = None, []
+    for i, ch in enumerate(text):
+        if quote:
+            quote = None if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "#":
+            break
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == " ":
+            spaces.append((depth, i))
+    return depth, spaces
+
+
+def _wrap_code(line: str, width: int, depth: int = 0) -> list[str]:
+    """Split a code line longer than ``width`` (which starts inside ``depth`` brackets) at the
+    rightmost space before ``width`` inside the outermost brackets (after a comma if it can), where
+    Python allows the break; the continuation is indented 8 spaces deeper (as deep, when the line
+    itself continues a bracket). A line without such a space is left as it is."""
+    out = []
+    while len(line) > width:
+        _, spaces = _depth(line[:width], depth)
+        inside = [(d, i) for d, i in spaces if d > 0 and line[:i].strip()]
+        if not inside:
+            break
+        outer = [i for d, i in inside if d == min(d for d, _ in inside)]
+        cut = max([i for i in outer if line[i - 1] == ","] or outer)  # after a comma if there is one
+        indent = len(line) - len(line.lstrip()) + (0 if depth else 8)
+        out.append(line[:cut])
+        depth = _depth(line[:cut], depth)[0]
+        line = " " * indent + line[cut + 1:]
+    return out + [line]
+
+
+def source_block(*functions, width: int = 75) -> str:
+    """The source of ``functions`` as one Markdown code block for the page (show it with
+    ``IPython.display.Markdown``): each headed by a comment naming it, docstrings left out, lines
+    wrapped to ``width`` characters so that the block fits the text column."""
+    import ast
+    import inspect
+    import textwrap
+
+    parts = []
+    for function in functions:
+        source = textwrap.dedent(inspect.getsource(function))
+        lines = source.splitlines()
+        first = ast.parse(source).body[0].body[0]
+        if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
+                and isinstance(first.value.value, str):
+            del lines[first.lineno - 1:first.end_lineno]
+        wrapped, depth = [], 0
+        for line in lines:
+            wrapped += _wrap_code(line, width, depth)
+            depth = _depth(line, depth)[0]
+        parts.append(f"# {function.__module__}.{function.__qualname__}\n" + "\n".join(wrapped))
+    return "```python\n" + "\n\n".join(parts) + "\n```"
+
+
+def animate_boundaries(sweep, settings: list[tuple[str, str, str, float]], seed: int = 0,
+                       ncols: int = 2):
     """A kernel-free animation (JavaScript HTML) of the boundary over the snapshot steps, one panel
-    per (activation, loss, formulation, reveal) in ``settings``."""
+    per (activation, loss, formulation, reveal) in ``settings``, ``ncols`` a row; its frames are
+    the page's width (COLUMN inches at 100 dpi). The caption below it names profile, device, seed."""
     from IPython.display import HTML
 
     arrs = [sweep.arrays(*st) for st in settings]
-    fig, axes = plt.subplots(1, len(settings), figsize=(3.2 * len(settings), 3.4), squeeze=False)
+    nrows = -(-len(settings) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(COLUMN, 3.1 * nrows), squeeze=False, dpi=100)
     n_frames = len(arrs[0]["snapshot_steps"])
 
     def draw(k):
-        for ax, a, (act, loss, f, r) in zip(axes[0], arrs, settings):
+        for ax, a, (act, loss, f, r) in zip(axes.flat, arrs, settings):
             ax.clear()
-            boundary_panel(ax, a, f, seed, k, f"({f}) {act}, {loss}, reveal {r:g}\nstep {a['snapshot_steps'][k]}")
+            step = int(a["snapshot_steps"][k])
+            boundary_panel(ax, a, f, seed, k, f"({f}) {act}, {loss}, reveal {r:g}: step {step}")
+            ax.tick_params(labelsize=8)
+            ax.set_xlabel("$x_1$", fontsize=9, labelpad=1)
+            ax.set_ylabel("$x_2$", fontsize=9, labelpad=1)
         return []
 
+    for ax in axes.flat[len(settings):]:
+        ax.axis("off")
     draw(0)
     fig.tight_layout()
-    stamp(fig, sweep.provenance + f" · seed {seed}")
     anim = animation.FuncAnimation(fig, draw, frames=n_frames, interval=700, blit=False)
     # matplotlib links Font Awesome from a CDN for the player's buttons; the book's theme has it already
     html = re.sub(r"<link[^>]*font-awesome[^>]*>", "", anim.to_jshtml(default_mode="once"))
@@ -167,96 +342,133 @@ def animate_boundaries(sweep, settings: list[tuple[str, str, str, float]], seed:
 
 
 # --- weight-mask chapter ---------------------------------------------------------------------------
+# Figures at most 6.8 in wide (the page's text column at 100 dpi), lettering at least 8 pt. The
+# profile, device and seeds go into each figure's caption (glue), not onto the figure.
 
 
-def accuracy_table(tables: np.ndarray, rows, columns, title: str, provenance: str,
-                   chance: float | None = None) -> plt.Figure:
+def times(label: str) -> str:
+    """The page's notation for an operation name or row label: "×" where the code writes "*"."""
+    return label.replace("*", "×")
+
+
+def accuracy_table(tables: np.ndarray, rows, columns, chance: float | None = None) -> plt.Figure:
     """Heat map of accuracies ``tables [seeds, rows, columns]``: mean, with the std over seeds;
-    ``chance``, the accuracy of guessing, is named under the table."""
+    ``chance``, the accuracy of guessing, is named under the table. (Chapter 4's ablation tables.)"""
     mean, std = tables.mean(0), tables.std(0)
-    fig, ax = plt.subplots(figsize=(1.8 * len(columns) + 4.2, 0.5 * len(rows) + 1.5))
-    im = ax.imshow(mean, cmap="Greens", vmin=0, vmax=1)
+    fig, ax = plt.subplots(figsize=(5.6, 0.36 * len(rows) + 1.0))
+    ax.imshow(mean, cmap="Greens", vmin=0, vmax=1, aspect="auto")
     for i in range(len(rows)):
         for j in range(len(columns)):
-            ax.text(j, i, f"{mean[i, j]:.2f}" + (f"±{std[i, j]:.2f}" if len(tables) > 1 else ""),
+            ax.text(j, i, f"{mean[i, j]:.2f}" + (f" ± {std[i, j]:.2f}" if len(tables) > 1 else ""),
                     ha="center", va="center", fontsize=9, color="white" if mean[i, j] > 0.6 else "black")
-    xlabel = "accuracy" + (f" (chance: {chance:g})" if chance is not None else "")
-    ax.set(xticks=range(len(columns)), xticklabels=[f"on {c}" for c in columns], xlabel=xlabel,
-           yticks=range(len(rows)), yticklabels=rows, title=title)
-    fig.colorbar(im, ax=ax, label="accuracy (all digits right)", shrink=0.8)
+    ax.set_xticks(range(len(columns)), [f"accuracy on {times(c)}" for c in columns], fontsize=9)
+    ax.set_yticks(range(len(rows)), [times(r) for r in rows], fontsize=9)
+    ax.xaxis.tick_top()
+    if chance is not None:
+        ax.set_xlabel(f"chance: {chance:g}; mean ± std over seeds" if len(tables) > 1 else f"chance: {chance:g}",
+                      fontsize=8)
+    ax.tick_params(length=0)
     fig.tight_layout()
-    return stamp(fig, provenance)
+    return fig
 
 
-def layer_bars(values: dict[str, np.ndarray], layers: list[str], ylabel: str, title: str,
-               provenance: str, reference: float | None = None, ref_label: str = "") -> plt.Figure:
-    """Grouped bars per layer: ``values`` label -> ``[seeds, L]`` (mean, error bar = std)."""
-    fig, ax = plt.subplots(figsize=(1.2 * len(layers) + 3, 3.4))
+def layer_bars(values: dict[str, np.ndarray], layers: list[str], ylabel: str) -> plt.Figure:
+    """Grouped bars per layer: ``values`` label -> ``[seeds, L]`` (mean, error bar = std over
+    seeds), the legend above the axes. (Chapter 4: overlaps and densities per layer.)"""
+    fig, ax = plt.subplots(figsize=(min(6.8, 1.3 * len(layers) + 2.6), 3.0))
     n = len(values)
     for i, (label, v) in enumerate(values.items()):
         v = np.atleast_2d(v)
         ax.bar(np.arange(len(layers)) + (i - (n - 1) / 2) * 0.8 / n, v.mean(0), 0.8 / n,
-               yerr=v.std(0) if len(v) > 1 else None, capsize=2, label=label)
-    if reference is not None:
-        ax.axhline(reference, color="k", ls="--", lw=1, label=ref_label)
-    ax.set(xticks=range(len(layers)), xticklabels=[f"layer {i + 1}" for i in range(len(layers))],
-           ylabel=ylabel, title=title, ylim=(0, 1.05))
-    ax.legend(fontsize=8)
+               yerr=v.std(0) if len(v) > 1 else None, capsize=2, label=times(label))
+    names = [f"layer {i + 1}" + ("\n(output)" if i == len(layers) - 1 else "") for i in range(len(layers))]
+    ax.set_xticks(range(len(layers)), names, fontsize=9)
+    ax.set(ylabel=ylabel, ylim=(0, 1))
+    ax.legend(fontsize=8, loc="lower left", bbox_to_anchor=(0, 1.01), ncol=min(n, 2), frameon=False)
     fig.tight_layout()
-    return stamp(fig, provenance)
+    return fig
 
 
-def input_usage(first_layer: np.ndarray, names: list[str], provenance: str) -> plt.Figure:
-    """Which inputs each mask keeps: ``first_layer [masks, width, 42]`` (0/1) -> the share of each
-    input's outgoing weights that each mask keeps."""
-    groups = ["a tens"] * 10 + ["a ones"] * 10 + ["b tens"] * 10 + ["b ones"] * 10 + ["op +", "op *"]
-    fig, ax = plt.subplots(figsize=(11, 3.2))
-    for k, name in enumerate(names):
-        ax.plot(first_layer[k].mean(0), marker="o", ms=3, lw=1, label=f"{name} mask")
-    for b in (10, 20, 30, 40):
-        ax.axvline(b - 0.5, color="0.7", lw=0.8)
-    ax.set(xticks=range(42), xlabel="input unit", ylabel="share of its first-layer weights kept",
-           title="First layer: which inputs does each mask keep?", ylim=(0, 1.02))
-    ax.set_xticklabels([f"{g[:6]} {i % 10}" if i < 40 else g for i, g in enumerate(groups)], rotation=90, fontsize=6)
-    ax.legend(fontsize=8)
+def input_usage(first_layer: np.ndarray, names: list[str]) -> plt.Figure:
+    """Which inputs each mask keeps: ``first_layer [masks, width, 42]`` (0/1) -> a row per mask, a
+    column per input unit, coloured by the share of that input's outgoing weights the mask keeps."""
+    share = first_layer.mean(1)  # [masks, 42]
+    fig, ax = plt.subplots(figsize=(6.8, 0.45 * len(names) + 1.3))
+    im = ax.imshow(share, cmap="Purples", vmin=0, vmax=1, aspect="auto")
+    groups = ["a: tens", "a: ones", "b: tens", "b: ones"]
+    ax.set_xticks([4.5 + 10 * k for k in range(4)] + [40, 41], groups + ["+", "×"], fontsize=8)
+    ax.set_xticks([b - 0.5 for b in (10, 20, 30, 40)], minor=True)
+    ax.tick_params(which="major", length=0)
+    ax.grid(which="minor", axis="x", color="white", lw=2)
+    ax.set_yticks(range(len(names)), [f"{times(n)} mask" for n in names], fontsize=9)
+    ax.set_xlabel("input unit (one-hot digits 0-9 of each number, then the operation)", fontsize=8)
+    fig.colorbar(im, ax=ax, pad=0.01, fraction=0.04).set_label("share kept", fontsize=8)
     fig.tight_layout()
-    return stamp(fig, provenance)
+    return fig
 
 
-def confusion_grid(mats: np.ndarray, titles: list[str], provenance: str, ncols: int = 4) -> plt.Figure:
-    """Small multiples of row-normalised confusion matrices ``mats [n, 10, 10]``."""
+def alpha_sweep(alphas, tables: np.ndarray, ious: np.ndarray, ops, rows) -> plt.Figure:
+    """The regulariser sweep: ``tables [A, rows, ops]`` and ``ious [A, L]`` over ``alphas [A]``;
+    left, the + mask alone and removed (accuracy on each operation); right, the + / × IoU per layer."""
+    fig, axes = plt.subplots(1, 3, figsize=(6.8, 2.5), sharex=True)
+    for ax, row in zip(axes[:2], (1, 2)):
+        for j, op in enumerate(ops):
+            ax.plot(alphas, tables[:, row, j], marker="o", label=f"on {times(op)}")
+        ax.set(ylim=(-0.02, 1.02), title=times(rows[row]))
+    axes[0].set_ylabel("accuracy")
+    axes[0].legend(fontsize=8, frameon=False)
+    for i in range(ious.shape[1]):
+        axes[2].plot(alphas, ious[:, i], marker="o", label=f"layer {i + 1}")
+    axes[2].set(ylim=(0, 1.02), title="IoU, + and × masks")
+    axes[2].legend(fontsize=8, frameon=False)
+    for ax in axes:
+        ax.set_xscale("log")
+        ax.set_xlabel(r"$\alpha$")
+        ax.title.set_fontsize(9)
+        ax.tick_params(labelsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def confusion_grid(mats: np.ndarray, titles: list[str], ncols: int = 2) -> plt.Figure:
+    """Small multiples of row-normalised confusion matrices ``mats [n, 10, 10]`` (row: true class)."""
     nrows = -(-len(mats) // ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(2.6 * ncols, 2.7 * nrows), squeeze=False)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(2.9 * ncols + 0.6, 2.8 * nrows), squeeze=False)
     for ax, m, t in zip(axes.flat, mats, titles):
-        ax.imshow(m, cmap="Blues", vmin=0, vmax=1)
+        im = ax.imshow(m, cmap="Blues", vmin=0, vmax=1)
         ax.set_title(t, fontsize=9)
-        ax.set(xticks=range(10), yticks=range(10))
-        ax.tick_params(labelsize=6)
-        ax.set_xlabel("predicted", fontsize=7)
-        ax.set_ylabel("true", fontsize=7)
+        ax.set_xticks(range(10))
+        ax.set_yticks(range(10))
+        ax.tick_params(labelsize=8)
+        ax.set_xlabel("predicted class", fontsize=8)
+        ax.set_ylabel("true class", fontsize=8)
     for ax in axes.flat[len(mats):]:
         ax.axis("off")
-    fig.suptitle("Confusion matrices on held-out digits (row = true class; colour = share of the row)", fontsize=10)
     fig.tight_layout()
-    return stamp(fig, provenance)
+    fig.colorbar(im, ax=axes, fraction=0.03, pad=0.02).set_label("share of the true class's images", fontsize=8)
+    return fig
 
 
-def class_removal(panels: dict[str, tuple[dict, str]]) -> plt.Figure:
-    """One panel per entry ``title -> (accuracy, provenance)``, ``accuracy`` from
+def class_removal(panels: dict[str, dict]) -> plt.Figure:
+    """One panel per entry ``title -> accuracy``, ``accuracy`` from
     :func:`modlib.modularity.removal_accuracy` (``own``, ``others``, ``reference``, each ``[10]``, and
     ``random_own`` where given): per removed class, the accuracy on it and the mean on the others;
     the reference's mean accuracy; and the removed class's accuracy under the random control mask."""
-    fig, axes = plt.subplots(len(panels), 1, figsize=(8, 3.6 * len(panels)), squeeze=False)
-    for ax, (title, (acc, provenance)) in zip(axes[:, 0], panels.items()):
-        ax.bar(np.arange(10) - 0.2, acc["own"], 0.4, label="accuracy on the removed class")
-        ax.bar(np.arange(10) + 0.2, acc["others"], 0.4, label="mean accuracy on the other classes")
+    fig, axes = plt.subplots(len(panels), 1, figsize=(6.6, 2.5 * len(panels) + 0.7), squeeze=False,
+                             sharex=True)
+    for ax, (title, acc) in zip(axes[:, 0], panels.items()):
+        ax.bar(np.arange(10) - 0.2, acc["own"], 0.4, label="the removed class")
+        ax.bar(np.arange(10) + 0.2, acc["others"], 0.4, label="the other classes (mean)")
         ax.axhline(acc["reference"].mean(), color="k", ls="--", lw=1, label="all-classes mask (mean)")
         if "random_own" in acc:
-            ax.plot(np.arange(10) - 0.2, acc["random_own"], "k.", label="removed class, random mask as dense")
+            ax.plot(np.arange(10) - 0.2, acc["random_own"], "kx", ms=5,
+                    label="the removed class, random mask as dense")
         ax.axhline(0.1, color="grey", ls=":", lw=1, label="chance")
-        ax.set(xticks=range(10), xlabel="class whose weights were removed", ylabel="accuracy", ylim=(0, 1.05),
-               title=f"{title}\n{provenance}")
-        ax.title.set_fontsize(9)
-        ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2)
+        ax.set(ylabel="accuracy", ylim=(0, 1.05))
+        ax.set_title(title, fontsize=9)
+        ax.tick_params(labelsize=8)
+    axes[-1, 0].set_xticks(range(10))
+    axes[-1, 0].set_xlabel("class whose mask was removed", fontsize=9)
+    axes[0, 0].legend(fontsize=8, loc="lower left", bbox_to_anchor=(0, 1.12), ncol=2, frameon=False)
     fig.tight_layout()
     return fig

@@ -53,11 +53,11 @@ def toy_explorer(sweep) -> w.VBox:
 def mask_explorer(points: dict, layers: list[str]) -> w.VBox:
     """An alpha selector (the specialization table at that alpha) and a layer selector (the + / *
     mask overlap at that layer across alphas) over the stored alpha sweep of the weight-mask chapter
-    (``points``: ``{alpha: result}`` from :func:`modlib.modularity.sweep`)."""
-    from modlib import data, modularity, results
+    (``points``: ``{alpha: result}`` from :func:`modlib.modularity.sweep`); the caption below it on
+    the page names the profile, device and seeds."""
+    from modlib import data, modularity
 
     alphas, tables, ious = modularity.sweep_arrays(points)  # [A], [A, 5, 2], [A, L]
-    provenance = results.provenance(list(points.values()))
     alpha = w.SelectionSlider(options=alphas, value=alphas[0], description="alpha")
     layer = w.Dropdown(options=[(f"layer {i + 1} ({n})", i) for i, n in enumerate(layers)], value=0,
                        description="layer")
@@ -67,19 +67,23 @@ def mask_explorer(points: dict, layers: list[str]) -> w.VBox:
         a = alphas.index(alpha.value)
         with out:
             out.clear_output(wait=True)
-            fig, axes = plt.subplots(1, 2, figsize=(10, 3.4))
-            axes[0].imshow(tables[a], cmap="Greens", vmin=0, vmax=1)
+            fig, axes = plt.subplots(1, 2, figsize=(6.8, 2.8), width_ratios=(1.3, 1))
+            axes[0].imshow(tables[a], cmap="Greens", vmin=0, vmax=1, aspect="auto")
             for (i, j), v in np.ndenumerate(tables[a]):
-                axes[0].text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=8)
-            axes[0].set(xticks=range(2), xticklabels=[f"acc. on {o}" for o in data.OPS],
-                        yticks=range(len(modularity.ROWS)), yticklabels=modularity.ROWS,
-                        title=f"alpha = {alpha.value:g}")
+                axes[0].text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=8,
+                             color="white" if v > 0.6 else "black")
+            axes[0].set_xticks(range(2), [f"on {plots.times(o)}" for o in data.OPS], fontsize=8)
+            axes[0].set_yticks(range(len(modularity.ROWS)), [plots.times(r) for r in modularity.ROWS],
+                               fontsize=8)
+            axes[0].set_title(f"accuracy at alpha = {alpha.value:g}", fontsize=9)
             axes[1].plot(alphas, ious[:, layer.value], marker="o")
             axes[1].axvline(alpha.value, color="0.6", ls=":")
-            axes[1].set(xscale="log", xlabel="alpha", ylabel="IoU of + and * masks", ylim=(0, 1),
-                        title=layer.label)
+            axes[1].set(xscale="log", ylim=(0, 1))
+            axes[1].set_xlabel("alpha", fontsize=8)
+            axes[1].set_ylabel("IoU of + and × masks", fontsize=8)
+            axes[1].set_title(layer.label, fontsize=9)
+            axes[1].tick_params(labelsize=8)
             fig.tight_layout()
-            plots.stamp(fig, provenance)
             plt.show()
 
     alpha.observe(redraw, names="value")
