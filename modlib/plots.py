@@ -472,3 +472,27 @@ def class_removal(panels: dict[str, dict]) -> plt.Figure:
     axes[0, 0].legend(fontsize=8, loc="lower left", bbox_to_anchor=(0, 1.12), ncol=2, frameon=False)
     fig.tight_layout()
     return fig
+
+
+def mask_concept(seed: int = 0) -> plt.Figure:
+    """Concept figure of chapter 4, "The tool": a layer's weights ``W [6, 8]`` (random numbers), a
+    binary mask ``m`` of the same shape, and the weights the masked network computes with, ``W * m``."""
+    g = np.random.default_rng(seed)
+    w = g.normal(size=(6, 8))
+    m = (g.random((6, 8)) < 0.45).astype(float)
+    fig, axes = plt.subplots(1, 3, figsize=(6.8, 2.0))
+    limit = np.abs(w).max()
+    panels = [(w, "RdBu", -limit, limit, "weights $W$ (frozen)"),
+              (m, "Greys", 0, 1, "mask $m$ (black: 1, kept)"),
+              (w * m, "RdBu", -limit, limit, r"what the network uses: $W \odot m$")]
+    for ax, (values, cmap, lo, hi, title) in zip(axes, panels):
+        ax.imshow(values, cmap=cmap, vmin=lo, vmax=hi)
+        ax.set_title(title, fontsize=9)
+        ax.set_xticks([])
+        ax.set_yticks([])
+        ax.set_xlabel("inputs", fontsize=8)
+    axes[0].set_ylabel("outputs", fontsize=8)
+    fig.text(0.345, 0.5, "×", fontsize=16, ha="center", va="center")
+    fig.text(0.665, 0.5, "=", fontsize=16, ha="center", va="center")
+    fig.tight_layout(w_pad=2.5)
+    return fig
