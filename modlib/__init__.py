@@ -11,7 +11,8 @@ Each module does one thing; chapters import what they need:
 - ``masks``     trainable binary masks over the weights of any torch model
 - ``toy``       the redundant-input toy experiment (chapter 1)
 - ``modularity`` the weight-mask experiments (chapter 4)
-- ``plots``     figures, each stamped with the profile and device that produced it
+- ``findings``  what a page says about its results, decided from the numbers (claims tests use it too)
+- ``plots``     figures, handed to numbered captions that name their profile, device and seeds
 - ``widgets``   ipywidgets explorers over stored results
 - ``batch``     run notebooks with papermill (``python -m modlib.batch``)
 """

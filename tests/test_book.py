@@ -272,7 +272,10 @@ INSPECT = r"""(() => {
             cell: [...article.querySelectorAll('div.cell')].indexOf(img.closest('div.cell')),
             section: heading ? heading.textContent.replace(/#$/, '').trim() : '',
             natural: img.naturalWidth, intended: attr > 0 && !/%/.test(img.getAttribute('width')) ? attr : img.naturalWidth,
-            shown: r.width, left: r.left, right: r.right};
+            shown: r.width, left: r.left, right: r.right,
+            widget: !!img.closest('.widget-subarea, .jupyter-widgets'),
+            caption: img.closest('figure') && img.closest('figure').querySelector('figcaption')
+                     ? img.closest('figure').querySelector('figcaption').innerText.trim() : null};
   });
   let code = null;
   const pre = document.querySelector('div.cell_input div.highlight pre');
@@ -408,13 +411,7 @@ def notebook_cell(page: str, code_cell: int) -> str:
     return f"cell {shown[code_cell]}" if code_cell < len(shown) else f"code cell {code_cell}"
 
 
-WIDE_FIGURES = ("redundant_input_toy", "weight_masks")  # the reading-standard issue redraws them
-
-
-@pytest.mark.parametrize("page", [pytest.param(p, marks=pytest.mark.xfail(
-    any(name in str(p) for name in WIDE_FIGURES), strict=False,
-    reason="reading-standard issue: this chapter's figures are still drawn wider than the column (at most "
-           "6.8 in at 100 dpi fits)")) for p in PAGES])
+@pytest.mark.parametrize("page", PAGES)
 def test_page_figures_fit_the_text_column(read, page):
     seen = read(page)
     column = seen["column"]
@@ -429,6 +426,24 @@ def test_page_figures_fit_the_text_column(read, page):
                             f"{fig['intended']:.0f} px shown at {fig['shown']:.0f}")
     assert not too_wide, (f"{len(too_wide)} figures wider than the {column['width']:.0f} px text column "
                           f"(at a {WIDTH} px window):\n" + "\n".join(too_wide))
+
+
+@pytest.mark.parametrize("page", NOTEBOOK_PAGES)
+def test_page_figures_have_numbered_captions_naming_their_provenance(read, page):
+    """Every figure a chapter draws sits in a numbered figure whose caption says which profile,
+    device and seeds made it (an illustration says it is one). Animation frames and the saved views
+    of widgets are not figures: the text around them captions them."""
+    seen = read(page)
+    bad = []
+    for fig in seen["figures"]:
+        if fig["id"].startswith("_anim_img") or fig["widget"]:
+            continue
+        caption = fig["caption"] or ""
+        if not re.match(r"Fig\. \d", caption) or not re.search(r"profile \w+ · |illustration", caption):
+            bad.append(f"figure in {notebook_cell(page, fig['cell'])} ({fig['section']!r}): "
+                       f"caption {caption[:80]!r}")
+    assert not bad, f"{len(bad)} figures without a numbered caption naming profile, device and seeds:\n" + \
+        "\n".join(bad)
 
 
 @pytest.mark.parametrize("page", PAGES)

@@ -73,9 +73,6 @@ def long_code_lines() -> list[str]:
     return found
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "reading-standard issue: the notebooks still have code lines longer than CODE_LINE_LIMIT "
-    "(a reader must scroll sideways to see them); shorten them, then remove this xfail"))
 def test_code_lines_fit_the_page_column():
     too_long = long_code_lines()
     assert not too_long, f"{len(too_long)} code lines over {CODE_LINE_LIMIT} characters:\n" + "\n".join(too_long)
