@@ -112,21 +112,41 @@ def test_weight_masks_removal_sparing_the_other_operation_not_reproduced_at_this
 def test_double_addition_pairs_overlap_less_than_two_masks_of_one_pair():
     runs = load(modularity.CHAPTER, "double-seed*")
     assert len(runs) >= 5
-    (f,) = findings.reuse(*(_stacked(runs, k) for k in ("iou", "iou_same", "iou_random")))
-    assert f.holds, f.text
+    tables = _stacked(runs, "table")  # [seeds, 7 rows (modularity.PAIR_ROWS), 2 pairs]
+    assert (tables[:, 0] > 0.95).all(), "a base network did not learn both additions"
+    rows = {name: k for k, name in enumerate(modularity.PAIR_ROWS)}
+    # each pair's mask does its own pair: the overlap is read from masks that work
+    assert (tables[:, rows["pair-1 mask"], 0] > 0.8).all() and (tables[:, rows["pair-2 mask"], 1] > 0.8).all()
+    found = findings.reuse(*(_stacked(runs, k) for k in ("iou", "iou_same", "iou_random")), tables)
+    for f in found:
+        assert f.holds, f.text
+    hidden = slice(1, -1)  # the hidden layers: the first and last serve one pair by construction
+    pairs, same, rand = (_stacked(runs, k)[:, hidden].mean(1) for k in ("iou", "iou_same", "iou_random"))
+    gap = same - pairs
+    assert gap.mean() > 3 * gap.std(), f"same-pair minus pair-1/pair-2 IoU per seed: {gap.round(3)}"
+    assert (pairs > rand).all(), "the two pairs' masks should still share more than random masks as dense"
 
 
 def _class_removal():
     ((meta, a),) = load(modularity.CHAPTER, "cnn-seed0")
-    acc = modularity.removal_accuracy(a["confusion"])
-    return acc, {f.name: f for f in findings.class_removal(acc["own"], acc["others"], acc["reference"])}
+    acc = modularity.removal_accuracy(a["confusion"], a["confusion_random"])
+    found = findings.class_removal(acc["own"], acc["others"], acc["reference"],
+                                   random_own=acc["random_own"], random_others=acc["random_others"])
+    return acc, {f.name: f for f in found}
 
 
-def test_class_removal_hurts_the_removed_class_more_than_the_others():
+def test_class_removal_hurts_the_removed_class_far_more_than_the_others():
     acc, found = _class_removal()
     f = found["removing a class's mask hurts that class more than the others"]
     assert f.holds, f.text
-    assert (acc["reference"] - acc["own"]).mean() > 0.1  # on average a tenth of its accuracy or more
+    ref = acc["reference"]
+    own_drop = ref - acc["own"]  # [10 classes]
+    others_drop = (ref.sum() - ref) / 9 - acc["others"]
+    assert own_drop.mean() > 0.1  # on average a tenth of its accuracy or more
+    assert (own_drop > others_drop + 0.05).all(), f"per class: {own_drop.round(3)} vs {others_drop.round(3)}"
+    gap = own_drop - others_drop  # a margin well outside the spread over the ten classes
+    assert gap.mean() > 3 * gap.std(ddof=1) / np.sqrt(len(gap)), gap.round(3)
+    assert np.abs(others_drop).max() < 0.02, "the other classes should keep their accuracy"
 
 
 def test_class_removal_collapse_not_reproduced_at_this_scale():
