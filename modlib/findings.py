@@ -61,8 +61,8 @@ def specialization(tables: np.ndarray, controls: np.ndarray, chance: float) -> l
     out.append(Finding("each mask alone does its own operation only", all(each), (
         f"**Each mask alone.** The + mask adds at {_ms(alone[0][0])} and multiplies at {_ms(alone[0][1])}; the × "
         f"mask multiplies at {_ms(alone[1][0])} and adds at {_ms(alone[1][1])} (full network: + {_ms(full[:, 0])}, "
-        f"× {_ms(full[:, 1])}). Asking of a mask alone at least 80% of the full network on its own operation "
-        f"and at most half on the other, this half of specialization {verdict(each)}.")))
+        f"× {_ms(full[:, 1])}). Requiring a mask alone to reach at least 80% of the full network on its own "
+        f"operation and at most half of it on the other, this half of specialization {verdict(each)}.")))
     each = [bool((own <= FAR_ABOVE_CHANCE * chance).all()) for own, _ in removed]
     out.append(Finding("removing a mask loses its own operation", all(each), (
         f"**Removing a mask, its own operation.** Without the + mask the network adds at {_ms(removed[0][0])}; "
@@ -140,20 +140,24 @@ def class_removal(own: np.ndarray, others: np.ndarray, reference: np.ndarray,
     control, damaged = "", False
     if random_own is not None and random_others is not None:
         damaged = bool((random_others < 0.5 * reference_others).any())
-        control = (f" A random mask as dense as each class mask leaves the removed class at {_ms(random_own)} and "
-                   f"the others at {_ms(random_others)}" + (
-                       ": random masks this sparse wreck the whole network, so the class masks' selectivity is "
-                       "what sets them apart from damage." if damaged else "."))
+        control = (f" A random mask as dense as each class mask leaves the other classes at {_ms(random_others)} "
+                   f"and the removed class anywhere from {random_own.min():.2f} to {random_own.max():.2f}" + (
+                       ": random masks this sparse damage the whole network, and which classes survive is "
+                       "chance, so the class masks' selectivity is what sets them apart from damage."
+                       if damaged else "."))
     return [
         Finding("removing a class's mask hurts that class more than the others", bool(far.all()), (
             f"Removing class c's weights drops its accuracy by {_ms(drop_own)} (over the ten classes; from "
             f"{drop_own.min():.2f} to {drop_own.max():.2f}) and the other classes' by {_ms(drop_others)}. The "
-            f"removed class loses more than twice what the others lose, and at least 0.05, for {int(far.sum())} "
-            f"of the 10 classes" + ("." if far.all() else f"; not for {np.flatnonzero(~far).tolist()}.") + control)),
+            f"removed class loses more than twice what the others lose, and at least 0.05, for "
+            f"{'all 10' if far.all() else f'{int(far.sum())} of the 10'} classes" + ("." if far.all() else f"; not for {np.flatnonzero(~far).tolist()}.") + control)),
         Finding("the removed class collapses", len(collapsed) == 10, (
             f"The paper reports that a class's accuracy drops significantly when its weights are removed. Here "
-            f"{len(collapsed)} of the 10 classes fall below half their accuracy under the all-classes mask"
-            + (f" ({collapsed.tolist()})" if len(collapsed) else "")
+            f"{len(collapsed)} of the 10 classes "
+            + ("falls" if len(collapsed) == 1 else "fall")
+            + " below half their accuracy under the all-classes mask"
+            + (f" (class{'es' if len(collapsed) > 1 else ''} {', '.join(map(str, collapsed.tolist()))})"
+               if len(collapsed) else "")
             + ("." if len(collapsed) == 10 else
                ": the removal is selective but mostly partial, a weaker effect than the paper's, not reproduced "
                "in full at this scale."))),

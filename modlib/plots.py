@@ -372,9 +372,10 @@ def accuracy_table(tables: np.ndarray, rows, columns, chance: float | None = Non
     return fig
 
 
-def layer_bars(values: dict[str, np.ndarray], layers: list[str], ylabel: str) -> plt.Figure:
+def layer_bars(values: dict[str, np.ndarray], layers: list[str], ylabel: str, log: bool = False) -> plt.Figure:
     """Grouped bars per layer: ``values`` label -> ``[seeds, L]`` (mean, error bar = std over
-    seeds), the legend above the axes. (Chapter 4: overlaps and densities per layer.)"""
+    seeds), the legend above the axes; ``log``: a log scale from 0.001, for shares that differ by
+    orders of magnitude. (Chapter 4: overlaps and densities per layer.)"""
     fig, ax = plt.subplots(figsize=(min(6.8, 1.3 * len(layers) + 2.6), 3.0))
     n = len(values)
     for i, (label, v) in enumerate(values.items()):
@@ -383,7 +384,7 @@ def layer_bars(values: dict[str, np.ndarray], layers: list[str], ylabel: str) ->
                yerr=v.std(0) if len(v) > 1 else None, capsize=2, label=times(label))
     names = [f"layer {i + 1}" + ("\n(output)" if i == len(layers) - 1 else "") for i in range(len(layers))]
     ax.set_xticks(range(len(layers)), names, fontsize=9)
-    ax.set(ylabel=ylabel, ylim=(0, 1))
+    ax.set(ylabel=ylabel, ylim=(1e-3, 1) if log else (0, 1), yscale="log" if log else "linear")
     ax.legend(fontsize=8, loc="lower left", bbox_to_anchor=(0, 1.01), ncol=min(n, 2), frameon=False)
     fig.tight_layout()
     return fig
@@ -394,7 +395,8 @@ def input_usage(first_layer: np.ndarray, names: list[str]) -> plt.Figure:
     column per input unit, coloured by the share of that input's outgoing weights the mask keeps."""
     share = first_layer.mean(1)  # [masks, 42]
     fig, ax = plt.subplots(figsize=(6.8, 0.45 * len(names) + 1.3))
-    im = ax.imshow(share, cmap="Purples", vmin=0, vmax=1, aspect="auto")
+    top = max(0.05, float(np.ceil(share.max() * 20) / 20))  # the colour scale ends near the data's top
+    im = ax.imshow(share, cmap="Purples", vmin=0, vmax=top, aspect="auto")
     groups = ["a: tens", "a: ones", "b: tens", "b: ones"]
     ax.set_xticks([4.5 + 10 * k for k in range(4)] + [40, 41], groups + ["+", "×"], fontsize=8)
     ax.set_xticks([b - 0.5 for b in (10, 20, 30, 40)], minor=True)
@@ -416,13 +418,15 @@ def alpha_sweep(alphas, tables: np.ndarray, ious: np.ndarray, ops, rows) -> plt.
             ax.plot(alphas, tables[:, row, j], marker="o", label=f"on {times(op)}")
         ax.set(ylim=(-0.02, 1.02), title=times(rows[row]))
     axes[0].set_ylabel("accuracy")
-    axes[0].legend(fontsize=8, frameon=False)
+    axes[0].legend(fontsize=8, frameon=False, loc="center left")
     for i in range(ious.shape[1]):
         axes[2].plot(alphas, ious[:, i], marker="o", label=f"layer {i + 1}")
     axes[2].set(ylim=(0, 1.02), title="IoU, + and × masks")
     axes[2].legend(fontsize=8, frameon=False)
     for ax in axes:
         ax.set_xscale("log")
+        ax.set_xticks(alphas, [f"{a:g}" for a in alphas], rotation=45)
+        ax.minorticks_off()
         ax.set_xlabel(r"$\alpha$")
         ax.title.set_fontsize(9)
         ax.tick_params(labelsize=8)

@@ -77,7 +77,7 @@ def provenance(runs: list[Result]) -> str:
     if not runs:
         raise ValueError("provenance() needs at least one result; got none")
     profiles = " + ".join(sorted({r.meta["profile"] for r in runs}))
-    devices = " + ".join(sorted({r.meta["device"] for r in runs}))
+    devices = " + ".join(sorted({r.meta["device"].replace("(1 threads)", "(1 thread)") for r in runs}))
     if all("seed" in r.config for r in runs):
         seeds = sorted({r.config["seed"] for r in runs})
         what = f"seed {seeds[0]}" if len(seeds) == 1 else f"{len(seeds)} seeds ({seeds[0]}-{seeds[-1]})"

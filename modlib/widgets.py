@@ -79,6 +79,8 @@ def mask_explorer(points: dict, layers: list[str]) -> w.VBox:
             axes[1].plot(alphas, ious[:, layer.value], marker="o")
             axes[1].axvline(alpha.value, color="0.6", ls=":")
             axes[1].set(xscale="log", ylim=(0, 1))
+            axes[1].set_xticks(alphas, [f"{v:g}" for v in alphas], rotation=45)
+            axes[1].minorticks_off()
             axes[1].set_xlabel("alpha", fontsize=8)
             axes[1].set_ylabel("IoU of + and × masks", fontsize=8)
             axes[1].set_title(layer.label, fontsize=9)

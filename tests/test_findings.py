@@ -71,4 +71,4 @@ def test_class_removal_names_the_random_control():
     reference = np.full(10, 0.95)
     selective, _ = findings.class_removal(np.full(10, 0.2), np.full(10, 0.94), reference, np.full(10, 0.95),
                                           random_own=np.full(10, 0.05), random_others=np.full(10, 0.1))
-    assert selective.holds and "wreck the whole network" in selective.text and "0.05" in selective.text
+    assert selective.holds and "damage the whole network" in selective.text and "from 0.05 to 0.05" in selective.text
