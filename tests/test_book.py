@@ -31,7 +31,8 @@ ROOT = Path(__file__).resolve().parents[1]
 HTML = ROOT / "_build" / "html"
 TOY = HTML / "notebooks" / "redundant_input_toy.html"
 SHOTS = ROOT / "_build" / "screenshots"
-URL = yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]["url"]
+CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
+URL = CONFIG["repository"]["url"]
 WIDTH, SLICE = 1280, 1600  # the window the pages are read in, and the height of one screenshot
 
 
@@ -100,6 +101,22 @@ def test_toy_page_has_a_widget_and_a_kernel_free_animation(toy_html):
     assert 'type="application/vnd.jupyter.widget-state+json"' in toy_html
     assert 'type="application/vnd.jupyter.widget-view+json"' in toy_html
     assert re.search(r'<div class="animation">', toy_html)
+
+
+def test_figures_and_exercises_are_numbered_per_chapter():
+    """book/_ext/chapter_numbers.py: on a chapter's pages, "Fig. 4.1" and "Exercise 4.1", counted
+    through the chapter's pages in reading order, whatever comes before it in the book."""
+    chapters = CONFIG["sphinx"]["config"]["chapter_numbers"]
+    assert set(chapters) <= set(PAGES)
+    for chapter in sorted(set(chapters.values())):
+        seen = {"Fig.": [], "Exercise": []}
+        for page in [p for p in PAGES if chapters.get(p) == chapter]:  # reading order
+            html = (HTML / f"{page}.html").read_text()
+            for kind, number in re.findall(r'<span class="caption-number">(Fig\.|Exercise) ([\d.]+) ', html):
+                seen[kind].append(number)
+        for kind, numbers in seen.items():
+            assert numbers == [f"{chapter}.{k}" for k in range(1, len(numbers) + 1)], (chapter, kind, numbers)
+        assert seen["Fig."], f"chapter {chapter} shows no numbered figure"
 
 
 def test_theory_page_has_exercises_with_hidden_solutions():
