@@ -90,6 +90,19 @@ def specialization(tables: np.ndarray, controls: np.ndarray, chance: float) -> l
     return out
 
 
+def hidden_layers(iou: np.ndarray) -> np.ndarray:
+    """Per seed, the mean over the hidden layers (all but the first and the last) of a per-layer
+    overlap ``iou [seeds, L]``: in the double addition the first and last layers serve one pair by
+    construction, so reuse is read on the others."""
+    return iou[:, 1:-1].mean(1)
+
+
+def others_reference(reference: np.ndarray) -> np.ndarray:
+    """For each class ``c``, the mean accuracy of the other nine under the all-classes mask, from the
+    per-class ``reference [10]``."""
+    return (reference.sum() - reference) / (len(reference) - 1)
+
+
 def reuse(iou: np.ndarray, iou_same: np.ndarray, iou_random: np.ndarray,
           tables: np.ndarray | None = None) -> list[Finding]:
     """Chapter 4's double addition: per-layer IoU ``[seeds, L]`` of the pair-1 and pair-2 masks
@@ -100,8 +113,7 @@ def reuse(iou: np.ndarray, iou_same: np.ndarray, iou_random: np.ndarray,
     ``tables [seeds, 7, 2]`` (rows ``modularity.PAIR_ROWS``), it also asks that each pair's mask
     alone do its pair (at least half the full network's accuracy): the overlap of masks that fail
     their own task says nothing about reuse."""
-    hidden = slice(1, -1)
-    pairs, same, rand = (a[:, hidden].mean(1) for a in (iou, iou_same, iou_random))  # [seeds]
+    pairs, same, rand = (hidden_layers(a) for a in (iou, iou_same, iou_random))  # [seeds]
     gap = same - pairs
     below = bool((gap > 0).all() and gap.mean() > 2 * gap.std())
     text = (f"In the hidden layers the pair-1 and pair-2 masks overlap at IoU {_ms(pairs)}; two masks trained "
@@ -133,7 +145,7 @@ def class_removal(own: np.ndarray, others: np.ndarray, reference: np.ndarray,
     dense), the text says whether the learned masks differ from it; selectivity then also asks that
     the random masks spare the other classes, or the removal cannot be told from damage."""
     if reference_others is None:
-        reference_others = (reference.sum() - reference) / 9
+        reference_others = others_reference(reference)
     drop_own, drop_others = reference - own, reference_others - others
     far = drop_own > 2 * drop_others + 0.05
     collapsed = np.flatnonzero(own < 0.5 * reference)

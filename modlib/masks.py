@@ -88,8 +88,8 @@ def layer_types() -> tuple[type, ...]:
     return LAYER_TYPES + ((hf.Conv1D,) if hf is not None else ())
 
 
-def gumbel_weight(weight: torch.Tensor, logit: torch.Tensor, u: torch.Tensor,
-                  tau: float) -> torch.Tensor:
+def gumbel_weight(weight: torch.Tensor, logit: torch.Tensor,
+                  u: torch.Tensor, tau: float) -> torch.Tensor:
     """``weight`` times a Gumbel-sigmoid mask sample, all ``[*shape]``.
 
     The value is the hard 0/1 sample

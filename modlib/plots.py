@@ -14,9 +14,9 @@ from modlib import data
 POSITIVE, NEGATIVE = "#1f77b4", "#ff7f0e"  # Y1 = 1 (blue circles), Y1 = 0 (orange triangles), as in Fig. 4
 BOUNDARY_CMAP = ListedColormap(plt.get_cmap("RdBu")(np.linspace(0.25, 0.75, 256)))
 FORMULATION_NAMES = {"a": "(a) paper text: X = Y - U[0,1]", "b": "(b) Playground: sign(x1), pushed 0.3"}
-# The toy's figures: at most three panels a row, lettering at least 8 pt, and COLUMN inches wide:
-# the page's text column is 6.8 in at 100 dpi, and the inline backend's tight bounding box adds
-# 0.1 in of padding on each side. Profile, device and seeds go into the captions (glue).
+# Every chapter's figures: at most three panels a row, lettering at least 8 pt, and at most COLUMN
+# inches wide: the page's text column is 6.8 in at 100 dpi, and the inline backend's tight bounding
+# box adds 0.1 in of padding on each side. Profile, device and seeds go into the captions (glue).
 COLUMN = 6.6
 
 
@@ -244,50 +244,10 @@ def sweep_summary(sweep, metric: str = "test_acc", ylabel: str = "held-out-cell 
     return fig
 
 
-def _depth(text: str, depth: int = 0) -> tuple[int, list[tuple[int, int]]]:
-    """Bracket depth at the end of the code ``text`` (starting at ``depth``), and the
-    (depth, position) of each space outside strings and comments."""
-    quote, spaces = None, []
-    for i, ch in enumerate(text):
-        if quote:
-            quote = None if ch == quote else quote
-        elif ch in "'\"":
-            quote = ch
-        elif ch == "#":
-            break
-        elif ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        elif ch == " ":
-            spaces.append((depth, i))
-    return depth, spaces
-
-
-def _wrap_code(line: str, width: int, depth: int = 0) -> list[str]:
-    """Split a code line longer than ``width`` (which starts inside ``depth`` brackets) at the
-    rightmost space before ``width`` inside the outermost brackets (after a comma if it can), where
-    Python allows the break; the continuation is indented 8 spaces deeper (as deep, when the line
-    itself continues a bracket). A line without such a space is left as it is."""
-    out = []
-    while len(line) > width:
-        _, spaces = _depth(line[:width], depth)
-        inside = [(d, i) for d, i in spaces if d > 0 and line[:i].strip()]
-        if not inside:
-            break
-        outer = [i for d, i in inside if d == min(d for d, _ in inside)]
-        cut = max([i for i in outer if line[i - 1] == ","] or outer)  # after a comma if there is one
-        indent = len(line) - len(line.lstrip()) + (0 if depth else 8)
-        out.append(line[:cut])
-        depth = _depth(line[:cut], depth)[0]
-        line = " " * indent + line[cut + 1:]
-    return out + [line]
-
-
-def source_block(*functions, width: int = 75) -> str:
+def source_block(*functions) -> str:
     """The source of ``functions`` as one Markdown code block for the page (show it with
-    ``IPython.display.Markdown``): each headed by a comment naming it, docstrings left out, lines
-    wrapped to ``width`` characters so that the block fits the text column."""
+    ``IPython.display.Markdown``): each headed by a comment naming it, docstrings left out. The
+    functions' code is kept within the page's 75-character code lines in ``modlib`` itself."""
     import ast
     import inspect
     import textwrap
@@ -300,11 +260,7 @@ def source_block(*functions, width: int = 75) -> str:
         if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
                 and isinstance(first.value.value, str):
             del lines[first.lineno - 1:first.end_lineno]
-        wrapped, depth = [], 0
-        for line in lines:
-            wrapped += _wrap_code(line, width, depth)
-            depth = _depth(line, depth)[0]
-        parts.append(f"# {function.__module__}.{function.__qualname__}\n" + "\n".join(wrapped))
+        parts.append(f"# {function.__module__}.{function.__qualname__}\n" + "\n".join(lines))
     return "```python\n" + "\n\n".join(parts) + "\n```"
 
 
@@ -342,8 +298,6 @@ def animate_boundaries(sweep, settings: list[tuple[str, str, str, float]], seed:
 
 
 # --- weight-mask chapter ---------------------------------------------------------------------------
-# Figures at most 6.8 in wide (the page's text column at 100 dpi), lettering at least 8 pt. The
-# profile, device and seeds go into each figure's caption (glue), not onto the figure.
 
 
 def times(label: str) -> str:
@@ -376,7 +330,7 @@ def layer_bars(values: dict[str, np.ndarray], layers: list[str], ylabel: str, lo
     """Grouped bars per layer: ``values`` label -> ``[seeds, L]`` (mean, error bar = std over
     seeds), the legend above the axes; ``log``: a log scale from 0.001, for shares that differ by
     orders of magnitude. (Chapter 4: overlaps and densities per layer.)"""
-    fig, ax = plt.subplots(figsize=(min(6.8, 1.3 * len(layers) + 2.6), 3.0))
+    fig, ax = plt.subplots(figsize=(min(COLUMN, 1.3 * len(layers) + 2.6), 3.0))
     n = len(values)
     for i, (label, v) in enumerate(values.items()):
         v = np.atleast_2d(v)
@@ -394,7 +348,7 @@ def input_usage(first_layer: np.ndarray, names: list[str]) -> plt.Figure:
     """Which inputs each mask keeps: ``first_layer [masks, width, 42]`` (0/1) -> a row per mask, a
     column per input unit, coloured by the share of that input's outgoing weights the mask keeps."""
     share = first_layer.mean(1)  # [masks, 42]
-    fig, ax = plt.subplots(figsize=(6.8, 0.45 * len(names) + 1.3))
+    fig, ax = plt.subplots(figsize=(COLUMN, 0.45 * len(names) + 1.3))
     top = max(0.05, float(np.ceil(share.max() * 20) / 20))  # the colour scale ends near the data's top
     im = ax.imshow(share, cmap="Purples", vmin=0, vmax=top, aspect="auto")
     groups = ["a: tens", "a: ones", "b: tens", "b: ones"]
@@ -412,7 +366,7 @@ def input_usage(first_layer: np.ndarray, names: list[str]) -> plt.Figure:
 def alpha_sweep(alphas, tables: np.ndarray, ious: np.ndarray, ops, rows) -> plt.Figure:
     """The regulariser sweep: ``tables [A, rows, ops]`` and ``ious [A, L]`` over ``alphas [A]``;
     left, the + mask alone and removed (accuracy on each operation); right, the + / × IoU per layer."""
-    fig, axes = plt.subplots(1, 3, figsize=(6.8, 2.5), sharex=True)
+    fig, axes = plt.subplots(1, 3, figsize=(COLUMN, 2.5), sharex=True)
     for ax, row in zip(axes[:2], (1, 2)):
         for j, op in enumerate(ops):
             ax.plot(alphas, tables[:, row, j], marker="o", label=f"on {times(op)}")
@@ -458,7 +412,7 @@ def class_removal(panels: dict[str, dict]) -> plt.Figure:
     :func:`modlib.modularity.removal_accuracy` (``own``, ``others``, ``reference``, each ``[10]``, and
     ``random_own`` where given): per removed class, the accuracy on it and the mean on the others;
     the reference's mean accuracy; and the removed class's accuracy under the random control mask."""
-    fig, axes = plt.subplots(len(panels), 1, figsize=(6.6, 2.5 * len(panels) + 0.7), squeeze=False,
+    fig, axes = plt.subplots(len(panels), 1, figsize=(COLUMN, 2.5 * len(panels) + 0.7), squeeze=False,
                              sharex=True)
     for ax, (title, acc) in zip(axes[:, 0], panels.items()):
         ax.bar(np.arange(10) - 0.2, acc["own"], 0.4, label="the removed class")
@@ -484,7 +438,7 @@ def mask_concept(seed: int = 0) -> plt.Figure:
     g = np.random.default_rng(seed)
     w = g.normal(size=(6, 8))
     m = (g.random((6, 8)) < 0.45).astype(float)
-    fig, axes = plt.subplots(1, 3, figsize=(6.8, 2.0))
+    fig, axes = plt.subplots(1, 3, figsize=(COLUMN, 2.0))
     limit = np.abs(w).max()
     panels = [(w, "RdBu", -limit, limit, "weights $W$ (frozen)"),
               (m, "Greys", 0, 1, "mask $m$ (black: 1, kept)"),

@@ -97,7 +97,8 @@ def loss_fn(loss: str):
     ``"ce"``: binary cross-entropy on the logit z.
     """
     if loss == "mse":
-        return lambda out, y: 0.5 * ((torch.tanh(out[:, 0]) - (2 * y - 1)) ** 2).mean()
+        return lambda out, y: 0.5 * (
+            (torch.tanh(out[:, 0]) - (2 * y - 1)) ** 2).mean()
     return lambda out, y: F.binary_cross_entropy_with_logits(out[:, 0], y)
 
 

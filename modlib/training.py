@@ -63,8 +63,9 @@ def _check(steps: int, lr: float) -> None:
     check_range("lr", lr, 0.0, float("inf"), open_low=True)
 
 
-def train_seeds(template: nn.Module, params: Params, batches: Batches, loss_fn: LossFn, *,
-                steps: int, lr: float, on_step: Callable[[int, Params], None] | None = None,
+def train_seeds(template: nn.Module, params: Params, batches: Batches,
+                loss_fn: LossFn, *, steps: int, lr: float,
+                on_step: Callable[[int, Params], None] | None = None,
                 progress: bool = True, desc: str = "train") -> Params:
     """Plain SGD on the ``M`` stacked models ``(template, params)`` made by :func:`stack`; returns
     the trained stacked parameters (the ones passed in are left unchanged).
@@ -85,7 +86,8 @@ def train_seeds(template: nn.Module, params: Params, batches: Batches, loss_fn: 
         total = member_loss(forward(template, leaves, x), y).sum()
         grads = torch.autograd.grad(total, list(leaves.values()))
         with torch.no_grad():
-            params = {k: v.detach() - lr * g for (k, v), g in zip(leaves.items(), grads)}
+            params = {k: v.detach() - lr * g
+                      for (k, v), g in zip(leaves.items(), grads)}
             if on_step:
                 on_step(t, params)
     return params

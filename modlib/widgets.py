@@ -67,7 +67,7 @@ def mask_explorer(points: dict, layers: list[str]) -> w.VBox:
         a = alphas.index(alpha.value)
         with out:
             out.clear_output(wait=True)
-            fig, axes = plt.subplots(1, 2, figsize=(6.8, 2.8), width_ratios=(1.3, 1))
+            fig, axes = plt.subplots(1, 2, figsize=(plots.COLUMN, 2.8), width_ratios=(1.3, 1))
             axes[0].imshow(tables[a], cmap="Greens", vmin=0, vmax=1, aspect="auto")
             for (i, j), v in np.ndenumerate(tables[a]):
                 axes[0].text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=8,

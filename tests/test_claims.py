@@ -133,8 +133,7 @@ def test_double_addition_pairs_overlap_less_than_two_masks_of_one_pair():
     found = findings.reuse(*(_stacked(runs, k) for k in ("iou", "iou_same", "iou_random")), tables)
     for f in found:
         assert f.holds, f.text
-    hidden = slice(1, -1)  # the hidden layers: the first and last serve one pair by construction
-    pairs, same, rand = (_stacked(runs, k)[:, hidden].mean(1) for k in ("iou", "iou_same", "iou_random"))
+    pairs, same, rand = (findings.hidden_layers(_stacked(runs, k)) for k in ("iou", "iou_same", "iou_random"))
     gap = same - pairs
     assert gap.mean() > 3 * gap.std(), f"same-pair minus pair-1/pair-2 IoU per seed: {gap.round(3)}"
     assert (pairs > rand).all(), "the two pairs' masks should still share more than random masks as dense"
@@ -168,7 +167,7 @@ def test_class_removal_hurts_the_removed_class_far_more_than_the_others():
     assert f.holds, f.text
     ref = acc["reference"]
     own_drop = ref - acc["own"]  # [10 classes]
-    others_drop = (ref.sum() - ref) / 9 - acc["others"]
+    others_drop = findings.others_reference(ref) - acc["others"]
     assert own_drop.mean() > 0.1  # on average a tenth of its accuracy or more
     assert (own_drop > others_drop + 0.05).all(), f"per class: {own_drop.round(3)} vs {others_drop.round(3)}"
     gap = own_drop - others_drop  # a margin well outside the spread over the ten classes
