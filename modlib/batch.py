@@ -1,6 +1,6 @@
 """Run the book's notebooks in batch with papermill.
 
-    python -m modlib.batch --profile full [NOTEBOOK ...] [--out DIR] [--force]
+    python -m modlib.batch --profile full [NOTEBOOK ...] [--out DIR] [--force] [--threads N]
 
 Each notebook runs with ``-p profile PROFILE`` into ``DIR/PROFILE/`` (default ``_build/batch``).
 A notebook is skipped when its results are current: the manifest
@@ -11,6 +11,11 @@ those results is still there, unchanged, and reads back (:func:`modlib.results.r
 interrupted run resumes: finished notebooks are skipped, and inside an unfinished one every
 experiment already stored is loaded instead of recomputed (:func:`modlib.results.fetch`). The run
 ends with a table of notebook, status, wall time and device, also after Ctrl-C.
+
+On a CPU, ``--threads N`` sets how many threads torch uses in the notebooks' kernels (through
+``$OMP_NUM_THREADS``); small models on a shared machine can run many times slower with more threads
+than cores free, so choose it deliberately (1 when anything else runs). The run prints the thread
+count used, and every stored result's device says it.
 
 The results root is resolved once, to an absolute path, and handed to the notebooks' kernels in
 ``$MODLIB_RESULTS``, so that results and manifest land in the same place whatever the notebooks'
@@ -132,16 +137,26 @@ def run_one(notebook: Path, profile: str, out_dir: Path, device: str, root: Path
 
 
 def run(notebooks: list[Path], profile: str, out: Path, *, force: bool = False,
-        root: Path | None = None, rows: list[dict] | None = None) -> list[dict]:
+        root: Path | None = None, rows: list[dict] | None = None,
+        threads: int | None = None) -> list[dict]:
     """Run (or skip) each notebook in turn and return the summary rows (appended to ``rows`` as
-    they finish, when given, so that a caller interrupted midway still has them)."""
+    they finish, when given, so that a caller interrupted midway still has them); ``threads``:
+    torch's CPU threads in the kernels (default: torch's own choice)."""
+    import torch
+
     profile = profiles.resolve(profile)
+    if threads is not None:
+        profiles.check_int("threads", threads, 1)
+        os.environ["OMP_NUM_THREADS"] = str(threads)  # the kernels' torch reads it at import
+        torch.set_num_threads(threads)
     missing = [str(nb) for nb in notebooks if not nb.is_file()]
     if missing:
         raise FileNotFoundError(f"no such notebook: {', '.join(missing)}")
     root = Path(root).resolve() if root else results.default_root()
     os.environ[results.ROOT_ENV] = str(root)  # the kernels store where the manifest goes
     device = describe(pick_device(quiet=True))
+    print(f"device: {device}" + ("" if threads else "; choose the CPU threads with --threads"),
+          flush=True)
     rows = [] if rows is None else rows
     for nb in notebooks:
         reason = None if force else stale_reason(nb, profile, root)
@@ -172,12 +187,14 @@ def main(argv: list[str] | None = None) -> int:
                         f"(default: ${profiles.ENV_VAR}, then 'default')")
     parser.add_argument("--out", type=Path, default=Path("_build/batch"), help="output folder")
     parser.add_argument("--force", action="store_true", help="run even notebooks whose results are current")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="torch's CPU threads in the kernels (default: torch's choice)")
     args = parser.parse_args(argv)
     rows: list[dict] = []
     try:
         profile = profiles.resolve(args.profile)
         notebooks = args.notebooks or sorted(NOTEBOOKS.glob("*.ipynb"))
-        run(notebooks, profile, args.out, force=args.force, rows=rows)
+        run(notebooks, profile, args.out, force=args.force, rows=rows, threads=args.threads)
     except (ValueError, FileNotFoundError) as err:
         parser.error(str(err))
     except KeyboardInterrupt:

@@ -174,3 +174,31 @@ def class_removal(own: np.ndarray, others: np.ndarray, reference: np.ndarray,
                ": the removal is selective but mostly partial, a weaker effect than the paper's, not reproduced "
                "in full at this scale."))),
     ]
+
+
+# --- Chapter 1: the redundant-input toy -------------------------------------------------------------
+
+def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The Wilson 95% interval ``(low, high)`` for a share of ``successes`` out of ``n`` (e.g. the
+    seeds that generalise): binomial, and sensible at shares of 0 and 1."""
+    if n < 1:
+        raise ValueError(f"n={n}: a share needs at least one trial")
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def paired_difference(a: np.ndarray, b: np.ndarray, resamples: int = 10_000,
+                      seed: int = 0) -> tuple[float, float, float]:
+    """``mean(a - b)`` over seeds and its 95% bootstrap interval ``(difference, low, high)``.
+
+    ``a [S]`` and ``b [S]`` hold one value per seed (an accuracy, or 1/0 for "generalises") in two
+    settings that share each seed's initial weights, so the seeds are resampled in pairs."""
+    d = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
+    if d.ndim != 1 or d.size < 2:
+        raise ValueError(f"a and b must be [S] with S >= 2 paired seeds; got shape {d.shape}")
+    rng = np.random.default_rng(seed)
+    means = d[rng.integers(d.size, size=(resamples, d.size))].mean(1)
+    low, high = np.percentile(means, [2.5, 97.5])
+    return float(d.mean()), float(low), float(high)

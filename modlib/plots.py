@@ -9,7 +9,7 @@ import numpy as np
 from matplotlib import animation
 from matplotlib.colors import ListedColormap
 
-from modlib import data
+from modlib import data, toy
 
 POSITIVE, NEGATIVE = "#1f77b4", "#ff7f0e"  # Y1 = 1 (blue circles), Y1 = 0 (orange triangles), as in Fig. 4
 BOUNDARY_CMAP = ListedColormap(plt.get_cmap("RdBu")(np.linspace(0.25, 0.75, 256)))
@@ -49,35 +49,39 @@ def stamp(fig: plt.Figure, provenance: str) -> plt.Figure:
     return fig
 
 
-def _held_out(ax: plt.Axes, formulation: str) -> None:
-    """Outline the held-out test cell (x1 > 0, x2 > 0) with a dashed rectangle."""
+def _held_out(ax: plt.Axes, formulation: str, design: str = "binary") -> None:
+    """Outline the held-out test cell (x1 > 0, x2 > 0; in the ternary design only up to the band
+    of Y2 = 2) with a dashed rectangle."""
     high = data.EXTENT[formulation][1]
-    ax.add_patch(plt.Rectangle((0, 0), high, high, fill=False, ls="--", lw=1.2, ec="0.2", zorder=5))
+    top = toy.BAND_GAP[formulation] if design == "ternary" else high
+    ax.add_patch(plt.Rectangle((0, 0), high, top, fill=False, ls="--", lw=1.2, ec="0.2", zorder=5))
 
 
-def toy_data(ax: plt.Axes, x: np.ndarray, y: np.ndarray, formulation: str, *, legend: bool = True) -> None:
+def toy_data(ax: plt.Axes, x: np.ndarray, y: np.ndarray, formulation: str, *,
+             design: str = "binary", legend: bool = True) -> None:
     """Scatter training points ``x [n, 2]`` coloured by ``y [n]`` and shade the held-out cell."""
-    _held_out(ax, formulation)
+    _held_out(ax, formulation, design)
     pos, neg = y.astype(bool), ~y.astype(bool)
     ax.scatter(x[pos, 0], x[pos, 1], s=9, marker="o", c=POSITIVE, label="train, $Y_1=1$")
     ax.scatter(x[neg, 0], x[neg, 1], s=11, marker="^", c=NEGATIVE, label="train, $Y_1=0$")
-    low, high = data.EXTENT[formulation]
-    tick = 1 if high < 3 else 5
-    ax.set(xlim=(low, high), ylim=(low, high), xlabel="$x_1$", ylabel="$x_2$", aspect="equal",
-           xticks=[-tick, 0, tick], yticks=[-tick, 0, tick])
+    x1_low, x1_high, x2_low, x2_high = toy.window(formulation, design)
+    tick = 1 if x1_high < 3 else 5
+    ax.set(xlim=(x1_low, x1_high), ylim=(x2_low, x2_high), xlabel="$x_1$", ylabel="$x_2$",
+           aspect="equal", xticks=[-tick, 0, tick],
+           yticks=[t for t in (-tick, 0, tick, 2 * tick) if t <= x2_high])
     if legend:
         ax.plot([], [], ls="--", color="0.2", label="held-out test cell")
         ax.legend(loc="lower left", fontsize=8, framealpha=0.9)
 
 
 def data_figure(samples: dict) -> plt.Figure:
-    """The training data of each formulation side by side (the paper's Fig. 4): ``samples`` maps a
-    formulation to ``(x [n, 2], y [n])``; one legend for all panels, below them."""
-    fig, axes = plt.subplots(1, len(samples), figsize=(COLUMN, 3.6), squeeze=False,
+    """The training data side by side (the paper's Fig. 4): ``samples`` maps a panel title to
+    ``(formulation, design, x [n, 2], y [n])``; one legend for all panels, below them."""
+    fig, axes = plt.subplots(1, len(samples), figsize=(COLUMN, 3.4), squeeze=False,
                              layout="constrained")
-    for ax, (f, (x, y)) in zip(axes[0], samples.items()):
-        toy_data(ax, x, y, f, legend=False)
-        ax.set_title(FORMULATION_NAMES[f], fontsize=9)
+    for ax, (title, (f, design, x, y)) in zip(axes[0], samples.items()):
+        toy_data(ax, x, y, f, design=design, legend=False)
+        ax.set_title(title, fontsize=9)
         ax.tick_params(labelsize=8)
     axes[0, 0].plot([], [], ls="--", color="0.2", label="held-out test cell")
     fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside lower center", ncol=3,
@@ -85,36 +89,40 @@ def data_figure(samples: dict) -> plt.Figure:
     return fig
 
 
-def boundary(ax: plt.Axes, grid: np.ndarray, formulation: str) -> None:
-    """Draw a model's P(Y1=1) over the plotting window; ``grid [res, res]`` uint8 (x 255), row = x2.
-    The black line is the decision boundary (P = 0.5)."""
-    low, high = data.EXTENT[formulation]
+def boundary(ax: plt.Axes, grid: np.ndarray, win) -> None:
+    """Draw a model's P(Y1=1) over the plotting window ``win`` = (x1 low, x1 high, x2 low, x2 high);
+    ``grid [res, res]`` uint8 (x 255), row = x2. The black line is the decision boundary (P = 0.5)."""
     p = grid.astype(float) / 255
-    ax.imshow(p, origin="lower", extent=(low, high, low, high), cmap=BOUNDARY_CMAP,
+    ax.imshow(p, origin="lower", extent=tuple(win), cmap=BOUNDARY_CMAP, aspect="auto",
               vmin=0, vmax=1, alpha=0.8, interpolation="bilinear")
-    axis = np.linspace(low, high, grid.shape[0])
     if p.min() < 0.5 < p.max():
-        ax.contour(axis, axis, p, levels=[0.5], colors="k", linewidths=1.2)
+        ax.contour(np.linspace(win[0], win[1], grid.shape[1]),
+                   np.linspace(win[2], win[3], grid.shape[0]), p, levels=[0.5], colors="k",
+                   linewidths=1.2)
     ax.axhline(0, color="0.5", lw=0.5)
     ax.axvline(0, color="0.5", lw=0.5)
 
 
-def boundary_panel(ax, arrays: dict, formulation: str, seed: int, k: int, title: str | None = None):
+def boundary_panel(ax, arrays: dict, formulation: str, seed: int, k: int, title: str | None = None,
+                   design: str = "binary"):
     """One panel: the boundary of grid seed ``seed`` after snapshot ``k``, over the training data."""
-    boundary(ax, arrays["grids"][seed, k], formulation)
-    toy_data(ax, arrays["train_x"].astype(float), arrays["train_y"], formulation, legend=False)
-    ax.set_title(title or f"step {int(arrays['snapshot_steps'][k])}", fontsize=9)
+    boundary(ax, arrays["grids"][seed, k], arrays["windows"])
+    toy_data(ax, arrays["train_x"].astype(float), arrays["train_y"], formulation, design=design,
+             legend=False)
+    ax.set_title(title or f"epoch {int(arrays['snapshot_epochs'][k])}", fontsize=9)
 
 
 def small_multiples(arrays: dict, formulation: str, panels: list[tuple[int, int]], titles: list[str],
-                    ncols: int = 3) -> plt.Figure:
+                    ncols: int = 3, design: str = "binary") -> plt.Figure:
     """A grid of boundary panels, ``panels`` = list of (grid seed, snapshot index), ``ncols`` a row
     across the page's width; axes labelled on the outer panels only."""
     nrows = -(-len(panels) // ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(COLUMN, 2.3 * nrows), sharex=True, sharey=True,
-                             squeeze=False, layout="constrained")
+    x1_low, x1_high, x2_low, x2_high = toy.window(formulation, design)
+    tall = (x2_high - x2_low) / (x1_high - x1_low)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(COLUMN, 2.3 * tall * nrows), sharex=True,
+                             sharey=True, squeeze=False, layout="constrained")
     for ax, (seed, k), title in zip(axes.flat, panels, titles):
-        boundary_panel(ax, arrays, formulation, seed, k, title)
+        boundary_panel(ax, arrays, formulation, seed, k, title, design)
         ax.set(xlabel="", ylabel="")
         ax.tick_params(labelsize=8)
     for ax in axes[-1]:
@@ -127,74 +135,91 @@ def small_multiples(arrays: dict, formulation: str, panels: list[tuple[int, int]
 
 
 def boundary_steps(sweep, formulation: str, activation: str = "relu", loss: str = "mse",
-                   reveal: float = 1.0, seed: int = 0, n: int = 6) -> plt.Figure:
-    """The paper's Fig. 5: one seed's boundary after ``n`` of the stored snapshot steps (from the
+                   reveal: float = 1.0, design: str = "binary", seed: int = 0,
+                   n: int = 6) -> plt.Figure:
+    """The paper's Fig. 5: one seed's boundary after ``n`` of the stored snapshot epochs (from the
     first to the last, about evenly spaced on the log scale the snapshots are taken at)."""
-    a = sweep.arrays(activation, loss, formulation, reveal)
-    k_all = len(a["snapshot_steps"])
+    a = sweep.arrays(activation, loss, formulation, reveal, design)
+    k_all = len(a["snapshot_epochs"])
     ks = sorted({int(round(k)) for k in np.linspace(0, k_all - 1, min(n, k_all))})
-    titles = [f"step {int(a['snapshot_steps'][k])}" for k in ks]
-    return small_multiples(a, formulation, [(seed, k) for k in ks], titles)
+    titles = [f"epoch {int(a['snapshot_epochs'][k])}" for k in ks]
+    return small_multiples(a, formulation, [(seed, k) for k in ks], titles, design=design)
 
 
 def boundary_seeds(sweep, formulation: str, activation: str = "relu", loss: str = "mse",
-                   reveal: float = 1.0, n: int = 6) -> plt.Figure:
+                   reveal: float = 1.0, design: str = "binary", n: int = 6) -> plt.Figure:
     """The paper's Fig. 6: the final boundaries of the first ``n`` seeds, each titled with its
     accuracy on the held-out cell."""
-    a = sweep.arrays(activation, loss, formulation, reveal)
-    last = len(a["snapshot_steps"]) - 1
+    a = sweep.arrays(activation, loss, formulation, reveal, design)
+    last = len(a["snapshot_epochs"]) - 1
     seeds = range(min(n, a["grids"].shape[0]))
     titles = [f"seed {s}: held-out acc. {a['test_acc'][s]:.2f}" for s in seeds]
-    return small_multiples(a, formulation, [(s, last) for s in seeds], titles)
+    return small_multiples(a, formulation, [(s, last) for s in seeds], titles, design=design)
+
+
+def condition_label(design: str, reveal: float) -> str:
+    """How the figures name a training set."""
+    if design == "ternary":
+        return "ternary control"
+    return "paper's setting" if reveal == 1 else f"reveal {reveal:g}"
 
 
 def seed_spread(sweep, activation: str = "relu", loss: str = "mse",
                 threshold: float | None = None) -> plt.Figure:
-    """Every seed's held-out-cell accuracy, the paper's setting (reveal 1) beside the control
-    (reveal 0), one panel per formulation, same axes; ``threshold``: a dotted line where a seed
-    counts as generalising."""
+    """Every seed's held-out-cell accuracy in the paper's setting beside the two controls (ternary;
+    reveal 0, the held-out cell in training), one panel per formulation, same axes; ``threshold``:
+    a dotted line where a seed counts as generalising."""
     s = sweep.settings
-    paper, control = max(s.reveals), min(s.reveals)
-    fig, axes = plt.subplots(1, len(s.formulations), figsize=(COLUMN, 2.9), sharex=True,
+    fig, axes = plt.subplots(1, len(s.formulations), figsize=(COLUMN, 3.0), sharex=True,
                              sharey=True, squeeze=False, layout="constrained")
     bins = np.linspace(0, 1, 21)
+    styles = [(("binary", 1.0), dict(color=NEGATIVE, alpha=0.6)),
+              (("ternary", 1.0), dict(histtype="step", color="k", lw=1.5)),
+              (("binary", min(s.reveals)), dict(histtype="step", color="0.5", lw=1.2, ls="--"))]
     for ax, f in zip(axes[0], s.formulations):
-        styles = ((paper, dict(color=NEGATIVE, alpha=0.6, label=f"paper's setting (reveal {paper:g})")),
-                  (control, dict(histtype="step", color="k", lw=1.5, label=f"control (reveal {control:g})")))
-        for r, style in styles:
-            acc = sweep.arrays(activation, loss, f, r)["test_acc"]
-            ax.hist(np.clip(acc, 0, 1), bins=bins, **style)
+        for (design, r), style in styles:
+            if (design, r) not in s.conditions:
+                continue
+            acc = sweep.arrays(activation, loss, f, r, design)["test_acc"]
+            ax.hist(np.clip(acc, 0, 1), bins=bins, label=condition_label(design, r), **style)
         if threshold is not None:
             ax.axvline(threshold, color="0.3", ls=":", lw=1, label=f"generalises (≥ {threshold:g})")
         ax.set_title(FORMULATION_NAMES[f], fontsize=9)
         ax.set_xlabel("held-out-cell accuracy of one seed", fontsize=9)
         ax.tick_params(labelsize=8)
     axes[0, 0].set_ylabel("seeds", fontsize=9)
-    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside lower center", ncol=3,
+    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside lower center", ncol=2,
                fontsize=8, frameon=False)
     return fig
 
 
 def reliance_curves(sweep, activation: str, loss: str, formulation: str, ax: plt.Axes | None = None,
-                    legend: bool = True):
-    """Median reliance on x2 over seeds against training step, one line per reveal level; the band
-    (25-75% of seeds) only for the paper's setting and the control, so the lines stay readable."""
+                    legend: bool = True, metric: str = "reliance"):
+    """The median of ``metric`` (reliance on x2, or ``test_acc_curve``) over seeds against the
+    epoch, one line per reveal level and a dashed one for the ternary control; the band (25-75% of
+    seeds) only for the paper's setting and the controls, so the lines stay readable."""
     ax = ax or plt.subplots(figsize=(COLUMN / 2, 3))[1]
     cmap = plt.get_cmap("viridis")
+    conds = sweep.settings.conditions
     reveals = sweep.settings.reveals
-    for i, r in enumerate(reveals):
-        a = sweep.arrays(activation, loss, formulation, r)
-        steps = a["curve_steps"].astype(float)
-        steps[0] = 0.5  # show the initialisation on the log axis
-        q25, med, q75 = np.percentile(a["reliance"], [25, 50, 75], axis=0)
-        colour = cmap(0.9 * i / max(len(reveals) - 1, 1))
-        ax.plot(steps, med, color=colour, lw=1.5,
-                label=f"{r:g} ({data.toy_mutual_information(r):.3f} bits)")
-        if r in (max(reveals), min(reveals)):
-            ax.fill_between(steps, q25, q75, color=colour, alpha=0.15, lw=0)
+    for design, r in conds:
+        a = sweep.arrays(activation, loss, formulation, r, design)
+        epochs = a["curve_epochs"].astype(float)
+        epochs[0] = 0.5  # show the initialisation on the log axis
+        q25, med, q75 = np.percentile(a[metric], [25, 50, 75], axis=0)
+        bits = toy.mutual_information(design, r)
+        if design == "ternary":
+            colour, style, label = "k", "--", f"ternary ({bits:.3f} bits)"
+        else:
+            colour = cmap(0.9 * reveals.index(r) / max(len(reveals) - 1, 1))
+            style, label = "-", f"{r:g} ({bits:.3f} bits)"
+        ax.plot(epochs, med, color=colour, lw=1.5, ls=style, label=label)
+        if design == "ternary" or r in (max(reveals), min(reveals)):
+            ax.fill_between(epochs, q25, q75, color=colour, alpha=0.12, lw=0)
     ax.set_xscale("log")
-    ax.set_xlabel("SGD step (log scale; init. at 0.5)", fontsize=9)
-    ax.set_ylabel("reliance $R$ on $x_2$ (median)", fontsize=9)
+    ax.set_xlabel("epoch (log scale; init. at 0.5)", fontsize=9)
+    ylabel = "reliance $R$ on $x_2$" if metric == "reliance" else "held-out-cell accuracy"
+    ax.set_ylabel(f"{ylabel} (median)", fontsize=9)
     ax.set_title(f"{FORMULATION_NAMES[formulation]}", fontsize=9)
     ax.tick_params(labelsize=8)
     ax.grid(alpha=0.3)
@@ -203,37 +228,46 @@ def reliance_curves(sweep, activation: str, loss: str, formulation: str, ax: plt
     return ax
 
 
-def reliance_figure(sweep, activation: str = "relu", loss: str = "mse") -> plt.Figure:
+def reliance_figure(sweep, activation: str = "relu", loss: str = "mse",
+                    metric: str = "reliance") -> plt.Figure:
     """:func:`reliance_curves` for every formulation side by side, on the same y-axis, with one
     legend below the panels."""
     fs = sweep.settings.formulations
-    fig, axes = plt.subplots(1, len(fs), figsize=(COLUMN, 3.6), sharey=True, squeeze=False,
+    fig, axes = plt.subplots(1, len(fs), figsize=(COLUMN, 3.8), sharey=True, squeeze=False,
                              layout="constrained")
     for ax, f in zip(axes[0], fs):
-        reliance_curves(sweep, activation, loss, f, ax=ax, legend=False)
+        reliance_curves(sweep, activation, loss, f, ax=ax, legend=False, metric=metric)
     for ax in axes[0, 1:]:
         ax.set_ylabel("")
     fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside lower center", ncol=4,
-               fontsize=8, frameon=False, title="how much $X_2$ reveals: reveal ($I(Y_1;Y_2)$)",
+               fontsize=8, frameon=False, title="training set: reveal ($I(Y_1;Y_2)$)",
                title_fontsize=8)
     return fig
 
 
 def sweep_summary(sweep, metric: str = "test_acc", ylabel: str = "held-out-cell accuracy") -> plt.Figure:
-    """``metric`` (mean over seeds, error bar = std) against how much X2 reveals, one panel per
-    formulation on the same y-axis, one line per (activation, loss), nudged sideways so that the
-    error bars do not hide each other; one legend below the panels."""
+    """``metric`` (mean over seeds, error bar = std) against how much of the held-out cell training
+    sees (reveal), with the ternary control left of the paper's setting; one panel per formulation
+    on the same y-axis, one line per (activation, loss), nudged sideways so that the error bars do
+    not hide each other; one legend below the panels."""
     s = sweep.settings
-    fig, axes = plt.subplots(1, len(s.formulations), figsize=(COLUMN, 3.1), sharey=True,
+    fig, axes = plt.subplots(1, len(s.formulations), figsize=(COLUMN, 3.2), sharey=True,
                              squeeze=False, layout="constrained")
     n = len(sweep.groups)
+    at_ternary = 1.15  # where the ternary control is drawn on the reveal axis
     for ax, f in zip(axes[0], s.formulations):
         for g, (activation, loss) in enumerate(sweep.groups):
             vals = np.array([sweep.arrays(activation, loss, f, r)[metric] for r in s.reveals])  # [R, S]
             nudge = (g - (n - 1) / 2) * 0.012
-            ax.errorbar(np.array(s.reveals) + nudge, vals.mean(1), yerr=vals.std(1), marker="o", ms=3,
-                        capsize=2, lw=1.2, label=f"{activation}, {loss}")
-        ax.set_xlabel("reveal (1: paper's setting; 0: control)", fontsize=9)
+            line = ax.errorbar(np.array(s.reveals) + nudge, vals.mean(1), yerr=vals.std(1),
+                               marker="o", ms=3, capsize=2, lw=1.2, label=f"{activation}, {loss}")
+            if s.ternary:
+                v = sweep.arrays(activation, loss, f, 1.0, "ternary")[metric]
+                ax.errorbar([at_ternary + nudge], [v.mean()], yerr=[v.std()], marker="s", ms=4,
+                            capsize=2, mfc="white", color=line[0].get_color())
+        ticks = [at_ternary] * s.ternary + [1.0, 0.5, 0.0]
+        ax.set_xticks(ticks, ["ternary"] * s.ternary + ["1", "0.5", "0"])
+        ax.set_xlabel("reveal (1: paper's setting; 0: cell in training)", fontsize=9)
         ax.set_title(FORMULATION_NAMES[f], fontsize=9)
         ax.invert_xaxis()
         ax.grid(alpha=0.3)
@@ -264,23 +298,24 @@ def source_block(*functions) -> str:
     return "```python\n" + "\n\n".join(parts) + "\n```"
 
 
-def animate_boundaries(sweep, settings: list[tuple[str, str, str, float]], seed: int = 0,
+def animate_boundaries(sweep, settings: list[tuple[str, str, str, float, str]], seed: int = 0,
                        ncols: int = 2):
-    """A kernel-free animation (JavaScript HTML) of the boundary over the snapshot steps, one panel
-    per (activation, loss, formulation, reveal) in ``settings``, ``ncols`` a row; its frames are
+    """A kernel-free animation (JavaScript HTML) of the boundary over the snapshot epochs, one panel
+    per (activation, loss, formulation, reveal, design) in ``settings``, ``ncols`` a row; its frames are
     the page's width (COLUMN inches at 100 dpi). The caption below it names profile, device, seed."""
     from IPython.display import HTML
 
     arrs = [sweep.arrays(*st) for st in settings]
     nrows = -(-len(settings) // ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(COLUMN, 3.1 * nrows), squeeze=False, dpi=100)
-    n_frames = len(arrs[0]["snapshot_steps"])
+    n_frames = len(arrs[0]["snapshot_epochs"])
 
     def draw(k):
-        for ax, a, (act, loss, f, r) in zip(axes.flat, arrs, settings):
+        for ax, a, (act, loss, f, r, design) in zip(axes.flat, arrs, settings):
             ax.clear()
-            step = int(a["snapshot_steps"][k])
-            boundary_panel(ax, a, f, seed, k, f"({f}) {act}, {loss}, reveal {r:g}: step {step}")
+            epoch = int(a["snapshot_epochs"][k])
+            name = condition_label(design, r)
+            boundary_panel(ax, a, f, seed, k, f"({f}) {act}, {name}: epoch {epoch}", design)
             ax.tick_params(labelsize=8)
             ax.set_xlabel("$x_1$", fontsize=9, labelpad=1)
             ax.set_ylabel("$x_2$", fontsize=9, labelpad=1)

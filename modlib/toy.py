@@ -1,9 +1,18 @@
 """The redundant-input toy (chapter 1): does gradient descent lean on a redundant input?
 
-One *group* = one (activation, loss) pair; within a group every (formulation, reveal, seed) is a
-member of one batched model (:func:`modlib.training.train_seeds`). Member ``(f, r, s)`` starts
-from the same initial weights for every ``f`` and ``r`` (seeded by ``s``), so settings are compared
-on paired seeds. A group's result is stored with :func:`modlib.results.fetch`.
+One *group* = one (activation, loss) pair; within a group every (formulation, training set, seed)
+is a member of one batched model (:func:`modlib.training.train_seeds`). Member ``(f, c, s)``
+starts from the same initial weights for every ``f`` and ``c`` (seeded by ``s``), so settings are
+compared on paired seeds. A group's result is stored with :func:`modlib.results.fetch`.
+
+The training sets (*conditions*): the binary design of :func:`modlib.data.redundant_toy` at each
+``reveal`` level, and the *ternary* control (:func:`ternary_toy`), in which Y2 takes three values,
+X2 is uncorrelated with Y1 and the held-out cell stays unseen.
+
+Training runs on the TensorFlow Playground's clock: a fixed training set of ``n_train`` points
+(the authors' 500 points, less the held-out quadrant, half of them for training: about 187), gone
+over in the same order every *epoch* with an update after every ``batch`` points
+(:func:`playground_batches`). The paper's "1024 steps" are 1024 such epochs.
 """
 
 from __future__ import annotations
@@ -16,7 +25,7 @@ import torch.nn.functional as F
 
 from modlib import data, profiles, results
 from modlib.models import ACTIVATIONS, mlp
-from modlib.profiles import check_choices, check_int, check_range, settings_for
+from modlib.profiles import check_choice, check_choices, check_int, check_range, settings_for
 from modlib.runtime import describe
 from modlib.training import forward, stack, train_seeds
 
@@ -24,6 +33,9 @@ CHAPTER = "redundant_input_toy"
 CODE = "modlib.toy"  # the code its stored results depend on (modlib.results.code_fingerprint)
 LOSSES = ("mse", "ce")
 GENERALIZES = 0.9  # a seed "generalises" when its held-out-cell accuracy is at least this
+PAPER_EPOCHS = 1024  # the paper's "1024 steps": Playground epochs
+TERNARY_CELLS = ((0, 0), (0, 1), (0, 2), (1, 0), (1, 2))  # (Y1, Y2) in training; (1, 1) held out
+BAND_GAP = {"a": 1.0, "b": 5.6}  # how far up one value of Y2 moves the band of X2
 
 
 @profiles.settings
@@ -31,16 +43,17 @@ class ToySettings:
     """Everything that decides a run of the toy; validated on construction."""
 
     seeds: int
-    steps: int = 1024
+    epochs: int = PAPER_EPOCHS
     batch: int = 10
     lr: float = 0.1
     hidden: tuple[int, ...] = (8, 8, 8)
-    n_train: int = 300
+    n_train: int = 187
     n_test: int = 200
     formulations: tuple[str, ...] = data.FORMULATIONS
     activations: tuple[str, ...] = ("relu", "tanh")
     losses: tuple[str, ...] = LOSSES
     reveals: tuple[float, ...] = (1.0, 0.5, 0.0)
+    ternary: bool = True
     grid_seeds: int = 12
     grid_resolution: int = 41
     curve_points: int = 25
@@ -48,7 +61,7 @@ class ToySettings:
     def __post_init__(self):
         for name in ("seeds", "batch", "n_train", "n_test", "grid_seeds", "grid_resolution", "curve_points"):
             check_int(name, getattr(self, name), 1)
-        check_int("steps", self.steps, 0)
+        check_int("epochs", self.epochs, 0)
         check_range("lr", self.lr, 0.0, 10.0, open_low=True)
         check_choices("formulations", self.formulations, data.FORMULATIONS)
         check_choices("activations", self.activations, ACTIVATIONS)
@@ -59,15 +72,27 @@ class ToySettings:
             check_range("reveals", r, 0.0, 1.0)
         for i, h in enumerate(self.hidden):
             check_int(f"hidden[{i}]", h, 1)
+        if self.n_train < self.batch:
+            raise ValueError(f"n_train={self.n_train} is smaller than batch={self.batch}; "
+                             "an epoch must hold at least one update")
+
+    @property
+    def conditions(self) -> list[tuple[str, float]]:
+        """The training sets, as ``(design, reveal)``: the binary design at every ``reveals`` level,
+        then the ternary control (its held-out cell unseen, so ``reveal`` 1)."""
+        return [("binary", r) for r in self.reveals] + [("ternary", 1.0)] * self.ternary
 
 
 SETTINGS = {
-    "smoke": ToySettings(seeds=2, steps=32, n_train=60, n_test=40, reveals=(1.0, 0.0),
+    "smoke": ToySettings(seeds=2, epochs=8, n_train=60, n_test=40, reveals=(1.0, 0.0),
                          grid_seeds=2, grid_resolution=15, curve_points=6),
     "default": ToySettings(seeds=20, reveals=(1.0, 0.9, 0.75, 0.5, 0.0)),
-    "full": ToySettings(seeds=100, reveals=(1.0, 0.95, 0.9, 0.8, 0.75, 0.5, 0.25, 0.0)),
+    # four times the paper's epochs, so that the curves are seen to level off
+    "full": ToySettings(seeds=100, epochs=4 * PAPER_EPOCHS, curve_points=40,
+                        reveals=(1.0, 0.95, 0.9, 0.8, 0.75, 0.5, 0.25, 0.0)),
     # the paper's scale already fits on a CPU: the same settings as full
-    "paper": ToySettings(seeds=100, reveals=(1.0, 0.95, 0.9, 0.8, 0.75, 0.5, 0.25, 0.0)),
+    "paper": ToySettings(seeds=100, epochs=4 * PAPER_EPOCHS, curve_points=40,
+                         reveals=(1.0, 0.95, 0.9, 0.8, 0.75, 0.5, 0.25, 0.0)),
 }
 
 
@@ -75,19 +100,86 @@ def settings(profile: str | None = None) -> ToySettings:
     return settings_for(SETTINGS, profile)
 
 
-def snapshot_steps(steps: int) -> list[int]:
-    """0, 1, 2, 4, ... up to ``steps`` (and ``steps`` itself): the steps of the paper's Fig. 5."""
-    out, s = [0], 1
-    while s < steps:
-        out.append(s)
-        s *= 2
-    return out + [steps] if steps > 0 else out
+def snapshot_epochs(epochs: int) -> list[int]:
+    """0, 1, 2, 4, ... up to ``epochs`` (and ``epochs`` itself): the epochs of the paper's Fig. 5."""
+    out, e = [0], 1
+    while e < epochs:
+        out.append(e)
+        e *= 2
+    return out + [epochs] if epochs > 0 else out
 
 
-def curve_steps(steps: int, points: int) -> list[int]:
-    """About ``points`` log-spaced steps from 0 to ``steps``, including both ends."""
-    grid = np.unique(np.round(np.geomspace(1, max(steps, 1), max(points - 1, 1))).astype(int))
-    return sorted({0, *[int(g) for g in grid if g <= steps], steps})
+def curve_epochs(epochs: int, points: int) -> list[int]:
+    """About ``points`` log-spaced epochs from 0 to ``epochs``, including
+    both ends and the paper's last epoch, ``PAPER_EPOCHS``."""
+    grid = np.geomspace(1, max(epochs, 1), max(points - 1, 1))
+    grid = np.unique(np.round(grid).astype(int))
+    paper = [PAPER_EPOCHS] if PAPER_EPOCHS <= epochs else []
+    return sorted({0, *[int(g) for g in grid if g <= epochs], *paper, epochs})
+
+
+def playground_batches(n: int, batch: int, epochs: int
+                       ) -> tuple[list[list[int]], list[int]]:
+    """The Playground's updates: which training points each one averages
+    over, and how many updates have happened at the end of each epoch.
+
+    Every epoch goes over points 0..n-1 in one fixed order and updates
+    after every ``batch``-th point of the epoch; the ``n % batch`` points
+    left at an epoch's end join the next epoch's first update (n = 187,
+    batch = 10: 18 updates an epoch, the first of 17 points from epoch 2).
+    Returns ``(updates, done)``: ``updates[t]`` lists the points of update
+    t; ``done[e]`` is the number of updates after ``e`` epochs.
+    """
+    updates, done, pending = [], [0], []
+    for _ in range(epochs):
+        for i in range(n):
+            pending.append(i)
+            if (i + 1) % batch == 0:
+                updates.append(pending)
+                pending = []
+        done.append(len(updates))
+    return updates, done
+
+
+def ternary_toy(formulation: str, n: int, *,
+                generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    """``n`` training points of the ternary control: ``x [n, 2]``, ``y1 [n]``.
+
+    Y2 takes three values; (Y1, Y2) is uniform on the five cells of
+    ``TERNARY_CELLS``, all but (1, 1), the test cell of the binary design.
+    X1 is made as in :func:`modlib.data.redundant_toy`; the band of X2 is
+    that of Y2 = 0 or 1 there, and Y2 = 2 moves the Y2 = 1 band up by
+    ``BAND_GAP``. Given Y1 = 1, Y2 is uniform on {0, 2}; given Y1 = 0, on
+    {0, 1, 2}: the mean of X2 is the same, yet Y2 = 1 means Y1 = 0.
+    """
+    check_choice("formulation", formulation, data.FORMULATIONS)
+    check_int("n", n, 1)
+    table = torch.tensor(TERNARY_CELLS)
+    cells = table[torch.randint(len(table), (n,), generator=generator)]
+    # the binary design's inputs for (Y1, min(Y2, 1)), then Y2 = 2 moved up
+    make = data._toy_a if formulation == "a" else data._toy_b
+    x = make(n, cells.clamp(max=1), generator)
+    x[:, 1] += BAND_GAP[formulation] * (cells[:, 1] == 2)
+    return x, cells[:, 0].to(torch.float32)
+
+
+def window(formulation: str, design: str) -> tuple[float, ...]:
+    """The plotting window ``(x1 low, x1 high, x2 low, x2 high)``; the
+    ternary design's is taller, to show the band of Y2 = 2."""
+    low, high = data.EXTENT[formulation]
+    top = high + BAND_GAP[formulation] * (design == "ternary")
+    return (low, high, low, top)
+
+
+def mutual_information(design: str, reveal: float) -> float:
+    """I(Y1; Y2) in bits in the training distribution of a condition."""
+    if design == "binary":
+        return data.toy_mutual_information(reveal)
+    p = torch.zeros(2, 3, dtype=torch.float64)
+    for y1, y2 in TERNARY_CELLS:
+        p[y1, y2] = 1 / len(TERNARY_CELLS)
+    outer = p.sum(1, keepdim=True) * p.sum(0, keepdim=True)
+    return float((p[p > 0] * torch.log2(p[p > 0] / outer[p > 0])).sum())
 
 
 def loss_fn(loss: str):
@@ -129,25 +221,42 @@ def _group_config(s: ToySettings, activation: str, loss: str) -> dict:
     return cfg
 
 
+def training_set(formulation: str, design: str, reveal: float, n: int,
+                 generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    """One member's training points ``x [n, 2]`` and targets ``y [n]``."""
+    if design == "ternary":
+        return ternary_toy(formulation, n, generator=generator)
+    return data.redundant_toy(formulation, n, reveal=reveal, generator=generator)
+
+
 def run_group(s: ToySettings, activation: str, loss: str, device: torch.device,
               progress: bool = True) -> tuple[dict, dict]:
-    """Train every (formulation, reveal, seed) member of one group; returns ``(metrics, arrays)``.
+    """Train every (formulation, condition, seed) member of one group on the
+    Playground's clock; returns ``(metrics, arrays)``.
 
-    Arrays (F formulations, R reveals, S seeds, C curve steps, G grid seeds, K snapshots):
-    ``test_acc``, ``train_acc``, ``final_reliance`` ``[F, R, S]``; ``curve_steps [C]``,
-    ``reliance``, ``test_acc_curve``, ``train_loss_curve`` ``[F, R, S, C]``; ``snapshot_steps [K]``,
-    ``grids [F, R, G, K, res, res]`` (uint8, P(Y1=1) x 255, row = x2); ``train_x [F, R, n, 2]``,
-    ``train_y [F, R, n]`` (seed 0's training set, for plots).
+    Arrays (F formulations, C conditions, S seeds, E curve epochs, G grid
+    seeds, K snapshots): ``test_acc``, ``train_acc``, ``final_reliance``
+    ``[F, C, S]``; ``curve_epochs [E]``, ``reliance``, ``test_acc_curve``,
+    ``train_loss_curve`` ``[F, C, S, E]``; ``snapshot_epochs [K]``,
+    ``grids [F, C, G, K, res, res]`` (uint8, P(Y1=1) x 255, row = x2) over
+    ``windows [F, C, 4]``; ``train_x [F, C, n, 2]``, ``train_y [F, C, n]``
+    (seed 0's training set, for plots).
     """
-    nf, nr, ns = len(s.formulations), len(s.reveals), s.seeds
-    members = [(f, r, seed) for f in s.formulations for r in s.reveals for seed in range(ns)]
+    conds = s.conditions
+    nf, nc, ns = len(s.formulations), len(conds), s.seeds
+    members = [(f, c, seed) for f in s.formulations for c in range(nc)
+               for seed in range(ns)]
     xs, ys, xt, yt = [], [], [], []
-    for f, r, seed in members:
-        g = torch.Generator().manual_seed(10_000 * seed + 100 * s.formulations.index(f) + s.reveals.index(r))
-        x, y = data.redundant_toy(f, s.n_train, reveal=r, generator=g)
-        x_test, y_test = data.redundant_toy(f, s.n_test, split="test", generator=g)
+    for f, c, seed in members:
+        # each member's data from its own generator, keyed by who it is
+        key = 10_000 * seed + 100 * s.formulations.index(f) + c
+        g = torch.Generator().manual_seed(key)
+        x, y = training_set(f, *conds[c], s.n_train, g)
+        x_test, y_test = data.redundant_toy(f, s.n_test, split="test",
+                                            generator=g)
         xs.append(x), ys.append(y), xt.append(x_test), yt.append(y_test)
-    x_train, y_train = torch.stack(xs).to(device), torch.stack(ys).to(device)
+    x_train = torch.stack(xs).to(device)  # [M, n, 2]
+    y_train = torch.stack(ys).to(device)  # [M, n]
     x_test, y_test = torch.stack(xt).to(device), torch.stack(yt).to(device)
 
     models = []
@@ -156,36 +265,38 @@ def run_group(s: ToySettings, activation: str, loss: str, device: torch.device,
         models.append(mlp(2, s.hidden, 1, activation, init="playground").to(device))
     template, params = stack(models)
 
-    order = torch.Generator().manual_seed(12345)
-    picks = torch.randint(s.n_train, (s.steps, len(members), s.batch), generator=order).to(device)
+    updates, done = playground_batches(s.n_train, s.batch, s.epochs)
+    updates = [torch.tensor(u, device=device) for u in updates]
 
     def batches(t):
-        i = picks[t]
-        return torch.gather(x_train, 1, i[..., None].expand(-1, -1, 2)), torch.gather(y_train, 1, i)
+        return x_train[:, updates[t]], y_train[:, updates[t]]
 
-    c_steps, k_steps = curve_steps(s.steps, s.curve_points), snapshot_steps(s.steps)
+    e_curve, e_snap = curve_epochs(s.epochs, s.curve_points), snapshot_epochs(s.epochs)
+    at_curve = {done[e] for e in e_curve}
+    at_snap = {done[e] for e in e_snap}
     g_seeds = min(s.grid_seeds, ns)
     in_grid = torch.tensor([seed < g_seeds for _, _, seed in members], device=device)
-    grid_x = {f: data.grid(f, s.grid_resolution)[0].to(device) for f in s.formulations}
-    grid_in = torch.stack([grid_x[f] for f, _, _ in members])[in_grid]  # [M_g, res*res, 2]
+    windows = np.array([[window(f, d) for d, _ in conds] for f in s.formulations])
+    grid_in = torch.stack([_grid(s.grid_resolution, windows[s.formulations.index(f), c])
+                           for f, c, seed in members if seed < g_seeds]).to(device)
     lossf = loss_fn(loss)
     curves = {"reliance": [], "test_acc_curve": [], "train_loss_curve": []}
     grids = []
 
-    def record(t, params):
-        if t in c_steps:
+    def record(t, params):  # after t updates
+        if t in at_curve:
             z_test = forward(template, params, x_test)[..., 0]
             curves["test_acc_curve"].append(((z_test > 0).float() == y_test).float().mean(1))
             curves["reliance"].append(reliance(template, params, x_test))
             z_train = forward(template, params, x_train)
             curves["train_loss_curve"].append(torch.vmap(lossf)(z_train, y_train))
-        if t in k_steps:
+        if t in at_snap:
             sub = {k: v[in_grid] for k, v in params.items()}
             z = forward(template, sub, grid_in)[..., 0]
             grids.append((to_probability(z, loss) * 255).round().to(torch.uint8))
 
-    params = train_seeds(template, params, batches, lossf, steps=s.steps, lr=s.lr, on_step=record,
-                                   progress=progress, desc=f"{activation}/{loss}")
+    params = train_seeds(template, params, batches, lossf, steps=len(updates), lr=s.lr,
+                         on_step=record, progress=progress, desc=f"{activation}/{loss}")
     with torch.no_grad():
         z_test = forward(template, params, x_test)[..., 0]
         z_train = forward(template, params, x_train)[..., 0]
@@ -193,24 +304,26 @@ def run_group(s: ToySettings, activation: str, loss: str, device: torch.device,
     train_acc = ((z_train > 0).float() == y_train).float().mean(1)
 
     def shaped(t: torch.Tensor, *tail) -> np.ndarray:
-        return t.detach().cpu().numpy().reshape(nf, nr, ns, *tail)
+        return t.detach().cpu().numpy().reshape(nf, nc, ns, *tail)
 
     res = s.grid_resolution
     grid_arr = torch.stack(grids, dim=1).cpu().numpy()  # [M_g, K, res*res]
     arrays = {
         "test_acc": shaped(test_acc), "train_acc": shaped(train_acc),
         "final_reliance": shaped(curves["reliance"][-1]),
-        "curve_steps": np.array(c_steps), "snapshot_steps": np.array(k_steps),
-        **{k: shaped(torch.stack(v, dim=1), len(c_steps)) for k, v in curves.items()},
-        "grids": grid_arr.reshape(nf, nr, g_seeds, len(k_steps), res, res),
-        "train_x": x_train.cpu().numpy().reshape(nf, nr, ns, s.n_train, 2)[:, :, 0].astype(np.float16),
-        "train_y": y_train.cpu().numpy().reshape(nf, nr, ns, s.n_train)[:, :, 0].astype(np.uint8),
+        "curve_epochs": np.array(e_curve), "snapshot_epochs": np.array(e_snap),
+        **{k: shaped(torch.stack(v, dim=1), len(e_curve)) for k, v in curves.items()},
+        "grids": grid_arr.reshape(nf, nc, g_seeds, len(e_snap), res, res),
+        "windows": windows,
+        "train_x": shaped(x_train, s.n_train, 2)[:, :, 0].astype(np.float16),
+        "train_y": shaped(y_train, s.n_train)[:, :, 0].astype(np.uint8),
     }
     rows = []
     for i, f in enumerate(s.formulations):
-        for j, r in enumerate(s.reveals):
+        for j, (design, r) in enumerate(conds):
             acc, rel = arrays["test_acc"][i, j], arrays["final_reliance"][i, j]
-            rows.append({"formulation": f, "reveal": r, "test_acc_mean": float(acc.mean()),
+            rows.append({"formulation": f, "design": design, "reveal": r,
+                         "test_acc_mean": float(acc.mean()),
                          "test_acc_std": float(acc.std()),
                          "share_generalizing": float((acc >= GENERALIZES).mean()),
                          "train_acc_mean": float(arrays["train_acc"][i, j].mean()),
@@ -218,8 +331,20 @@ def run_group(s: ToySettings, activation: str, loss: str, device: torch.device,
     return {"rows": rows}, arrays
 
 
+def _grid(resolution: int, win) -> torch.Tensor:
+    """A ``[resolution**2, 2]`` grid over ``win`` = (x1 low, x1 high, x2
+    low, x2 high), row-major with x2 varying slowest (as ``data.grid``)."""
+    x1 = torch.linspace(float(win[0]), float(win[1]), resolution)
+    x2 = torch.linspace(float(win[2]), float(win[3]), resolution)
+    x2, x1 = torch.meshgrid(x2, x1, indexing="ij")
+    return torch.stack([x1.reshape(-1), x2.reshape(-1)], dim=1)
+
+
 class ToySweep:
     """All groups of one run of the toy, with look-ups by setting."""
+
+    PER_SETTING = ("test_acc", "train_acc", "final_reliance", "reliance", "test_acc_curve",
+                   "train_loss_curve", "grids", "windows", "train_x", "train_y")
 
     def __init__(self, s: ToySettings, groups: dict[tuple[str, str], results.Result], profile: str):
         self.settings, self.groups, self.profile = s, groups, profile
@@ -229,13 +354,16 @@ class ToySweep:
         """Profile, device and seeds, for figure captions."""
         return next(iter(self.groups.values())).provenance
 
-    def arrays(self, activation: str, loss: str, formulation: str, reveal: float) -> dict:
-        """The arrays of one setting, with the formulation and reveal axes removed."""
+    def arrays(self, activation: str, loss: str, formulation: str, reveal: float = 1.0,
+               design: str = "binary") -> dict:
+        """The arrays of one setting, with the formulation and condition axes removed."""
         res = self.groups[(activation, loss)].arrays
-        i, j = self.settings.formulations.index(formulation), self.settings.reveals.index(reveal)
-        per_setting = ("test_acc", "train_acc", "final_reliance", "reliance", "test_acc_curve",
-                       "train_loss_curve", "grids", "train_x", "train_y")
-        return {k: (v[i, j] if k in per_setting else v) for k, v in res.items()}
+        conds = self.settings.conditions
+        if (design, reveal) not in conds:
+            raise ValueError(f"no training set design={design!r}, reveal={reveal!r} in this "
+                             f"sweep; choose from {conds}")
+        i, j = self.settings.formulations.index(formulation), conds.index((design, reveal))
+        return {k: (v[i, j] if k in self.PER_SETTING else v) for k, v in res.items()}
 
     def table(self):
         """One row per setting: a ``pandas.DataFrame`` of the sweep's measurements."""
@@ -244,12 +372,15 @@ class ToySweep:
         rows = []
         for (activation, loss), res in self.groups.items():
             for row in res.metrics["rows"]:
-                rows.append({"formulation": row["formulation"], "activation": activation, "loss": loss,
-                             "reveal": row["reveal"],
-                             "I(Y1;Y2) bits": round(data.toy_mutual_information(row["reveal"]), 3),
-                             **{k: v for k, v in row.items() if k not in ("formulation", "reveal")}})
-        return pd.DataFrame(rows).sort_values(["formulation", "activation", "loss", "reveal"],
-                                              ascending=[True, True, False, False], ignore_index=True)
+                bits = mutual_information(row["design"], row["reveal"])
+                rows.append({"formulation": row["formulation"], "activation": activation,
+                             "loss": loss, "design": row["design"], "reveal": row["reveal"],
+                             "I(Y1;Y2) bits": round(bits, 3),
+                             **{k: v for k, v in row.items()
+                                if k not in ("formulation", "design", "reveal")}})
+        return pd.DataFrame(rows).sort_values(
+            ["formulation", "activation", "loss", "design", "reveal"],
+            ascending=[True, True, False, True, False], ignore_index=True)
 
 
 def run(profile: str, device: torch.device, *, s: ToySettings | None = None,

@@ -12,31 +12,33 @@ from modlib import plots
 
 
 def toy_explorer(sweep) -> w.VBox:
-    """Step, seed, formulation, activation, loss and reveal controls over the toy's stored boundaries."""
+    """Epoch, seed, formulation, activation, loss and training-set controls over the toy's stored
+    boundaries."""
     s = sweep.settings
     first = sweep.arrays(s.activations[0], s.losses[0], s.formulations[0], s.reveals[0])
-    steps = [int(t) for t in first["snapshot_steps"]]
+    epochs = [int(t) for t in first["snapshot_epochs"]]
+    sets = [(plots.condition_label(d, r), (d, r)) for d, r in s.conditions]
     controls = {
-        "step": w.SelectionSlider(options=steps, value=steps[-1], description="step"),
+        "epoch": w.SelectionSlider(options=epochs, value=epochs[-1], description="epoch"),
         "seed": w.IntSlider(value=0, min=0, max=first["grids"].shape[0] - 1, description="seed"),
         "formulation": w.ToggleButtons(options=list(s.formulations), description="formulation"),
         "activation": w.ToggleButtons(options=list(s.activations), description="activation"),
         "loss": w.ToggleButtons(options=list(s.losses), description="loss"),
-        "reveal": w.SelectionSlider(options=list(s.reveals), value=s.reveals[0],
-                                    description="X2 reveals"),
+        "condition": w.Dropdown(options=sets, value=sets[0][1], description="training set"),
     }
     out = w.Output()
 
     def redraw(_=None):
         c = {k: v.value for k, v in controls.items()}
-        a = sweep.arrays(c["activation"], c["loss"], c["formulation"], c["reveal"])
-        k = steps.index(c["step"])
+        design, reveal = c["condition"][0], c["condition"][1]
+        a = sweep.arrays(c["activation"], c["loss"], c["formulation"], reveal, design)
+        k = epochs.index(c["epoch"])
         with out:
             out.clear_output(wait=True)
             fig, ax = plt.subplots(figsize=(4.2, 4.2))
             plots.boundary_panel(ax, a, c["formulation"], c["seed"], k,
-                                 f"step {c['step']}, seed {c['seed']}: held-out accuracy "
-                                 f"{a['test_acc'][c['seed']]:.2f} (final)")
+                                 f"epoch {c['epoch']}, seed {c['seed']}: held-out accuracy "
+                                 f"{a['test_acc'][c['seed']]:.2f} (final)", design)
             plots.stamp(fig, sweep.provenance)
             plt.show()
 
@@ -44,8 +46,8 @@ def toy_explorer(sweep) -> w.VBox:
         c.observe(redraw, names="value")
     redraw()
     box = w.VBox([w.HBox([controls["formulation"], controls["activation"]]),
-                  w.HBox([controls["loss"], controls["reveal"]]),
-                  w.HBox([controls["step"], controls["seed"]]), out])
+                  w.HBox([controls["loss"], controls["condition"]]),
+                  w.HBox([controls["epoch"], controls["seed"]]), out])
     display(box)
     return box
 

@@ -154,3 +154,9 @@ def test_ctrl_c_ends_with_the_summary_not_a_traceback(tmp_path, store):
     assert "interrupted: 0 of 1 notebooks done; not finished: slow.ipynb" in output
     assert "Traceback" not in output and "zmq" not in output.lower(), output
     assert results.read(first) is not None  # what was stored stays
+
+
+def test_a_bad_thread_count_is_refused_with_the_value(capsys):
+    with pytest.raises(SystemExit):
+        batch.main(["--profile", "smoke", "--threads", "0", "no_such.ipynb"])
+    assert "threads=0" in capsys.readouterr().err

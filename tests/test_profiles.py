@@ -24,7 +24,7 @@ def test_unknown_profile_names_it_and_the_valid_ones(monkeypatch):
 
 
 @pytest.mark.parametrize("change, message", [
-    ({"steps": -1}, r"steps=-1 .* integer >= 0"),
+    ({"epochs": -1}, r"epochs=-1 .* integer >= 0"),
     ({"seeds": 0}, r"seeds=0 .* integer >= 1"),
     ({"activations": ("relu", "gelu")}, r"activations='gelu' .* 'relu', 'tanh'"),
     ({"losses": ("hinge",)}, r"losses='hinge' .* 'mse', 'ce'"),
@@ -42,7 +42,7 @@ def test_every_profile_has_valid_settings_and_grows():
     assert profiles.PROFILES == ("smoke", "default", "full", "paper")
     s, d, f, p = (toy.settings(name) for name in profiles.PROFILES)
     assert s.seeds < d.seeds < f.seeds
-    assert d.seeds >= 20 and d.steps == f.steps == 1024
+    assert d.seeds >= 20 and d.epochs == toy.PAPER_EPOCHS and f.epochs >= toy.PAPER_EPOCHS
     assert p == f  # the toy's full profile is already the paper's scale
     s, d, f, p = (modularity.settings(name) for name in profiles.PROFILES)
     assert s.hidden[0] < d.hidden[0] < f.hidden[0] < p.hidden[0] == 2000 and len(p.hidden) == 4

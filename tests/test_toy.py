@@ -1,4 +1,5 @@
 import numpy as np
+import pytest
 import torch
 
 from modlib import data, toy
@@ -39,21 +40,59 @@ def test_reliance_is_zero_for_a_model_that_ignores_x2():
     assert abs(toy.reliance(template, params, x).item() - 0.5) < 1e-6
 
 
-def test_snapshot_and_curve_steps():
-    assert toy.snapshot_steps(1024) == [0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
-    steps = toy.curve_steps(1024, 25)
-    assert steps[0] == 0 and steps[-1] == 1024 and steps == sorted(set(steps))
+def test_snapshot_and_curve_epochs():
+    assert toy.snapshot_epochs(1024) == [0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
+    epochs = toy.curve_epochs(1024, 25)
+    assert epochs[0] == 0 and epochs[-1] == 1024 and epochs == sorted(set(epochs))
+    assert toy.PAPER_EPOCHS in toy.curve_epochs(4096, 40)
+
+
+def test_playground_batches_go_over_the_fixed_set_in_order_and_carry_the_remainder():
+    updates, done = toy.playground_batches(187, 10, 3)
+    assert done == [0, 18, 36, 54]  # 18 updates an epoch
+    assert [len(u) for u in updates[:18]] == [10] * 18
+    assert updates[18] == list(range(180, 187)) + list(range(10))  # 7 left over + 10
+    assert [len(u) for u in updates[19:36]] == [10] * 17
+    # every point is used once an epoch, in the same order every epoch
+    flat = [i for u in updates for i in u]
+    assert flat == (list(range(187)) * 3)[:len(flat)]
+    assert len(flat) == 3 * 187 - 7  # the last epoch's remainder is never applied
+    assert toy.playground_batches(187, 10, 1024)[1][-1] == 18_432  # the paper's run
+
+
+def test_ternary_control_keeps_the_cell_unseen_and_x2_uncorrelated_with_y1():
+    g = torch.Generator().manual_seed(0)
+    for f in data.FORMULATIONS:
+        x, y = toy.ternary_toy(f, 20_000, generator=g)
+        assert ((x[:, 0] > 0).float() == y).all()  # X1 decides Y1
+        top = toy.BAND_GAP[f]
+        in_cell = (x[:, 0] > 0) & (x[:, 1] > 0) & (x[:, 1] < top)
+        assert not in_cell.any()  # the test cell of the binary design is held out
+        middle = (x[:, 1] > 0) & (x[:, 1] < top)
+        assert middle.any() and (y[middle] == 0).all()  # Y2 = 1 means Y1 = 0
+        corr = torch.corrcoef(torch.stack([x[:, 1], y]))[0, 1]
+        assert abs(corr) < 0.03, f"({f}) X2 correlates with Y1: {corr:.3f}"
+        xb, yb = data.redundant_toy(f, 20_000, generator=g)
+        assert torch.corrcoef(torch.stack([xb[:, 1], yb]))[0, 1] < -0.2  # the binary design's does
+    assert abs(toy.mutual_information("ternary", 1.0) - 0.171) < 1e-3
+    with pytest.raises(ValueError, match=r"formulation='c'.*'a', 'b'"):
+        toy.ternary_toy("c", 5, generator=g)
 
 
 def test_smoke_sweep_has_every_setting_and_sane_shapes(store):
     s = toy.settings("smoke")
     sweep = toy.run("smoke", torch.device("cpu"), progress=False)
     assert set(sweep.groups) == {(a, l) for a in s.activations for l in s.losses}
-    a = sweep.arrays("relu", "mse", "b", 1.0)
-    k = len(toy.snapshot_steps(s.steps))
-    assert a["grids"].shape == (s.grid_seeds, k, s.grid_resolution, s.grid_resolution)
-    assert a["test_acc"].shape == (s.seeds,) and ((a["test_acc"] >= 0) & (a["test_acc"] <= 1)).all()
-    assert a["reliance"].shape == (s.seeds, len(toy.curve_steps(s.steps, s.curve_points)))
+    k = len(toy.snapshot_epochs(s.epochs))
+    for design, r in s.conditions:
+        a = sweep.arrays("relu", "mse", "b", r, design)
+        assert a["grids"].shape == (s.grid_seeds, k, s.grid_resolution, s.grid_resolution)
+        assert a["test_acc"].shape == (s.seeds,)
+        assert ((a["test_acc"] >= 0) & (a["test_acc"] <= 1)).all()
+        assert a["reliance"].shape == (s.seeds, len(toy.curve_epochs(s.epochs, s.curve_points)))
+    assert ("ternary", 1.0) in s.conditions
+    with pytest.raises(ValueError, match="design='ternary', reveal=0.5"):
+        sweep.arrays("relu", "mse", "b", 0.5, "ternary")
     table = sweep.table()
-    assert len(table) == len(s.formulations) * len(s.activations) * len(s.losses) * len(s.reveals)
+    assert len(table) == len(s.formulations) * len(s.activations) * len(s.losses) * len(s.conditions)
     assert np.isfinite(table.reliance_median).all()
