@@ -202,3 +202,82 @@ def paired_difference(a: np.ndarray, b: np.ndarray, resamples: int = 10_000,
     means = d[rng.integers(d.size, size=(resamples, d.size))].mean(1)
     low, high = np.percentile(means, [2.5, 97.5])
     return float(d.mean()), float(low), float(high)
+
+
+def _share(generalises: np.ndarray) -> str:
+    """``"70% (61-78%)"``: a share of seeds and its Wilson 95% interval."""
+    low, high = wilson(int(generalises.sum()), generalises.size)
+    return f"{generalises.mean():.0%} ({low:.0%}–{high:.0%})"
+
+
+def _difference(a: np.ndarray, b: np.ndarray, percent: bool = True) -> tuple[str, bool, float]:
+    """The paired difference ``a - b`` as text, whether its interval excludes 0, and its sign."""
+    d, low, high = paired_difference(a, b)
+    fmt = (lambda v: f"{100 * v:+.0f} points") if percent else (lambda v: f"{v:+.2f}")
+    return f"{fmt(d)} (95% interval {fmt(low)} to {fmt(high)})", low > 0 or high < 0, d
+
+
+def redundant_input(sweep, threshold: float, paper_epochs: int) -> dict[str, Finding]:
+    """Chapter 1's statements about its sweep (:class:`modlib.toy.ToySweep`), keyed by name.
+
+    Shares of seeds that generalise (held-out accuracy at least ``threshold``) come with Wilson
+    intervals; differences between settings with paired bootstrap intervals over seeds (the
+    settings share each seed's initial weights). ``holds`` says the interval excludes zero in the
+    direction the name states (for ``level-*``: the curves moved by at most 5 points of share and
+    0.03 of accuracy after ``paper_epochs``). The ReLU network with the squared loss is the paper's.
+    """
+    s, out = sweep.settings, {}
+    gen = lambda a: (a["test_acc"] >= threshold).astype(float)  # noqa: E731, [S] 1/0 per seed
+
+    def arrays(f, activation="relu", loss="mse", reveal=1.0, design="binary"):
+        return sweep.arrays(activation, loss, f, reveal, design)
+
+    for f in s.formulations:
+        paper = arrays(f)
+        for name, other, label in (("ternary", arrays(f, design="ternary"), "the ternary control"),
+                                   ("cell", arrays(f, reveal=min(s.reveals)),
+                                    f"reveal {min(s.reveals):g} (the held-out cell in training)")):
+            text, significant, d = _difference(gen(other), gen(paper))
+            out[f"{name}-{f}"] = Finding(
+                f"{name}-{f}", significant and d > 0,
+                f"({f}): {_share(gen(paper))} of seeds generalise in the paper's setting, "
+                f"{_share(gen(other))} in {label}; difference {text}.")
+        ternary = arrays(f, design="ternary")
+        text, significant, d = _difference(paper["final_reliance"], ternary["final_reliance"], False)
+        out[f"reliance-{f}"] = Finding(
+            f"reliance-{f}", significant and d > 0,
+            f"({f}): the median reliance R ends at {np.median(paper['final_reliance']):.2f} in the "
+            f"paper's setting and {np.median(ternary['final_reliance']):.2f} in the ternary "
+            f"control; mean difference {text}.")
+        for a in s.activations:
+            x, y = (gen(arrays(f, a, loss)) for loss in s.losses[:2])
+            text, significant, _ = _difference(x, y)
+            out[f"loss-{f}-{a}"] = Finding(
+                f"loss-{f}-{a}", significant,
+                f"({f}, {a}): {_share(x)} generalise with {s.losses[0]}, {_share(y)} with "
+                f"{s.losses[1]}; difference {text}.")
+        if {"relu", "tanh"} <= set(s.activations):
+            relu, tanh = gen(arrays(f, "relu")), gen(arrays(f, "tanh"))
+            text, significant, d = _difference(tanh, relu)
+            out[f"tanh-{f}"] = Finding(
+                f"tanh-{f}", significant and d > 0,
+                f"({f}, squared loss, the paper's setting): {_share(relu)} generalise with ReLU, "
+                f"{_share(tanh)} with tanh; difference {text}.")
+        epochs = list(paper["curve_epochs"])
+        if paper_epochs in epochs and epochs[-1] > paper_epochs:
+            k = epochs.index(paper_epochs)
+            then, end = paper["test_acc_curve"][:, k], paper["test_acc_curve"][:, -1]
+            moved = abs((end >= threshold).mean() - (then >= threshold).mean())
+            out[f"level-{f}"] = Finding(
+                f"level-{f}", moved <= 0.05 and abs(end.mean() - then.mean()) <= 0.03,
+                f"({f}): at epoch {paper_epochs} (the paper's) {(then >= threshold).mean():.0%} "
+                f"generalise and the mean held-out accuracy is {then.mean():.2f}; at epoch "
+                f"{epochs[-1]}, {(end >= threshold).mean():.0%} and {end.mean():.2f}.")
+    if len(s.formulations) == 2:
+        a, b = (gen(arrays(f)) for f in s.formulations)
+        text, significant, d = _difference(a, b)
+        out["formulation"] = Finding(
+            "formulation", significant and d > 0,
+            f"ReLU, squared loss, the paper's setting: {_share(a)} generalise in "
+            f"({s.formulations[0]}), {_share(b)} in ({s.formulations[1]}); difference {text}.")
+    return out

@@ -50,11 +50,11 @@ def stamp(fig: plt.Figure, provenance: str) -> plt.Figure:
 
 
 def _held_out(ax: plt.Axes, formulation: str, design: str = "binary") -> None:
-    """Outline the held-out test cell (x1 > 0, x2 > 0; in the ternary design only up to the band
-    of Y2 = 2) with a dashed rectangle."""
+    """Outline the held-out test cell (x1 > 0, its band of x2) with a dashed rectangle."""
     high = data.EXTENT[formulation][1]
-    top = toy.BAND_GAP[formulation] if design == "ternary" else high
-    ax.add_patch(plt.Rectangle((0, 0), high, top, fill=False, ls="--", lw=1.2, ec="0.2", zorder=5))
+    low2, high2 = toy.held_out_band(formulation, design)
+    ax.add_patch(plt.Rectangle((0, low2), high, high2 - low2, fill=False, ls="--", lw=1.2,
+                               ec="0.2", zorder=5))
 
 
 def toy_data(ax: plt.Axes, x: np.ndarray, y: np.ndarray, formulation: str, *,
@@ -157,25 +157,30 @@ def boundary_seeds(sweep, formulation: str, activation: str = "relu", loss: str 
     return small_multiples(a, formulation, [(s, last) for s in seeds], titles, design=design)
 
 
+CONTROL_NAMES = {"ternary": "ternary control", "corner": "corner control"}
+CONTROL_STYLES = {"ternary": "--", "corner": ":"}
+
+
 def condition_label(design: str, reveal: float) -> str:
     """How the figures name a training set."""
-    if design == "ternary":
-        return "ternary control"
+    if design in CONTROL_NAMES:
+        return CONTROL_NAMES[design]
     return "paper's setting" if reveal == 1 else f"reveal {reveal:g}"
 
 
 def seed_spread(sweep, activation: str = "relu", loss: str = "mse",
                 threshold: float | None = None) -> plt.Figure:
-    """Every seed's held-out-cell accuracy in the paper's setting beside the two controls (ternary;
-    reveal 0, the held-out cell in training), one panel per formulation, same axes; ``threshold``:
-    a dotted line where a seed counts as generalising."""
+    """Every seed's held-out-cell accuracy in the paper's setting beside the controls (the ternary
+    ones; reveal 0, the held-out cell in training), one panel per formulation, same axes;
+    ``threshold``: a dotted line where a seed counts as generalising."""
     s = sweep.settings
-    fig, axes = plt.subplots(1, len(s.formulations), figsize=(COLUMN, 3.0), sharex=True,
+    fig, axes = plt.subplots(1, len(s.formulations), figsize=(COLUMN, 3.1), sharex=True,
                              sharey=True, squeeze=False, layout="constrained")
     bins = np.linspace(0, 1, 21)
     styles = [(("binary", 1.0), dict(color=NEGATIVE, alpha=0.6)),
-              (("ternary", 1.0), dict(histtype="step", color="k", lw=1.5)),
-              (("binary", min(s.reveals)), dict(histtype="step", color="0.5", lw=1.2, ls="--"))]
+              *[((c, 1.0), dict(histtype="step", color="k", lw=1.5, ls=CONTROL_STYLES[c]))
+                for c in s.controls],
+              (("binary", min(s.reveals)), dict(histtype="step", color="0.55", lw=1.5))]
     for ax, f in zip(axes[0], s.formulations):
         for (design, r), style in styles:
             if (design, r) not in s.conditions:
@@ -196,7 +201,7 @@ def seed_spread(sweep, activation: str = "relu", loss: str = "mse",
 def reliance_curves(sweep, activation: str, loss: str, formulation: str, ax: plt.Axes | None = None,
                     legend: bool = True, metric: str = "reliance"):
     """The median of ``metric`` (reliance on x2, or ``test_acc_curve``) over seeds against the
-    epoch, one line per reveal level and a dashed one for the ternary control; the band (25-75% of
+    epoch, one line per reveal level and a black one per ternary control; the band (25-75% of
     seeds) only for the paper's setting and the controls, so the lines stay readable."""
     ax = ax or plt.subplots(figsize=(COLUMN / 2, 3))[1]
     cmap = plt.get_cmap("viridis")
@@ -208,13 +213,14 @@ def reliance_curves(sweep, activation: str, loss: str, formulation: str, ax: plt
         epochs[0] = 0.5  # show the initialisation on the log axis
         q25, med, q75 = np.percentile(a[metric], [25, 50, 75], axis=0)
         bits = toy.mutual_information(design, r)
-        if design == "ternary":
-            colour, style, label = "k", "--", f"ternary ({bits:.3f} bits)"
+        if design in CONTROL_STYLES:
+            colour, style = "k", CONTROL_STYLES[design]
+            label = f"{design} ({bits:.3f} bits)"
         else:
             colour = cmap(0.9 * reveals.index(r) / max(len(reveals) - 1, 1))
             style, label = "-", f"{r:g} ({bits:.3f} bits)"
         ax.plot(epochs, med, color=colour, lw=1.5, ls=style, label=label)
-        if design == "ternary" or r in (max(reveals), min(reveals)):
+        if design != "binary" or r in (max(reveals), min(reveals)):
             ax.fill_between(epochs, q25, q75, color=colour, alpha=0.12, lw=0)
     ax.set_xscale("log")
     ax.set_xlabel("epoch (log scale; init. at 0.5)", fontsize=9)
@@ -247,26 +253,25 @@ def reliance_figure(sweep, activation: str = "relu", loss: str = "mse",
 
 def sweep_summary(sweep, metric: str = "test_acc", ylabel: str = "held-out-cell accuracy") -> plt.Figure:
     """``metric`` (mean over seeds, error bar = std) against how much of the held-out cell training
-    sees (reveal), with the ternary control left of the paper's setting; one panel per formulation
+    sees (reveal), with the ternary controls left of the paper's setting; one panel per formulation
     on the same y-axis, one line per (activation, loss), nudged sideways so that the error bars do
     not hide each other; one legend below the panels."""
     s = sweep.settings
     fig, axes = plt.subplots(1, len(s.formulations), figsize=(COLUMN, 3.2), sharey=True,
                              squeeze=False, layout="constrained")
     n = len(sweep.groups)
-    at_ternary = 1.15  # where the ternary control is drawn on the reveal axis
+    at = {c: 1.15 + 0.15 * i for i, c in enumerate(s.controls)}  # the controls on the axis
     for ax, f in zip(axes[0], s.formulations):
         for g, (activation, loss) in enumerate(sweep.groups):
             vals = np.array([sweep.arrays(activation, loss, f, r)[metric] for r in s.reveals])  # [R, S]
             nudge = (g - (n - 1) / 2) * 0.012
             line = ax.errorbar(np.array(s.reveals) + nudge, vals.mean(1), yerr=vals.std(1),
                                marker="o", ms=3, capsize=2, lw=1.2, label=f"{activation}, {loss}")
-            if s.ternary:
-                v = sweep.arrays(activation, loss, f, 1.0, "ternary")[metric]
-                ax.errorbar([at_ternary + nudge], [v.mean()], yerr=[v.std()], marker="s", ms=4,
+            for c, x in at.items():
+                v = sweep.arrays(activation, loss, f, 1.0, c)[metric]
+                ax.errorbar([x + nudge], [v.mean()], yerr=[v.std()], marker="s", ms=4,
                             capsize=2, mfc="white", color=line[0].get_color())
-        ticks = [at_ternary] * s.ternary + [1.0, 0.5, 0.0]
-        ax.set_xticks(ticks, ["ternary"] * s.ternary + ["1", "0.5", "0"])
+        ax.set_xticks([*at.values(), 1.0, 0.5, 0.0], [*at, "1", "0.5", "0"])
         ax.set_xlabel("reveal (1: paper's setting; 0: cell in training)", fontsize=9)
         ax.set_title(FORMULATION_NAMES[f], fontsize=9)
         ax.invert_xaxis()

@@ -6,8 +6,10 @@ starts from the same initial weights for every ``f`` and ``c`` (seeded by ``s``)
 compared on paired seeds. A group's result is stored with :func:`modlib.results.fetch`.
 
 The training sets (*conditions*): the binary design of :func:`modlib.data.redundant_toy` at each
-``reveal`` level, and the *ternary* control (:func:`ternary_toy`), in which Y2 takes three values,
-X2 is uncorrelated with Y1 and the held-out cell stays unseen.
+``reveal`` level, and two *ternary* controls (:func:`ternary_toy`), in which Y2 takes three values,
+X2 is uncorrelated with Y1 and the held-out cell stays unseen: ``"ternary"`` holds out (1, 1), the
+binary design's test cell, between two bands of seen Y1 = 1 points; ``"corner"`` holds out (1, 2),
+a corner with seen points on two sides only, as the binary design's test cell is.
 
 Training runs on the TensorFlow Playground's clock: a fixed training set of ``n_train`` points
 (the authors' 500 points, less the held-out quadrant, half of them for training: about 187), gone
@@ -34,7 +36,12 @@ CODE = "modlib.toy"  # the code its stored results depend on (modlib.results.cod
 LOSSES = ("mse", "ce")
 GENERALIZES = 0.9  # a seed "generalises" when its held-out-cell accuracy is at least this
 PAPER_EPOCHS = 1024  # the paper's "1024 steps": Playground epochs
-TERNARY_CELLS = ((0, 0), (0, 1), (0, 2), (1, 0), (1, 2))  # (Y1, Y2) in training; (1, 1) held out
+# the ternary controls: training weight of each cell (Y1, Y2), and the held-out test cell; in both,
+# the mean of Y2 is the same given Y1 = 0 and given Y1 = 1, so X2 is uncorrelated with Y1
+TERNARY = {
+    "ternary": ({(0, 0): 1, (0, 1): 1, (0, 2): 1, (1, 0): 1, (1, 2): 1}, (1, 1)),
+    "corner": ({(0, 0): 2, (0, 1): 1, (0, 2): 1, (1, 0): 1, (1, 1): 3}, (1, 2)),
+}
 BAND_GAP = {"a": 1.0, "b": 5.6}  # how far up one value of Y2 moves the band of X2
 
 
@@ -53,7 +60,7 @@ class ToySettings:
     activations: tuple[str, ...] = ("relu", "tanh")
     losses: tuple[str, ...] = LOSSES
     reveals: tuple[float, ...] = (1.0, 0.5, 0.0)
-    ternary: bool = True
+    controls: tuple[str, ...] = tuple(TERNARY)
     grid_seeds: int = 12
     grid_resolution: int = 41
     curve_points: int = 25
@@ -66,6 +73,7 @@ class ToySettings:
         check_choices("formulations", self.formulations, data.FORMULATIONS)
         check_choices("activations", self.activations, ACTIVATIONS)
         check_choices("losses", self.losses, LOSSES)
+        check_choices("controls", self.controls, tuple(TERNARY))
         if len(self.reveals) == 0:
             raise ValueError("reveals is empty; give at least one value in [0, 1]")
         for r in self.reveals:
@@ -79,8 +87,8 @@ class ToySettings:
     @property
     def conditions(self) -> list[tuple[str, float]]:
         """The training sets, as ``(design, reveal)``: the binary design at every ``reveals`` level,
-        then the ternary control (its held-out cell unseen, so ``reveal`` 1)."""
-        return [("binary", r) for r in self.reveals] + [("ternary", 1.0)] * self.ternary
+        then the ternary controls (their held-out cells unseen, so ``reveal`` 1)."""
+        return [("binary", r) for r in self.reveals] + [(c, 1.0) for c in self.controls]
 
 
 SETTINGS = {
@@ -141,21 +149,30 @@ def playground_batches(n: int, batch: int, epochs: int
     return updates, done
 
 
-def ternary_toy(formulation: str, n: int, *,
-                generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
-    """``n`` training points of the ternary control: ``x [n, 2]``, ``y1 [n]``.
+def ternary_toy(formulation: str, n: int, design: str = "ternary", *,
+                split: str = "train", generator: torch.Generator
+                ) -> tuple[torch.Tensor, torch.Tensor]:
+    """``n`` points of a ternary control: ``x [n, 2]``, ``y1 [n]``.
 
-    Y2 takes three values; (Y1, Y2) is uniform on the five cells of
-    ``TERNARY_CELLS``, all but (1, 1), the test cell of the binary design.
-    X1 is made as in :func:`modlib.data.redundant_toy`; the band of X2 is
-    that of Y2 = 0 or 1 there, and Y2 = 2 moves the Y2 = 1 band up by
-    ``BAND_GAP``. Given Y1 = 1, Y2 is uniform on {0, 2}; given Y1 = 0, on
-    {0, 1, 2}: the mean of X2 is the same, yet Y2 = 1 means Y1 = 0.
+    Y2 takes three values. ``split="train"`` draws the cells (Y1, Y2)
+    with the weights of ``TERNARY[design]``, ``"test"`` only its held-out
+    cell. X1 is made as in :func:`modlib.data.redundant_toy`; the band of
+    X2 is that of Y2 = 0 or 1 there, and Y2 = 2 moves the Y2 = 1 band up
+    by ``BAND_GAP``. In training the mean of X2 is the same for both
+    classes, yet one band of X2 occurs only with Y1 = 0.
     """
     check_choice("formulation", formulation, data.FORMULATIONS)
+    check_choice("design", design, tuple(TERNARY))
+    check_choice("split", split, ("train", "test"))
     check_int("n", n, 1)
-    table = torch.tensor(TERNARY_CELLS)
-    cells = table[torch.randint(len(table), (n,), generator=generator)]
+    weights, held_out = TERNARY[design]
+    if split == "train":
+        table = torch.tensor(list(weights))
+        w = torch.tensor(list(weights.values()), dtype=torch.float)
+        cells = table[torch.multinomial(w, n, replacement=True,
+                                        generator=generator)]
+    else:
+        cells = torch.tensor([held_out] * n)  # [n, 2] values of (Y1, Y2)
     # the binary design's inputs for (Y1, min(Y2, 1)), then Y2 = 2 moved up
     make = data._toy_a if formulation == "a" else data._toy_b
     x = make(n, cells.clamp(max=1), generator)
@@ -165,10 +182,19 @@ def ternary_toy(formulation: str, n: int, *,
 
 def window(formulation: str, design: str) -> tuple[float, ...]:
     """The plotting window ``(x1 low, x1 high, x2 low, x2 high)``; the
-    ternary design's is taller, to show the band of Y2 = 2."""
+    ternary designs' is taller, to show the band of Y2 = 2."""
     low, high = data.EXTENT[formulation]
-    top = high + BAND_GAP[formulation] * (design == "ternary")
+    top = high + BAND_GAP[formulation] * (design in TERNARY)
     return (low, high, low, top)
+
+
+def held_out_band(formulation: str, design: str) -> tuple[float, float]:
+    """The x2 range ``(low, high)`` of the held-out test cell (x1 > 0)."""
+    low, high = window(formulation, design)[2:]
+    if design == "binary":
+        return 0.0, high
+    gap = BAND_GAP[formulation]
+    return (0.0, gap) if TERNARY[design][1][1] == 1 else (gap, high)
 
 
 def mutual_information(design: str, reveal: float) -> float:
@@ -176,8 +202,9 @@ def mutual_information(design: str, reveal: float) -> float:
     if design == "binary":
         return data.toy_mutual_information(reveal)
     p = torch.zeros(2, 3, dtype=torch.float64)
-    for y1, y2 in TERNARY_CELLS:
-        p[y1, y2] = 1 / len(TERNARY_CELLS)
+    for (y1, y2), w in TERNARY[design][0].items():
+        p[y1, y2] = w
+    p /= p.sum()
     outer = p.sum(1, keepdim=True) * p.sum(0, keepdim=True)
     return float((p[p > 0] * torch.log2(p[p > 0] / outer[p > 0])).sum())
 
@@ -224,9 +251,19 @@ def _group_config(s: ToySettings, activation: str, loss: str) -> dict:
 def training_set(formulation: str, design: str, reveal: float, n: int,
                  generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
     """One member's training points ``x [n, 2]`` and targets ``y [n]``."""
-    if design == "ternary":
-        return ternary_toy(formulation, n, generator=generator)
+    if design in TERNARY:
+        return ternary_toy(formulation, n, design, generator=generator)
     return data.redundant_toy(formulation, n, reveal=reveal, generator=generator)
+
+
+def test_set(formulation: str, design: str, n: int,
+             generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    """``n`` points of the held-out test cell of a design: ``x [n, 2]``,
+    ``y [n]`` (all 1)."""
+    if design in TERNARY:
+        return ternary_toy(formulation, n, design, split="test",
+                           generator=generator)
+    return data.redundant_toy(formulation, n, split="test", generator=generator)
 
 
 def run_group(s: ToySettings, activation: str, loss: str, device: torch.device,
@@ -252,8 +289,7 @@ def run_group(s: ToySettings, activation: str, loss: str, device: torch.device,
         key = 10_000 * seed + 100 * s.formulations.index(f) + c
         g = torch.Generator().manual_seed(key)
         x, y = training_set(f, *conds[c], s.n_train, g)
-        x_test, y_test = data.redundant_toy(f, s.n_test, split="test",
-                                            generator=g)
+        x_test, y_test = test_set(f, conds[c][0], s.n_test, g)
         xs.append(x), ys.append(y), xt.append(x_test), yt.append(y_test)
     x_train = torch.stack(xs).to(device)  # [M, n, 2]
     y_train = torch.stack(ys).to(device)  # [M, n]

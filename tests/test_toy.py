@@ -60,23 +60,31 @@ def test_playground_batches_go_over_the_fixed_set_in_order_and_carry_the_remaind
     assert toy.playground_batches(187, 10, 1024)[1][-1] == 18_432  # the paper's run
 
 
-def test_ternary_control_keeps_the_cell_unseen_and_x2_uncorrelated_with_y1():
+@pytest.mark.parametrize("design", toy.TERNARY)
+def test_ternary_controls_keep_the_cell_unseen_and_x2_uncorrelated_with_y1(design):
     g = torch.Generator().manual_seed(0)
     for f in data.FORMULATIONS:
-        x, y = toy.ternary_toy(f, 20_000, generator=g)
+        x, y = toy.ternary_toy(f, 20_000, design, generator=g)
         assert ((x[:, 0] > 0).float() == y).all()  # X1 decides Y1
-        top = toy.BAND_GAP[f]
-        in_cell = (x[:, 0] > 0) & (x[:, 1] > 0) & (x[:, 1] < top)
-        assert not in_cell.any()  # the test cell of the binary design is held out
-        middle = (x[:, 1] > 0) & (x[:, 1] < top)
-        assert middle.any() and (y[middle] == 0).all()  # Y2 = 1 means Y1 = 0
+        low, high = toy.held_out_band(f, design)
+        in_cell = (x[:, 0] > 0) & (x[:, 1] > low) & (x[:, 1] < high)
+        assert not in_cell.any()  # the test cell is held out
+        xt, yt = toy.ternary_toy(f, 500, design, split="test", generator=g)
+        assert (yt == 1).all() and (xt[:, 0] > 0).all()
+        assert ((xt[:, 1] > low) & (xt[:, 1] < high)).all()  # ... and is where the test points are
+        only_negative = (x[:, 1] > 0) & (x[:, 1] < toy.BAND_GAP[f])
+        if design == "ternary":
+            assert (y[only_negative] == 0).all()  # the middle band means Y1 = 0
         corr = torch.corrcoef(torch.stack([x[:, 1], y]))[0, 1]
-        assert abs(corr) < 0.03, f"({f}) X2 correlates with Y1: {corr:.3f}"
+        assert abs(corr) < 0.03, f"({f}, {design}) X2 correlates with Y1: {corr:.3f}"
         xb, yb = data.redundant_toy(f, 20_000, generator=g)
         assert torch.corrcoef(torch.stack([xb[:, 1], yb]))[0, 1] < -0.2  # the binary design's does
-    assert abs(toy.mutual_information("ternary", 1.0) - 0.171) < 1e-3
+    bits = {"ternary": 0.171, "corner": 0.250}[design]
+    assert abs(toy.mutual_information(design, 1.0) - bits) < 1e-3
     with pytest.raises(ValueError, match=r"formulation='c'.*'a', 'b'"):
-        toy.ternary_toy("c", 5, generator=g)
+        toy.ternary_toy("c", 5, design, generator=g)
+    with pytest.raises(ValueError, match=r"design='middle'.*'ternary', 'corner'"):
+        toy.ternary_toy("a", 5, "middle", generator=g)
 
 
 def test_smoke_sweep_has_every_setting_and_sane_shapes(store):
@@ -90,7 +98,7 @@ def test_smoke_sweep_has_every_setting_and_sane_shapes(store):
         assert a["test_acc"].shape == (s.seeds,)
         assert ((a["test_acc"] >= 0) & (a["test_acc"] <= 1)).all()
         assert a["reliance"].shape == (s.seeds, len(toy.curve_epochs(s.epochs, s.curve_points)))
-    assert ("ternary", 1.0) in s.conditions
+    assert {("ternary", 1.0), ("corner", 1.0)} <= set(s.conditions)
     with pytest.raises(ValueError, match="design='ternary', reveal=0.5"):
         sweep.arrays("relu", "mse", "b", 0.5, "ternary")
     table = sweep.table()
