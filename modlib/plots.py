@@ -157,8 +157,8 @@ def boundary_seeds(sweep, formulation: str, activation: str = "relu", loss: str 
     return small_multiples(a, formulation, [(s, last) for s in seeds], titles, design=design)
 
 
-CONTROL_NAMES = {"ternary": "ternary control", "corner": "corner control"}
-CONTROL_STYLES = {"ternary": "--", "corner": ":"}
+CONTROL_NAMES = {"middle": "middle control", "corner": "corner control"}
+CONTROL_STYLES = {"middle": "--", "corner": ":"}
 
 
 def condition_label(design: str, reveal: float) -> str:

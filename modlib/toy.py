@@ -7,7 +7,7 @@ compared on paired seeds. A group's result is stored with :func:`modlib.results.
 
 The training sets (*conditions*): the binary design of :func:`modlib.data.redundant_toy` at each
 ``reveal`` level, and two *ternary* controls (:func:`ternary_toy`), in which Y2 takes three values,
-X2 is uncorrelated with Y1 and the held-out cell stays unseen: ``"ternary"`` holds out (1, 1), the
+X2 is uncorrelated with Y1 and the held-out cell stays unseen: ``"middle"`` holds out (1, 1), the
 binary design's test cell, between two bands of seen Y1 = 1 points; ``"corner"`` holds out (1, 2),
 a corner with seen points on two sides only, as the binary design's test cell is.
 
@@ -39,7 +39,7 @@ PAPER_EPOCHS = 1024  # the paper's "1024 steps": Playground epochs
 # the ternary controls: training weight of each cell (Y1, Y2), and the held-out test cell; in both,
 # the mean of Y2 is the same given Y1 = 0 and given Y1 = 1, so X2 is uncorrelated with Y1
 TERNARY = {
-    "ternary": ({(0, 0): 1, (0, 1): 1, (0, 2): 1, (1, 0): 1, (1, 2): 1}, (1, 1)),
+    "middle": ({(0, 0): 1, (0, 1): 1, (0, 2): 1, (1, 0): 1, (1, 2): 1}, (1, 1)),
     "corner": ({(0, 0): 2, (0, 1): 1, (0, 2): 1, (1, 0): 1, (1, 1): 3}, (1, 2)),
 }
 BAND_GAP = {"a": 1.0, "b": 5.6}  # how far up one value of Y2 moves the band of X2
@@ -149,7 +149,7 @@ def playground_batches(n: int, batch: int, epochs: int
     return updates, done
 
 
-def ternary_toy(formulation: str, n: int, design: str = "ternary", *,
+def ternary_toy(formulation: str, n: int, design: str = "middle", *,
                 split: str = "train", generator: torch.Generator
                 ) -> tuple[torch.Tensor, torch.Tensor]:
     """``n`` points of a ternary control: ``x [n, 2]``, ``y1 [n]``.

@@ -73,18 +73,18 @@ def test_ternary_controls_keep_the_cell_unseen_and_x2_uncorrelated_with_y1(desig
         assert (yt == 1).all() and (xt[:, 0] > 0).all()
         assert ((xt[:, 1] > low) & (xt[:, 1] < high)).all()  # ... and is where the test points are
         only_negative = (x[:, 1] > 0) & (x[:, 1] < toy.BAND_GAP[f])
-        if design == "ternary":
+        if design == "middle":
             assert (y[only_negative] == 0).all()  # the middle band means Y1 = 0
         corr = torch.corrcoef(torch.stack([x[:, 1], y]))[0, 1]
         assert abs(corr) < 0.03, f"({f}, {design}) X2 correlates with Y1: {corr:.3f}"
         xb, yb = data.redundant_toy(f, 20_000, generator=g)
         assert torch.corrcoef(torch.stack([xb[:, 1], yb]))[0, 1] < -0.2  # the binary design's does
-    bits = {"ternary": 0.171, "corner": 0.250}[design]
+    bits = {"middle": 0.171, "corner": 0.250}[design]
     assert abs(toy.mutual_information(design, 1.0) - bits) < 1e-3
     with pytest.raises(ValueError, match=r"formulation='c'.*'a', 'b'"):
         toy.ternary_toy("c", 5, design, generator=g)
-    with pytest.raises(ValueError, match=r"design='middle'.*'ternary', 'corner'"):
-        toy.ternary_toy("a", 5, "middle", generator=g)
+    with pytest.raises(ValueError, match=r"design='side'.*'middle', 'corner'"):
+        toy.ternary_toy("a", 5, "side", generator=g)
 
 
 def test_smoke_sweep_has_every_setting_and_sane_shapes(store):
@@ -98,9 +98,9 @@ def test_smoke_sweep_has_every_setting_and_sane_shapes(store):
         assert a["test_acc"].shape == (s.seeds,)
         assert ((a["test_acc"] >= 0) & (a["test_acc"] <= 1)).all()
         assert a["reliance"].shape == (s.seeds, len(toy.curve_epochs(s.epochs, s.curve_points)))
-    assert {("ternary", 1.0), ("corner", 1.0)} <= set(s.conditions)
-    with pytest.raises(ValueError, match="design='ternary', reveal=0.5"):
-        sweep.arrays("relu", "mse", "b", 0.5, "ternary")
+    assert {("middle", 1.0), ("corner", 1.0)} <= set(s.conditions)
+    with pytest.raises(ValueError, match="design='middle', reveal=0.5"):
+        sweep.arrays("relu", "mse", "b", 0.5, "middle")
     table = sweep.table()
     assert len(table) == len(s.formulations) * len(s.activations) * len(s.losses) * len(s.conditions)
     assert np.isfinite(table.reliance_median).all()
