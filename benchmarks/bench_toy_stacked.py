@@ -1,23 +1,24 @@
-"""The toy's sweep as one stacked MLP (one batched matmul per layer) against the present path.
+"""The toy's sweep as one stacked MLP (one batched matmul per layer) against the present path,
+and what an update costs in the chapter's own run.
 
-    python benchmarks/bench_toy_stacked.py [--members 400 1600 3200] [--steps 50] [--threads 1]
+    python benchmarks/bench_toy_stacked.py [--members 400 1800 3200] [--steps 50] [--threads 1]
 
-Chapter 1 trains every model of its sweep (seeds x formulations x activations x losses x reveal
-levels, 3,200 at the full profile) together. The present path, `modlib.training.train_seeds`, runs
-the models with `torch.func.vmap` over `functional_call`. Issue 12 asks for the authors' clock (about
-18,400 SGD updates per model instead of 1,024); this asks whether the update itself must get
-cheaper. The alternative here: each layer's weights of all members are one tensor `[M, in, out]` and
-a layer is one `torch.baddbmm`. Both paths do the
-same plain SGD on the same 2-8-8-8-1 ReLU MLP, with squared loss on batches of 10; the table gives
-milliseconds per update at each number of members, measured side by side in one run, and the ratio.
-Before timing, both paths train 8 members for 50 steps in float64 from the same start on the same
-batches, and the largest difference between their weights is printed (it should be rounding only).
-This is a prototype for issue 12: the stacked step is not yet what the chapter trains with.
+Chapter 1 trains the models of its sweep (seeds x formulations x training sets, 1,800 per
+(activation, loss) pair at the full profile) together. The present path,
+`modlib.training.train_seeds`, runs them with `torch.func.vmap` over `functional_call`. On the
+authors' clock (18,432 SGD updates per model for the paper's 1024 epochs; four times that at
+`full`) the update must be cheap. The alternative here: each layer's weights of all members are one
+tensor `[M, in, out]` and a layer is one `torch.baddbmm`. Both paths do the same plain SGD on the
+same 2-8-8-8-1 ReLU MLP, with squared loss on batches of 10; the table gives milliseconds per
+update at each number of members, measured side by side in one run, and the ratio. Before timing,
+both paths train 8 members for 50 steps in float64 from the same start on the same batches, and the
+largest difference between their weights is printed (it should be rounding only). Last, the
+chapter's own `toy.run_group` at the full profile's 1,800 members: milliseconds per update with
+the Playground's batches and the recording between updates, from two runs of different length.
 
 Measured here (2026-11-23, 2-core CPU machine, 1 thread, quiet): 1.9 / 1.2, 4.7 / 4.1 and 8.6 / 7.9
 ms per update (vmap / stacked) at 400, 1,600 and 3,200 members, and identical float64 weights. The
-update is already cheap on the present path (3,200 members x 18,400 updates: under 3 minutes); what
-a longer run costs is the recording between updates (`on_step`), which this does not time.
+stacked path saves about 10%, so the chapter keeps `train_seeds`; RUN_GROUP_NOTE
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import time
 import torch
 import torch.nn.functional as F
 
+from modlib import toy
 from modlib.models import mlp
 from modlib.training import stack, train_seeds
 
@@ -101,7 +103,7 @@ def ms_per_step(fn, steps: int) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--members", type=int, nargs="+", default=[400, 1600, 3200])
+    parser.add_argument("--members", type=int, nargs="+", default=[400, 1800, 3200])
     parser.add_argument("--steps", type=int, default=50)
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args()
@@ -118,9 +120,27 @@ def main() -> None:
         layers = stacked_params(params)
         stacked_ms = ms_per_step(lambda n: train_stacked(layers, batches, n, 0.1), args.steps)
         print(f"{m:>8} {vmap_ms:>15.1f} {stacked_ms:>18.1f} {vmap_ms / stacked_ms:>6.1f}")
-    print(f"at the authors' clock (~18,400 updates per model), {args.members[-1]} members: about "
-          f"{18_400 * vmap_ms / 60_000:.1f} min (vmap) and {18_400 * stacked_ms / 60_000:.1f} min (stacked), "
+    print(f"at the authors' clock (18,432 updates per model), {args.members[-1]} members: about "
+          f"{18_432 * vmap_ms / 60_000:.1f} min (vmap) and {18_432 * stacked_ms / 60_000:.1f} min (stacked), "
           "updates only")
+    ms, members, per_epoch = chapter_ms_per_update()
+    print(f"toy.run_group at full ({members} members, {per_epoch} updates an epoch): {ms:.1f} ms per "
+          f"update with batches and recording; one (activation, loss) pair of full "
+          f"({toy.settings('full').epochs} epochs): about {ms * per_epoch * toy.settings('full').epochs / 60_000:.1f} min")
+
+
+def chapter_ms_per_update(short: int = 8, long: int = 40) -> tuple[float, int, int]:
+    """The chapter's own group at the full profile's members, run for ``short`` and ``long``
+    epochs: the difference in time per update (setup cancels out), members, updates an epoch."""
+    s = toy.settings("full")
+    times = []
+    for epochs in (short, long):
+        begin = time.perf_counter()
+        toy.run_group(s.with_(epochs=epochs), "relu", "mse", torch.device("cpu"), progress=False)
+        times.append(time.perf_counter() - begin)
+    per_epoch = toy.playground_batches(s.n_train, s.batch, 1)[1][-1]
+    members = len(s.formulations) * len(s.conditions) * s.seeds
+    return 1000 * (times[1] - times[0]) / ((long - short) * per_epoch), members, per_epoch
 
 
 if __name__ == "__main__":

@@ -260,7 +260,7 @@ def sweep_summary(sweep, metric: str = "test_acc", ylabel: str = "held-out-cell 
     fig, axes = plt.subplots(1, len(s.formulations), figsize=(COLUMN, 3.2), sharey=True,
                              squeeze=False, layout="constrained")
     n = len(sweep.groups)
-    at = {c: 1.15 + 0.15 * i for i, c in enumerate(s.controls)}  # the controls on the axis
+    at = {c: 1.2 + 0.25 * i for i, c in enumerate(s.controls)}  # the controls on the axis
     for ax, f in zip(axes[0], s.formulations):
         for g, (activation, loss) in enumerate(sweep.groups):
             vals = np.array([sweep.arrays(activation, loss, f, r)[metric] for r in s.reveals])  # [R, S]
@@ -272,6 +272,8 @@ def sweep_summary(sweep, metric: str = "test_acc", ylabel: str = "held-out-cell 
                 ax.errorbar([x + nudge], [v.mean()], yerr=[v.std()], marker="s", ms=4,
                             capsize=2, mfc="white", color=line[0].get_color())
         ax.set_xticks([*at.values(), 1.0, 0.5, 0.0], [*at, "1", "0.5", "0"])
+        if at:
+            ax.axvline(1.1, color="0.6", lw=0.8)  # the controls | the reveal levels
         ax.set_xlabel("reveal (1: paper's setting; 0: cell in training)", fontsize=9)
         ax.set_title(FORMULATION_NAMES[f], fontsize=9)
         ax.invert_xaxis()
