@@ -8,8 +8,9 @@ compared on paired seeds. A group's result is stored with :func:`modlib.results.
 The training sets (*conditions*): the binary design of :func:`modlib.data.redundant_toy` at each
 ``reveal`` level, and two *ternary* controls (:func:`ternary_toy`), in which Y2 takes three values,
 X2 is uncorrelated with Y1 and the held-out cell stays unseen: ``"middle"`` holds out (1, 1), the
-binary design's test cell, between two bands of seen Y1 = 1 points; ``"corner"`` holds out (1, 2),
-a corner with seen points on two sides only, as the binary design's test cell is.
+binary design's test cell, between two bands of seen Y1 = 1 points; ``"corner"`` and ``"even"``
+hold out (1, 2), a corner with seen points on two sides only, as the binary design's test cell is
+(``"even"`` with its two seen neighbours equally common).
 
 Training runs on the TensorFlow Playground's clock: a fixed training set of ``n_train`` points
 (the authors' 500 points, less the held-out quadrant, half of them for training: about 187), gone
@@ -41,6 +42,8 @@ PAPER_EPOCHS = 1024  # the paper's "1024 steps": Playground epochs
 TERNARY = {
     "middle": ({(0, 0): 1, (0, 1): 1, (0, 2): 1, (1, 0): 1, (1, 2): 1}, (1, 1)),
     "corner": ({(0, 0): 2, (0, 1): 1, (0, 2): 1, (1, 0): 1, (1, 1): 3}, (1, 2)),
+    # the corner again, its two seen neighbours (1, 1) and (0, 2) equally common
+    "even": ({(0, 0): 4, (0, 1): 1, (0, 2): 1, (1, 0): 1, (1, 1): 1}, (1, 2)),
 }
 BAND_GAP = {"a": 1.0, "b": 5.6}  # how far up one value of Y2 moves the band of X2
 

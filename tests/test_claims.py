@@ -133,7 +133,21 @@ def test_toy_a_rare_cell_in_training_already_helps(sweep):
     assert low > 0, f"reveal 0.95 - paper's setting in (b): {d:+.2f} ({low:+.2f} to {high:+.2f})"
 
 
-TOY_MORE = "TOY_MORE"
+@pytest.mark.parametrize("f", ["a", "b"])
+def test_toy_tanh_generalises_more_than_relu(toy_found, sweep, f):
+    assert toy_found[f"tanh-{f}"].holds, toy_found[f"tanh-{f}"].text
+    if f == "b":  # "the bias nearly disappears in (b)"
+        assert generalises(sweep, "b", "tanh").mean() >= 0.9
+
+
+def test_toy_the_loss_matters_little(sweep):
+    # the summary: the share that generalises differs by at most about 10 points between the
+    # squared loss and cross-entropy, in every formulation and activation
+    s = sweep.settings
+    for f in s.formulations:
+        for a in s.activations:
+            mse, ce = (generalises(sweep, f, a, loss).mean() for loss in s.losses)
+            assert abs(mse - ce) <= 0.10, (f, a, mse, ce)
 
 
 def _stacked(runs, key):

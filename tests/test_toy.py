@@ -79,11 +79,11 @@ def test_ternary_controls_keep_the_cell_unseen_and_x2_uncorrelated_with_y1(desig
         assert abs(corr) < 0.03, f"({f}, {design}) X2 correlates with Y1: {corr:.3f}"
         xb, yb = data.redundant_toy(f, 20_000, generator=g)
         assert torch.corrcoef(torch.stack([xb[:, 1], yb]))[0, 1] < -0.2  # the binary design's does
-    bits = {"middle": 0.171, "corner": 0.250}[design]
+    bits = {"middle": 0.171, "corner": 0.250, "even": 0.110}[design]
     assert abs(toy.mutual_information(design, 1.0) - bits) < 1e-3
     with pytest.raises(ValueError, match=r"formulation='c'.*'a', 'b'"):
         toy.ternary_toy("c", 5, design, generator=g)
-    with pytest.raises(ValueError, match=r"design='side'.*'middle', 'corner'"):
+    with pytest.raises(ValueError, match=r"design='side'.*'middle', 'corner', 'even'"):
         toy.ternary_toy("a", 5, "side", generator=g)
 
 
