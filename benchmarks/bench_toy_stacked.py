@@ -1,9 +1,9 @@
 """The toy's sweep as one stacked MLP (one batched matmul per layer) against the present path,
 and what an update costs in the chapter's own run.
 
-    python benchmarks/bench_toy_stacked.py [--members 400 1800 3200] [--steps 50] [--threads 1]
+    python benchmarks/bench_toy_stacked.py [--members 400 2200 3200] [--steps 50] [--threads 1]
 
-Chapter 1 trains the models of its sweep (seeds x formulations x training sets, 1,800 per
+Chapter 1 trains the models of its sweep (seeds x formulations x training sets, 2,200 per
 (activation, loss) pair at the full profile) together. The present path,
 `modlib.training.train_seeds`, runs them with `torch.func.vmap` over `functional_call`. On the
 authors' clock (18,432 SGD updates per model for the paper's 1024 epochs; four times that at
@@ -13,7 +13,7 @@ same 2-8-8-8-1 ReLU MLP, with squared loss on batches of 10; the table gives mil
 update at each number of members, measured side by side in one run, and the ratio. Before timing,
 both paths train 8 members for 50 steps in float64 from the same start on the same batches, and the
 largest difference between their weights is printed (it should be rounding only). Last, the
-chapter's own `toy.run_group` at the full profile's 1,800 members: milliseconds per update with
+chapter's own `toy.run_group` at the full profile's 2,200 members: milliseconds per update with
 the Playground's batches and the recording between updates, from two runs of different length.
 
 Measured here (2026-11-23, 2-core CPU machine, 1 thread, quiet): 1.9 / 1.2, 4.7 / 4.1 and 8.6 / 7.9
@@ -103,7 +103,7 @@ def ms_per_step(fn, steps: int) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--members", type=int, nargs="+", default=[400, 1800, 3200])
+    parser.add_argument("--members", type=int, nargs="+", default=[400, 2200, 3200])
     parser.add_argument("--steps", type=int, default=50)
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args()

@@ -287,3 +287,19 @@ def redundant_input(sweep, threshold: float, paper_epochs: int) -> dict[str, Fin
             f"ReLU, squared loss, the paper's setting: {_share(a)} generalise in "
             f"({s.formulations[0]}), {_share(b)} in ({s.formulations[1]}); difference {text}.")
     return out
+
+
+def settled(arrays: dict, epoch: int) -> float:
+    """How much of the held-out cell (x1 > 0, x2 > 0 in the plotted window) a network already
+    gives its final class after ``epoch``: the share of the cell's grid points, mean over the grid
+    seeds. ``arrays``: one binary-design setting of :meth:`modlib.toy.ToySweep.arrays`."""
+    epochs = list(arrays["snapshot_epochs"])
+    if epoch not in epochs:
+        raise ValueError(f"epoch={epoch} has no stored snapshot; choose from {epochs}")
+    side = arrays["grids"] > 127  # [G, K, res, res], rows x2: P(Y1 = 1) > 0.5
+    x1_low, x1_high, x2_low, x2_high = arrays["windows"]
+    x1 = np.linspace(x1_low, x1_high, side.shape[-1])
+    x2 = np.linspace(x2_low, x2_high, side.shape[-2])
+    cell = (x2[:, None] > 0) & (x1[None, :] > 0)  # [res, res]
+    same = side[:, epochs.index(epoch)] == side[:, -1]  # [G, res, res]
+    return float(same[:, cell].mean())

@@ -147,18 +147,26 @@ def boundary_steps(sweep, formulation: str, activation: str = "relu", loss: str 
 
 
 def boundary_seeds(sweep, formulation: str, activation: str = "relu", loss: str = "mse",
-                   reveal: float = 1.0, design: str = "binary", n: int = 6) -> plt.Figure:
-    """The paper's Fig. 6: the final boundaries of the first ``n`` seeds, each titled with its
-    accuracy on the held-out cell."""
+                   reveal: float = 1.0, design: str = "binary", n: int = 6,
+                   epoch: int | None = None) -> plt.Figure:
+    """The paper's Fig. 6: the boundaries of the first ``n`` seeds after ``epoch`` (one of the
+    stored snapshot epochs; default the last), each titled with its held-out accuracy then."""
     a = sweep.arrays(activation, loss, formulation, reveal, design)
-    last = len(a["snapshot_epochs"]) - 1
+    snaps, curve = list(a["snapshot_epochs"]), list(a["curve_epochs"])
+    epoch = snaps[-1] if epoch is None else epoch
+    if epoch not in snaps or epoch not in curve:
+        raise ValueError(f"epoch={epoch} is not stored for both snapshots and curves; choose from "
+                         f"{sorted(set(snaps) & set(curve))}")
+    acc = a["test_acc_curve"][:, curve.index(epoch)]
     seeds = range(min(n, a["grids"].shape[0]))
-    titles = [f"seed {s}: held-out acc. {a['test_acc'][s]:.2f}" for s in seeds]
-    return small_multiples(a, formulation, [(s, last) for s in seeds], titles, design=design)
+    titles = [f"seed {s}: held-out acc. {acc[s]:.2f}" for s in seeds]
+    return small_multiples(a, formulation, [(s, snaps.index(epoch)) for s in seeds], titles,
+                           design=design)
 
 
-CONTROL_NAMES = {"middle": "middle control", "corner": "corner control"}
-CONTROL_STYLES = {"middle": "--", "corner": ":"}
+CONTROL_NAMES = {"middle": "middle control", "corner": "corner control",
+                 "even": "even-corner control"}
+CONTROL_STYLES = {"middle": "--", "corner": ":", "even": "-."}
 
 
 def condition_label(design: str, reveal: float) -> str:
@@ -260,7 +268,7 @@ def sweep_summary(sweep, metric: str = "test_acc", ylabel: str = "held-out-cell 
     fig, axes = plt.subplots(1, len(s.formulations), figsize=(COLUMN, 3.2), sharey=True,
                              squeeze=False, layout="constrained")
     n = len(sweep.groups)
-    at = {c: 1.2 + 0.25 * i for i, c in enumerate(s.controls)}  # the controls on the axis
+    at = {c: 1.2 + 0.3 * i for i, c in enumerate(s.controls)}  # the controls on the axis
     for ax, f in zip(axes[0], s.formulations):
         for g, (activation, loss) in enumerate(sweep.groups):
             vals = np.array([sweep.arrays(activation, loss, f, r)[metric] for r in s.reveals])  # [R, S]

@@ -9,7 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from modlib import findings, modularity, results, toy
+import torch
+
+from modlib import data, findings, modularity, results, toy
 
 FULL = Path(__file__).resolve().parents[1] / "notebooks" / "results" / "full"
 
@@ -74,14 +76,21 @@ def generalises(sweep, f, activation="relu", loss="mse", reveal=1.0, design="bin
     return sweep.arrays(activation, loss, f, reveal, design)["test_acc"] >= toy.GENERALIZES
 
 
-@pytest.mark.parametrize("f", ["a", "b"])
-def test_toy_the_paper_setting_generalises_less_than_every_control(toy_found, f):
-    # the summary: in both formulations fewer seeds generalise in the paper's setting than in each
-    # ternary control (test cell unseen, X2 uncorrelated) and than with the cell in training;
-    # paired bootstrap intervals over 100 seeds exclude zero
+def test_toy_in_b_the_paper_setting_generalises_less_than_every_control(toy_found):
+    # the summary: in (b) fewer seeds generalise in the paper's setting than in each ternary
+    # control (test cell unseen, X2 uncorrelated) and than with the cell in training; paired
+    # bootstrap intervals over 100 seeds exclude zero
     for name in (*toy.settings("full").controls, "cell"):
-        finding = toy_found[f"{name}-{f}"]
+        finding = toy_found[f"{name}-b"]
         assert finding.holds, finding.text
+
+
+def test_toy_in_a_only_the_middle_and_corner_controls_generalise_more(toy_found):
+    # the page: in (a) the middle and corner controls beat the paper's setting, the even-corner
+    # control does not (its interval includes zero: "not reproduced at this scale")
+    for name in ("middle", "corner", "cell"):
+        assert toy_found[f"{name}-a"].holds, toy_found[f"{name}-a"].text
+    assert not toy_found["even-a"].holds, toy_found["even-a"].text
 
 
 @pytest.mark.parametrize("f", ["a", "b"])
@@ -92,19 +101,33 @@ def test_toy_reliance_ends_higher_in_the_paper_setting_than_in_the_controls(toy_
 
 
 @pytest.mark.parametrize("f", ["a", "b"])
-def test_toy_curves_have_levelled_off_after_the_paper_epochs(toy_found, f):
+def test_toy_curves_have_levelled_off_after_the_paper_epochs(toy_found, sweep, f):
     finding = toy_found[f"level-{f}"]
     assert finding.holds, finding.text
+    for c, r in sweep.settings.conditions:  # every training set, not only the paper's
+        a = sweep.arrays("relu", "mse", f, r, c)
+        then = a["test_acc_curve"][:, list(a["curve_epochs"]).index(toy.PAPER_EPOCHS)]
+        end = a["test_acc_curve"][:, -1]
+        moved = abs((end >= toy.GENERALIZES).mean() - (then >= toy.GENERALIZES).mean())
+        assert moved <= 0.05 and abs(end.mean() - then.mean()) <= 0.03, (c, r, moved)
+
+
+@pytest.mark.parametrize("f", ["a", "b"])
+def test_toy_the_boundary_in_the_cell_keeps_moving_after_epoch_1_then_settles(sweep, f):
+    # the page: not in place at the first epoch (the paper's Fig. 5), settled by epoch 1024
+    a = sweep.arrays("relu", "mse", f)
+    first, paper = findings.settled(a, 1), findings.settled(a, toy.PAPER_EPOCHS)
+    assert first < 0.8 and paper >= 0.9 and paper - first >= 0.2, (first, paper)
 
 
 def test_toy_formulation_a_is_milder_than_b(toy_found):
     assert toy_found["formulation"].holds, toy_found["formulation"].text
 
 
-def test_toy_in_b_the_controls_generalise_as_often_as_with_the_cell_in_training(sweep):
-    cell = generalises(sweep, "b", reveal=0.0)
+def test_toy_in_b_nearly_every_seed_generalises_in_every_control(sweep):
+    assert generalises(sweep, "b", reveal=0.0).mean() >= 0.95
     for c in sweep.settings.controls:
-        assert abs(generalises(sweep, "b", design=c).mean() - cell.mean()) <= 0.05, c
+        assert generalises(sweep, "b", design=c).mean() >= 0.9, c
 
 
 def test_toy_in_a_the_corner_control_generalises_less_than_the_middle_one(sweep):
@@ -118,6 +141,15 @@ def test_toy_reliance_ends_highest_in_the_paper_setting(sweep, f):
     medians = {(c, r): float(np.median(sweep.arrays("relu", "mse", f, r, c)["final_reliance"]))
                for c, r in sweep.settings.conditions}
     assert max(medians, key=medians.get) == ("binary", 1.0), medians
+
+
+def test_toy_training_lowers_the_reliance_the_initialisation_gave(sweep):
+    # the page: training removes much of the dependence on x2 at initialisation, in every
+    # training set (median over seeds, ReLU and squared loss)
+    for f in sweep.settings.formulations:
+        for c, r in sweep.settings.conditions:
+            rel = np.median(sweep.arrays("relu", "mse", f, r, c)["reliance"], axis=0)  # [E]
+            assert rel[-1] < 0.75 * rel[0], (f, c, r, rel[0], rel[-1])
 
 
 def test_toy_the_training_loss_is_near_zero_at_the_end(sweep):
@@ -138,6 +170,24 @@ def test_toy_tanh_generalises_more_than_relu(toy_found, sweep, f):
     assert toy_found[f"tanh-{f}"].holds, toy_found[f"tanh-{f}"].text
     if f == "b":  # "the bias nearly disappears in (b)"
         assert generalises(sweep, "b", "tanh").mean() >= 0.9
+
+
+def test_toy_with_tanh_in_a_the_corner_control_fails_as_often_as_the_paper_setting(sweep):
+    # the page's limit: those failures are not the correlation's doing
+    d, low, high = findings.paired_difference(generalises(sweep, "a", "tanh", design="corner"),
+                                              generalises(sweep, "a", "tanh"))
+    assert low < 0 < high, f"corner - paper's setting, tanh, (a): {d:+.2f} ({low:+.2f} to {high:+.2f})"
+    assert generalises(sweep, "a", "tanh").mean() < 0.95  # about one seed in ten fails
+
+
+def test_toy_a_rare_cell_leaves_the_correlation_nearly_unchanged():
+    # the page: at weight 0.05 X2 is "still correlated with Y1 almost as strongly"
+    g = torch.Generator().manual_seed(0)
+    corr = {}
+    for r in (1.0, 0.95):
+        x, y = data.redundant_toy("b", 200_000, reveal=r, generator=g)
+        corr[r] = float(torch.corrcoef(torch.stack([x[:, 1], y]))[0, 1])
+    assert corr[1.0] < corr[0.95] < 0 and corr[0.95] / corr[1.0] > 0.85, corr
 
 
 def test_toy_the_loss_matters_little(sweep):
