@@ -259,6 +259,32 @@ def reliance_figure(sweep, activation: str = "relu", loss: str = "mse",
     return fig
 
 
+def training_curves(sweep, activation: str = "relu", loss: str = "mse",
+                    mark: int | None = None) -> plt.Figure:
+    """Median held-out accuracy (top) and reliance (bottom) over seeds against the epoch, one
+    column per formulation, one line per training set (:func:`reliance_curves`); ``mark``: a
+    dotted line at that epoch (the paper's training length)."""
+    fs = sweep.settings.formulations
+    fig, axes = plt.subplots(2, len(fs), figsize=(COLUMN, 6.2), sharex=True, sharey="row",
+                             squeeze=False, layout="constrained")
+    for j, f in enumerate(fs):
+        for i, metric in enumerate(("test_acc_curve", "reliance")):
+            ax = axes[i, j]
+            reliance_curves(sweep, activation, loss, f, ax=ax, legend=False, metric=metric)
+            if mark is not None:
+                ax.axvline(mark, color="0.3", ls=":", lw=1)
+            if i == 0:
+                ax.set_xlabel("")
+            else:
+                ax.set_title("")
+            if j > 0:
+                ax.set_ylabel("")
+    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside lower center", ncol=4,
+               fontsize=8, frameon=False, title="training set: reveal (I(Y₁;Y₂))",
+               title_fontsize=8)
+    return fig
+
+
 def sweep_summary(sweep, metric: str = "test_acc", ylabel: str = "held-out-cell accuracy") -> plt.Figure:
     """``metric`` (mean over seeds, error bar = std) against how much of the held-out cell training
     sees (reveal), with the ternary controls left of the paper's setting; one panel per formulation
