@@ -16,9 +16,12 @@ largest difference between their weights is printed (it should be rounding only)
 chapter's own `toy.run_group` at the full profile's 2,200 members: milliseconds per update with
 the Playground's batches and the recording between updates, from two runs of different length.
 
-Measured here (2026-11-23, 2-core CPU machine, 1 thread, quiet): 1.9 / 1.2, 4.7 / 4.1 and 8.6 / 7.9
-ms per update (vmap / stacked) at 400, 1,600 and 3,200 members, and identical float64 weights. The
-stacked path saves about 10%, so the chapter keeps `train_seeds`; RUN_GROUP_NOTE
+Measured here (2026-11-23, 2-core CPU machine, 1 thread, a headless browser on the other core):
+1.9 / 1.2, 6.2 / 5.5 and 8.6 / 7.9 ms per update (vmap / stacked) at 400, 2,200 and 3,200 members,
+and identical float64 weights. The stacked path saves about 10% at the chapter's size, so the chapter
+keeps `train_seeds`. The chapter's own update, with the Playground's batches gathered each step and
+the recording between updates, costs 9.7 ms at 2,200 members here; the stored full results took
+527-614 s per (activation, loss) pair (7.1-8.3 ms per update, 73,728 updates), 38 minutes in all.
 """
 
 from __future__ import annotations
