@@ -117,24 +117,31 @@ def settings(profile: str | None = None) -> SpriteSettings:
 
 # ---------------------------------------------------------------- models
 
-def decoder(d_in: int, out_channels: int, size: int, hidden: int, channels: int,
-            kind: str) -> nn.Sequential:
+def decoder(d_in: int, out_channels: int, size: int, hidden: int,
+            channels: int, kind: str) -> nn.Sequential:
     """Latents ``[B, d_in]`` to an image ``[B, out_channels, size, size]``: three hidden layers of
     ``hidden`` units with ELU, then either (``"mlp"``) a linear layer to every pixel, or
     (``"upsample"``, the authors') a linear layer to a ``channels x 4 x 4`` map and, per doubling
     up to ``size``, ELU, bilinear upsampling x2 and a 2x2 convolution."""
     check_choice("decoder", kind, DECODERS)
-    layers: list[nn.Module] = [nn.Linear(d_in, hidden), nn.ELU(), nn.Linear(hidden, hidden), nn.ELU(),
-                               nn.Linear(hidden, hidden), nn.ELU()]
+    layers: list[nn.Module] = [
+        nn.Linear(d_in, hidden), nn.ELU(),
+        nn.Linear(hidden, hidden), nn.ELU(),
+        nn.Linear(hidden, hidden), nn.ELU()]
     if kind == "mlp":
-        return nn.Sequential(*layers, nn.Linear(hidden, out_channels * size * size),
-                             nn.Unflatten(1, (out_channels, size, size)))
-    layers += [nn.Linear(hidden, channels * 16), nn.Unflatten(1, (channels, 4, 4))]
+        return nn.Sequential(
+            *layers, nn.Linear(hidden, out_channels * size * size),
+            nn.Unflatten(1, (out_channels, size, size)))
+    layers += [nn.Linear(hidden, channels * 16),
+               nn.Unflatten(1, (channels, 4, 4))]
     doublings = int(math.log2(size // 4))
     for i in range(doublings):
         out = channels if i < doublings - 1 else out_channels
-        layers += [nn.ELU(), nn.Upsample(scale_factor=2, mode="bilinear", align_corners=True),
-                   nn.ZeroPad2d((0, 1, 0, 1)), nn.Conv2d(channels, out, 2)]  # a 2x2 'same' convolution
+        # a 2x2 convolution padded to keep the size ('same')
+        layers += [nn.ELU(),
+                   nn.Upsample(scale_factor=2, mode="bilinear",
+                               align_corners=True),
+                   nn.ZeroPad2d((0, 1, 0, 1)), nn.Conv2d(channels, out, 2)]
     return nn.Sequential(*layers)
 
 
@@ -143,21 +150,25 @@ class Compositional(nn.Module):
     latents ``[B, 2, 5]`` (scaled, as :func:`modlib.sprites.scale_latents` gives them) to a scene
     ``[B, 3, H, W]``."""
 
-    def __init__(self, s: SpriteSettings, composition: str, sharpness: float = 1.0,
-                 shared: bool = False):
+    def __init__(self, s: SpriteSettings, composition: str,
+                 sharpness: float = 1.0, shared: bool = False):
         super().__init__()
         c = 4 if composition == "alpha" else 3
-        decoders = [decoder(sprites.LATENTS, c, s.size, s.hidden, s.channels, s.decoder)
+        decoders = [decoder(sprites.LATENTS, c, s.size, s.hidden,
+                            s.channels, s.decoder)
                     for _ in range(1 if shared else sprites.SLOTS)]
-        self.slots = nn.ModuleList(decoders * sprites.SLOTS if shared else decoders)
+        self.slots = nn.ModuleList(
+            decoders * sprites.SLOTS if shared else decoders)
         self.composition, self.sharpness = composition, sharpness
 
     def slot_images(self, z: torch.Tensor) -> torch.Tensor:
         """Each slot's image ``[B, 2, C, H, W]``."""
-        return torch.stack([f(z[:, k]) for k, f in enumerate(self.slots)], dim=1)
+        return torch.stack([f(z[:, k]) for k, f in enumerate(self.slots)],
+                           dim=1)
 
     def forward(self, z: torch.Tensor) -> torch.Tensor:
-        return sprites.compose(self.slot_images(z), self.composition, self.sharpness)
+        return sprites.compose(self.slot_images(z), self.composition,
+                               self.sharpness)
 
 
 class Monolithic(nn.Module):
@@ -230,14 +241,17 @@ def eval_epochs(epochs: int, points: int) -> list[int]:
 
 # ---------------------------------------------------------------- training
 
-def train(model: nn.Module, z: torch.Tensor, x: torch.Tensor, s: SpriteSettings, seed: int,
-          on_epoch=None, desc: str = "train") -> nn.Module:
+def train(model: nn.Module, z: torch.Tensor, x: torch.Tensor,
+          s: SpriteSettings, seed: int, on_epoch=None,
+          desc: str = "train") -> nn.Module:
     """The paper's training: MSE, AdamW, learning rate annealed from ``lr`` to ``lr_min`` on a
     cosine over ``epochs`` passes of the fixed set ``z [n, 2, 5] -> x [n, 3, H, W]`` in shuffled
     batches. ``on_epoch(epoch)`` runs after each epoch. Trains ``model`` in place."""
     g = torch.Generator().manual_seed(seed)
-    opt = torch.optim.AdamW(model.parameters(), lr=s.lr, weight_decay=s.weight_decay)
-    schedule = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=s.epochs, eta_min=s.lr_min)
+    opt = torch.optim.AdamW(model.parameters(), lr=s.lr,
+                            weight_decay=s.weight_decay)
+    schedule = torch.optim.lr_scheduler.CosineAnnealingLR(
+        opt, T_max=s.epochs, eta_min=s.lr_min)
     for epoch in bar(range(1, s.epochs + 1), desc):
         for idx in torch.randperm(len(z), generator=g).split(s.batch):
             loss = nn.functional.mse_loss(model(z[idx]), x[idx])

@@ -303,3 +303,100 @@ def settled(arrays: dict, epoch: int) -> float:
     cell = (x2[:, None] > 0) & (x1[None, :] > 0)  # [res, res]
     same = side[:, epochs.index(epoch)] == side[:, -1]  # [G, res, res]
     return float(same[:, cell].mean())
+
+
+def _r2(runs, row: str) -> tuple[np.ndarray, np.ndarray]:
+    """Final R^2 per seed of a row: ``(in-domain [S], whole cube [S])``."""
+    a = runs.arrays(row)
+    return a["r2_in"][:, -1], a["r2_whole"][:, -1]
+
+
+def paper_comparison(runs):
+    """Chapter 2's table: each stored row's R^2 (mean ± std over seeds) in-domain and on the whole
+    cube beside the paper's, and whether the paper's number lies outside the row's range over
+    seeds widened by 0.01 (``differs``). A ``pandas.DataFrame``."""
+    import pandas as pd
+
+    from modlib.compositional_sprites import PAPER_R2
+
+    lines = []
+    for row in runs.rows:
+        r_in, r_whole = _r2(runs, row)
+        paper = PAPER_R2.get(row)
+        outside = (lambda v, p: bool(p < v.min() - 0.01 or p > v.max() + 0.01))
+        lines.append({"row": row, "R² in-domain": _ms(r_in), "paper in-domain": paper[0] if paper else None,
+                      "R² whole": _ms(r_whole), "paper whole": paper[1] if paper else None,
+                      "differs": (outside(r_in, paper[0]) or outside(r_whole, paper[1])) if paper else None})
+    return pd.DataFrame(lines)
+
+
+def compositional_sprites(runs, sharpness_rows: dict[str, float] | None = None) -> dict[str, Finding]:
+    """Chapter 2's statements about its stored rows (:class:`modlib.compositional_sprites.SpriteRuns`),
+    keyed by name; a statement whose rows are not stored is left out.
+
+    ``orthogonal``: the compositional model reaches R^2 >= 0.8 on the whole cube, within 0.05 of
+    in-domain, in every seed; ``monolithic``: in-domain >= 0.8 and whole <= 0.3 in every seed;
+    ``random``: on the random support both models' whole R^2 is within 0.05 of their in-domain R^2;
+    ``alpha``: alpha compositing generalises as ``orthogonal`` asks; ``diagonal``: delta 0.05 ends
+    below delta 0.2 on the whole cube in every seed, by at least 0.05 on average; ``gap-drop``:
+    the gap support loses more from in-domain to whole than the orthogonal support; ``sharpness``:
+    every sharpness ``k`` (``sharpness_rows``: row -> k, with ``"orthogonal"`` as k = 1)
+    generalises as ``orthogonal`` asks; ``epochs``: the first evaluated epoch at which the
+    compositional model's whole R^2 reaches 0.8 (mean over seeds), holds if it does.
+    """
+    out, stored = {}, set(runs.rows)
+
+    def generalises(row: str) -> tuple[bool, str]:
+        r_in, r_whole = _r2(runs, row)
+        ok = bool((r_whole >= 0.8).all() and (np.abs(r_in - r_whole) <= 0.05).all())
+        return ok, f"R² {_ms(r_in)} in-domain, {_ms(r_whole)} on the whole cube"
+
+    for name, row, label in (("orthogonal", "orthogonal", "The compositional model on the orthogonal support"),
+                             ("alpha", "alpha", "With alpha compositing (one decoder for both slots)")):
+        if row in stored:
+            ok, text = generalises(row)
+            out[name] = Finding(name, ok, f"{label}: {text} ({_seeds(len(_r2(runs, row)[0]))}).")
+    if "orthogonal-monolithic" in stored:
+        r_in, r_whole = _r2(runs, "orthogonal-monolithic")
+        out["monolithic"] = Finding(
+            "monolithic", bool((r_in >= 0.8).all() and (r_whole <= 0.3).all()),
+            f"The monolithic model on the orthogonal support: R² {_ms(r_in)} in-domain, "
+            f"{_ms(r_whole)} on the whole cube.")
+    randoms = [r for r in ("random", "random-monolithic") if r in stored]
+    if randoms:
+        gaps = {r: np.abs(np.subtract(*_r2(runs, r))) for r in randoms}
+        out["random"] = Finding(
+            "random", all(bool((g <= 0.05).all()) for g in gaps.values()),
+            "On the random support: " + "; ".join(
+                f"{'monolithic' if 'mono' in r else 'compositional'}, R² {_ms(_r2(runs, r)[0])} "
+                f"in-domain and {_ms(_r2(runs, r)[1])} on the whole cube" for r in randoms) + ".")
+    if {"diagonal-0.2", "diagonal-0.05"} <= stored:
+        wide, narrow = _r2(runs, "diagonal-0.2")[1], _r2(runs, "diagonal-0.05")[1]
+        out["diagonal"] = Finding(
+            "diagonal", bool(narrow.max() < wide.min() and wide.mean() - narrow.mean() >= 0.05),
+            f"Whole-cube R² on the diagonal support: {_ms(wide)} at δ = 0.2, "
+            + (f"{_ms(_r2(runs, 'diagonal-0.1')[1])} at δ = 0.1, " if "diagonal-0.1" in stored else "")
+            + f"{_ms(narrow)} at δ = 0.05.")
+    if {"gap", "orthogonal"} <= stored:
+        drop = {r: np.subtract(*_r2(runs, r)) for r in ("gap", "orthogonal")}
+        out["gap-drop"] = Finding(
+            "gap-drop", bool(drop["gap"].mean() > drop["orthogonal"].mean()),
+            f"From in-domain to the whole cube, R² drops by {_ms(drop['gap'])} with the gap in "
+            f"slot 0's x and by {_ms(drop['orthogonal'])} without it.")
+    if sharpness_rows and "orthogonal" in stored:
+        ks = {"orthogonal": 1.0, **{r: k for r, k in sharpness_rows.items() if r in stored}}
+        checks = {r: generalises(r) for r in ks}
+        out["sharpness"] = Finding(
+            "sharpness", all(ok for ok, _ in checks.values()),
+            "Soft occlusion of growing sharpness: " + "; ".join(
+                f"k = {ks[r]:g}, {text}" for r, (_, text) in checks.items()) + ".")
+    if "orthogonal" in stored:
+        a = runs.arrays("orthogonal")
+        reached = [int(e) for e, v in zip(a["eval_epochs"], a["r2_whole"].mean(0)) if v >= 0.8]
+        out["epochs"] = Finding(
+            "epochs", bool(reached),
+            (f"The compositional model's whole-cube R² (mean over seeds) first reaches 0.8 at epoch "
+             f"{reached[0]} of {int(a['eval_epochs'][-1])} evaluated" if reached else
+             f"The compositional model's whole-cube R² never reaches 0.8 in {int(a['eval_epochs'][-1])} epochs")
+            + f" (evaluated at epochs {', '.join(str(int(e)) for e in a['eval_epochs'])}).")
+    return out

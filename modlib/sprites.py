@@ -74,16 +74,22 @@ def render(z: torch.Tensor, size: int, rgba: bool = False) -> torch.Tensor:
     colour and its coverage as alpha, ``[B, 4, size, size]``. y points up, as in Spriteworld."""
     check_int("size", size, 4)
     if z.ndim != 2 or z.shape[1] != LATENTS:
-        raise ValueError(f"z has shape {tuple(z.shape)}; expected [B, {LATENTS}]")
+        raise ValueError(f"z has shape {tuple(z.shape)}; "
+                         f"expected [B, {LATENTS}]")
     x, y, shape, scale, hue = scale_latents(z).unbind(1)
-    centres = (torch.arange(size, device=z.device, dtype=z.dtype) + 0.5) / size
+    centres = (torch.arange(size, device=z.device, dtype=z.dtype)
+               + 0.5) / size
     dx = centres[None, None, :] - x[:, None, None]  # [B, 1, W]
-    dy = (1 - centres)[None, :, None] - y[:, None, None]  # [B, H, 1]; row 0 at the top
+    # [B, H, 1]; row 0 at the top
+    dy = (1 - centres)[None, :, None] - y[:, None, None]
     dx, dy = torch.broadcast_tensors(dx, dy)
-    cover = torch.clamp(0.5 - _distance(shape, dx, dy, scale) * size, 0, 1)  # [B, H, W]
+    # the share of each pixel the sprite covers: [B, H, W]
+    cover = torch.clamp(0.5 - _distance(shape, dx, dy, scale) * size,
+                        0, 1)
     colour = hsv_to_rgb(hue)[:, :, None, None]  # [B, 3, 1, 1]
     if rgba:
-        return torch.cat([colour * (cover[:, None] > 0), cover[:, None]], dim=1)
+        return torch.cat([colour * (cover[:, None] > 0), cover[:, None]],
+                         dim=1)
     return colour * cover[:, None]
 
 
@@ -95,14 +101,16 @@ def render_slots(z: torch.Tensor, size: int, rgba: bool = False) -> torch.Tensor
 
 # ---------------------------------------------------------------- composition
 
-def soft_occlusion(slots: torch.Tensor, sharpness: float = 1.0) -> torch.Tensor:
+def soft_occlusion(slots: torch.Tensor,
+                   sharpness: float = 1.0) -> torch.Tensor:
     """``slots [B, K, 3, H, W]`` to a scene ``[B, 3, H, W]``: each slot in turn goes under what is
     composed so far, ``out = out * sigmoid(k * sum_rgb out) + next * sigmoid(-k * sum_rgb out)``
     with ``k = sharpness``."""
     out = slots[:, 0]
     for i in range(1, slots.shape[1]):
         mass = sharpness * out.sum(1, keepdim=True)  # [B, 1, H, W]
-        out = out * torch.sigmoid(mass) + slots[:, i] * torch.sigmoid(-mass)
+        out = (out * torch.sigmoid(mass)
+               + slots[:, i] * torch.sigmoid(-mass))
     return out
 
 

@@ -1,0 +1,104 @@
+"""Chapter 2's models, measures and runs (modlib.compositional_sprites)."""
+
+import pytest
+import torch
+
+from modlib import compositional_sprites as cs
+from modlib import results, sprites
+
+TINY = cs.settings("smoke").with_(n_train=64, n_eval=32, epochs=2, batch=32, rows=("orthogonal",))
+
+
+@pytest.mark.parametrize("kind", cs.DECODERS)
+@pytest.mark.parametrize("size", [8, 16, 32])
+def test_decoders_draw_images_of_the_asked_size(kind, size):
+    net = cs.decoder(5, 4, size, hidden=16, channels=8, kind=kind)
+    assert net(torch.rand(3, 5)).shape == (3, 4, size, size)
+
+
+def test_models_map_scenes_latents_to_images():
+    for row in ("orthogonal", "orthogonal-monolithic", "alpha"):
+        assert cs.build(TINY, row)(torch.rand(5, 2, 5)).shape == (5, 3, TINY.size, TINY.size)
+
+
+def test_the_shared_model_uses_one_decoder_for_both_slots():
+    shared, separate = cs.build(TINY, "alpha"), cs.build(TINY, "orthogonal")
+    assert shared.slots[0] is shared.slots[1]
+    assert sum(p.numel() for p in separate.parameters()) > 1.9 * sum(p.numel() for p in shared.parameters())
+
+
+def test_the_compositional_model_composes_its_slots_with_c():
+    model = cs.build(TINY, "sharpness-16")
+    z = torch.rand(4, 2, 5)
+    assert torch.allclose(model(z), sprites.soft_occlusion(model.slot_images(z), 16.0))
+
+
+def test_r2_is_one_for_the_truth_zero_for_the_mean_and_negative_when_worse():
+    x = torch.rand(50, 3, 4, 4)
+    assert cs.r2_score(x, x) == pytest.approx(1.0)
+    assert cs.r2_score(x, x.mean(0, keepdim=True).expand_as(x)) == pytest.approx(0.0, abs=1e-9)
+    assert cs.r2_score(x, 1 - x) < 0
+
+
+def test_r2_weights_outputs_by_their_variance():
+    # a perfect high-variance output and a useless low-variance one: R^2 near 1, not 1/2
+    x = torch.stack([torch.randn(1000) * 10, torch.randn(1000) * 0.1], dim=1)
+    x_hat = torch.stack([x[:, 0], torch.zeros(1000)], dim=1)
+    assert cs.r2_score(x, x_hat) > 0.99
+
+
+def test_data_comes_from_the_rows_support_and_the_whole_cube():
+    z_in, x_in = cs.data(TINY, "orthogonal", 300, "in-domain", 0)
+    z_wh, _ = cs.data(TINY, "orthogonal", 300, "whole", 0)
+
+    def on_a_plane(z):  # [N]: the scene lies on one of the authors' planes
+        planes = [torch.isclose(z[:, 1 - slot], sprites.scale_latents(torch.tensor(fixed, dtype=torch.float32))).all(1)
+                  for slot, fixed in sprites.PLANES["orthogonal"]]
+        return torch.stack(planes).any(0)
+
+    assert on_a_plane(z_in).all() and not on_a_plane(z_wh).any()
+    assert x_in.shape == (300, 3, TINY.size, TINY.size)
+    # the training set differs from the evaluation sets, and is the same every time
+    assert not torch.equal(cs.data(TINY, "orthogonal", 30, "train", 0)[0], z_in[:30])
+    assert torch.equal(cs.data(TINY, "orthogonal", 30, "train", 0)[0], cs.data(TINY, "orthogonal", 30, "train", 0)[0])
+
+
+def test_training_lowers_the_loss():
+    z, x = cs.data(TINY, "orthogonal", 256, "train", 0)
+    torch.manual_seed(0)
+    model = cs.build(TINY, "orthogonal")
+    before = torch.nn.functional.mse_loss(model(z), x).item()
+    cs.train(model, z, x, TINY.with_(epochs=15, lr=3e-3), seed=0)
+    assert torch.nn.functional.mse_loss(model(z), x).item() < 0.7 * before
+
+
+def test_bad_settings_and_rows_are_named():
+    with pytest.raises(ValueError, match="power of two"):
+        TINY.with_(size=24)
+    with pytest.raises(ValueError, match="decoder"):
+        TINY.with_(decoder="transformer")
+    with pytest.raises(ValueError, match="rows.*'orthogonal'"):
+        TINY.with_(rows=("orthogonl",))
+    with pytest.raises(ValueError, match="row"):
+        cs.build(TINY, "diagonal-0.3")
+
+
+def test_a_run_is_stored_per_row_and_read_back(tmp_path, monkeypatch):
+    monkeypatch.setenv(results.ROOT_ENV, str(tmp_path))
+    runs = cs.run("smoke", torch.device("cpu"), s=TINY)
+    assert (tmp_path / "smoke" / cs.CHAPTER / "orthogonal.json").exists()
+    a = runs.arrays("orthogonal")
+    assert a["r2_in"].shape == (TINY.seeds, len(a["eval_epochs"]))
+    assert a["slice_mse"].shape == (TINY.seeds, cs.SLICE, cs.SLICE)
+    assert a["shown_pred"].dtype.name == "uint8"
+    again = cs.run("smoke", torch.device("cpu"), s=TINY)  # read, not recomputed
+    assert again.rows["orthogonal"].metrics == runs.rows["orthogonal"].metrics
+    assert list(again.table()["row"]) == ["orthogonal"]
+    with pytest.raises(ValueError, match="not in this run"):
+        again.arrays("gap")
+
+
+def test_the_paper_profile_is_the_papers_settings():
+    p = cs.settings("paper")
+    assert (p.size, p.n_train, p.epochs, p.batch, p.lr, p.channels, p.mono_hidden, p.mono_channels) == \
+        (64, 100_000, 2000, 512, 1e-3, 32, 320, 64)
