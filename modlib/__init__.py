@@ -10,6 +10,8 @@ Each module does one thing; chapters import what they need:
 - ``results``   the results store (load a matching stored result or compute and store it)
 - ``masks``     trainable binary masks over the weights of any torch model
 - ``toy``       the redundant-input toy experiment (chapter 1)
+- ``sprites``   multi-sprite scenes: renderer, compositions, supports, sufficient support (chapter 2)
+- ``compositional_sprites`` compositional vs monolithic models on them (chapter 2)
 - ``modularity`` the weight-mask experiments (chapter 4)
 - ``findings``  what a page says about its results, decided from the numbers (claims tests use it too)
 - ``plots``     figures, handed to numbered captions that name their profile, device and seeds

@@ -571,9 +571,21 @@ def image_grid(rows: dict[str, np.ndarray], titles: list[str] | None = None) -> 
     return fig
 
 
+def unscaled(z: np.ndarray) -> np.ndarray:
+    """Scaled latents ``[..., 5]`` (as the models get them, :func:`modlib.sprites.scale_latents`)
+    back to [0, 1] (shape: 0, 0.5 or 1), for plotting over the latent cube."""
+    from modlib import sprites
+
+    out = np.array(z, dtype=float)
+    for i, name in enumerate(sprites.LATENT_NAMES):
+        low, high = sprites.LATENT_RANGES.get(name, (0.0, 2.0))
+        out[..., i] = (out[..., i] - low) / (high - low)
+    return out
+
+
 def support_panel(ax: plt.Axes, z: np.ndarray, title: str, dims=((0, 0), (1, 0))) -> None:
-    """Scenes' latents ``z [N, 2, 5]`` projected on two latents, ``dims`` = ((slot, latent), ...):
-    by default slot 0's x against slot 1's x."""
+    """Scenes' latents ``z [N, 2, 5]`` (in [0, 1]) projected on two latents, ``dims`` =
+    ((slot, latent), ...): by default slot 0's x against slot 1's x."""
     from modlib import sprites
 
     (s0, l0), (s1, l1) = dims
@@ -633,7 +645,7 @@ def error_maps(runs, rows: list[str], labels: list[str]) -> plt.Figure:
     fig, axes = plt.subplots(1, len(rows), figsize=(COLUMN, 2.6), squeeze=False)
     for ax, row, label, m in zip(axes[0], rows, labels, maps):
         im = ax.imshow(m, origin="lower", extent=(0, 1, 0, 1), cmap="magma", vmin=0, vmax=top)
-        z = runs.arrays(row)["train_z"]
+        z = unscaled(runs.arrays(row)["train_z"])
         ax.scatter(z[:, 0, 0], z[:, 1, 0], s=2, color="cyan", alpha=0.6, linewidths=0)
         ax.set(xticks=[0, 1], yticks=[0, 1])
         ax.set_xlabel("slot 0: x", fontsize=8, labelpad=-6)
@@ -750,7 +762,7 @@ def animate_rows(runs, rows: list[str], labels: list[str]):
         a = runs.arrays(rows[k])
         for ax in (ax_support, ax_error, ax_true, ax_pred):
             ax.clear()
-        support_panel(ax_support, a["train_z"], "training scenes")
+        support_panel(ax_support, unscaled(a["train_z"]), "training scenes")
         ax_error.imshow(a["slice_mse"].mean(0), origin="lower", extent=(0, 1, 0, 1), cmap="magma",
                         vmin=0, vmax=top)
         ax_error.set(xticks=[0, 1], yticks=[0, 1], title="error (dark: low)")
