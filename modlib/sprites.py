@@ -242,6 +242,9 @@ def sufficient_support(support: str, composition: str, size: int, n: int = 16, m
     rank over the output's size. C works pixel by pixel, so the rank is summed over pixels of
     ``[channels x channels]`` blocks. Returns ``[2, n]``: per slot and draw, the share of the
     slot's output at which the accumulated Jacobian has full rank (1 everywhere = sufficient).
+    The draws come from ``4 n`` scenes of the support; on a plane family fewer than ``n`` of them
+    may vary slot k, and the draws not supplied are left at 0 (a real draw is never 0: a slot's
+    own sprite always reaches the loss), so take the worst draw over the non-zero entries.
     """
     g = torch.Generator().manual_seed(seed)
     rgba = composition == "alpha"
