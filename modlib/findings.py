@@ -452,7 +452,7 @@ def compositional_sprites(runs, sharpness_rows: dict[str, float] | None = None) 
             "gap-drop", bool(drop["gap"].mean() > drop["orthogonal"].mean()),
             f"From in-domain to the whole cube, R² drops by {_ms(drop['gap'])} with the gap in "
             f"slot 0's x and by {_ms(drop['orthogonal'])} without it.")
-    if sharpness_rows and "orthogonal" in stored:
+    if "orthogonal" in stored and stored & set(sharpness_rows or ()):
         ks = {"orthogonal": 1.0, **{r: k for r, k in sharpness_rows.items() if r in stored}}
         ks = dict(sorted(ks.items(), key=lambda item: item[1]))
         parts, fits, ok = [], [], True
