@@ -6,7 +6,8 @@ A statement is a :class:`Finding`: a short name, whether it holds, and a sentenc
 numbers (mean ± std over seeds). Chapter 4 (weight masks, :mod:`modlib.modularity`) uses
 :func:`specialization`, :func:`reuse` and :func:`class_removal`; chapter 2 (multi-sprite scenes,
 :mod:`modlib.compositional_sprites`) uses :func:`paper_comparison`, :func:`gradient_reach` and
-:func:`compositional_sprites`.
+:func:`compositional_sprites`; chapter 3 (MNIST pairs and SCAN, :mod:`modlib.resists_at_scale`) uses
+:func:`resists_at_scale`.
 """
 
 from __future__ import annotations
@@ -492,4 +493,73 @@ def compositional_sprites(runs, sharpness_rows: dict[str, float] | None = None) 
              f"{reached[0]} of {int(a['eval_epochs'][-1])} evaluated" if reached else
              f"The compositional model's whole-cube R² never reaches 0.8 in {int(a['eval_epochs'][-1])} epochs")
             + f" (evaluated at epochs {', '.join(str(int(e)) for e in a['eval_epochs'])}).")
+    return out
+
+
+# the windows in which the paper compares training speed: MNIST's first quarter, SCAN's steps 10-50
+EARLY = {"mnist": (1, 50), "scan": (10, 50)}
+
+
+def early_train_accuracy(runs, name: str) -> np.ndarray:
+    """Mean training-distribution accuracy per seed over the experiment's :data:`EARLY` window
+    of steps: ``[S]``. ``name``: a result of chapter 3, e.g. ``"mnist-A"``."""
+    a = runs.arrays(name)
+    low, high = EARLY[name.split("-")[0]]
+    window = (a["eval_steps"] >= low) & (a["eval_steps"] <= high)
+    return a["acc_train"][:, window].mean(1)
+
+
+def resists_at_scale(runs) -> dict[str, Finding]:
+    """Chapter 3's statements about its stored results (:class:`modlib.resists_at_scale.ResistRuns`),
+    keyed by name; an experiment not stored is left out. Settings A and B share each seed's initial
+    weights, so differences are paired over seeds (:func:`paired_difference`).
+
+    ``<exp>-early`` (``mnist``, ``scan``): setting A's training accuracy over the :data:`EARLY`
+    window is higher than B's, the paired interval clear of 0; ``<exp>-gap``: A's final train-test
+    gap exceeds B's in every seed, the paired interval clear of 0; ``scan-test``: A's final test
+    accuracy is below a quarter of its training accuracy in every seed; ``mnist-swap``: replacing
+    the right digit costs A more accuracy than B, the paired interval clear of 0.
+    """
+    out = {}
+    for experiment, label in (("mnist", "MNIST pairs"), ("scan", "SCAN")):
+        if f"{experiment}-A" not in runs.rows or f"{experiment}-B" not in runs.rows:
+            continue
+        a, b = runs.arrays(f"{experiment}-A"), runs.arrays(f"{experiment}-B")
+        seeds = len(a["final_train"])
+        low, high = EARLY[experiment]
+        if seeds > 1 and a["eval_steps"][-1] >= high:
+            early = {s: early_train_accuracy(runs, f"{experiment}-{s}") for s in "AB"}
+            text, clear, sign = _difference(early["A"], early["B"])
+            out[f"{experiment}-early"] = Finding(
+                f"{experiment}-early", clear and sign > 0,
+                f"{label}, steps {low}–{high}: mean training accuracy {_ms(early['A'])} in setting A and "
+                f"{_ms(early['B'])} in B; A minus B {text}.")
+        gap = {s: r["final_train"] - r["final_test"] for s, r in (("A", a), ("B", b))}
+        holds = bool(gap["A"].min() > gap["B"].max())
+        text = ""
+        if seeds > 1:
+            text, clear, sign = _difference(gap["A"], gap["B"])
+            holds = holds and clear and sign > 0
+            text = f"; A minus B {text}"
+        out[f"{experiment}-gap"] = Finding(
+            f"{experiment}-gap", holds,
+            f"{label}, after training: setting A {_ms(a['final_train'])} on training-distribution data and "
+            f"{_ms(a['final_test'])} on test data, setting B {_ms(b['final_train'])} and "
+            f"{_ms(b['final_test'])}; the train-test gap is {_ms(gap['A'])} in A and {_ms(gap['B'])} in B"
+            f"{text}.")
+        if experiment == "scan":
+            out["scan-test"] = Finding(
+                "scan-test", bool((a["final_test"] < a["final_train"] / 4).all()),
+                f"SCAN setting A: test accuracy {_ms(a['final_test'])} against {_ms(a['final_train'])} on "
+                f"training commands.")
+        if experiment == "mnist":
+            cost = {s: r["final_train"] - r["swapped"] for s, r in (("A", a), ("B", b))}
+            holds, text = bool(cost["A"].mean() > cost["B"].mean()), ""
+            if seeds > 1:
+                text, clear, sign = _difference(cost["A"], cost["B"])
+                holds, text = clear and sign > 0, f"; A minus B {text}"
+            out["mnist-swap"] = Finding(
+                "mnist-swap", holds,
+                f"Replacing the right digit of training-distribution pairs by a random one lowers accuracy "
+                f"by {_ms(cost['A'])} in setting A and {_ms(cost['B'])} in B{text}.")
     return out
