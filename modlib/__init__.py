@@ -12,6 +12,9 @@ Each module does one thing; chapters import what they need:
 - ``toy``       the redundant-input toy experiment (chapter 1)
 - ``sprites``   multi-sprite scenes: renderer, compositions, supports, sufficient support (chapter 2)
 - ``compositional_sprites`` compositional vs monolithic models on them (chapter 2)
+- ``digit_pairs`` MNIST digit pairs in settings A and B (chapter 3)
+- ``scan``      the SCAN commands, generated from their grammar, and their splits (chapter 3)
+- ``resists_at_scale`` the CNN and seq2seq experiments of chapter 3
 - ``modularity`` the weight-mask experiments (chapter 4)
 - ``findings``  what a page says about its results, decided from the numbers (claims tests use it too)
 - ``plots``     figures, handed to numbered captions that name their profile, device and seeds

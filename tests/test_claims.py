@@ -12,6 +12,7 @@ import pytest
 import torch
 
 from modlib import compositional_sprites as cs
+from modlib import resists_at_scale as rs
 from modlib import data, findings, modularity, results, sprites, toy
 
 FULL = Path(__file__).resolve().parents[1] / "notebooks" / "results" / "full"
@@ -486,3 +487,63 @@ def test_sprites_gradient_reach_is_the_lower_slots_weight():
         top = model.slot_images(z)[:, 0].sum(1)
     assert reach[0] == pytest.approx(torch.sigmoid(-4 * top).mean().item())
     assert 0 < reach[0] < 1
+
+
+# --- chapter 3: gradient descent resists compositionality, at scale (MNIST pairs, SCAN) ----------
+
+@pytest.fixture(scope="module")
+def resist_runs() -> rs.ResistRuns:
+    """Chapter 3's stored full results, made by the committed code with the full profile's present
+    settings (skipped while not all stored, failed when made otherwise)."""
+    import json
+
+    s, rows = rs.settings("full"), {}
+    for name in rs.RESULTS:
+        found = load(rs.CHAPTER, name)
+        if not found:
+            pytest.skip(f"the full result {name} of chapter 3 is not stored yet; make it with "
+                        f"`make batch PROFILE=full NOTEBOOKS=notebooks/{rs.CHAPTER}.ipynb`")
+        [(meta, _)] = found
+        if meta["config"] != json.loads(json.dumps(rs._config(s, name))):
+            pytest.fail(f"{name} was made with other settings than the full profile's; remake it")
+        rows[name] = results.read(FULL / rs.CHAPTER / f"{name}.json")
+    return rs.ResistRuns(s, rows, "full")
+
+
+@pytest.fixture(scope="module")
+def resist_found(resist_runs):
+    return findings.resists_at_scale(resist_runs)
+
+
+def test_resists_full_is_the_papers_settings_with_five_seeds(resist_runs):
+    assert resist_runs.settings == rs.settings("paper") and resist_runs.settings.seeds >= 5
+    assert all(len(resist_runs.arrays(n)["final_train"]) == resist_runs.settings.seeds for n in rs.RESULTS)
+
+
+@pytest.mark.parametrize("experiment", rs.EXPERIMENTS)
+def test_resists_setting_a_trains_faster_early(resist_runs, resist_found, experiment):
+    assert resist_found[f"{experiment}-early"].holds, resist_found[f"{experiment}-early"].text
+    a, b = (findings.early_train_accuracy(resist_runs, f"{experiment}-{s}") for s in "AB")
+    d, low, _ = findings.paired_difference(a, b)
+    assert low > 0, (a, b)
+
+
+@pytest.mark.parametrize("experiment", rs.EXPERIMENTS)
+def test_resists_setting_a_has_the_larger_train_test_gap(resist_runs, resist_found, experiment):
+    assert resist_found[f"{experiment}-gap"].holds, resist_found[f"{experiment}-gap"].text
+    gap = {s: resist_runs.arrays(f"{experiment}-{s}")["final_train"]
+           - resist_runs.arrays(f"{experiment}-{s}")["final_test"] for s in "AB"}
+    # a margin well outside the spread over seeds: every seed of A above every seed of B, and the
+    # difference of the means more than three standard deviations of either setting
+    assert gap["A"].min() > gap["B"].max(), gap
+    assert gap["A"].mean() - gap["B"].mean() > 3 * max(gap["A"].std(), gap["B"].std()), gap
+
+
+def test_resists_scan_setting_a_fails_the_test_commands(resist_runs, resist_found):
+    assert resist_found["scan-test"].holds, resist_found["scan-test"].text
+    a = resist_runs.arrays("scan-A")
+    assert (a["final_train"] > 0.9).all() and (a["final_test"] < a["final_train"] / 4).all(), a
+
+
+def test_resists_setting_a_cnn_relies_on_the_right_digit(resist_runs, resist_found):
+    assert resist_found["mnist-swap"].holds, resist_found["mnist-swap"].text
