@@ -124,9 +124,10 @@ def train_digits(s: ResistSettings, setting: str, seed: int, pools: dict[str, di
                  device: torch.device) -> dict[str, np.ndarray]:
     """One CNN in one setting: Adam on a fresh batch of training pairs every step; accuracy on
     fresh training-distribution and test pairs before the first step and after each. Returns
-    ``acc_train``, ``acc_test`` ``[steps + 1]`` and, on ``mnist_final`` pairs each after
-    training, ``final_train``, ``final_test`` and ``swapped`` (training-distribution pairs with
-    the right digit replaced by a random one)."""
+    ``acc_train``, ``acc_test``, ``acc_swapped`` ``[steps + 1]`` (``acc_swapped``: the same
+    training-distribution pairs as ``acc_train`` with each right digit replaced by a random one)
+    and, on ``mnist_final`` pairs each after training, ``final_train``, ``final_test`` and
+    ``swapped``."""
     g = torch.Generator().manual_seed(seed)  # the pairs drawn
     torch.manual_seed(seed)  # the weights
     model = digit_cnn().to(device)
@@ -137,10 +138,12 @@ def train_digits(s: ResistSettings, setting: str, seed: int, pools: dict[str, di
         x, y, _ = pool.sample(n, setting, split, g)
         return x.to(device), y.to(device)
 
-    curves = {"acc_train": [], "acc_test": []}
+    curves = {"acc_train": [], "acc_test": [], "acc_swapped": []}
 
     def evaluate():
-        curves["acc_train"].append(accuracy(model, *draw(train, s.mnist_eval, "train")))
+        x, y = draw(train, s.mnist_eval, "train")
+        curves["acc_train"].append(accuracy(model, x, y))
+        curves["acc_swapped"].append(accuracy(model, train.swap_right(x.cpu(), g).to(device), y))
         curves["acc_test"].append(accuracy(model, *draw(test, s.mnist_eval, "test")))
 
     evaluate()
@@ -260,27 +263,44 @@ def scan_eval_steps(s: ResistSettings) -> list[int]:
     return dense + list(range(dense[-1] + s.scan_every, s.scan_steps + 1, s.scan_every))
 
 
-def scan_data(setting: str, seed: int) -> tuple[tuple[torch.Tensor, ...], tuple[torch.Tensor, ...]]:
-    """The add-jump split encoded, ``(src, tgt_in, tgt_out)`` for training and for test. Setting B
+def scan_pairs(setting: str, seed: int) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """The add-jump split's ``(command, actions)`` pairs for training and for test. Setting B
     re-draws the training commands' action words (``seed``'s draw); the test set is the same."""
     check_choice("setting", setting, SETTING_NAMES)
     train, test = scan.split("add-jump")
     if setting == "B":
         train = scan.redraw_actions([c for c, _ in train], torch.Generator().manual_seed(seed))
+    return train, test
 
-    def encoded(pairs):
-        src, tgt = scan.encode(pairs)  # [N, 9], [N, 50]: SOS, actions, EOS, padding
-        return src, tgt[:, :-1], tgt[:, 1:]
 
+def encoded(pairs: list[tuple[str, str]]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``(src [N, 9], tgt_in [N, 49], tgt_out [N, 49])``: the words, then SOS and the actions
+    (the decoder's inputs under teacher forcing), then the actions and EOS (its targets)."""
+    src, tgt = scan.encode(pairs)  # [N, 9], [N, 50]: SOS, actions, EOS, padding
+    return src, tgt[:, :-1], tgt[:, 1:]
+
+
+def scan_data(setting: str, seed: int) -> tuple[tuple[torch.Tensor, ...], tuple[torch.Tensor, ...]]:
+    """:func:`scan_pairs` :func:`encoded`: ``(src, tgt_in, tgt_out)`` for training and for test."""
+    train, test = scan_pairs(setting, seed)
     return encoded(train), encoded(test)
 
 
 def train_scan(s: ResistSettings, setting: str, seed: int, device: torch.device) -> dict[str, np.ndarray]:
     """One seq2seq model in one setting: Adam with the paper's step decay and clipping on batches
-    drawn with replacement; exact-match accuracy on fresh training and test commands at
-    :func:`scan_eval_steps`. Returns ``acc_train``, ``acc_test`` ``[E]``, ``final_train``,
-    ``final_test`` (``scan_final`` commands each) and ``losses [steps]``."""
-    (tr_src, tr_in, tr_out), (te_src, te_in, te_out) = scan_data(setting, seed)
+    drawn with replacement; exact-match accuracy on fresh commands at :func:`scan_eval_steps`.
+    Returns curves ``[E]``: ``acc_train`` (training commands), ``acc_train_long`` (training
+    commands of more than one word), ``acc_test`` (test commands) and ``acc_unseen`` (test
+    commands that are not also training commands: all of them in setting A); the final
+    accuracies ``final_train``, ``final_test``, ``final_unseen`` (``scan_final`` commands each);
+    ``losses [steps]``; and seed's translations of :func:`shown_commands`."""
+    train, test = scan_pairs(setting, seed)
+    seen = {c for c, _ in train}
+    (tr_src, tr_in, tr_out), (te_src, te_in, te_out) = encoded(train), encoded(test)
+    long = torch.tensor([len(c.split()) > 1 for c, _ in train])
+    unseen = torch.tensor([c not in seen for c, _ in test])
+    sets = {"train": (tr_src, tr_in, tr_out), "train_long": (tr_src[long], tr_in[long], tr_out[long]),
+            "test": (te_src, te_in, te_out), "unseen": (te_src[unseen], te_in[unseen], te_out[unseen])}
     g = torch.Generator().manual_seed(seed)
     torch.manual_seed(seed)
     model = Seq2Seq(len(scan.COMMAND_VOCAB), len(scan.ACTION_VOCAB), s.embedding, s.encoder, s.decoder).to(device)
@@ -296,12 +316,12 @@ def train_scan(s: ResistSettings, setting: str, seed: int, device: torch.device)
         return exact_match(model, *sample(src, tgt_in, tgt_out, n)[::2]).float().mean().item()
 
     when = set(scan_eval_steps(s))
-    acc_train, acc_test, losses = [], [], []
+    curves, losses = {name: [] for name in sets}, []
     for step in bar(range(s.scan_steps + 1), f"SCAN {setting} seed {seed}"):
         if step in when:
             model.eval()
-            acc_train.append(measure(tr_src, tr_in, tr_out, s.scan_eval))
-            acc_test.append(measure(te_src, te_in, te_out, s.scan_eval))
+            for name, subset in sets.items():
+                curves[name].append(measure(*subset, s.scan_eval))
             model.train()
         if step == s.scan_steps:
             break
@@ -315,19 +335,28 @@ def train_scan(s: ResistSettings, setting: str, seed: int, device: torch.device)
         decay.step()
         losses.append(loss.item())
     model.eval()
-    shown = te_src[shown_commands(len(te_src))].to(device)
+    shown = te_src[shown_commands(s.seeds)].to(device)
     pred, attention = model.greedy(shown)  # [R, T], [R, T, 9]
     width = scan.MAX_ACTIONS + 1
-    return {"acc_train": np.array(acc_train), "acc_test": np.array(acc_test), "losses": np.array(losses),
-            "final_train": np.array(measure(tr_src, tr_in, tr_out, s.scan_final)),
-            "final_test": np.array(measure(te_src, te_in, te_out, s.scan_final)),
-            "shown_pred": F.pad(pred, (0, width - pred.shape[1]), value=scan.Vocab.PAD).cpu().numpy(),
-            "shown_attention": F.pad(attention, (0, 0, 0, width - attention.shape[1])).cpu().numpy()}
+    out = {f"acc_{name}": np.array(v) for name, v in curves.items()}
+    out.update({f"final_{name}": np.array(measure(*sets[name], s.scan_final))
+                for name in ("train", "test", "unseen")})
+    out.update({"losses": np.array(losses),
+                "shown_pred": F.pad(pred, (0, width - pred.shape[1]), value=scan.Vocab.PAD).cpu().numpy(),
+                "shown_attention": F.pad(attention, (0, 0, 0, width - attention.shape[1])).cpu().numpy()})
+    return out
 
 
-def shown_commands(n_test: int) -> torch.Tensor:
-    """The indices of the test commands whose translations every seed stores: ``[SHOWN]``."""
-    return torch.randperm(n_test, generator=torch.Generator().manual_seed(0))[:SHOWN]
+def shown_commands(seeds: int) -> torch.Tensor:
+    """The indices ``[SHOWN]`` of the test commands whose translations every seed stores: random
+    ones among those that no seed's setting-B training set contains, so that both settings
+    translate commands they never saw."""
+    _, test = scan.split("add-jump")
+    seen = set()
+    for seed in range(seeds):
+        seen |= {c for c, _ in scan_pairs("B", seed)[0]}
+    order = torch.randperm(len(test), generator=torch.Generator().manual_seed(0)).tolist()
+    return torch.tensor([i for i in order if test[i][0] not in seen][:SHOWN])
 
 
 # ---------------------------------------------------------------- runs and the store
@@ -377,7 +406,7 @@ def run_one(s: ResistSettings, name: str, device: torch.device) -> tuple[dict, d
     arrays = {k: np.stack([r[k] for r in runs]) for k in runs[0]}
     arrays["eval_steps"] = steps
     metrics = {"result": name, "data": source,
-               **{f"{k}_mean": float(arrays[k].mean()) for k in ("final_train", "final_test")}}
+               **{f"{k}_mean": float(arrays[k].mean()) for k in arrays if k.startswith("final_")}}
     return metrics, arrays
 
 
