@@ -496,29 +496,38 @@ def compositional_sprites(runs, sharpness_rows: dict[str, float] | None = None) 
     return out
 
 
-# the windows in which the paper compares training speed: MNIST's first quarter, SCAN's steps 10-50
-EARLY = {"mnist": (1, 50), "scan": (10, 50)}
+# the windows in which training speed is compared: MNIST's first quarter, and the steps in which the
+# paper's text sees setting A ahead on SCAN ("steps 10-25")
+EARLY = {"mnist": (1, 50), "scan": (10, 25)}
+CLEAR = 0.05  # an effect the page calls clear: a paired difference of at least this, interval clear of 0
 
 
-def early_train_accuracy(runs, name: str) -> np.ndarray:
-    """Mean training-distribution accuracy per seed over the experiment's :data:`EARLY` window
-    of steps: ``[S]``. ``name``: a result of chapter 3, e.g. ``"mnist-A"``."""
+def early_train_accuracy(runs, name: str, curve: str = "acc_train") -> np.ndarray:
+    """Mean accuracy per seed on the ``curve`` (training-distribution data by default) over the
+    experiment's :data:`EARLY` window of steps: ``[S]``. ``name``: a result of chapter 3, e.g.
+    ``"mnist-A"``."""
     a = runs.arrays(name)
     low, high = EARLY[name.split("-")[0]]
     window = (a["eval_steps"] >= low) & (a["eval_steps"] <= high)
-    return a["acc_train"][:, window].mean(1)
+    return a[curve][:, window].mean(1)
 
 
 def resists_at_scale(runs) -> dict[str, Finding]:
     """Chapter 3's statements about its stored results (:class:`modlib.resists_at_scale.ResistRuns`),
     keyed by name; an experiment not stored is left out. Settings A and B share each seed's initial
-    weights, so differences are paired over seeds (:func:`paired_difference`).
+    weights, so differences are paired over seeds (:func:`paired_difference`; with 5 seeds its
+    interval clears 0 whenever all seeds agree, so a *clear* effect also needs a size of
+    :data:`CLEAR`).
 
     ``<exp>-early`` (``mnist``, ``scan``): setting A's training accuracy over the :data:`EARLY`
-    window is higher than B's, the paired interval clear of 0; ``<exp>-gap``: A's final train-test
-    gap exceeds B's in every seed, the paired interval clear of 0; ``scan-test``: A's final test
-    accuracy is below a quarter of its training accuracy in every seed; ``mnist-swap``: replacing
-    the right digit costs A more accuracy than B, the paired interval clear of 0.
+    window is higher than B's (interval clear of 0); ``scan-early-long``: the same on training
+    commands of more than one word (no size asked: it is reported either way, and holds if A is
+    ahead); ``<exp>-gap``: A's final train-test gap exceeds B's in every seed, clearly;
+    ``<exp>-b-agrees``: setting B's final train and test accuracies differ by at most 0.05 on
+    average; ``scan-test``: A's final test accuracy is below a quarter of its training accuracy in
+    every seed; ``scan-unseen``: on test commands that B never trained on, B's final accuracy is
+    clearly above A's; ``mnist-swap``: replacing the right digit costs A clearly more accuracy than
+    B, and at least half of A's train-test gap.
     """
     out = {}
     for experiment, label in (("mnist", "MNIST pairs"), ("scan", "SCAN")):
@@ -528,14 +537,18 @@ def resists_at_scale(runs) -> dict[str, Finding]:
         seeds = len(a["final_train"])
         low, high = EARLY[experiment]
         if seeds > 1 and a["eval_steps"][-1] >= high:
-            early = {s: early_train_accuracy(runs, f"{experiment}-{s}") for s in "AB"}
-            text, clear, sign = _difference(early["A"], early["B"])
-            out[f"{experiment}-early"] = Finding(
-                f"{experiment}-early", clear and sign > 0,
-                f"{label}, steps {low}–{high}: mean training accuracy {_ms(early['A'])} in setting A and "
-                f"{_ms(early['B'])} in B; A minus B {text}.")
+            curves = [("early", "acc_train", "")]
+            if experiment == "scan":
+                curves.append(("early-long", "acc_train_long", " on training commands of more than one word"))
+            for key, curve, what in curves:
+                early = {s: early_train_accuracy(runs, f"{experiment}-{s}", curve) for s in "AB"}
+                text, clear, sign = _difference(early["A"], early["B"])
+                out[f"{experiment}-{key}"] = Finding(
+                    f"{experiment}-{key}", clear and sign > 0,
+                    f"{label}, steps {low}–{high}: mean training accuracy{what} {_ms(early['A'])} in setting A "
+                    f"and {_ms(early['B'])} in B; A minus B {text}.")
         gap = {s: r["final_train"] - r["final_test"] for s, r in (("A", a), ("B", b))}
-        holds = bool(gap["A"].min() > gap["B"].max())
+        holds = bool(gap["A"].min() > gap["B"].max() and gap["A"].mean() - gap["B"].mean() >= CLEAR)
         text = ""
         if seeds > 1:
             text, clear, sign = _difference(gap["A"], gap["B"])
@@ -547,19 +560,33 @@ def resists_at_scale(runs) -> dict[str, Finding]:
             f"{_ms(a['final_test'])} on test data, setting B {_ms(b['final_train'])} and "
             f"{_ms(b['final_test'])}; the train-test gap is {_ms(gap['A'])} in A and {_ms(gap['B'])} in B"
             f"{text}.")
+        out[f"{experiment}-b-agrees"] = Finding(
+            f"{experiment}-b-agrees", bool(abs(gap["B"].mean()) <= 0.05),
+            f"{label}, setting B: training and test accuracy differ by {_ms(gap['B'])}.")
         if experiment == "scan":
             out["scan-test"] = Finding(
                 "scan-test", bool((a["final_test"] < a["final_train"] / 4).all()),
                 f"SCAN setting A: test accuracy {_ms(a['final_test'])} against {_ms(a['final_train'])} on "
                 f"training commands.")
+            holds, text = bool(b["final_unseen"].mean() - a["final_unseen"].mean() >= CLEAR), ""
+            if seeds > 1:
+                text, clear, sign = _difference(b["final_unseen"], a["final_unseen"])
+                holds, text = holds and clear and sign > 0, f"; B minus A {text}"
+            out["scan-unseen"] = Finding(
+                "scan-unseen", holds,
+                f"SCAN, test commands that setting B never trained on: accuracy {_ms(b['final_unseen'])} in "
+                f"setting B and {_ms(a['final_unseen'])} in A{text}.")
         if experiment == "mnist":
             cost = {s: r["final_train"] - r["swapped"] for s, r in (("A", a), ("B", b))}
-            holds, text = bool(cost["A"].mean() > cost["B"].mean()), ""
+            holds = bool(cost["A"].mean() - cost["B"].mean() >= CLEAR
+                         and cost["A"].mean() >= gap["A"].mean() / 2)
+            text = ""
             if seeds > 1:
                 text, clear, sign = _difference(cost["A"], cost["B"])
-                holds, text = clear and sign > 0, f"; A minus B {text}"
+                holds, text = holds and clear and sign > 0, f"; A minus B {text}"
             out["mnist-swap"] = Finding(
                 "mnist-swap", holds,
                 f"Replacing the right digit of training-distribution pairs by a random one lowers accuracy "
-                f"by {_ms(cost['A'])} in setting A and {_ms(cost['B'])} in B{text}.")
+                f"by {_ms(cost['A'])} in setting A and {_ms(cost['B'])} in B{text}; A's train-test gap "
+                f"is {_ms(gap['A'])}.")
     return out

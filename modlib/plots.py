@@ -840,7 +840,7 @@ def attention_map(weights: np.ndarray, words: list[str], actions: list[str], ax:
     """Attention ``weights [T, S]`` of one translation: output actions down, command words across."""
     ax.imshow(weights[:len(actions), :len(words)], cmap="Greys", vmin=0, vmax=1, aspect="auto")
     ax.set_xticks(range(len(words)), words, rotation=45, ha="right", fontsize=7)
-    ax.set_yticks(range(len(actions)), [a.replace("I_", "").replace("TURN_", "T") for a in actions], fontsize=6)
+    ax.set_yticks(range(len(actions)), [ACTION_SHORT.get(a, a) for a in actions], fontsize=7)
 
 
 def animate_seeds(runs):
@@ -861,3 +861,74 @@ def animate_seeds(runs):
     draw(0)
     fig.tight_layout()
     return _jshtml(fig, draw, seeds, 1500)
+
+
+ACTION_SHORT = {"I_WALK": "WALK", "I_LOOK": "LOOK", "I_RUN": "RUN", "I_JUMP": "JUMP",
+                "I_TURN_LEFT": "L", "I_TURN_RIGHT": "R"}
+
+
+def compact_actions(actions: str) -> str:
+    """A SCAN action sequence for a table: turns as L and R, and runs of a repeated action or pair
+    of actions written once with a count, e.g. ``"(R JUMP) ×8 L"``."""
+    tokens = [ACTION_SHORT.get(a, a) for a in actions.split()]
+    out, i = [], 0
+    while i < len(tokens):
+        for period in (2, 1):
+            unit = tokens[i:i + period]
+            count = 1
+            while len(unit) == period and tokens[i + count * period:i + (count + 1) * period] == unit:
+                count += 1
+            if count > 1:
+                out.append(f"({' '.join(unit)}) ×{count}" if period == 2 else f"{unit[0]} ×{count}")
+                i += count * period
+                break
+        else:
+            out.append(tokens[i])
+            i += 1
+    return " ".join(out)
+
+
+def swap_curves(runs) -> plt.Figure:
+    """Chapter 3: the CNN's accuracy on training-distribution pairs (solid) and on the same pairs
+    with the right digit replaced by a random one (dashed), settings A and B, against the step:
+    means over seeds."""
+    fig, ax = plt.subplots(figsize=(COLUMN * 0.75, 2.6))
+    for setting in ("A", "B"):
+        a = runs.arrays(f"mnist-{setting}")
+        colour = AB_COLOURS[setting, "train"]
+        ax.plot(a["eval_steps"], a["acc_train"].mean(0), color=colour, lw=1.5, label=f"train {setting}")
+        ax.plot(a["eval_steps"], a["acc_swapped"].mean(0), color=colour, lw=1.5, ls="--",
+                label=f"train {setting}, right digit replaced")
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlabel("training step", fontsize=8)
+    ax.set_ylabel("accuracy", fontsize=8)
+    ax.tick_params(labelsize=7)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    return fig
+
+
+def scan_detail(runs) -> plt.Figure:
+    """Chapter 3: SCAN accuracy on training commands of more than one word (left; the one-word
+    "jump" rows left out) and on test commands that setting B never trained on (right), settings A
+    and B against the step: the mean over seeds with a band of one standard deviation."""
+    fig, axes = plt.subplots(1, 2, figsize=(COLUMN, 2.6), sharey=True)
+    for ax, (key, title, split) in zip(axes, (("acc_train_long", "training, more than one word", "train"),
+                                              ("acc_unseen", "test, never in B's training", "test"))):
+        for setting in ("A", "B"):
+            a = runs.arrays(f"scan-{setting}")
+            mean, std = a[key].mean(0), a[key].std(0)
+            colour = AB_COLOURS[setting, split]
+            ax.fill_between(a["eval_steps"], mean - std, mean + std, color=colour, alpha=0.2, lw=0)
+            ax.plot(a["eval_steps"], mean, color=colour, lw=1.5, label=f"setting {setting}")
+        ax.set_xscale("symlog", linthresh=10)
+        ax.set_title(title, fontsize=9)
+        ax.set_xlabel("training step", fontsize=8)
+        ax.tick_params(labelsize=7)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7, loc="center right")
+    axes[0].set_ylabel("accuracy", fontsize=8)
+    axes[0].set_ylim(-0.02, 1.02)
+    fig.tight_layout()
+    return fig

@@ -162,7 +162,7 @@ def resists_explorer(runs) -> w.VBox:
                 "setting": w.ToggleButtons(options=list(rs.SETTING_NAMES), description="translations")}
     out = w.Output()
     _, test = scan.split("add-jump")
-    shown = [test[i] for i in rs.shown_commands(len(test)).tolist()]
+    shown = [test[i] for i in rs.shown_commands(runs.settings.seeds).tolist()]
 
     def redraw(_=None):
         seed, setting = controls["seed"].value, controls["setting"].value

@@ -525,7 +525,9 @@ def test_resists_setting_a_trains_faster_early(resist_runs, resist_found, experi
     assert resist_found[f"{experiment}-early"].holds, resist_found[f"{experiment}-early"].text
     a, b = (findings.early_train_accuracy(resist_runs, f"{experiment}-{s}") for s in "AB")
     d, low, _ = findings.paired_difference(a, b)
-    assert low > 0, (a, b)
+    assert low > 0 and (a > b).all(), (a, b)
+    if experiment == "mnist":  # the page calls MNIST's head start clear, SCAN's a few points
+        assert d >= findings.CLEAR, d
 
 
 @pytest.mark.parametrize("experiment", rs.EXPERIMENTS)
@@ -539,11 +541,24 @@ def test_resists_setting_a_has_the_larger_train_test_gap(resist_runs, resist_fou
     assert gap["A"].mean() - gap["B"].mean() > 3 * max(gap["A"].std(), gap["B"].std()), gap
 
 
+@pytest.mark.parametrize("experiment", rs.EXPERIMENTS)
+def test_resists_setting_b_train_and_test_agree(resist_found, experiment):
+    assert resist_found[f"{experiment}-b-agrees"].holds, resist_found[f"{experiment}-b-agrees"].text
+
+
 def test_resists_scan_setting_a_fails_the_test_commands(resist_runs, resist_found):
     assert resist_found["scan-test"].holds, resist_found["scan-test"].text
     a = resist_runs.arrays("scan-A")
     assert (a["final_train"] > 0.9).all() and (a["final_test"] < a["final_train"] / 4).all(), a
 
 
+def test_resists_scan_setting_b_on_commands_it_never_saw(resist_found):
+    # B's test accuracy is partly memory (its training set holds test commands); on the rest it
+    # still beats A clearly
+    assert resist_found["scan-unseen"].holds, resist_found["scan-unseen"].text
+
+
 def test_resists_setting_a_cnn_relies_on_the_right_digit(resist_runs, resist_found):
     assert resist_found["mnist-swap"].holds, resist_found["mnist-swap"].text
+    a = resist_runs.arrays("mnist-A")
+    assert (a["final_test"] > 0.5).all(), a["final_test"]  # "far above chance" (0.1): it reads the left digit too
