@@ -562,3 +562,25 @@ def test_resists_setting_a_cnn_relies_on_the_right_digit(resist_runs, resist_fou
     assert resist_found["mnist-swap"].holds, resist_found["mnist-swap"].text
     a = resist_runs.arrays("mnist-A")
     assert (a["final_test"] > 0.5).all(), a["final_test"]  # "far above chance" (0.1): it reads the left digit too
+
+
+def test_resists_scan_early_lead_is_the_one_word_jump(resist_runs, resist_found):
+    # the page: on multi-word training commands A and B are level early ("not reproduced" in the
+    # argument's sense), while on all training commands A leads
+    a, b = (findings.early_train_accuracy(resist_runs, f"scan-{s}", "acc_train_long") for s in "AB")
+    assert abs((a - b).mean()) <= 0.02, (a, b)
+    assert not resist_found["scan-early-long"].holds and resist_found["scan-early"].holds
+
+
+def test_resists_shown_translations(resist_runs):
+    # the page: no seed of A translates any shown command (none of which B trained on); B's nearly all
+    from modlib import scan as scan_data
+
+    _, test = scan_data.split("add-jump")
+    truth = [test[i][1] for i in rs.shown_commands(resist_runs.settings.seeds).tolist()]
+    right = {}
+    for s in "AB":
+        said = resist_runs.arrays(f"scan-{s}")["shown_pred"]  # [S, R, T]
+        right[s] = np.array([[" ".join(scan_data.ACTION_VOCAB.decode(p)) == t for p, t in zip(seed, truth)]
+                             for seed in said])
+    assert right["A"].sum() == 0 and right["B"].mean() >= 0.9, right
