@@ -831,6 +831,7 @@ def accuracy_curves(runs, experiment: str, log: bool = False) -> plt.Figure:
     ab_curves(ax, runs, experiment)
     if log:
         ax.set_xscale("symlog", linthresh=10)
+        ax.set_xlim(left=0)
     ax.legend(fontsize=7, ncol=2, loc="center right")
     fig.tight_layout()
     return fig
@@ -855,6 +856,7 @@ def animate_seeds(runs):
             ab_curves(ax, runs, experiment, seed=k)
             ax.set_title(f"{experiment.upper()}, seed {k}", fontsize=9)
         axes[1].set_xscale("symlog", linthresh=10)
+        axes[1].set_xlim(left=0)
         axes[1].legend(fontsize=6, loc="center right")
         return []
 
@@ -923,6 +925,7 @@ def scan_detail(runs) -> plt.Figure:
             ax.fill_between(a["eval_steps"], mean - std, mean + std, color=colour, alpha=0.2, lw=0)
             ax.plot(a["eval_steps"], mean, color=colour, lw=1.5, label=f"setting {setting}")
         ax.set_xscale("symlog", linthresh=10)
+        ax.set_xlim(left=0)
         ax.set_title(title, fontsize=9)
         ax.set_xlabel("training step", fontsize=8)
         ax.tick_params(labelsize=7)

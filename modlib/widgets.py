@@ -173,8 +173,9 @@ def resists_explorer(runs) -> w.VBox:
                 plots.ab_curves(ax, runs, experiment, seed=seed)
                 ax.set_title(f"{experiment.upper()}, seed {seed}", fontsize=9)
             axes[1].set_xscale("symlog", linthresh=10)
+            axes[1].set_xlim(left=0)
             axes[1].legend(fontsize=6, loc="center right")
-            plots.stamp(fig, runs.provenance)
+            plots.stamp(fig, runs.rows["scan-A"].provenance + " per setting")
             fig.tight_layout()
             plt.show()
             pred = runs.arrays(f"scan-{setting}")["shown_pred"][seed]
