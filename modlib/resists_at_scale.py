@@ -112,21 +112,9 @@ class ResistSettings:
 
 PAPER = ResistSettings()
 SETTINGS = {
-    "smoke": PAPER.with_(
-        seeds=1,
-        mnist_steps=3,
-        mnist_eval=16,
-        mnist_final=32,
-        scan_steps=3,
-        scan_batch=16,
-        scan_eval=8,
-        scan_dense=2,
-        scan_every=2,
-        scan_final=16,
-        embedding=8,
-        encoder=8,
-        decoder=16,
-    ),
+    "smoke": PAPER.with_(seeds=1, mnist_steps=3, mnist_eval=16, mnist_final=32, scan_steps=3,
+                         scan_batch=16, scan_eval=8, scan_dense=2, scan_every=2, scan_final=16,
+                         embedding=8, encoder=8, decoder=16),
     "default": PAPER.with_(seeds=1, scan_steps=300, scan_final=300),
     # full: the paper's own settings; both experiments fit in the CPU budget
     "full": PAPER,
@@ -454,13 +442,8 @@ def train_scan(
     }
     g = torch.Generator().manual_seed(seed)
     torch.manual_seed(seed)
-    model = Seq2Seq(
-        len(scan.COMMAND_VOCAB),
-        len(scan.ACTION_VOCAB),
-        s.embedding,
-        s.encoder,
-        s.decoder,
-    ).to(device)
+    model = Seq2Seq(len(scan.COMMAND_VOCAB), len(scan.ACTION_VOCAB),
+                    s.embedding, s.encoder, s.decoder).to(device)
     opt = torch.optim.Adam(model.parameters(), lr=s.scan_lr)
     decay = torch.optim.lr_scheduler.StepLR(
         opt, step_size=100, gamma=s.scan_decay
@@ -571,18 +554,11 @@ def estimate_seconds(
         x, y = torch.rand(
             s.mnist_batch, 1, 28, 56, device=device
         ), torch.randint(0, 10, (s.mnist_batch,))
-        loss_fn = lambda: categorical_hinge(
-            model(x), y.to(device)
-        )  # noqa: E731
+        loss_fn = lambda: categorical_hinge(model(x), y.to(device))  # noqa: E731
         total = s.mnist_steps
     else:
-        model = Seq2Seq(
-            len(scan.COMMAND_VOCAB),
-            len(scan.ACTION_VOCAB),
-            s.embedding,
-            s.encoder,
-            s.decoder,
-        ).to(device)
+        model = Seq2Seq(len(scan.COMMAND_VOCAB), len(scan.ACTION_VOCAB),
+                        s.embedding, s.encoder, s.decoder).to(device)
         src = torch.randint(
             3,
             len(scan.COMMAND_VOCAB),
@@ -595,9 +571,8 @@ def estimate_seconds(
             (s.scan_batch, scan.MAX_ACTIONS + 1),
             device=device,
         )
-        loss_fn = lambda: F.cross_entropy(
-            model(src, tgt).flatten(0, 1), tgt.flatten()
-        )  # noqa: E731
+        loss_fn = lambda: F.cross_entropy(  # noqa: E731
+            model(src, tgt).flatten(0, 1), tgt.flatten())
         total = s.scan_steps
     opt = torch.optim.Adam(model.parameters())
     for i in range(steps + 1):

@@ -42,14 +42,9 @@ def toy_explorer(sweep) -> w.VBox:
             plots.stamp(fig, sweep.provenance)
             plt.show()
 
-    for c in controls.values():
-        c.observe(redraw, names="value")
-    redraw()
-    box = w.VBox([w.HBox([controls["formulation"], controls["activation"]]),
-                  w.HBox([controls["loss"], controls["condition"]]),
-                  w.HBox([controls["epoch"], controls["seed"]]), out])
-    display(box)
-    return box
+    return _wire(controls, redraw, w.VBox([w.HBox([controls["formulation"], controls["activation"]]),
+                                           w.HBox([controls["loss"], controls["condition"]]),
+                                           w.HBox([controls["epoch"], controls["seed"]]), out]))
 
 
 def mask_explorer(points: dict, layers: list[str]) -> w.VBox:
@@ -90,12 +85,7 @@ def mask_explorer(points: dict, layers: list[str]) -> w.VBox:
             fig.tight_layout()
             plt.show()
 
-    alpha.observe(redraw, names="value")
-    layer.observe(redraw, names="value")
-    redraw()
-    box = w.VBox([w.HBox([alpha, layer]), out])
-    display(box)
-    return box
+    return _wire({"alpha": alpha, "layer": layer}, redraw, w.VBox([w.HBox([alpha, layer]), out]))
 
 
 def sprite_explorer(runs, size: int) -> w.VBox:
@@ -140,12 +130,7 @@ def sprite_explorer(runs, size: int) -> w.VBox:
             print(f"sufficient-support check: full rank at {worst:.0%} of a slot's\n"
                   f"outputs in the worst of 8 draws per slot\n{stored}")
 
-    for c in controls.values():
-        c.observe(redraw, names="value")
-    redraw()
-    box = w.VBox([w.HBox(list(controls.values())), out])
-    display(box)
-    return box
+    return _wire(controls, redraw, w.VBox([w.HBox(list(controls.values())), out]))
 
 
 def resists_explorer(runs) -> w.VBox:
@@ -183,9 +168,13 @@ def resists_explorer(runs) -> w.VBox:
                 said = " ".join(scan.ACTION_VOCAB.decode(p))
                 print(f"{'✓' if said == truth else '✗'} {command}")
 
+    return _wire(controls, redraw, w.VBox([w.HBox(list(controls.values())), out]))
+
+
+def _wire(controls: dict, redraw, box: w.VBox) -> w.VBox:
+    """Redraw on every change of ``controls``, draw once, and show ``box``."""
     for c in controls.values():
         c.observe(redraw, names="value")
     redraw()
-    box = w.VBox([w.HBox(list(controls.values())), out])
     display(box)
     return box

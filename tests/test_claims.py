@@ -46,6 +46,25 @@ def load(chapter: str, pattern: str) -> list[tuple[dict, dict]]:
     return out
 
 
+def stored_full(chapter: str, names, config_of) -> dict[str, results.Result]:
+    """The stored full results ``names`` of ``chapter``, each checked to be made by the committed
+    code (:func:`load`) with the full profile's present settings, ``config_of(name)`` (skipped
+    while one is not stored, failed when made otherwise)."""
+    import json
+
+    out = {}
+    for name in names:
+        found = load(chapter, name)
+        if not found:
+            pytest.skip(f"the full result {name} of {chapter} is not stored yet; make it with "
+                        f"`make batch PROFILE=full NOTEBOOKS=notebooks/{chapter}.ipynb`")
+        [(meta, _)] = found
+        if meta["config"] != json.loads(json.dumps(config_of(name))):
+            pytest.fail(f"{name} was made with other settings than the full profile's; remake it")
+        out[name] = results.read(FULL / chapter / f"{name}.json")
+    return out
+
+
 def toy_sweep() -> toy.ToySweep:
     """Chapter 1's stored full sweep, made by the committed code with the full profile's present
     settings (skipped when not stored yet, failed when made otherwise)."""
@@ -335,20 +354,9 @@ SHARPNESS = {r: spec[4] for r, spec in cs.ROWS.items() if r.startswith("sharpnes
 
 @pytest.fixture(scope="module")
 def sprite_runs() -> cs.SpriteRuns:
-    """Chapter 2's stored full rows, made by the committed code with the full profile's present
-    settings (skipped while not all stored, failed when made otherwise)."""
-    import json
-
-    s, rows = cs.settings("full"), {}
-    for row in s.rows:
-        found = load(cs.CHAPTER, row)
-        if not found:
-            pytest.skip(f"the full row {row} of chapter 2 is not stored yet; make it with "
-                        f"`make batch PROFILE=full NOTEBOOKS=notebooks/{cs.CHAPTER}.ipynb`")
-        [(meta, _)] = found
-        if meta["config"] != json.loads(json.dumps(cs._row_config(s, row))):
-            pytest.fail(f"{row} was made with other settings than the full profile's; remake it")
-        rows[row] = results.read(FULL / cs.CHAPTER / f"{row}.json")
+    """Chapter 2's stored full rows (:func:`stored_full`)."""
+    s = cs.settings("full")
+    rows = stored_full(cs.CHAPTER, s.rows, lambda row: cs._row_config(s, row))
     return cs.SpriteRuns(s, rows, "full")
 
 
@@ -493,20 +501,9 @@ def test_sprites_gradient_reach_is_the_lower_slots_weight():
 
 @pytest.fixture(scope="module")
 def resist_runs() -> rs.ResistRuns:
-    """Chapter 3's stored full results, made by the committed code with the full profile's present
-    settings (skipped while not all stored, failed when made otherwise)."""
-    import json
-
-    s, rows = rs.settings("full"), {}
-    for name in rs.RESULTS:
-        found = load(rs.CHAPTER, name)
-        if not found:
-            pytest.skip(f"the full result {name} of chapter 3 is not stored yet; make it with "
-                        f"`make batch PROFILE=full NOTEBOOKS=notebooks/{rs.CHAPTER}.ipynb`")
-        [(meta, _)] = found
-        if meta["config"] != json.loads(json.dumps(rs._config(s, name))):
-            pytest.fail(f"{name} was made with other settings than the full profile's; remake it")
-        rows[name] = results.read(FULL / rs.CHAPTER / f"{name}.json")
+    """Chapter 3's stored full results (:func:`stored_full`)."""
+    s = rs.settings("full")
+    rows = stored_full(rs.CHAPTER, rs.RESULTS, lambda name: rs._config(s, name))
     return rs.ResistRuns(s, rows, "full")
 
 
