@@ -3,6 +3,8 @@ the saved first view, and the chapters add a kernel-free animation beside them).
 
 from __future__ import annotations
 
+import html
+
 import ipywidgets as w
 import matplotlib.pyplot as plt
 import numpy as np
@@ -126,11 +128,14 @@ def sprite_explorer(runs, size: int) -> w.VBox:
             plots.support_panel(ax, z, name)
             plots.stamp(fig, runs.provenance)
             plt.show()
-            worst = share[share > 0].min()  # draws the support did not supply are 0
-            print(f"sufficient-support check: full rank at {worst:.0%} of a slot's\n"
-                  f"outputs in the worst of 8 draws per slot\n{stored}")
+        worst = share[share > 0].min()  # draws the support did not supply are 0
+        text.value = (f"<pre>sufficient-support check: full rank at {worst:.0%} of a slot's\n"
+                      f"outputs in the worst of 8 draws per slot\n{html.escape(stored)}</pre>")
 
-    return _wire(controls, redraw, w.VBox([w.HBox(list(controls.values())), out]))
+    # text goes to its own widget: printing into an Output widget after a figure can leave the
+    # kernel's last message undelivered, and the page's build waits for it
+    text = w.HTML()
+    return _wire(controls, redraw, w.VBox([w.HBox(list(controls.values())), out, text]))
 
 
 def resists_explorer(runs) -> w.VBox:
@@ -163,12 +168,15 @@ def resists_explorer(runs) -> w.VBox:
             plots.stamp(fig, runs.rows["scan-A"].provenance + " per setting")
             fig.tight_layout()
             plt.show()
-            pred = runs.arrays(f"scan-{setting}")["shown_pred"][seed]
-            for (command, truth), p in zip(shown, torch.as_tensor(pred).tolist()):
-                said = " ".join(scan.ACTION_VOCAB.decode(p))
-                print(f"{'✓' if said == truth else '✗'} {command}")
+        pred = runs.arrays(f"scan-{setting}")["shown_pred"][seed]
+        lines = []
+        for (command, truth), p in zip(shown, torch.as_tensor(pred).tolist()):
+            said = " ".join(scan.ACTION_VOCAB.decode(p))
+            lines.append(f"{'✓' if said == truth else '✗'} {html.escape(command)}")
+        text.value = "<pre>" + "\n".join(lines) + "</pre>"
 
-    return _wire(controls, redraw, w.VBox([w.HBox(list(controls.values())), out]))
+    text = w.HTML()
+    return _wire(controls, redraw, w.VBox([w.HBox(list(controls.values())), out, text]))
 
 
 def _wire(controls: dict, redraw, box: w.VBox) -> w.VBox:
