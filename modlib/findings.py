@@ -512,6 +512,15 @@ def early_train_accuracy(runs, name: str, curve: str = "acc_train") -> np.ndarra
     return a[curve][:, window].mean(1)
 
 
+def _paired_excess(x: np.ndarray, y: np.ndarray, label: str) -> tuple[bool, str]:
+    """Whether ``x`` exceeds ``y`` seed for seed with a paired interval clear of 0, and the text
+    ``"; <label> <difference>"``; with one seed, ``(True, "")`` (no interval to ask for)."""
+    if len(x) < 2:
+        return True, ""
+    text, clear, sign = _difference(x, y)
+    return clear and sign > 0, f"; {label} {text}"
+
+
 def resists_at_scale(runs) -> dict[str, Finding]:
     """Chapter 3's statements about its stored results (:class:`modlib.resists_at_scale.ResistRuns`),
     keyed by name; an experiment not stored is left out. Settings A and B share each seed's initial
@@ -548,14 +557,10 @@ def resists_at_scale(runs) -> dict[str, Finding]:
                     f"{label}, steps {low}–{high}: mean training accuracy{what} {_ms(early['A'])} in setting A "
                     f"and {_ms(early['B'])} in B; A minus B {text}.")
         gap = {s: r["final_train"] - r["final_test"] for s, r in (("A", a), ("B", b))}
-        holds = bool(gap["A"].min() > gap["B"].max() and gap["A"].mean() - gap["B"].mean() >= CLEAR)
-        text = ""
-        if seeds > 1:
-            text, clear, sign = _difference(gap["A"], gap["B"])
-            holds = holds and clear and sign > 0
-            text = f"; A minus B {text}"
+        paired, text = _paired_excess(gap["A"], gap["B"], "A minus B")
         out[f"{experiment}-gap"] = Finding(
-            f"{experiment}-gap", holds,
+            f"{experiment}-gap",
+            bool(paired and gap["A"].min() > gap["B"].max() and gap["A"].mean() - gap["B"].mean() >= CLEAR),
             f"{label}, after training: setting A {_ms(a['final_train'])} on training-distribution data and "
             f"{_ms(a['final_test'])} on test data, setting B {_ms(b['final_train'])} and "
             f"{_ms(b['final_test'])}; the train-test gap is {_ms(gap['A'])} in A and {_ms(gap['B'])} in B"
@@ -568,24 +573,17 @@ def resists_at_scale(runs) -> dict[str, Finding]:
                 "scan-test", bool((a["final_test"] < a["final_train"] / 4).all()),
                 f"SCAN setting A: test accuracy {_ms(a['final_test'])} against {_ms(a['final_train'])} on "
                 f"training commands.")
-            holds, text = bool(b["final_unseen"].mean() - a["final_unseen"].mean() >= CLEAR), ""
-            if seeds > 1:
-                text, clear, sign = _difference(b["final_unseen"], a["final_unseen"])
-                holds, text = holds and clear and sign > 0, f"; B minus A {text}"
+            paired, text = _paired_excess(b["final_unseen"], a["final_unseen"], "B minus A")
             out["scan-unseen"] = Finding(
-                "scan-unseen", holds,
+                "scan-unseen", bool(paired and b["final_unseen"].mean() - a["final_unseen"].mean() >= CLEAR),
                 f"SCAN, test commands that setting B never trained on: accuracy {_ms(b['final_unseen'])} in "
                 f"setting B and {_ms(a['final_unseen'])} in A{text}.")
         if experiment == "mnist":
             cost = {s: r["final_train"] - r["swapped"] for s, r in (("A", a), ("B", b))}
-            holds = bool(cost["A"].mean() - cost["B"].mean() >= CLEAR
-                         and cost["A"].mean() >= gap["A"].mean() / 2)
-            text = ""
-            if seeds > 1:
-                text, clear, sign = _difference(cost["A"], cost["B"])
-                holds, text = holds and clear and sign > 0, f"; A minus B {text}"
+            paired, text = _paired_excess(cost["A"], cost["B"], "A minus B")
             out["mnist-swap"] = Finding(
-                "mnist-swap", holds,
+                "mnist-swap", bool(paired and cost["A"].mean() - cost["B"].mean() >= CLEAR
+                                   and cost["A"].mean() >= gap["A"].mean() / 2),
                 f"Replacing the right digit of training-distribution pairs by a random one lowers accuracy "
                 f"by {_ms(cost['A'])} in setting A and {_ms(cost['B'])} in B{text}; A's train-test gap "
                 f"is {_ms(gap['A'])}.")
