@@ -169,7 +169,7 @@ def resists_explorer(runs) -> w.VBox:
             fig.tight_layout()
             plt.show()
         pred = runs.arrays(f"scan-{setting}")["shown_pred"][seed]
-        lines = []
+        lines = [f"setting {setting}, seed {seed}, the shown test commands (✓ right, ✗ wrong):"]
         for (command, truth), p in zip(shown, torch.as_tensor(pred).tolist()):
             said = " ".join(scan.ACTION_VOCAB.decode(p))
             lines.append(f"{'✓' if said == truth else '✗'} {html.escape(command)}")
