@@ -1,0 +1,538 @@
+"""Structural compositionality: subnetworks for the subroutines of a compositional rule (chapter 5,
+notebooks/structural_compositionality.ipynb; Lepori, Serre & Pavlick 2023).
+
+A *rule* joins two binary properties (subroutines), e.g. Inside-Contact: a panel follows it when
+one shape lies inside another *and* their outlines touch. An odd-one-out problem shows four items:
+three follow the rule, one does not, and the model must find that one. Each item is embedded,
+the embeddings are L2-normalised, and an item's score is minus its summed cosine similarity to all
+four (itself included, as in the authors' code): the odd one should be least like the others
+(:func:`odd_scores`).
+
+Per rule, five kinds of problem set (:data:`KINDS`, :func:`layout`) with properties 0 and 1:
+
+``task``     the compositional task: the odd item breaks property 0, property 1 or both;
+``sub-k``    the mask-training set for subroutine ``k``: only property ``k`` decides (the three
+             followers have it, the odd one lacks it), the other property is random in all four;
+``only-k``   the ablation test set for subroutine ``k``: three followers of the rule and an odd one
+             that differs in property ``k`` only.
+
+A base model is trained on ``task``. For each subroutine a continuous-sparsification mask
+(:mod:`modlib.masks`, estimator ``"sparsify"``) is trained on ``sub-k`` over the frozen model, with
+plain cross-entropy and the sparsity penalty: the authors' objective (their "adversarial" pilot held
+the other property constant instead, and their final runs do not use it). The selected subnetwork
+(:func:`quality`) and its ablation (the model without it) are tested on ``only-k`` (target) and on
+the other subroutine's ``only`` set (other). Controls: the same search on an untrained network,
+ablation that re-initialises the removed weights, and a random subnetwork of the same size per
+layer.
+
+Vision items are panels of :mod:`modlib.shapes` seen by a ResNet with instance normalisation and an
+MLP head; language items are agreement sentences of :mod:`modlib.agreement` seen by a BERT built
+from a config (its [CLS] vector). Each (rule, base model) is one stored result.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from modlib import agreement, masks, profiles, results, shapes
+from modlib.profiles import check_choice, check_choices, check_int, check_range, settings_for
+from modlib.runtime import describe
+from modlib.training import bar
+
+CHAPTER = "structural_compositionality"
+CODE = "modlib.structural_compositionality"
+KINDS = ("task", "sub-0", "sub-1", "only-0", "only-1")
+RULES = {**{r: p for r, p in shapes.RULES.items()},
+         "sv-plural": ("subject", "verb"), "sv-singular": ("subject", "verb"),
+         "anaphora-plural": ("subject", "pronoun"), "anaphora-singular": ("subject", "pronoun")}
+VISION = tuple(shapes.RULES)
+CHANCE = 0.25
+GATE = 0.9  # a subnetwork counts only if it reaches this on its own subroutine (validation)
+BASE_GATE = 0.95  # masks are searched only in base models this good on the task (test)
+PAPER_TOTAL_MASKED = 25e6  # the paper's lambda 1e-8 is for about this many masked weights
+
+
+# ---------------------------------------------------------------- problems
+
+def layout(kind: str, rng: np.random.Generator) -> tuple[list[tuple[bool, bool]], int]:
+    """Which rule properties each of the four items has (True: as the rule asks), and the odd
+    item's position: ``([(p0, p1)] * 4, answer)``. See :data:`KINDS`."""
+    check_choice("kind", kind, KINDS)
+    if kind == "task":
+        odd = [(False, True), (True, False), (False, False)][rng.integers(3)]
+        followers = [(True, True)] * 3
+    else:
+        k = int(kind[-1])
+        if kind.startswith("sub"):
+            def with_k(value):
+                pair = [bool(rng.integers(2)), bool(rng.integers(2))]
+                pair[k] = value
+                return tuple(pair)
+            followers, odd = [with_k(True) for _ in range(3)], with_k(False)
+        else:
+            followers, odd = [(True, True)] * 3, (k == 1, k == 0)
+    answer = int(rng.integers(4))
+    items = list(followers)
+    items.insert(answer, odd)
+    return items, answer
+
+
+def problems(rule: str, kind: str, n: int, seed: int, size: int = 32) -> dict[str, torch.Tensor]:
+    """``n`` problems of ``kind`` for ``rule``, reproducible from ``seed``: ``answer long [n]``,
+    ``props bool [n, 4, 2]`` (as the rule asks, per item), and the items: ``images uint8
+    [n, 4, 3, size, size]`` (vision) or ``input_ids`` and ``attention_mask long [n, 4, L]`` and
+    ``texts`` (language)."""
+    check_choice("rule", rule, RULES)
+    check_int("n", n, 1)
+    rng = np.random.default_rng([seed, KINDS.index(kind), list(RULES).index(rule)])
+    answers, props, items = [], [], []
+    if rule in VISION:
+        for _ in range(n):
+            pattern, answer = layout(kind, rng)
+            count = int(rng.integers(2, 4))  # rule-following panels' shape count (number rules)
+            items.append([shapes.item(rng, size, rule, a, b, count)[0] for a, b in pattern])
+            answers.append(answer)
+            props.append(pattern)
+        images = torch.from_numpy(np.round(np.array(items) * 255).astype(np.uint8))
+        return {"answer": torch.tensor(answers), "props": torch.tensor(props), "images": images}
+    family, number = rule.split("-")
+    g = torch.Generator().manual_seed(int(rng.integers(2**31)))
+    plural = number == "plural"
+    texts = []
+    for _ in range(n):
+        pattern, answer = layout(kind, rng)
+        texts.append([agreement.item(g, family, a == plural, b == plural) for a, b in pattern])
+        answers.append(answer)
+        props.append(pattern)
+    ids, attention = agreement.encode([t for row in texts for t in row])
+    shape = (n, 4, ids.shape[-1])
+    return {"answer": torch.tensor(answers), "props": torch.tensor(props), "texts": texts,
+            "input_ids": ids.view(shape), "attention_mask": attention.view(shape)}
+
+
+def odd_scores(embeddings: torch.Tensor) -> torch.Tensor:
+    """The odd-one-out decision rule: embeddings ``[B, 4, D]`` to scores ``[B, 4]``, minus each item's
+    summed cosine similarity to the four items (itself included). The odd one is the argmax."""
+    e = F.normalize(embeddings, dim=-1)
+    return -(e @ e.transpose(1, 2)).sum(-1)
+
+
+# ---------------------------------------------------------------- settings
+
+@profiles.settings
+class StructureSettings:
+    """Everything that decides a run; :data:`PAPER` holds the paper's values. Validated on construction."""
+
+    rules: tuple[str, ...] = ("inside-contact", "number-contact", "sv-plural")
+    base_models: int = 3  # base-model seeds per rule
+    mask_seeds: int = 3  # the selected mask configuration, trained again with these seeds
+    untrained: int = 1  # base-model seeds per rule whose untrained twin is searched (the control)
+    # data (problems per set)
+    train: int = 10_000
+    val: int = 500
+    test: int = 1_000
+    size: int = 128  # panel width and height, pixels
+    # vision model: a ResNet (instance norm) and an MLP head
+    resnet: str = "resnet50"
+    stem_pool: bool = True  # the ResNet stem's max-pool (False keeps 2x more resolution: small panels)
+    mlp_hidden: int = 2048
+    embed: int = 128
+    # language model: a BERT built from a config
+    bert_layers: int = 4
+    bert_hidden: int = 512
+    bert_heads: int = 8
+    # base training
+    epochs: int = 100
+    batch: int = 32
+    vision_lr: float = 1e-4
+    language_lr: float = 1e-4
+    # mask search (continuous sparsification)
+    mask_train: int = 10_000  # problems in each subroutine's mask-training set
+    mask_epochs: int = 90
+    mask_batch: int = 64
+    inits: tuple[float, ...] = (0.1, 0.05, 0.0, -0.05)
+    mask_lrs: tuple[float, ...] = (1e-2, 1e-4)
+    stages: tuple[str, ...] = ("all", "later", "last")  # which layers are masked (+ the head)
+
+    def __post_init__(self):
+        check_choices("rules", self.rules, RULES)
+        for name in ("base_models", "mask_seeds", "train", "val", "test", "mlp_hidden", "embed",
+                     "bert_layers", "bert_hidden", "bert_heads", "epochs", "batch", "mask_train",
+                     "mask_epochs", "mask_batch"):
+            check_int(name, getattr(self, name), 1)
+        check_int("untrained", self.untrained, 0)
+        check_int("size", self.size, 16)
+        check_choice("resnet", self.resnet, RESNETS)
+        for name in ("vision_lr", "language_lr"):
+            check_range(name, getattr(self, name), 0.0, 1.0, open_low=True)
+        for lr in self.mask_lrs:
+            check_range("mask_lrs", lr, 0.0, 1.0, open_low=True)
+        for init in self.inits:
+            check_range("inits", init, -1.0, 1.0)
+        check_choices("stages", self.stages, STAGES)
+        if self.bert_hidden % self.bert_heads:
+            raise ValueError(f"bert_hidden={self.bert_hidden} is not a multiple of bert_heads={self.bert_heads}")
+
+
+# ResNet shapes for transformers' ResNetConfig: (layer type, hidden sizes, depths, stem width)
+RESNETS = {"tiny": ("basic", (16, 32, 64), (1, 1, 1), 16),
+           "small": ("basic", (32, 64, 128), (1, 1, 1), 32),
+           "resnet18": ("basic", (64, 128, 256, 512), (2, 2, 2, 2), 64),
+           "resnet50": ("bottleneck", (256, 512, 1024, 2048), (3, 4, 6, 3), 64)}
+STAGES = ("all", "later", "last")
+
+PAPER = StructureSettings()
+SETTINGS = {
+    "smoke": PAPER.with_(rules=("inside-contact", "sv-plural"), base_models=1, mask_seeds=1, train=48,
+                         val=16, test=16, size=32, resnet="tiny", mlp_hidden=16, embed=8,
+                         bert_layers=1, bert_hidden=16, bert_heads=2, epochs=1, batch=16,
+                         vision_lr=1e-3, language_lr=1e-3, mask_train=32, mask_epochs=2, mask_batch=16,
+                         inits=(0.05,), mask_lrs=(1e-2,), stages=("all",)),
+    "default": PAPER.with_(rules=("inside-contact", "sv-plural"), base_models=1, mask_seeds=1,
+                           train=1_200, val=100, test=200, size=32, resnet="tiny", mlp_hidden=64,
+                           embed=32, bert_layers=2, bert_hidden=64, bert_heads=2, epochs=6, batch=32,
+                           vision_lr=1e-3, language_lr=1e-3, mask_train=600, mask_epochs=8,
+                           inits=(0.05,), mask_lrs=(1e-2,), stages=("all",)),
+    "full": PAPER.with_(train=3_000, val=200, test=400, size=32, resnet="small", mlp_hidden=128,
+                        embed=64, bert_layers=2, bert_hidden=64, bert_heads=2, epochs=12,
+                        vision_lr=1e-3, language_lr=1e-3, mask_train=1_500, mask_epochs=20,
+                        inits=(0.05, 0.0), mask_lrs=(1e-2,), stages=("all", "last")),
+    "paper": PAPER,
+}
+
+
+def settings(profile: str | None = None) -> StructureSettings:
+    return settings_for(SETTINGS, profile)
+
+
+# ---------------------------------------------------------------- models
+
+def _instance_norm(module: nn.Module) -> nn.Module:
+    """Replace every BatchNorm2d of ``module`` (in place) with InstanceNorm2d without affine
+    parameters or running statistics, as the paper does: a mask search then never sees batch
+    statistics of a different data set."""
+    for name, child in module.named_children():
+        if isinstance(child, nn.BatchNorm2d):
+            setattr(module, name, nn.InstanceNorm2d(child.num_features))
+        else:
+            _instance_norm(child)
+    return module
+
+
+class VisionModel(nn.Module):
+    """A ResNet (transformers' ResNetModel from a config, instance norm) and an MLP head: panels
+    ``[N, 3, H, W]`` (floats in [0, 1]) to embeddings ``[N, embed]``."""
+
+    def __init__(self, s: StructureSettings):
+        super().__init__()
+        from transformers import ResNetConfig, ResNetModel
+
+        layer, hidden, depths, stem = RESNETS[s.resnet]
+        config = ResNetConfig(num_channels=3, embedding_size=stem, hidden_sizes=list(hidden),
+                              depths=list(depths), layer_type=layer, downsample_in_first_stage=False)
+        self.resnet = _instance_norm(ResNetModel(config))
+        if not s.stem_pool:
+            self.resnet.embedder.pooler = nn.Identity()
+        self.head = nn.Sequential(nn.Linear(hidden[-1], s.mlp_hidden), nn.ReLU(),
+                                  nn.Linear(s.mlp_hidden, s.embed))
+
+    def stage_names(self) -> list[str]:
+        """Module-name patterns of the ResNet's stages, first to last (for :func:`mask_patterns`)."""
+        return [f"resnet.encoder.stages.{i}.*" for i in range(len(self.resnet.encoder.stages))]
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        return self.head(self.resnet(images).pooler_output.flatten(1))  # [N, C] -> [N, embed]
+
+
+class LanguageModel(nn.Module):
+    """A BERT built from a config (dropout 0): token ids ``[N, L]`` to its [CLS] vector ``[N, hidden]``."""
+
+    def __init__(self, s: StructureSettings):
+        super().__init__()
+        from transformers import BertConfig, BertModel
+
+        config = BertConfig(vocab_size=len(agreement.VOCAB), hidden_size=s.bert_hidden,
+                            num_hidden_layers=s.bert_layers, num_attention_heads=s.bert_heads,
+                            intermediate_size=4 * s.bert_hidden, max_position_embeddings=32,
+                            hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+        self.bert = BertModel(config, add_pooling_layer=False)
+
+    def stage_names(self) -> list[str]:
+        return [f"bert.encoder.layer.{i}.*" for i in range(len(self.bert.encoder.layer))]
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        return self.bert(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state[:, 0]
+
+
+def make_model(rule: str, s: StructureSettings, seed: int) -> nn.Module:
+    """A fresh (untrained) model for ``rule``, its weights drawn from ``seed``."""
+    torch.manual_seed(seed)
+    return VisionModel(s) if rule in VISION else LanguageModel(s)
+
+
+def mask_patterns(model: nn.Module, stages: str) -> list[str]:
+    """Which modules a mask covers: ``"all"`` the whole network, ``"later"`` its second half of
+    stages (ResNet stages or BERT layers), ``"last"`` its last stage; the MLP head always (vision).
+    Embeddings, normalisation and biases never are (:func:`modlib.masks.attach`)."""
+    check_choice("stages", stages, STAGES)
+    names = model.stage_names()
+    chosen = {"all": ["*"], "later": names[len(names) // 2:], "last": names[-1:]}[stages]
+    return chosen if stages == "all" or not hasattr(model, "head") else chosen + ["head.*"]
+
+
+def score(model: nn.Module, batch: dict) -> torch.Tensor:
+    """Odd-one-out scores ``[B, 4]`` of a batch of problems (as :func:`problems` returns)."""
+    if "images" in batch:
+        x = batch["images"].float().div(255)  # [B, 4, 3, H, W]
+        emb = model(x.flatten(0, 1))
+    else:
+        emb = model(batch["input_ids"].flatten(0, 1), batch["attention_mask"].flatten(0, 1))
+    return odd_scores(emb.view(len(batch["answer"]), 4, -1))
+
+
+def _batches(data: dict, batch: int, g: torch.Generator | None):
+    n = len(data["answer"])
+    order = torch.randperm(n, generator=g) if g is not None else torch.arange(n)
+    for i in range(0, n, batch):
+        idx = order[i:i + batch]
+        yield {k: v[idx] for k, v in data.items() if isinstance(v, torch.Tensor)}
+
+
+@torch.no_grad()
+def accuracy(model: nn.Module, data: dict, batch: int = 128) -> float:
+    """Share of ``data``'s problems whose odd one the model picks."""
+    model.eval()
+    right = sum((score(model, b).argmax(1) == b["answer"]).sum().item() for b in _batches(data, batch, None))
+    return right / len(data["answer"])
+
+
+def train_base(model: nn.Module, data: dict, *, epochs: int, batch: int, lr: float, seed: int,
+               show: bool = False) -> list[float]:
+    """Train all of ``model`` on ``data`` with Adam and cross-entropy over the four items; the mean
+    loss of each epoch."""
+    g = torch.Generator().manual_seed(seed)
+    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    losses = []
+    for _ in bar(range(epochs), "base model", show):
+        model.train()
+        total = 0.0
+        for b in _batches(data, batch, g):
+            loss = F.cross_entropy(score(model, b), b["answer"])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            total += loss.item() * len(b["answer"])
+        losses.append(total / len(data["answer"]))
+    return losses
+
+
+# ---------------------------------------------------------------- subnetwork search
+
+def train_mask(model: nn.Module, data: dict, *, init: float, lr: float, stages: str, epochs: int,
+               batch: int, seed: int, show: bool = False) -> masks.MaskSet:
+    """Continuous sparsification over the frozen ``model``: attach masks (scores ``s = init``) to the
+    layers ``stages`` names, train them on ``data`` with Adam for ``epochs`` epochs, minimising
+    cross-entropy plus ``lam * sum(sigmoid(beta * s))``, with ``beta`` multiplied once per epoch so
+    that it reaches 200 at the end. ``lam`` is the paper's 1e-8 scaled to the same total weight
+    over this model's masked weights (the paper masked about 25 million). Returns the MaskSet,
+    attached and in ``"hard"`` mode; ``ms.remove()`` takes it off."""
+    ms = masks.attach(model, "sparsify", names=mask_patterns(model, stages), init=init,
+                      beta_growth=200 ** (1 / epochs))
+    ms.settings["lam"] = 1e-8 * PAPER_TOTAL_MASKED / int(ms.stats()["weights"].sum())
+    opt = torch.optim.Adam(ms.parameters(), lr=lr)
+    g = torch.Generator().manual_seed(seed)
+    model.eval()  # no dropout, no batch statistics: only the masks change
+    for _ in bar(range(epochs), f"mask s0={init} lr={lr} {stages}", show):
+        ms.mode = "train"
+        for b in _batches(data, batch, g):
+            loss = F.cross_entropy(score(model, b), b["answer"]) + ms.regularizer()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        ms.anneal()
+    ms.mode = "hard"
+    return ms
+
+
+def evaluate(model: nn.Module, ms: masks.MaskSet, sets: dict, k: int, seed: int = 0) -> dict:
+    """Accuracies of the subnetwork for subroutine ``k`` and of the controls on the ``only``
+    sets: ``{mode: (target, other)}`` for the modes ``hard`` (the subnetwork), ``complement``
+    (the model with the subnetwork removed: the ablation), ``reinit`` (removed weights replaced by
+    fresh random ones) and ``random`` (a random subnetwork of the same size per layer), plus
+    ``own``: the subnetwork on its mask-training distribution (``sub-k``)."""
+    target, other = sets[f"only-{k}"], sets[f"only-{1 - k}"]
+    out = {}
+    for mode in ("hard", "complement", "reinit", "random"):
+        with ms.use(mode, seed=seed):
+            out[mode] = (accuracy(model, target), accuracy(model, other))
+    with ms.use("hard"):
+        out["own"] = accuracy(model, sets[f"sub-{k}"])
+    return out
+
+
+def quality(own: float, ablated_target: float, ablated_other: float) -> float:
+    """The paper's selection rule: 0 unless the subnetwork reaches :data:`GATE` on its own
+    subroutine; else ``max(ablated_other, 0.25) - max(ablated_target, 0.25)``, how much more of the
+    other subroutine than of its own the model keeps once the subnetwork is removed."""
+    if own < GATE:
+        return 0.0
+    return max(ablated_other, CHANCE) - max(ablated_target, CHANCE)
+
+
+def _data(rule: str, s: StructureSettings) -> dict:
+    """Every problem set one rule needs: ``{(split, kind): problems}``, reproducible."""
+    key = (rule, s.train, s.val, s.test, s.mask_train, s.size)
+    if key not in _DATA:
+        sizes = {"train": {"task": s.train, "sub-0": s.mask_train, "sub-1": s.mask_train},
+                 "val": dict.fromkeys(KINDS, s.val), "test": dict.fromkeys(KINDS, s.test)}
+        _DATA.clear()  # one rule at a time in memory
+        _DATA[key] = {(split, kind): problems(rule, kind, n, seed, s.size)
+                      for seed, (split, kinds) in enumerate(sizes.items()) for kind, n in kinds.items()}
+    return _DATA[key]
+
+
+_DATA: dict = {}
+
+
+def search(model: nn.Module, rule: str, s: StructureSettings, show: bool = False) -> dict:
+    """Search both subroutines' subnetworks in ``model`` (frozen, trained or not): the grid
+    (``inits x mask_lrs x stages``, mask seed 0) scored on validation sets by :func:`quality`; the
+    best configuration trained with ``mask_seeds`` seeds and tested. Returns
+    ``{subroutine name: {"grid": [...], "chosen": {...}, "runs": [per seed: accuracies, kept
+    fractions]}}``."""
+    data = _data(rule, s)
+    val = {k: v for (split, k), v in data.items() if split == "val"}
+    test = {k: v for (split, k), v in data.items() if split == "test"}
+    out = {}
+    for k, name in enumerate(RULES[rule]):
+        grid, kept = [], {}
+        for init, lr, stages in itertools.product(s.inits, s.mask_lrs, s.stages):
+            ms = train_mask(model, data[("train", f"sub-{k}")], init=init, lr=lr, stages=stages,
+                            epochs=s.mask_epochs, batch=s.mask_batch, seed=0, show=show)
+            acc = evaluate(model, ms, val, k)
+            grid.append({"init": init, "lr": lr, "stages": stages, "own": acc["own"],
+                         "ablated": acc["complement"],
+                         "quality": quality(acc["own"], *acc["complement"])})
+            kept[len(grid) - 1] = ms.hard_masks()
+            ms.remove()
+        best = max(range(len(grid)), key=lambda i: grid[i]["quality"])  # ties: the first
+        chosen = {key: grid[best][key] for key in ("init", "lr", "stages")}
+        runs = []
+        for seed in range(s.mask_seeds):
+            ms = train_mask(model, data[("train", f"sub-{k}")], **chosen, epochs=s.mask_epochs,
+                            batch=s.mask_batch, seed=seed, show=show)
+            acc = evaluate(model, ms, test, k, seed=seed)
+            stats = ms.stats()
+            runs.append({"seed": seed, **{m: list(v) if isinstance(v, tuple) else v for m, v in acc.items()},
+                         "kept": float(stats["kept"].sum() / stats["weights"].sum()),
+                         "layers": stats["name"].tolist(),
+                         "layer_kept": stats["kept_fraction"].round(5).tolist()})
+            if seed == 0:
+                kept["chosen"] = ms.hard_masks()
+            ms.remove()
+        out[name] = {"grid": grid, "chosen": chosen, "passed_gate": grid[best]["own"] >= GATE,
+                     "runs": runs, "masks": kept["chosen"]}
+    return out
+
+
+# ---------------------------------------------------------------- stored results
+
+def run_one(rule: str, seed: int, trained: bool, s: StructureSettings, device: torch.device,
+            show: bool = False) -> tuple[dict, dict]:
+    """One stored result: base model ``seed`` for ``rule``, trained on the task (or, for the control,
+    left untrained), its task accuracy, and :func:`search` in it. ``(metrics, arrays)``: the arrays
+    are each subroutine's per-layer kept fractions ``[mask_seeds, layers]`` and the per-layer
+    overlap (intersection over union) of the two subroutines' seed-0 masks ``[layers]``."""
+    torch.set_num_threads(max(1, torch.get_num_threads()))
+    data = _data(rule, s)
+    model = make_model(rule, s, seed).to(device)
+    losses = []
+    if trained:
+        lr = s.vision_lr if rule in VISION else s.language_lr
+        losses = train_base(model, data[("train", "task")], epochs=s.epochs, batch=s.batch, lr=lr,
+                            seed=seed, show=show)
+    base = {kind: accuracy(model, data[("test", kind)]) for kind in KINDS}
+    metrics = {"rule": rule, "seed": seed, "trained": trained, "losses": losses, "base": base,
+               "searched": (not trained) or base["task"] >= BASE_GATE}
+    arrays = {}
+    if metrics["searched"]:
+        found = search(model, rule, s, show=show)
+        names = RULES[rule]
+        overlap = masks.iou(found[names[0]].pop("masks"), found[names[1]].pop("masks"))
+        metrics["subroutines"] = found
+        metrics["overlap"] = {"layers": list(overlap), "iou": [float(v) for v in overlap.values()]}
+        for name in names:
+            arrays[f"kept-{name}"] = np.array([r["layer_kept"] for r in found[name]["runs"]])
+        arrays["overlap"] = np.array(metrics["overlap"]["iou"])
+    return metrics, arrays
+
+
+def result_names(s: StructureSettings) -> list[str]:
+    """Every stored result of ``s``: per rule, ``{rule}-{seed}`` for the base models and
+    ``{rule}-untrained-{seed}`` for the control."""
+    return [name for rule in s.rules for name in
+            [f"{rule}-{i}" for i in range(s.base_models)]
+            + [f"{rule}-untrained-{i}" for i in range(s.untrained)]]
+
+
+def _parse(name: str) -> tuple[str, int, bool]:
+    rule, _, rest = name.rpartition("-")
+    if rule.endswith("-untrained"):
+        return rule[: -len("-untrained")], int(rest), False
+    return rule, int(rest), True
+
+
+def _config(s: StructureSettings, rule: str) -> dict:
+    """What decides a result of ``rule``: the settings that apply to it."""
+    config = asdict(s)
+    config["rules"] = [rule]
+    return config
+
+
+@dataclass
+class StructureRuns:
+    """The stored results of a profile: ``rows`` by result name (:func:`result_names`)."""
+
+    settings: StructureSettings
+    rows: dict
+    profile: str
+
+    def table(self):
+        """One row per (rule, base model, subroutine, mask seed): accuracies of the subnetwork and
+        the ablated model on the target and the other subroutine, the controls, the kept fraction."""
+        import pandas as pd
+
+        out = []
+        for name, r in self.rows.items():
+            m = r.metrics
+            for sub, found in (m.get("subroutines") or {}).items():
+                for run in found["runs"]:
+                    out.append({"rule": m["rule"], "model": m["seed"], "trained": m["trained"],
+                                "subroutine": sub, "mask_seed": run["seed"],
+                                "passed_gate": found["passed_gate"], "own": run["own"],
+                                "sub_target": run["hard"][0], "sub_other": run["hard"][1],
+                                "abl_target": run["complement"][0], "abl_other": run["complement"][1],
+                                "reinit_target": run["reinit"][0], "reinit_other": run["reinit"][1],
+                                "random_target": run["random"][0], "random_other": run["random"][1],
+                                "kept": run["kept"]})
+        return pd.DataFrame(out)
+
+
+def run(profile: str, device: torch.device, *, s: StructureSettings | None = None,
+        names: list[str] | None = None, show: bool = False) -> StructureRuns:
+    """Load (or compute and store) the results ``names`` (default: all of ``s``) at ``profile``."""
+    s = s or settings(profile)
+    rows = {}
+    for name in names or result_names(s):
+        rule, seed, trained = _parse(name)
+        rows[name] = results.fetch(CHAPTER, name, _config(s, rule),
+                                   lambda r=rule, i=seed, t=trained: run_one(r, i, t, s, device, show),
+                                   profile=profile, device=describe(device), code=CODE)
+    return StructureRuns(s, rows, profile)
