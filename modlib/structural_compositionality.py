@@ -33,7 +33,6 @@ from a config (its [CLS] vector). Each (rule, base model) is one stored result.
 from __future__ import annotations
 
 import itertools
-import time
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -49,13 +48,12 @@ from modlib.training import bar
 CHAPTER = "structural_compositionality"
 CODE = "modlib.structural_compositionality"
 KINDS = ("task", "sub-0", "sub-1", "only-0", "only-1")
-RULES = {**{r: p for r, p in shapes.RULES.items()},
+RULES = {**shapes.RULES,
          "sv-plural": ("subject", "verb"), "sv-singular": ("subject", "verb"),
          "anaphora-plural": ("subject", "pronoun"), "anaphora-singular": ("subject", "pronoun")}
 VISION = tuple(shapes.RULES)
 CHANCE = 0.25
 GATE = 0.9  # a subnetwork counts only if it reaches this on its own subroutine (validation)
-BASE_GATE = 0.95  # masks are searched only in base models this good on the task (test)
 PAPER_TOTAL_MASKED = 25e6  # the paper's lambda 1e-8 is for about this many masked weights
 
 
@@ -149,6 +147,7 @@ class StructureSettings:
     bert_hidden: int = 512
     bert_heads: int = 8
     # base training
+    base_gate: float = 0.95  # masks are searched only in base models this good on the task (test)
     epochs: int = 100
     batch: int = 32
     vision_lr: float = 1e-4
@@ -168,6 +167,7 @@ class StructureSettings:
                      "mask_epochs", "mask_batch"):
             check_int(name, getattr(self, name), 1)
         check_int("untrained", self.untrained, 0)
+        check_range("base_gate", self.base_gate, 0.0, 1.0)
         check_int("size", self.size, 16)
         check_choice("resnet", self.resnet, RESNETS)
         for name in ("vision_lr", "language_lr"):
@@ -191,19 +191,22 @@ STAGES = ("all", "later", "last")
 PAPER = StructureSettings()
 SETTINGS = {
     "smoke": PAPER.with_(rules=("inside-contact", "sv-plural"), base_models=1, mask_seeds=1, train=48,
-                         val=16, test=16, size=32, resnet="tiny", mlp_hidden=16, embed=8,
+                         base_gate=0.0,  # smoke: search even an untrained-looking model
+                         val=16, test=16, size=32, resnet="tiny", stem_pool=False, mlp_hidden=16, embed=8,
                          bert_layers=1, bert_hidden=16, bert_heads=2, epochs=1, batch=16,
                          vision_lr=1e-3, language_lr=1e-3, mask_train=32, mask_epochs=2, mask_batch=16,
                          inits=(0.05,), mask_lrs=(1e-2,), stages=("all",)),
     "default": PAPER.with_(rules=("inside-contact", "sv-plural"), base_models=1, mask_seeds=1,
-                           train=1_200, val=100, test=200, size=32, resnet="tiny", mlp_hidden=64,
-                           embed=32, bert_layers=2, bert_hidden=64, bert_heads=2, epochs=6, batch=32,
+                           train=1_200, val=100, test=200, size=32, resnet="tiny", stem_pool=False,
+                           mlp_hidden=64, embed=32, bert_layers=2, bert_hidden=64, bert_heads=2,
+                           epochs=20, batch=32,
                            vision_lr=1e-3, language_lr=1e-3, mask_train=600, mask_epochs=8,
                            inits=(0.05,), mask_lrs=(1e-2,), stages=("all",)),
-    "full": PAPER.with_(train=3_000, val=200, test=400, size=32, resnet="small", mlp_hidden=128,
-                        embed=64, bert_layers=2, bert_hidden=64, bert_heads=2, epochs=12,
-                        vision_lr=1e-3, language_lr=1e-3, mask_train=1_500, mask_epochs=20,
-                        inits=(0.05, 0.0), mask_lrs=(1e-2,), stages=("all", "last")),
+    # full: small panels and models, the search grid cut to 4 configurations and 1 untrained control
+    "full": PAPER.with_(train=3_000, val=200, test=400, size=32, resnet="tiny", stem_pool=False,
+                        mlp_hidden=128, embed=64, bert_layers=2, bert_hidden=64, bert_heads=2,
+                        epochs=40, vision_lr=1e-3, language_lr=1e-3, mask_train=1_500, mask_epochs=20,
+                        inits=(0.05,), mask_lrs=(1e-2, 1e-3), stages=("all", "later")),
     "paper": PAPER,
 }
 
@@ -450,7 +453,6 @@ def run_one(rule: str, seed: int, trained: bool, s: StructureSettings, device: t
     left untrained), its task accuracy, and :func:`search` in it. ``(metrics, arrays)``: the arrays
     are each subroutine's per-layer kept fractions ``[mask_seeds, layers]`` and the per-layer
     overlap (intersection over union) of the two subroutines' seed-0 masks ``[layers]``."""
-    torch.set_num_threads(max(1, torch.get_num_threads()))
     data = _data(rule, s)
     model = make_model(rule, s, seed).to(device)
     losses = []
@@ -460,7 +462,7 @@ def run_one(rule: str, seed: int, trained: bool, s: StructureSettings, device: t
                             seed=seed, show=show)
     base = {kind: accuracy(model, data[("test", kind)]) for kind in KINDS}
     metrics = {"rule": rule, "seed": seed, "trained": trained, "losses": losses, "base": base,
-               "searched": (not trained) or base["task"] >= BASE_GATE}
+               "searched": (not trained) or base["task"] >= s.base_gate}
     arrays = {}
     if metrics["searched"]:
         found = search(model, rule, s, show=show)
@@ -503,26 +505,6 @@ class StructureRuns:
     settings: StructureSettings
     rows: dict
     profile: str
-
-    def table(self):
-        """One row per (rule, base model, subroutine, mask seed): accuracies of the subnetwork and
-        the ablated model on the target and the other subroutine, the controls, the kept fraction."""
-        import pandas as pd
-
-        out = []
-        for name, r in self.rows.items():
-            m = r.metrics
-            for sub, found in (m.get("subroutines") or {}).items():
-                for run in found["runs"]:
-                    out.append({"rule": m["rule"], "model": m["seed"], "trained": m["trained"],
-                                "subroutine": sub, "mask_seed": run["seed"],
-                                "passed_gate": found["passed_gate"], "own": run["own"],
-                                "sub_target": run["hard"][0], "sub_other": run["hard"][1],
-                                "abl_target": run["complement"][0], "abl_other": run["complement"][1],
-                                "reinit_target": run["reinit"][0], "reinit_other": run["reinit"][1],
-                                "random_target": run["random"][0], "random_other": run["random"][1],
-                                "kept": run["kept"]})
-        return pd.DataFrame(out)
 
 
 def run(profile: str, device: torch.device, *, s: StructureSettings | None = None,
