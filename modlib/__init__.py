@@ -16,6 +16,9 @@ Each module does one thing; chapters import what they need:
 - ``scan``      the SCAN commands, generated from their grammar, and their splits (chapter 3)
 - ``resists_at_scale`` the CNN and seq2seq experiments of chapter 3
 - ``modularity`` the weight-mask experiments (chapter 4)
+- ``shapes``    panels of random contours with inside / contact / number, decided on pixels (chapter 5)
+- ``agreement`` agreement sentences in the style of Marvin & Linzen (chapter 5)
+- ``structural_compositionality`` odd-one-out tasks, base models and the subnetwork search (chapter 5)
 - ``findings``  what a page says about its results, decided from the numbers (claims tests use it too)
 - ``plots``     figures, handed to numbered captions that name their profile, device and seeds
 - ``widgets``   ipywidgets explorers over stored results
