@@ -203,9 +203,9 @@ SETTINGS = {
                            vision_lr=1e-3, language_lr=1e-3, mask_train=600, mask_epochs=8,
                            inits=(0.05,), mask_lrs=(1e-2,), stages=("all",)),
     # full: small panels and models, the search grid cut to 4 configurations and 1 untrained control
-    "full": PAPER.with_(train=3_000, val=200, test=400, size=32, resnet="tiny", stem_pool=False,
+    "full": PAPER.with_(train=5_000, val=200, test=400, size=32, resnet="tiny", stem_pool=False,
                         mlp_hidden=128, embed=64, bert_layers=2, bert_hidden=64, bert_heads=2,
-                        epochs=40, vision_lr=1e-3, language_lr=1e-3, mask_train=1_500, mask_epochs=20,
+                        epochs=60, vision_lr=1e-3, language_lr=1e-3, mask_train=1_500, mask_epochs=20,
                         inits=(0.05,), mask_lrs=(1e-2, 1e-3), stages=("all", "later")),
     "paper": PAPER,
 }
@@ -366,15 +366,22 @@ def train_mask(model: nn.Module, data: dict, *, init: float, lr: float, stages: 
 
 def evaluate(model: nn.Module, ms: masks.MaskSet, sets: dict, k: int, seed: int = 0) -> dict:
     """Accuracies of the subnetwork for subroutine ``k`` and of the controls on the ``only``
-    sets: ``{mode: (target, other)}`` for the modes ``hard`` (the subnetwork), ``complement``
-    (the model with the subnetwork removed: the ablation), ``reinit`` (removed weights replaced by
-    fresh random ones) and ``random`` (a random subnetwork of the same size per layer), plus
-    ``own``: the subnetwork on its mask-training distribution (``sub-k``)."""
+    sets: ``{test: (target, other)}`` for ``hard`` (the subnetwork alone), ``complement`` (the
+    model with the subnetwork's weights zeroed: the ablation), ``reinit`` (the ablation with the
+    subnetwork's weights replaced by fresh random values, drawn with ``seed`` from a normal with
+    each weight tensor's spread) and ``random`` (a random subnetwork of the same size per layer),
+    plus ``own``: the subnetwork on its mask-training distribution (``sub-k``)."""
     target, other = sets[f"only-{k}"], sets[f"only-{1 - k}"]
     out = {}
-    for mode in ("hard", "complement", "reinit", "random"):
+    for mode in ("hard", "complement", "random"):
         with ms.use(mode, seed=seed):
             out[mode] = (accuracy(model, target), accuracy(model, other))
+    # MaskSet's "reinit" keeps its mask and redraws the rest: given the complement as the mask,
+    # it keeps everything but the subnetwork and redraws the subnetwork's weights
+    ms.set_masks({name: ~kept for name, kept in ms.hard_masks().items()})
+    with ms.use("reinit", seed=seed):
+        out["reinit"] = (accuracy(model, target), accuracy(model, other))
+    ms.set_masks(None)
     with ms.use("hard"):
         out["own"] = accuracy(model, sets[f"sub-{k}"])
     return out
