@@ -36,14 +36,15 @@ def generation(profile: str, n: int) -> list[tuple[str, float]]:
 def search_configuration(profile: str, rule: str) -> tuple[float, float]:
     """Seconds to train one mask configuration and to evaluate it, for ``rule`` at ``profile``."""
     s = sc.settings(profile)
-    data = sc._data(rule, s)
+    train = sc.problems(rule, "sub-0", s.mask_train, seed=0, size=s.size)
+    val = {k: sc.problems(rule, k, s.val, seed=1, size=s.size) for k in ("sub-0", "only-0", "only-1")}
     model = sc.make_model(rule, s, 0)
     start = time.perf_counter()
-    ms = sc.train_mask(model, data[("train", "sub-0")], init=s.inits[0], lr=s.mask_lrs[0],
-                       stages=s.stages[0], epochs=s.mask_epochs, batch=s.mask_batch, seed=0)
+    ms = sc.train_mask(model, train, init=s.inits[0], lr=s.mask_lrs[0], stages=s.stages[0],
+                       epochs=s.mask_epochs, batch=s.mask_batch, seed=0)
     trained = time.perf_counter() - start
     start = time.perf_counter()
-    sc.evaluate(model, ms, {k: v for (split, k), v in data.items() if split == "val"}, 0)
+    sc.evaluate(model, ms, val, 0)
     return trained, time.perf_counter() - start
 
 
