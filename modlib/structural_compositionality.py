@@ -459,7 +459,9 @@ def run_one(rule: str, seed: int, trained: bool, s: StructureSettings, device: t
     """One stored result: base model ``seed`` for ``rule``, trained on the task (or, for the control,
     left untrained), its task accuracy, and :func:`search` in it. ``(metrics, arrays)``: the arrays
     are each subroutine's per-layer kept fractions ``[mask_seeds, layers]`` and the per-layer
-    overlap (intersection over union) of the two subroutines' seed-0 masks ``[layers]``."""
+    overlap (intersection over union) of the two subroutines' seed-0 masks ``[layers]``, over the
+    layers either subroutine's chosen configuration masks (``metrics["overlap"]["layers"]``, in the
+    model's order). A layer a configuration leaves unmasked is whole in its subnetwork: kept 1."""
     data = _data(rule, s)
     model = make_model(rule, s, seed).to(device)
     losses = []
@@ -474,11 +476,18 @@ def run_one(rule: str, seed: int, trained: bool, s: StructureSettings, device: t
     if metrics["searched"]:
         found = search(model, rule, s, show=show)
         names = RULES[rule]
-        overlap = masks.iou(found[names[0]].pop("masks"), found[names[1]].pop("masks"))
+        # the two subroutines may have chosen different layer sets ("all" or "later")
+        chosen = [found[name].pop("masks") for name in names]
+        weights = dict(model.named_parameters())
+        layers = [n for n in weights if any(n in m for m in chosen)]
+        whole = [{n: m[n] if n in m else torch.ones_like(weights[n], dtype=torch.bool) for n in layers}
+                 for m in chosen]
+        overlap = masks.iou(*whole)
         metrics["subroutines"] = found
-        metrics["overlap"] = {"layers": list(overlap), "iou": [float(v) for v in overlap.values()]}
+        metrics["overlap"] = {"layers": layers, "iou": [float(overlap[n]) for n in layers]}
         for name in names:
-            arrays[f"kept-{name}"] = np.array([r["layer_kept"] for r in found[name]["runs"]])
+            kept = [dict(zip(r["layers"], r["layer_kept"])) for r in found[name]["runs"]]
+            arrays[f"kept-{name}"] = np.array([[k.get(n, 1.0) for n in layers] for k in kept])
         arrays["overlap"] = np.array(metrics["overlap"]["iou"])
     return metrics, arrays
 

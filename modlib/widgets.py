@@ -211,7 +211,7 @@ def structure_explorer(runs) -> w.VBox:
         found = r.metrics["subroutines"][sub]
         with out:
             out.clear_output(wait=True)
-            fig = plots.kept_by_layer(r.arrays, subs, found["runs"][0]["layers"])
+            fig = plots.kept_by_layer(r.arrays, subs, r.metrics["overlap"]["layers"])
             fig.axes[0].set_title(f"{controls['result'].value}: masks by layer", fontsize=9)
             plots.stamp(fig, r.provenance)
             plt.show()

@@ -162,3 +162,40 @@ def test_short_layer_names():
     assert plots.short_layer("resnet.encoder.stages.1.layers.0.layer.1.convolution.weight") == "s1.b0.conv1"
     assert plots.short_layer("bert.encoder.layer.1.intermediate.dense.weight") == "L1.ffn-in"
     assert plots.short_layer("bert.encoder.layer.0.attention.output.dense.weight") == "L0.attn-out"
+
+
+def test_subroutines_masking_different_layers_are_compared_over_both(monkeypatch):
+    # one subroutine's best configuration masks every layer, the other's only the later ones: a
+    # layer left unmasked is whole in that subnetwork (kept 1), and the overlap covers both sets
+    s = sc.settings("smoke").with_(rules=("inside-contact",))
+    model = sc.make_model("inside-contact", s, 0)
+    weights = dict(model.named_parameters())
+
+    def covered(stages):  # the weights a configuration masks, by name
+        ms = masks.attach(model, "sparsify", names=sc.mask_patterns(model, stages))
+        names = ms.stats()["name"].tolist()
+        ms.remove()
+        return names
+
+    later = covered("later")
+    monkeypatch.setattr(sc, "make_model", lambda *a, **k: model)
+
+    def fake_search(model, rule, s, show=False):
+        out = {}
+        # "inside" keeps every weight, "contact" none of those it masks
+        for name, names, keep in (("inside", covered("all"), True), ("contact", later, False)):
+            m = {n: torch.full_like(weights[n], keep, dtype=torch.bool) for n in names}
+            run = {"layers": names, "layer_kept": [float(keep)] * len(names)}
+            out[name] = {"runs": [run], "masks": m}
+        return out
+
+    monkeypatch.setattr(sc, "search", fake_search)
+    metrics, arrays = sc.run_one("inside-contact", 0, False, s, torch.device("cpu"))
+    layers = metrics["overlap"]["layers"]
+    assert layers == [n for n in weights if n in layers] and set(later) < set(layers)
+    unmasked = [i for i, n in enumerate(layers) if n not in later]
+    masked = [i for i, n in enumerate(layers) if n in later]
+    assert (arrays["kept-contact"][0, unmasked] == 1).all() and (arrays["kept-contact"][0, masked] == 0).all()
+    assert (arrays["kept-inside"] == 1).all()
+    assert (arrays["overlap"][unmasked] == 1).all() and (arrays["overlap"][masked] == 0).all()
+    assert arrays["kept-inside"].shape == arrays["kept-contact"].shape == (1, len(layers))
