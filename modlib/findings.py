@@ -698,7 +698,9 @@ def structural(runs) -> dict[str, Finding]:
                 shows = u["sub_target"].mean() >= GATE_TARGET and effect >= CLEAR
                 out[f"{name}/untrained"] = Finding(
                     f"{name}/untrained", bool(not shows),
-                    f"{rule}, {sub}, untrained network ({len(u)} runs): the subnetwork gets "
+                    f"{rule}, {sub}, untrained network ({len(u)} runs): "
+                    f"{'both tests pass, as they should not' if shows else 'no subnetwork passes both tests'}; "
+                    f"the subnetwork gets "
                     f"{_ms(u['sub_target'])} on {sub} problems and {_ms(u['sub_other'])} on the other's; "
                     f"ablated, {_ms(u['abl_target'])} and {_ms(u['abl_other'])} (other minus target "
                     f"{effect:+.2f}).")

@@ -1011,7 +1011,7 @@ def control_bars(table) -> plt.Figure:
     groups = list(dict.fromkeys(zip(table["rule"], table["subroutine"])))
     fig, (left, right) = plt.subplots(2, 1, figsize=(COLUMN, 4.8), sharey=False)
     width = 0.26
-    labels = [f"{r}, {s}" for r, s in groups]
+    labels = [f"{r}\n{s}" for r, s in groups]
     series = [("zeroed", lambda t: t[t["trained"]], "abl", "#2ca02c"),
               ("re-initialised", lambda t: t[t["trained"]], "reinit", "#9467bd"),
               ("untrained net", lambda t: t[~t["trained"]], "abl", "0.55")]
@@ -1044,8 +1044,9 @@ def control_bars(table) -> plt.Figure:
 
 
 def kept_by_layer(arrays: dict, subroutines: tuple[str, str], layers: list[str], ax: plt.Axes | None = None):
-    """One stored result's per-layer kept fractions (both subroutines, mean over mask seeds; log
-    scale) and the overlap (IoU) of their seed-0 masks, layer by layer."""
+    """One stored result's per-layer kept fractions (both subroutines, mean over mask seeds) and
+    the overlap (IoU) of their seed-0 masks, layer by layer, against the overlap two independent
+    random masks of the seed-0 masks' sizes would have, ``pq / (p + q - pq)``. (Chapter 5.)"""
     fig = None
     if ax is None:
         fig, ax = plt.subplots(figsize=(COLUMN, 2.6))
@@ -1053,6 +1054,8 @@ def kept_by_layer(arrays: dict, subroutines: tuple[str, str], layers: list[str],
     for sub, colour in zip(subroutines, (TARGET, OTHER)):
         ax.plot(x, arrays[f"kept-{sub}"].mean(0), "o-", color=colour, ms=3, label=f"{sub} mask: kept")
     ax.plot(x, arrays["overlap"], "s--", color="0.3", ms=3, label="overlap (IoU)")
+    p, q = (arrays[f"kept-{sub}"][0] for sub in subroutines)
+    ax.plot(x, p * q / (p + q - p * q), ":", color="0.5", label="overlap of random masks")
     ax.set_xticks(x, [short_layer(n) for n in layers], rotation=60, ha="right", fontsize=7)
     ax.set_ylim(0, 1.02)
     ax.set_ylabel("fraction")
