@@ -698,7 +698,8 @@ def structural(runs) -> dict[str, Finding]:
                 shows = u["sub_target"].mean() >= GATE_TARGET and effect >= CLEAR
                 out[f"{name}/untrained"] = Finding(
                     f"{name}/untrained", bool(not shows),
-                    f"{rule}, {sub}, untrained network ({len(u)} runs): "
+                    f"{rule}, {sub}, untrained network ({len(u)} runs, {_ms(u['kept'])} of the masked "
+                    f"weights kept): "
                     f"{'both tests pass, as they should not' if shows else 'no subnetwork passes both tests'}; "
                     f"the subnetwork gets "
                     f"{_ms(u['sub_target'])} on {sub} problems and {_ms(u['sub_other'])} on the other's; "
