@@ -1009,12 +1009,12 @@ def control_bars(table) -> plt.Figure:
     the untrained control; and the target accuracy of the found subnetwork against a random one of
     the same size. Dots: runs; bars: means."""
     groups = list(dict.fromkeys(zip(table["rule"], table["subroutine"])))
-    fig, (left, right) = plt.subplots(2, 1, figsize=(COLUMN, 4.8), sharey=False)
+    fig, (left, right) = plt.subplots(2, 1, figsize=(COLUMN, 5.6), sharey=False)
     width = 0.26
-    labels = [f"{r}\n{s}" for r, s in groups]
+    labels = [rule.replace("-", "-\n") + f"\n({sub})" for rule, sub in groups]  # 3 short lines
     series = [("zeroed", lambda t: t[t["trained"]], "abl", "#2ca02c"),
               ("re-initialised", lambda t: t[t["trained"]], "reinit", "#9467bd"),
-              ("untrained net", lambda t: t[~t["trained"]], "abl", "0.55")]
+              ("untrained net", lambda t: t[~t["trained"]], "abl", "#8c564b")]
     for j, (label, pick, prefix, colour) in enumerate(series):
         for i, (rule, sub) in enumerate(groups):
             rows = pick(table[(table["rule"] == rule) & (table["subroutine"] == sub)])

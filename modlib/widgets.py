@@ -213,9 +213,10 @@ def structure_explorer(runs) -> w.VBox:
             out.clear_output(wait=True)
             fig = plots.kept_by_layer(r.arrays, subs, r.metrics["overlap"]["layers"])
             fig.axes[0].set_title(f"{controls['result'].value}: masks by layer", fontsize=9)
-            plots.stamp(fig, r.provenance)
+            plots.stamp(fig, plots.structure_provenance(runs))
             plt.show()
-        lines = [f"{sub} mask, chosen configuration {found['chosen']} "
+        chosen = ", ".join(f"{k} {v}" for k, v in found["chosen"].items())
+        lines = [f"{sub} mask: {chosen}",
                  f"({'passed' if found['passed_gate'] else 'missed'} the 0.9 gate on validation)",
                  "seed  kept   subnetwork     ablated        re-init abl.   random subnet",
                  "             target other   target other   target other   target other"]
