@@ -754,3 +754,9 @@ def test_structure_language_masks_share_the_feed_forward_blocks(structure_runs):
                         for n in layers])
         key = np.array([".key." in n for n in layers])
         assert (ratio[ffn] > 2).all() and (ratio[key] < 1).all(), (name, ratio)
+
+
+def test_structure_reinit_removes_number_contacts_small_contact_effect(structure_found):
+    # the page: zeroed, the Number-Contact contact ablation is barely selective (+0.09); re-initialised, not at all
+    assert structure_found["number-contact/contact/ablation"].holds
+    assert not structure_found["number-contact/contact/reinit"].holds
