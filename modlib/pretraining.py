@@ -1,0 +1,165 @@
+"""Pretrained initialisations for chapter 6 (pretraining and the consistency of modular structure;
+Lepori et al. 2023, section 6): the offline language model's masked-language-modelling corpus and
+training, and its checkpoint on disk.
+
+The paper fine-tunes BERT-small from its masked-language-model weights. Offline, the book makes its
+own: a BERT of chapter 5's shape (:class:`modlib.structural_compositionality.LanguageModel`)
+pretrained with masked-language modelling on :func:`corpus`, grammatical English sentences in the
+agreement tasks' vocabulary (:mod:`modlib.agreement`) but from more templates than the tasks use.
+
+    sentences = corpus(20_000, seed=0)
+    mlm, losses = pretrain_mlm(settings, sentences, steps=2_000, batch=128, lr=1e-3, seed=0)
+    save(mlm, path)                   # save_pretrained format (safetensors), written atomically
+    model = initialise(LanguageModel(settings), load(path))   # the [CLS] model, pretrained weights
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import tempfile
+from pathlib import Path
+
+import torch
+from torch.nn import functional as F
+
+from modlib import agreement
+from modlib.profiles import check_choice, check_int, check_range
+
+# every template of the corpus: the tasks' own (sv and anaphora, with agreeing features) and five
+# more that the tasks never show
+TEMPLATES = ("sv-simple", "sv-pp", "sv-src", "sv-orc", "anaphora-simple", "anaphora-rc",
+             "transitive", "past", "pp-transitive", "object-rc", "anaphora-pp")
+MASK_RATE = 0.15  # BERT's: of the word positions, this share is predicted
+
+
+def _noun(plural: bool, rng: random.Random) -> str:
+    singular = rng.choice(sorted(agreement.NOUNS))
+    return agreement.NOUNS[singular] if plural else singular
+
+
+def _verb(table: dict, plural: bool, rng: random.Random) -> str:
+    singular = rng.choice(sorted(table))
+    return table[singular] if plural else singular
+
+
+def sentence(template: str, rng: random.Random) -> str:
+    """One grammatical sentence of ``template`` (one of :data:`TEMPLATES`), words from ``rng``."""
+    check_choice("template", template, TEMPLATES)
+    if template.startswith(("sv-", "anaphora-")) and template != "anaphora-pp":
+        family, kind = template.split("-")
+        plural = rng.random() < 0.5
+        g = torch.Generator().manual_seed(rng.randrange(2**31))
+        return agreement.sentence(family, kind, plural, plural, g)
+    plural = rng.random() < 0.5
+    subject, other, third = _noun(plural, rng), _noun(rng.random() < 0.5, rng), _noun(rng.random() < 0.5, rng)
+    if template == "transitive":  # the pilot likes the guards
+        return f"the {subject} {_verb(agreement.TRANSITIVE, plural, rng)} the {other}"
+    if template == "past":  # the pilots admired the guard
+        return f"the {subject} {rng.choice(agreement.PAST)} the {other}"
+    if template == "pp-transitive":  # the pilot near the guards likes the farmer
+        return (f"the {subject} {rng.choice(agreement.PREPOSITIONS)} the {other} "
+                f"{_verb(agreement.TRANSITIVE, plural, rng)} the {third}")
+    if template == "object-rc":  # the pilot likes the guards that sing
+        other_plural = other in agreement.NOUNS.values()
+        return (f"the {subject} {_verb(agreement.TRANSITIVE, plural, rng)} the {other} that "
+                f"{_verb(agreement.VERBS, other_plural, rng)}")
+    # anaphora-pp: the pilots near the guard blamed themselves
+    return (f"the {subject} {rng.choice(agreement.PREPOSITIONS)} the {other} "
+            f"{rng.choice(agreement.PAST)} {agreement.REFLEXIVES[int(plural)]}")
+
+
+def corpus(n: int, seed: int) -> list[str]:
+    """``n`` grammatical sentences, templates drawn uniformly from :data:`TEMPLATES`."""
+    check_int("n", n, 1)
+    rng = random.Random(seed)
+    return [sentence(rng.choice(TEMPLATES), rng) for _ in range(n)]
+
+
+def mask_tokens(ids: torch.Tensor, g: torch.Generator, rate: float = MASK_RATE) -> tuple[torch.Tensor, torch.Tensor]:
+    """BERT's masking of token ids ``long [N, L]`` (as :func:`modlib.agreement.encode` makes them):
+    ``rate`` of the word positions (never [CLS], [SEP] or padding) are picked; of those, 80% become
+    [MASK], 10% a random word and 10% stay. Returns ``(inputs, labels)``, both ``[N, L]``; labels
+    are -100 where nothing is predicted."""
+    check_range("rate", rate, 0.0, 1.0)
+    words = ids >= len(agreement.SPECIAL)
+    picked = words & (torch.rand(ids.shape, generator=g) < rate)
+    labels = torch.where(picked, ids, torch.full_like(ids, -100))
+    roll = torch.rand(ids.shape, generator=g)
+    inputs = ids.clone()
+    inputs[picked & (roll < 0.8)] = agreement.IDS["[MASK]"]
+    swap = picked & (roll >= 0.8) & (roll < 0.9)
+    inputs[swap] = torch.randint(len(agreement.SPECIAL), len(agreement.VOCAB), (int(swap.sum()),), generator=g)
+    return inputs, labels
+
+
+def mlm_model(s):
+    """A ``BertForMaskedLM`` of the shape of chapter 5's language model for settings ``s``
+    (:class:`modlib.structural_compositionality.StructureSettings`), freshly initialised."""
+    from transformers import BertConfig, BertForMaskedLM
+
+    config = BertConfig(vocab_size=len(agreement.VOCAB), hidden_size=s.bert_hidden,
+                        num_hidden_layers=s.bert_layers, num_attention_heads=s.bert_heads,
+                        intermediate_size=4 * s.bert_hidden, max_position_embeddings=32,
+                        hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    return BertForMaskedLM(config)
+
+
+def pretrain_mlm(s, sentences: list[str], *, steps: int, batch: int, lr: float, seed: int):
+    """Masked-language modelling on ``sentences`` for ``steps`` Adam steps of ``batch`` sentences
+    (drawn with replacement, masked afresh each step). Returns ``(model, losses)``: the
+    ``BertForMaskedLM`` and the loss of every step."""
+    check_int("steps", steps, 1)
+    check_int("batch", batch, 1)
+    torch.manual_seed(seed)
+    model = mlm_model(s)
+    ids, attention = agreement.encode(sentences)  # [N, L]
+    g = torch.Generator().manual_seed(seed)
+    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    model.train()
+    losses = []
+    for _ in range(steps):
+        idx = torch.randint(len(sentences), (batch,), generator=g)
+        inputs, labels = mask_tokens(ids[idx], g)
+        logits = model(input_ids=inputs, attention_mask=attention[idx]).logits  # [batch, L, vocab]
+        loss = F.cross_entropy(logits.flatten(0, 1), labels.flatten(), ignore_index=-100)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    model.eval()
+    return model, losses
+
+
+def save(model, path: Path) -> None:
+    """Write ``model`` (a ``transformers`` model) to the directory ``path`` in ``save_pretrained``
+    format (safetensors), atomically: into a temporary directory beside it, then renamed."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
+    try:
+        model.save_pretrained(tmp, safe_serialization=True)
+        if path.exists():
+            shutil.rmtree(path)
+        os.replace(tmp, path)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def load(path: Path):
+    """The ``BertForMaskedLM`` saved at ``path`` by :func:`save`, through ``from_pretrained``."""
+    from transformers import BertForMaskedLM
+
+    path = Path(path)
+    if not (path / "config.json").exists():
+        raise FileNotFoundError(f"no pretrained checkpoint at {path} (expected config.json and "
+                                f"model.safetensors, as save() writes them)")
+    return BertForMaskedLM.from_pretrained(path).eval()
+
+
+def initialise(model, mlm):
+    """Copy the encoder weights of ``mlm`` (a ``BertForMaskedLM``) into ``model``, a chapter-5
+    :class:`~modlib.structural_compositionality.LanguageModel` of the same shape; returns it."""
+    model.bert.load_state_dict(mlm.bert.state_dict())
+    return model

@@ -1,0 +1,79 @@
+"""Chapter 6's offline pretrained language model: corpus, masking, training, checkpoint."""
+
+import random
+
+import pytest
+import torch
+
+from modlib import agreement, pretraining
+from modlib import structural_compositionality as sc
+
+
+def test_corpus_is_grammatical_in_the_tasks_vocabulary_and_reproducible():
+    sentences = pretraining.corpus(2_000, seed=0)
+    assert sentences == pretraining.corpus(2_000, seed=0) and sentences != pretraining.corpus(2_000, seed=1)
+    agreement.encode(sentences)  # every word in VOCAB, every sentence fits the encoder's length
+    number = {**{w: False for w in (*agreement.VERBS, *agreement.TRANSITIVE)},
+              **{w: True for w in (*agreement.VERBS.values(), *agreement.TRANSITIVE.values())}}
+    plural = set(agreement.NOUNS.values())
+    for text in sentences:
+        words = text.split()
+        subject = words[1] in plural
+        if words[-1] in agreement.REFLEXIVES:
+            assert (words[-1] == "themselves") == subject, text
+        if words[2] == "that":  # a relative clause on the subject, words 2-5
+            if words[3] == "the":  # object relative: its verb agrees with its own noun
+                assert number[words[5]] == (words[4] in plural), text
+            main = words[6:]
+        elif "that" in words:  # object-rc: "the N likes the Ns that sing"
+            assert number[words[-1]] == (words[4] in plural), text
+            main = words[2:3]
+        else:
+            main = words[2:]
+        for verb in (w for w in main if w in number):
+            assert number[verb] == subject, text
+
+
+def test_corpus_holds_every_template_and_more_than_the_tasks():
+    rng = random.Random(0)
+    for template in pretraining.TEMPLATES:
+        assert pretraining.sentence(template, rng)
+    sentences = set(pretraining.corpus(3_000, seed=0))
+    # transitive main clauses never occur in the tasks, whose main verb is intransitive
+    transitive = [t for t in sentences if t.split()[2] in agreement.TRANSITIVE or t.split()[2] in agreement.TRANSITIVE.values()]
+    assert len(transitive) > 100
+    with pytest.raises(ValueError, match="template"):
+        pretraining.sentence("passive", rng)
+
+
+def test_mask_tokens_masks_words_only_at_berts_rates():
+    ids, _ = agreement.encode(pretraining.corpus(4_000, seed=0))
+    inputs, labels = pretraining.mask_tokens(ids, torch.Generator().manual_seed(0))
+    words = ids >= len(agreement.SPECIAL)
+    picked = labels != -100
+    assert not (picked & ~words).any()  # [CLS], [SEP], padding never
+    assert abs(picked.sum() / words.sum() - 0.15) < 0.01
+    assert torch.equal(labels[picked], ids[picked]) and torch.equal(inputs[~picked], ids[~picked])
+    masked = (inputs == agreement.IDS["[MASK]"])[picked].float().mean()
+    unchanged = (inputs == ids)[picked].float().mean()
+    assert abs(masked - 0.8) < 0.02 and 0.08 < unchanged < 0.14  # 10% kept, plus random draws of the same word
+
+
+def test_pretraining_lowers_the_loss_and_the_checkpoint_round_trips(tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    s = sc.settings("smoke")
+    mlm, losses = pretraining.pretrain_mlm(s, pretraining.corpus(500, seed=0), steps=150, batch=32,
+                                           lr=3e-3, seed=0)
+    assert sum(losses[-20:]) / 20 < 0.7 * sum(losses[:20]) / 20, (losses[:5], losses[-5:])
+    path = tmp_path / "bert-mlm"
+    pretraining.save(mlm, path)
+    pretraining.save(mlm, path)  # overwriting leaves one complete checkpoint
+    assert (path / "model.safetensors").exists() and not list(tmp_path.glob(".bert-mlm.*"))
+    loaded = pretraining.load(path)
+    model = pretraining.initialise(sc.make_model("sv-plural", s, seed=1), loaded)
+    ids, attention = agreement.encode(["the pilot laughs", "the guards near the pilot sing"])
+    with torch.no_grad():
+        want = mlm.bert(input_ids=ids, attention_mask=attention).last_hidden_state[:, 0]
+        assert torch.allclose(model(ids, attention), want, atol=1e-6)
+    with pytest.raises(FileNotFoundError, match="no pretrained checkpoint"):
+        pretraining.load(tmp_path / "missing")
