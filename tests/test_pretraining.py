@@ -77,3 +77,21 @@ def test_pretraining_lowers_the_loss_and_the_checkpoint_round_trips(tmp_path, mo
         assert torch.allclose(model(ids, attention), want, atol=1e-6)
     with pytest.raises(FileNotFoundError, match="no pretrained checkpoint"):
         pretraining.load(tmp_path / "missing")
+
+
+def test_agreement_probe_scores_the_masked_verbs_number():
+    class Oracle(torch.nn.Module):  # prefers the plural verb exactly when the subject is plural
+        def forward(self, input_ids, attention_mask):
+            logits = torch.zeros(*input_ids.shape, len(agreement.VOCAB))
+            plural = torch.tensor([[agreement.VOCAB[i] in agreement.NOUNS.values() for i in row]
+                                   for row in input_ids.tolist()])[:, 2]  # the subject: [CLS] the N
+            at_mask = (input_ids == agreement.IDS["[MASK]"]).float()  # [n, L]: only there
+            for plural_form in agreement.VERBS.values():
+                logits[..., agreement.IDS[plural_form]] = at_mask * (2 * plural[:, None].float() - 1)
+            return type("Out", (), {"logits": logits})
+
+    assert pretraining.agreement_probe(Oracle(), n=40) == 1.0
+    s = sc.settings("smoke")
+    untrained = pretraining.mlm_model(s).eval()
+    score = pretraining.agreement_probe(untrained, n=200)
+    assert score == pretraining.agreement_probe(untrained, n=200) and 0.3 < score < 0.7
