@@ -1,6 +1,7 @@
 """Pretrained initialisations for chapter 6 (pretraining and the consistency of modular structure;
 Lepori et al. 2023, section 6): the offline language model's masked-language-modelling corpus and
-training, and its checkpoint on disk.
+training, and its checkpoint on disk; and SimCLR-style contrastive pretraining of the vision model
+on unlabelled panels (:func:`pretrain_simclr`).
 
 The paper fine-tunes BERT-small from its masked-language-model weights. Offline, the book makes its
 own: a BERT of chapter 5's shape (:class:`modlib.structural_compositionality.LanguageModel`)
@@ -15,7 +16,9 @@ agreement tasks' vocabulary (:mod:`modlib.agreement`) but from more templates th
 Measured at `full`'s shape (2 layers, hidden 64) on one CPU thread, 2026-11-25: 8,000 steps of 128
 sentences from a 20,000-sentence corpus at lr 1e-3 take 158 s; the MLM loss falls from 3.19 to
 1.33 and :func:`agreement_probe` reaches 1.00. After 1,500 steps (loss 1.58) the probe is still at
-chance (0.48): agreement is learnt late.
+chance (0.48): agreement is learnt late. SimCLR at `full`'s vision shape (32-pixel panels, batch
+128, lr 5e-4, temperature 0.07 as in the paper) takes 0.06 s a step on one thread; in 100 steps
+on 1,000 Inside-Contact panels its loss falls from 5.51 (chance: log 255 = 5.54) to 3.93.
 """
 
 from __future__ import annotations
@@ -193,3 +196,55 @@ def agreement_probe(mlm, n: int = 400, seed: int = 0) -> float:
     forms = torch.tensor(forms)  # [n, 2]: singular, plural ids
     picks = logits.gather(1, forms)  # [n, 2]
     return float(((picks[:, 1] > picks[:, 0]) == torch.tensor(plural)).float().mean())
+
+
+# --- vision: SimCLR on unlabelled panels -------------------------------------------------------
+
+def augment(images: torch.Tensor, g: torch.Generator) -> torch.Tensor:
+    """A random view of each panel ``float [N, 3, H, W]`` that keeps inside, contact and number:
+    a flip, a rotation by a multiple of 90 degrees and a permutation of the colour channels, each
+    drawn per panel from ``g``. (Crops, the usual SimCLR view, could cut a shape off a panel.)"""
+    out = torch.empty_like(images)
+    n = len(images)
+    flips = torch.rand(n, generator=g) < 0.5
+    turns = torch.randint(4, (n,), generator=g)
+    channels = torch.argsort(torch.rand(n, 3, generator=g), dim=1)  # [N, 3]
+    for i in range(n):
+        x = images[i, channels[i]]
+        x = x.flip(-1) if flips[i] else x
+        out[i] = torch.rot90(x, int(turns[i]), dims=(-2, -1))
+    return out
+
+
+def nt_xent(z1: torch.Tensor, z2: torch.Tensor, temperature: float) -> torch.Tensor:
+    """SimCLR's loss for two views' embeddings ``[N, D]``: each embedding's positive is the other
+    view of the same panel, its negatives the other 2N - 2 embeddings; cosine similarity over
+    ``temperature``, cross-entropy averaged over all 2N."""
+    z = F.normalize(torch.cat([z1, z2]), dim=1)  # [2N, D]
+    sim = z @ z.T / temperature  # [2N, 2N]
+    sim.fill_diagonal_(float("-inf"))
+    n = len(z1)
+    positive = torch.cat([torch.arange(n, 2 * n), torch.arange(n)])
+    return F.cross_entropy(sim, positive)
+
+
+def pretrain_simclr(model, panels: torch.Tensor, *, steps: int, batch: int, lr: float,
+                    temperature: float, seed: int) -> list[float]:
+    """Contrastive pretraining of ``model`` (chapter 5's vision model: panels to embeddings) in
+    place, on unlabelled panels ``uint8 [N, 3, H, W]``: ``steps`` Adam steps, each on ``batch``
+    panels drawn with replacement and two :func:`augment` views of each. Returns each step's loss."""
+    check_int("steps", steps, 1)
+    check_int("batch", batch, 2)
+    g = torch.Generator().manual_seed(seed)
+    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    model.train()
+    losses = []
+    for _ in range(steps):
+        x = panels[torch.randint(len(panels), (batch,), generator=g)].float().div(255)  # [b, 3, H, W]
+        loss = nt_xent(model(augment(x, g)), model(augment(x, g)), temperature)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    model.eval()
+    return losses

@@ -95,3 +95,35 @@ def test_agreement_probe_scores_the_masked_verbs_number():
     untrained = pretraining.mlm_model(s).eval()
     score = pretraining.agreement_probe(untrained, n=200)
     assert score == pretraining.agreement_probe(untrained, n=200) and 0.3 < score < 0.7
+
+
+def test_augment_keeps_each_panels_pixels_and_varies_the_view():
+    s = sc.settings("smoke")
+    panels = sc.problems("inside-contact", "task", 4, seed=0, size=s.size)["images"].flatten(0, 1).float()
+    views = pretraining.augment(panels, torch.Generator().manual_seed(0))
+    assert views.shape == panels.shape and not torch.equal(views, panels)
+    for view, panel in zip(views, panels):  # the same multiset of pixel values: nothing cropped
+        assert torch.equal(view.flatten().sort().values, panel.flatten().sort().values)
+
+
+def test_nt_xent_matches_its_definition():
+    torch.manual_seed(0)
+    z1, z2 = torch.randn(5, 8), torch.randn(5, 8)
+    z = torch.nn.functional.normalize(torch.cat([z1, z2]), dim=1)
+    want = 0.0
+    for i in range(10):
+        j = (i + 5) % 10
+        others = [k for k in range(10) if k != i]
+        logits = torch.stack([z[i] @ z[k] / 0.5 for k in others])
+        want -= torch.log_softmax(logits, 0)[others.index(j)] / 10
+    assert torch.allclose(pretraining.nt_xent(z1, z2, 0.5), want, atol=1e-5)
+    assert pretraining.nt_xent(z1, z1.clone(), 0.07) < pretraining.nt_xent(z1, z2, 0.07)
+
+
+def test_simclr_lowers_its_loss():
+    s = sc.settings("smoke")
+    panels = sc.problems("inside-contact", "task", 16, seed=0, size=s.size)["images"].flatten(0, 1)
+    model = sc.make_model("inside-contact", s, seed=0)
+    losses = pretraining.pretrain_simclr(model, panels, steps=30, batch=16, lr=1e-3,
+                                         temperature=0.07, seed=0)
+    assert sum(losses[-5:]) / 5 < sum(losses[:5]) / 5, losses
