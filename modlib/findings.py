@@ -599,7 +599,7 @@ LEPORI = {("inside-contact", "inside"): (0.95, 0.23, 0.71, 0.56),
           ("number-contact", "contact"): (1.00, 0.45, 0.55, 0.87),
           ("inside-number", "inside"): (1.00, 0.40, 0.39, 0.57),
           ("sv-plural", "subject"): (1.00, 0.45, 0.62, 0.93)}
-GATE_TARGET = 0.9  # the accuracy a subnetwork must reach on its target subroutine (the paper's)
+GATE_TARGET = 0.9  # the paper's: a subnetwork must reach this on its target (structural_compositionality.GATE)
 LOWER = 0.1  # "clearly lower": the subnetwork's other-subroutine accuracy this far below its target's
 
 
@@ -638,7 +638,7 @@ def _clear_excess(rows, high: str, low: str, size: float) -> tuple[bool, str]:
     mean = float((rows[high] - rows[low]).mean())
     if len(a) < 2:
         return bool(mean >= size), f"{mean:+.2f}"
-    d, lo, hi = paired_difference(a, b)
+    _, lo, hi = paired_difference(a, b)
     return bool(lo > 0 and mean >= size), f"{mean:+.2f} (95% interval over base models {lo:+.2f} to {hi:+.2f})"
 
 
@@ -696,14 +696,12 @@ def structural(runs) -> dict[str, Finding]:
             if not u.empty:
                 effect = float((u["abl_other"] - u["abl_target"]).mean())
                 shows = u["sub_target"].mean() >= GATE_TARGET and effect >= CLEAR
+                verdict = "both tests pass, as they should not" if shows else "no subnetwork passes both tests"
                 out[f"{name}/untrained"] = Finding(
                     f"{name}/untrained", bool(not shows),
                     f"{rule}, {sub}, untrained network ({len(u)} runs, {_ms(u['kept'])} of the masked "
-                    f"weights kept): "
-                    f"{'both tests pass, as they should not' if shows else 'no subnetwork passes both tests'}; "
-                    f"the subnetwork gets "
-                    f"{_ms(u['sub_target'])} on {sub} problems and {_ms(u['sub_other'])} on the other's; "
-                    f"ablated, {_ms(u['abl_target'])} and {_ms(u['abl_other'])} (other minus target "
-                    f"{effect:+.2f}).")
+                    f"weights kept): {verdict}; the subnetwork gets {_ms(u['sub_target'])} on {sub} problems "
+                    f"and {_ms(u['sub_other'])} on the other's; ablated, {_ms(u['abl_target'])} and "
+                    f"{_ms(u['abl_other'])} (other minus target {effect:+.2f}).")
     return out
 

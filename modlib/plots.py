@@ -1004,12 +1004,12 @@ def subnetwork_bars(table, paper: dict | None = None) -> plt.Figure:
 
 
 def control_bars(table) -> plt.Figure:
-    """Per (rule, subroutine): the ablated model's other-minus-target accuracy (the modular effect)
+    """Per (rule, subroutine), top: the ablated model's other-minus-target accuracy (the modular effect)
     with the removed weights zeroed and re-initialised, for the trained base models, and zeroed for
-    the untrained control; and the target accuracy of the found subnetwork against a random one of
+    the untrained control; bottom: the target accuracy of the found subnetwork against a random one of
     the same size. Dots: runs; bars: means."""
     groups = list(dict.fromkeys(zip(table["rule"], table["subroutine"])))
-    fig, (left, right) = plt.subplots(2, 1, figsize=(COLUMN, 5.6), sharey=False)
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(COLUMN, 5.6), sharey=False)
     width = 0.26
     labels = [rule.replace("-", "-\n") + f"\n({sub})" for rule, sub in groups]  # 3 short lines
     series = [("zeroed", lambda t: t[t["trained"]], "abl", "#2ca02c"),
@@ -1022,23 +1022,23 @@ def control_bars(table) -> plt.Figure:
                 continue
             effect = rows[f"{prefix}_other"] - rows[f"{prefix}_target"]
             xi = i + (j - 1) * width
-            left.bar(xi, effect.mean(), width, color=colour, label=label if i == 0 else None)
-            left.plot(np.full(len(effect), xi), effect, ".", color="0.2", ms=3)
-    left.axhline(0, color="0.3", lw=0.8)
-    left.set_xticks(range(len(groups)), labels, fontsize=8)
-    left.set_ylabel("ablated: other − target")
-    left.legend(fontsize=8, frameon=False, ncol=3, loc="upper center", bbox_to_anchor=(0.5, 1.18))
+            top.bar(xi, effect.mean(), width, color=colour, label=label if i == 0 else None)
+            top.plot(np.full(len(effect), xi), effect, ".", color="0.2", ms=3)
+    top.axhline(0, color="0.3", lw=0.8)
+    top.set_xticks(range(len(groups)), labels, fontsize=8)
+    top.set_ylabel("ablated: other − target")
+    top.legend(fontsize=8, frameon=False, ncol=3, loc="upper center", bbox_to_anchor=(0.5, 1.18))
     for j, (col, label, colour) in enumerate((("sub_target", "found", TARGET), ("random_target", "random", "0.55"))):
         for i, (rule, sub) in enumerate(groups):
             rows = table[(table["rule"] == rule) & (table["subroutine"] == sub) & table["trained"]]
             xi = i + (j - 0.5) * width
-            right.bar(xi, rows[col].mean(), width, color=colour, label=f"{label} subnetwork" if i == 0 else None)
-            right.plot(np.full(len(rows), xi), rows[col], ".", color="0.2", ms=3)
-    right.axhline(0.25, color="0.4", ls="--", lw=0.8)
-    right.set_xticks(range(len(groups)), labels, fontsize=8)
-    right.set_ylabel("accuracy on the target")
-    right.set_ylim(0, 1.05)
-    right.legend(fontsize=8, frameon=False, ncol=2, loc="upper center", bbox_to_anchor=(0.5, 1.18))
+            bottom.bar(xi, rows[col].mean(), width, color=colour, label=f"{label} subnetwork" if i == 0 else None)
+            bottom.plot(np.full(len(rows), xi), rows[col], ".", color="0.2", ms=3)
+    bottom.axhline(0.25, color="0.4", ls="--", lw=0.8)
+    bottom.set_xticks(range(len(groups)), labels, fontsize=8)
+    bottom.set_ylabel("accuracy on the target")
+    bottom.set_ylim(0, 1.05)
+    bottom.legend(fontsize=8, frameon=False, ncol=2, loc="upper center", bbox_to_anchor=(0.5, 1.18))
     fig.tight_layout()
     return fig
 

@@ -102,15 +102,15 @@ def mask_tokens(ids: torch.Tensor, g: torch.Generator, rate: float = MASK_RATE) 
     return inputs, labels
 
 
-def mlm_model(s):
-    """A ``BertForMaskedLM`` of the shape of chapter 5's language model for settings ``s``
-    (:class:`modlib.structural_compositionality.StructureSettings`), freshly initialised."""
-    from transformers import BertConfig, BertForMaskedLM
+def mlm_model(s, seed: int):
+    """A ``BertForMaskedLM`` with the config of chapter 5's language model for settings ``s``
+    (:class:`modlib.structural_compositionality.LanguageModel`), its weights drawn from ``seed``."""
+    from transformers import BertForMaskedLM
 
-    config = BertConfig(vocab_size=len(agreement.VOCAB), hidden_size=s.bert_hidden,
-                        num_hidden_layers=s.bert_layers, num_attention_heads=s.bert_heads,
-                        intermediate_size=4 * s.bert_hidden, max_position_embeddings=32,
-                        hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    from modlib.structural_compositionality import LanguageModel  # chapter 6 reuses chapter 5's model
+
+    config = LanguageModel(s).bert.config
+    torch.manual_seed(seed)
     return BertForMaskedLM(config)
 
 
@@ -120,8 +120,7 @@ def pretrain_mlm(s, sentences: list[str], *, steps: int, batch: int, lr: float, 
     ``BertForMaskedLM`` and the loss of every step."""
     check_int("steps", steps, 1)
     check_int("batch", batch, 1)
-    torch.manual_seed(seed)
-    model = mlm_model(s)
+    model = mlm_model(s, seed)
     ids, attention = agreement.encode(sentences)  # [N, L]
     g = torch.Generator().manual_seed(seed)
     opt = torch.optim.Adam(model.parameters(), lr=lr)

@@ -651,9 +651,8 @@ def test_structure_ablation_is_selective_for_subject_and_contact(structure_found
 
 def test_structure_verb_ablation_is_selective_but_smaller(structure_found, structure_table):
     assert structure_found["sv-plural/verb/ablation"].holds
-    effect = {sub: (_rows(structure_table, "sv-plural", sub)["abl_other"]
-                    - _rows(structure_table, "sv-plural", sub)["abl_target"]).mean()
-              for sub in ("subject", "verb")}
+    rows = {sub: _rows(structure_table, "sv-plural", sub) for sub in ("subject", "verb")}
+    effect = {sub: (r["abl_other"] - r["abl_target"]).mean() for sub, r in rows.items()}
     assert effect["verb"] < effect["subject"] / 2, effect
 
 
