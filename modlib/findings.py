@@ -705,3 +705,62 @@ def structural(runs) -> dict[str, Finding]:
                     f"{_ms(u['abl_other'])} (other minus target {effect:+.2f}).")
     return out
 
+
+
+# --- chapter 6: pretraining and the consistency of modular structure -----------------------------
+
+# Lepori et al. (2023), BERT-small on SV plural, means of 9 runs (subnetwork target, other, ablated
+# target, other) for the Subject mask, from scratch and fine-tuned from the MLM weights
+LEPORI_PRETRAINING = {"scratch": (1.00, 0.45, 0.62, 0.93), "pretrained": (1.00, 0.27, 0.27, 0.74)}
+MARGIN = 0.1  # the modular pattern: the ablated model keeps the other subroutine this much better
+
+
+def pretraining_effects(runs):
+    """One row per (base model, subroutine) of chapter 6's stored results
+    (:class:`modlib.pretraining_consistency.PretrainingRuns`): rule, init, seed, subroutine, the
+    base model's task accuracy, whether it was searched and its subnetwork passed the gate, the
+    subnetwork's (``sub_*``) and the ablated model's accuracy on the target and the other
+    subroutine (means over mask seeds), ``effect`` (ablated other minus target) and ``modular``
+    (passed the gate and effect at least :data:`MARGIN`)."""
+    import pandas as pd
+
+    out = []
+    for name, r in runs.rows.items():
+        rule, init, seed = name.rsplit("-", 2)
+        m = r.metrics
+        for sub in m["subroutines"] if m["searched"] else _subroutine_names(rule):
+            row = {"rule": rule, "init": init, "seed": int(seed), "subroutine": sub,
+                   "task": m["base"]["task"], "searched": m["searched"], "passed_gate": False,
+                   "sub_target": np.nan, "sub_other": np.nan, "target": np.nan, "other": np.nan}
+            if m["searched"]:
+                found = m["subroutines"][sub]
+                hard = np.array([run["hard"] for run in found["runs"]])  # [mask seeds, 2]
+                ablated = np.array([run["complement"] for run in found["runs"]])
+                row.update(passed_gate=bool(found["passed_gate"]), sub_target=hard[:, 0].mean(),
+                           sub_other=hard[:, 1].mean(), target=ablated[:, 0].mean(), other=ablated[:, 1].mean())
+            out.append(row)
+    df = pd.DataFrame(out)
+    df["effect"] = df["other"] - df["target"]
+    df["modular"] = df["passed_gate"] & (df["effect"] >= MARGIN)
+    return df
+
+
+def _subroutine_names(rule: str) -> tuple[str, str]:
+    from modlib.structural_compositionality import RULES
+
+    return RULES[rule]
+
+
+def pretraining_consistency(df):
+    """Per (rule, subroutine, init) of :func:`pretraining_effects`' table: base models, how many
+    show the modular pattern, and the mean, standard deviation and range of the ablation effect
+    over the searched ones."""
+    import pandas as pd
+
+    rows = {}
+    for key, g in df.groupby(["rule", "subroutine", "init"], sort=False):
+        e = g["effect"].dropna()
+        rows[key] = {"models": len(g), "modular": int(g["modular"].sum()), "mean effect": e.mean(),
+                     "sd effect": e.std(ddof=1) if len(e) > 1 else np.nan,
+                     "min effect": e.min(), "max effect": e.max()}
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis(["rule", "subroutine", "init"])

@@ -1,6 +1,6 @@
 """Pretrained initialisations for chapter 6 (pretraining and the consistency of modular structure;
 Lepori et al. 2023, section 6): the offline language model's masked-language-modelling corpus and
-training, and its checkpoint on disk; and SimCLR-style contrastive pretraining of the vision model
+training; and SimCLR-style contrastive pretraining of the vision model
 on unlabelled panels (:func:`pretrain_simclr`).
 
 The paper fine-tunes BERT-small from its masked-language-model weights. Offline, the book makes its
@@ -10,8 +10,8 @@ agreement tasks' vocabulary (:mod:`modlib.agreement`) but from more templates th
 
     sentences = corpus(20_000, seed=0)
     mlm, losses = pretrain_mlm(settings, sentences, steps=2_000, batch=128, lr=1e-3, seed=0)
-    save(mlm, path)                   # save_pretrained format (safetensors), written atomically
-    model = initialise(LanguageModel(settings), load(path))   # the [CLS] model, pretrained weights
+    model = LanguageModel(settings)
+    model.bert.load_state_dict(mlm.bert.state_dict())   # the [CLS] model, pretrained weights
 
 Measured at `full`'s shape (2 layers, hidden 64) on one CPU thread, 2026-11-25: 8,000 steps of 128
 sentences from a 20,000-sentence corpus at lr 1e-3 take 158 s; the MLM loss falls from 3.19 to
@@ -23,11 +23,7 @@ on 1,000 Inside-Contact panels its loss falls from 5.51 (chance: log 255 = 5.54)
 
 from __future__ import annotations
 
-import os
 import random
-import shutil
-import tempfile
-from pathlib import Path
 
 import torch
 from torch.nn import functional as F
@@ -137,39 +133,6 @@ def pretrain_mlm(s, sentences: list[str], *, steps: int, batch: int, lr: float, 
         losses.append(loss.item())
     model.eval()
     return model, losses
-
-
-def save(model, path: Path) -> None:
-    """Write ``model`` (a ``transformers`` model) to the directory ``path`` in ``save_pretrained``
-    format (safetensors), atomically: into a temporary directory beside it, then renamed."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", dir=path.parent))
-    try:
-        model.save_pretrained(tmp, safe_serialization=True)
-        if path.exists():
-            shutil.rmtree(path)
-        os.replace(tmp, path)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-
-
-def load(path: Path):
-    """The ``BertForMaskedLM`` saved at ``path`` by :func:`save`, through ``from_pretrained``."""
-    from transformers import BertForMaskedLM
-
-    path = Path(path)
-    if not (path / "config.json").exists():
-        raise FileNotFoundError(f"no pretrained checkpoint at {path} (expected config.json and "
-                                f"model.safetensors, as save() writes them)")
-    return BertForMaskedLM.from_pretrained(path).eval()
-
-
-def initialise(model, mlm):
-    """Copy the encoder weights of ``mlm`` (a ``BertForMaskedLM``) into ``model``, a chapter-5
-    :class:`~modlib.structural_compositionality.LanguageModel` of the same shape; returns it."""
-    model.bert.load_state_dict(mlm.bert.state_dict())
-    return model
 
 
 def agreement_probe(mlm, n: int = 400, seed: int = 0) -> float:

@@ -1,0 +1,315 @@
+"""Pretraining and the consistency of modular structure (chapter 6,
+notebooks/pretraining_consistency.ipynb; Lepori, Serre & Pavlick 2023, section 6).
+
+Chapter 5 trained base models from random weights and searched them for subnetworks. Here the
+same base models are trained again from a *pretrained* initialisation, and the same search runs
+in them: does pretraining make the modular pattern (ablating a subroutine's subnetwork hurts that
+subroutine more than the other) appear in more base models, and vary less from one to the next?
+
+This module reuses chapter 5 (:mod:`modlib.structural_compositionality`) unchanged, the one
+place where a chapter module imports another: its problems, models, base training, subnetwork
+search and evaluation, and its settings per profile. Its own pieces:
+
+- the pretrained weights, each one stored result (:func:`pretrained`): a BERT of chapter 5's shape
+  pretrained with masked-language modelling on :func:`modlib.pretraining.corpus`, and the vision
+  model's ResNet pretrained SimCLR-style on unlabelled panels. At ``paper`` the language model is
+  the paper's own, ``prajjwal1/bert-small`` from the hub (:class:`HubLanguageModel`), where the
+  hub can be reached; otherwise the book's MLM checkpoint of the paper's shape;
+- :func:`run_one`: a base model fine-tuned from those weights, then chapter 5's search in it;
+- the scratch arm: chapter 5's own results (:func:`modlib.structural_compositionality.run_one`),
+  read from chapter 5's store for the base models chapter 5 made, made here for the others.
+
+What the results show (the ablation effect per base model, its spread, the statements the page
+makes) is computed in :mod:`modlib.findings`, apart from the code that makes the results.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import torch
+from torch import nn
+
+from modlib import agreement, pretraining, profiles, results, shapes
+from modlib import structural_compositionality as sc
+from modlib.profiles import check_choices, check_int, check_range, settings_for
+from modlib.runtime import describe
+
+CHAPTER = "pretraining_consistency"
+CODE = "modlib.pretraining_consistency"
+INITS = ("scratch", "pretrained")
+HUB_MODEL = "prajjwal1/bert-small"  # the paper's BERT-small, 4 layers, hidden 512
+
+
+@profiles.settings
+class PretrainingSettings:
+    """What chapter 6 adds to chapter 5's settings (which it uses unchanged, per profile)."""
+
+    rules: tuple[str, ...] = ("sv-plural", "inside-contact")
+    seeds: int = 5  # base models per initialisation
+    # language: masked-language modelling on the generated corpus (offline), or the hub's model
+    hub: bool = True  # try the paper's pretrained BERT from the hub first
+    corpus: int = 20_000
+    mlm_steps: int = 8_000
+    mlm_batch: int = 128
+    mlm_lr: float = 1e-3
+    # vision: SimCLR on unlabelled panels of the task's shape world
+    panels: int = 10_000
+    simclr_steps: int = 7_800  # the paper's 100 epochs of batch 128 over 10,000 images
+    simclr_batch: int = 128
+    simclr_lr: float = 5e-4
+    temperature: float = 0.07
+
+    def __post_init__(self):
+        check_choices("rules", self.rules, sc.RULES)
+        for name in ("seeds", "corpus", "mlm_steps", "mlm_batch", "panels", "simclr_steps"):
+            check_int(name, getattr(self, name), 1)
+        check_int("simclr_batch", self.simclr_batch, 2)
+        for name in ("mlm_lr", "simclr_lr"):
+            check_range(name, getattr(self, name), 0.0, 1.0, open_low=True)
+        check_range("temperature", self.temperature, 0.0, 10.0, open_low=True)
+
+
+PAPER = PretrainingSettings()
+FULL = PAPER.with_(hub=False, simclr_steps=3_000)
+SETTINGS = {
+    "smoke": PAPER.with_(seeds=2, hub=False, corpus=200, mlm_steps=5, mlm_batch=16, panels=64,
+                         simclr_steps=3, simclr_batch=16),
+    "default": FULL.with_(seeds=2),  # fine-tunes from full's stored checkpoints (SOURCE)
+    "full": FULL,
+    "paper": PAPER,
+}
+SOURCE = {"smoke": "smoke", "default": "full", "full": "full", "paper": "paper"}  # whose checkpoints
+
+
+def settings(profile: str | None = None) -> PretrainingSettings:
+    return settings_for(SETTINGS, profile)
+
+
+# ---------------------------------------------------------------- pretrained weights
+
+def _state_arrays(module: nn.Module) -> dict[str, np.ndarray]:
+    return {name: t.detach().cpu().numpy() for name, t in module.state_dict().items()}
+
+
+def _pretrain_language(p: PretrainingSettings, s: sc.StructureSettings) -> tuple[dict, dict]:
+    sentences = pretraining.corpus(p.corpus, seed=0)
+    chance = pretraining.agreement_probe(pretraining.mlm_model(s, seed=0))
+    mlm, losses = pretraining.pretrain_mlm(s, sentences, steps=p.mlm_steps, batch=p.mlm_batch,
+                                          lr=p.mlm_lr, seed=0)
+    metrics = {"sentences": p.corpus, "templates": list(pretraining.TEMPLATES), "losses": losses[::50],
+               "final_loss": float(np.mean(losses[-100:])), "probe_untrained": chance,
+               "probe": pretraining.agreement_probe(mlm), "examples": sentences[:8]}
+    return metrics, _state_arrays(mlm.bert)
+
+
+def _pretrain_vision(p: PretrainingSettings, s: sc.StructureSettings) -> tuple[dict, dict]:
+    # unlabelled panels: the items of Inside-Contact task problems drawn for this (not for training)
+    items = sc.problems("inside-contact", "task", -(-p.panels // 4), seed=100, size=s.size)["images"]
+    panels = items.flatten(0, 1)[:p.panels]  # [panels, 3, size, size]
+    model = sc.make_model("inside-contact", s, seed=0)
+    losses = pretraining.pretrain_simclr(model, panels, steps=p.simclr_steps, batch=p.simclr_batch,
+                                         lr=p.simclr_lr, temperature=p.temperature, seed=0)
+    metrics = {"panels": len(panels), "losses": losses[::25], "final_loss": float(np.mean(losses[-100:])),
+               "chance_loss": float(np.log(2 * p.simclr_batch - 1)),
+               "probe": property_probe(model.resnet, s),
+               "probe_untrained": property_probe(sc.make_model("inside-contact", s, seed=0).resnet, s)}
+    return metrics, _state_arrays(model.resnet)  # the projection head is dropped, as in SimCLR
+
+
+@torch.no_grad()
+def _features(resnet: nn.Module, images: torch.Tensor) -> torch.Tensor:
+    resnet.eval()
+    return torch.cat([resnet(images[i:i + 256].float().div(255)).pooler_output.flatten(1)
+                      for i in range(0, len(images), 256)])  # [N, C]
+
+
+def property_probe(resnet: nn.Module, s: sc.StructureSettings, n: int = 500) -> dict[str, float]:
+    """What a frozen ResNet's pooled features say about single panels: per property (inside,
+    contact), a logistic regression on the panels of ``n`` Inside-Contact problems in which that
+    property is random in every item (the other subroutine's ``sub`` set, seed 101), tested on
+    ``n // 2`` more (seed 102). Test accuracy per property; about half the panels have it, so
+    chance is about 0.5."""
+    out = {}
+    for k, name in enumerate(sc.RULES["inside-contact"]):
+        train, test = (sc.problems("inside-contact", f"sub-{1 - k}", m, seed=seed, size=s.size)
+                       for m, seed in ((n, 101), (n // 2, 102)))
+        x, x_test = (_features(resnet, d["images"].flatten(0, 1)) for d in (train, test))  # [4m, C]
+        y, y_test = (d["props"].flatten(0, 1)[:, k].float() for d in (train, test))  # [4m]
+        mean, std = x.mean(0), x.std(0) + 1e-6
+        x, x_test = (x - mean) / std, (x_test - mean) / std
+        torch.manual_seed(0)
+        probe = nn.Linear(x.shape[1], 1)
+        opt = torch.optim.Adam(probe.parameters(), lr=1e-2, weight_decay=1e-4)
+        for _ in range(500):
+            loss = nn.functional.binary_cross_entropy_with_logits(probe(x).squeeze(1), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        with torch.no_grad():
+            out[name] = float(((probe(x_test).squeeze(1) > 0).float() == y_test).float().mean())
+    return out
+
+
+def _pretraining_config(kind: str, p: PretrainingSettings, s: sc.StructureSettings) -> dict:
+    if kind == "language":
+        return {"bert": [s.bert_layers, s.bert_hidden, s.bert_heads], "corpus": p.corpus,
+                "steps": p.mlm_steps, "batch": p.mlm_batch, "lr": p.mlm_lr}
+    return {"resnet": s.resnet, "stem_pool": s.stem_pool, "size": s.size, "mlp_hidden": s.mlp_hidden,
+            "embed": s.embed, "panels": p.panels, "steps": p.simclr_steps, "batch": p.simclr_batch,
+            "lr": p.simclr_lr, "temperature": p.temperature}
+
+
+def pretrained(kind: str, profile: str, device: torch.device | None = None) -> results.Result:
+    """The stored pretraining result ``kind`` (``"language"``: MLM; ``"vision"``: SimCLR) that
+    ``profile`` fine-tunes from, made at profile :data:`SOURCE` ``[profile]``: metrics (losses,
+    probe) and the pretrained encoder's state dict as arrays."""
+    profiles.check_choice("kind", kind, ("language", "vision"))
+    source = SOURCE[profiles.resolve(profile)]
+    p, s = settings(source), sc.settings(source)
+    make = _pretrain_language if kind == "language" else _pretrain_vision
+    return results.fetch(CHAPTER, f"pretrain-{kind}", _pretraining_config(kind, p, s),
+                         lambda: make(p, s), profile=source,
+                         device=describe(device or torch.device("cpu")), code=CODE)
+
+
+class HubLanguageModel(nn.Module):
+    """A hub BERT (``BertModel``) in place of chapter 5's :class:`LanguageModel`: it takes the
+    agreement vocabulary's token ids ``[N, L]`` (as :func:`modlib.agreement.encode` makes them),
+    spells each word in the hub tokenizer's word pieces, and returns the [CLS] vector ``[N, hidden]``."""
+
+    def __init__(self, bert, tokenizer):
+        super().__init__()
+        self.bert = bert
+        special = {"[PAD]": tokenizer.pad_token_id, "[UNK]": tokenizer.unk_token_id,
+                   "[CLS]": tokenizer.cls_token_id, "[SEP]": tokenizer.sep_token_id,
+                   "[MASK]": tokenizer.mask_token_id}
+        self.pieces = [[special[w]] if w in special else tokenizer(w, add_special_tokens=False)["input_ids"]
+                       for w in agreement.VOCAB]
+        self.pad = tokenizer.pad_token_id
+
+    stage_names = sc.LanguageModel.stage_names
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        rows = [[piece for i, m in zip(ids, mask) if m for piece in self.pieces[i]]
+                for ids, mask in zip(input_ids.tolist(), attention_mask.tolist())]
+        length = max(map(len, rows))
+        ids = torch.tensor([r + [self.pad] * (length - len(r)) for r in rows], device=input_ids.device)
+        attention = torch.tensor([[1] * len(r) + [0] * (length - len(r)) for r in rows], device=input_ids.device)
+        return self.bert(input_ids=ids, attention_mask=attention).last_hidden_state[:, 0]
+
+
+def hub_language_model(source: str = HUB_MODEL) -> HubLanguageModel:
+    """The pretrained BERT ``source`` (a hub name or a local ``save_pretrained`` directory holding
+    the model and its tokenizer) through ``from_pretrained``, dropout 0, as a :class:`HubLanguageModel`."""
+    from transformers import AutoTokenizer, BertModel
+
+    bert = BertModel.from_pretrained(source, add_pooling_layer=False, hidden_dropout_prob=0.0,
+                                     attention_probs_dropout_prob=0.0)
+    return HubLanguageModel(bert, AutoTokenizer.from_pretrained(source))
+
+
+def language_init(profile: str, device: torch.device | None = None, hub: str = HUB_MODEL):
+    """Where the pretrained language model comes from at ``profile``: ``(hub model or None, stored
+    MLM result or None, a line saying which)``. Tries ``hub`` when the profile's settings ask for it,
+    then falls back to the book's own MLM checkpoint (:func:`pretrained`)."""
+    if settings(profile).hub:
+        try:
+            return hub_language_model(hub), None, f"pretrained language model: {hub} (from the hub)"
+        except OSError as err:  # offline, or no such model
+            reason = f"{hub} could not be loaded ({type(err).__name__}: {str(err).splitlines()[0]})"
+        stored = pretrained("language", profile, device)
+        return None, stored, f"{reason}; using the book's own MLM checkpoint instead"
+    return None, pretrained("language", profile, device), \
+        "pretrained language model: the book's own MLM checkpoint (masked-language modelling on the generated corpus)"
+
+
+# ---------------------------------------------------------------- base models
+
+def pretrained_model(rule: str, seed: int, profile: str, device: torch.device) -> nn.Module:
+    """Chapter 5's model for ``rule`` (weights drawn from ``seed``) with its encoder replaced by the
+    pretrained one: the BERT wholly, the vision model's ResNet (its MLP head stays random)."""
+    s = sc.settings(profile)
+    model = sc.make_model(rule, s, seed)
+    if rule in sc.VISION:
+        stored = pretrained("vision", profile, device)
+        model.resnet.load_state_dict({k: torch.from_numpy(v) for k, v in stored.arrays.items()})
+        return model
+    hub, stored, _ = language_init(profile, device)
+    if hub is not None:
+        return hub
+    model.bert.load_state_dict({k: torch.from_numpy(v) for k, v in stored.arrays.items()})
+    return model
+
+
+def run_one(rule: str, seed: int, profile: str, device: torch.device, show: bool = False) -> tuple[dict, dict]:
+    """A base model for ``rule`` fine-tuned from the pretrained weights (:func:`pretrained_model`)
+    on the task with data order ``seed``, then chapter 5's search in it if it passes the base gate;
+    the metrics as :func:`modlib.structural_compositionality.run_one` gives them (no arrays)."""
+    s = sc.settings(profile)
+    data = sc._data(rule, s)  # chapter 5's problem sets, shared
+    model = pretrained_model(rule, seed, profile, device).to(device)
+    lr = s.vision_lr if rule in sc.VISION else s.language_lr
+    losses = sc.train_base(model, data[("train", "task")], epochs=s.epochs, batch=s.batch, lr=lr,
+                           seed=seed, show=show)
+    base = {kind: sc.accuracy(model, data[("test", kind)]) for kind in sc.KINDS}
+    metrics = {"rule": rule, "seed": seed, "trained": True, "losses": losses, "base": base,
+               "searched": base["task"] >= s.base_gate}
+    if metrics["searched"]:
+        found = sc.search(model, rule, s, show=show)
+        for name in sc.RULES[rule]:
+            found[name].pop("masks")
+        metrics["subroutines"] = found
+    return metrics, {}
+
+
+# ---------------------------------------------------------------- stored results
+
+def result_names(p: PretrainingSettings) -> list[str]:
+    """Every base model of ``p``: ``{rule}-{init}-{seed}``, for each rule, init and seed."""
+    return [f"{rule}-{init}-{i}" for rule in p.rules for init in INITS for i in range(p.seeds)]
+
+
+@dataclass
+class PretrainingRuns:
+    """The stored results of a profile: ``rows`` by result name (:func:`result_names`), the two
+    pretraining results, and the line that says where the language model came from."""
+
+    settings: PretrainingSettings
+    rows: dict
+    pretraining: dict
+    language_source: str
+    profile: str
+
+
+def run(profile: str, device: torch.device, *, names: list[str] | None = None,
+        show: bool = False) -> PretrainingRuns:
+    """Load (or compute and store) the results ``names`` (default: all) at ``profile``. The scratch
+    base models that chapter 5 made are read from its store; the rest are stored here."""
+    p, s = settings(profile), sc.settings(profile)
+    names = names or result_names(p)
+    _, _, source = language_init(profile, device)
+    made = {}
+    if any(n.rsplit("-", 2)[0] in sc.VISION for n in names):
+        made["vision"] = pretrained("vision", profile, device)
+    if any(n.rsplit("-", 2)[0] not in sc.VISION for n in names):
+        made["language"] = pretrained("language", profile, device)
+    rows = {}
+    for name in names:
+        rule, init, seed = name.rsplit("-", 2)
+        seed = int(seed)
+        profiles.check_choice("init", init, INITS)
+        if init == "scratch" and seed < s.base_models:
+            rows[name] = sc.run(profile, device, names=[f"{rule}-{seed}"], show=show).rows[f"{rule}-{seed}"]
+        elif init == "scratch":
+            rows[name] = results.fetch(CHAPTER, name, sc._config(s, rule),
+                                       lambda r=rule, i=seed: sc.run_one(r, i, True, s, device, show),
+                                       profile=profile, device=describe(device), code=sc.CODE)
+        else:
+            config = {**sc._config(s, rule), "pretraining": {k: v for k, v in asdict(p).items()
+                                                             if k not in ("rules", "seeds")}}
+            rows[name] = results.fetch(CHAPTER, name, config,
+                                       lambda r=rule, i=seed: run_one(r, i, profile, device, show),
+                                       profile=profile, device=describe(device), code=CODE)
+    return PretrainingRuns(p, rows, made, source, profile)
