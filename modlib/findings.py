@@ -709,9 +709,20 @@ def structural(runs) -> dict[str, Finding]:
 
 # --- chapter 6: pretraining and the consistency of modular structure -----------------------------
 
-# Lepori et al. (2023), BERT-small on SV plural, means of 9 runs (subnetwork target, other, ablated
-# target, other) for the Subject mask, from scratch and fine-tuned from the MLM weights
-LEPORI_PRETRAINING = {"scratch": (1.00, 0.45, 0.62, 0.93), "pretrained": (1.00, 0.27, 0.27, 0.74)}
+# Lepori et al. (2023), means of 9 runs (subnetwork target, other, ablated target, other) of BERT-small
+# on SV plural fine-tuned from its MLM weights (from scratch and the ResNet-50s: LEPORI above)
+LEPORI_PRETRAINED = {("sv-plural", "subject"): (1.00, 0.27, 0.27, 0.74),
+                     ("sv-plural", "verb"): (1.00, 0.31, 0.40, 1.00)}
+
+
+def paper_effects() -> dict[tuple[str, str, str], float]:
+    """The paper's mean ablation effect (ablated other minus target) per (rule, subroutine, init),
+    where it reports one: ``{("sv-plural", "subject", "pretrained"): 0.47, ...}``."""
+    out = {}
+    for init, table in (("scratch", LEPORI), ("pretrained", LEPORI_PRETRAINED)):
+        for (rule, sub), (_, _, target, other) in table.items():
+            out[(rule, sub, init)] = round(other - target, 2)
+    return out
 MARGIN = 0.1  # the modular pattern: the ablated model keeps the other subroutine this much better
 
 
@@ -764,3 +775,84 @@ def pretraining_consistency(df):
                      "sd effect": e.std(ddof=1) if len(e) > 1 else np.nan,
                      "min effect": e.min(), "max effect": e.max()}
     return pd.DataFrame.from_dict(rows, orient="index").rename_axis(["rule", "subroutine", "init"])
+
+
+def unpaired_difference(a: np.ndarray, b: np.ndarray, resamples: int = 10_000,
+                        seed: int = 0) -> tuple[float, float, float]:
+    """``mean(a) - mean(b)`` for two independent groups of base models and its 95% bootstrap
+    interval ``(difference, low, high)``: each group resampled on its own."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.size < 2 or b.size < 2:
+        raise ValueError(f"each group needs at least 2 values; got {a.size} and {b.size}")
+    rng = np.random.default_rng(seed)
+    means = (a[rng.integers(a.size, size=(resamples, a.size))].mean(1)
+             - b[rng.integers(b.size, size=(resamples, b.size))].mean(1))
+    low, high = np.percentile(means, [2.5, 97.5])
+    return float(a.mean() - b.mean()), float(low), float(high)
+
+
+def pretraining(runs) -> dict[str, Finding]:
+    """Chapter 6's statements, keyed by name:
+
+    ``language/pretraining``  the MLM learnt agreement: its probe reaches 0.9 (untrained: about 0.5);
+    ``vision/pretraining``    SimCLR's loss ends below a guess's;
+    ``vision/features``       the SimCLR ResNet's pooled features tell inside and contact apart
+                              (linear probe) better than the untrained ResNet's, by 0.05 each;
+    ``{rule}/base``           base models from both inits reach the task (all searched);
+    ``{rule}/{sub}/consistency``  pretrained base models show the modular pattern at least as
+                              often as scratch ones, *and* their ablation effect varies less (sd);
+    ``{rule}/{sub}/effect``   the pretrained models' mean ablation effect is larger, with the 95%
+                              bootstrap interval of the difference clear of 0.
+    """
+    out = {}
+    df = pretraining_effects(runs)
+    if "language" in runs.pretraining:
+        m = runs.pretraining["language"].metrics
+        out["language/pretraining"] = Finding(
+            "language/pretraining", m["probe"] >= 0.9,
+            f"Masked-language modelling on {m['sentences']:,} generated sentences ({len(m['templates'])} "
+            f"templates): the loss falls from {m['losses'][0]:.2f} to {m['final_loss']:.2f} (mean of the "
+            f"last 100 steps); the agreement probe prefers the agreeing verb in {m['probe']:.0%} of "
+            f"sentences (untrained: {m['probe_untrained']:.0%}).")
+    if "vision" in runs.pretraining:
+        m = runs.pretraining["vision"].metrics
+        out["vision/pretraining"] = Finding(
+            "vision/pretraining", m["final_loss"] < m["chance_loss"],
+            f"SimCLR on {m['panels']:,} unlabelled panels: the contrastive loss falls from "
+            f"{m['losses'][0]:.2f} to {m['final_loss']:.2f} (a guess: {m['chance_loss']:.2f}).")
+        pre, raw = m["probe"], m["probe_untrained"]
+        out["vision/features"] = Finding(
+            "vision/features", all(pre[k] - raw[k] >= 0.05 for k in pre),
+            "A linear probe on the ResNet's pooled features tells "
+            + " and ".join(f"{k} ({pre[k]:.2f} after SimCLR, {raw[k]:.2f} untrained)" for k in pre)
+            + " apart on single panels (chance 0.5).")
+    for rule in dict.fromkeys(df["rule"]):
+        r = df[df["rule"] == rule].drop_duplicates(["init", "seed"])
+        parts, ok = [], True
+        for init in ("scratch", "pretrained"):
+            g = r[r["init"] == init]
+            ok &= bool(g["searched"].all())
+            parts.append(f"{init}, {_ms(g['task'])} ({int(g['searched'].sum())} of {len(g)} searched)")
+        out[f"{rule}/base"] = Finding(f"{rule}/base", ok, f"{rule}: base models reach " + "; ".join(parts) + ".")
+        for sub in dict.fromkeys(df[df["rule"] == rule]["subroutine"]):
+            rows = df[(df["rule"] == rule) & (df["subroutine"] == sub)]
+            s, p = rows[rows["init"] == "scratch"], rows[rows["init"] == "pretrained"]
+            es, ep = s["effect"].dropna(), p["effect"].dropna()
+
+            def describe(g, e, init):
+                return (f"{init}: {int(g['modular'].sum())} of {len(g)} base models modular, ablated "
+                        f"{_ms(g['target'])} on {sub} problems and {_ms(g['other'])} on the other's, effect "
+                        f"{_ms(e)} (range {e.min():+.2f} to {e.max():+.2f})")
+
+            name = f"{rule}/{sub}"
+            steadier = len(ep) > 1 and len(es) > 1 and ep.std() < es.std()
+            out[f"{name}/consistency"] = Finding(
+                f"{name}/consistency", bool(p["modular"].sum() >= s["modular"].sum() and steadier),
+                f"{rule}, {sub} mask. {describe(s, es, 'Scratch')}. {describe(p, ep, 'Pretrained')}.")
+            if len(ep) > 1 and len(es) > 1:
+                d, lo, hi = unpaired_difference(ep, es)
+                out[f"{name}/effect"] = Finding(
+                    f"{name}/effect", bool(lo > 0),
+                    f"{rule}, {sub}: pretrained minus scratch mean ablation effect {d:+.2f} "
+                    f"(95% bootstrap interval {lo:+.2f} to {hi:+.2f}).")
+    return out
