@@ -19,7 +19,8 @@ Each module does one thing; chapters import what they need:
 - ``shapes``    panels of random contours with inside / contact / number, decided on pixels (chapter 5)
 - ``agreement`` agreement sentences in the style of Marvin & Linzen (chapter 5)
 - ``structural_compositionality`` odd-one-out tasks, base models and the subnetwork search (chapter 5)
-- ``pretraining`` the offline pretrained language model: its MLM corpus, training and checkpoint (chapter 6)
+- ``pretraining`` unlabelled pretraining: the MLM corpus and training of a BERT, SimCLR for the ResNet (chapter 6)
+- ``pretraining_consistency`` scratch vs pretrained base models, searched with chapter 5's code (chapter 6)
 - ``findings``  what a page says about its results, decided from the numbers (claims tests use it too)
 - ``plots``     figures, handed to numbered captions that name their profile, device and seeds
 - ``widgets``   ipywidgets explorers over stored results

@@ -227,23 +227,27 @@ def language_init(profile: str, device: torch.device | None = None, hub: str = H
 
 # ---------------------------------------------------------------- base models
 
-def pretrained_model(rule: str, seed: int, profile: str, device: torch.device) -> nn.Module:
+def pretrained_model(rule: str, seed: int, profile: str,
+                     device: torch.device) -> nn.Module:
     """Chapter 5's model for ``rule`` (weights drawn from ``seed``) with its encoder replaced by the
     pretrained one: the BERT wholly, the vision model's ResNet (its MLP head stays random)."""
     s = sc.settings(profile)
     model = sc.make_model(rule, s, seed)
     if rule in sc.VISION:
         stored = pretrained("vision", profile, device)
-        model.resnet.load_state_dict({k: torch.from_numpy(v) for k, v in stored.arrays.items()})
+        model.resnet.load_state_dict(
+            {k: torch.from_numpy(v) for k, v in stored.arrays.items()})
         return model
     hub, stored, _ = language_init(profile, device)
     if hub is not None:
         return hub
-    model.bert.load_state_dict({k: torch.from_numpy(v) for k, v in stored.arrays.items()})
+    model.bert.load_state_dict(
+        {k: torch.from_numpy(v) for k, v in stored.arrays.items()})
     return model
 
 
-def run_one(rule: str, seed: int, profile: str, device: torch.device, show: bool = False) -> tuple[dict, dict]:
+def run_one(rule: str, seed: int, profile: str, device: torch.device,
+            show: bool = False) -> tuple[dict, dict]:
     """A base model for ``rule`` fine-tuned from the pretrained weights (:func:`pretrained_model`)
     on the task with data order ``seed``, then chapter 5's search in it if it passes the base gate;
     the metrics as :func:`modlib.structural_compositionality.run_one` gives them (no arrays)."""
@@ -251,10 +255,12 @@ def run_one(rule: str, seed: int, profile: str, device: torch.device, show: bool
     data = sc._data(rule, s)  # chapter 5's problem sets, shared
     model = pretrained_model(rule, seed, profile, device).to(device)
     lr = s.vision_lr if rule in sc.VISION else s.language_lr
-    losses = sc.train_base(model, data[("train", "task")], epochs=s.epochs, batch=s.batch, lr=lr,
-                           seed=seed, show=show)
-    base = {kind: sc.accuracy(model, data[("test", kind)]) for kind in sc.KINDS}
-    metrics = {"rule": rule, "seed": seed, "trained": True, "losses": losses, "base": base,
+    losses = sc.train_base(model, data[("train", "task")], epochs=s.epochs,
+                           batch=s.batch, lr=lr, seed=seed, show=show)
+    base = {kind: sc.accuracy(model, data[("test", kind)])
+            for kind in sc.KINDS}
+    metrics = {"rule": rule, "seed": seed, "trained": True,
+               "losses": losses, "base": base,
                "searched": base["task"] >= s.base_gate}
     if metrics["searched"]:
         found = sc.search(model, rule, s, show=show)

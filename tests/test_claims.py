@@ -759,3 +759,43 @@ def test_structure_reinit_removes_number_contacts_small_contact_effect(structure
     # the page: zeroed, the Number-Contact contact ablation is barely selective (+0.09); re-initialised, not at all
     assert structure_found["number-contact/contact/ablation"].holds
     assert not structure_found["number-contact/contact/reinit"].holds
+
+
+# --- chapter 6: pretraining and the consistency of modular structure ------------------------------
+
+
+@pytest.fixture(scope="module")
+def pretraining_runs():
+    """Chapter 6's stored full results, read as the book build reads them (nothing computed): skipped
+    while one is not stored, failed when one was made by other code or settings."""
+    import os
+
+    import torch
+
+    from modlib import pretraining_consistency as pc
+
+    before = {k: os.environ.get(k) for k in (results.FROM_STORE_ENV, results.ROOT_ENV)}
+    os.environ[results.FROM_STORE_ENV] = "1"
+    os.environ[results.ROOT_ENV] = str(FULL.parent)
+    try:
+        return pc.run("full", torch.device("cpu"))
+    except results.StaleResultError as err:
+        if "no stored result" in str(err):
+            pytest.skip(f"chapter 6's full results are not all stored yet: {err}")
+        pytest.fail(str(err))
+    finally:
+        for k, v in before.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+@pytest.fixture(scope="module")
+def pretraining_found(pretraining_runs):
+    return findings.pretraining(pretraining_runs)
+
+
+@pytest.fixture(scope="module")
+def pretraining_table(pretraining_runs):
+    return findings.pretraining_effects(pretraining_runs)
