@@ -1095,6 +1095,23 @@ def structure_provenance(runs) -> str:
 INIT_COLOURS = {"scratch": "#7f7f7f", "pretrained": "#d62728"}
 
 
+def simclr_views(panels, views: list) -> plt.Figure:
+    """Chapter 6: unlabelled panels ``[N, 3, H, W]`` (top row) and random views of them (one row per
+    entry of ``views``, each ``[N, 3, H, W]``), as SimCLR sees them: a pair of views of one panel is
+    a positive pair."""
+    rows = [("panel", panels)] + [(f"view {i + 1}", v) for i, v in enumerate(views)]
+    n = len(panels)
+    fig, axes = plt.subplots(len(rows), n, figsize=(COLUMN * 0.7, 0.95 * len(rows) * 0.7 * n / 4), squeeze=False)
+    for (label, images), row in zip(rows, axes):
+        for ax, image in zip(row, images):
+            ax.imshow(image.permute(1, 2, 0).clamp(0, 1).numpy())
+            ax.set_xticks([])
+            ax.set_yticks([])
+        row[0].set_ylabel(label, rotation=0, ha="right", va="center", fontsize=8)
+    fig.subplots_adjust(wspace=0.05, hspace=0.08, left=0.15)
+    return fig
+
+
 def pretraining_curves(language, vision) -> plt.Figure:
     """Chapter 6's pretraining: left, the masked-language-model loss of the language model (stored
     every 50 steps); right, SimCLR's loss of the vision model (every 25 steps) against the loss of
