@@ -732,7 +732,8 @@ def pretraining_effects(runs):
     base model's task accuracy, whether it was searched and its subnetwork passed the gate, the
     subnetwork's (``sub_*``) and the ablated model's accuracy on the target and the other
     subroutine (means over mask seeds), ``effect`` (ablated other minus target) and ``modular``
-    (passed the gate and effect at least :data:`MARGIN`)."""
+    (passed the gate and effect at least :data:`MARGIN`), and ``both_tests`` (modular, and the
+    subnetwork passes chapter 5's first test too: :data:`LOWER` below its target on the other)."""
     import pandas as pd
 
     out = []
@@ -753,6 +754,7 @@ def pretraining_effects(runs):
     df = pd.DataFrame(out)
     df["effect"] = df["other"] - df["target"]
     df["modular"] = df["passed_gate"] & (df["effect"] >= MARGIN)
+    df["both_tests"] = df["modular"] & (df["sub_target"] - df["sub_other"] >= LOWER)
     return df
 
 
@@ -764,15 +766,17 @@ def _subroutine_names(rule: str) -> tuple[str, str]:
 
 def pretraining_consistency(df):
     """Per (rule, subroutine, init) of :func:`pretraining_effects`' table: base models, how many
-    show the modular pattern, and the mean, standard deviation and range of the ablation effect
-    over the searched ones."""
+    show the modular pattern, and the mean, standard deviation (over the base models, as in the
+    findings' "mean ± sd"), Brown-Forsythe spread (:func:`spread`) and range of the ablation
+    effect over the searched ones."""
     import pandas as pd
 
     rows = {}
     for key, g in df.groupby(["rule", "subroutine", "init"], sort=False):
         e = g["effect"].dropna()
         rows[key] = {"models": len(g), "modular": int(g["modular"].sum()), "mean effect": e.mean(),
-                     "sd effect": e.std(ddof=1) if len(e) > 1 else np.nan,
+                     "sd effect": e.std(ddof=0) if len(e) > 1 else np.nan,
+                     "spread (MAD)": spread(e).mean() if len(e) > 1 else np.nan,
                      "min effect": e.min(), "max effect": e.max()}
     return pd.DataFrame.from_dict(rows, orient="index").rename_axis(["rule", "subroutine", "init"])
 
@@ -794,9 +798,25 @@ def unpaired_difference(a: np.ndarray, b: np.ndarray, resamples: int = 10_000,
 def spread(values) -> np.ndarray:
     """Absolute deviations from the median ``[n]`` of ``values`` ``[n]``: their mean is the
     Brown-Forsythe measure of spread, which one outlying base model moves less than the standard
-    deviation; comparing two groups' deviations with :func:`unpaired_difference` compares spreads."""
+    deviation; :func:`permutation_test` of two groups' deviations compares their spreads."""
     values = np.asarray(values, dtype=float)
     return np.abs(values - np.median(values))
+
+
+def permutation_test(a, b) -> tuple[float, float]:
+    """``mean(a) - mean(b)`` and its one-sided p-value (that large or larger) over every way of
+    splitting the pooled values into groups of ``len(a)`` and ``len(b)`` (252 for 5 and 5): exact,
+    where a bootstrap of five values per group gives intervals that are too narrow."""
+    from itertools import combinations
+
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.size < 2 or b.size < 2:
+        raise ValueError(f"each group needs at least 2 values; got {a.size} and {b.size}")
+    pooled, observed = np.concatenate([a, b]), a.mean() - b.mean()
+    splits = [np.isin(np.arange(pooled.size), picked)
+              for picked in combinations(range(pooled.size), a.size)]  # [C(n, k)] masks
+    diffs = np.array([pooled[m].mean() - pooled[~m].mean() for m in splits])
+    return float(observed), float((diffs >= observed - 1e-12).mean())
 
 
 def pretraining(runs) -> dict[str, Finding]:
@@ -811,8 +831,7 @@ def pretraining(runs) -> dict[str, Finding]:
                               least as many base models as scratch ones;
     ``{rule}/{sub}/spread``   the pretrained models' ablation effect varies less: their mean absolute
                               deviation from the median (the Brown-Forsythe spread, robust with 5
-                              values) is smaller, the 95% bootstrap interval of the difference clear
-                              of 0;
+                              values) is smaller, one-sided exact permutation p below 0.05;
     ``{rule}/{sub}/effect``   the pretrained models' mean ablation effect is larger, with the 95%
                               bootstrap interval of the difference clear of 0;
     ``{rule}/{sub}/specific`` the pretrained models' subnetworks are more specific: their accuracy
@@ -859,7 +878,8 @@ def pretraining(runs) -> dict[str, Finding]:
                     return f"{init}: none of {len(g)} base models reached the gate, none searched"
                 searched = g[g["searched"]]
                 note = "" if len(searched) == len(g) else f" ({len(searched)} searched)"
-                return (f"{init}: {int(g['modular'].sum())} of {len(g)} base models modular{note}, ablated "
+                return (f"{init}: {int(g['modular'].sum())} of {len(g)} base models modular{note} "
+                        f"({int(g['both_tests'].sum())} with chapter 5's subnetwork test too), ablated "
                         f"{_ms(searched['target'])} on {sub} problems and {_ms(searched['other'])} on the "
                         f"other's, effect "
                         f"{_ms(e)} (range {e.min():+.2f} to {e.max():+.2f})")
@@ -869,12 +889,13 @@ def pretraining(runs) -> dict[str, Finding]:
                 f"{name}/consistency", bool(p["modular"].sum() >= max(1, s["modular"].sum())),
                 f"{rule}, {sub} mask. {describe(s, es, 'Scratch')}. {describe(p, ep, 'Pretrained')}.")
             if len(ep) > 1 and len(es) > 1:
-                d, lo, hi = unpaired_difference(spread(es), spread(ep))
+                d, p_value = permutation_test(spread(es), spread(ep))
                 out[f"{name}/spread"] = Finding(
-                    f"{name}/spread", bool(lo > 0),
+                    f"{name}/spread", bool(p_value < 0.05),
                     f"{rule}, {sub}: the ablation effect's mean absolute deviation from its median is "
                     f"{spread(es).mean():.2f} from scratch and {spread(ep).mean():.2f} pretrained; "
-                    f"scratch minus pretrained {d:+.2f} (95% bootstrap interval {lo:+.2f} to {hi:+.2f}).")
+                    f"scratch minus pretrained {d:+.2f} (Brown-Forsythe, one-sided permutation p = "
+                    f"{p_value:.2f}).")
                 d, lo, hi = unpaired_difference(ep, es)
                 out[f"{name}/effect"] = Finding(
                     f"{name}/effect", bool(lo > 0),

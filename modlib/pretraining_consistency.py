@@ -56,7 +56,8 @@ class PretrainingSettings:
     mlm_lr: float = 1e-3
     # vision: SimCLR on unlabelled panels of the task's shape world
     panels: int = 10_000
-    simclr_steps: int = 7_800  # the paper's 100 epochs of batch 128 over 10,000 images
+    simclr_steps: int = 7_800  # 100 epochs of batch 128 over the 10,000 panels here (the paper pooled
+    # the training panels of three rules, so its 100 epochs are more steps; its views differ too)
     simclr_batch: int = 128
     simclr_lr: float = 5e-4
     temperature: float = 0.07

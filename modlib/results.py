@@ -73,7 +73,8 @@ class Result:
 def provenance(runs: list[Result]) -> str:
     """One caption line for a figure drawn from ``runs`` (stored results): profile, device(s) and
     seeds, e.g. ``"profile full · cuda (NVIDIA H100) · 5 seeds (0-4)"``. A result made for one seed
-    has ``"seed"`` in its config; otherwise ``meta["seeds"]`` is its number or list of seeds."""
+    has ``"seed"`` in its config; otherwise ``meta["seeds"]`` is its number or list of seeds, or
+    None for a single run whose seed the code fixes (``"one run"``)."""
     if not runs:
         raise ValueError("provenance() needs at least one result; got none")
     profiles = " + ".join(sorted({r.meta["profile"] for r in runs}))
@@ -81,6 +82,8 @@ def provenance(runs: list[Result]) -> str:
     if all("seed" in r.config for r in runs):
         seeds = sorted({r.config["seed"] for r in runs})
         what = f"seed {seeds[0]}" if len(seeds) == 1 else f"{len(seeds)} seeds ({seeds[0]}-{seeds[-1]})"
+    elif all(r.meta.get("seeds") is None for r in runs):  # one run each, its seed fixed in the code
+        what = "one run" if len(runs) == 1 else "one run each"
     else:
         counts = [r.meta.get("seeds") for r in runs]
         what = f"{sum(c if isinstance(c, int) else len(c or []) for c in counts)} seeds"

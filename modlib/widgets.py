@@ -246,7 +246,7 @@ def pretraining_explorer(runs, df) -> w.VBox:
         rows = df[(df["rule"] == rule) & (df["subroutine"] == sub)]
         with out:
             out.clear_output(wait=True)
-            fig, ax = plt.subplots(figsize=(4.2, 3.6))
+            fig, ax = plt.subplots(figsize=(plots.COLUMN, 4.0))
             for init, colour in plots.INIT_COLOURS.items():
                 r = rows[rows["init"] == init]
                 ax.plot(r["target"], r["other"], "o", color=colour, label=init, ms=5)
@@ -259,6 +259,8 @@ def pretraining_explorer(runs, df) -> w.VBox:
                    ylabel="ablated: other subroutine's")
             ax.set_title(f"{rule}, {sub} mask: above the diagonal is modular", fontsize=9)
             ax.legend(fontsize=8, frameon=False, loc="lower right")
+            ax.set_aspect("equal")
+            fig.tight_layout(rect=(0, 0.05, 1, 1))  # room for the provenance line below the axes
             plots.stamp(fig, plots.pretraining_provenance(runs))
             plt.show()
         lines = ["init        task   mask seed  subnetwork      ablated",

@@ -823,12 +823,19 @@ def test_pretraining_every_base_model_reaches_the_task_and_is_searched(pretraini
     assert len(models) == 20 and models["searched"].all() and (models["task"] >= 0.95).all()
 
 
-def test_pretraining_language_subject_mask_reproduces_the_paper(pretraining_found, pretraining_table):
-    # the paper's claim at full: at least as many modular base models, a smaller spread, a larger effect
-    for claim in ("consistency", "spread", "effect", "specific"):
+def test_pretraining_language_subject_mask_count_and_effect_reproduce_the_paper(pretraining_found, pretraining_table):
+    # the page: at least as many modular base models (5 of 5 both ways; with chapter 5's subnetwork
+    # test too, 5 against 2), a larger effect and more specific subnetworks; the smaller spread is seen
+    # (0.02 against 0.10) but not established with five per arm (p = 0.07), near the effect's ceiling
+    for claim in ("consistency", "effect", "specific"):
         assert pretraining_found[f"sv-plural/subject/{claim}"].holds, pretraining_found[f"sv-plural/subject/{claim}"].text
+    assert not pretraining_found["sv-plural/subject/spread"].holds
     pre, raw = (_arm(pretraining_table, "sv-plural", "subject", init) for init in ("pretrained", "scratch"))
     assert pre["modular"].all() and raw["modular"].all()
+    assert int(pre["both_tests"].sum()) == 5 and int(raw["both_tests"].sum()) == 2
+    d, p_value = findings.permutation_test(findings.spread(raw["effect"]), findings.spread(pre["effect"]))
+    assert d > 0.05 and 0.05 <= p_value < 0.1
+    assert pre["effect"].max() > 1 - pre["target"].max() - 0.05  # at the ceiling: other 1.00, target near chance
     # the page: pretrained 0.69 to 0.76, scratch 0.23 to 0.56; ablated subject near the paper's 0.27
     assert pre["effect"].min() > raw["effect"].max() and pre["effect"].std() < raw["effect"].std() / 3
     assert abs(pre["target"].mean() - 0.27) < 0.05 and pre["other"].mean() > 0.95
@@ -846,12 +853,15 @@ def test_pretraining_language_verb_mask_consistent_in_count_not_in_spread(pretra
     assert not pretraining_found["sv-plural/verb/spread"].holds
     pre, raw = (_arm(pretraining_table, "sv-plural", "verb", init) for init in ("pretrained", "scratch"))
     assert int(pre["modular"].sum()) == 5 and int(raw["modular"].sum()) == 3
+    assert int(pre["both_tests"].sum()) == 5 and int(raw["both_tests"].sum()) == 1
+    assert 0.1 <= raw[raw["modular"]]["effect"].min() and raw["effect"].min() < 0.05
     assert raw["effect"].max() < 0.25 and pre["effect"].min() > 0.5 and raw["target"].mean() > 0.7
 
 
-def test_pretraining_vision_not_reproduced_at_this_scale(pretraining_found, pretraining_table):
-    # the page: contact modular in all ten base models, inside in none, whatever the start; no difference
-    # in count, spread or effect size; the contact subnetworks only slightly more specific
+def test_pretraining_vision_shows_no_effect_at_this_scale(pretraining_found, pretraining_table):
+    # the page (the paper states its finding for language only): contact modular in all ten base
+    # models, inside in none, whatever the start; no difference in count, spread or effect size; the
+    # contact subnetworks only slightly more specific
     for sub in ("inside", "contact"):
         assert not pretraining_found[f"inside-contact/{sub}/spread"].holds
         assert not pretraining_found[f"inside-contact/{sub}/effect"].holds
@@ -861,7 +871,7 @@ def test_pretraining_vision_not_reproduced_at_this_scale(pretraining_found, pret
                                 & (pretraining_table["subroutine"] == "contact")]
     inside = pretraining_table[(pretraining_table["rule"] == "inside-contact")
                                & (pretraining_table["subroutine"] == "inside")]
-    assert contact["modular"].all() and not inside["modular"].any() and (inside["effect"] < 0.05).all()
+    assert contact["modular"].all() and not inside["modular"].any() and (inside["effect"] <= 0.01).all()
     pre, raw = (_arm(pretraining_table, "inside-contact", "contact", init) for init in ("pretrained", "scratch"))
     assert abs(pre["effect"].mean() - raw["effect"].mean()) < 0.1
     assert pretraining_found["inside-contact/contact/specific"].holds

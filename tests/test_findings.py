@@ -1,4 +1,5 @@
 import numpy as np
+import pytest
 
 from modlib import findings
 
@@ -72,3 +73,17 @@ def test_class_removal_names_the_random_control():
     selective, _ = findings.class_removal(np.full(10, 0.2), np.full(10, 0.94), reference, np.full(10, 0.95),
                                           random_own=np.full(10, 0.05), random_others=np.full(10, 0.1))
     assert selective.holds and "damage the whole network" in selective.text and "from 0.05 to 0.05" in selective.text
+
+
+def test_permutation_test_is_exact_and_one_sided():
+    # 5 and 5 values: 252 splits; the observed split is the most extreme one, so p = 1/252
+    d, p = findings.permutation_test([5, 6, 7, 8, 9], [0, 1, 2, 3, 4])
+    assert d == 5 and p == pytest.approx(1 / 252)
+    d, p = findings.permutation_test([0, 1, 2, 3, 4], [5, 6, 7, 8, 9])
+    assert d == -5 and p == 1.0
+    with pytest.raises(ValueError, match="at least 2 values; got 1 and 3"):
+        findings.permutation_test([1], [1, 2, 3])
+
+
+def test_spread_is_the_absolute_deviation_from_the_median():
+    assert findings.spread([1.0, 2.0, 10.0]).tolist() == [1.0, 0.0, 8.0]
