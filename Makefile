@@ -14,7 +14,7 @@ BOOK_ASSETS ?= local
 export PATH := $(abspath $(BIN)):$(PATH)
 export HF_HUB_OFFLINE := 1
 
-.PHONY: setup assets book test unit notebooks book-check browser batch bench compat clean
+.PHONY: setup assets book test unit notebooks book-check browser batch bench compat clean student
 
 setup: $(STAMP) $(if $(filter cdn,$(BOOK_ASSETS)),,$(ASSETS))
 
@@ -41,7 +41,8 @@ book: setup
 # the built pages read in headless Chromium with no network (screenshots in _build/screenshots/).
 test: setup browser
 	$(BIN)/python -m pytest -q tests -m "not book"
-	MODLIB_PROFILE=smoke $(BIN)/python -m pytest -q --nbval-lax --nbval-current-env --nbval-cell-timeout=300 notebooks
+	MODLIB_PROFILE=smoke $(BIN)/python -m pytest -q --nbval-lax --nbval-current-env --nbval-cell-timeout=300 \
+	    --ignore=notebooks/student notebooks
 	$(MAKE) book BOOK_ASSETS=local
 	$(BIN)/python -m pytest -q -rs tests -m book
 
@@ -61,6 +62,11 @@ browser:
 batch: setup
 	$(BIN)/python -m modlib.batch --profile $(PROFILE) $(NOTEBOOKS)
 
+# The student edition of every notebook (solutions replaced by their stubs, outputs cleared) in
+# notebooks/student/, which the book links to for Colab; tests/test_student.py checks it is current.
+student: setup
+	$(BIN)/python -m modlib.student
+
 bench: setup
 	$(BIN)/python benchmarks/bench.py
 
@@ -79,7 +85,7 @@ compat:
 	    '| torch', torch.__version__, '| transformers', transformers.__version__)"
 	$(COMPAT)/bin/python -m pytest -q tests -m "not book"
 	MODLIB_PROFILE=smoke MODLIB_RESULTS=$(abspath $(COMPAT))/results $(COMPAT)/bin/python -m pytest -q \
-	    --nbval-lax --nbval-current-env --nbval-cell-timeout=300 notebooks
+	    --nbval-lax --nbval-current-env --nbval-cell-timeout=300 --ignore=notebooks/student notebooks
 
 clean:
 	rm -rf _build notebooks/results/smoke notebooks/results/default
