@@ -61,7 +61,7 @@ def student_edition(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
             cell.outputs, cell.execution_count = [], None
         cells.append(cell)
     title = next(i for i, c in enumerate(cells) if c.cell_type == "markdown")
-    cells.insert(title + 1, nbformat.v4.new_markdown_cell(NOTE))
+    cells.insert(title + 1, nbformat.v4.new_markdown_cell(NOTE, id="student-edition-note"))
     nb.cells = cells
     return nb
 
