@@ -1,6 +1,7 @@
 """Run the book's notebooks in batch with papermill.
 
     python -m modlib.batch --profile full [NOTEBOOK ...] [--out DIR] [--force] [--threads N]
+    python -m modlib.batch --profile paper --executor local|slurm [--workers N] [SLURM options] [NOTEBOOK ...]
 
 Each notebook runs with ``-p profile PROFILE`` into ``DIR/PROFILE/`` (default ``_build/batch``).
 A notebook is skipped when its results are current: the manifest
@@ -16,6 +17,10 @@ On a CPU, ``--threads N`` sets how many threads torch uses in the notebooks' ker
 ``$OMP_NUM_THREADS``); small models on a shared machine can run many times slower with more threads
 than cores free, so choose it deliberately (1 when anything else runs). The run prints the thread
 count used, and every stored result's device says it.
+
+With ``--executor``, the notebooks are not run: every result of their chapters that is not stored
+is computed as a job of its own, by N local processes or on a SLURM cluster (:mod:`modlib.jobs`),
+and the notebooks then draw from the store.
 
 The results root is resolved once, to an absolute path, and handed to the notebooks' kernels in
 ``$MODLIB_RESULTS``, so that results and manifest land in the same place whatever the notebooks'
@@ -179,6 +184,26 @@ def table(rows: list[dict]) -> str:
     return "\n".join(out)
 
 
+def _run_jobs(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """``--executor``: every missing result of the notebooks' chapters as a job (:mod:`modlib.jobs`)."""
+    from modlib import jobs
+
+    try:
+        profile = profiles.resolve(args.profile)
+        chapters = [nb.stem for nb in args.notebooks] or list(jobs.CHAPTERS)
+        report = jobs.run(chapters, profile, executor=args.executor, workers=args.workers, threads=args.threads,
+                          out=args.out, slurm=jobs.slurm_options(args), dry_run=args.dry_run)
+    except (ValueError, OSError) as err:
+        parser.error(str(err))
+    except KeyboardInterrupt:
+        print("interrupted: every result stored so far is kept; run the same command again to go on", flush=True)
+        return 130
+    print(jobs.summary(report))
+    if all(r["status"] in ("stored", "made") for r in report.values()):
+        print(f"every result is stored: python -m modlib.batch --profile {profile} draws the notebooks from the store")
+    return 1 if any(r["status"] == "failed" for r in report.values()) else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m modlib.batch", description=__doc__.split("\n\n")[0])
     parser.add_argument("notebooks", nargs="*", type=Path,
@@ -189,7 +214,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--force", action="store_true", help="run even notebooks whose results are current")
     parser.add_argument("--threads", type=int, default=None,
                         help="torch's CPU threads in the kernels (default: torch's choice)")
+    jobs_ = parser.add_argument_group("one job per stored result (modlib.jobs) instead of the notebooks")
+    jobs_.add_argument("--executor", choices=("local", "slurm"), default=None,
+                       help="run every missing result as a job: local processes, or SLURM jobs through submitit")
+    jobs_.add_argument("--workers", type=int, default=1, help="local jobs at a time (default 1)")
+    jobs_.add_argument("--dry-run", action="store_true", help="only report what is stored, running, failed and left")
+    jobs_.add_argument("--partition", help="SLURM partition")
+    jobs_.add_argument("--gpus", type=int, help="SLURM GPUs per job")
+    jobs_.add_argument("--time", type=int, help="SLURM time limit per job, minutes")
+    jobs_.add_argument("--mem", type=int, help="SLURM memory per job, GB")
+    jobs_.add_argument("--cpus", type=int, help="SLURM CPUs per job")
+    jobs_.add_argument("--slurm-config", type=Path, help="TOML file of submitit SLURM parameters "
+                       "(account, qos, setup, ...); the flags above override it")
     args = parser.parse_args(argv)
+    if args.executor:
+        return _run_jobs(parser, args)
     rows: list[dict] = []
     try:
         profile = profiles.resolve(args.profile)

@@ -22,6 +22,7 @@ which records the ``.npz``'s checksum, last, so an interrupted write leaves no r
 from __future__ import annotations
 
 import ast
+import contextlib
 import datetime as _dt
 import functools
 import hashlib
@@ -261,9 +262,26 @@ def _config_changes(old: dict, new: dict) -> str:
     return "; ".join(diffs)
 
 
+_READ_ONLY = False  # set by store_only()
+
+
+@contextlib.contextmanager
+def store_only():
+    """Within it, :func:`fetch` computes nothing, at any profile: a result that is not stored (or
+    is stale) raises :class:`StaleResultError`. The job runner (:mod:`modlib.jobs`) asks a
+    chapter's own code this way whether a result is stored."""
+    global _READ_ONLY
+    before, _READ_ONLY = _READ_ONLY, True
+    try:
+        yield
+    finally:
+        _READ_ONLY = before
+
+
 def from_store_only(profile: str) -> bool:
-    """True while the book is built from stored full-scale results (no full-scale training)."""
-    return profile == "full" and os.environ.get(FROM_STORE_ENV, "") not in ("", "0")
+    """True while nothing may be computed at ``profile``: inside :func:`store_only`, or while the
+    book is built from stored full-scale results (no full-scale training)."""
+    return _READ_ONLY or (profile == "full" and os.environ.get(FROM_STORE_ENV, "") not in ("", "0"))
 
 
 def _code_changes(old: dict | None, new: dict) -> str:
@@ -315,8 +333,8 @@ def fetch(chapter: str, name: str, config: dict, compute: Callable[[], tuple[dic
         reason = f"the stored result {chapter}/{name} at profile {profile!r} {why}"
     if from_store_only(profile):
         remake = remake or f"python -m modlib.batch --profile {profile} notebooks/{chapter}.ipynb"
-        raise StaleResultError(f"{reason}; this build only reads full-profile results. "
-                               f"Remake it with: {remake}")
+        where = "only stored results are read here" if _READ_ONLY else "this build only reads full-profile results"
+        raise StaleResultError(f"{reason}; {where}. Remake it with: {remake}")
     if stored is not None or unreadable:
         print(f"{reason}: recomputing")
     start = time.perf_counter()

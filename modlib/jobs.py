@@ -1,0 +1,290 @@
+"""Every stored result as a job, run in parallel: as local processes or on a SLURM cluster (submitit).
+
+    python -m modlib.batch --profile paper --executor slurm --partition gpu --gpus 1 --time 720 --mem 32
+    python -m modlib.batch --profile full --executor local --workers 2 [NOTEBOOK ...]
+
+A job is one result of the store (:mod:`modlib.results`), named ``<chapter>/<result>`` (e.g.
+``weight_masks/addmul-seed3``; a chapter is its notebook's stem). It computes that result through the
+chapter's own code, the very call its notebook makes, and writes only through the store, atomically:
+a job that dies leaves nothing that loads, and the next call simply runs it again. Whether a result
+is stored is asked of the same code with computing switched off (:func:`modlib.results.store_only`),
+so "stored" means "the notebook loads it now without computing"; once every job of a chapter is
+stored, ``python -m modlib.batch --profile PROFILE NOTEBOOK`` draws the page from the store.
+
+Chapter 6 fine-tunes from its two pretraining results, so its other jobs wait for them (``needs``):
+the local executor runs them in that order, and the SLURM executor submits a waiting job on the first
+call after what it needs is stored. Chapter 6's scratch base models are chapter 5's, so they are
+chapter 5's jobs (run once, whichever chapter asks).
+
+Logs: ``<out>/<profile>/jobs/logs/<job>.log`` (local) and submitit's ``<out>/<profile>/jobs/slurm/``
+(SLURM); ``<out>/<profile>/jobs/submitted.json`` records the SLURM job of every result submitted, so
+that the next call reports it as running or failed instead of submitting it twice.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import os
+import queue
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
+from pathlib import Path
+from typing import Callable
+
+import torch
+
+from modlib import compositional_sprites as cs
+from modlib import modularity as md
+from modlib import pretraining_consistency as pc
+from modlib import profiles, results
+from modlib import resists_at_scale as rs
+from modlib import structural_compositionality as sc
+from modlib import toy
+from modlib.runtime import describe, pick_device
+
+EXECUTORS = ("local", "slurm")
+Compute = Callable[[torch.device], object]  # computes (or loads) one result on a device
+SLURM_WAITING = ("PENDING", "RUNNING", "REQUEUED", "CONFIGURING", "COMPLETING", "RESIZING", "SUSPENDED")
+
+
+# ---------------------------------------------------------------- each chapter's jobs
+# {job name: (the jobs it needs, how to compute it)}, in the order the chapter's notebook fetches them.
+
+def _toy(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
+    s = toy.settings(profile)
+    return {f"{toy.CHAPTER}/sweep-{a}-{l}": ((), lambda d, a=a, l=l: toy.run(
+                profile, d, s=s.with_(activations=(a,), losses=(l,)), progress=False))
+            for a in s.activations for l in s.losses}
+
+
+def _sprites(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
+    return {f"{cs.CHAPTER}/{row}": ((), lambda d, r=row: cs.run(profile, d, rows=(r,)))
+            for row in cs.settings(profile).rows}
+
+
+def _resists(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
+    s = rs.settings(profile)
+
+    def one(name: str, device: torch.device):  # the fetch of rs.run, for one name
+        return results.fetch(rs.CHAPTER, name, rs._config(s, name), lambda: rs.run_one(s, name, device),
+                             profile=profile, device=describe(device), code=rs.CODE)
+
+    return {f"{rs.CHAPTER}/{n}": ((), partial(one, n)) for n in rs.RESULTS if n.split("-")[0] in s.experiments}
+
+
+def _masks(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
+    return {f"{md.CHAPTER}/{job[1]}": ((), lambda d, j=job: md._fetch(j, profile, d))
+            for job in md.jobs(md.settings(profile))}
+
+
+def _structure(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
+    return {f"{sc.CHAPTER}/{n}": ((), lambda d, n=n: sc.run(profile, d, names=[n]))
+            for n in sc.result_names(sc.settings(profile))}
+
+
+def _pretraining(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
+    p, s = pc.settings(profile), sc.settings(profile)
+    pre = {kind: f"{pc.CHAPTER}/pretrain-{kind}" for kind in ("language", "vision")}
+    out = {key: ((), lambda d, k=kind: pc.pretrained(k, profile, d)) for kind, key in pre.items()}
+    for name in pc.result_names(p):
+        rule, init, seed = name.rsplit("-", 2)
+        if init == "scratch" and int(seed) < s.base_models:  # chapter 5's base model, read from its store
+            out[f"{sc.CHAPTER}/{rule}-{seed}"] = ((), lambda d, n=f"{rule}-{seed}": sc.run(profile, d, names=[n]))
+            continue
+        needs = (pre["language"],) + ((pre["vision"],) if rule in sc.VISION and init == "pretrained" else ())
+        out[f"{pc.CHAPTER}/{name}"] = (needs, lambda d, n=name: pc.run(profile, d, names=[n]))
+    return out
+
+
+CHAPTERS = {toy.CHAPTER: _toy, cs.CHAPTER: _sprites, rs.CHAPTER: _resists, md.CHAPTER: _masks,
+            sc.CHAPTER: _structure, pc.CHAPTER: _pretraining}
+
+
+def jobs(chapters: list[str], profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
+    """Every job of ``chapters`` (default order: the book's) at ``profile``: ``{job: (needs, compute)}``."""
+    profile = profiles.resolve(profile)
+    out = {}
+    for chapter in chapters:
+        profiles.check_choice("chapter", chapter, tuple(CHAPTERS))
+        out.update(CHAPTERS[chapter](profile))
+    return out
+
+
+def is_stored(compute: Compute) -> bool:
+    """Whether the chapter's code loads this result now (stored, readable, same config and code)."""
+    with results.store_only(), contextlib.redirect_stdout(io.StringIO()):
+        try:
+            compute(torch.device("cpu"))
+        except results.StaleResultError:
+            return False
+    return True
+
+
+def compute(job: str, profile: str, root: str) -> str:
+    """Compute (or load) one job's result into the store at ``root``: what a worker runs."""
+    os.environ[results.ROOT_ENV] = root
+    table = jobs([job.split("/")[0]], profile)
+    profiles.check_choice("job", job, tuple(table))
+    device = pick_device(quiet=True)
+    print(f"job {job}: profile {profile}, {describe(device)}, store {root}", flush=True)
+    start = time.perf_counter()
+    table[job][1](device)
+    print(f"job {job}: stored after {time.perf_counter() - start:.1f} s", flush=True)
+    return job
+
+
+# ---------------------------------------------------------------- executors
+
+def worker_env(slot: int, threads: int, gpus: int) -> dict[str, str]:
+    """The environment of local worker ``slot``: ``threads`` CPU threads and, on a machine with
+    ``gpus`` GPUs, one of them (slot modulo gpus), so that N workers spread over the GPUs."""
+    env = {**os.environ, "OMP_NUM_THREADS": str(threads)}
+    if gpus:
+        env["CUDA_VISIBLE_DEVICES"] = str(slot % gpus)
+    return env
+
+
+def _run_local(todo: list[str], profile: str, root: Path, logs: Path, workers: int, threads: int) -> dict[str, str]:
+    """Run each job in its own process, ``workers`` at a time; ``{job: "" or its log when it failed}``."""
+    slots, gpus = queue.SimpleQueue(), torch.cuda.device_count()
+    for slot in range(workers):
+        slots.put(slot)
+
+    def one(job: str) -> tuple[str, str]:
+        log, slot = logs / f"{job}.log", slots.get()
+        log.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            with log.open("w") as f:
+                rc = subprocess.run([sys.executable, "-m", "modlib.jobs", "--profile", profile, "--root", str(root),
+                                     job], stdout=f, stderr=subprocess.STDOUT,
+                                    env=worker_env(slot, threads, gpus)).returncode
+        finally:
+            slots.put(slot)
+        print(f"{job}: {'done' if rc == 0 else f'failed (exit {rc}; log {log})'}", flush=True)
+        return job, "" if rc == 0 else str(log)
+
+    with ThreadPoolExecutor(workers) as pool:
+        return dict(pool.map(one, todo))
+
+
+def slurm_executor(folder: Path, options: dict):
+    """A submitit SLURM executor writing its scripts and logs to ``folder``; ``options`` are submitit's
+    SLURM parameters (``partition``, ``gpus_per_node``, ``time`` in minutes, ``mem`` such as ``"32GB"``,
+    ``cpus_per_task``, ``account``, ``setup`` ...)."""
+    import submitit
+
+    executor = submitit.SlurmExecutor(folder=folder)
+    try:
+        executor.update_parameters(**options)
+    except ValueError as err:  # submitit lists the valid names
+        raise ValueError(f"a SLURM option is not valid: {err}") from None
+    return executor
+
+
+def _slurm_state(record: dict, folder: Path) -> str:
+    import submitit
+
+    return submitit.SlurmJob(folder=folder, job_id=record["job_id"]).state
+
+
+def run(chapters: list[str], profile: str, *, executor: str = "local", workers: int = 1,
+        threads: int | None = None, out: Path = Path("_build/batch"), root: Path | None = None,
+        slurm: dict | None = None, dry_run: bool = False) -> dict[str, dict]:
+    """Run (``local``) or submit (``slurm``) every job of ``chapters`` at ``profile`` whose result is
+    not stored; ``dry_run`` only reports. Returns ``{job: {"status": ..., "log": ...}}``, status one of
+    ``stored`` (``made`` when this call computed it), ``running``, ``submitted``, ``failed``, ``left``."""
+    profiles.check_choice("executor", executor, EXECUTORS)
+    profiles.check_int("workers", workers, 1)
+    profile = profiles.resolve(profile)
+    root = Path(root).resolve() if root else results.default_root()
+    os.environ[results.ROOT_ENV] = str(root)
+    folder = Path(out).resolve() / profile / "jobs"
+    table = jobs(chapters, profile)
+    report = {job: {"status": "stored" if is_stored(c) else "left", "log": ""} for job, (_, c) in table.items()}
+    ledger_path = folder / "submitted.json"
+    ledger = json.loads(ledger_path.read_text()) if ledger_path.exists() else {}
+    for job, record in ledger.items():  # SLURM jobs of earlier calls whose result is not stored
+        if job in report and report[job]["status"] == "left":
+            state = _slurm_state(record, folder / "slurm")
+            report[job] = ({"status": "running", "log": record["log"]} if state.split()[0] in SLURM_WAITING
+                           else {"status": "failed", "log": f"{record['log']} (SLURM: {state})"})
+
+    def ready() -> list[str]:
+        return [job for job, (needs, _) in table.items() if report[job]["status"] in ("left", "failed")
+                and not report[job].get("tried") and all(report[n]["status"] in ("stored", "made") for n in needs)]
+
+    if dry_run:
+        return report
+    if executor == "slurm":
+        ex = slurm_executor(folder / "slurm", slurm or {})
+        for job in ready():
+            submitted = ex.submit(compute, job, profile, str(root))
+            ledger[job] = {"job_id": submitted.job_id, "log": str(submitted.paths.stderr)}
+            before = report[job]["log"]  # the failed try's, when it is submitted again
+            report[job] = {"status": "submitted", "log": ledger[job]["log"], "failed before": before}
+            results.atomic_write_bytes(ledger_path, (json.dumps(ledger, indent=1) + "\n").encode())
+        return report
+    threads = threads or max(1, (os.cpu_count() or 1) // workers)
+    print(f"{workers} local workers, {threads} CPU thread(s) each", flush=True)
+    while todo := ready():  # stage by stage: a job whose needs were just made runs next
+        for job, log in _run_local(todo, profile, root, folder / "logs", workers, threads).items():
+            made = not log and is_stored(table[job][1])
+            report[job] = {"status": "made" if made else "failed", "log": log or "the job ended without storing",
+                           "tried": True}
+    return report
+
+
+def summary(report: dict[str, dict]) -> str:
+    """A table of jobs per chapter and status, then the log of every failed job and what the rest wait for."""
+    statuses = ("stored", "made", "running", "submitted", "failed", "left")
+    counts = {}
+    for job, r in report.items():
+        counts.setdefault(job.split("/")[0], dict.fromkeys(statuses, 0))[r["status"]] += 1
+    head = ("chapter", "jobs") + statuses
+    body = [(ch, sum(c.values()), *c.values()) for ch, c in counts.items()]
+    widths = [max(len(str(x)) for x in col) for col in zip(head, *body)]
+    line = lambda cells: "  ".join(str(c).rjust(w) if i else str(c).ljust(w) for i, (c, w) in enumerate(zip(cells, widths)))
+    lines = [line(head), line(["-" * w for w in widths]), *map(line, body)]
+    lines += [f"failed: {job}: {r['log']}" for job, r in report.items() if r["status"] == "failed"]
+    lines += [f"submitted again: {job}: it failed before: {r['failed before']}"
+              for job, r in report.items() if r.get("failed before")]
+    left = [job for job, r in report.items() if r["status"] == "left"]
+    if left:
+        lines.append(f"left: {len(left)} jobs not run yet (their needs are not stored, or a dry run); "
+                     f"run the same command again to go on")
+    return "\n".join(lines)
+
+
+def slurm_options(args: argparse.Namespace) -> dict:
+    """submitit's SLURM parameters from the command line (``--slurm-config`` TOML first, flags over it)."""
+    import tomllib
+
+    options = tomllib.loads(Path(args.slurm_config).read_text()) if args.slurm_config else {}
+    flags = {"partition": args.partition, "gpus_per_node": args.gpus, "time": args.time,
+             "mem": None if args.mem is None else f"{args.mem}GB", "cpus_per_task": args.cpus}
+    return {**options, **{k: v for k, v in flags.items() if v is not None}}
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m modlib.jobs --profile PROFILE [--root DIR] JOB``: compute one job (what a worker runs)."""
+    parser = argparse.ArgumentParser(prog="python -m modlib.jobs", description=main.__doc__)
+    parser.add_argument("job", help="<chapter>/<result name>, e.g. weight_masks/addmul-seed0")
+    parser.add_argument("--profile", default=None)
+    parser.add_argument("--root", default=None, help="the results store (default: the checkout's)")
+    args = parser.parse_args(argv)
+    try:
+        profile = profiles.resolve(args.profile)
+        profiles.check_choice("chapter", args.job.split("/")[0], tuple(CHAPTERS))
+    except ValueError as err:
+        parser.error(str(err))
+    compute(args.job, profile, str(Path(args.root).resolve() if args.root else results.default_root()))
+
+
+if __name__ == "__main__":
+    main()

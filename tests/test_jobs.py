@@ -1,0 +1,174 @@
+"""The cluster runner (modlib.jobs): one job per stored result, run locally in parallel or submitted
+to SLURM through submitit (up to the script it writes; there is no cluster here)."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+import torch
+
+from modlib import batch, jobs, results
+from modlib import structural_compositionality as sc
+from modlib import toy
+
+SMOKE = "smoke"
+
+
+def stored_files(root):
+    """``{chapter/name: Result}`` of every result stored under ``root`` at the smoke profile."""
+    return {f"{p.parent.name}/{p.stem}": results.read(p)
+            for p in sorted((root / SMOKE).glob("*/*.json")) if p.name != "_batch.json"}
+
+
+def test_local_workers_compute_what_the_in_process_run_computes(tmp_path, monkeypatch):
+    """Two chapters at smoke: 2 local worker processes store bit-identical metrics and arrays to the
+    chapters' own in-process run (both with one CPU thread)."""
+    inline, parallel = tmp_path / "inline", tmp_path / "parallel"
+    monkeypatch.setenv(results.ROOT_ENV, str(inline))
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        toy.run(SMOKE, torch.device("cpu"), progress=False)
+        sc.run(SMOKE, torch.device("cpu"))
+    finally:
+        torch.set_num_threads(threads)
+    report = jobs.run([toy.CHAPTER, sc.CHAPTER], SMOKE, workers=2, threads=1, out=tmp_path / "out", root=parallel)
+
+    assert {r["status"] for r in report.values()} == {"made"}
+    expected, got = stored_files(inline), stored_files(parallel)
+    assert sorted(got) == sorted(report) == sorted(expected)
+    assert any(k.startswith(toy.CHAPTER) for k in got) and any(k.startswith(sc.CHAPTER) for k in got)
+    for key, want in expected.items():
+        assert got[key].config == want.config, key
+        assert got[key].metrics == want.metrics, key
+        assert sorted(got[key].arrays) == sorted(want.arrays), key
+        for name, array in want.arrays.items():
+            assert np.array_equal(got[key].arrays[name], array), (key, name)
+    # a second call finds everything stored and runs nothing
+    again = jobs.run([toy.CHAPTER, sc.CHAPTER], SMOKE, workers=2, threads=1, out=tmp_path / "out", root=parallel)
+    assert {r["status"] for r in again.values()} == {"stored"}
+
+
+def test_a_killed_job_leaves_nothing_that_loads_and_is_redone(tmp_path):
+    root, job = tmp_path / "store", f"{toy.CHAPTER}/sweep-relu-ce"
+    assert job in jobs.jobs([toy.CHAPTER], SMOKE)
+    log = tmp_path / "job.log"
+    with log.open("w") as f:
+        proc = subprocess.Popen([sys.executable, "-m", "modlib.jobs", "--profile", SMOKE, "--root", str(root), job],
+                                stdout=f, stderr=subprocess.STDOUT, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    deadline = time.time() + 120
+    while "profile smoke" not in log.read_text():  # the job has begun computing
+        assert proc.poll() is None and time.time() < deadline, log.read_text()
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert "stored after" not in log.read_text()  # it was killed mid-way
+    json_path = root / SMOKE / job.replace("/", os.sep)
+    assert not json_path.with_suffix(".json").exists()  # the .json, written last, marks a whole result
+
+    report = jobs.run([toy.CHAPTER], SMOKE, workers=2, threads=1, out=tmp_path / "out", root=root)
+    assert report[job]["status"] == "made"
+    assert results.read(json_path.with_suffix(".json")).metrics["rows"]
+
+
+@pytest.fixture
+def fake_slurm(tmp_path, monkeypatch):
+    """``srun``, ``sbatch`` (keeps each script, answers job ids 1001, 1002, ...) and ``sacct`` (answers
+    the state in ``state.txt``) on the PATH."""
+    bin_dir, scripts = tmp_path / "bin", tmp_path / "scripts"
+    bin_dir.mkdir()
+    scripts.mkdir()
+    (tmp_path / "state.txt").write_text("RUNNING")
+    tools = {
+        "srun": "#!/bin/sh\nexit 0\n",
+        "sbatch": f'#!/bin/sh\nn=$(($(ls {scripts} | wc -l) + 1001))\ncp "$1" {scripts}/$n.sh\n'
+                  f'echo "Submitted batch job $n"\n',
+        "sacct": f'#!/bin/sh\necho "JobID|State|NodeList"\nfor id in $(ls {scripts} | sed "s/.sh//"); do\n'
+                 f'  echo "$id|$(cat {tmp_path}/state.txt)|node1"\ndone\n',
+    }
+    for name, text in tools.items():
+        (bin_dir / name).write_text(text)
+        (bin_dir / name).chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    return scripts, tmp_path / "state.txt"
+
+
+def test_slurm_submits_one_job_per_missing_result_with_the_asked_sbatch_parameters(tmp_path, store, fake_slurm,
+                                                                                   capsys):
+    scripts, state = fake_slurm
+    root, out = store, tmp_path / "out"
+    code = batch.main(["--profile", SMOKE, "--executor", "slurm", "--out", str(out), "--partition", "gpu",
+                       "--gpus", "2", "--time", "720", "--mem", "32", "--cpus", "8", f"{toy.CHAPTER}.ipynb"])
+    assert code == 0
+    expected = jobs.jobs([toy.CHAPTER], SMOKE)
+    submitted = sorted(scripts.glob("*.sh"))
+    assert len(submitted) == len(expected) >= 2
+    text = submitted[0].read_text()
+    for line in ("#SBATCH --partition=gpu", "#SBATCH --gpus-per-node=2", "#SBATCH --time=720",
+                 "#SBATCH --mem=32GB", "#SBATCH --cpus-per-task=8"):
+        assert line in text.splitlines(), (line, text)
+    assert f"{out / SMOKE / 'jobs' / 'slurm'}" in text  # its logs
+    assert "submitted" in capsys.readouterr().out
+
+    # the next call: the jobs are still running, so nothing is submitted twice
+    report = jobs.run([toy.CHAPTER], SMOKE, executor="slurm", out=out, root=root, slurm={"partition": "gpu"})
+    assert {r["status"] for r in report.values()} == {"running"}
+    assert len(list(scripts.glob("*.sh"))) == len(expected)
+
+    # they died: reported failed with their log, and submitted again
+    state.write_text("FAILED")
+    report = jobs.run([toy.CHAPTER], SMOKE, executor="slurm", out=out, root=root, dry_run=True)
+    assert {r["status"] for r in report.values()} == {"failed"}
+    assert all("SLURM: FAILED" in r["log"] and str(out) in r["log"] for r in report.values())
+    report = jobs.run([toy.CHAPTER], SMOKE, executor="slurm", out=out, root=root, slurm={"partition": "gpu"})
+    assert {r["status"] for r in report.values()} == {"submitted"}
+    assert len(list(scripts.glob("*.sh"))) == 2 * len(expected)
+    assert "submitted again" in jobs.summary(report)
+
+
+def test_chapter_6_jobs_wait_for_pretraining_and_share_chapter_5s_base_models(store):
+    table = jobs.jobs(["pretraining_consistency"], SMOKE)
+    pre = {"pretraining_consistency/pretrain-language", "pretraining_consistency/pretrain-vision"}
+    assert pre <= set(table) and all(not table[k][0] for k in pre)
+    shared = [k for k in table if k.startswith(sc.CHAPTER)]
+    assert shared and all(not table[k][0] for k in shared)  # chapter 5's scratch base models
+    own = [k for k in table if k.startswith("pretraining_consistency/") and k not in pre]
+    assert own and all("pretraining_consistency/pretrain-language" in table[k][0] for k in own)
+    vision = [k for k in own if "-pretrained-" in k and k.split("/")[1].rsplit("-", 2)[0] in sc.VISION]
+    assert vision and all("pretraining_consistency/pretrain-vision" in table[k][0] for k in vision)
+    # a dry run on an empty store reports every job, none stored
+    report = jobs.run(["pretraining_consistency"], SMOKE, dry_run=True, root=store)
+    assert set(report) == set(table) and {r["status"] for r in report.values()} == {"left"}
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: jobs.run([toy.CHAPTER], SMOKE, executor="pbs", dry_run=True), "executor='pbs' is not valid; choose one of 'local', 'slurm'"),
+    (lambda: jobs.run(["no_such_chapter"], SMOKE, dry_run=True), "chapter='no_such_chapter' is not valid"),
+    (lambda: jobs.run([toy.CHAPTER], SMOKE, workers=0), "workers=0 is not valid"),
+    (lambda: jobs.compute(f"{toy.CHAPTER}/sweep-nope", SMOKE, "."), "job='redundant_input_toy/sweep-nope' is not valid"),
+])
+def test_bad_input_names_the_value_and_the_choices(call, message):
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        call()
+
+
+def test_local_workers_spread_over_the_gpus_and_share_the_cores():
+    assert [jobs.worker_env(slot, 4, gpus=2)["CUDA_VISIBLE_DEVICES"] for slot in range(4)] == ["0", "1", "0", "1"]
+    assert jobs.worker_env(0, 4, gpus=2)["OMP_NUM_THREADS"] == "4"
+    # no GPU: the variable is left as it was
+    assert jobs.worker_env(1, 1, gpus=0).get("CUDA_VISIBLE_DEVICES") == os.environ.get("CUDA_VISIBLE_DEVICES")
+
+
+def test_a_bad_slurm_option_is_named(tmp_path, fake_slurm):
+    with pytest.raises(ValueError, match="SLURM option is not valid.*partitionn"):
+        jobs.slurm_executor(tmp_path, {"partitionn": "gpu"})
+
+
+def test_the_command_line_refuses_an_unknown_notebook(store, capsys):
+    with pytest.raises(SystemExit):
+        batch.main(["--profile", SMOKE, "--executor", "local", "--dry-run", "no_such_chapter.ipynb"])
+    assert "chapter='no_such_chapter' is not valid" in capsys.readouterr().err
