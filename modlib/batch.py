@@ -220,13 +220,15 @@ def main(argv: list[str] | None = None) -> int:
     jobs_.add_argument("--workers", type=int, default=1, help="local jobs at a time (default 1)")
     jobs_.add_argument("--dry-run", action="store_true", help="only report what is stored, running, failed and left")
     jobs_.add_argument("--partition", help="SLURM partition")
-    jobs_.add_argument("--gpus", type=int, help="SLURM GPUs per job")
-    jobs_.add_argument("--time", type=int, help="SLURM time limit per job, minutes")
+    jobs_.add_argument("--gpus", type=int, help="SLURM GPUs per job (a job computes on one)")
+    jobs_.add_argument("--time", type=int, help="SLURM time limit per job, minutes (required)")
     jobs_.add_argument("--mem", type=int, help="SLURM memory per job, GB")
     jobs_.add_argument("--cpus", type=int, help="SLURM CPUs per job")
     jobs_.add_argument("--slurm-config", type=Path, help="TOML file of submitit SLURM parameters "
                        "(account, qos, setup, ...); the flags above override it")
     args = parser.parse_args(argv)
+    if args.executor and args.force:
+        parser.error("--force does not apply to --executor: delete a stored result to have it computed again")
     if args.executor:
         return _run_jobs(parser, args)
     rows: list[dict] = []

@@ -50,7 +50,9 @@ from modlib.runtime import describe, pick_device
 
 EXECUTORS = ("local", "slurm")
 Compute = Callable[[torch.device], object]  # computes (or loads) one result on a device
-SLURM_WAITING = ("PENDING", "RUNNING", "REQUEUED", "CONFIGURING", "COMPLETING", "RESIZING", "SUSPENDED")
+# SLURM states in which a job has ended for good: without its result stored, it is submitted again.
+# Any other state (PENDING, RUNNING, PREEMPTED, UNKNOWN while sacct catches up, ...) counts as running.
+SLURM_ENDED = ("FAILED", "CANCELLED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL", "BOOT_FAIL", "DEADLINE", "COMPLETED")
 
 
 # ---------------------------------------------------------------- each chapter's jobs
@@ -97,7 +99,7 @@ def _pretraining(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
         if init == "scratch" and int(seed) < s.base_models:  # chapter 5's base model, read from its store
             out[f"{sc.CHAPTER}/{rule}-{seed}"] = ((), lambda d, n=f"{rule}-{seed}": sc.run(profile, d, names=[n]))
             continue
-        needs = (pre["language"],) + ((pre["vision"],) if rule in sc.VISION and init == "pretrained" else ())
+        needs = (pre["language"],) + ((pre["vision"],) if rule in sc.VISION else ())  # pc.run loads them
         out[f"{pc.CHAPTER}/{name}"] = (needs, lambda d, n=name: pc.run(profile, d, names=[n]))
     return out
 
@@ -126,15 +128,29 @@ def is_stored(compute: Compute) -> bool:
     return True
 
 
+@contextlib.contextmanager
+def store_at(root: Path | str):
+    """Within it, the chapters' code reads and writes the results store at ``root``."""
+    before = os.environ.get(results.ROOT_ENV)
+    os.environ[results.ROOT_ENV] = str(root)
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ[results.ROOT_ENV]
+        else:
+            os.environ[results.ROOT_ENV] = before
+
+
 def compute(job: str, profile: str, root: str) -> str:
     """Compute (or load) one job's result into the store at ``root``: what a worker runs."""
-    os.environ[results.ROOT_ENV] = root
     table = jobs([job.split("/")[0]], profile)
     profiles.check_choice("job", job, tuple(table))
     device = pick_device(quiet=True)
     print(f"job {job}: profile {profile}, {describe(device)}, store {root}", flush=True)
     start = time.perf_counter()
-    table[job][1](device)
+    with store_at(root):
+        table[job][1](device)
     print(f"job {job}: stored after {time.perf_counter() - start:.1f} s", flush=True)
     return job
 
@@ -143,10 +159,11 @@ def compute(job: str, profile: str, root: str) -> str:
 
 def worker_env(slot: int, threads: int, gpus: int) -> dict[str, str]:
     """The environment of local worker ``slot``: ``threads`` CPU threads and, on a machine with
-    ``gpus`` GPUs, one of them (slot modulo gpus), so that N workers spread over the GPUs."""
+    ``gpus`` visible GPUs, one of them (slot modulo gpus), so that N workers spread over the GPUs."""
     env = {**os.environ, "OMP_NUM_THREADS": str(threads)}
     if gpus:
-        env["CUDA_VISIBLE_DEVICES"] = str(slot % gpus)
+        visible = os.environ.get("CUDA_VISIBLE_DEVICES", ",".join(map(str, range(gpus)))).split(",")
+        env["CUDA_VISIBLE_DEVICES"] = visible[slot % len(visible)]
     return env
 
 
@@ -179,18 +196,32 @@ def slurm_executor(folder: Path, options: dict):
     ``cpus_per_task``, ``account``, ``setup`` ...)."""
     import submitit
 
-    executor = submitit.SlurmExecutor(folder=folder)
+    if "time" not in options:
+        raise ValueError("give the SLURM time limit per job, --time MINUTES (submitit's default is 5 minutes)")
     try:
+        executor = submitit.SlurmExecutor(folder=folder)
         executor.update_parameters(**options)
     except ValueError as err:  # submitit lists the valid names
         raise ValueError(f"a SLURM option is not valid: {err}") from None
+    except RuntimeError as err:  # no srun: not on a cluster
+        raise ValueError(f"{err} (run --executor slurm on the cluster's login node)") from None
     return executor
 
 
-def _slurm_state(record: dict, folder: Path) -> str:
+def _slurm_states(ledger: dict, folder: Path) -> dict[str, str]:
+    """``{job: its SLURM state}`` for the jobs of ``ledger``, from one ``sacct`` call."""
+    import shutil
+
     import submitit
 
-    return submitit.SlurmJob(folder=folder, job_id=record["job_id"]).state
+    if not ledger:
+        return {}
+    if shutil.which("sacct") is None:
+        raise ValueError("sacct is not on the PATH: the state of the submitted jobs cannot be read "
+                         "(run on the cluster's login node, or use --executor local)")
+    handles = {job: submitit.SlurmJob(folder=folder, job_id=r["job_id"]) for job, r in ledger.items()}
+    next(iter(handles.values())).watcher.update()
+    return {job: h.watcher.get_state(h.job_id, mode="cache") for job, h in handles.items()}
 
 
 def run(chapters: list[str], profile: str, *, executor: str = "local", workers: int = 1,
@@ -203,17 +234,18 @@ def run(chapters: list[str], profile: str, *, executor: str = "local", workers: 
     profiles.check_int("workers", workers, 1)
     profile = profiles.resolve(profile)
     root = Path(root).resolve() if root else results.default_root()
-    os.environ[results.ROOT_ENV] = str(root)
     folder = Path(out).resolve() / profile / "jobs"
     table = jobs(chapters, profile)
-    report = {job: {"status": "stored" if is_stored(c) else "left", "log": ""} for job, (_, c) in table.items()}
+    with store_at(root):
+        report = {job: {"status": "stored" if is_stored(c) else "left", "log": ""} for job, (_, c) in table.items()}
     ledger_path = folder / "submitted.json"
     ledger = json.loads(ledger_path.read_text()) if ledger_path.exists() else {}
-    for job, record in ledger.items():  # SLURM jobs of earlier calls whose result is not stored
-        if job in report and report[job]["status"] == "left":
-            state = _slurm_state(record, folder / "slurm")
-            report[job] = ({"status": "running", "log": record["log"]} if state.split()[0] in SLURM_WAITING
-                           else {"status": "failed", "log": f"{record['log']} (SLURM: {state})"})
+    ledger = {job: r for job, r in ledger.items() if report.get(job, {}).get("status") != "stored"}
+    asked = {job: r for job, r in ledger.items() if job in report} if executor == "slurm" else {}
+    for job, state in _slurm_states(asked, folder / "slurm").items():  # submitted earlier, not stored
+        ended = state.split()[0] in SLURM_ENDED
+        note = " (ended, but its result is not stored: did the code or config change?)" if state == "COMPLETED" else ""
+        report[job] = {"status": "failed" if ended else "running", "log": f"{ledger[job]['log']} (SLURM: {state}{note})"}
 
     def ready() -> list[str]:
         return [job for job, (needs, _) in table.items() if report[job]["status"] in ("left", "failed")
@@ -223,9 +255,16 @@ def run(chapters: list[str], profile: str, *, executor: str = "local", workers: 
         return report
     if executor == "slurm":
         ex = slurm_executor(folder / "slurm", slurm or {})
+        if not (slurm or {}).get("gpus_per_node"):
+            print("no --gpus: the SLURM jobs run on their nodes' CPUs", flush=True)
         for job in ready():
-            submitted = ex.submit(compute, job, profile, str(root))
-            ledger[job] = {"job_id": submitted.job_id, "log": str(submitted.paths.stderr)}
+            try:
+                submitted = ex.submit(compute, job, profile, str(root))
+            except RuntimeError as err:  # sbatch refused it (partition, account, limits): stop here
+                report[job] = {"status": "failed", "log": f"sbatch refused it: {str(err).strip().splitlines()[-1]}"}
+                break
+            ledger[job] = {"job_id": submitted.job_id,
+                           "log": f"{submitted.paths.stdout} (and {submitted.paths.stderr.name})"}
             before = report[job]["log"]  # the failed try's, when it is submitted again
             report[job] = {"status": "submitted", "log": ledger[job]["log"], "failed before": before}
             results.atomic_write_bytes(ledger_path, (json.dumps(ledger, indent=1) + "\n").encode())
@@ -234,9 +273,10 @@ def run(chapters: list[str], profile: str, *, executor: str = "local", workers: 
     print(f"{workers} local workers, {threads} CPU thread(s) each", flush=True)
     while todo := ready():  # stage by stage: a job whose needs were just made runs next
         for job, log in _run_local(todo, profile, root, folder / "logs", workers, threads).items():
-            made = not log and is_stored(table[job][1])
-            report[job] = {"status": "made" if made else "failed", "log": log or "the job ended without storing",
-                           "tried": True}
+            with store_at(root):
+                made = not log and is_stored(table[job][1])
+            report[job] = {"status": "made" if made else "failed", "tried": True,
+                           "log": "" if made else log or "the job ended without storing its result"}
     return report
 
 

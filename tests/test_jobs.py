@@ -71,8 +71,9 @@ def test_a_killed_job_leaves_nothing_that_loads_and_is_redone(tmp_path):
     assert not json_path.with_suffix(".json").exists()  # the .json, written last, marks a whole result
 
     report = jobs.run([toy.CHAPTER], SMOKE, workers=2, threads=1, out=tmp_path / "out", root=root)
-    assert report[job]["status"] == "made"
+    assert report[job] == {"status": "made", "log": "", "tried": True}
     assert results.read(json_path.with_suffix(".json")).metrics["rows"]
+    assert os.environ.get(results.ROOT_ENV) != str(root)  # the runner left the caller's store as it was
 
 
 @pytest.fixture
@@ -115,7 +116,11 @@ def test_slurm_submits_one_job_per_missing_result_with_the_asked_sbatch_paramete
     assert "submitted" in capsys.readouterr().out
 
     # the next call: the jobs are still running, so nothing is submitted twice
-    report = jobs.run([toy.CHAPTER], SMOKE, executor="slurm", out=out, root=root, slurm={"partition": "gpu"})
+    slurm = {"partition": "gpu", "time": 60}
+    report = jobs.run([toy.CHAPTER], SMOKE, executor="slurm", out=out, root=root, slurm=slurm)
+    assert {r["status"] for r in report.values()} == {"running"}
+    state.write_text("UNKNOWN")  # sacct has not caught up, or cannot say: not submitted twice either
+    report = jobs.run([toy.CHAPTER], SMOKE, executor="slurm", out=out, root=root, slurm=slurm)
     assert {r["status"] for r in report.values()} == {"running"}
     assert len(list(scripts.glob("*.sh"))) == len(expected)
 
@@ -124,10 +129,23 @@ def test_slurm_submits_one_job_per_missing_result_with_the_asked_sbatch_paramete
     report = jobs.run([toy.CHAPTER], SMOKE, executor="slurm", out=out, root=root, dry_run=True)
     assert {r["status"] for r in report.values()} == {"failed"}
     assert all("SLURM: FAILED" in r["log"] and str(out) in r["log"] for r in report.values())
-    report = jobs.run([toy.CHAPTER], SMOKE, executor="slurm", out=out, root=root, slurm={"partition": "gpu"})
+    report = jobs.run([toy.CHAPTER], SMOKE, executor="slurm", out=out, root=root, slurm=slurm)
     assert {r["status"] for r in report.values()} == {"submitted"}
     assert len(list(scripts.glob("*.sh"))) == 2 * len(expected)
     assert "submitted again" in jobs.summary(report)
+
+
+def test_slurm_reports_a_refused_submission_and_a_missing_time_limit(tmp_path, store, fake_slurm):
+    scripts, _ = fake_slurm
+    sbatch = scripts.parent / "bin" / "sbatch"
+    sbatch.write_text("#!/bin/sh\necho 'sbatch: error: invalid partition specified: gpux' >&2\nexit 1\n")
+    report = jobs.run([toy.CHAPTER], SMOKE, executor="slurm", out=tmp_path / "out", root=store,
+                      slurm={"partition": "gpux", "time": 60})
+    failed = [r for r in report.values() if r["status"] == "failed"]
+    assert len(failed) == 1 and "invalid partition specified: gpux" in failed[0]["log"]  # it stopped there
+    assert {r["status"] for r in report.values()} == {"failed", "left"}
+    with pytest.raises(ValueError, match="--time MINUTES"):
+        jobs.run([toy.CHAPTER], SMOKE, executor="slurm", out=tmp_path / "out", root=store, slurm={"partition": "gpu"})
 
 
 def test_chapter_6_jobs_wait_for_pretraining_and_share_chapter_5s_base_models(store):
@@ -138,8 +156,9 @@ def test_chapter_6_jobs_wait_for_pretraining_and_share_chapter_5s_base_models(st
     assert shared and all(not table[k][0] for k in shared)  # chapter 5's scratch base models
     own = [k for k in table if k.startswith("pretraining_consistency/") and k not in pre]
     assert own and all("pretraining_consistency/pretrain-language" in table[k][0] for k in own)
-    vision = [k for k in own if "-pretrained-" in k and k.split("/")[1].rsplit("-", 2)[0] in sc.VISION]
-    assert vision and all("pretraining_consistency/pretrain-vision" in table[k][0] for k in vision)
+    vision = [k for k in own if k.split("/")[1].rsplit("-", 2)[0] in sc.VISION]  # pc.run loads both checkpoints
+    assert any("-scratch-" in k for k in vision) and any("-pretrained-" in k for k in vision)
+    assert all("pretraining_consistency/pretrain-vision" in table[k][0] for k in vision)
     # a dry run on an empty store reports every job, none stored
     report = jobs.run(["pretraining_consistency"], SMOKE, dry_run=True, root=store)
     assert set(report) == set(table) and {r["status"] for r in report.values()} == {"left"}
@@ -156,19 +175,27 @@ def test_bad_input_names_the_value_and_the_choices(call, message):
         call()
 
 
-def test_local_workers_spread_over_the_gpus_and_share_the_cores():
+def test_local_workers_spread_over_the_gpus_and_share_the_cores(monkeypatch):
     assert [jobs.worker_env(slot, 4, gpus=2)["CUDA_VISIBLE_DEVICES"] for slot in range(4)] == ["0", "1", "0", "1"]
     assert jobs.worker_env(0, 4, gpus=2)["OMP_NUM_THREADS"] == "4"
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "2,3")  # the caller's own choice of GPUs is kept
+    assert [jobs.worker_env(slot, 4, gpus=2)["CUDA_VISIBLE_DEVICES"] for slot in range(3)] == ["2", "3", "2"]
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES")
     # no GPU: the variable is left as it was
     assert jobs.worker_env(1, 1, gpus=0).get("CUDA_VISIBLE_DEVICES") == os.environ.get("CUDA_VISIBLE_DEVICES")
 
 
 def test_a_bad_slurm_option_is_named(tmp_path, fake_slurm):
     with pytest.raises(ValueError, match="SLURM option is not valid.*partitionn"):
-        jobs.slurm_executor(tmp_path, {"partitionn": "gpu"})
+        jobs.slurm_executor(tmp_path, {"partitionn": "gpu", "time": 60})
 
 
-def test_the_command_line_refuses_an_unknown_notebook(store, capsys):
+@pytest.mark.parametrize("args, message", [
+    (["--executor", "local", "--dry-run", "no_such_chapter.ipynb"], "chapter='no_such_chapter' is not valid"),
+    (["--executor", "local", "--force"], "--force does not apply to --executor"),
+    (["--executor", "slurm", "--partition", "gpu"], "--time MINUTES"),
+])
+def test_the_command_line_names_what_is_wrong(store, capsys, args, message):
     with pytest.raises(SystemExit):
-        batch.main(["--profile", SMOKE, "--executor", "local", "--dry-run", "no_such_chapter.ipynb"])
-    assert "chapter='no_such_chapter' is not valid" in capsys.readouterr().err
+        batch.main(["--profile", SMOKE, *args])
+    assert message in capsys.readouterr().err
