@@ -9,7 +9,7 @@ import numpy as np
 from matplotlib import animation
 from matplotlib.colors import ListedColormap
 
-from modlib import data, toy
+from modlib import agreement, data, toy
 
 POSITIVE, NEGATIVE = "#1f77b4", "#ff7f0e"  # Y1 = 1 (blue circles), Y1 = 0 (orange triangles), as in Fig. 4
 BOUNDARY_CMAP = ListedColormap(plt.get_cmap("RdBu")(np.linspace(0.25, 0.75, 256)))
@@ -1101,7 +1101,7 @@ def simclr_views(panels, views: list) -> plt.Figure:
     a positive pair."""
     rows = [("panel", panels)] + [(f"view {i + 1}", v) for i, v in enumerate(views)]
     n = len(panels)
-    fig, axes = plt.subplots(len(rows), n, figsize=(COLUMN * 0.7, 0.95 * len(rows) * 0.7 * n / 4), squeeze=False)
+    fig, axes = plt.subplots(len(rows), n, figsize=(COLUMN, 1.1 * len(rows) * COLUMN / n), squeeze=False)
     for (label, images), row in zip(rows, axes):
         for ax, image in zip(row, images):
             ax.imshow(image.permute(1, 2, 0).clamp(0, 1).numpy())
@@ -1114,11 +1114,14 @@ def simclr_views(panels, views: list) -> plt.Figure:
 
 def pretraining_curves(language, vision) -> plt.Figure:
     """Chapter 6's pretraining: left, the masked-language-model loss of the language model (stored
-    every 50 steps); right, SimCLR's loss of the vision model (every 25 steps) against the loss of
-    a guess (log(2 × batch − 1)). ``language``, ``vision``: the stored pretraining results."""
+    every 50 steps) against the loss of a uniform guess among the ``words`` words; right, SimCLR's
+    loss of the vision model (every 25 steps) against the loss of a guess (log(2 × batch − 1)).
+    ``language``, ``vision``: the stored pretraining results."""
     fig, (left, right) = plt.subplots(1, 2, figsize=(COLUMN, 2.5))
     loss = language.metrics["losses"]
     left.plot(np.arange(len(loss)) * 50, loss, color=INIT_COLOURS["pretrained"], lw=1)
+    left.axhline(np.log(len(agreement.VOCAB) - len(agreement.SPECIAL)), color="0.4", ls="--", lw=0.8, label="a guess")
+    left.legend(fontsize=8, frameon=False)
     left.set(xlabel="step", ylabel="masked-word loss", title="language: masked-language modelling")
     loss = vision.metrics["losses"]
     right.plot(np.arange(len(loss)) * 25, loss, color=INIT_COLOURS["pretrained"], lw=1)

@@ -230,10 +230,11 @@ def structure_explorer(runs) -> w.VBox:
     return _wire(controls, redraw, w.VBox([w.HBox(list(controls.values())), out, text]))
 
 
-def pretraining_explorer(runs, df) -> w.VBox:
+def pretraining_explorer(runs, df, margin: float = 0.1) -> w.VBox:
     """Chapter 6: choose a rule and subroutine; see every base model's ablated accuracies (target
     against other subroutine), from scratch and pretrained, one point per base model, with a chosen
-    seed's two points ringed and its numbers (subnetwork and ablation, per mask seed) below.
+    seed's two points ringed and its numbers (subnetwork and ablation, per mask seed) below; points
+    above the dotted line (effect ``margin``) show the modular pattern, dashed lines mark chance.
     ``df``: :func:`modlib.findings.pretraining_effects` of ``runs``."""
     groups = [(f"{rule}: {sub}", (rule, sub)) for rule, sub in dict.fromkeys(zip(df["rule"], df["subroutine"]))]
     controls = {"group": w.Dropdown(options=groups, description="subnetwork"),
@@ -253,11 +254,12 @@ def pretraining_explorer(runs, df) -> w.VBox:
                 mine = r[r["seed"] == seed]
                 ax.plot(mine["target"], mine["other"], "o", ms=12, mfc="none", color=colour)
             ax.plot([0, 1], [0, 1], color="0.6", lw=0.8)
-            ax.axhline(0.25, color="0.4", ls="--", lw=0.8)
+            ax.plot([0, 1 - margin], [margin, 1], color="0.6", lw=0.8, ls=":", label=f"effect {margin:g}")
+            ax.axhline(0.25, color="0.4", ls="--", lw=0.8, label="chance")
             ax.axvline(0.25, color="0.4", ls="--", lw=0.8)
             ax.set(xlim=(0, 1.05), ylim=(0, 1.05), xlabel=f"ablated: {sub} problems (target)",
                    ylabel="ablated: other subroutine's")
-            ax.set_title(f"{rule}, {sub} mask: above the diagonal is modular", fontsize=9)
+            ax.set_title(f"{rule}, {sub} mask: above the dotted line (effect ≥ {margin:g}) is modular", fontsize=9)
             ax.legend(fontsize=8, frameon=False, loc="lower right")
             ax.set_aspect("equal")
             fig.tight_layout(rect=(0, 0.05, 1, 1))  # room for the provenance line below the axes
