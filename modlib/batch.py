@@ -200,7 +200,8 @@ def _run_jobs(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         return 130
     print(jobs.summary(report))
     if all(r["status"] in ("stored", "made") for r in report.values()):
-        print(f"every result is stored: python -m modlib.batch --profile {profile} draws the notebooks from the store")
+        named = "".join(f" {nb}" for nb in args.notebooks)
+        print(f"every result is stored: python -m modlib.batch --profile {profile}{named} draws the notebooks from the store")
     return 1 if any(r["status"] == "failed" for r in report.values()) else 0
 
 
