@@ -1086,8 +1086,8 @@ def structure_provenance(runs) -> str:
 
     s = runs.settings
     line = results.provenance(list(runs.rows.values()))
-    return (line.rsplit(" · ", 1)[0] + f" · {s.base_models} base model(s) × {s.mask_seeds} mask seed(s) "
-            f"per rule (base-model seeds 0–{s.base_models - 1})")
+    return (line.rsplit(" · ", 1)[0] + f" · {_count(s.base_models, 'base model')} × "
+            f"{_count(s.mask_seeds, 'mask seed')} per rule (base-model seeds 0–{s.base_models - 1})")
 
 
 # --- chapter 6: pretraining and the consistency of modular structure -----------------------------
@@ -1185,5 +1185,10 @@ def pretraining_provenance(runs) -> str:
 
     line = results.provenance(list(runs.rows.values()))
     n, masks = runs.settings.seeds, settings(runs.profile).mask_seeds
-    return (line.rsplit(" · ", 1)[0] + f" · {n} base models per initialisation and rule (seeds 0–{n - 1})"
-            f" × {masks} mask seed(s)")
+    return (line.rsplit(" · ", 1)[0] + f" · {_count(n, 'base model')} per initialisation and rule "
+            f"(seeds 0–{n - 1}) × {_count(masks, 'mask seed')}")
+
+
+def _count(n: int, noun: str) -> str:
+    """``"1 mask seed"``, ``"3 mask seeds"``."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
