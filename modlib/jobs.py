@@ -109,7 +109,7 @@ CHAPTERS = {toy.CHAPTER: _toy, cs.CHAPTER: _sprites, rs.CHAPTER: _resists, md.CH
 
 
 def jobs(chapters: list[str], profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
-    """Every job of ``chapters`` (default order: the book's) at ``profile``: ``{job: (needs, compute)}``."""
+    """Every job of ``chapters`` at ``profile``, chapter by chapter: ``{job: (needs, compute)}``."""
     profile = profiles.resolve(profile)
     out = {}
     for chapter in chapters:

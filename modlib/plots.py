@@ -1086,8 +1086,8 @@ def structure_provenance(runs) -> str:
 
     s = runs.settings
     line = results.provenance(list(runs.rows.values()))
-    return (line.rsplit(" · ", 1)[0] + f" · {_count(s.base_models, 'base model')} × "
-            f"{_count(s.mask_seeds, 'mask seed')} per rule (base-model seeds 0–{s.base_models - 1})")
+    return (line.rsplit(" · ", 1)[0] + f" · {count(s.base_models, 'base model')} × "
+            f"{count(s.mask_seeds, 'mask seed')} per rule (base-model seeds 0–{s.base_models - 1})")
 
 
 # --- chapter 6: pretraining and the consistency of modular structure -----------------------------
@@ -1114,7 +1114,7 @@ def simclr_views(panels, views: list) -> plt.Figure:
 
 def pretraining_curves(language, vision) -> plt.Figure:
     """Chapter 6's pretraining: left, the masked-language-model loss of the language model (stored
-    every 50 steps) against the loss of a uniform guess among the ``words`` words; right, SimCLR's
+    every 50 steps) against a uniform guess among the agreement vocabulary's words; right, SimCLR's
     loss of the vision model (every 25 steps) against the loss of a guess (log(2 × batch − 1)).
     ``language``, ``vision``: the stored pretraining results."""
     fig, (left, right) = plt.subplots(1, 2, figsize=(COLUMN, 2.5))
@@ -1185,10 +1185,11 @@ def pretraining_provenance(runs) -> str:
 
     line = results.provenance(list(runs.rows.values()))
     n, masks = runs.settings.seeds, settings(runs.profile).mask_seeds
-    return (line.rsplit(" · ", 1)[0] + f" · {_count(n, 'base model')} per initialisation and rule "
-            f"(seeds 0–{n - 1}) × {_count(masks, 'mask seed')}")
+    return (line.rsplit(" · ", 1)[0] + f" · {count(n, 'base model')} per initialisation and rule "
+            f"(seeds 0–{n - 1}) × {count(masks, 'mask seed')}")
 
 
-def _count(n: int, noun: str) -> str:
-    """``"1 mask seed"``, ``"3 mask seeds"``."""
+def count(n: int, noun: str) -> str:
+    """``n`` things in words for captions and page headers (chapters 5 and 6): ``"1 mask seed"``,
+    ``"3 mask seeds"``."""
     return f"{n} {noun}{'' if n == 1 else 's'}"
