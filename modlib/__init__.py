@@ -27,4 +27,8 @@ Each module does one thing; chapters import what they need:
 - ``batch``     run notebooks with papermill (``python -m modlib.batch``)
 """
 
+from modlib import fingerprint as _fingerprint
+
+_fingerprint.install()  # stored results are fingerprinted by the code this process runs
+
 __version__ = "0.1.0"

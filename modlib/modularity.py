@@ -39,7 +39,6 @@ from modlib.profiles import check_choice, check_int, check_range, settings_for
 from modlib.runtime import describe, pick_device
 
 CHAPTER = "weight_masks"
-CODE = "modlib.modularity"  # the code its stored results depend on (modlib.results.code_fingerprint)
 CHANCE = {"addmul": 0.01, "double": 0.01, "cnn": 0.1}  # two digits right by guessing; one class of ten
 CLIP = 1.0  # gradient-norm clip of every training step, network and mask (the authors' grad_clip)
 
@@ -544,7 +543,8 @@ def _config(job) -> dict:
 def _fetch(job, profile: str, device) -> results.Result:
     experiment, name, seed, s = job
     return results.fetch(CHAPTER, name, _config(job), lambda: EXPERIMENTS[experiment](s, seed, device),
-                         profile=profile, device=describe(torch.device(device)), code=CODE,
+                         profile=profile, device=describe(torch.device(device)),
+                         code=EXPERIMENTS[experiment],
                          remake=f"python -m modlib.modularity --profile {profile} --only {name}")
 
 
@@ -554,7 +554,8 @@ def stored(profile: str, name: str) -> results.Result | None:
     another's result)."""
     todo = {job[1]: job for job in jobs(settings(profile))}
     check_choice("name", name, todo)
-    return results.load(CHAPTER, name, _config(todo[name]), profile=profile, code=CODE)
+    return results.load(CHAPTER, name, _config(todo[name]), profile=profile,
+                        code=EXPERIMENTS[todo[name][0]])
 
 
 def run(profile: str, device, *, s: MaskSettings | None = None) -> dict[str, list[results.Result]]:

@@ -37,7 +37,6 @@ from modlib.runtime import describe
 from modlib.training import bar
 
 CHAPTER = "resists_at_scale"
-CODE = "modlib.resists_at_scale"
 EXPERIMENTS = ("mnist", "scan")
 SHOWN = 8  # test examples whose predictions each seed stores (the same for every seed and setting)
 SETTING_NAMES = (
@@ -678,6 +677,6 @@ def run(
                 lambda n=name: run_one(s, n, device),
                 profile=profile,
                 device=describe(device),
-                code=CODE,
+                code=run_one,
             )
     return ResistRuns(s, out, profile)

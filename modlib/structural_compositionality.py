@@ -46,7 +46,6 @@ from modlib.runtime import describe
 from modlib.training import bar
 
 CHAPTER = "structural_compositionality"
-CODE = "modlib.structural_compositionality"
 KINDS = ("task", "sub-0", "sub-1", "only-0", "only-1")
 RULES = {**shapes.RULES,
          "sv-plural": ("subject", "verb"), "sv-singular": ("subject", "verb"),
@@ -532,5 +531,5 @@ def run(profile: str, device: torch.device, *, s: StructureSettings | None = Non
         rule, seed, trained = _parse(name)
         rows[name] = results.fetch(CHAPTER, name, _config(s, rule),
                                    lambda r=rule, i=seed, t=trained: run_one(r, i, t, s, device, show),
-                                   profile=profile, device=describe(device), code=CODE)
+                                   profile=profile, device=describe(device), code=run_one)
     return StructureRuns(s, rows, profile)
