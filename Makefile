@@ -16,7 +16,7 @@ BOOK_ASSETS ?= local
 export PATH := $(abspath $(BIN)):$(PATH)
 export HF_HUB_OFFLINE := 1
 
-.PHONY: setup assets book test unit notebooks book-check browser batch bench compat clean student lock lint-workflow
+.PHONY: setup assets book test unit notebooks book-check browser batch bench compat clean student lock
 
 setup: $(STAMP) $(if $(filter cdn,$(BOOK_ASSETS)),,$(ASSETS))
 
