@@ -175,3 +175,41 @@ def test_the_command_line_fetches_and_fails_with_a_message(repo, tmp_path, capsy
     assert len(list((tmp_path / "cli" / "full" / CHAPTER).glob("*.npz"))) == 4
     assert remote.main(["fetch", "no_such_chapter", "--root", str(tmp_path / "cli")]) == 1
     assert "stores no full results for 'no_such_chapter'" in capsys.readouterr().err
+
+
+def test_in_a_kernel_the_reader_is_asked_and_papermill_is_not():
+    """``_ask`` in a real kernel: a frontend that answers stdin (Jupyter, Colab) is asked; one that
+    allows none (papermill, the book build) is not, and nothing waits."""
+    import os
+
+    from jupyter_client.manager import start_new_kernel
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("CI", None)
+    km, kc = start_new_kernel(kernel_name="python3", env=env)
+    try:
+        code = "from modlib import remote; print('answer', remote._ask('Fetch them? [Y/n] '))"
+        asked = kc.execute(code, allow_stdin=True)
+        request = kc.get_stdin_msg(timeout=60)
+        assert request["content"]["prompt"] == "Fetch them? [Y/n] "
+        kc.input("n")
+        assert "answer False" in _printed(kc, asked)
+        assert "answer None" in _printed(kc, kc.execute(code, allow_stdin=False))
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+
+
+def _printed(kc, msg_id: str) -> str:
+    """What the execution ``msg_id`` printed, once the kernel is idle after it."""
+    out = ""
+    while True:
+        msg = kc.get_iopub_msg(timeout=60)
+        if msg["parent_header"].get("msg_id") != msg_id:
+            continue
+        if msg["msg_type"] == "stream":
+            out += msg["content"]["text"]
+        elif msg["msg_type"] == "error":
+            raise AssertionError("\n".join(msg["content"]["traceback"]))
+        elif msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+            return out
