@@ -243,10 +243,10 @@ def offer(chapter: str, names: list[str] | None = None, root: Path | None = None
     root = Path(root or results.default_root())
     if not missing(chapter, names, root):
         return
-    mode = os.environ.get(FETCH_ENV, "").strip()
-    if mode == "0":
+    mode = os.environ.get(FETCH_ENV, "").strip().lower()
+    if mode in ("0", "no", "false"):
         return
-    if mode not in ("1", ""):
+    if mode not in ("1", "yes", "true", ""):
         raise FetchError(f"{FETCH_ENV}={mode!r}: use 1 (fetch the book's stored results) or 0 (compute them)")
     if mode == "":
         if results.from_store_only(PROFILE):  # the book build says itself what it falls back to

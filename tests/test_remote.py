@@ -126,8 +126,12 @@ def test_asked_the_reader_decides(repo, store, monkeypatch, capsys):
 
 def test_never_fetches_with_0_or_in_the_book_build(repo, store, monkeypatch):
     monkeypatch.setattr(remote, "_ask", lambda prompt: pytest.fail("asked"))
-    monkeypatch.setenv(remote.FETCH_ENV, "0")
-    remote.offer(CHAPTER)
+    for never in ("0", "no", "false"):
+        monkeypatch.setenv(remote.FETCH_ENV, never)
+        remote.offer(CHAPTER)
+    monkeypatch.setenv(remote.FETCH_ENV, "maybe")
+    with pytest.raises(remote.FetchError, match="use 1 .* or 0"):
+        remote.offer(CHAPTER)
     monkeypatch.delenv(remote.FETCH_ENV)
     monkeypatch.setenv(results.FROM_STORE_ENV, "1")
     assert results.available_profile("full", CHAPTER) == "default"
