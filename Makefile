@@ -7,6 +7,8 @@ PROFILE ?= full
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+LOCK := constraints.txt
+LOCK_VENV := .venv-lock
 ASSETS := book/_offline/static/offline/vendor/VERSIONS
 # local: the pages load MathJax and the widget manager from the book (reads offline; what make test
 # checks); cdn: from public CDNs (Sphinx's and myst-nb's defaults).
@@ -14,7 +16,7 @@ BOOK_ASSETS ?= local
 export PATH := $(abspath $(BIN)):$(PATH)
 export HF_HUB_OFFLINE := 1
 
-.PHONY: setup assets book test unit notebooks book-check browser batch bench compat clean student
+.PHONY: setup assets book test unit notebooks book-check browser batch bench compat clean student lock
 
 setup: $(STAMP) $(if $(filter cdn,$(BOOK_ASSETS)),,$(ASSETS))
 
@@ -24,11 +26,28 @@ assets: $(ASSETS)
 $(ASSETS): book/_offline/fetch.sh
 	bash book/_offline/fetch.sh
 
-$(STAMP): requirements.txt pyproject.toml
+# Installs from the lock, constraints.txt: the exact versions `make test` passed with (see `lock`).
+$(STAMP): requirements.txt pyproject.toml $(LOCK)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/python -m pip install -q "$(TORCH)"
-	$(BIN)/python -m pip install -q -r requirements.txt
+	$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/python -m pip install -q -c $(LOCK) "$(TORCH)"
+	$(BIN)/python -m pip install -q -c $(LOCK) -r requirements.txt
 	touch $(STAMP)
+
+# Refresh the lock: re-resolve requirements.txt in a fresh venv, without the old lock, and write
+# what it installed (torch aside: TORCH above installs it) to constraints.txt, keeping its header.
+# Then `make test` (which reinstalls .venv from the new lock) and commit constraints.txt.
+lock:
+	rm -rf $(LOCK_VENV)
+	$(PYTHON) -m venv $(LOCK_VENV)
+	$(LOCK_VENV)/bin/python -m pip install -q "$(TORCH)"
+	$(LOCK_VENV)/bin/python -m pip install -q -r requirements.txt
+	{ grep '^#' $(LOCK) | sed "1s/(Python [^,]*,/(Python $$($(LOCK_VENV)/bin/python -c \
+	    'import platform; print(platform.python_version())'),/"; \
+	  $(LOCK_VENV)/bin/python -m pip freeze --exclude-editable | grep -v -E '^(#|-e |torch==|nvidia-|triton==)'; \
+	} > $(LOCK).new
+	mv $(LOCK).new $(LOCK)
+	rm -rf $(LOCK_VENV)
+	@echo "lock: wrote $(LOCK); now run make test, then commit it"
 
 # The online book: pages draw the committed full-profile results (never retraining full-scale
 # models); a chapter without stored full results is computed at the default profile and says so.

@@ -392,7 +392,11 @@ def available_profile(profile: str, chapter: str, names: list[str] | None = None
                       root: Path | None = None) -> str:
     """The profile a page can be computed at: ``profile``, except that a build reading full results
     from the store falls back to ``"default"`` (and says so) where the chapter's full results are
-    not all stored: none, or not every one of ``names`` when given."""
+    not all stored: none, or not every one of ``names`` when given. Where they are missing at
+    ``full``, the book's stored ones may be fetched first (:func:`modlib.remote.offer`)."""
+    if profile == "full":
+        from modlib import remote  # here: modlib.remote imports this module
+        remote.offer(chapter, names, root)
     if not from_store_only(profile):
         return profile
     folder = Path(root or default_root()) / "full" / chapter

@@ -13,4 +13,5 @@ def store(tmp_path, monkeypatch):
     root = tmp_path / "results"
     monkeypatch.setenv("MODLIB_RESULTS", str(root))
     monkeypatch.delenv("MODLIB_FULL_FROM_STORE", raising=False)
+    monkeypatch.delenv("MODLIB_FETCH_RESULTS", raising=False)  # never fetch the book's results unasked
     return root

@@ -1,0 +1,219 @@
+"""The book's stored full results fetched where they are missing (modlib.remote), from a file://
+copy of the repository; offline, a clear failure within the timeout."""
+
+import json
+import shutil
+import socket
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from modlib import remote, results
+from modlib import resists_at_scale as rs
+
+ROOT = Path(__file__).resolve().parents[1]
+FULL = ROOT / "notebooks" / "results" / "full"
+CHAPTER = rs.CHAPTER  # 4 results, 0.2 MB: the cheapest chapter to copy and load
+
+
+@pytest.fixture
+def repo(tmp_path, monkeypatch):
+    """A copy of the repository's stored results for one chapter, and its index, as file://."""
+    copy = tmp_path / "repo"
+    (copy / "notebooks" / "results" / "full").mkdir(parents=True)
+    shutil.copy(FULL / remote.INDEX, copy / "notebooks" / "results" / "full" / remote.INDEX)
+    shutil.copytree(FULL / CHAPTER, copy / "notebooks" / "results" / "full" / CHAPTER)
+    monkeypatch.setenv(remote.URL_ENV, copy.as_uri())
+    monkeypatch.delenv(remote.FETCH_ENV, raising=False)
+    monkeypatch.setenv("CI", "true")  # nobody to ask
+    return copy / "notebooks" / "results" / "full"
+
+
+def test_the_index_lists_every_stored_full_result():
+    index = json.loads((FULL / remote.INDEX).read_text())
+    assert index == remote.build_index(FULL.parent), "rewrite it: python -m modlib.remote index"
+
+
+def test_the_repository_comes_from_config_and_the_github_raw_path(monkeypatch):
+    monkeypatch.delenv(remote.URL_ENV, raising=False)
+    import yaml
+
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]
+    assert remote.repository() == (config["url"], config["branch"])
+    assert remote.base_url() == f"{config['url']}/raw/{config['branch']}/notebooks/results/full"
+    assert remote.base_url("file:///x/repo/") == "file:///x/repo/notebooks/results/full"
+
+
+def test_full_profile_fetches_the_chapter_and_its_code_loads_it_without_computing(repo, store, monkeypatch, capsys):
+    monkeypatch.setenv(remote.FETCH_ENV, "1")
+    assert results.available_profile("full", CHAPTER) == "full"
+    assert "Fetched 4 of the book's stored full results" in capsys.readouterr().out
+    for path in sorted((FULL / CHAPTER).glob("*.*")):
+        assert (store / "full" / CHAPTER / path.name).read_bytes() == path.read_bytes()
+    assert not [p for p in store.rglob("*") if p.name.startswith(".")]  # no temporary file left
+    with results.store_only():  # computes nothing: raises if any result were stale or missing
+        runs = rs.run("full", torch.device("cpu"))
+    assert sorted(runs.rows) == sorted(p.stem for p in (FULL / CHAPTER).glob("*.json"))
+    remote.offer(CHAPTER)  # all stored now: nothing to fetch, nothing said
+    assert capsys.readouterr().out == ""
+
+
+def test_a_result_made_by_other_code_is_fetched_but_reported_stale_not_used(repo, store):
+    path = repo / CHAPTER / "mnist-A.json"
+    meta = json.loads(path.read_text())
+    meta["code"] = meta["code"][:-1] + ["<links> 0000000000000000"]
+    meta["sha256"] = results.checksum(meta)
+    path.write_text(json.dumps(meta))
+    remote.fetch_chapter(CHAPTER)
+    with results.store_only(), pytest.raises(results.StaleResultError, match="mnist-A.*made by other code"):
+        rs.run("full", torch.device("cpu"))
+
+
+@pytest.mark.parametrize("damage", ["npz", "json"])
+def test_a_damaged_download_writes_nothing(repo, store, damage):
+    if damage == "npz":
+        npz = repo / CHAPTER / "scan-B.npz"
+        npz.write_bytes(npz.read_bytes()[:-10])
+        match = "scan-B: the downloaded result does not check out.*checksum differs"
+    else:
+        path = repo / CHAPTER / "scan-B.json"
+        path.write_text(path.read_text().replace('"mnist', '"MNIST', 1).replace('"scan', '"Scan', 1))
+        match = "scan-B: the downloaded result does not check out.*no longer has the checksum"
+    with pytest.raises(remote.FetchError, match=match):
+        remote.fetch_chapter(CHAPTER)
+    assert not store.exists() or not list(store.rglob("*.json"))
+
+
+def test_results_already_here_are_kept(repo, store, capsys):
+    (store / "full" / CHAPTER).mkdir(parents=True)
+    shutil.copy(FULL / CHAPTER / "mnist-A.json", store / "full" / CHAPTER)
+    shutil.copy(FULL / CHAPTER / "mnist-A.npz", store / "full" / CHAPTER)
+    assert sorted(remote.fetch_chapter(CHAPTER)) == [f"{CHAPTER}/{n}" for n in ("mnist-B", "scan-A", "scan-B")]
+    assert "kept 1 already here" in capsys.readouterr().out
+
+
+def test_a_chapter_that_reads_another_fetches_both(repo, store, monkeypatch):
+    monkeypatch.setitem(remote.READS, CHAPTER, ("other",))
+    index = json.loads((repo / remote.INDEX).read_text())
+    index["chapters"]["other"] = ["mnist-A"]
+    (repo / remote.INDEX).write_text(json.dumps(index))
+    with pytest.raises(remote.FetchError, match="other/mnist-A.json"):  # not in the copy: not found
+        remote.fetch_chapter(CHAPTER)
+    assert not store.exists() or not list(store.rglob("*.json"))
+
+
+def test_without_asking_nothing_is_fetched_and_the_note_says_how(repo, store, capsys):
+    remote.offer(CHAPTER)  # CI=true: nobody to ask
+    out = capsys.readouterr().out
+    assert "not stored" in out and f"{remote.FETCH_ENV}=1" in out and f"python -m modlib.remote fetch {CHAPTER}" in out
+    assert not store.exists() or not list(store.rglob("*.json"))
+
+
+def test_asked_the_reader_decides(repo, store, monkeypatch, capsys):
+    monkeypatch.setattr(remote, "_ask", lambda prompt: False)
+    remote.offer(CHAPTER)
+    assert "Computing the full-profile results" in capsys.readouterr().out
+    assert not store.exists() or not list(store.rglob("*.json"))
+    prompts = []
+    monkeypatch.setattr(remote, "_ask", lambda prompt: prompts.append(prompt) or True)
+    remote.offer(CHAPTER)
+    assert "Fetch the book's stored results from file://" in prompts[0]
+    assert len(list((store / "full" / CHAPTER).glob("*.json"))) == 4
+
+
+def test_never_fetches_with_0_or_in_the_book_build(repo, store, monkeypatch):
+    monkeypatch.setattr(remote, "_ask", lambda prompt: pytest.fail("asked"))
+    for never in ("0", "no", "false"):
+        monkeypatch.setenv(remote.FETCH_ENV, never)
+        remote.offer(CHAPTER)
+    monkeypatch.setenv(remote.FETCH_ENV, "maybe")
+    with pytest.raises(remote.FetchError, match="use 1 .* or 0"):
+        remote.offer(CHAPTER)
+    monkeypatch.delenv(remote.FETCH_ENV)
+    monkeypatch.setenv(results.FROM_STORE_ENV, "1")
+    assert results.available_profile("full", CHAPTER) == "default"
+    assert not store.exists() or not list(store.rglob("*.json"))
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_offline_it_fails_at_once_naming_what_it_could_not_reach_and_how_to_compute(store, monkeypatch):
+    url = f"http://127.0.0.1:{_closed_port()}/breaking-it-down/book"
+    monkeypatch.setenv(remote.URL_ENV, url)
+    monkeypatch.setenv(remote.FETCH_ENV, "1")
+    start = time.monotonic()
+    with pytest.raises(remote.FetchError) as err:
+        results.available_profile("full", CHAPTER)
+    assert time.monotonic() - start < 5
+    message = str(err.value)
+    assert f"could not reach {url}/raw/main/notebooks/results/full/_index.json" in message
+    assert f"{remote.FETCH_ENV}=0" in message and f"python -m modlib.batch --profile full notebooks/{CHAPTER}.ipynb" in message
+    assert not store.exists() or not list(store.rglob("*.json"))
+
+
+def test_a_server_that_never_answers_times_out(store, monkeypatch):
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    held = []
+    threading.Thread(target=lambda: held.append(server.accept()), daemon=True).start()
+    monkeypatch.setattr(remote, "TIMEOUT_S", 0.5)
+    start = time.monotonic()
+    try:
+        with pytest.raises(remote.FetchError, match="could not reach .*timed out"):
+            remote.fetch_chapter(CHAPTER, url=f"http://127.0.0.1:{server.getsockname()[1]}/r")
+    finally:
+        server.close()
+    assert time.monotonic() - start < 5
+
+
+def test_the_command_line_fetches_and_fails_with_a_message(repo, tmp_path, capsys):
+    assert remote.main(["fetch", CHAPTER, "--root", str(tmp_path / "cli")]) == 0
+    assert len(list((tmp_path / "cli" / "full" / CHAPTER).glob("*.npz"))) == 4
+    assert remote.main(["fetch", "no_such_chapter", "--root", str(tmp_path / "cli")]) == 1
+    assert "stores no full results for 'no_such_chapter'" in capsys.readouterr().err
+
+
+def test_in_a_kernel_the_reader_is_asked_and_papermill_is_not():
+    """``_ask`` in a real kernel: a frontend that answers stdin (Jupyter, Colab) is asked; one that
+    allows none (papermill, the book build) is not, and nothing waits."""
+    import os
+
+    from jupyter_client.manager import start_new_kernel
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("CI", None)
+    km, kc = start_new_kernel(kernel_name="python3", env=env)
+    try:
+        code = "from modlib import remote; print('answer', remote._ask('Fetch them? [Y/n] '))"
+        asked = kc.execute(code, allow_stdin=True)
+        request = kc.get_stdin_msg(timeout=60)
+        assert request["content"]["prompt"] == "Fetch them? [Y/n] "
+        kc.input("n")
+        assert "answer False" in _printed(kc, asked)
+        assert "answer None" in _printed(kc, kc.execute(code, allow_stdin=False))
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+
+
+def _printed(kc, msg_id: str) -> str:
+    """What the execution ``msg_id`` printed, once the kernel is idle after it."""
+    out = ""
+    while True:
+        msg = kc.get_iopub_msg(timeout=60)
+        if msg["parent_header"].get("msg_id") != msg_id:
+            continue
+        if msg["msg_type"] == "stream":
+            out += msg["content"]["text"]
+        elif msg["msg_type"] == "error":
+            raise AssertionError("\n".join(msg["content"]["traceback"]))
+        elif msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
+            return out
