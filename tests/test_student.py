@@ -1,4 +1,4 @@
-"""The exercises a learner writes and the student edition (modlib.student, modlib.checks): every
+"""The exercises a learner writes and the student edition (modlib.student, modlib.<chapter>.exercises): every
 chapter has at least two, each check passes the book's solution and reports the stub's hint, the
 committed student edition is current, and each student notebook runs up to its first exercise."""
 
