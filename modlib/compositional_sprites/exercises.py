@@ -14,7 +14,7 @@ from modlib.data import sprites
 @_check
 def check_soft_occlusion(mine):
     """``mine(slots, k)``: chapter 2's soft occlusion of slot images ``[N, 2, 3, H, W]`` (slot 0
-    on top), compared with :func:`modlib.sprites.soft_occlusion` at two sharpnesses."""
+    on top), compared with :func:`modlib.data.sprites.soft_occlusion` at two sharpnesses."""
     torch.manual_seed(0)
     slots = torch.rand(4, 2, 3, 8, 8)
     slots[:, 0, :, :2] = 0  # an empty (black) band in the top slot: the lower one shows through

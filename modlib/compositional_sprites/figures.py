@@ -43,7 +43,7 @@ def image_grid(rows: dict[str, np.ndarray], titles: list[str] | None = None) -> 
 
 
 def unscaled(z: np.ndarray) -> np.ndarray:
-    """Scaled latents ``[..., 5]`` (as the models get them, :func:`modlib.sprites.scale_latents`)
+    """Scaled latents ``[..., 5]`` (as the models get them, :func:`modlib.data.sprites.scale_latents`)
     back to [0, 1] (shape: 0, 0.5 or 1), for plotting over the latent cube."""
     from modlib.data import sprites
 

@@ -57,7 +57,7 @@ def _nt_xent_variant(z1, z2, t, diagonal=False, normalise=True):
 @_check
 def check_nt_xent(mine):
     """``mine(z1, z2, temperature)``: SimCLR's loss of two views' embeddings ``[N, D]``, compared
-    with :func:`modlib.pretraining.nt_xent`; a mismatch is matched against the usual slips."""
+    with :func:`modlib.pretraining_consistency.pretraining.nt_xent`; a mismatch is matched against the usual slips."""
     mistakes = {"each embedding is its own candidate: mask the diagonal": dict(diagonal=True),
                 "normalise the embeddings first": dict(normalise=False)}
     torch.manual_seed(0)

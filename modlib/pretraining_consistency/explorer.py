@@ -18,9 +18,9 @@ def pretraining_explorer(runs, df, margin: float) -> w.VBox:
     """Chapter 6: choose a rule and subroutine; see every base model's ablated accuracies (target
     against other subroutine), from scratch and pretrained, one point per base model, with a chosen
     seed's two points ringed and its numbers (subnetwork and ablation, per mask seed) below; points
-    above the dotted line (effect ``margin``, :data:`modlib.findings.MARGIN`) show the modular
+    above the dotted line (effect ``margin``, :data:`modlib.pretraining_consistency.findings.MARGIN`) show the modular
     pattern, dashed lines mark chance.
-    ``df``: :func:`modlib.findings.pretraining_effects` of ``runs``."""
+    ``df``: :func:`modlib.pretraining_consistency.findings.pretraining_effects` of ``runs``."""
     groups = [(f"{rule}: {sub}", (rule, sub)) for rule, sub in dict.fromkeys(zip(df["rule"], df["subroutine"]))]
     controls = {"group": w.Dropdown(options=groups, description="subnetwork"),
                 "seed": w.IntSlider(value=0, min=0, max=int(df["seed"].max()), description="base model")}

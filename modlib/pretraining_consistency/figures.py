@@ -58,7 +58,7 @@ def ablation_effects(df, paper: dict | None = None, margin: float | None = None)
     on the other subroutine minus that on the target) of every base model, from scratch (grey) and
     pretrained (red); filled dots show the modular pattern, open ones do not (subnetwork missed the
     gate or effect below ``margin``, dotted). Bars: means. ``paper``: ``{(rule, subroutine, init):
-    effect}``, drawn as black diamonds. ``df``: :func:`modlib.findings.pretraining_effects`."""
+    effect}``, drawn as black diamonds. ``df``: :func:`modlib.pretraining_consistency.findings.pretraining_effects`."""
     groups = list(dict.fromkeys(zip(df["rule"], df["subroutine"])))
     ncols = min(len(groups), 4)
     nrows = -(-len(groups) // ncols)

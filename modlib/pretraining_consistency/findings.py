@@ -15,7 +15,7 @@ from modlib.structural_compositionality.findings import LEPORI, LOWER  # chapter
 
 
 # Lepori et al. (2023), means of 9 runs (subnetwork target, other, ablated target, other) of BERT-small
-# on SV plural fine-tuned from its MLM weights (from scratch and the ResNet-50s: LEPORI above)
+# on SV plural fine-tuned from its MLM weights (from scratch and the ResNet-50s: chapter 5's LEPORI)
 LEPORI_PRETRAINED = {("sv-plural", "subject"): (1.00, 0.27, 0.27, 0.74),
                      ("sv-plural", "verb"): (1.00, 0.31, 0.40, 1.00)}
 

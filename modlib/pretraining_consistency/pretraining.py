@@ -1,8 +1,7 @@
-"""Pretrained initialisations for chapter 6 (notebooks/pretraining_consistency.ipynb;
-pretraining and the consistency of modular structure;
-Lepori et al. 2023, section 6): the offline language model's masked-language-modelling corpus and
-training; and SimCLR-style contrastive pretraining of the vision model
-on unlabelled panels (:func:`pretrain_simclr`).
+"""Pretrained initialisations for chapter 6 (notebooks/pretraining_consistency.ipynb: pretraining
+and the consistency of modular structure; Lepori et al. 2023, section 6): the offline language
+model's masked-language-modelling corpus and training; and SimCLR-style contrastive pretraining of
+the vision model on unlabelled panels (:func:`pretrain_simclr`).
 
 The paper fine-tunes BERT-small from its masked-language-model weights. Offline, the book makes its
 own: a BERT of chapter 5's shape (:class:`modlib.structural_compositionality.LanguageModel`)

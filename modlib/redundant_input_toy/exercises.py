@@ -18,7 +18,7 @@ from modlib.models import mlp
 @_check
 def check_mutual_information(mine):
     """``mine(p)``: I(Y1; Y2) in bits of a joint probability table ``p [a, b]`` (rows Y1, columns
-    Y2). Compared with :func:`modlib.data.toy_mutual_information` on the toy's training tables
+    Y2). Compared with :func:`modlib.data.toy.toy_mutual_information` on the toy's training tables
     (reveal 0, 0.5, 1: independent, partly and fully revealing) and the ternary designs'."""
     tables = {}
     for reveal in (0.0, 0.5, 1.0):
@@ -46,7 +46,7 @@ def check_mutual_information(mine):
 @_check
 def check_reliance(mine):
     """``mine(f, x)``: E|∂z/∂x2| / E|∂z/∂x1| of a network ``f`` (points ``[N, 2]`` -> logits
-    ``[N, 1]``) over the points ``x [N, 2]``. Compared with :func:`modlib.toy.reliance` on three
+    ``[N, 1]``) over the points ``x [N, 2]``. Compared with :func:`modlib.redundant_input_toy.reliance` on three
     small tanh networks (one of them blind to x2) and on a linear map with a known answer."""
     torch.manual_seed(0)
     nets = [mlp(2, [8, 8], 1, "tanh") for _ in range(3)]

@@ -18,7 +18,7 @@ def _share(generalises: np.ndarray) -> str:
 
 
 def redundant_input(sweep, threshold: float, paper_epochs: int) -> dict[str, Finding]:
-    """Chapter 1's statements about its sweep (:class:`modlib.toy.ToySweep`), keyed by name.
+    """Chapter 1's statements about its sweep (:class:`modlib.redundant_input_toy.ToySweep`), keyed by name.
 
     Shares of seeds that generalise (held-out accuracy at least ``threshold``) come with Wilson
     intervals; differences between settings with paired bootstrap intervals over seeds (the
@@ -92,7 +92,7 @@ def redundant_input(sweep, threshold: float, paper_epochs: int) -> dict[str, Fin
 def settled(arrays: dict, epoch: int) -> float:
     """How much of the held-out cell (x1 > 0, x2 > 0 in the plotted window) a network already
     gives its final class after ``epoch``: the share of the cell's grid points, mean over the grid
-    seeds. ``arrays``: one binary-design setting of :meth:`modlib.toy.ToySweep.arrays`."""
+    seeds. ``arrays``: one binary-design setting of :meth:`modlib.redundant_input_toy.ToySweep.arrays`."""
     epochs = list(arrays["snapshot_epochs"])
     if epoch not in epochs:
         raise ValueError(f"epoch={epoch} has no stored snapshot; choose from {epochs}")

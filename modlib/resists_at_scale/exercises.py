@@ -36,7 +36,7 @@ def check_hinge(mine):
 @_check
 def check_interpret(mine):
     """``mine(command)``: the actions a SCAN command means, a list like ``["I_TURN_LEFT",
-    "I_JUMP"]``, compared with :func:`modlib.scan.interpret` on commands chosen to exercise every
+    "I_JUMP"]``, compared with :func:`modlib.data.scan.interpret` on commands chosen to exercise every
     rule, then on every SCAN command."""
     chosen = ["jump", "turn left", "walk left", "run opposite right", "look around left",
               "jump twice", "walk around right thrice", "turn opposite left twice",

@@ -38,7 +38,7 @@ def subnetwork_bars(table, paper: dict | None = None) -> plt.Figure:
     """The paper's results figure: per (rule, subroutine), the subnetwork's and the ablated model's
     accuracy on the target (blue) and the other subroutine (orange), mean over runs (bars) and each
     run (dots), chance dashed; the paper's means as black diamonds where ``paper`` has them.
-    ``table``: :func:`modlib.findings.structure_table` rows of trained base models."""
+    ``table``: :func:`modlib.structural_compositionality.findings.structure_table` rows of trained base models."""
     groups = list(dict.fromkeys(zip(table["rule"], table["subroutine"])))
     ncols = min(3, len(groups))
     nrows = -(-len(groups) // ncols)

@@ -161,7 +161,7 @@ def names(profile: str) -> list[str]:
 
 def _config(job) -> dict:
     """A result's key: the settings its experiment uses, the experiment, the seed and, for the CNN,
-    which digits it learns from (:func:`modlib.data.mnist_source`)."""
+    which digits it learns from (:func:`modlib.data.digits.mnist_source`)."""
     experiment, _, seed, s = job
     extra = {"data": digits.mnist_source()} if experiment == "cnn" else {}
     config = {k: getattr(s, k) for k in USES[experiment]}

@@ -120,7 +120,7 @@ def confusion_grid(mats: np.ndarray, titles: list[str], ncols: int = 2) -> plt.F
 
 def class_removal(panels: dict[str, dict]) -> plt.Figure:
     """One panel per entry ``title -> accuracy``, ``accuracy`` from
-    :func:`modlib.modularity.removal_accuracy` (``own``, ``others``, ``reference``, each ``[10]``, and
+    :func:`modlib.weight_masks.removal_accuracy` (``own``, ``others``, ``reference``, each ``[10]``, and
     ``random_own`` where given): per removed class, the accuracy on it and the mean on the others;
     the reference's mean accuracy; and the removed class's accuracy under the random control mask."""
     fig, axes = plt.subplots(len(panels), 1, figsize=(COLUMN, 2.5 * len(panels) + 0.7), squeeze=False,
