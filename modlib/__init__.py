@@ -28,4 +28,8 @@ notebook's sections use which module. A chapter imports the core and ``data``, n
 chapter, except where it reuses an experiment on purpose: chapter 6 imports chapter 5's by name.
 """
 
+from modlib import fingerprint as _fingerprint
+
+_fingerprint.install()  # stored results are fingerprinted by the code this process runs
+
 __version__ = "0.1.0"

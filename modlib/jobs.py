@@ -75,7 +75,7 @@ def _resists(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
 
     def one(name: str, device: torch.device):  # the fetch of rs.run, for one name
         return results.fetch(rs.CHAPTER, name, rs._config(s, name), lambda: rs.run_one(s, name, device),
-                             profile=profile, device=describe(device), code=rs.CODE)
+                             profile=profile, device=describe(device), code=rs.run_one)
 
     return {f"{rs.CHAPTER}/{n}": ((), partial(one, n)) for n in rs.RESULTS if n.split("-")[0] in s.experiments}
 

@@ -6,14 +6,18 @@ of the book, else ``./modlib-results``.
 
 Notebooks call :func:`fetch`, which returns the stored result when it was made with the config asked
 for *and by the code that computes it now*, and otherwise computes and stores it. The code is named
-by the experiment's module (e.g. ``"modlib.modularity"``): :func:`code_fingerprint` hashes that
-module's source and every ``modlib`` module it imports, directly or not, leaving out the modules
-that cannot change a number (``NOT_CODE``: the store itself, the batch runner, the settings checks,
-plots and widgets). A stored result made with another config or by other code is never reused: it
+by the function that computes the result (e.g. chapter 4's ``addmul``): its fingerprint
+(:mod:`modlib.fingerprint`) covers every function, class and constant of ``modlib`` that function
+can reach, hashed as code only, wherever they live, so that renaming a local variable, moving code
+between modules or deleting code nothing calls keeps results current, and any change that could
+change a number does not. A stored result made with another config, by other code, or from another
+version of a stored result it reads (``depends``, e.g. a pretrained checkpoint) is never reused: it
 is recomputed (and what changed is printed), or, while the book is built from stored full-scale
 results (``MODLIB_FULL_FROM_STORE=1``), refused with :class:`StaleResultError` naming the command
-that remakes it. A result that cannot be read (a truncated file, a hand-edited config whose hash no
-longer matches) counts as missing, and the message names the file.
+that remakes it. A result that cannot be read (a truncated file, a ``.json`` edited by hand, whose
+checksum of itself no longer matches) counts as missing, and the message names the file.
+:mod:`modlib.restamp` carries results over a change the fingerprint cannot see through, by proving
+that the old and the new code compute the same numbers.
 
 Writes are atomic (temporary file + ``os.replace``); the ``.npz`` is written first and the ``.json``,
 which records the ``.npz``'s checksum, last, so an interrupted write leaves no result that loads.
@@ -21,7 +25,6 @@ which records the ``.npz``'s checksum, last, so an interrupted write leaves no r
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import datetime as _dt
 import functools
@@ -39,11 +42,11 @@ from typing import Callable
 import numpy as np
 
 from modlib import __version__
+from modlib import fingerprint as _fp
 
 ROOT_ENV = "MODLIB_RESULTS"
 FROM_STORE_ENV = "MODLIB_FULL_FROM_STORE"
 PACKAGE_DIR = Path(__file__).resolve().parent
-NOT_CODE = ("modlib", "modlib.results", "modlib.batch", "modlib.profiles", "modlib.plots", "modlib.widgets")
 
 
 class StaleResultError(RuntimeError):
@@ -109,56 +112,6 @@ def _resolved(path: str) -> Path:
     return Path(path).resolve()
 
 
-def _imports(module: str) -> set[str]:
-    """The ``modlib`` modules that ``module``'s source imports (anywhere in it)."""
-    tree = ast.parse((PACKAGE_DIR / f"{module.split('.')[-1]}.py").read_text())
-    found = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            found |= {a.name for a in node.names if a.name.startswith("modlib.")}
-        elif isinstance(node, ast.ImportFrom) and node.module == "modlib":
-            found |= {f"modlib.{a.name}" for a in node.names if (PACKAGE_DIR / f"{a.name}.py").exists()}
-        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("modlib."):
-            found.add(node.module)
-    return found
-
-
-def code_fingerprint(module: str) -> dict[str, str]:
-    """The code a result depends on: ``{"modlib/<file>.py": hash (16 hex)}`` for ``module`` (e.g.
-    ``"modlib.toy"``) and every ``modlib`` module it imports, directly or through others, except
-    ``NOT_CODE`` (modules that store, check or draw results but compute none). Each hash is of the
-    file's code without comments, docstrings and settings table (:func:`_code_only`)."""
-    if not module.startswith("modlib.") or not (PACKAGE_DIR / f"{module.split('.')[-1]}.py").exists():
-        known = sorted(f"modlib.{p.stem}" for p in PACKAGE_DIR.glob("*.py") if p.stem != "__init__")
-        raise ValueError(f"code={module!r} is not a module of modlib; choose one of {', '.join(known)}")
-    seen, todo = set(), [module]
-    while todo:
-        name = todo.pop()
-        if name in seen or name in NOT_CODE:
-            continue
-        seen.add(name)
-        todo += sorted(_imports(name))
-    files = sorted(f"modlib/{name.split('.')[-1]}.py" for name in seen)
-    return {f: hashlib.sha256(_code_only((PACKAGE_DIR.parent / f).read_text()).encode()).hexdigest()[:16]
-            for f in files}
-
-
-def _code_only(source: str) -> str:
-    """``source`` as the computation sees it: its syntax tree without comments, layout, docstrings
-    and the module's ``SETTINGS`` table (each result's config already records the settings it used),
-    so that editing those does not make stored results stale."""
-    tree = ast.parse(source)
-    tree.body = [node for node in tree.body
-                 if not (isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "SETTINGS" for t in node.targets))]
-    for node in ast.walk(tree):
-        body = getattr(node, "body", None)
-        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body
-                and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
-                and isinstance(body[0].value.value, str)):
-            node.body = body[1:] or [ast.Pass()]
-    return ast.dump(tree)
-
-
 def config_hash(config: dict) -> str:
     """A short hash of a JSON-serialisable config (key order does not matter)."""
     text = json.dumps(config, sort_keys=True, separators=(",", ":"))
@@ -186,12 +139,18 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         raise
 
 
+def checksum(meta: dict) -> str:
+    """The checksum a result's ``.json`` records of itself: of everything in it but this field."""
+    body = {k: v for k, v in meta.items() if k != "sha256"}
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
 def read(json_path: Path, npz_path: Path | None = None) -> Result | None:
     """The result stored in ``json_path`` and ``npz_path`` (default: beside it), or ``None`` if neither
     file exists. Raises :class:`UnreadableResultError`, naming the file and the fix, when they exist
-    but do not read back as written: a missing half, a truncated or corrupt file, an ``.npz`` whose
-    checksum differs from the one recorded, or a config that no longer hashes to the recorded hash
-    (a hand edit)."""
+    but do not read back as written: a missing half, a truncated or corrupt file, a ``.json`` whose
+    content (config, metrics, fingerprint, anything) no longer has the checksum it records (a hand
+    edit, or damage), or an ``.npz`` whose checksum differs from the one recorded."""
     json_path = Path(json_path)
     npz_path = Path(npz_path) if npz_path else json_path.with_suffix(".npz")
     if not json_path.exists() and not npz_path.exists():
@@ -205,9 +164,15 @@ def read(json_path: Path, npz_path: Path | None = None) -> Result | None:
     except (ValueError, KeyError, TypeError) as err:
         raise UnreadableResultError(f"{json_path} is not a complete result file ({type(err).__name__}: "
                                     f"{err}); {fix}") from err
+    if "sha256" not in meta:
+        raise UnreadableResultError(f"{json_path} records no checksum of itself (made before results "
+                                    f"did); {fix}")
+    if checksum(meta) != meta["sha256"]:
+        raise UnreadableResultError(f"{json_path}: its content no longer has the checksum it records "
+                                    f"(edited by hand, or damaged); {fix}")
     if config_hash(config) != recorded:
         raise UnreadableResultError(f"{json_path}: its config does not hash to the recorded config_hash "
-                                    f"{recorded} (edited by hand?); {fix}")
+                                    f"{recorded}; {fix}")
     if not npz_path.exists():
         raise UnreadableResultError(f"{npz_path} is missing beside {json_path.name}; {fix}")
     blob = npz_path.read_bytes()
@@ -230,20 +195,36 @@ def _read_or_report(json_path: Path, npz_path: Path) -> tuple[Result | None, str
         return None, str(err)
 
 
+def _key(result: Result) -> str:
+    return f"{result.meta['profile']}/{result.meta['chapter']}/{result.name}"
+
+
+def dependencies(depends: list[Result]) -> dict[str, str]:
+    """``{"profile/chapter/name": checksum}`` of the stored results a computation reads."""
+    return {_key(r): r.meta["sha256"] for r in depends}
+
+
+def _write_meta(json_path: Path, meta: dict) -> None:
+    meta["sha256"] = checksum(meta)
+    atomic_write_bytes(json_path, (json.dumps(meta, indent=1) + "\n").encode())
+
+
 def save(chapter: str, name: str, config: dict, metrics: dict, arrays: dict, *, profile: str,
-         device: str, wall_time_s: float, code: str, fingerprint: dict | None = None,
-         root: Path | None = None) -> Result:
-    """Store one result atomically and return it; ``code`` names the module that computed it and
-    ``fingerprint`` is :func:`code_fingerprint` of it as it was when the computation began (default:
-    now)."""
+         device: str, wall_time_s: float, code, fingerprint: list | None = None,
+         depends: list[Result] = (), root: Path | None = None) -> Result:
+    """Store one result atomically and return it; ``code`` is the function that computed it,
+    ``fingerprint`` its :func:`modlib.fingerprint.of` as it was when the computation began
+    (default: now), and ``depends`` the stored results it read (their checksums are recorded)."""
     json_path, npz_path = _paths(root or default_root(), profile, chapter, name)
+    _check_writable(json_path.parent)
     buf = io.BytesIO()
     np.savez_compressed(buf, **arrays)
     blob = buf.getvalue()
     meta = {
         "name": name, "chapter": chapter, "profile": profile,
         "config": config, "config_hash": config_hash(config), "metrics": metrics,
-        "code_module": code, "code": fingerprint or code_fingerprint(code),
+        "code_module": _fp.describe(code), "code": fingerprint or _fp.of(code),
+        "depends": dependencies(depends),
         "arrays": {k: {"shape": list(v.shape), "dtype": str(v.dtype)} for k, v in arrays.items()},
         "npz_sha256": hashlib.sha256(blob).hexdigest(),
         "package_version": __version__, "seeds": config.get("seeds"), "device": device,
@@ -251,18 +232,33 @@ def save(chapter: str, name: str, config: dict, metrics: dict, arrays: dict, *, 
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }
     atomic_write_bytes(npz_path, blob)
-    atomic_write_bytes(json_path, (json.dumps(meta, indent=1) + "\n").encode())
+    _write_meta(json_path, meta)
     return Result(name, config, metrics, dict(arrays), meta)
 
 
+def _check_writable(folder: Path) -> None:
+    """Raise, naming the folder, when results cannot be written there (checked before computing,
+    by writing and removing a small file: permissions, a read-only mount or a full disk all show)."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=folder, prefix=".writable.", suffix=".tmp")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as err:
+        raise PermissionError(f"the results store cannot be written at {folder} ({err.strerror or err}); "
+                              f"make it writable or choose another store with ${ROOT_ENV}") from err
+
+
 def _config_changes(old: dict, new: dict) -> str:
-    keys = sorted(set(old) | set(new))
-    diffs = [f"{k}: {old.get(k, '<absent>')!r} -> {new.get(k, '<absent>')!r}"
-             for k in keys if old.get(k, "<absent>") != new.get(k, "<absent>")]
+    plain = json.loads(json.dumps(new))  # as it would be stored: tuples read back as lists
+    keys = sorted(set(old) | set(plain))
+    diffs = [f"{k}: {old.get(k, '<absent>')!r} -> {plain.get(k, '<absent>')!r}"
+             for k in keys if old.get(k, "<absent>") != plain.get(k, "<absent>")]
     return "; ".join(diffs)
 
 
 _READ_ONLY = False  # set by store_only()
+_RESTAMP: Callable[[Result, str], str | None] | None = None  # set by restamping()
 
 
 @contextlib.contextmanager
@@ -278,53 +274,89 @@ def store_only():
         _READ_ONLY = before
 
 
+@contextlib.contextmanager
+def restamping(accept: Callable[[Result, str], str | None]):
+    """Within it (and :func:`store_only`), a stored result with the config asked for whose code
+    fingerprint or dependencies differ is offered to ``accept(stored, why)``; when it returns a
+    reason (a proof that the new code computes the same numbers), the result is stamped with the
+    present fingerprint and dependencies, the reason kept in ``meta["restamped"]``, and loaded.
+    :mod:`modlib.restamp` uses it; nothing else should."""
+    global _RESTAMP
+    before, _RESTAMP = _RESTAMP, accept
+    try:
+        with store_only():
+            yield
+    finally:
+        _RESTAMP = before
+
+
 def from_store_only(profile: str) -> bool:
     """True while nothing may be computed at ``profile``: inside :func:`store_only`, or while the
     book is built from stored full-scale results (no full-scale training)."""
     return _READ_ONLY or (profile == "full" and os.environ.get(FROM_STORE_ENV, "") not in ("", "0"))
 
 
-def _code_changes(old: dict | None, new: dict) -> str:
-    if not old:
-        return "it records no code fingerprint"
-    changed = sorted(f for f in set(old) | set(new) if old.get(f) != new.get(f))
-    return "changed: " + ", ".join(changed)
-
-
-def _why_not(stored: Result, config: dict, now: dict) -> str | None:
+def _why_not(stored: Result, config: dict, now: list, depends: dict) -> str | None:
     """Why ``stored`` cannot stand for a result of ``config`` computed by the code whose fingerprint
-    is ``now`` (``None``: it can)."""
+    is ``now`` from the stored results ``depends`` (``None``: it can)."""
     if stored.meta["config_hash"] != config_hash(config):
         return f"was made with another config ({_config_changes(stored.config, config)})"
     if stored.meta.get("code") != now:
-        return f"was made by other code ({_code_changes(stored.meta.get('code'), now)})"
+        return f"was made by other code ({_fp.changes(stored.meta.get('code'), now)})"
+    if stored.meta.get("depends", {}) != depends:
+        return f"was made from other stored results ({', '.join(sorted(set(depends) | set(stored.meta.get('depends', {}))))})"
     return None
 
 
-def load(chapter: str, name: str, config: dict, *, profile: str, code: str,
+def _restamped(stored: Result, json_path: Path, now: list, depends: dict, why: str) -> Result | None:
+    reason = _RESTAMP(stored, why) if _RESTAMP is not None else None
+    if reason is None:
+        return None
+    meta = dict(stored.meta)
+    meta["restamped"] = [*meta.get("restamped", []), {
+        "code_module": meta["code_module"], "why_stale": why, "reason": reason,
+        "when": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}]
+    meta["code"], meta["depends"] = now, depends
+    _write_meta(json_path, meta)
+    return read(json_path)
+
+
+def load(chapter: str, name: str, config: dict, *, profile: str, code, depends: list[Result] = (),
          root: Path | None = None) -> Result | None:
-    """The stored result ``name`` if it is readable and was made with ``config`` by ``code`` as it is
-    now, else ``None`` (never computes)."""
+    """The stored result ``name`` if it is readable and was made with ``config`` by ``code`` (the
+    function that computes it) as it is now, from ``depends`` as they are now, else ``None``
+    (never computes)."""
     stored, _ = _read_or_report(*_paths(root or default_root(), profile, chapter, name))
-    return stored if stored is not None and _why_not(stored, config, code_fingerprint(code)) is None else None
+    if stored is None or _why_not(stored, config, _fp.of(code), dependencies(depends)) is not None:
+        return None
+    return stored
 
 
 def fetch(chapter: str, name: str, config: dict, compute: Callable[[], tuple[dict, dict]], *,
-          profile: str, device: str, code: str, remake: str | None = None,
+          profile: str, device: str, code, depends: list[Result] = (), remake: str | None = None,
           root: Path | None = None) -> Result:
-    """Load the stored result for ``config`` made by ``code`` (a module of modlib, see
-    :func:`code_fingerprint`), or run ``compute()`` and store what it returns.
+    """Load the stored result for ``config`` made by ``code``, or run ``compute()`` and store what it
+    returns.
 
-    ``compute`` returns ``(metrics, arrays)``: a JSON-serialisable dict and a dict of ndarrays.
-    ``remake`` is the command that remakes the result, named when a build that only reads stored
-    results refuses to compute it (default: the batch runner on the chapter's notebook).
+    ``code`` is the function of modlib that computes the result (what ``compute`` calls): the result
+    is current while everything that function can reach is unchanged (:mod:`modlib.fingerprint`).
+    ``depends`` are stored results the computation reads (e.g. a pretrained checkpoint): a result
+    made from another version of them is stale. ``compute`` returns ``(metrics, arrays)``: a
+    JSON-serialisable dict and a dict of ndarrays. ``remake`` is the command that remakes the result,
+    named when a build that only reads stored results refuses to compute it (default: the batch
+    runner on the chapter's notebook).
     """
     json_path, npz_path = _paths(root or default_root(), profile, chapter, name)
     stored, unreadable = _read_or_report(json_path, npz_path)
-    now = code_fingerprint(code)  # before computing: the code as it runs, even if a file changes meanwhile
-    why = _why_not(stored, config, now) if stored is not None else None
+    now = _fp.of(code)  # before computing: the code as this process runs it
+    needs = dependencies(depends)
+    why = _why_not(stored, config, now, needs) if stored is not None else None
     if stored is not None and why is None:
         return stored
+    if stored is not None and stored.meta["config_hash"] == config_hash(config):
+        restamped = _restamped(stored, json_path, now, needs, why)
+        if restamped is not None:
+            return restamped
     if unreadable:
         reason = f"the stored result {chapter}/{name} at profile {profile!r} is unreadable: {unreadable}"
     elif stored is None:
@@ -335,12 +367,18 @@ def fetch(chapter: str, name: str, config: dict, compute: Callable[[], tuple[dic
         remake = remake or f"python -m modlib.batch --profile {profile} notebooks/{chapter}.ipynb"
         where = "only stored results are read here" if _READ_ONLY else "this build only reads full-profile results"
         raise StaleResultError(f"{reason}; {where}. Remake it with: {remake}")
+    _check_writable(json_path.parent)  # before hours of computing, not after
     if stored is not None or unreadable:
         print(f"{reason}: recomputing")
     start = time.perf_counter()
     metrics, arrays = compute()
+    after = _fp.of(code)  # modules first imported while computing are now read as they ran
+    if after != now:
+        raise RuntimeError(f"the code of {chapter}/{name} changed while it was computed "
+                           f"({_fp.changes(now, after)}); nothing was stored: run it again")
     return save(chapter, name, config, metrics, arrays, profile=profile, device=device,
-                wall_time_s=time.perf_counter() - start, code=code, fingerprint=now, root=root)
+                wall_time_s=time.perf_counter() - start, code=code, fingerprint=now, depends=depends,
+                root=root)
 
 
 def available_profile(profile: str, chapter: str, names: list[str] | None = None,
@@ -351,10 +389,10 @@ def available_profile(profile: str, chapter: str, names: list[str] | None = None
     if not from_store_only(profile):
         return profile
     folder = Path(root or default_root()) / "full" / chapter
-    stored = {p.stem for p in folder.glob("*.json")} if folder.is_dir() else set()
+    stored = {p.stem for p in folder.glob("*.json") if not p.name.startswith("_")} if folder.is_dir() else set()
     missing = [n for n in names if n not in stored] if names else ([] if stored else ["any"])
     if missing:
-        what = "not stored yet" if not stored else f"incomplete ({len(stored)} of {len(names)} stored)"
+        what = "not stored yet" if not stored else f"incomplete ({len(names) - len(missing)} of {len(names)} stored)"
         print(f"Full-profile results for '{chapter}' are {what}: this page was computed at the default profile.")
         return "default"
     return profile

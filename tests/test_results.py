@@ -1,10 +1,14 @@
+import errno
 import json
 import os
+import shutil
+import tempfile
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from modlib import results
+from modlib import fingerprint, results, toy
 
 CONFIG = {"seeds": 3, "steps": 10}
 CODE = "modlib.data"  # the module that "computes" these test results
@@ -133,45 +137,36 @@ def test_corrupt_array_file_is_not_loaded(store):
 
 @pytest.fixture
 def package(tmp_path, monkeypatch):
-    """A copy of modlib's sources that a test may edit, used for code fingerprints."""
+    """A copy of modlib's sources that a test may edit, read by the code fingerprint."""
     copy = tmp_path / "src" / "modlib"
-    copy.mkdir(parents=True)
-    for p in results.PACKAGE_DIR.glob("*.py"):
-        (copy / p.name).write_bytes(p.read_bytes())
-    monkeypatch.setattr(results, "PACKAGE_DIR", copy)
+    shutil.copytree(fingerprint.PACKAGE_DIR, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(fingerprint, "PACKAGE_DIR", copy)
+    monkeypatch.setattr(fingerprint, "SOURCES", {})  # read the copy, not what this process imported
     return copy
-
-
-def test_code_fingerprint_follows_imports_and_leaves_out_what_computes_nothing():
-    chapter4 = results.code_fingerprint("modlib.modularity")
-    assert {"modlib/modularity.py", "modlib/masks.py", "modlib/training.py", "modlib/data.py",
-            "modlib/models.py"} <= set(chapter4)
-    assert not {"modlib/results.py", "modlib/plots.py", "modlib/widgets.py", "modlib/batch.py"} & set(chapter4)
-    assert "modlib/masks.py" not in results.code_fingerprint("modlib.toy")
-    with pytest.raises(ValueError, match="code='modlib.nothing' is not a module of modlib; choose one of .*modlib.toy"):
-        results.code_fingerprint("modlib.nothing")
 
 
 def test_a_result_made_by_other_code_is_recomputed_saying_what_changed(store, package, capsys, monkeypatch):
     def fetch_toy(compute, profile="default"):
-        return results.fetch("chap", "exp", CONFIG, compute, profile=profile, device="cpu", code="modlib.toy")
+        return results.fetch("chap", "exp", CONFIG, compute, profile=profile, device="cpu", code=toy.run_group)
 
     compute = Counter()
     fetch_toy(compute)
     (package / "plots.py").write_text("CHANGED = 1\n")  # draws results, computes none
+    (package / "models.py").write_text((package / "models.py").read_text() + "\nUNUSED = 1\n")
     fetch_toy(compute)
     assert compute.calls == 1
-    (package / "models.py").write_text((package / "models.py").read_text() + "\nCHANGED = 1\n")  # toy imports it
+    toy_py = package / "toy.py"
+    toy_py.write_text(toy_py.read_text().replace("GENERALIZES = 0.9", "GENERALIZES = 0.8"))
     assert fetch_toy(compute).metrics == {"acc": 2.5} and compute.calls == 2
-    assert "was made by other code (changed: modlib/models.py): recomputing" in capsys.readouterr().out
+    assert "was made by other code (changed: GENERALIZES): recomputing" in capsys.readouterr().out
     assert fetch_toy(compute).metrics == {"acc": 2.5} and compute.calls == 2  # current again
-    assert results.load("chap", "exp", CONFIG, profile="default", code="modlib.toy") is not None
+    assert results.load("chap", "exp", CONFIG, profile="default", code=toy.run_group) is not None
 
     fetch_toy(compute, profile="full")
-    (package / "toy.py").write_text((package / "toy.py").read_text() + "\nCHANGED = 1\n")
-    assert results.load("chap", "exp", CONFIG, profile="full", code="modlib.toy") is None
+    toy_py.write_text(toy_py.read_text().replace("GENERALIZES = 0.8", "GENERALIZES = 0.7"))
+    assert results.load("chap", "exp", CONFIG, profile="full", code=toy.run_group) is None
     monkeypatch.setenv("MODLIB_FULL_FROM_STORE", "1")
-    with pytest.raises(results.StaleResultError, match=r"changed: modlib/toy.py.*Remake it with: python -m "
+    with pytest.raises(results.StaleResultError, match=r"changed: GENERALIZES.*Remake it with: python -m "
                                                         r"modlib.batch --profile full notebooks/chap.ipynb"):
         fetch_toy(compute, profile="full")
 
@@ -181,10 +176,44 @@ def test_a_result_without_a_code_fingerprint_is_recomputed(store, capsys):
     path = store / "default" / "chap" / "exp.json"
     meta = json.loads(path.read_text())
     del meta["code"]  # as written before results recorded their code
-    path.write_text(json.dumps(meta))
+    results._write_meta(path, meta)
     compute = Counter()
     fetch(compute)
     assert compute.calls == 1 and "records no code fingerprint" in capsys.readouterr().out
+
+
+def test_a_result_of_the_previous_rule_or_without_its_own_checksum_is_recomputed(store, capsys):
+    fetch(Counter())
+    path = store / "default" / "chap" / "exp.json"
+    meta = json.loads(path.read_text())
+    meta["code"] = {"modlib/data.py": "0123456789abcdef"}  # per-file hashes, the store's previous rule
+    results._write_meta(path, meta)
+    compute = Counter()
+    fetch(compute)
+    assert compute.calls == 1 and "made under the store's previous code rule" in capsys.readouterr().out
+    meta = json.loads(path.read_text())
+    del meta["sha256"]
+    path.write_text(json.dumps(meta))
+    fetch(compute)
+    assert compute.calls == 2 and "records no checksum of itself" in capsys.readouterr().out
+
+
+def test_a_result_read_from_another_stored_result_goes_stale_when_that_one_is_remade(store, capsys):
+    checkpoint = results.fetch("chap", "ckpt", {"seeds": 1}, Counter(), profile="default", device="cpu",
+                               code=CODE)
+    compute = Counter()
+
+    def tuned(source):
+        return results.fetch("chap", "tuned", CONFIG, compute, profile="default", device="cpu", code=CODE,
+                             depends=[source])
+
+    assert tuned(checkpoint).meta["depends"] == {"default/chap/ckpt": checkpoint.meta["sha256"]}
+    tuned(checkpoint)
+    assert compute.calls == 1
+    remade = results.fetch("chap", "ckpt", {"seeds": 2}, Counter(), profile="default", device="cpu", code=CODE)
+    capsys.readouterr()
+    tuned(remade)
+    assert compute.calls == 2 and "was made from other stored results (default/chap/ckpt)" in capsys.readouterr().out
 
 
 # --- errors that name the file ----------------------------------------------------------------------
@@ -202,7 +231,39 @@ def test_a_hand_edited_config_is_detected(store, capsys, monkeypatch):
     compute = Counter()
     fetch(compute, {"seeds": 3, "steps": 10_000})
     assert compute.calls == 1
-    assert f"is unreadable: {path}: its config does not hash" in capsys.readouterr().out
+    assert f"is unreadable: {path}: its content no longer has the checksum" in capsys.readouterr().out
+
+
+def test_hand_edited_metrics_are_detected_and_recomputed(store, capsys):
+    fetch(Counter(), profile="full")
+    path = store / "full" / "chap" / "exp.json"
+    path.write_text(path.read_text().replace('"acc": 1.5', '"acc": 0.987'))  # a number edited by hand
+    with pytest.raises(results.UnreadableResultError, match=f"{path}: its content no longer has the checksum"):
+        results.read(path)
+    compute = Counter()
+    assert fetch(compute, profile="full").metrics == {"acc": 1.5} and compute.calls == 1
+    assert "edited by hand, or damaged" in capsys.readouterr().out
+
+
+def test_a_read_only_store_is_named_before_computing(store, monkeypatch):
+    folder = store / "default" / "chap"
+    folder.mkdir(parents=True)
+    if os.geteuid() == 0:  # root writes through permissions: make the folder refuse as a read-only mount does
+        def refuse(*args, dir=None, **kwargs):
+            if Path(dir) == folder:
+                raise OSError(errno.EROFS, os.strerror(errno.EROFS))
+            return real(*args, dir=dir, **kwargs)
+        real = tempfile.mkstemp
+        monkeypatch.setattr(tempfile, "mkstemp", refuse)
+    else:
+        folder.chmod(0o555)
+    compute = Counter()
+    try:
+        with pytest.raises(PermissionError, match=f"cannot be written at {folder}"):
+            fetch(compute)
+        assert compute.calls == 0  # refused before computing, not after
+    finally:
+        folder.chmod(0o755)
 
 
 @pytest.mark.parametrize("which", ["json", "npz"])
@@ -233,13 +294,13 @@ def test_a_relative_results_root_resolves_once(tmp_path, monkeypatch):
 
 
 def test_comments_docstrings_and_the_settings_table_are_not_code(package):
-    before = results.code_fingerprint("modlib.toy")
+    before = fingerprint.of(toy.run_group)
     source = (package / "toy.py").read_text()
     edited = source.replace('"""The redundant-input toy', '"""An edited docstring. The redundant-input toy', 1)
     edited = edited.replace("SETTINGS = {", "# a new comment\nSETTINGS = {  # and another\n", 1)
     edited = edited.replace("seeds=100", "seeds=101")  # the full profile's table: recorded in each config
     assert edited != source
     (package / "toy.py").write_text(edited)
-    assert results.code_fingerprint("modlib.toy") == before
+    assert fingerprint.of(toy.run_group) == before
     (package / "toy.py").write_text(edited.replace("GENERALIZES = 0.9", "GENERALIZES = 0.8"))
-    assert results.code_fingerprint("modlib.toy") != before
+    assert fingerprint.of(toy.run_group) != before

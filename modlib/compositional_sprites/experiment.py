@@ -29,7 +29,6 @@ from modlib.runtime import describe
 from modlib.training import bar
 
 CHAPTER = "compositional_sprites"
-CODE = "modlib.compositional_sprites"
 MODELS = ("compositional", "shared", "monolithic")
 DECODERS = ("upsample", "mlp")
 # name: (support, delta, model, composition, sharpness); the paper's table, then the sharpness sweep.
@@ -385,5 +384,5 @@ def run(profile: str, device: torch.device, *, s: SpriteSettings | None = None,
         check_choice("row", row, tuple(ROWS))
         out[row] = results.fetch(CHAPTER, row, _row_config(s, row),
                                  lambda r=row: run_row(s, r, device),
-                                 profile=profile, device=describe(device), code=CODE)
+                                 profile=profile, device=describe(device), code=run_row)
     return SpriteRuns(s, out, profile)

@@ -40,7 +40,6 @@ from modlib.runtime import describe
 from modlib.structural_compositionality import experiment as sc  # chapter 5's experiment, reused by name
 
 CHAPTER = "pretraining_consistency"
-CODE = "modlib.pretraining_consistency"
 INITS = ("scratch", "pretrained")
 HUB_MODEL = "prajjwal1/bert-small"  # the paper's BERT-small, 4 layers, hidden 512
 
@@ -175,7 +174,7 @@ def pretrained(kind: str, profile: str, device: torch.device | None = None) -> r
     make = _pretrain_language if kind == "language" else _pretrain_vision
     return results.fetch(CHAPTER, f"pretrain-{kind}", _pretraining_config(kind, p, s),
                          lambda: make(p, s), profile=source,
-                         device=describe(device or torch.device("cpu")), code=CODE)
+                         device=describe(device or torch.device("cpu")), code=make)
 
 
 class HubLanguageModel(nn.Module):
@@ -315,11 +314,14 @@ def run(profile: str, device: torch.device, *, names: list[str] | None = None,
         elif init == "scratch":
             rows[name] = results.fetch(CHAPTER, name, sc._config(s, rule),
                                        lambda r=rule, i=seed: sc.run_one(r, i, True, s, device, show),
-                                       profile=profile, device=describe(device), code=sc.CODE)
+                                       profile=profile, device=describe(device),
+                                       code=sc.run_one)
         else:
             config = {**sc._config(s, rule), "pretraining": {k: v for k, v in asdict(p).items()
                                                              if k not in ("rules", "seeds")}}
+            checkpoint = made["vision" if rule in sc.VISION else "language"]  # run_one reads it
             rows[name] = results.fetch(CHAPTER, name, config,
                                        lambda r=rule, i=seed: run_one(r, i, profile, device, show),
-                                       profile=profile, device=describe(device), code=CODE)
+                                       profile=profile, device=describe(device), code=run_one,
+                                       depends=[checkpoint])
     return PretrainingRuns(p, rows, made, source, profile)

@@ -35,7 +35,6 @@ from modlib.runtime import describe
 from modlib.training import forward, stack, train_seeds
 
 CHAPTER = "redundant_input_toy"
-CODE = "modlib.toy"  # the code its stored results depend on (modlib.results.code_fingerprint)
 LOSSES = ("mse", "ce")
 GENERALIZES = 0.9  # a seed "generalises" when its held-out-cell accuracy is at least this
 PAPER_EPOCHS = 1024  # the paper's "1024 steps": Playground epochs
@@ -434,5 +433,5 @@ def run(profile: str, device: torch.device, *, s: ToySettings | None = None,
             groups[(activation, loss)] = results.fetch(
                 CHAPTER, f"sweep-{activation}-{loss}", _group_config(s, activation, loss),
                 lambda a=activation, l=loss: run_group(s, a, l, device, progress),
-                profile=profile, device=describe(device), code=CODE)
+                profile=profile, device=describe(device), code=run_group)
     return ToySweep(s, groups, profile)

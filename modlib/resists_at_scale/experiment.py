@@ -48,7 +48,6 @@ from modlib.runtime import describe
 from modlib.training import bar
 
 CHAPTER = "resists_at_scale"
-CODE = "modlib.resists_at_scale"
 EXPERIMENTS = ("mnist", "scan")
 SETTING_NAMES = (
     digits.SETTING_NAMES
@@ -277,6 +276,6 @@ def run(
                 lambda n=name: run_one(s, n, device),
                 profile=profile,
                 device=describe(device),
-                code=CODE,
+                code=run_one,
             )
     return ResistRuns(s, out, profile)

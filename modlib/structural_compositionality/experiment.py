@@ -50,7 +50,6 @@ from modlib.structural_compositionality.tasks import KINDS, RULES, VISION, odd_s
 from modlib.training import bar
 
 CHAPTER = "structural_compositionality"
-CODE = "modlib.structural_compositionality"
 CHANCE = 0.25
 GATE = 0.9  # a subnetwork counts only if it reaches this on its own subroutine (validation)
 PAPER_TOTAL_MASKED = 25e6  # the paper's lambda 1e-8 is for about this many masked weights
@@ -466,5 +465,5 @@ def run(profile: str, device: torch.device, *, s: StructureSettings | None = Non
         rule, seed, trained = _parse(name)
         rows[name] = results.fetch(CHAPTER, name, _config(s, rule),
                                    lambda r=rule, i=seed, t=trained: run_one(r, i, t, s, device, show),
-                                   profile=profile, device=describe(device), code=CODE)
+                                   profile=profile, device=describe(device), code=run_one)
     return StructureRuns(s, rows, profile)

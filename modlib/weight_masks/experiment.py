@@ -40,7 +40,6 @@ from modlib.weight_masks.protocol import (CLIP, _batches, _main_point_is_addmul,
                                           digit_loss, double, sweep_point, train_mask)
 
 CHAPTER = "weight_masks"
-CODE = "modlib.modularity"  # the code its stored results depend on (modlib.results.code_fingerprint)
 
 
 @profiles.settings
@@ -173,7 +172,8 @@ def _config(job) -> dict:
 def _fetch(job, profile: str, device) -> results.Result:
     experiment, name, seed, s = job
     return results.fetch(CHAPTER, name, _config(job), lambda: EXPERIMENTS[experiment](s, seed, device),
-                         profile=profile, device=describe(torch.device(device)), code=CODE,
+                         profile=profile, device=describe(torch.device(device)),
+                         code=EXPERIMENTS[experiment],
                          remake=f"python -m modlib.weight_masks --profile {profile} --only {name}")
 
 
@@ -183,7 +183,8 @@ def stored(profile: str, name: str) -> results.Result | None:
     another's result)."""
     todo = {job[1]: job for job in jobs(settings(profile))}
     check_choice("name", name, todo)
-    return results.load(CHAPTER, name, _config(todo[name]), profile=profile, code=CODE)
+    return results.load(CHAPTER, name, _config(todo[name]), profile=profile,
+                        code=EXPERIMENTS[todo[name][0]])
 
 
 def run(profile: str, device, *, s: MaskSettings | None = None) -> dict[str, list[results.Result]]:

@@ -1,0 +1,191 @@
+"""Carry stored results over a code change that computes the same numbers, by proving it.
+
+    python -m modlib.restamp [--profile full] [--against REV] [--dry-run] [CHAPTER ...]
+
+The store's fingerprint (:mod:`modlib.fingerprint`) already sees through renaming locals, moving
+code and deleting code nothing calls. A change it cannot see through (a bug fix that no stored
+number exercises, a refactor that shares code between two chapters) makes results stale although
+they may be right. This command decides, chapter by chapter:
+
+1. which stored results of ``--profile`` the chapter's code now finds stale only because of their
+   code fingerprint or the stored results they read (a changed config is never carried over);
+2. that the code at ``REV`` (default ``HEAD``, the last commit) is the code that made them: the
+   chapter's jobs at ``REV`` load each of them from the store as current;
+3. that the code at ``REV`` and the working tree compute the same numbers: every ``smoke`` result
+   of the chapter (its own experiments, on the CPU, one thread) is computed by both, in separate
+   processes, and every config, metric and array is compared bit for bit.
+
+Only when all three hold are the stale results stamped with the present fingerprint, the evidence
+kept in their ``meta["restamped"]`` (:func:`modlib.results.restamping`); otherwise the command says
+which result differs and how to remake it. The smoke profile runs every code path the chapter's
+experiments take at a small size; a change that acts only above that size (a branch on the number
+of seeds, say) is not caught, so read the diff as well.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import tempfile
+from pathlib import Path
+
+import torch
+
+from modlib import jobs, results
+
+REPO = Path(__file__).resolve().parents[1]
+
+# Run in a subprocess with PYTHONPATH set to one tree: the chapter's smoke jobs into $MODLIB_RESULTS,
+# or (with --check) whether each named job loads from the real store as current.
+_SCRIPT = """
+import json, sys, torch
+from modlib import jobs, results
+chapter, profile, names = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+todo = jobs.jobs([chapter], profile)
+if names is None:
+    for name, (needs, compute) in todo.items():
+        compute(torch.device("cpu"))
+else:
+    print(json.dumps({n: jobs.is_stored(todo[n][1]) if n in todo else False for n in names}))
+"""
+
+
+def stale(chapter: str, profile: str) -> dict[str, str]:
+    """``{job: why}`` for each stored result of ``chapter`` that is stale only by its code or the
+    stored results it reads."""
+    found = {}
+    for name, (needs, compute) in jobs.jobs([chapter], profile).items():
+        def note(stored, why, name=name):
+            found[name] = why
+            return None
+        with results.restamping(note):
+            try:
+                compute(torch.device("cpu"))
+            except results.StaleResultError:
+                pass
+    return found
+
+
+def _tree(rev: str, into: Path) -> Path:
+    """The package as committed at ``rev``, unpacked under ``into``."""
+    archive = subprocess.run(["git", "-C", str(REPO), "archive", rev, "modlib"], check=True,
+                             capture_output=True).stdout
+    with tarfile.open(fileobj=__import__("io").BytesIO(archive)) as tar:
+        tar.extractall(into, filter="data")
+    return into
+
+
+def _run(tree: Path, store: Path, args: list[str]) -> str:
+    env = {**os.environ, "PYTHONPATH": str(tree), results.ROOT_ENV: str(store), "OMP_NUM_THREADS": "1",
+           "MODLIB_DEVICE": "cpu", "TQDM_DISABLE": "1", results.FROM_STORE_ENV: ""}
+    done = subprocess.run([sys.executable, "-c", _SCRIPT, *args], env=env, capture_output=True, text=True,
+                          cwd=tree)
+    if done.returncode != 0:
+        raise RuntimeError(f"the code in {tree} failed: {done.stderr[-2000:]}")
+    return done.stdout
+
+
+def _results(folder: Path) -> dict[str, results.Result]:
+    return {str(p.relative_to(folder)): results.read(p) for p in sorted(folder.rglob("*.json"))
+            if not p.name.startswith("_")}
+
+
+def compare(old: Path, new: Path) -> str | None:
+    """Where the results stored under ``old`` and ``new`` differ (``None``: bit for bit the same)."""
+    a, b = _results(old), _results(new)
+    if a.keys() != b.keys():
+        return f"different results: {sorted(a.keys() ^ b.keys())}"
+    for key in a:
+        x, y = a[key], b[key]
+        if x.config != y.config:
+            return f"{key}: configs differ"
+        if json.dumps(x.metrics, sort_keys=True) != json.dumps(y.metrics, sort_keys=True):
+            return f"{key}: metrics differ"
+        if x.arrays.keys() != y.arrays.keys():
+            return f"{key}: array names differ"
+        for k in x.arrays:
+            u, v = x.arrays[k], y.arrays[k]
+            if u.dtype != v.dtype or u.shape != v.shape or u.tobytes() != v.tobytes():
+                return f"{key}: array {k!r} differs"
+    return None
+
+
+def prove(chapter: str, names: list[str], profile: str, rev: str, work: Path) -> str:
+    """The evidence that ``names`` (stale results of ``chapter`` at ``profile``) were made by the
+    code at ``rev`` and that it computes the chapter's smoke results as the working tree does;
+    raises ``ValueError`` saying what failed."""
+    old = _tree(rev, work / "old")
+    loaded = json.loads(_run(old, results.default_root(), [chapter, profile, json.dumps(names)]))
+    not_current = [n for n, ok in loaded.items() if not ok]
+    if not_current:
+        raise ValueError(f"the code at {rev} does not load {', '.join(not_current)} as current either: "
+                         f"they were not made by it; remake them")
+    for which, tree in (("old", old), ("new", REPO)):
+        _run(tree, work / f"store-{which}", [chapter, "smoke", "null"])
+    difference = compare(work / "store-old" / "smoke", work / "store-new" / "smoke")
+    if difference:
+        raise ValueError(f"the code at {rev} and the working tree compute different smoke results "
+                         f"({difference}); remake the stale results")
+    count = len(_results(work / "store-new" / "smoke"))
+    commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", rev], capture_output=True,
+                            text=True).stdout.strip() or rev
+    return (f"made by the code at {commit} (it loads this result as current), which computes every smoke "
+            f"result of {chapter} ({count}) bit for bit as the code that re-stamped it")
+
+
+def restamp(chapters: list[str], profile: str = "full", rev: str = "HEAD", dry_run: bool = False) -> dict:
+    """Re-stamp the stale results of ``chapters`` that :func:`prove` carries; returns
+    ``{chapter: {"stale": [...], "restamped": [...], "refused": reason or None}}``."""
+    report = {}
+    for chapter in chapters:
+        found = stale(chapter, profile)
+        entry = {"stale": sorted(found), "restamped": [], "refused": None}
+        report[chapter] = entry
+        if not found or dry_run:
+            continue
+        with tempfile.TemporaryDirectory() as work:
+            try:
+                reason = prove(chapter, sorted(found), profile, rev, Path(work))
+            except ValueError as err:
+                entry["refused"] = str(err)
+                continue
+        todo = jobs.jobs([chapter], profile)
+        with results.restamping(lambda stored, why: reason):
+            for name in sorted(found):
+                todo[name][1](torch.device("cpu"))
+                entry["restamped"].append(name)
+    return report
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Carry stored results over a change that computes the same numbers (see the module's docstring)."""
+    parser = argparse.ArgumentParser(prog="python -m modlib.restamp", description=main.__doc__)
+    parser.add_argument("chapters", nargs="*", help=f"default: all of {', '.join(jobs.CHAPTERS)}")
+    parser.add_argument("--profile", default="full")
+    parser.add_argument("--against", default="HEAD", help="the commit whose code made the results")
+    parser.add_argument("--dry-run", action="store_true", help="only list the stale results")
+    args = parser.parse_args(argv)
+    for chapter in args.chapters:
+        if chapter not in jobs.CHAPTERS:
+            parser.error(f"unknown chapter {chapter!r}; choose from {', '.join(jobs.CHAPTERS)}")
+    report = restamp(args.chapters or list(jobs.CHAPTERS), args.profile, args.against, args.dry_run)
+    failed = False
+    for chapter, entry in report.items():
+        if not entry["stale"]:
+            print(f"{chapter}: every stored result is current")
+        elif entry["refused"]:
+            failed = True
+            print(f"{chapter}: {len(entry['stale'])} stale, NOT re-stamped: {entry['refused']}")
+        elif args.dry_run:
+            print(f"{chapter}: {len(entry['stale'])} stale: {', '.join(entry['stale'])}")
+        else:
+            print(f"{chapter}: re-stamped {len(entry['restamped'])}: {', '.join(entry['restamped'])}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,201 @@
+"""The store's code fingerprint (modlib.fingerprint) on the chapters' real code: edits that cannot
+change a number keep every stored result current; edits that can make them stale."""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from modlib import compositional_sprites as cs
+from modlib import fingerprint
+from modlib import modularity as md
+from modlib import pretraining_consistency as pc
+from modlib import resists_at_scale as rs
+from modlib import structural_compositionality as sc
+from modlib import toy
+
+ENTRIES = [toy.run_group, cs.run_row, rs.run_one, md.addmul, md.class_removal, sc.run_one, pc.run_one]
+
+
+@pytest.fixture
+def package(tmp_path, monkeypatch):
+    """A copy of modlib's sources that a test may edit; the fingerprint reads the copy."""
+    copy = tmp_path / "src" / "modlib"
+    shutil.copytree(fingerprint.PACKAGE_DIR, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(fingerprint, "PACKAGE_DIR", copy)
+    monkeypatch.setattr(fingerprint, "SOURCES", {})
+    return copy
+
+
+def prints():
+    return {fingerprint.describe(e): fingerprint.of(e) for e in ENTRIES}
+
+
+def edit(path, old, new, count=1):
+    text = path.read_text()
+    assert text.count(old) >= count, f"{old!r} not in {path.name}"
+    path.write_text(text.replace(old, new))
+
+
+def cut(path, name):
+    """Remove the top-level function ``name`` from ``path``; returns its source."""
+    text = path.read_text() + "\n#"
+    match = re.search(rf"^def {name}\(.*?(?=^\S)", text, flags=re.S | re.M)
+    assert match, f"no def {name} in {path.name}"
+    path.write_text(text[:match.start()] + text[match.end():])
+    return match.group(0)
+
+
+# ---------------------------------------------------------------- edits that keep results current
+
+def test_renaming_a_local_variable_keeps_every_fingerprint(package):
+    before = prints()
+    edit(package / "training.py", "member_loss", "loss_of_each_member", count=2)  # in train_seeds
+    edit(package / "masks.py", "    targets = _weights(model, modules)\n    if not targets:",
+         "    found = _weights(model, modules)\n    if not found:")  # in attach
+    edit(package / "masks.py", "settings, targets, seed)", "settings, found, seed)")
+    assert prints() == before
+
+
+def test_moving_a_function_to_another_module_keeps_every_fingerprint(package):
+    before = prints()
+    source = cut(package / "masks.py", "iou")
+    training = package / "training.py"
+    training.write_text(training.read_text() + "\n\nfrom modlib.masks import Masks, _per_layer, _ratio\n\n\n"
+                        + source)
+    edit(package / "modularity.py", "masks.iou(", "training.iou(", count=4)
+    edit(package / "structural_compositionality.py", "masks.iou(", "training.iou(")
+    edit(package / "structural_compositionality.py", "from modlib.training import bar",
+         "from modlib import training\nfrom modlib.training import bar")
+    assert prints() == before
+
+
+def test_moving_a_module_into_a_package_keeps_every_fingerprint(package):
+    before = prints()
+    (package / "core").mkdir()
+    (package / "core" / "__init__.py").write_text('"""The shared core."""\n')
+    shutil.move(package / "masks.py", package / "core" / "masks.py")
+    for path in package.rglob("*.py"):
+        text = path.read_text()
+        text = text.replace("from modlib.masks import", "from modlib.core.masks import")
+        text = re.sub(r"^from modlib import (.*)\bmasks, (.*)$", r"from modlib import \1\2\nfrom modlib.core import masks",
+                      text, flags=re.M)
+        path.write_text(text)
+    assert (package / "core" / "masks.py").exists() and not (package / "masks.py").exists()
+    assert prints() == before
+
+
+def test_deleting_functions_nothing_computes_with_keeps_every_fingerprint(package):
+    before = prints()
+    cut(package / "training.py", "train_separately")  # the tests' reference, no chapter's
+    cut(package / "masks.py", "shared_fraction")
+    cut(package / "data.py", "toy_mutual_information")
+    assert prints() == before
+
+
+# ---------------------------------------------------------------- edits that make results stale
+
+def changed(before):
+    after = prints()
+    return {entry for entry in before if after[entry] != before[entry]}
+
+
+def test_changing_a_constant_on_the_path_makes_results_stale(package):
+    before = prints()
+    edit(package / "data.py", "PUSH = ", "PUSH = 1.01 * ")
+    assert changed(before) == {"modlib.toy:run_group"}
+
+
+def test_changing_a_loss_term_makes_results_stale(package):
+    before = prints()
+    edit(package / "training.py", "member_loss(forward(template, leaves, x), y).sum()",
+         "member_loss(forward(template, leaves, x), y).mean()")
+    assert "modlib.toy:run_group" in changed(before)
+
+
+def test_changing_a_default_makes_results_stale(package):
+    before = prints()
+    edit(package / "masks.py", "def iou(m1: Masks, m2: Masks, per_layer: bool = True)",
+         "def iou(m1: Masks, m2: Masks, per_layer: bool = False)")
+    assert {"modlib.modularity:addmul", "modlib.structural_compositionality:run_one"} <= changed(before)
+    assert "modlib.pretraining_consistency:run_one" not in changed(before)  # its search never takes an IoU
+
+
+def test_a_method_reached_by_name_counts_and_a_reference_to_another_unit_counts(package):
+    before = prints()
+    edit(package / "masks.py", "def remove(self)", "def remove(self, unused=None)")
+    assert "modlib.structural_compositionality:run_one" in changed(before)
+    before = prints()
+    # the same text, but the name now reaches another unit: the links entry sees it
+    edit(package / "structural_compositionality.py", "from modlib.training import bar",
+         "from modlib.training import bar\nfrom modlib.masks import iomin as iou_of")
+    assert changed(before) == set()  # an import alone reaches nothing new
+    edit(package / "structural_compositionality.py", "masks.iou(", "iou_of(")
+    assert "modlib.structural_compositionality:run_one" in changed(before)
+
+
+def test_bad_entries_are_named():
+    with pytest.raises(ValueError, match="code='modlib.nothing' is not a module of modlib; choose one of .*modlib.toy"):
+        fingerprint.of("modlib.nothing")
+    with pytest.raises(ValueError, match="modlib.toy has no top-level 'nothing'; choose one of .*run_group"):
+        fingerprint.of("modlib.toy:nothing")
+    with pytest.raises(ValueError, match="is not a function of modlib"):
+        fingerprint.of(len)
+
+
+# ---------------------------------------------------------------- the code the process runs
+
+SCRIPT = textwrap.dedent("""
+    import json, pathlib, sys
+    import numpy as np
+    from modlib import fingerprint, results
+    toy_py = pathlib.Path(sys.argv[1])
+    mode = sys.argv[2]
+    def edit():
+        toy_py.write_text(toy_py.read_text().replace("GENERALIZES = 0.9", "GENERALIZES = 0.5"))
+    def compute():
+        if mode == "late":
+            edit()  # after fetch took the fingerprint, before the module is first imported
+        from modlib import toy
+        return {"acc": 1.0}, {"x": np.zeros(2)}
+    if mode == "early":
+        from modlib import toy
+    before = fingerprint.of("modlib.toy:run_group")
+    if mode == "early":
+        edit()  # after the import: the process runs the old code
+    try:
+        r = results.fetch("chap", "exp", {"seeds": 1}, compute, profile="default", device="cpu",
+                          code="modlib.toy:run_group")
+        print(json.dumps({"stored": r.meta["code"] == before}))
+    except RuntimeError as err:
+        print(json.dumps({"refused": str(err)}))
+""")
+
+
+def run(tmp_path, mode):
+    src = tmp_path / "src"
+    shutil.copytree(fingerprint.PACKAGE_DIR, src / "modlib", ignore=shutil.ignore_patterns("__pycache__"))
+    env = {**os.environ, "PYTHONPATH": str(src), "MODLIB_RESULTS": str(tmp_path / "store")}
+    out = subprocess.run([sys.executable, "-c", SCRIPT, str(src / "modlib" / "toy.py"), mode], env=env,
+                         capture_output=True, text=True, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    fresh = subprocess.run([sys.executable, "-c", "from modlib import results; print(results.load("
+                            "'chap', 'exp', {'seeds': 1}, profile='default', code='modlib.toy:run_group') is None)"],
+                           env=env, capture_output=True, text=True, cwd=tmp_path)
+    return out.stdout.strip().splitlines()[-1], fresh.stdout.strip()
+
+
+def test_a_file_edited_after_import_does_not_lend_its_fingerprint_to_the_run(tmp_path):
+    last, fresh_finds_it_stale = run(tmp_path, "early")
+    assert last == '{"stored": true}'  # stamped with the code the process imported and ran
+    assert fresh_finds_it_stale == "True"  # a new process reads the edited file: the result is stale
+
+
+def test_a_module_first_imported_after_an_edit_is_refused(tmp_path):
+    last, _ = run(tmp_path, "late")
+    assert "changed while it was computed (changed: GENERALIZES); nothing was stored" in last
+    assert not list((tmp_path / "store").rglob("*.json"))
