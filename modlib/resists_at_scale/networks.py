@@ -1,28 +1,94 @@
 """The two networks of chapter 3 (notebooks/resists_at_scale.ipynb; Li et al., sections 5.1 and 5.2
-and appendices A and B) and how each is trained and evaluated: the paper's CNN on MNIST pairs
+and appendices A and B), everything that decides their runs (:class:`ResistSettings`, whose
+defaults are the paper's), and how each is trained and evaluated: the paper's CNN on MNIST pairs
 (:mod:`modlib.data.digits`), trained with the categorical hinge loss, and the sequence-to-sequence
-LSTM with attention on SCAN (:mod:`modlib.data.scan`). The settings they read and the stored runs
-are in :mod:`modlib.resists_at_scale.experiment`.
+LSTM with attention on SCAN (:mod:`modlib.data.scan`). The settings per profile and the stored
+runs are in :mod:`modlib.resists_at_scale.experiment`.
 """
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 from torch import nn
 from torch.nn import functional as F
 
+from modlib import profiles
 from modlib.data import digits, scan
-from modlib.data.digits import SETTING_NAMES
-from modlib.profiles import check_choice
+from modlib.profiles import check_choice, check_int, check_range
 from modlib.training import bar
 
-if TYPE_CHECKING:  # annotations only: the settings live with the runs
-    from modlib.resists_at_scale.experiment import ResistSettings
-
+EXPERIMENTS = ("mnist", "scan")
+SETTING_NAMES = (
+    digits.SETTING_NAMES
+)  # "A": the redundant input correlated in training; "B": not
 SHOWN = 8  # test examples whose predictions each seed stores (the same for every seed and setting)
+
+
+@profiles.settings
+class ResistSettings:
+    """Everything that decides a run; the defaults are the paper's. Validated on construction."""
+
+    seeds: int = 5
+    # MNIST pairs (appendix A)
+    mnist_steps: int = 200
+    mnist_batch: int = 64
+    mnist_lr: float = 1e-3
+    mnist_eval: int = (
+        100  # pairs per evaluation, from each distribution, fresh every step
+    )
+    mnist_final: int = (
+        1_000  # pairs for the final accuracies and the swap test
+    )
+    # SCAN add-jump (appendix B)
+    scan_steps: int = 2_000
+    scan_batch: int = 256  # commands drawn with replacement every step
+    scan_lr: float = 0.01
+    scan_decay: float = (
+        0.96  # the learning rate is multiplied by this every 100 steps
+    )
+    scan_clip: float = 1.0  # gradient norm clipping
+    scan_eval: int = (
+        100  # commands per evaluation, from train and from test, fresh each time
+    )
+    scan_dense: int = (
+        50  # evaluate every step up to this one, then every ``scan_every``
+    )
+    scan_every: int = 25
+    scan_final: int = 1_000  # commands for the final accuracies
+    embedding: int = 32
+    encoder: int = (
+        32  # per direction (the authors' code; the paper's text says 16)
+    )
+    decoder: int = 64
+    experiments: tuple[str, ...] = EXPERIMENTS
+
+    def __post_init__(self):
+        for name in (
+            "seeds",
+            "mnist_steps",
+            "mnist_batch",
+            "mnist_eval",
+            "mnist_final",
+            "scan_steps",
+            "scan_batch",
+            "scan_eval",
+            "scan_dense",
+            "scan_every",
+            "scan_final",
+            "embedding",
+            "encoder",
+            "decoder",
+        ):
+            check_int(name, getattr(self, name), 1)
+        for name in ("mnist_lr", "scan_lr"):
+            check_range(name, getattr(self, name), 0.0, 1.0, open_low=True)
+        check_range("scan_decay", self.scan_decay, 0.0, 1.0, open_low=True)
+        check_range("scan_clip", self.scan_clip, 0.0, 1e6, open_low=True)
+        for e in self.experiments:
+            check_choice("experiments", e, EXPERIMENTS)
+
+
 
 
 # ---------------------------------------------------------------- MNIST pairs

@@ -7,8 +7,8 @@ and the three experiments), which the page uses in every section from "The tool"
 ("how the `full` profile was chosen"). Its other modules are imported by name:
 
 - ``experiment``  settings per profile, the runs, what is stored (the data: :mod:`modlib.data.digits`)
-- ``protocol``    how networks and masks are trained and scored; addition/multiplication, double
-                  addition and class removal
+- ``protocol``    what decides a run (``MaskSettings``), how networks and masks are trained and
+                  scored; addition/multiplication, double addition and class removal
 - ``findings``    the statements the page prints ("Specialization", "Reuse", "Class removal",
                   "Summary")
 - ``figures``     every figure of the page, and the concept diagram of "The tool"
@@ -18,17 +18,17 @@ and the three experiments), which the page uses in every section from "The tool"
 The masks themselves are the shared core's :mod:`modlib.masks`.
 """
 
-from modlib.weight_masks.experiment import (CHAPTER, EXPERIMENTS, SETTINGS, USES, MaskSettings,
-                                            estimate, jobs, main, names, run, settings, shape_name,
-                                            stored)
+from modlib.weight_masks.experiment import (CHAPTER, EXPERIMENTS, SETTINGS, USES, estimate, jobs,
+                                            main, names, run, settings, shape_name, stored)
 from modlib.weight_masks.protocol import (CHANCE, CLIP, CONTROL_ROWS, MASKS, PAIR_CONTROL_ROWS,
-                                          PAIR_MASKS, PAIR_ROWS, ROWS, Pairwise, addmul, applied,
-                                          class_removal, cnn, confusion, digit_accuracy, digit_loss,
-                                          double, only_pair, removal_accuracy, score, sweep,
-                                          sweep_arrays, sweep_point, train_mask, train_network)
+                                          PAIR_MASKS, PAIR_ROWS, ROWS, MaskSettings, Pairwise,
+                                          addmul, applied, class_removal, cnn, confusion,
+                                          digit_accuracy, digit_loss, double, only_pair,
+                                          removal_accuracy, score, sweep, sweep_arrays, sweep_point,
+                                          train_mask, train_network)
 
-__all__ = ["CHAPTER", "MaskSettings", "SETTINGS", "settings", "shape_name", "USES", "EXPERIMENTS",
-           "jobs", "names", "stored", "run", "estimate", "main", "CHANCE", "CLIP", "digit_loss",
+__all__ = ["CHAPTER", "SETTINGS", "settings", "shape_name", "USES", "EXPERIMENTS", "jobs", "names",
+           "stored", "run", "estimate", "main", "CHANCE", "CLIP", "MaskSettings", "digit_loss",
            "digit_accuracy", "Pairwise", "only_pair", "train_network", "train_mask", "applied",
            "score", "ROWS", "CONTROL_ROWS", "MASKS", "addmul", "sweep_point", "sweep",
            "sweep_arrays", "PAIR_ROWS", "PAIR_CONTROL_ROWS", "PAIR_MASKS", "double", "cnn",

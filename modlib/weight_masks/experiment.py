@@ -34,57 +34,12 @@ import torch.nn.functional as F
 from modlib import profiles, results, training
 from modlib.data import digits
 from modlib.models import mlp
-from modlib.profiles import check_choice, check_int, check_range, settings_for
+from modlib.profiles import check_choice, settings_for
 from modlib.runtime import describe, pick_device
-from modlib.weight_masks.protocol import (CLIP, _batches, _main_point_is_addmul, addmul, class_removal, cnn,
-                                          digit_loss, double, sweep_point, train_mask)
+from modlib.weight_masks.protocol import (CLIP, MaskSettings, _batches, _main_point_is_addmul, addmul,
+                                          class_removal, cnn, digit_loss, double, sweep_point, train_mask)
 
 CHAPTER = "weight_masks"
-
-
-@profiles.settings
-class MaskSettings:
-    """Everything that decides a run of the chapter; validated on construction."""
-
-    seeds: int = 1
-    hidden: tuple[int, ...] = (256, 256, 256, 256)
-    base_steps: int = 3000
-    double_steps: int = 6000
-    mask_steps: int = 700
-    batch: int = 128
-    lr: float = 1e-3
-    double_lr: float = 1e-3
-    mask_lr: float = 1e-2
-    alpha: float = 1e-4
-    alpha_double: float = 4e-4
-    samples: int = 4
-    eval_n: int = 10_000
-    sweep_alphas: tuple[float, ...] = (1e-5, 1e-3)
-    sweep_shapes: tuple[tuple[int, ...], ...] = ()
-    sweep_mask_steps: int = 300
-    cnn_steps: int = 600
-    cnn_mask_steps: int = 300
-    cnn_alpha: float = 1e-4
-    cnn_mask_lr: float = 1e-2
-
-    def __post_init__(self):
-        for name in ("seeds", "batch", "samples", "eval_n"):
-            check_int(name, getattr(self, name), 1)
-        for name in ("base_steps", "double_steps", "mask_steps", "sweep_mask_steps", "cnn_steps", "cnn_mask_steps"):
-            check_int(name, getattr(self, name), 0)
-        for name in ("lr", "double_lr", "mask_lr", "cnn_mask_lr"):
-            check_range(name, getattr(self, name), 0.0, 1.0, open_low=True)
-        for name in ("alpha", "alpha_double", "cnn_alpha"):
-            check_range(name, getattr(self, name), 0.0, 1.0)
-        for a in self.sweep_alphas:
-            check_range("sweep_alphas", a, 0.0, 1.0)
-        for shape in (self.hidden, *self.sweep_shapes):
-            profiles.check_sequence("hidden" if shape is self.hidden else "sweep_shapes", shape)
-            for h in shape:
-                check_int("hidden" if shape is self.hidden else "sweep_shapes", h, 1)
-        object.__setattr__(self, "sweep_shapes", tuple(tuple(h) for h in self.sweep_shapes))  # from JSON lists
-        if self.batch % self.samples:
-            raise ValueError(f"batch={self.batch} must be divisible by samples={self.samples}")
 
 
 SETTINGS = {

@@ -1,7 +1,9 @@
 """Chapter 4's protocol (notebooks/weight_masks.ipynb; Csordás et al. 2021, on the authors'
-RobertCsordas/modules unless a docstring says otherwise): how networks and masks are trained and
-scored, and the three experiments, each a function from settings, seed and device to one stored
-result's metrics and arrays (:mod:`modlib.weight_masks.experiment` stores them).
+RobertCsordas/modules unless a docstring says otherwise): everything that decides a run
+(:class:`MaskSettings`; :mod:`modlib.weight_masks.experiment` holds its values per profile), how
+networks and masks are trained and scored, and the three experiments, each a function from
+settings, seed and device to one stored result's metrics and arrays (the experiment module stores
+them).
 """
 
 from __future__ import annotations
@@ -9,23 +11,66 @@ from __future__ import annotations
 import contextlib
 import functools
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from modlib import masks, training
+from modlib import masks, profiles, training
 from modlib.data import digits
 from modlib.models import mlp
-from modlib.profiles import check_choice
-
-if TYPE_CHECKING:  # annotations only: the settings live with the runs
-    from modlib.weight_masks.experiment import MaskSettings
+from modlib.profiles import check_choice, check_int, check_range
 
 CHANCE = {"addmul": 0.01, "double": 0.01, "cnn": 0.1}  # two digits right by guessing; one class of ten
 CLIP = 1.0  # gradient-norm clip of every training step, network and mask (the authors' grad_clip)
+
+
+@profiles.settings
+class MaskSettings:
+    """Everything that decides a run of the chapter; validated on construction."""
+
+    seeds: int = 1
+    hidden: tuple[int, ...] = (256, 256, 256, 256)
+    base_steps: int = 3000
+    double_steps: int = 6000
+    mask_steps: int = 700
+    batch: int = 128
+    lr: float = 1e-3
+    double_lr: float = 1e-3
+    mask_lr: float = 1e-2
+    alpha: float = 1e-4
+    alpha_double: float = 4e-4
+    samples: int = 4
+    eval_n: int = 10_000
+    sweep_alphas: tuple[float, ...] = (1e-5, 1e-3)
+    sweep_shapes: tuple[tuple[int, ...], ...] = ()
+    sweep_mask_steps: int = 300
+    cnn_steps: int = 600
+    cnn_mask_steps: int = 300
+    cnn_alpha: float = 1e-4
+    cnn_mask_lr: float = 1e-2
+
+    def __post_init__(self):
+        for name in ("seeds", "batch", "samples", "eval_n"):
+            check_int(name, getattr(self, name), 1)
+        for name in ("base_steps", "double_steps", "mask_steps", "sweep_mask_steps", "cnn_steps", "cnn_mask_steps"):
+            check_int(name, getattr(self, name), 0)
+        for name in ("lr", "double_lr", "mask_lr", "cnn_mask_lr"):
+            check_range(name, getattr(self, name), 0.0, 1.0, open_low=True)
+        for name in ("alpha", "alpha_double", "cnn_alpha"):
+            check_range(name, getattr(self, name), 0.0, 1.0)
+        for a in self.sweep_alphas:
+            check_range("sweep_alphas", a, 0.0, 1.0)
+        for shape in (self.hidden, *self.sweep_shapes):
+            profiles.check_sequence("hidden" if shape is self.hidden else "sweep_shapes", shape)
+            for h in shape:
+                check_int("hidden" if shape is self.hidden else "sweep_shapes", h, 1)
+        object.__setattr__(self, "sweep_shapes", tuple(tuple(h) for h in self.sweep_shapes))  # from JSON lists
+        if self.batch % self.samples:
+            raise ValueError(f"batch={self.batch} must be divisible by samples={self.samples}")
+
+
 
 
 # --- training and scoring -----------------------------------------------------------------------
