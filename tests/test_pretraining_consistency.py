@@ -61,7 +61,7 @@ def test_pretrained_arm_starts_from_the_stored_weights_and_scratch_reuses_chapte
     assert runs.rows["sv-plural-scratch-0"].name == "sv-plural-0"  # chapter 5's own result
     assert (store / "smoke" / sc.CHAPTER / "sv-plural-0.json").exists()
     assert (store / "smoke" / pc.CHAPTER / "sv-plural-scratch-1.json").exists()
-    assert runs.rows["sv-plural-scratch-1"].meta["code_module"] == "modlib.structural_compositionality:run_one"
+    assert runs.rows["sv-plural-scratch-1"].meta["code_module"] == "modlib.structural_compositionality.experiment:run_one"
     assert set(runs.pretraining) == {"language", "vision"} and "book's own" in runs.language_source
     vision = pc.pretrained_model("inside-contact", 5, "smoke", CPU)
     stored = runs.pretraining["vision"].arrays
