@@ -6,7 +6,9 @@ The core, which every chapter may import:
 - ``runtime``   seeding and device choice, each reported in one line
 - ``models``    small model builders
 - ``training``  training loops, including several seeds trained as one batched model
-- ``results``   the results store (load a matching stored result or compute and store it)
+- ``results``   the results store (load a matching stored result or compute and store it);
+                ``fingerprint`` the code a stored result depends on; ``restamp`` carries results over
+                a refactor the fingerprint cannot see through
 - ``masks``     trainable binary masks over the weights of any torch model
 - ``stats``     the findings' statistics: intervals, tests and the verdict rule (:class:`stats.Finding`)
 - ``plots``     what every page's figures share: numbered captions (``glue``), the page's width,
