@@ -201,7 +201,7 @@ def _parse(module: str, text: bytes) -> _Module:
         else:
             other.append(node)
     return _Module(module, units, methods, _aliases(tree, module, is_package),
-                   Unit(module, f"<top-level code of {module}>", other) if other else None)
+                   Unit(module, "<top-level code>", other) if other else None)
 
 
 _STATE = [""]  # the package's sources that the modules parsed now were read under

@@ -18,7 +18,12 @@ chapter 5's jobs (run once, whichever chapter asks).
 
 Logs: ``<out>/<profile>/jobs/logs/<job>.log`` (local) and submitit's ``<out>/<profile>/jobs/slurm/``
 (SLURM); ``<out>/<profile>/jobs/submitted.json`` records the SLURM job of every result submitted, so
-that the next call reports it as running or failed instead of submitting it twice.
+that the next call reports it as running or failed instead of submitting it twice (only the SLURM
+executor reads it).
+
+Before any job starts, the results folders they write must be writable and, for local jobs, the
+device (``$MODLIB_DEVICE``) available here: otherwise the call fails at once, naming them, instead of
+every job failing with the reason in its log.
 """
 
 from __future__ import annotations
@@ -40,13 +45,15 @@ from typing import Callable
 import torch
 
 from modlib import profiles, results
+from modlib.batch import check_writable
 from modlib.compositional_sprites import experiment as cs
 from modlib.pretraining_consistency import experiment as pc
 from modlib.redundant_input_toy import experiment as toy
 from modlib.resists_at_scale import experiment as rs
+from modlib.runtime import ENV_VAR as ENV_DEVICE
+from modlib.runtime import describe, pick_device
 from modlib.structural_compositionality import experiment as sc
 from modlib.weight_masks import experiment as md
-from modlib.runtime import describe, pick_device
 
 EXECUTORS = ("local", "slurm")
 Compute = Callable[[torch.device], object]  # computes (or loads) one result on a device
@@ -224,6 +231,25 @@ def _slurm_states(ledger: dict, folder: Path) -> dict[str, str]:
     return {job: h.watcher.get_state(h.job_id, mode="cache") for job, h in handles.items()}
 
 
+def read_ledger(path: Path) -> dict[str, dict]:
+    """The SLURM jobs submitted so far, ``{job: {"job_id": ..., "log": ...}}`` from ``path`` (``{}`` when it
+    does not exist); a ``ValueError`` naming the file and its fix when it is not such a record."""
+    if not path.exists():
+        return {}
+    fix = (f"delete it (rm {path}) and run again: every stored result is kept, but a job it records that is "
+           f"still queued or running is then submitted a second time (check squeue first)")
+    try:
+        ledger = json.loads(path.read_text())
+    except ValueError as err:  # also a UnicodeDecodeError
+        raise ValueError(f"{path} (the SLURM jobs submitted so far) is not valid JSON ({err}); {fix}") from None
+    if not isinstance(ledger, dict) or not all(
+            isinstance(job, str) and isinstance(r, dict) and isinstance(r.get("job_id"), (str, int))
+            and isinstance(r.get("log"), str) for job, r in ledger.items()):
+        raise ValueError(f'{path} (the SLURM jobs submitted so far) is not a record of submitted jobs (a JSON '
+                         f'object {{"<chapter>/<result>": {{"job_id": ..., "log": ...}}, ...}}); {fix}')
+    return ledger
+
+
 def run(chapters: list[str], profile: str, *, executor: str = "local", workers: int = 1,
         threads: int | None = None, out: Path = Path("_build/batch"), root: Path | None = None,
         slurm: dict | None = None, dry_run: bool = False) -> dict[str, dict]:
@@ -232,14 +258,22 @@ def run(chapters: list[str], profile: str, *, executor: str = "local", workers: 
     ``stored`` (``made`` when this call computed it), ``running``, ``submitted``, ``failed``, ``left``."""
     profiles.check_choice("executor", executor, EXECUTORS)
     profiles.check_int("workers", workers, 1)
+    if threads is not None:
+        profiles.check_int("threads", threads, 1)
     profile = profiles.resolve(profile)
+    if executor == "local" and not dry_run:  # every worker would pick the same device, and fail on it
+        try:
+            pick_device(quiet=True)
+        except ValueError as err:
+            raise ValueError(f"{err}; every local job would fail on it: set ${ENV_DEVICE} to one of those, "
+                             f"or unset it") from None
     root = Path(root).resolve() if root else results.default_root()
     folder = Path(out).resolve() / profile / "jobs"
     table = jobs(chapters, profile)
     with store_at(root):
         report = {job: {"status": "stored" if is_stored(c) else "left", "log": ""} for job, (_, c) in table.items()}
     ledger_path = folder / "submitted.json"
-    ledger = json.loads(ledger_path.read_text()) if ledger_path.exists() else {}
+    ledger = read_ledger(ledger_path) if executor == "slurm" else {}  # local jobs do not need it
     ledger = {job: r for job, r in ledger.items() if report.get(job, {}).get("status") != "stored"}
     asked = {job: r for job, r in ledger.items() if job in report} if executor == "slurm" else {}
     for job, state in _slurm_states(asked, folder / "slurm").items():  # submitted earlier, not stored
@@ -253,6 +287,9 @@ def run(chapters: list[str], profile: str, *, executor: str = "local", workers: 
 
     if dry_run:
         return report
+    missing = [job for job, r in report.items() if r["status"] in ("left", "failed")]
+    for chapter in dict.fromkeys(job.split("/")[0] for job in missing):  # before any job starts: where they write
+        check_writable(root / profile / chapter)
     if executor == "slurm":
         ex = slurm_executor(folder / "slurm", slurm or {})
         if not (slurm or {}).get("gpus_per_node"):

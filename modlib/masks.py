@@ -174,8 +174,17 @@ class MaskSet:
             self._masks[name] = _Mask(self, getattr(module, param).detach(), settings["init"])
             parametrize.register_parametrization(module, param, self._masks[name])
         self._hook = model.register_forward_pre_hook(lambda module, args: self.resample())
+        self._removed = False  # set by remove(): every later use fails (_check_attached)
+
+    def _check_attached(self) -> None:
+        """Fail once :meth:`remove` has taken the masks off: the model may carry another MaskSet by now."""
+        if self._removed:
+            raise RuntimeError("this MaskSet was removed from its model (remove()); attach new masks with "
+                               "masks.attach(model) or masks.load(path, model) and use those")
 
     def __repr__(self) -> str:
+        if self._removed:
+            return f"MaskSet({self.estimator}, removed)"
         total = sum(m.score.numel() for m in self._masks.values())
         shapes = ", ".join(f"{k} {list(m.score.shape)}" for k, m in self._masks.items())
         return f"MaskSet({self.estimator}, {len(self._masks)} weight tensors, {total:,} weights: {shapes})"
@@ -183,14 +192,17 @@ class MaskSet:
     @property
     def names(self) -> list[str]:
         """The masked weights in the model's order, e.g. ``["0.weight", "2.weight"]``."""
+        self._check_attached()
         return list(self._masks)
 
     def parameters(self) -> list[nn.Parameter]:
         """The trainable mask parameters, one per masked weight, each of that weight's shape."""
+        self._check_attached()
         return [m.score for m in self._masks.values()]
 
     def original(self, name: str) -> torch.Tensor:
         """The frozen, unmasked weight ``name``."""
+        self._check_attached()
         module, param = self._where[name]
         return module.parametrizations[param].original
 
@@ -205,6 +217,7 @@ class MaskSet:
         ``kept_fraction``  ``kept / weights``
         ``mode``           the mode it computes in now (``"off"`` outside the ``layers`` of :meth:`set_mode`)
         """
+        self._check_attached()
         import pandas as pd
 
         rows = []
@@ -235,6 +248,7 @@ class MaskSet:
         masked weight computes with its original value, as in ``"off"`` (the model as trained);
         ``None``: all weights take ``mode``. ``seed`` draws the ``"random"``/``"reinit"`` controls,
         from the hard masks as they are now (the Gumbel noise has ``attach``'s ``seed``)."""
+        self._check_attached()
         check_choice("mode", mode, MODES)
         check_int("seed", seed, 0)
         chosen = self._match(layers)
@@ -273,18 +287,21 @@ class MaskSet:
         try:
             yield self
         finally:
-            self.set_mode(*before)
+            if not self._removed:  # remove() inside the block: nothing to restore
+                self.set_mode(*before)
 
     # -- training --------------------------------------------------------------------------------
     def resample(self) -> None:
         """Draw a new Gumbel mask sample at the next use. Runs before every forward pass of the model;
         call it yourself only when running one of its submodules directly."""
+        self._check_attached()
         for m in self._masks.values():
             m.sample = None
 
     def regularizer(self) -> torch.Tensor:
         """A scalar: ``alpha * sum(logits)`` (gumbel; the paper divides it by the batch size) or
         ``lam * sum(sigmoid(beta * s))`` (sparsify)."""
+        self._check_attached()
         scores = self.parameters()
         if self.estimator == "gumbel":
             return self.settings["alpha"] * sum(s.sum() for s in scores)
@@ -297,6 +314,7 @@ class MaskSet:
         chunk under its own: larger, fewer kernels. It needs a model that ``vmap`` can batch (linear
         and convolutional layers can; use :func:`sampled_loss` for any other). Outside ``"train"``
         mode the masks are fixed and this is :func:`sampled_loss`."""
+        self._check_attached()
         check_int("samples", samples, 1)
         if len(x) % samples or len(y) != len(x):
             raise ValueError(f"a batch of {len(x)} inputs and {len(y)} targets does not split into "
@@ -321,6 +339,7 @@ class MaskSet:
 
     def anneal(self) -> float:
         """Sparsify, once per epoch: ``beta *= beta_growth``, capped at ``beta_max``. Returns ``beta``."""
+        self._check_attached()
         if self.estimator != "sparsify":
             raise ValueError(f"anneal() is for estimator='sparsify'; this MaskSet is {self.estimator!r}")
         self.beta = min(self.beta * self.settings["beta_growth"], self.settings["beta_max"])
@@ -329,11 +348,13 @@ class MaskSet:
     # -- binary masks ----------------------------------------------------------------------------
     def hard_masks(self) -> Masks:
         """The final binary masks (bool, on the CPU), by weight name."""
+        self._check_attached()
         return {k: m.hard().detach().cpu() for k, m in self._masks.items()}
 
     def set_masks(self, masks: Masks | None) -> None:
         """Use these binary masks (one per masked weight, of its shape) instead of the learned ones in
         every mode but ``"train"`` and ``"off"``; ``None`` goes back to the learned ones."""
+        self._check_attached()
         if masks is not None:
             _check_same(masks, {k: m.score for k, m in self._masks.items()}, "the given masks", "the model")
         for k, m in self._masks.items():
@@ -343,6 +364,7 @@ class MaskSet:
     def save(self, path: str | Path) -> None:
         """Write the estimator, its settings, the mask parameters (whose names and shapes are the
         masked weights') and any masks given to :meth:`set_masks`, atomically; read with :func:`load`."""
+        self._check_attached()
         state = {"estimator": self.estimator, "settings": self.settings, "beta": self.beta,
                  "scores": {k: m.score.detach().cpu() for k, m in self._masks.items()},
                  "fixed": {k: m.fixed.cpu() for k, m in self._masks.items() if m.fixed is not None}}
@@ -353,6 +375,7 @@ class MaskSet:
     def remove(self) -> nn.Module:
         """Take the masks off: the model is the plain model again, with its original weights and
         ``requires_grad`` flags. Returns the model."""
+        self._check_attached()
         self._hook.remove()
         for module, param in self._where.values():
             parametrize.remove_parametrizations(module, param, leave_parametrized=False)
@@ -362,6 +385,7 @@ class MaskSet:
         for name, p in self.model.named_parameters():
             p.requires_grad_(self._requires_grad.get(name, True))
         self._masks, self._where, self._order = {}, {}, {}
+        self._removed = True
         return self.model
 
 

@@ -199,9 +199,16 @@ def _key(result: Result) -> str:
     return f"{result.meta['profile']}/{result.meta['chapter']}/{result.name}"
 
 
+def content(result: Result) -> str:
+    """A checksum of what a result holds (config, metrics, arrays), not of how it was stamped."""
+    body = {"config": result.config, "metrics": result.metrics, "npz_sha256": result.meta["npz_sha256"]}
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
 def dependencies(depends: list[Result]) -> dict[str, str]:
-    """``{"profile/chapter/name": checksum}`` of the stored results a computation reads."""
-    return {_key(r): r.meta["sha256"] for r in depends}
+    """``{"profile/chapter/name": content checksum}`` of the stored results a computation reads: a
+    result read from one is stale once it is remade with other numbers (not when re-stamped)."""
+    return {_key(r): content(r) for r in depends}
 
 
 def _write_meta(json_path: Path, meta: dict) -> None:
@@ -308,7 +315,7 @@ def _why_not(stored: Result, config: dict, now: list, depends: dict) -> str | No
     return None
 
 
-def _restamped(stored: Result, json_path: Path, now: list, depends: dict, why: str) -> Result | None:
+def _restamped(stored: Result, json_path: Path, code, now: list, depends: dict, why: str) -> Result | None:
     reason = _RESTAMP(stored, why) if _RESTAMP is not None else None
     if reason is None:
         return None
@@ -316,7 +323,7 @@ def _restamped(stored: Result, json_path: Path, now: list, depends: dict, why: s
     meta["restamped"] = [*meta.get("restamped", []), {
         "code_module": meta["code_module"], "why_stale": why, "reason": reason,
         "when": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}]
-    meta["code"], meta["depends"] = now, depends
+    meta["code_module"], meta["code"], meta["depends"] = _fp.describe(code), now, depends
     _write_meta(json_path, meta)
     return read(json_path)
 
@@ -354,7 +361,7 @@ def fetch(chapter: str, name: str, config: dict, compute: Callable[[], tuple[dic
     if stored is not None and why is None:
         return stored
     if stored is not None and stored.meta["config_hash"] == config_hash(config):
-        restamped = _restamped(stored, json_path, now, needs, why)
+        restamped = _restamped(stored, json_path, code, now, needs, why)
         if restamped is not None:
             return restamped
     if unreadable:

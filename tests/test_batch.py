@@ -1,3 +1,4 @@
+import json
 import os
 import signal
 import subprocess
@@ -29,14 +30,19 @@ results.fetch("{stem}", "second", {{"seeds": 1}}, compute("{stem}/second"), prof
 '''
 
 
-def make_notebook(path, log, flag):
+def one_cell_notebook(path, source):
+    """A notebook of a parameters cell and one code cell, ``source``."""
     nb = nbformat.v4.new_notebook()
     params = nbformat.v4.new_code_cell('profile = "default"')
     params.metadata["tags"] = ["parameters"]
-    nb.cells = [params, nbformat.v4.new_code_cell(SOURCE.format(log=log, flag=flag, stem=path.stem))]
+    nb.cells = [params, nbformat.v4.new_code_cell(source)]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(nb, path)
     return path
+
+
+def make_notebook(path, log, flag):
+    return one_cell_notebook(path, SOURCE.format(log=log, flag=flag, stem=path.stem))
 
 
 def test_batch_skips_current_notebooks_and_resumes_after_an_interruption(tmp_path, store, capsys):
@@ -128,13 +134,7 @@ time.sleep(60)
 
 
 def test_ctrl_c_ends_with_the_summary_not_a_traceback(tmp_path, store):
-    nb = nbformat.v4.new_notebook()
-    params = nbformat.v4.new_code_cell('profile = "default"')
-    params.metadata["tags"] = ["parameters"]
-    nb.cells = [params, nbformat.v4.new_code_cell(SLOW)]
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    path = tmp_path / "slow.ipynb"
-    nbformat.write(nb, path)
+    path = one_cell_notebook(tmp_path / "slow.ipynb", SLOW)
     # as a terminal's Ctrl-C does: SIGINT to the whole process group (the runner and its kernel)
     # (a job started in the background by a non-interactive shell ignores SIGINT, and its children inherit
     # that; a terminal's process does not: restore the default, under which Python raises KeyboardInterrupt)
@@ -160,3 +160,171 @@ def test_a_bad_thread_count_is_refused_with_the_value(capsys):
     with pytest.raises(SystemExit):
         batch.main(["--profile", "smoke", "--threads", "0", "no_such.ipynb"])
     assert "threads=0" in capsys.readouterr().err
+
+
+# A cell that stalls on its first ``stalls`` tries (it sleeps past the cell timeout) and returns on the
+# next one; every try appends a line to a log.
+STALL = '''
+import pathlib, time
+log = pathlib.Path(r"{log}")
+with log.open("a") as f:
+    f.write("try\\n")
+if len(log.read_text().split()) <= {stalls}:
+    time.sleep(120)  # stands for a cell whose kernel never answers
+'''
+
+
+@pytest.mark.parametrize("stalls, status", [(1, "ran"), (2, "failed")])
+def test_a_stalled_cell_times_out_and_its_notebook_is_retried_once(tmp_path, store, stalls, status):
+    log = tmp_path / "tries.log"
+    nb = one_cell_notebook(tmp_path / "stall.ipynb", STALL.format(log=log, stalls=stalls))
+    start = time.monotonic()
+    rows = batch.run([nb], "smoke", tmp_path / "out", cell_timeout=3)
+    assert time.monotonic() - start < 90  # not the cell's 120 s, let alone for ever
+    assert [r["status"] for r in rows] == [status]
+    assert log.read_text().split() == ["try", "try"]  # one retry, no more
+    text = batch.table(rows)
+    if status == "ran":
+        assert ("the first try stopped after the cell 'import pathlib, time' ran past the cell timeout of 3 s"
+                in text)
+        assert batch.is_current(nb, "smoke")
+    else:
+        assert "the cell 'import pathlib, time' ran past the cell timeout of 3 s on both tries" in rows[0]["error"]
+        assert "--cell-timeout" in rows[0]["error"]
+        assert not batch.is_current(nb, "smoke")
+
+
+def test_the_cell_timeout_has_a_default_per_profile_and_a_flag(tmp_path, store, monkeypatch):
+    assert batch.CELL_TIMEOUT["smoke"] <= batch.CELL_TIMEOUT["default"] <= batch.CELL_TIMEOUT["full"]
+    seen = []
+    monkeypatch.setattr(batch, "run", lambda *a, **kw: seen.append(kw["cell_timeout"]) or [])
+    assert batch.main(["--profile", "smoke", "--cell-timeout", "90"]) == 0
+    assert batch.main(["--profile", "smoke"]) == 0
+    assert batch.main(["--profile", "smoke", "--cell-timeout", "0"]) == 0
+    assert seen == [90, None, 0]  # None: the profile's default; 0: no timeout
+
+
+def test_the_summary_keeps_the_whole_remake_command(tmp_path, store):
+    command = "python -m modlib.batch --profile full " + " ".join(f"notebooks/chapter_{i}.ipynb" for i in range(12))
+    source = ("from modlib import results\n"
+              f"raise results.StaleResultError('no stored result x; Remake it with: {command}')")
+    rows = batch.run([one_cell_notebook(tmp_path / "stale.ipynb", source)], "smoke", tmp_path / "out")
+    assert rows[0]["status"] == "failed" and len(command) > 200
+    assert rows[0]["error"].endswith(command) and batch.table(rows).endswith(command)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--workers", "-3", "--dry-run"], "workers=-3 is not valid; give a whole number of at least 1"),
+    (["--workers", "2"], "--workers only applies with --executor local"),
+    (["--dry-run"], "--dry-run only applies with --executor local or slurm"),
+    (["--partition", "gpu", "--time", "60"], "--partition, --time only apply with --executor slurm"),
+    (["--executor", "local", "--partition", "gpu", "--cpus", "4"],
+     "--partition, --cpus only apply with --executor slurm"),
+    (["--executor", "slurm", "--time", "60", "--workers", "2"], "--workers only applies with --executor local"),
+    (["--executor", "slurm", "--time", "60", "--threads", "2"],
+     "--threads only applies without --executor or with --executor local"),
+    (["--executor", "local", "--cell-timeout", "60"], "--cell-timeout only applies without --executor"),
+    (["--executor", "local", "--workers", "0"], "workers=0 is not valid; give a whole number of at least 1"),
+    (["--executor", "local", "--threads", "-1"], "threads=-1 is not valid; give a whole number of at least 1"),
+    (["--threads", "two"], "threads='two' is not valid; give a whole number of at least 1"),
+    (["--cell-timeout", "-5"], "cell-timeout=-5 is not valid; give seconds >= 0 (0: no timeout)"),
+])
+def test_flags_that_do_not_apply_and_bad_counts_are_refused_before_anything_runs(tmp_path, store, capsys, args,
+                                                                                 message):
+    log = tmp_path / "computed.log"
+    nb = make_notebook(tmp_path / "one.ipynb", log, tmp_path / "no-crash")
+    with pytest.raises(SystemExit) as exit_:
+        batch.main(["--profile", "smoke", *args, "--out", str(tmp_path / "out"), str(nb)])
+    assert exit_.value.code == 2
+    assert message in capsys.readouterr().err
+    assert not log.exists()  # the notebook did not run
+
+
+def test_a_manifest_of_the_wrong_shape_is_stale_with_a_reason_not_a_traceback(tmp_path, store):
+    nb = make_notebook(tmp_path / "one.ipynb", tmp_path / "log", tmp_path / "no-crash")
+    batch.run([nb], "smoke", tmp_path / "out")
+    manifest = batch.manifest_path(nb, "smoke")
+    good = json.loads(manifest.read_text())
+    for bad, why in [({**good, "results": list(good["results"])}, "'results' is a list"),
+                     ({**good, "results": {"first": 3}}, "'results' is a dict"),
+                     ([good], "it holds a list"), ("ok", "it holds a str")]:
+        manifest.write_text(json.dumps(bad))
+        reason = batch.stale_reason(nb, "smoke")
+        assert f"its manifest {manifest} is unreadable" in reason and why in reason, reason
+    assert [r["status"] for r in batch.run([nb], "smoke", tmp_path / "out")] == ["ran"]
+    assert batch.is_current(nb, "smoke")
+
+
+def read_only(folder):
+    for sub in [folder, *sorted(p for p in folder.rglob("*") if p.is_dir())]:
+        sub.chmod(0o555)
+
+
+def without_root_override():
+    """In a child process before it runs: drop root's power to write where the permissions forbid
+    (CAP_DAC_OVERRIDE, from the bounding set, so the program it runs starts without it)."""
+    import ctypes
+
+    PR_CAPBSET_DROP, CAP_DAC_OVERRIDE = 24, 1
+    if ctypes.CDLL(None, use_errno=True).prctl(PR_CAPBSET_DROP, CAP_DAC_OVERRIDE, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP) failed")
+
+
+def as_a_user(args, **kw):
+    """Run ``args``, without root's override of file permissions when the tests run as root (for root
+    no folder is read-only)."""
+    if os.geteuid() == 0:
+        kw["preexec_fn"] = without_root_override
+    return subprocess.run(list(map(str, args)), capture_output=True, text=True, timeout=600, **kw)
+
+
+@pytest.fixture
+def writable_again(tmp_path):
+    yield
+    for folder in [tmp_path, *(p for p in tmp_path.rglob("*") if p.is_dir())]:
+        folder.chmod(0o755)
+
+
+def test_a_read_only_store_is_refused_before_anything_is_computed_and_named(tmp_path, store, writable_again):
+    log = tmp_path / "computed.log"
+    current = [make_notebook(tmp_path / f"{n}.ipynb", log, tmp_path / "no-crash") for n in ("one", "two")]
+    assert [r["status"] for r in batch.run(current, "smoke", tmp_path / "out")] == ["ran", "ran"]
+    new = make_notebook(tmp_path / "three.ipynb", log, tmp_path / "no-crash")
+    log.unlink()
+    read_only(store)
+    if as_a_user(["touch", store / "probe"]).returncode == 0:
+        pytest.skip("no folder can be made read-only here (root, and its override cannot be dropped)")
+    out = ["--out", tmp_path / "out"]
+    cases = [
+        # every result current: only the manifests would be written
+        (["--profile", "smoke", "--force", *current, *out], store / "smoke" / "one"),
+        (["--profile", "smoke", new, *out], store / "smoke" / "three"),
+        (["--profile", "smoke", "--executor", "local", "notebooks/redundant_input_toy.ipynb", *out],
+         store / "smoke" / "redundant_input_toy"),
+    ]
+    for args, folder in cases:
+        proc = as_a_user([sys.executable, "-m", "modlib.batch", *args])
+        assert proc.returncode == 2, proc.stdout + proc.stderr
+        assert f"the results folder {folder} is not writable" in proc.stderr, proc.stderr
+        assert "Traceback" not in proc.stderr, proc.stderr
+        assert not log.exists()  # nothing ran
+    # a dry run only reads
+    proc = as_a_user([sys.executable, "-m", "modlib.batch", "--profile", "smoke", "--executor", "local",
+                      "--dry-run", *out, "notebooks/redundant_input_toy.ipynb"])
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_a_manifest_that_cannot_be_written_fails_its_notebook_and_the_next_one_runs(tmp_path, store, monkeypatch):
+    log = tmp_path / "computed.log"
+    nbs = [make_notebook(tmp_path / f"{n}.ipynb", log, tmp_path / "no-crash") for n in ("one", "two")]
+    write = results.atomic_write_bytes
+
+    def refuse_one(path, data):
+        if path.parent.name == "one":
+            raise PermissionError(13, "Permission denied", str(path))
+        write(path, data)
+
+    monkeypatch.setattr(results, "atomic_write_bytes", refuse_one)
+    rows = batch.run(nbs, "smoke", tmp_path / "out")
+    assert [r["status"] for r in rows] == ["failed", "ran"]
+    assert f"its manifest {batch.manifest_path(nbs[0], 'smoke')} cannot be written" in rows[0]["error"]

@@ -199,3 +199,39 @@ def test_the_command_line_names_what_is_wrong(store, capsys, args, message):
     with pytest.raises(SystemExit):
         batch.main(["--profile", SMOKE, *args])
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("text, problem", [
+    ('{"redundant_input_toy/sweep-relu-mse": {"job_id": "1001", "log": "a\tb"}}',
+     "is not valid JSON (Invalid control character"),
+    ('["redundant_input_toy/sweep-relu-mse"]', "is not a record of submitted jobs"),
+    ('{"redundant_input_toy/sweep-relu-mse": "1001"}', "is not a record of submitted jobs"),
+])
+def test_a_corrupt_job_list_is_named_with_its_fix_and_does_not_block_the_local_executor(tmp_path, store, capsys,
+                                                                                       text, problem):
+    ledger = tmp_path / "out" / SMOKE / "jobs" / "submitted.json"
+    ledger.parent.mkdir(parents=True)
+    ledger.write_text(text)
+    report = jobs.run([toy.CHAPTER], SMOKE, executor="local", dry_run=True, out=tmp_path / "out", root=store)
+    assert {r["status"] for r in report.values()} == {"left"}
+    with pytest.raises(SystemExit):
+        batch.main(["--profile", SMOKE, "--executor", "slurm", "--dry-run", "--out", str(tmp_path / "out"),
+                    f"notebooks/{toy.CHAPTER}.ipynb"])
+    err = capsys.readouterr().err
+    assert f"{ledger} (the SLURM jobs submitted so far) {problem}" in err, err
+    assert f"delete it (rm {ledger})" in err
+
+
+def test_an_unavailable_device_is_refused_before_local_jobs_start(tmp_path, store, monkeypatch):
+    monkeypatch.setenv("MODLIB_DEVICE", "cuda:99")  # no machine the tests run on has 100 GPUs
+    monkeypatch.setattr(jobs, "_run_local", lambda *a, **kw: pytest.fail("the jobs were started"))
+    with pytest.raises(ValueError, match=r"\$MODLIB_DEVICE='cuda:99' asks for a device that is not available "
+                                         r"here; available: .*every local job would fail on it"):
+        jobs.run([toy.CHAPTER], SMOKE, executor="local", root=store, out=tmp_path)
+    jobs.run([toy.CHAPTER], SMOKE, executor="local", dry_run=True, root=store, out=tmp_path)  # only reads
+
+
+def test_a_bad_thread_count_for_local_jobs_is_refused(tmp_path, store, monkeypatch):
+    monkeypatch.setattr(jobs, "_run_local", lambda *a, **kw: pytest.fail("the jobs were started"))
+    with pytest.raises(ValueError, match=r"threads=0 is not valid"):
+        jobs.run([toy.CHAPTER], SMOKE, executor="local", threads=0, root=store, out=tmp_path)

@@ -578,3 +578,31 @@ def test_mask_training_on_a_gpu_keeps_the_weights(one_pass):
     ms.remove()
     for k, v in model.state_dict().items():
         assert torch.equal(v, before[k]), k
+
+
+def test_a_removed_maskset_refuses_every_further_use(tmp_path):
+    model, x = mlp(), torch.randn(4, 6)
+    old = masks.attach(model)
+    old.remove()
+    new = masks.attach(model, "sparsify")  # the same model, masked again
+    frozen = {n: p.requires_grad for n, p in model.named_parameters()}
+    assert not any(v for n, v in frozen.items() if not n.endswith(".score"))  # only the masks train
+    uses = {
+        "remove": old.remove, "save": lambda: old.save(tmp_path / "m.pt"),
+        "mode": lambda: setattr(old, "mode", "hard"), "set_mode": lambda: old.set_mode("complement"),
+        "use": lambda: old.use("hard").__enter__(), "set_masks": lambda: old.set_masks(None),
+        "resample": old.resample, "parameters": old.parameters, "regularizer": old.regularizer,
+        "sampled_loss": lambda: old.sampled_loss(F.cross_entropy, x, torch.zeros(4, dtype=torch.long), 2),
+        "anneal": old.anneal, "stats": old.stats, "hard_masks": old.hard_masks, "names": lambda: old.names,
+        "layers": lambda: old.layers, "original": lambda: old.original("0.weight"),
+    }
+    for name, use in uses.items():
+        with pytest.raises(RuntimeError, match=r"this MaskSet was removed from its model \(remove\(\)\); "
+                                               r"attach new masks with masks\.attach"):
+            use()
+    assert {n: p.requires_grad for n, p in model.named_parameters()} == frozen  # the new masks' weights stay frozen
+    assert not (tmp_path / "m.pt").exists()
+    assert "removed" in repr(old)
+    new.mode = "hard"
+    new.save(tmp_path / "new.pt")  # the new MaskSet works
+    assert new.remove() is model and all(p.requires_grad for p in model.parameters())

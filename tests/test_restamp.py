@@ -1,0 +1,92 @@
+"""python -m modlib.restamp: stale results are carried over only when the old and the new code
+compute the same numbers (chapter 1 at smoke, in a throw-away git repository)."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from modlib import fingerprint, restamp, results
+
+
+def git(repo, *args):
+    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
+                   env={**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
+                        "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"})
+
+
+@pytest.fixture
+def repo(tmp_path):
+    """A repository holding a copy of modlib, committed, and chapter 1's smoke results made by it."""
+    root = tmp_path / "repo"
+    shutil.copytree(fingerprint.PACKAGE_DIR, root / "modlib", ignore=shutil.ignore_patterns("__pycache__"))
+    git(root, "init", "-q")
+    git(root, "add", "modlib")
+    git(root, "commit", "-q", "-m", "code that made the results")
+    make = ("import torch\nfrom modlib import jobs\n"
+            "for _, c in jobs.jobs(['redundant_input_toy'], 'smoke').values(): c(torch.device('cpu'))")
+    subprocess.run([sys.executable, "-c", make], env=env(root), check=True, capture_output=True, cwd=root)
+    return root
+
+
+def env(root):
+    return {**os.environ, "PYTHONPATH": str(root), "MODLIB_RESULTS": str(root / "store"),
+            "OMP_NUM_THREADS": "1", "MODLIB_FULL_FROM_STORE": ""}
+
+
+def run(root, *args):
+    return subprocess.run([sys.executable, "-m", "modlib.restamp", "--profile", "smoke", *args,
+                           "redundant_input_toy"], env=env(root), capture_output=True, text=True, cwd=root)
+
+
+def edit(path, old, new):
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new))
+
+
+TOTAL = "member_loss(forward(template, leaves, x), y).sum()"
+
+
+def test_a_change_that_computes_the_same_numbers_is_carried_over(repo):
+    edit(repo / "modlib" / "training.py", TOTAL, f"1.0 * {TOTAL}")  # stale, yet bit for bit the same
+    assert "4 stale" in run(repo, "--dry-run").stdout
+    done = run(repo)
+    assert done.returncode == 0, done.stderr
+    assert "re-stamped 4" in done.stdout
+    assert "every stored result is current" in run(repo, "--dry-run").stdout
+    meta = json.loads(next((repo / "store" / "smoke").rglob("sweep-*.json")).read_text())
+    assert "bit for bit" in meta["restamped"][-1]["reason"] and "changed: train_seeds" in meta["restamped"][-1]["why_stale"]
+
+
+def test_a_change_that_computes_other_numbers_is_refused(repo):
+    edit(repo / "modlib" / "training.py", TOTAL, f"1.001 * {TOTAL}")
+    done = run(repo)
+    assert done.returncode == 1
+    assert "NOT re-stamped" in done.stdout and "compute different smoke results" in done.stdout
+    assert "4 stale" in run(repo, "--dry-run").stdout  # still stale: nothing was stamped
+
+
+def test_results_the_old_code_did_not_make_are_refused(repo):
+    edit(repo / "modlib" / "training.py", TOTAL, f"1.0 * {TOTAL}")
+    git(repo, "commit", "-q", "-am", "a later commit, which did not make the stored results")
+    edit(repo / "modlib" / "training.py", f"1.0 * {TOTAL}", f"1.0 * 1.0 * {TOTAL}")
+    done = run(repo)
+    assert done.returncode == 1 and "were not made by it" in done.stdout
+
+
+def test_compare_finds_any_difference(tmp_path, monkeypatch):
+    def store(where, value, metric=1.0):
+        monkeypatch.setenv("MODLIB_RESULTS", str(where))
+        results.fetch("chap", "r", {"seeds": 1}, lambda: ({"acc": metric}, {"a": np.array([value])}),
+                      profile="smoke", device="cpu", code="modlib.data")
+        return where / "smoke"
+
+    a, same = store(tmp_path / "a", 0.5), store(tmp_path / "b", 0.5)
+    assert restamp.compare(a, same) is None
+    assert "array 'a' differs" in restamp.compare(a, store(tmp_path / "c", np.nextafter(0.5, 1)))
+    assert "metrics differ" in restamp.compare(a, store(tmp_path / "d", 0.5, metric=1.0000001))
