@@ -28,14 +28,16 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from modlib import data, masks, modularity, training
+from modlib import masks, training
+from modlib import weight_masks as wm
+from modlib.data import digits
 from modlib.models import mlp
 from modlib.runtime import describe
 
 
 def fnn_case(hidden, device):
     """The add/multiply FNN of shape ``hidden``: inputs ``[128, 42]``, outputs ``[128, 20]`` (2 digits x 10 logits)."""
-    x, y, _ = data.arithmetic(128)
+    x, y, _ = digits.arithmetic(128)
     return (mlp(42, list(hidden), 20), x.to(device), y.to(device),
             lambda out, target: F.cross_entropy(out.reshape(-1, 10), target.reshape(-1)))
 
@@ -117,8 +119,8 @@ def main() -> None:
     print(f"timed steps of each kind: {args.steps} on the CPU, {args.gpu_steps} on a GPU; torch {torch.__version__}")
     print(f"{'model':20s} {'device':32s} {'plain steps/s':>14s} {'mask, loop':>11s} {'mask, one pass':>15s} "
           f"{'overhead':>9s}")
-    cases = {f"FNN {modularity.shape_name(modularity.settings(p).hidden)} ({p})":
-             functools.partial(fnn_case, modularity.settings(p).hidden) for p in ("full", "paper")}
+    cases = {f"FNN {wm.shape_name(wm.settings(p).hidden)} ({p})":
+             functools.partial(fnn_case, wm.settings(p).hidden) for p in ("full", "paper")}
     for name, case in {**cases, "BERT 2x128": bert_case}.items():
         for device in devices:
             gpu = device.type == "cuda"

@@ -3,7 +3,7 @@
     python benchmarks/bench_resists.py [--threads 1] [--steps 20] [--seeds 5]
 
 1. SCAN: the time to generate all 20,910 commands with their translations and the four splits
-   (`modlib.scan`, from a cold cache), and to encode the add-jump split.
+   (`modlib.data.scan`, from a cold cache), and to encode the add-jump split.
 2. The MNIST-pairs CNN (`resists_at_scale.digit_cnn`, batch 64 pairs of 28 x 56): ``seeds``
    networks trained one after another (a loop) against the same networks stacked and trained as
    one batched model (`torch.func.vmap` over stacked weights, `modlib.training`), measured side by
@@ -32,7 +32,8 @@ import time
 
 import torch
 from modlib import resists_at_scale as rs
-from modlib import scan, training
+from modlib import training
+from modlib.data import scan
 
 
 def timed(fn, repeats: int) -> float:

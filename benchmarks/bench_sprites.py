@@ -2,7 +2,7 @@
 
     python benchmarks/bench_sprites.py [--images 2000] [--sizes 16 64] [--threads 1] [--no-profiles]
 
-1. Images per second of `modlib.sprites.scenes` (one batched torch computation for all images) and of
+1. Images per second of `modlib.data.sprites.scenes` (one batched torch computation for all images) and of
    a simple per-image renderer that draws each sprite as a polygon with PIL, one scene at a time
    (two sprites, composed with the same soft occlusion in numpy), side by side in one run at each
    size, and their ratio. The PIL renderer is the kind the authors used (Spriteworld draws with
@@ -44,7 +44,8 @@ import torch
 from PIL import Image, ImageDraw
 
 from modlib import compositional_sprites as cs
-from modlib import results, sprites
+from modlib import results
+from modlib.data import sprites
 
 
 def pil_scene(z: np.ndarray, size: int) -> np.ndarray:

@@ -32,7 +32,7 @@ import time
 import torch
 import torch.nn.functional as F
 
-from modlib import toy
+from modlib import redundant_input_toy as toy
 from modlib.models import mlp
 from modlib.training import stack, train_seeds
 

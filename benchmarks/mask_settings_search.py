@@ -8,15 +8,16 @@ A run trains (or loads from ``--out``/nets) one FNN on + and x, then a Gumbel ma
 ``--log_every`` steps it records the mask's kept fraction and the accuracy on + and x of the mask
 alone and removed, and at the end the 5x2 specialization table and a random mask as dense per layer.
 ``--collect`` prints one CSV row per run: the settings and the final table. Plain loops over modlib's
-pieces (``masks.attach``, ``modularity.digit_loss``...), so that each knob can be varied; the mask
+pieces (``masks.attach``, ``modlib.weight_masks.digit_loss``...), so that each knob can be varied; the mask
 noise comes from torch's global generator (exploration, not a stored result). The chapter's appendix
 shows the CSV of the search that chose the profile.
 """
 import argparse, csv, glob, json, os, sys, time
 import numpy as np, torch
 
-from modlib import data, masks
-from modlib import modularity as M
+from modlib import masks
+from modlib.data import digits
+from modlib.weight_masks import protocol as M
 from modlib.models import mlp
 
 
@@ -68,7 +69,7 @@ out = {"args": vars(a), "load": os.getloadavg()}
 
 def evals(n, seed):
     g = torch.Generator().manual_seed(500 + seed)
-    return {op: data.arithmetic(n, (op,), generator=g)[:2] for op in data.OPS}
+    return {op: digits.arithmetic(n, (op,), generator=g)[:2] for op in digits.OPS}
 EV = evals(a.eval_n, a.seed)
 
 def acc(model):
@@ -109,7 +110,7 @@ def score(mask, mode):
 # ---- masks with trajectories
 hard, out["masks"] = {}, {}
 for name in a.masks:
-    ops = data.OPS if name == "both" else (name,)
+    ops = digits.OPS if name == "both" else (name,)
     stream = M._batches("addmul", 128, 2000 + a.seed, dev, ops)
     ms = masks.attach(model, estimator="gumbel", alpha=a.alpha, init=a.init); ms.mode = "train"
     params = ms.parameters()
@@ -145,11 +146,11 @@ for name in a.masks:
 
 if "+" in hard and "*" in hard:
     table = [acc(model)]
-    for op in data.OPS:
+    for op in digits.OPS:
         table += [score(hard[op], "hard"), score(hard[op], "complement")]
     out["table"] = [[r["+"], r["*"]] for r in table]
     ctrl = {}
-    for op in data.OPS:
+    for op in digits.OPS:
         r = masks.random_like(hard[op], seed=1)
         ctrl[op] = {"random": score(r, "hard"), "random_removed": score(r, "complement")}
     out["random_control"] = ctrl

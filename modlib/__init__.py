@@ -1,30 +1,33 @@
-"""modlib: the helper package behind "Breaking it down".
+"""modlib: the helper package behind "Breaking it down", laid out by chapter over a small shared core.
 
-Each module does one thing; chapters import what they need:
+The core, which every chapter may import:
 
-- ``profiles``  pick a profile (smoke / default / full) and validate settings
+- ``profiles``  pick a profile (smoke / default / full / paper) and validate settings
 - ``runtime``   seeding and device choice, each reported in one line
-- ``data``      the chapters' data sets
 - ``models``    small model builders
 - ``training``  training loops, including several seeds trained as one batched model
-- ``results``   the results store (load a matching stored result or compute and store it)
+- ``results``   the results store (load a matching stored result or compute and store it);
+                ``fingerprint`` the code a stored result depends on; ``restamp`` carries results over
+                a refactor the fingerprint cannot see through
 - ``masks``     trainable binary masks over the weights of any torch model
-- ``toy``       the redundant-input toy experiment (chapter 1)
-- ``sprites``   multi-sprite scenes: renderer, compositions, supports, sufficient support (chapter 2)
-- ``compositional_sprites`` compositional vs monolithic models on them (chapter 2)
-- ``digit_pairs`` MNIST digit pairs in settings A and B (chapter 3)
-- ``scan``      the SCAN commands, generated from their grammar, and their splits (chapter 3)
-- ``resists_at_scale`` the CNN and seq2seq experiments of chapter 3
-- ``modularity`` the weight-mask experiments (chapter 4)
-- ``shapes``    panels of random contours with inside / contact / number, decided on pixels (chapter 5)
-- ``agreement`` agreement sentences in the style of Marvin & Linzen (chapter 5)
-- ``structural_compositionality`` odd-one-out tasks, base models and the subnetwork search (chapter 5)
-- ``pretraining`` unlabelled pretraining: the MLM corpus and training of a BERT, SimCLR for the ResNet (chapter 6)
-- ``pretraining_consistency`` scratch vs pretrained base models, searched with chapter 5's code (chapter 6)
-- ``findings``  what a page says about its results, decided from the numbers (claims tests use it too)
-- ``plots``     figures, handed to numbered captions that name their profile, device and seeds
-- ``widgets``   ipywidgets explorers over stored results
-- ``batch``     run notebooks with papermill (``python -m modlib.batch``)
+- ``stats``     the findings' statistics: intervals, tests and the verdict rule (:class:`stats.Finding`)
+- ``plots``     what every page's figures share: numbered captions (``glue``), the page's width,
+                code blocks (``source_block``)
+- ``widgets``   what every explorer shares; ``checks`` what every exercise check shares
+- ``batch``     run notebooks with papermill (``python -m modlib.batch``); ``jobs`` every stored
+                result as a job; ``student`` the student edition (``python -m modlib.student``)
+
+``data/``: one module per data source: ``toy``, ``sprites``, ``digits`` (MNIST, MNIST pairs, two-digit
+arithmetic), ``scan``, ``shapes``, ``sentences`` (agreement sentences).
+
+One package per chapter, named as its notebook: ``redundant_input_toy`` (chapter 1),
+``compositional_sprites`` (2), ``resists_at_scale`` (3), ``weight_masks`` (4),
+``structural_compositionality`` (5) and ``pretraining_consistency`` (6). Each holds ``experiment``
+(settings per profile, the runs, what is stored), ``findings`` (what the page says about its
+results, decided from the numbers; the claims tests use it too), ``figures``, ``explorer`` and
+``exercises``; its ``__init__`` exports the experiment's public names and says which of the
+notebook's sections use which module. A chapter imports the core and ``data``, never another
+chapter, except where it reuses an experiment on purpose: chapter 6 imports chapter 5's by name.
 """
 
 from modlib import fingerprint as _fingerprint

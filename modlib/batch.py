@@ -69,7 +69,7 @@ def fingerprint(notebook: Path, profile: str) -> str:
     for cell in nb.cells:
         if cell.cell_type == "code":
             h.update(cell.source.encode())
-    for src in sorted(MODLIB_DIR.glob("*.py")):
+    for src in sorted(MODLIB_DIR.rglob("*.py")):
         h.update(src.name.encode() + src.read_bytes())
     return h.hexdigest()[:16]
 

@@ -44,16 +44,16 @@ from typing import Callable
 
 import torch
 
-from modlib import compositional_sprites as cs
-from modlib import modularity as md
-from modlib import pretraining_consistency as pc
 from modlib import profiles, results
-from modlib import resists_at_scale as rs
-from modlib import structural_compositionality as sc
-from modlib import toy
 from modlib.batch import check_writable
+from modlib.compositional_sprites import experiment as cs
+from modlib.pretraining_consistency import experiment as pc
+from modlib.redundant_input_toy import experiment as toy
+from modlib.resists_at_scale import experiment as rs
 from modlib.runtime import ENV_VAR as ENV_DEVICE
 from modlib.runtime import describe, pick_device
+from modlib.structural_compositionality import experiment as sc
+from modlib.weight_masks import experiment as md
 
 EXECUTORS = ("local", "slurm")
 Compute = Callable[[torch.device], object]  # computes (or loads) one result on a device

@@ -3,10 +3,11 @@
 The notebooks in ``notebooks/`` are the instructor's copies: each exercise a learner writes has a
 *stub* cell (tag ``stub``) that raises ``NotImplementedError`` with a one-line hint, then a
 *solution* cell (tags ``solution`` and ``hide-input``: a collapsed dropdown in the book) that
-defines the same function, then a cell that runs its check from :mod:`modlib.checks`. The student
-edition of a notebook keeps the stubs, drops the solution cells and the ``{solution}`` blocks of
-the text, clears every output and says at the top what it is. It is written to
-``notebooks/student/NAME.ipynb``, which the book links to for Colab.
+defines the same function, then a cell that runs its check from the chapter's ``exercises`` module
+(``modlib.<chapter>.exercises``, built on :mod:`modlib.checks`). The student edition of a notebook
+keeps the stubs, drops the solution cells and the ``{solution}`` blocks of the text, clears every
+output and says at the top what it is. It is written to ``notebooks/student/NAME.ipynb``, which the
+book links to for Colab.
 """
 
 from __future__ import annotations
@@ -76,9 +77,9 @@ def exercises(nb: nbformat.NotebookNode) -> list[tuple[str, str, str]]:
             continue
         following = nb.cells[i + 1:i + 3]
         if (len(following) < 2 or "solution" not in following[0].metadata.get("tags", [])
-                or "checks.check_" not in following[1].source):
+                or "exercises.check_" not in following[1].source):
             raise ValueError(f"cell {i}: a stub must be followed by a cell tagged 'solution' and a "
-                             "cell that runs checks.check_...")
+                             "cell that runs exercises.check_...")
         found.append((cell.source, following[0].source, following[1].source))
     return found
 

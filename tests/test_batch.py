@@ -23,10 +23,10 @@ def compute(name):
             f.write(name + "\\n")
         return {{"name": name}}, {{}}
     return run
-results.fetch("{stem}", "first", {{"seeds": 1}}, compute("{stem}/first"), profile=profile, device="cpu", code="modlib.data")
+results.fetch("{stem}", "first", {{"seeds": 1}}, compute("{stem}/first"), profile=profile, device="cpu", code="modlib.data.digits")
 if pathlib.Path(r"{flag}").exists():
     raise RuntimeError("simulated interruption")
-results.fetch("{stem}", "second", {{"seeds": 1}}, compute("{stem}/second"), profile=profile, device="cpu", code="modlib.data")
+results.fetch("{stem}", "second", {{"seeds": 1}}, compute("{stem}/second"), profile=profile, device="cpu", code="modlib.data.digits")
 '''
 
 
@@ -127,7 +127,7 @@ def test_a_relative_results_root_puts_results_and_manifest_in_one_place(tmp_path
 SLOW = '''
 import time
 from modlib import results
-results.fetch("slow", "first", {"seeds": 1}, lambda: ({}, {}), profile=profile, device="cpu", code="modlib.data")
+results.fetch("slow", "first", {"seeds": 1}, lambda: ({}, {}), profile=profile, device="cpu", code="modlib.data.digits")
 print("started", flush=True)
 time.sleep(60)
 '''

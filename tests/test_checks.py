@@ -1,5 +1,6 @@
-"""modlib.checks: each check names the usual slip, not just "wrong" (tests/test_student.py runs every
-check on the book's solutions and on the stubs)."""
+"""The chapters' exercise checks (modlib.<chapter>.exercises, on modlib.checks): each check names
+the usual slip, not just "wrong" (tests/test_student.py runs every check on the book's solutions
+and on the stubs)."""
 
 import math
 
@@ -7,8 +8,16 @@ import pytest
 import torch
 from torch.nn import functional as F
 
-from modlib import checks, masks, pretraining, scan
+from modlib import masks
 from modlib import structural_compositionality as sc
+from modlib.compositional_sprites import exercises as cs_ex
+from modlib.data import scan
+from modlib.pretraining_consistency import exercises as pc_ex
+from modlib.pretraining_consistency import pretraining
+from modlib.redundant_input_toy import exercises as toy_ex
+from modlib.resists_at_scale import exercises as rs_ex
+from modlib.structural_compositionality import exercises as sc_ex
+from modlib.weight_masks import exercises as wm_ex
 
 
 def mi_natural_log(p):
@@ -84,20 +93,20 @@ def nt_xent_with_diagonal(z1, z2, t):
 
 
 SLIPS = [
-    (checks.check_mutual_information, mi_natural_log, "use log2, not the natural log"),
-    (checks.check_mutual_information, mi_with_zero_cells, "got nan; a cell with p = 0 adds nothing"),
-    (checks.check_reliance, reliance_upside_down, "x2 over x1, not x1 over x2"),
-    (checks.check_soft_occlusion, occlusion_swapped, "the slots are swapped"),
-    (checks.check_r2_score, r2_unweighted, "weight each output by its variance"),
-    (checks.check_hinge, hinge_without_zero, "neg must include 0"),
-    (checks.check_interpret, interpret_after_in_order,
+    (toy_ex.check_mutual_information, mi_natural_log, "use log2, not the natural log"),
+    (toy_ex.check_mutual_information, mi_with_zero_cells, "got nan; a cell with p = 0 adds nothing"),
+    (toy_ex.check_reliance, reliance_upside_down, "x2 over x1, not x1 over x2"),
+    (cs_ex.check_soft_occlusion, occlusion_swapped, "the slots are swapped"),
+    (cs_ex.check_r2_score, r2_unweighted, "weight each output by its variance"),
+    (rs_ex.check_hinge, hinge_without_zero, "neg must include 0"),
+    (rs_ex.check_interpret, interpret_after_in_order,
      "'jump after walk': got ['I_JUMP', 'I_WALK'], expected ['I_WALK', 'I_JUMP'] ('x after y' does y first)"),
-    (checks.check_gumbel_weight, gumbel_hard_gradient, "the gradients reaching the logits differ"),
-    (checks.check_iou, iou_over_smaller, "divide by the union, not the smaller mask"),
-    (checks.check_odd_scores, odd_scores_unnormalised, "normalise the embeddings first"),
-    (checks.check_quality, quality_strict_gate, "the gate is 'at least 0.9'"),
-    (checks.check_mask_tokens, mask_tokens_everywhere, "a [CLS], [SEP] or [PAD] position was picked"),
-    (checks.check_nt_xent, nt_xent_with_diagonal, "mask the diagonal"),
+    (wm_ex.check_gumbel_weight, gumbel_hard_gradient, "the gradients reaching the logits differ"),
+    (wm_ex.check_iou, iou_over_smaller, "divide by the union, not the smaller mask"),
+    (sc_ex.check_odd_scores, odd_scores_unnormalised, "normalise the embeddings first"),
+    (sc_ex.check_quality, quality_strict_gate, "the gate is 'at least 0.9'"),
+    (pc_ex.check_mask_tokens, mask_tokens_everywhere, "a [CLS], [SEP] or [PAD] position was picked"),
+    (pc_ex.check_nt_xent, nt_xent_with_diagonal, "mask the diagonal"),
 ]
 
 
@@ -108,9 +117,9 @@ def test_check_names_the_slip(check, slip, says):
 
 
 @pytest.mark.parametrize("check, reference", [
-    (checks.check_interpret, scan.interpret), (checks.check_odd_scores, sc.odd_scores),
-    (checks.check_quality, sc.quality), (checks.check_mask_tokens, pretraining.mask_tokens),
-    (checks.check_nt_xent, pretraining.nt_xent), (checks.check_gumbel_weight, masks.gumbel_weight)])
+    (rs_ex.check_interpret, scan.interpret), (sc_ex.check_odd_scores, sc.odd_scores),
+    (sc_ex.check_quality, sc.quality), (pc_ex.check_mask_tokens, pretraining.mask_tokens),
+    (pc_ex.check_nt_xent, pretraining.nt_xent), (wm_ex.check_gumbel_weight, masks.gumbel_weight)])
 def test_check_passes_the_books_own_function(check, reference):
     verdict = check(reference)
     assert verdict.ok and repr(verdict) == "correct" and bool(verdict)
@@ -120,10 +129,10 @@ def test_a_stub_without_a_hint_is_not_written_yet():
     def stub(*args, **kwargs):
         raise NotImplementedError
 
-    assert repr(checks.check_iou(stub)) == "not written yet"
+    assert repr(wm_ex.check_iou(stub)) == "not written yet"
 
 
 def test_empty_masks_must_give_nan():
-    verdict = checks.check_iou(lambda a, b: float((a & b).sum()) / max(int((a | b).sum()), 1))
+    verdict = wm_ex.check_iou(lambda a, b: float((a & b).sum()) / max(int((a | b).sum()), 1))
     assert not verdict.ok and "expected nan" in verdict.message and "two empty masks" in verdict.message
     assert math.isnan(masks.iou({"w": torch.zeros(2, dtype=torch.bool)}, {"w": torch.zeros(2, dtype=torch.bool)})["w"])

@@ -13,8 +13,17 @@ import pytest
 import torch
 
 from modlib import compositional_sprites as cs
+from modlib import redundant_input_toy as toy
 from modlib import resists_at_scale as rs
-from modlib import data, findings, jobs, modularity, results, sprites, toy
+from modlib import jobs, results, stats
+from modlib import weight_masks as wm
+from modlib.compositional_sprites import findings as cs_findings
+from modlib.data import toy as toy_data
+from modlib.pretraining_consistency import findings as pc_findings
+from modlib.redundant_input_toy import findings as toy_findings
+from modlib.resists_at_scale import findings as rs_findings
+from modlib.structural_compositionality import findings as sc_findings
+from modlib.weight_masks import findings as wm_findings
 
 FULL = Path(__file__).resolve().parents[1] / "notebooks" / "results" / "full"
 
@@ -37,14 +46,14 @@ def load(chapter: str, pattern: str) -> list[tuple[dict, dict]]:
             pytest.fail(f"{path} was made by other code than the committed code; remake it "
                         f"(python -m modlib.batch --profile full notebooks/{chapter}.ipynb)")
         out.append((r.meta, r.arrays))
-    if chapter == modularity.CHAPTER:
-        wanted = [n for n in modularity.names("full") if fnmatch.fnmatch(n, pattern)]
-        current = {n: modularity.stored("full", n) for n in wanted}  # None: missing, or other settings
+    if chapter == wm.CHAPTER:
+        wanted = [n for n in wm.names("full") if fnmatch.fnmatch(n, pattern)]
+        current = {n: wm.stored("full", n) for n in wanted}  # None: missing, or other settings
         missing = [n for n, r in current.items() if r is None]
         if missing:
             pytest.skip(f"{len(missing)} of the {len(wanted)} full-profile results this claim needs are not "
                         f"stored for the present settings ({', '.join(missing)}); make them with "
-                        f"`python -m modlib.modularity --profile full` (on the CPU; it resumes where it stopped)")
+                        f"`python -m modlib.weight_masks --profile full` (on the CPU; it resumes where it stopped)")
         return [(r.meta, r.arrays) for r in current.values()]
     if not out:
         pytest.skip(f"no full-profile results for {chapter} are stored yet; make them with "
@@ -81,7 +90,7 @@ def toy_sweep() -> toy.ToySweep:
         for loss in s.losses:
             name = f"sweep-{activation}-{loss}"
             [(meta, _)] = load(toy.CHAPTER, name) or [(None, None)]
-            wanted = json.loads(json.dumps(toy._group_config(s, activation, loss)))
+            wanted = json.loads(json.dumps(toy.experiment._group_config(s, activation, loss)))
             if meta["config"] != wanted:
                 pytest.fail(f"{name} was made with other settings than the full profile's; remake it "
                             f"(python -m modlib.batch --profile full notebooks/{toy.CHAPTER}.ipynb)")
@@ -96,7 +105,7 @@ def sweep():
 
 @pytest.fixture(scope="module")
 def toy_found(sweep):
-    return findings.redundant_input(sweep, toy.GENERALIZES, toy.PAPER_EPOCHS)
+    return toy_findings.redundant_input(sweep, toy.GENERALIZES, toy.PAPER_EPOCHS)
 
 
 def generalises(sweep, f, activation="relu", loss="mse", reveal=1.0, design="binary"):
@@ -143,7 +152,7 @@ def test_toy_curves_have_levelled_off_after_the_paper_epochs(toy_found, sweep, f
 def test_toy_the_boundary_in_the_cell_keeps_moving_after_epoch_1_then_settles(sweep, f):
     # the page: not in place at the first epoch (the paper's Fig. 5), settled by epoch 1024
     a = sweep.arrays("relu", "mse", f)
-    first, paper = findings.settled(a, 1), findings.settled(a, toy.PAPER_EPOCHS)
+    first, paper = toy_findings.settled(a, 1), toy_findings.settled(a, toy.PAPER_EPOCHS)
     assert first < 0.8 and paper >= 0.9 and paper - first >= 0.2, (first, paper)
 
 
@@ -158,7 +167,7 @@ def test_toy_in_b_nearly_every_seed_generalises_in_every_control(sweep):
 
 
 def test_toy_in_a_the_corner_control_generalises_less_than_the_middle_one(sweep):
-    d, low, high = findings.paired_difference(generalises(sweep, "a", design="corner"),
+    d, low, high = stats.paired_difference(generalises(sweep, "a", design="corner"),
                                               generalises(sweep, "a", design="middle"))
     assert high < 0, f"corner - middle in (a): {d:+.2f} ({low:+.2f} to {high:+.2f})"
 
@@ -187,7 +196,7 @@ def test_toy_the_training_loss_is_near_zero_at_the_end(sweep):
 
 
 def test_toy_a_rare_cell_in_training_already_helps(sweep):
-    d, low, high = findings.paired_difference(generalises(sweep, "b", reveal=0.95),
+    d, low, high = stats.paired_difference(generalises(sweep, "b", reveal=0.95),
                                               generalises(sweep, "b"))
     assert low > 0, f"reveal 0.95 - paper's setting in (b): {d:+.2f} ({low:+.2f} to {high:+.2f})"
 
@@ -201,7 +210,7 @@ def test_toy_tanh_generalises_more_than_relu(toy_found, sweep, f):
 
 def test_toy_with_tanh_in_a_the_corner_control_fails_as_often_as_the_paper_setting(sweep):
     # the page's limit: those failures are not the correlation's doing
-    d, low, high = findings.paired_difference(generalises(sweep, "a", "tanh", design="corner"),
+    d, low, high = stats.paired_difference(generalises(sweep, "a", "tanh", design="corner"),
                                               generalises(sweep, "a", "tanh"))
     assert low < 0 < high, f"corner - paper's setting, tanh, (a): {d:+.2f} ({low:+.2f} to {high:+.2f})"
     assert generalises(sweep, "a", "tanh").mean() < 0.95  # about one seed in ten fails
@@ -212,7 +221,7 @@ def test_toy_a_rare_cell_leaves_the_correlation_nearly_unchanged():
     g = torch.Generator().manual_seed(0)
     corr = {}
     for r in (1.0, 0.95):
-        x, y = data.redundant_toy("b", 200_000, reveal=r, generator=g)
+        x, y = toy_data.redundant_toy("b", 200_000, reveal=r, generator=g)
         corr[r] = float(torch.corrcoef(torch.stack([x[:, 1], y]))[0, 1])
     assert corr[1.0] < corr[0.95] < 0 and corr[0.95] / corr[1.0] > 0.85, corr
 
@@ -232,11 +241,11 @@ def _stacked(runs, key):
 
 
 def _addmul():
-    runs = load(modularity.CHAPTER, "addmul-seed*")
+    runs = load(wm.CHAPTER, "addmul-seed*")
     assert len(runs) >= 5, f"only {len(runs)} seeds stored"
     tables = _stacked(runs, "table")  # [seeds, 5 rows, 2 ops]
     assert (tables[:, 0] > 0.95).all(), "a base network did not learn both operations"
-    found = findings.specialization(tables, _stacked(runs, "control"), modularity.CHANCE["addmul"])
+    found = wm_findings.specialization(tables, _stacked(runs, "control"), wm.CHANCE["addmul"])
     return tables, {f.name: f for f in found}
 
 
@@ -278,7 +287,7 @@ def test_weight_masks_removing_plus_is_selective_removing_times_not_reproduced_a
 
 
 def test_weight_masks_each_mask_drops_the_other_operations_input():
-    runs = load(modularity.CHAPTER, "addmul-seed*")
+    runs = load(wm.CHAPTER, "addmul-seed*")
     first = np.stack([a["first_layer"] for _, a in runs]).astype(float).mean(2)  # [seeds, 3 masks, 42 inputs]
     plus_op, times_op = 40, 41  # the operation's one-hot units
     assert (first[:, 0, times_op] < 0.01).all() and (first[:, 1, plus_op] < 0.01).all()
@@ -295,17 +304,17 @@ def test_weight_masks_removal_sparing_the_other_operation_not_reproduced_at_this
 
 
 def test_double_addition_pairs_overlap_less_than_two_masks_of_one_pair():
-    runs = load(modularity.CHAPTER, "double-seed*")
+    runs = load(wm.CHAPTER, "double-seed*")
     assert len(runs) >= 5
-    tables = _stacked(runs, "table")  # [seeds, 7 rows (modularity.PAIR_ROWS), 2 pairs]
+    tables = _stacked(runs, "table")  # [seeds, 7 rows (wm.PAIR_ROWS), 2 pairs]
     assert (tables[:, 0] > 0.95).all(), "a base network did not learn both additions"
-    rows = {name: k for k, name in enumerate(modularity.PAIR_ROWS)}
+    rows = {name: k for k, name in enumerate(wm.PAIR_ROWS)}
     # each pair's mask does its own pair: the overlap is read from masks that work
     assert (tables[:, rows["pair-1 mask"], 0] > 0.8).all() and (tables[:, rows["pair-2 mask"], 1] > 0.8).all()
-    found = findings.reuse(*(_stacked(runs, k) for k in ("iou", "iou_same", "iou_random")), tables)
+    found = wm_findings.reuse(*(_stacked(runs, k) for k in ("iou", "iou_same", "iou_random")), tables)
     for f in found:
         assert f.holds, f.text
-    pairs, same, rand = (findings.hidden_layers(_stacked(runs, k)) for k in ("iou", "iou_same", "iou_random"))
+    pairs, same, rand = (wm_findings.hidden_layers(_stacked(runs, k)) for k in ("iou", "iou_same", "iou_random"))
     gap = same - pairs
     assert gap.mean() > 3 * gap.std(), f"same-pair minus pair-1/pair-2 IoU per seed: {gap.round(3)}"
     assert (pairs > rand).all(), "the two pairs' masks should still share more than random masks as dense"
@@ -315,9 +324,9 @@ def test_double_addition_ablations_as_measured_not_the_papers_at_this_scale():
     """The rows the page discusses: the both-pairs mask (trained at the full profile's alpha, five
     times the authors' 4e-4) fails both pairs; removing one pair's mask leaves that pair partly
     working (the network computes it redundantly) and the other pair whole."""
-    runs = load(modularity.CHAPTER, "double-seed*")
+    runs = load(wm.CHAPTER, "double-seed*")
     tables = _stacked(runs, "table")  # [seeds, 7 rows, 2 pairs]
-    rows = {name: k for k, name in enumerate(modularity.PAIR_ROWS)}
+    rows = {name: k for k, name in enumerate(wm.PAIR_ROWS)}
     assert (tables[:, rows["both-pairs mask"]] < 0.5).all(), "the both-pairs mask now works: update the page"
     for k, name in enumerate(("pair-1 mask removed", "pair-2 mask removed")):
         own, other = tables[:, rows[name], k], tables[:, rows[name], 1 - k]
@@ -326,9 +335,9 @@ def test_double_addition_ablations_as_measured_not_the_papers_at_this_scale():
 
 
 def _class_removal():
-    ((meta, a),) = load(modularity.CHAPTER, "cnn-seed0")
-    acc = modularity.removal_accuracy(a["confusion"], a["confusion_random"])
-    found = findings.class_removal(acc["own"], acc["others"], acc["reference"],
+    ((meta, a),) = load(wm.CHAPTER, "cnn-seed0")
+    acc = wm.removal_accuracy(a["confusion"], a["confusion_random"])
+    found = wm_findings.class_removal(acc["own"], acc["others"], acc["reference"],
                                    random_own=acc["random_own"], random_others=acc["random_others"])
     return acc, {f.name: f for f in found}
 
@@ -339,7 +348,7 @@ def test_class_removal_hurts_the_removed_class_far_more_than_the_others():
     assert f.holds, f.text
     ref = acc["reference"]
     own_drop = ref - acc["own"]  # [10 classes]
-    others_drop = findings.others_reference(ref) - acc["others"]
+    others_drop = wm_findings.others_reference(ref) - acc["others"]
     assert own_drop.mean() > 0.1  # on average a tenth of its accuracy or more
     assert (own_drop > others_drop + 0.05).all(), f"per class: {own_drop.round(3)} vs {others_drop.round(3)}"
     gap = own_drop - others_drop  # a margin well outside the spread over the ten classes
@@ -362,13 +371,13 @@ SHARPNESS = {r: spec[4] for r, spec in cs.ROWS.items() if r.startswith("sharpnes
 def sprite_runs() -> cs.SpriteRuns:
     """Chapter 2's stored full rows (:func:`stored_full`)."""
     s = cs.settings("full")
-    rows = stored_full(cs.CHAPTER, s.rows, lambda row: cs._row_config(s, row))
+    rows = stored_full(cs.CHAPTER, s.rows, lambda row: cs.experiment._row_config(s, row))
     return cs.SpriteRuns(s, rows, "full")
 
 
 @pytest.fixture(scope="module")
 def sprite_found(sprite_runs):
-    return findings.compositional_sprites(sprite_runs, SHARPNESS)
+    return cs_findings.compositional_sprites(sprite_runs, SHARPNESS)
 
 
 def final_r2(runs, row):
@@ -449,7 +458,7 @@ def test_sprites_orthogonal_variants_lose_little(sprite_runs):
 def test_sprites_alpha_seeds_that_fit_generalise(sprite_runs, sprite_found):
     assert sprite_found["alpha"].holds, sprite_found["alpha"].text
     a = sprite_runs.arrays("alpha")
-    fit = a["r2_in"][:, -1] >= findings.FIT
+    fit = a["r2_in"][:, -1] >= cs_findings.FIT
     assert fit.any()
     assert (np.abs(a["r2_in"][fit, -1] - a["r2_whole"][fit, -1]) <= 0.05).all()
     # the page says the others never left their starting output: flat from the first evaluation
@@ -459,20 +468,20 @@ def test_sprites_alpha_seeds_that_fit_generalise(sprite_runs, sprite_found):
 def test_sprites_sharper_occlusion_fails_to_train_but_fitted_seeds_generalise(sprite_runs, sprite_found):
     assert sprite_found["sharpness"].holds, sprite_found["sharpness"].text
     rows = ["orthogonal", *sorted(SHARPNESS, key=SHARPNESS.get)]
-    fits = [(final_r2(sprite_runs, r)[0] >= findings.FIT).sum() for r in rows]
+    fits = [(final_r2(sprite_runs, r)[0] >= cs_findings.FIT).sum() for r in rows]
     assert fits[0] == sprite_runs.settings.seeds and fits[-1] < fits[0], dict(zip(rows, fits))
     assert all(a >= b for a, b in zip(fits, fits[1:])), dict(zip(rows, fits))  # never more as k grows
     for r in rows:
         r_in, r_whole = final_r2(sprite_runs, r)
-        assert (r_whole[r_in >= findings.FIT] >= 0.8).all(), (r, r_in, r_whole)
+        assert (r_whole[r_in >= cs_findings.FIT] >= 0.8).all(), (r, r_in, r_whole)
 
 
 def test_sprites_seeds_that_never_fit_started_without_gradient(sprite_runs, sprite_found):
     # the page's explanation of the failures: the composition passed (almost) no gradient at init
     assert sprite_found["reach"].holds, sprite_found["reach"].text
     for rows in (["orthogonal", *SHARPNESS], ["alpha"]):
-        reach = np.concatenate([findings.gradient_reach(sprite_runs, r) for r in rows])
-        fit = np.concatenate([final_r2(sprite_runs, r)[0] >= findings.FIT for r in rows])
+        reach = np.concatenate([cs_findings.gradient_reach(sprite_runs, r) for r in rows])
+        fit = np.concatenate([final_r2(sprite_runs, r)[0] >= cs_findings.FIT for r in rows])
         assert reach[~fit].max() < 0.05 and reach[~fit].max() < reach[fit].min(), (rows, reach, fit)
 
 
@@ -480,8 +489,8 @@ def test_sprites_stuck_seeds_are_the_least_open_at_every_sharpness(sprite_runs):
     # "more seeds get stuck as k grows, in the order of how bright their first top slot was"
     order = None
     for row in ("orthogonal", *sorted(SHARPNESS, key=SHARPNESS.get)):
-        reach = findings.gradient_reach(sprite_runs, row)
-        fit = final_r2(sprite_runs, row)[0] >= findings.FIT
+        reach = cs_findings.gradient_reach(sprite_runs, row)
+        fit = final_r2(sprite_runs, row)[0] >= cs_findings.FIT
         if (~fit).any():
             assert reach[~fit].max() < reach[fit].min(), (row, reach, fit)
         order = order if order is not None else np.argsort(reach)
@@ -493,7 +502,7 @@ def test_sprites_gradient_reach_is_the_lower_slots_weight():
     s = cs.settings("smoke")
     runs = cs.SpriteRuns(s, {}, "smoke")
     runs.arrays = lambda row: {"r2_in": np.zeros((1, 1)), "r2_whole": np.zeros((1, 1))}
-    reach = findings.gradient_reach(runs, "sharpness-4", n=8)
+    reach = cs_findings.gradient_reach(runs, "sharpness-4", n=8)
     torch.manual_seed(0)
     model = cs.build(s, "sharpness-4")
     z, _ = cs.data(s, "sharpness-4", 8, "train", 0)
@@ -509,13 +518,13 @@ def test_sprites_gradient_reach_is_the_lower_slots_weight():
 def resist_runs() -> rs.ResistRuns:
     """Chapter 3's stored full results (:func:`stored_full`)."""
     s = rs.settings("full")
-    rows = stored_full(rs.CHAPTER, rs.RESULTS, lambda name: rs._config(s, name))
+    rows = stored_full(rs.CHAPTER, rs.RESULTS, lambda name: rs.experiment._config(s, name))
     return rs.ResistRuns(s, rows, "full")
 
 
 @pytest.fixture(scope="module")
 def resist_found(resist_runs):
-    return findings.resists_at_scale(resist_runs)
+    return rs_findings.resists_at_scale(resist_runs)
 
 
 def test_resists_full_is_the_papers_settings_with_five_seeds(resist_runs):
@@ -526,11 +535,11 @@ def test_resists_full_is_the_papers_settings_with_five_seeds(resist_runs):
 @pytest.mark.parametrize("experiment", rs.EXPERIMENTS)
 def test_resists_setting_a_trains_faster_early(resist_runs, resist_found, experiment):
     assert resist_found[f"{experiment}-early"].holds, resist_found[f"{experiment}-early"].text
-    a, b = (findings.early_train_accuracy(resist_runs, f"{experiment}-{s}") for s in "AB")
-    d, low, _ = findings.paired_difference(a, b)
+    a, b = (rs_findings.early_train_accuracy(resist_runs, f"{experiment}-{s}") for s in "AB")
+    d, low, _ = stats.paired_difference(a, b)
     assert low > 0 and (a > b).all(), (a, b)
     if experiment == "mnist":  # the page calls MNIST's head start clear, SCAN's a few points
-        assert d >= findings.CLEAR, d
+        assert d >= stats.CLEAR, d
 
 
 @pytest.mark.parametrize("experiment", rs.EXPERIMENTS)
@@ -570,14 +579,14 @@ def test_resists_setting_a_cnn_relies_on_the_right_digit(resist_runs, resist_fou
 def test_resists_scan_early_lead_is_the_one_word_jump(resist_runs, resist_found):
     # the page: on multi-word training commands A and B are level early ("not reproduced" in the
     # argument's sense), while on all training commands A leads
-    a, b = (findings.early_train_accuracy(resist_runs, f"scan-{s}", "acc_train_long") for s in "AB")
+    a, b = (rs_findings.early_train_accuracy(resist_runs, f"scan-{s}", "acc_train_long") for s in "AB")
     assert abs((a - b).mean()) <= 0.02, (a, b)
     assert not resist_found["scan-early-long"].holds and resist_found["scan-early"].holds
 
 
 def test_resists_shown_translations(resist_runs):
     # the page: no seed of A translates any shown command (none of which B trained on); B's nearly all
-    from modlib import scan as scan_data
+    from modlib.data import scan as scan_data
 
     _, test = scan_data.split("add-jump")
     truth = [test[i][1] for i in rs.shown_commands(resist_runs.settings.seeds).tolist()]
@@ -598,18 +607,18 @@ def structure_runs():
     from modlib import structural_compositionality as sc
 
     s = sc.settings("full")
-    rows = stored_full(sc.CHAPTER, sc.result_names(s), lambda n: sc._config(s, sc._parse(n)[0]))
+    rows = stored_full(sc.CHAPTER, sc.result_names(s), lambda n: sc.experiment._config(s, sc.experiment._parse(n)[0]))
     return sc.StructureRuns(s, rows, "full")
 
 
 @pytest.fixture(scope="module")
 def structure_found(structure_runs):
-    return findings.structural(structure_runs)
+    return sc_findings.structural(structure_runs)
 
 
 @pytest.fixture(scope="module")
 def structure_table(structure_runs):
-    return findings.structure_table(structure_runs)
+    return sc_findings.structure_table(structure_runs)
 
 
 def _rows(table, rule, sub, trained=True):
@@ -626,7 +635,7 @@ def test_structure_every_searched_subnetwork_does_its_own_subroutine(structure_t
     # reaches 0.9 on its target's test set (Number-Contact's number mask missed the gate: below)
     passed = structure_table[structure_table["trained"] & structure_table["passed_gate"]]
     means = passed.groupby(["rule", "subroutine"])["sub_target"].mean()
-    assert len(means) == 5 and (means >= findings.GATE_TARGET).all(), means
+    assert len(means) == 5 and (means >= sc_findings.GATE_TARGET).all(), means
 
 
 def test_structure_vision_subnetworks_fail_the_other_subroutine(structure_found, structure_table):
@@ -696,8 +705,8 @@ def test_structure_untrained_networks_pass_the_first_test_only_for_inside(struct
     target = rows.groupby(["rule", "subroutine"])["sub_target"].mean()
     other = rows.groupby(["rule", "subroutine"])["sub_other"].mean()
     inside = ("inside-contact", "inside")
-    assert target[inside] >= findings.GATE_TARGET and other[inside] < 0.3, (target, other)
-    assert (target.drop(inside) < findings.GATE_TARGET).all(), target
+    assert target[inside] >= sc_findings.GATE_TARGET and other[inside] < 0.3, (target, other)
+    assert (target.drop(inside) < sc_findings.GATE_TARGET).all(), target
     assert ((rows["abl_other"] - rows["abl_target"]).abs() < 0.1).all()
     # the page's caveat: in the untrained BERT every mask pruned itself away
     assert (rows[rows["rule"] == "sv-plural"]["kept"] == 0).all()
@@ -799,12 +808,12 @@ def pretraining_runs():
 
 @pytest.fixture(scope="module")
 def pretraining_found(pretraining_runs):
-    return findings.pretraining(pretraining_runs)
+    return pc_findings.pretraining(pretraining_runs)
 
 
 @pytest.fixture(scope="module")
 def pretraining_table(pretraining_runs):
-    return findings.pretraining_effects(pretraining_runs)
+    return pc_findings.pretraining_effects(pretraining_runs)
 
 
 def _arm(table, rule, sub, init):
@@ -839,7 +848,7 @@ def test_pretraining_language_subject_mask_count_and_effect_reproduce_the_paper(
     pre, raw = (_arm(pretraining_table, "sv-plural", "subject", init) for init in ("pretrained", "scratch"))
     assert pre["modular"].all() and raw["modular"].all()
     assert int(pre["both_tests"].sum()) == 5 and int(raw["both_tests"].sum()) == 2
-    d, p_value = findings.permutation_test(findings.spread(raw["effect"]), findings.spread(pre["effect"]))
+    d, p_value = stats.permutation_test(stats.spread(raw["effect"]), stats.spread(pre["effect"]))
     assert d > 0.05 and 0.05 <= p_value < 0.1
     assert pre["effect"].max() > 1 - pre["target"].max() - 0.05  # at the ceiling: other 1.00, target near chance
     # the page: pretrained 0.69 to 0.76, scratch 0.23 to 0.56; ablated subject near the paper's 0.27

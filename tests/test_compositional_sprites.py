@@ -4,7 +4,8 @@ import pytest
 import torch
 
 from modlib import compositional_sprites as cs
-from modlib import results, sprites
+from modlib import results
+from modlib.data import sprites
 
 TINY = cs.settings("smoke").with_(n_train=64, n_eval=32, epochs=2, batch=32, rows=("orthogonal",))
 

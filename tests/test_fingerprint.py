@@ -12,11 +12,11 @@ import pytest
 
 from modlib import compositional_sprites as cs
 from modlib import fingerprint
-from modlib import modularity as md
 from modlib import pretraining_consistency as pc
+from modlib import redundant_input_toy as toy
 from modlib import resists_at_scale as rs
 from modlib import structural_compositionality as sc
-from modlib import toy
+from modlib import weight_masks as md
 
 ENTRIES = [toy.run_group, cs.run_row, rs.run_one, md.addmul, md.class_removal, sc.run_one, pc.run_one]
 
@@ -67,9 +67,9 @@ def test_moving_a_function_to_another_module_keeps_every_fingerprint(package):
     training = package / "training.py"
     training.write_text(training.read_text() + "\n\nfrom modlib.masks import Masks, _per_layer, _ratio\n\n\n"
                         + source)
-    edit(package / "modularity.py", "masks.iou(", "training.iou(", count=4)
-    edit(package / "structural_compositionality.py", "masks.iou(", "training.iou(")
-    edit(package / "structural_compositionality.py", "from modlib.training import bar",
+    edit(package / "weight_masks" / "protocol.py", "masks.iou(", "training.iou(", count=4)
+    edit(package / "structural_compositionality" / "experiment.py", "masks.iou(", "training.iou(")
+    edit(package / "structural_compositionality" / "experiment.py", "from modlib.training import bar",
          "from modlib import training\nfrom modlib.training import bar")
     assert prints() == before
 
@@ -93,7 +93,7 @@ def test_deleting_functions_nothing_computes_with_keeps_every_fingerprint(packag
     before = prints()
     cut(package / "training.py", "train_separately")  # the tests' reference, no chapter's
     cut(package / "masks.py", "shared_fraction")
-    cut(package / "data.py", "toy_mutual_information")
+    cut(package / "data" / "toy.py", "toy_mutual_information")
     assert prints() == before
 
 
@@ -106,43 +106,43 @@ def changed(before):
 
 def test_changing_a_constant_on_the_path_makes_results_stale(package):
     before = prints()
-    edit(package / "data.py", "PUSH = ", "PUSH = 1.01 * ")
-    assert changed(before) == {"modlib.toy:run_group"}
+    edit(package / "data" / "toy.py", "PUSH = ", "PUSH = 1.01 * ")
+    assert changed(before) == {"modlib.redundant_input_toy.experiment:run_group"}
 
 
 def test_changing_a_loss_term_makes_results_stale(package):
     before = prints()
     edit(package / "training.py", "member_loss(forward(template, leaves, x), y).sum()",
          "member_loss(forward(template, leaves, x), y).mean()")
-    assert "modlib.toy:run_group" in changed(before)
+    assert "modlib.redundant_input_toy.experiment:run_group" in changed(before)
 
 
 def test_changing_a_default_makes_results_stale(package):
     before = prints()
     edit(package / "masks.py", "def iou(m1: Masks, m2: Masks, per_layer: bool = True)",
          "def iou(m1: Masks, m2: Masks, per_layer: bool = False)")
-    assert {"modlib.modularity:addmul", "modlib.structural_compositionality:run_one"} <= changed(before)
-    assert "modlib.pretraining_consistency:run_one" not in changed(before)  # its search never takes an IoU
+    assert {"modlib.weight_masks.protocol:addmul", "modlib.structural_compositionality.experiment:run_one"} <= changed(before)
+    assert "modlib.pretraining_consistency.experiment:run_one" not in changed(before)  # its search never takes an IoU
 
 
 def test_a_method_reached_by_name_counts_and_a_reference_to_another_unit_counts(package):
     before = prints()
     edit(package / "masks.py", "def remove(self)", "def remove(self, unused=None)")
-    assert "modlib.structural_compositionality:run_one" in changed(before)
+    assert "modlib.structural_compositionality.experiment:run_one" in changed(before)
     before = prints()
     # the same text, but the name now reaches another unit: the links entry sees it
-    edit(package / "structural_compositionality.py", "from modlib.training import bar",
+    edit(package / "structural_compositionality" / "experiment.py", "from modlib.training import bar",
          "from modlib.training import bar\nfrom modlib.masks import iomin as iou_of")
     assert changed(before) == set()  # an import alone reaches nothing new
-    edit(package / "structural_compositionality.py", "masks.iou(", "iou_of(")
-    assert "modlib.structural_compositionality:run_one" in changed(before)
+    edit(package / "structural_compositionality" / "experiment.py", "masks.iou(", "iou_of(")
+    assert "modlib.structural_compositionality.experiment:run_one" in changed(before)
 
 
 def test_bad_entries_are_named():
-    with pytest.raises(ValueError, match="code='modlib.nothing' is not a module of modlib; choose one of .*modlib.toy"):
+    with pytest.raises(ValueError, match="code='modlib.nothing' is not a module of modlib; choose one of .*modlib.redundant_input_toy.experiment"):
         fingerprint.of("modlib.nothing")
-    with pytest.raises(ValueError, match="modlib.toy has no top-level 'nothing'; choose one of .*run_group"):
-        fingerprint.of("modlib.toy:nothing")
+    with pytest.raises(ValueError, match="modlib.redundant_input_toy.experiment has no top-level 'nothing'; choose one of .*run_group"):
+        fingerprint.of("modlib.redundant_input_toy.experiment:nothing")
     with pytest.raises(ValueError, match="is not a function of modlib"):
         fingerprint.of(len)
 
@@ -153,23 +153,23 @@ SCRIPT = textwrap.dedent("""
     import json, pathlib, sys
     import numpy as np
     from modlib import fingerprint, results
-    toy_py = pathlib.Path(sys.argv[1])
+    toy_py = pathlib.Path(sys.argv[1])  # chapter 1's experiment module
     mode = sys.argv[2]
     def edit():
         toy_py.write_text(toy_py.read_text().replace("GENERALIZES = 0.9", "GENERALIZES = 0.5"))
     def compute():
         if mode == "late":
             edit()  # after fetch took the fingerprint, before the module is first imported
-        from modlib import toy
+        from modlib.redundant_input_toy import experiment
         return {"acc": 1.0}, {"x": np.zeros(2)}
     if mode == "early":
-        from modlib import toy
-    before = fingerprint.of("modlib.toy:run_group")
+        from modlib.redundant_input_toy import experiment
+    before = fingerprint.of("modlib.redundant_input_toy.experiment:run_group")
     if mode == "early":
         edit()  # after the import: the process runs the old code
     try:
         r = results.fetch("chap", "exp", {"seeds": 1}, compute, profile="default", device="cpu",
-                          code="modlib.toy:run_group")
+                          code="modlib.redundant_input_toy.experiment:run_group")
         print(json.dumps({"stored": r.meta["code"] == before}))
     except RuntimeError as err:
         print(json.dumps({"refused": str(err)}))
@@ -180,11 +180,11 @@ def run(tmp_path, mode):
     src = tmp_path / "src"
     shutil.copytree(fingerprint.PACKAGE_DIR, src / "modlib", ignore=shutil.ignore_patterns("__pycache__"))
     env = {**os.environ, "PYTHONPATH": str(src), "MODLIB_RESULTS": str(tmp_path / "store")}
-    out = subprocess.run([sys.executable, "-c", SCRIPT, str(src / "modlib" / "toy.py"), mode], env=env,
+    out = subprocess.run([sys.executable, "-c", SCRIPT, str(src / "modlib" / "redundant_input_toy" / "experiment.py"), mode], env=env,
                          capture_output=True, text=True, cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     fresh = subprocess.run([sys.executable, "-c", "from modlib import results; print(results.load("
-                            "'chap', 'exp', {'seeds': 1}, profile='default', code='modlib.toy:run_group') is None)"],
+                            "'chap', 'exp', {'seeds': 1}, profile='default', code='modlib.redundant_input_toy.experiment:run_group') is None)"],
                            env=env, capture_output=True, text=True, cwd=tmp_path)
     return out.stdout.strip().splitlines()[-1], fresh.stdout.strip()
 

@@ -12,8 +12,8 @@ import pytest
 import torch
 
 from modlib import batch, jobs, results
+from modlib import redundant_input_toy as toy
 from modlib import structural_compositionality as sc
-from modlib import toy
 
 SMOKE = "smoke"
 

@@ -6,31 +6,34 @@ import numpy as np
 import pytest
 import torch
 
-from modlib import modularity, results
+from modlib import results
+from modlib import weight_masks as wm
+from modlib.data import digits
+from modlib.models import mlp
 
 
 @pytest.mark.parametrize("profile", ["full", "paper"])
 def test_profile_jobs_cover_every_seed_and_sweep_point_once(profile):
-    s = modularity.settings(profile)
-    names = modularity.names(profile)
+    s = wm.settings(profile)
+    names = wm.names(profile)
     assert len(names) == len(set(names))
     for k in range(s.seeds):
         assert f"addmul-seed{k}" in names and f"double-seed{k}" in names
     # the alpha sweep follows addmul-seed0 (it reuses that network); its main-alpha point is addmul-seed0
-    alphas = [js.alpha for e, _, _, js in modularity.jobs(s) if e == "alpha"]
+    alphas = [js.alpha for e, _, _, js in wm.jobs(s) if e == "alpha"]
     assert names[0] == "addmul-seed0" and names[1:1 + len(alphas)] == [f"alpha{a:g}-seed0" for a in alphas]
     assert sorted(alphas) == sorted(s.sweep_alphas) and s.alpha not in alphas
-    shapes = [js.hidden for e, _, _, js in modularity.jobs(s) if e == "shape"]
+    shapes = [js.hidden for e, _, _, js in wm.jobs(s) if e == "shape"]
     assert shapes == list(s.sweep_shapes) and names[-len(shapes):] == [
-        f"shape{modularity.shape_name(h)}-seed0" for h in shapes]
+        f"shape{wm.shape_name(h)}-seed0" for h in shapes]
     assert (400, 400, 200) in shapes  # the paper's small network, by its own shape
-    assert modularity.shape_name((400, 400, 200)) == "400-400-200" and modularity.shape_name((800,) * 4) == "800x4"
+    assert wm.shape_name((400, 400, 200)) == "400-400-200" and wm.shape_name((800,) * 4) == "800x4"
 
 
 def test_shorter_sweeps_keep_their_own_main_point():
-    s = modularity.settings("default")
+    s = wm.settings("default")
     assert s.sweep_mask_steps != s.mask_steps
-    alphas = [js.alpha for e, _, _, js in modularity.jobs(s) if e == "alpha"]
+    alphas = [js.alpha for e, _, _, js in wm.jobs(s) if e == "alpha"]
     assert alphas == sorted({*s.sweep_alphas, s.alpha})
 
 
@@ -41,50 +44,50 @@ def _result(name, config, table_value):
 
 
 def test_sweep_adds_the_main_point_from_addmul_seed0_when_masks_train_as_long():
-    s = modularity.settings("full")
+    s = wm.settings("full")
     res = {"addmul": [_result("addmul-seed0", {"alpha": s.alpha, "hidden": list(s.hidden), "seed": 0}, 0.5)],
            "alpha": [_result(f"alpha{a:g}-seed0", {"alpha": a, "hidden": list(s.hidden), "seed": 0}, a)
                      for a in (1e-3, 1e-5)],
            "shape": []}
-    points = modularity.sweep(res, s, "alpha")
+    points = wm.sweep(res, s, "alpha")
     assert list(points) == [1e-5, s.alpha, 1e-3]
     assert points[s.alpha] is res["addmul"][0]
-    assert modularity.sweep(res, s, "hidden") == {}  # no shape sweep stored: nothing to show
+    assert wm.sweep(res, s, "hidden") == {}  # no shape sweep stored: nothing to show
     short = s.with_(sweep_mask_steps=100)  # masks of another length: addmul-seed0 is not a sweep point
-    assert list(modularity.sweep(res, short, "alpha")) == [1e-5, 1e-3]
+    assert list(wm.sweep(res, short, "alpha")) == [1e-5, 1e-3]
     with pytest.raises(ValueError, match="'depth'.*'alpha', 'hidden'"):
-        modularity.sweep(res, s, "depth")
+        wm.sweep(res, s, "depth")
 
 
 def test_main_stops_before_starting_a_result_after_the_time_limit(store, capsys):
-    modularity.main(["--profile", "smoke", "--stop-after", "0"])
+    wm.main(["--profile", "smoke", "--stop-after", "0"])
     assert "stopped after 0 s" in capsys.readouterr().out
     assert not store.exists()  # nothing computed, nothing half-written
     with pytest.raises(SystemExit):
-        modularity.main(["--profile", "smoke", "--stop-after", "-1"])
+        wm.main(["--profile", "smoke", "--stop-after", "-1"])
     assert "--stop-after=-1.0 is not valid" in capsys.readouterr().err
     with pytest.raises(SystemExit):
-        modularity.main(["--profile", "huge"])
+        wm.main(["--profile", "huge"])
     assert "unknown profile 'huge'; valid profiles are smoke, default, full" in capsys.readouterr().err
 
 
 def test_main_computes_only_the_results_asked_for(store, capsys):
     with pytest.raises(SystemExit):
-        modularity.main(["--profile", "smoke", "--only", "addmul-seed9"])
+        wm.main(["--profile", "smoke", "--only", "addmul-seed9"])
     err = capsys.readouterr().err
     assert "--only 'addmul-seed9' is not a result of profile smoke" in err and "cnn-seed0" in err
     assert not store.exists()
-    modularity.main(["--profile", "smoke", "--only", "alpha0.001-seed0"])
+    wm.main(["--profile", "smoke", "--only", "alpha0.001-seed0"])
     assert "all 1 results asked for" in capsys.readouterr().out
-    assert sorted(p.name for p in (store / "smoke" / modularity.CHAPTER).glob("*.json")) == ["alpha0.001-seed0.json"]
+    assert sorted(p.name for p in (store / "smoke" / wm.CHAPTER).glob("*.json")) == ["alpha0.001-seed0.json"]
 
 
 def test_stored_loads_a_result_of_another_profile_without_computing(store):
-    assert modularity.stored("smoke", "cnn-seed0") is None
+    assert wm.stored("smoke", "cnn-seed0") is None
     with pytest.raises(ValueError, match="name='cnn-seed9' is not valid; choose one of .*'cnn-seed0'"):
-        modularity.stored("smoke", "cnn-seed9")
-    modularity.main(["--profile", "smoke", "--only", "alpha0.001-seed0"])
-    assert modularity.stored("smoke", "alpha0.001-seed0").name == "alpha0.001-seed0"
+        wm.stored("smoke", "cnn-seed9")
+    wm.main(["--profile", "smoke", "--only", "alpha0.001-seed0"])
+    assert wm.stored("smoke", "alpha0.001-seed0").name == "alpha0.001-seed0"
 
 
 def test_removal_accuracy_reads_the_removed_class_and_the_others_off_the_diagonals():
@@ -93,14 +96,14 @@ def test_removal_accuracy_reads_the_removed_class_and_the_others_off_the_diagona
     for c, m in enumerate(removed):
         m[c, c] = 0.1 * c  # class c is hurt, by a different amount each time
         m[(c + 1) % 10, (c + 1) % 10] = 0.5  # and one other class too
-    acc = modularity.removal_accuracy(np.stack([plain, *removed]))
+    acc = wm.removal_accuracy(np.stack([plain, *removed]))
     np.testing.assert_allclose(acc["own"], 0.1 * np.arange(10))
     np.testing.assert_allclose(acc["others"], (8 * 0.91 + 0.5) / 9)
     np.testing.assert_allclose(acc["reference"], 0.91)
 
 
 def _arrays(root, name):
-    r = results.read(root / "smoke" / modularity.CHAPTER / f"{name}.json")
+    r = results.read(root / "smoke" / wm.CHAPTER / f"{name}.json")
     return r.arrays
 
 
@@ -110,21 +113,21 @@ def test_a_result_is_the_same_alone_after_others_and_in_another_process(tmp_path
     is wherever the others left it), its arrays are identical bit for bit."""
     alone = tmp_path / "alone"
     env = {**os.environ, "MODLIB_RESULTS": str(alone), "OMP_NUM_THREADS": "1"}
-    subprocess.run([sys.executable, "-m", "modlib.modularity", "--profile", "smoke", "--only", "addmul-seed0",
+    subprocess.run([sys.executable, "-m", "modlib.weight_masks", "--profile", "smoke", "--only", "addmul-seed0",
                     "double-seed0", "cnn-seed0"], env=env, check=True, capture_output=True)
 
     after = tmp_path / "after"
     monkeypatch.setenv("MODLIB_RESULTS", str(after))
     monkeypatch.delenv("MODLIB_FULL_FROM_STORE", raising=False)
-    modularity._network.cache_clear()
-    jobs = {job[1]: job for job in modularity.jobs(modularity.settings("smoke"))}
+    wm.protocol._network.cache_clear()
+    jobs = {job[1]: job for job in wm.jobs(wm.settings("smoke"))}
     sweep_point = next(name for name in jobs if name.startswith("alpha"))
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # as in the other process: the same order of floating-point sums
     try:
         for name in (sweep_point, "double-seed0", "addmul-seed0", "cnn-seed0"):  # addmul's network is cached
             torch.rand(7)  # the global RNG moves on between results
-            modularity._fetch(jobs[name], "smoke", "cpu")
+            wm.experiment._fetch(jobs[name], "smoke", "cpu")
     finally:
         torch.set_num_threads(threads)
     for name in ("addmul-seed0", "double-seed0", "cnn-seed0"):
@@ -136,10 +139,10 @@ def test_a_result_is_the_same_alone_after_others_and_in_another_process(tmp_path
 
 def test_pairwise_runs_each_pair_alone_and_reads_its_own_slot():
     torch.manual_seed(0)
-    model = modularity.Pairwise(modularity.mlp(80, [16], 40))
-    x, _ = modularity.data.double_addition(6)
+    model = wm.Pairwise(mlp(80, [16], 40))
+    x, _ = digits.double_addition(6)
     other = x.clone()
-    other[:, 40:] = modularity.data.double_addition(6, generator=torch.Generator().manual_seed(1))[0][:, 40:]
+    other[:, 40:] = digits.double_addition(6, generator=torch.Generator().manual_seed(1))[0][:, 40:]
     out, out_other = model(x), model(other)
     assert out.shape == (6, 40)
     torch.testing.assert_close(out[:, :20], out_other[:, :20])  # pair 2's digits do not reach pair 1's slot
@@ -147,60 +150,60 @@ def test_pairwise_runs_each_pair_alone_and_reads_its_own_slot():
     alone = torch.zeros_like(x)
     alone[:, :40] = x[:, :40]
     torch.testing.assert_close(out[:, :20], model.net(alone)[:, :20])  # the authors' zeroed input
-    with modularity.only_pair(model, 1):
+    with wm.only_pair(model, 1):
         assert model.pairs == (1,) and torch.equal(model(x)[:, :20], torch.zeros(6, 20))
     assert model.pairs == (0, 1)
 
 
 def test_a_fixed_layer_keeps_the_given_logits_and_the_others_train():
-    s = modularity.settings("smoke")
+    s = wm.settings("smoke")
     torch.manual_seed(0)
-    model = modularity.mlp(42, [16, 16], 20)
-    stream = modularity._batches("addmul", s.batch, 0, "cpu")
+    model = mlp(42, [16, 16], 20)
+    stream = wm.protocol._batches("addmul", s.batch, 0, "cpu")
     given = torch.where(torch.rand(20, 16) < 0.5, -3.0, 3.0)  # the output layer's logits
-    hard, logits = modularity.train_mask(model, stream, modularity.digit_loss, 30, 1e-2, s, seed=0,
+    hard, logits = wm.train_mask(model, stream, wm.digit_loss, 30, 1e-2, s, seed=0,
                                          fixed={"4.weight": given}, logits=True)
     assert torch.equal(logits["4.weight"], given) and torch.equal(hard["4.weight"], given >= 0)
     assert not torch.equal(logits["0.weight"], torch.full((16, 42), 2.0))  # trained from the initial 2.0
     assert not torch.nn.utils.parametrize.is_parametrized(model[0])  # the masks are gone again
     assert all(p.requires_grad for p in model.parameters())
     with pytest.raises(ValueError, match="fixed names \\['9.weight'\\].*'0.weight'"):
-        modularity.train_mask(model, stream, modularity.digit_loss, 1, 1e-2, s, seed=0, fixed={"9.weight": given})
+        wm.train_mask(model, stream, wm.digit_loss, 1, 1e-2, s, seed=0, fixed={"9.weight": given})
 
 
 def test_estimate_counts_every_result_of_a_profile(capsys):
-    s = modularity.settings("smoke").with_(sweep_shapes=((8, 8, 4),))
-    total, table = modularity.estimate(s, "cpu", steps=1)
+    s = wm.settings("smoke").with_(sweep_shapes=((8, 8, 4),))
+    total, table = wm.estimate(s, "cpu", steps=1)
     assert total > 0 and "total:" in table and "shape8-8-4-seed0" in table and "cnn" in table
 
 
 def test_ctrl_c_during_mask_training_leaves_the_network_without_masks():
-    s = modularity.settings("smoke")
+    s = wm.settings("smoke")
     torch.manual_seed(0)
-    model = modularity.mlp(42, [16], 20)
+    model = mlp(42, [16], 20)
     plain = model(torch.ones(3, 42))
 
     def interrupted():
-        stream = modularity._batches("addmul", s.batch, 0, "cpu")
+        stream = wm.protocol._batches("addmul", s.batch, 0, "cpu")
         for k, batch in enumerate(stream):
             if k == 3:
                 raise KeyboardInterrupt  # as Ctrl-C in a notebook does
             yield batch
 
     with pytest.raises(KeyboardInterrupt):
-        modularity.train_mask(model, interrupted(), modularity.digit_loss, 10, 1e-2, s, seed=0)
+        wm.train_mask(model, interrupted(), wm.digit_loss, 10, 1e-2, s, seed=0)
     assert not torch.nn.utils.parametrize.is_parametrized(model[0])
     torch.testing.assert_close(model(torch.ones(3, 42)), plain)
-    hard = modularity.train_mask(model, modularity._batches("addmul", s.batch, 0, "cpu"), modularity.digit_loss,
+    hard = wm.train_mask(model, wm.protocol._batches("addmul", s.batch, 0, "cpu"), wm.digit_loss,
                                  2, 1e-2, s, seed=0)  # the next run in the same kernel works
     assert set(hard) == {"0.weight", "2.weight"}
 
 
 def test_the_class_removal_key_names_the_digits_it_learns_from(monkeypatch):
-    job = next(j for j in modularity.jobs(modularity.settings("smoke")) if j[0] == "cnn")
-    assert modularity._config(job)["data"] == modularity.data.mnist_source()
-    monkeypatch.setattr(modularity.data, "mnist_source", lambda: "mnist")
-    assert modularity._config(job)["data"] == "mnist"  # another source: another key, so a recompute
+    job = next(j for j in wm.jobs(wm.settings("smoke")) if j[0] == "cnn")
+    assert wm.experiment._config(job)["data"] == digits.mnist_source()
+    monkeypatch.setattr(digits, "mnist_source", lambda: "mnist")
+    assert wm.experiment._config(job)["data"] == "mnist"  # another source: another key, so a recompute
 
 
 def _notebook_function(name: str):
@@ -217,7 +220,7 @@ def _notebook_function(name: str):
 
 
 def test_the_pages_mask_training_loop_is_the_one_the_experiments_run():
-    """Chapter 4 shows a mask-training loop written out; modularity.train_mask (which the experiments
+    """Chapter 4 shows a mask-training loop written out; wm.train_mask (which the experiments
     call) must compute the same mask from the same seed when it draws one sample per batch."""
     by_hand = _notebook_function("train_mask_by_hand")
     torch.manual_seed(0)
@@ -230,8 +233,8 @@ def test_the_pages_mask_training_loop_is_the_one_the_experiments_run():
             yield x, (x[:, :3]).argmax(1)
 
     loss = torch.nn.functional.cross_entropy
-    s = modularity.settings("smoke").with_(samples=1, batch=32)
-    ours = modularity.train_mask(net, batches(), loss, 60, 1e-2, s, seed=3, lr=0.05)
+    s = wm.settings("smoke").with_(samples=1, batch=32)
+    ours = wm.train_mask(net, batches(), loss, 60, 1e-2, s, seed=3, lr=0.05)
     theirs = by_hand(net, batches(), loss, 60, alpha=1e-2, lr=0.05, seed=3)
     assert ours.keys() == theirs.keys()
     for name in ours:

@@ -5,7 +5,8 @@ import random
 import pytest
 import torch
 
-from modlib import agreement, pretraining
+from modlib.data import sentences as agreement
+from modlib.pretraining_consistency import pretraining
 from modlib import structural_compositionality as sc
 
 

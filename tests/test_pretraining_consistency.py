@@ -4,9 +4,11 @@ import numpy as np
 import pytest
 import torch
 
-from modlib import agreement, findings, results
 from modlib import pretraining_consistency as pc
-from modlib import structural_compositionality as sc
+from modlib import results
+from modlib.data import sentences as agreement
+from modlib.pretraining_consistency import findings as pc_findings
+from modlib.structural_compositionality import experiment as sc
 
 CPU = torch.device("cpu")
 
@@ -59,7 +61,7 @@ def test_pretrained_arm_starts_from_the_stored_weights_and_scratch_reuses_chapte
     assert runs.rows["sv-plural-scratch-0"].name == "sv-plural-0"  # chapter 5's own result
     assert (store / "smoke" / sc.CHAPTER / "sv-plural-0.json").exists()
     assert (store / "smoke" / pc.CHAPTER / "sv-plural-scratch-1.json").exists()
-    assert runs.rows["sv-plural-scratch-1"].meta["code_module"] == "modlib.structural_compositionality:run_one"
+    assert runs.rows["sv-plural-scratch-1"].meta["code_module"] == "modlib.structural_compositionality.experiment:run_one"
     assert set(runs.pretraining) == {"language", "vision"} and "book's own" in runs.language_source
     vision = pc.pretrained_model("inside-contact", 5, "smoke", CPU)
     stored = runs.pretraining["vision"].arrays
@@ -70,7 +72,7 @@ def test_pretrained_arm_starts_from_the_stored_weights_and_scratch_reuses_chapte
     language = pc.pretrained_model("sv-plural", 5, "smoke", CPU)
     for name, value in language.bert.state_dict().items():
         assert np.array_equal(value.numpy(), runs.pretraining["language"].arrays[name]), name
-    table = findings.pretraining_effects(runs)
+    table = pc_findings.pretraining_effects(runs)
     assert len(table) == 6 and set(table["init"]) == {"scratch", "pretrained"}
 
 

@@ -3,7 +3,9 @@ from dataclasses import FrozenInstanceError, asdict, fields
 
 import pytest
 
-from modlib import modularity, profiles, toy
+from modlib import profiles
+from modlib import redundant_input_toy as toy
+from modlib import weight_masks as wm
 from modlib.models import mlp
 
 
@@ -44,7 +46,7 @@ def test_every_profile_has_valid_settings_and_grows():
     assert s.seeds < d.seeds < f.seeds
     assert d.seeds >= 20 and d.epochs == toy.PAPER_EPOCHS and f.epochs >= toy.PAPER_EPOCHS
     assert p == f  # the toy's full profile is already the paper's scale
-    s, d, f, p = (modularity.settings(name) for name in profiles.PROFILES)
+    s, d, f, p = (wm.settings(name) for name in profiles.PROFILES)
     assert s.hidden[0] < d.hidden[0] < f.hidden[0] < p.hidden[0] == 2000 and len(p.hidden) == 4
     assert f.seeds >= 5 and p.seeds == 10 and p.mask_steps == p.base_steps == 20_000
 
@@ -57,9 +59,9 @@ def test_model_builder_rejects_unknown_activation():
 def test_misspelled_setting_names_it_the_closest_and_the_valid_ones():
     valid = r"valid settings are seeds, hidden, base_steps, .*, cnn_mask_lr$"
     with pytest.raises(TypeError, match=r"MaskSettings has no setting 'hiden' \(did you mean 'hidden'\?\); " + valid):
-        modularity.MaskSettings(hiden=(3,))
+        wm.MaskSettings(hiden=(3,))
     with pytest.raises(TypeError, match=r"'hiden' \(did you mean 'hidden'\?\); " + valid):
-        modularity.settings("smoke").with_(hiden=(3,))
+        wm.settings("smoke").with_(hiden=(3,))
     with pytest.raises(TypeError, match=r"ToySettings has no setting 'activation' \(did you mean 'activations'\?\)"):
         toy.ToySettings(seeds=2, activation=("relu",))
 
@@ -67,9 +69,9 @@ def test_misspelled_setting_names_it_the_closest_and_the_valid_ones():
 @pytest.mark.parametrize("make, message", [
     (lambda: toy.ToySettings(seeds=2, activations="relu"), r"activations='relu' .* list or tuple .*\('relu',\)"),
     (lambda: toy.ToySettings(seeds=2, hidden=8), r"hidden=8 .* list or tuple"),
-    (lambda: modularity.MaskSettings(sweep_alphas=1e-3), r"sweep_alphas=0.001 .* list or tuple .*\(0.001,\)"),
-    (lambda: modularity.settings("smoke").with_(sweep_shapes=None), r"sweep_shapes=None .* list or tuple$"),
-    (lambda: modularity.settings("smoke").with_(sweep_shapes=(400,)), r"sweep_shapes=400 .* list or tuple"),
+    (lambda: wm.MaskSettings(sweep_alphas=1e-3), r"sweep_alphas=0.001 .* list or tuple .*\(0.001,\)"),
+    (lambda: wm.settings("smoke").with_(sweep_shapes=None), r"sweep_shapes=None .* list or tuple$"),
+    (lambda: wm.settings("smoke").with_(sweep_shapes=(400,)), r"sweep_shapes=400 .* list or tuple"),
 ])
 def test_a_str_or_number_where_a_list_is_expected_fails_naming_the_field(make, message):
     with pytest.raises(ValueError, match=message):
@@ -81,7 +83,7 @@ def test_check_choices_rejects_a_str_as_values():
         profiles.check_choices("activations", "relu", ("relu", "tanh"))
 
 
-@pytest.mark.parametrize("s", [toy.settings("smoke"), modularity.settings("full")])
+@pytest.mark.parametrize("s", [toy.settings("smoke"), wm.settings("full")])
 def test_settings_read_back_from_json_lists_equal_the_original(s):
     config = json.loads(json.dumps(asdict(s)))
     back = type(s)(**config)

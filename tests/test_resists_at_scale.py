@@ -3,8 +3,8 @@
 import pytest
 import torch
 
-from modlib import digit_pairs, scan
 from modlib import resists_at_scale as rs
+from modlib.data import digits, scan
 
 
 @pytest.fixture(scope="module")
@@ -12,11 +12,11 @@ def pool():
     # a small synthetic pool: digit d is an image filled with d / 10, so labels can be read back
     labels = torch.arange(10).repeat(5)
     images = (labels.float() / 10)[:, None, None, None].expand(-1, 1, 28, 28).clone()
-    return digit_pairs.DigitPairs(images, labels)
+    return digits.DigitPairs(images, labels)
 
 
-@pytest.mark.parametrize("setting", digit_pairs.SETTING_NAMES)
-@pytest.mark.parametrize("split", digit_pairs.SPLITS)
+@pytest.mark.parametrize("setting", digits.SETTING_NAMES)
+@pytest.mark.parametrize("split", digits.SPLITS)
 def test_pairs_follow_the_settings_label_relations(pool, setting, split):
     x, y1, y2 = pool.sample(2_000, setting, split, torch.Generator().manual_seed(0))
     assert x.shape == (2_000, 1, 28, 56)
@@ -52,7 +52,7 @@ def test_pairs_reject_bad_input(pool):
     with pytest.raises(ValueError, match="setting"):
         pool.sample(4, "C", "train", torch.Generator())
     with pytest.raises(ValueError, match="every digit"):
-        digit_pairs.DigitPairs(torch.zeros(3, 1, 28, 28), torch.tensor([0, 1, 2]))
+        digits.DigitPairs(torch.zeros(3, 1, 28, 28), torch.tensor([0, 1, 2]))
 
 
 def test_categorical_hinge_is_keras_formula():

@@ -83,7 +83,7 @@ def test_compare_finds_any_difference(tmp_path, monkeypatch):
     def store(where, value, metric=1.0):
         monkeypatch.setenv("MODLIB_RESULTS", str(where))
         results.fetch("chap", "r", {"seeds": 1}, lambda: ({"acc": metric}, {"a": np.array([value])}),
-                      profile="smoke", device="cpu", code="modlib.data")
+                      profile="smoke", device="cpu", code="modlib.data.digits")
         return where / "smoke"
 
     a, same = store(tmp_path / "a", 0.5), store(tmp_path / "b", 0.5)

@@ -8,10 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from modlib import fingerprint, results, toy
+from modlib import fingerprint, results
+from modlib import redundant_input_toy as toy
 
 CONFIG = {"seeds": 3, "steps": 10}
-CODE = "modlib.data"  # the module that "computes" these test results
+CODE = "modlib.data.digits"  # the module that "computes" these test results
 
 
 class Counter:
@@ -155,7 +156,7 @@ def test_a_result_made_by_other_code_is_recomputed_saying_what_changed(store, pa
     (package / "models.py").write_text((package / "models.py").read_text() + "\nUNUSED = 1\n")
     fetch_toy(compute)
     assert compute.calls == 1
-    toy_py = package / "toy.py"
+    toy_py = package / "redundant_input_toy" / "experiment.py"
     toy_py.write_text(toy_py.read_text().replace("GENERALIZES = 0.9", "GENERALIZES = 0.8"))
     assert fetch_toy(compute).metrics == {"acc": 2.5} and compute.calls == 2
     assert "was made by other code (changed: GENERALIZES): recomputing" in capsys.readouterr().out
@@ -295,12 +296,12 @@ def test_a_relative_results_root_resolves_once(tmp_path, monkeypatch):
 
 def test_comments_docstrings_and_the_settings_table_are_not_code(package):
     before = fingerprint.of(toy.run_group)
-    source = (package / "toy.py").read_text()
+    source = (package / "redundant_input_toy" / "experiment.py").read_text()
     edited = source.replace('"""The redundant-input toy', '"""An edited docstring. The redundant-input toy', 1)
     edited = edited.replace("SETTINGS = {", "# a new comment\nSETTINGS = {  # and another\n", 1)
     edited = edited.replace("seeds=100", "seeds=101")  # the full profile's table: recorded in each config
     assert edited != source
-    (package / "toy.py").write_text(edited)
+    (package / "redundant_input_toy" / "experiment.py").write_text(edited)
     assert fingerprint.of(toy.run_group) == before
-    (package / "toy.py").write_text(edited.replace("GENERALIZES = 0.9", "GENERALIZES = 0.8"))
+    (package / "redundant_input_toy" / "experiment.py").write_text(edited.replace("GENERALIZES = 0.9", "GENERALIZES = 0.8"))
     assert fingerprint.of(toy.run_group) != before

@@ -6,7 +6,7 @@ from collections import Counter
 import pytest
 import torch
 
-from modlib import scan
+from modlib.data import scan
 
 TL, TR = "I_TURN_LEFT", "I_TURN_RIGHT"
 

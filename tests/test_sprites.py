@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from modlib import sprites as sp
+from modlib.data import sprites as sp
 
 
 def one(x=0.5, y=0.5, shape=1.0, scale=1.0, hue=0.0) -> torch.Tensor:

@@ -4,8 +4,9 @@ import numpy as np
 import pytest
 import torch
 
-from modlib import findings, masks, plots, widgets
-from modlib import structural_compositionality as sc
+from modlib import masks, plots
+from modlib.structural_compositionality import experiment as sc
+from modlib.structural_compositionality import explorer, figures, findings
 
 
 @pytest.fixture(scope="module")
@@ -119,9 +120,9 @@ def test_findings_table_figures_and_explorer_work_on_stored_results(smoke_runs):
     assert {"inside-contact/base", "inside-contact/inside/subnetwork", "inside-contact/inside/untrained",
             "sv-plural/verb/ablation", "sv-plural/subject/random"} <= set(found)
     assert all(isinstance(f.holds, bool) for f in found.values())
-    for fig in (plots.subnetwork_bars(table[table["trained"]], findings.LEPORI), plots.control_bars(table)):
+    for fig in (figures.subnetwork_bars(table[table["trained"]], findings.LEPORI), figures.control_bars(table)):
         assert fig.get_size_inches()[0] <= plots.COLUMN
-    box = widgets.structure_explorer(smoke_runs)
+    box = explorer.structure_explorer(smoke_runs)
     box.children[0].children[0].value = "sv-plural-untrained-0"
     assert box.children[0].children[1].options == ("subject", "verb")
     assert "mask seed" not in box.children[2].value and "seed  kept" in box.children[2].value
@@ -159,9 +160,9 @@ def test_findings_verdicts_follow_the_numbers():
 
 
 def test_short_layer_names():
-    assert plots.short_layer("resnet.encoder.stages.1.layers.0.layer.1.convolution.weight") == "s1.b0.conv1"
-    assert plots.short_layer("bert.encoder.layer.1.intermediate.dense.weight") == "L1.ffn-in"
-    assert plots.short_layer("bert.encoder.layer.0.attention.output.dense.weight") == "L0.attn-out"
+    assert figures.short_layer("resnet.encoder.stages.1.layers.0.layer.1.convolution.weight") == "s1.b0.conv1"
+    assert figures.short_layer("bert.encoder.layer.1.intermediate.dense.weight") == "L1.ffn-in"
+    assert figures.short_layer("bert.encoder.layer.0.attention.output.dense.weight") == "L0.attn-out"
 
 
 def test_subroutines_masking_different_layers_are_compared_over_both(monkeypatch):

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 import torch
 
-from modlib import agreement, shapes
+from modlib.data import sentences as agreement
+from modlib.data import shapes
 from modlib import structural_compositionality as sc
 
 

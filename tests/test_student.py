@@ -1,4 +1,4 @@
-"""The exercises a learner writes and the student edition (modlib.student, modlib.checks): every
+"""The exercises a learner writes and the student edition (modlib.student, modlib.<chapter>.exercises): every
 chapter has at least two, each check passes the book's solution and reports the stub's hint, the
 committed student edition is current, and each student notebook runs up to its first exercise."""
 
@@ -101,7 +101,7 @@ def test_write_names_an_unknown_notebook(tmp_path):
 @pytest.mark.parametrize("name", NOTEBOOKS)
 def test_student_notebook_runs_up_to_its_first_exercise(name, tmp_path, monkeypatch):
     nb = nbformat.read(student.write([name], out=tmp_path)[0], 4)
-    first_check = next(i for i, c in enumerate(nb.cells) if "checks.check_" in c.source)
+    first_check = next(i for i, c in enumerate(nb.cells) if "exercises.check_" in c.source)
     nb.cells = nb.cells[:first_check + 1]
     monkeypatch.setenv("MODLIB_PROFILE", "smoke")
     monkeypatch.setenv("TQDM_DISABLE", "1")

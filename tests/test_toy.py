@@ -2,29 +2,30 @@ import numpy as np
 import pytest
 import torch
 
-from modlib import data, toy
+from modlib import redundant_input_toy as toy
+from modlib.data import toy as toy_data
 from modlib.training import stack
 
 
 def test_toy_data_follows_both_formulations():
     g = torch.Generator().manual_seed(0)
-    x, y = data.redundant_toy("a", 3000, generator=g)
+    x, y = toy_data.redundant_toy("a", 3000, generator=g)
     assert ((x[:, 0] > 0).float() == y).all()  # X1 decides Y1
     assert not ((x[:, 0] > 0) & (x[:, 1] > 0)).any()  # the cell (1,1) is held out
-    xt, yt = data.redundant_toy("a", 500, split="test", generator=g)
+    xt, yt = toy_data.redundant_toy("a", 500, split="test", generator=g)
     assert (yt == 1).all() and (xt >= 0).all() and (xt <= 1).all()
-    xb, yb = data.redundant_toy("b", 3000, generator=g)
-    assert (xb.abs() >= data.PUSH).all() and (xb.abs() <= 5 + data.PUSH).all()
+    xb, yb = toy_data.redundant_toy("b", 3000, generator=g)
+    assert (xb.abs() >= toy_data.PUSH).all() and (xb.abs() <= 5 + toy_data.PUSH).all()
     assert ((xb[:, 0] > 0).float() == yb).all()
     assert not ((xb[:, 0] > 0) & (xb[:, 1] > 0)).any()
-    xc, _ = data.redundant_toy("b", 4000, reveal=0.0, generator=g)
+    xc, _ = toy_data.redundant_toy("b", 4000, reveal=0.0, generator=g)
     share = ((xc[:, 0] > 0) & (xc[:, 1] > 0)).float().mean()
     assert 0.22 < share < 0.28  # the control keeps the held-out quadrant as often as the others
 
 
 def test_mutual_information_goes_from_the_paper_setting_to_none():
-    assert abs(data.toy_mutual_information(1.0) - 0.2516) < 1e-3
-    values = [data.toy_mutual_information(r) for r in (1.0, 0.75, 0.5, 0.0)]
+    assert abs(toy_data.toy_mutual_information(1.0) - 0.2516) < 1e-3
+    values = [toy_data.toy_mutual_information(r) for r in (1.0, 0.75, 0.5, 0.0)]
     assert values == sorted(values, reverse=True) and values[-1] == 0.0
 
 
@@ -63,7 +64,7 @@ def test_playground_batches_go_over_the_fixed_set_in_order_and_carry_the_remaind
 @pytest.mark.parametrize("design", toy.TERNARY)
 def test_ternary_controls_keep_the_cell_unseen_and_x2_uncorrelated_with_y1(design):
     g = torch.Generator().manual_seed(0)
-    for f in data.FORMULATIONS:
+    for f in toy_data.FORMULATIONS:
         x, y = toy.ternary_toy(f, 20_000, design, generator=g)
         assert ((x[:, 0] > 0).float() == y).all()  # X1 decides Y1
         low, high = toy.held_out_band(f, design)
@@ -77,7 +78,7 @@ def test_ternary_controls_keep_the_cell_unseen_and_x2_uncorrelated_with_y1(desig
             assert (y[only_negative] == 0).all()  # the middle band means Y1 = 0
         corr = torch.corrcoef(torch.stack([x[:, 1], y]))[0, 1]
         assert abs(corr) < 0.03, f"({f}, {design}) X2 correlates with Y1: {corr:.3f}"
-        xb, yb = data.redundant_toy(f, 20_000, generator=g)
+        xb, yb = toy_data.redundant_toy(f, 20_000, generator=g)
         assert torch.corrcoef(torch.stack([xb[:, 1], yb]))[0, 1] < -0.2  # the binary design's does
     bits = {"middle": 0.171, "corner": 0.250, "even": 0.110}[design]
     assert abs(toy.mutual_information(design, 1.0) - bits) < 1e-3

@@ -1,6 +1,7 @@
 """Panels of random closed contours with the relations *inside*, *contact* and *number* (chapter 5,
 notebooks/structural_compositionality.ipynb, section "Tasks"; Lepori et al. 2023 draw theirs with
-the CVR generator, this is the book's own).
+the CVR generator, this is the book's own); chapter 6 (notebooks/pretraining_consistency.ipynb)
+pretrains on unlabelled panels and searches the same tasks.
 
 A *shape* is a random closed contour: a polygon whose radius wobbles smoothly around its centre
 (:func:`contour`). It is filled on the pixel grid (:func:`fill`) and drawn as its 1-pixel outline

@@ -1,12 +1,12 @@
-"""Pretrained initialisations for chapter 6 (pretraining and the consistency of modular structure;
-Lepori et al. 2023, section 6): the offline language model's masked-language-modelling corpus and
-training; and SimCLR-style contrastive pretraining of the vision model
-on unlabelled panels (:func:`pretrain_simclr`).
+"""Pretrained initialisations for chapter 6 (notebooks/pretraining_consistency.ipynb: pretraining
+and the consistency of modular structure; Lepori et al. 2023, section 6): the offline language
+model's masked-language-modelling corpus and training; and SimCLR-style contrastive pretraining of
+the vision model on unlabelled panels (:func:`pretrain_simclr`).
 
 The paper fine-tunes BERT-small from its masked-language-model weights. Offline, the book makes its
 own: a BERT of chapter 5's shape (:class:`modlib.structural_compositionality.LanguageModel`)
 pretrained with masked-language modelling on :func:`corpus`, grammatical English sentences in the
-agreement tasks' vocabulary (:mod:`modlib.agreement`) but from more templates than the tasks use.
+agreement tasks' vocabulary (:mod:`modlib.data.sentences`) but from more templates than the tasks use.
 
     sentences = corpus(20_000, seed=0)
     mlm, losses = pretrain_mlm(settings, sentences, steps=2_000, batch=128, lr=1e-3, seed=0)
@@ -28,7 +28,7 @@ import random
 import torch
 from torch.nn import functional as F
 
-from modlib import agreement
+from modlib.data import sentences as agreement
 from modlib.profiles import check_choice, check_int, check_range
 
 # every template of the corpus: the tasks' own (sv and anaphora, with agreeing features) and five
@@ -82,7 +82,7 @@ def corpus(n: int, seed: int) -> list[str]:
 
 
 def mask_tokens(ids: torch.Tensor, g: torch.Generator, rate: float = MASK_RATE) -> tuple[torch.Tensor, torch.Tensor]:
-    """BERT's masking of token ids ``long [N, L]`` (as :func:`modlib.agreement.encode` makes them):
+    """BERT's masking of token ids ``long [N, L]`` (as :func:`modlib.data.sentences.encode` makes them):
     ``rate`` of the word positions (never [CLS], [SEP] or padding) are picked; of those, 80% become
     [MASK], 10% a random word and 10% stay. Returns ``(inputs, labels)``, both ``[N, L]``; labels
     are -100 where nothing is predicted."""
@@ -136,7 +136,7 @@ def pretrain_mlm(s, sentences: list[str], *, steps: int, batch: int, lr: float, 
 
 
 def agreement_probe(mlm, n: int = 400, seed: int = 0) -> float:
-    """How often ``mlm`` (a ``BertForMaskedLM`` over :data:`modlib.agreement.VOCAB`) prefers the
+    """How often ``mlm`` (a ``BertForMaskedLM`` over :data:`modlib.data.sentences.VOCAB`) prefers the
     agreeing form of a masked main verb: ``n`` grammatical subject-verb sentences (the four task
     templates in turn, singular and plural alternating), the last word replaced by [MASK], the
     singular and plural forms' logits compared there. 0.5 is chance."""

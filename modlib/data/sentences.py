@@ -1,5 +1,7 @@
 """Agreement sentences in the style of Marvin & Linzen (2018), with the book's own vocabulary (chapter 5,
-notebooks/structural_compositionality.ipynb, section "The language tasks"; Lepori et al. 2023, section 5).
+notebooks/structural_compositionality.ipynb, section "The language tasks"; Lepori et al. 2023, section 5;
+chapter 6, notebooks/pretraining_consistency.ipynb, builds its pretraining corpus from the same words).
+Chapters import it as ``agreement``: ``from modlib.data import sentences as agreement``.
 
 Two families, each with two number features that a sentence can set independently:
 

@@ -1,11 +1,12 @@
-"""The redundant-input toy (chapter 1): does gradient descent lean on a redundant input?
+"""The redundant-input toy (chapter 1, notebooks/redundant_input_toy.ipynb): does gradient descent
+lean on a redundant input?
 
 One *group* = one (activation, loss) pair; within a group every (formulation, training set, seed)
 is a member of one batched model (:func:`modlib.training.train_seeds`). Member ``(f, c, s)``
 starts from the same initial weights for every ``f`` and ``c`` (seeded by ``s``), so settings are
 compared on paired seeds. A group's result is stored with :func:`modlib.results.fetch`.
 
-The training sets (*conditions*): the binary design of :func:`modlib.data.redundant_toy` at each
+The training sets (*conditions*): the binary design of :func:`modlib.data.toy.redundant_toy` at each
 ``reveal`` level, and two *ternary* controls (:func:`ternary_toy`), in which Y2 takes three values,
 X2 is uncorrelated with Y1 and the held-out cell stays unseen: ``"middle"`` holds out (1, 1), the
 binary design's test cell, between two bands of seen Y1 = 1 points; ``"corner"`` and ``"even"``
@@ -26,7 +27,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from modlib import data, profiles, results
+from modlib import profiles, results
+from modlib.data import toy as toy_data
 from modlib.models import ACTIVATIONS, mlp
 from modlib.profiles import check_choice, check_choices, check_int, check_range, settings_for
 from modlib.runtime import describe
@@ -58,7 +60,7 @@ class ToySettings:
     hidden: tuple[int, ...] = (8, 8, 8)
     n_train: int = 187
     n_test: int = 200
-    formulations: tuple[str, ...] = data.FORMULATIONS
+    formulations: tuple[str, ...] = toy_data.FORMULATIONS
     activations: tuple[str, ...] = ("relu", "tanh")
     losses: tuple[str, ...] = LOSSES
     reveals: tuple[float, ...] = (1.0, 0.5, 0.0)
@@ -72,7 +74,7 @@ class ToySettings:
             check_int(name, getattr(self, name), 1)
         check_int("epochs", self.epochs, 0)
         check_range("lr", self.lr, 0.0, 10.0, open_low=True)
-        check_choices("formulations", self.formulations, data.FORMULATIONS)
+        check_choices("formulations", self.formulations, toy_data.FORMULATIONS)
         check_choices("activations", self.activations, ACTIVATIONS)
         check_choices("losses", self.losses, LOSSES)
         check_choices("controls", self.controls, tuple(TERNARY))
@@ -158,12 +160,12 @@ def ternary_toy(formulation: str, n: int, design: str = "middle", *,
 
     Y2 takes three values. ``split="train"`` draws the cells (Y1, Y2)
     with the weights of ``TERNARY[design]``, ``"test"`` only its held-out
-    cell. X1 is made as in :func:`modlib.data.redundant_toy`; the band of
+    cell. X1 is made as in :func:`modlib.data.toy.redundant_toy`; the band of
     X2 is that of Y2 = 0 or 1 there, and Y2 = 2 moves the Y2 = 1 band up
     by ``BAND_GAP``. In training the mean of X2 is the same for both
     classes, yet one band of X2 occurs only with Y1 = 0.
     """
-    check_choice("formulation", formulation, data.FORMULATIONS)
+    check_choice("formulation", formulation, toy_data.FORMULATIONS)
     check_choice("design", design, tuple(TERNARY))
     check_choice("split", split, ("train", "test"))
     check_int("n", n, 1)
@@ -176,7 +178,7 @@ def ternary_toy(formulation: str, n: int, design: str = "middle", *,
     else:
         cells = torch.tensor([held_out] * n)  # [n, 2] values of (Y1, Y2)
     # the binary design's inputs for (Y1, min(Y2, 1)), then Y2 = 2 moved up
-    make = data._toy_a if formulation == "a" else data._toy_b
+    make = toy_data._toy_a if formulation == "a" else toy_data._toy_b
     x = make(n, cells.clamp(max=1), generator)
     x[:, 1] += BAND_GAP[formulation] * (cells[:, 1] == 2)
     return x, cells[:, 0].to(torch.float32)
@@ -185,7 +187,7 @@ def ternary_toy(formulation: str, n: int, design: str = "middle", *,
 def window(formulation: str, design: str) -> tuple[float, ...]:
     """The plotting window ``(x1 low, x1 high, x2 low, x2 high)``; the
     ternary designs' is taller, to show the band of Y2 = 2."""
-    low, high = data.EXTENT[formulation]
+    low, high = toy_data.EXTENT[formulation]
     top = high + BAND_GAP[formulation] * (design in TERNARY)
     return (low, high, low, top)
 
@@ -202,7 +204,7 @@ def held_out_band(formulation: str, design: str) -> tuple[float, float]:
 def mutual_information(design: str, reveal: float) -> float:
     """I(Y1; Y2) in bits in the training distribution of a condition."""
     if design == "binary":
-        return data.toy_mutual_information(reveal)
+        return toy_data.toy_mutual_information(reveal)
     p = torch.zeros(2, 3, dtype=torch.float64)
     for (y1, y2), w in TERNARY[design][0].items():
         p[y1, y2] = w
@@ -255,7 +257,7 @@ def training_set(formulation: str, design: str, reveal: float, n: int,
     """One member's training points ``x [n, 2]`` and targets ``y [n]``."""
     if design in TERNARY:
         return ternary_toy(formulation, n, design, generator=generator)
-    return data.redundant_toy(formulation, n, reveal=reveal, generator=generator)
+    return toy_data.redundant_toy(formulation, n, reveal=reveal, generator=generator)
 
 
 def test_set(formulation: str, design: str, n: int,
@@ -265,7 +267,7 @@ def test_set(formulation: str, design: str, n: int,
     if design in TERNARY:
         return ternary_toy(formulation, n, design, split="test",
                            generator=generator)
-    return data.redundant_toy(formulation, n, split="test", generator=generator)
+    return toy_data.redundant_toy(formulation, n, split="test", generator=generator)
 
 
 def run_group(s: ToySettings, activation: str, loss: str, device: torch.device,
@@ -371,7 +373,7 @@ def run_group(s: ToySettings, activation: str, loss: str, device: torch.device,
 
 def _grid(resolution: int, win) -> torch.Tensor:
     """A ``[resolution**2, 2]`` grid over ``win`` = (x1 low, x1 high, x2
-    low, x2 high), row-major with x2 varying slowest (as ``data.grid``)."""
+    low, x2 high), row-major with x2 varying slowest (as ``toy_data.grid``)."""
     x1 = torch.linspace(float(win[0]), float(win[1]), resolution)
     x2 = torch.linspace(float(win[2]), float(win[3]), resolution)
     x2, x1 = torch.meshgrid(x2, x1, indexing="ij")

@@ -1,4 +1,5 @@
-"""Compositional vs monolithic models on multi-sprite scenes (chapter 2, Wiedemer et al. 2023).
+"""Compositional vs monolithic models on multi-sprite scenes (chapter 2,
+notebooks/compositional_sprites.ipynb; Wiedemer et al. 2023).
 
 A *row* is one experiment of the paper's table (:data:`ROWS`): a training support, a model
 (``"compositional"``: one decoder per slot, composed with the known C; ``"monolithic"``: one
@@ -9,7 +10,7 @@ A row's seeds are one stored result (:func:`modlib.results.fetch`).
 
 The decoders (:func:`decoder`): ``"upsample"`` is the authors' UpsampleMLP (an MLP to a 4x4 map,
 then bilinear upsampling and 2x2 convolutions up to the image size); ``"mlp"`` is an MLP whose
-last layer writes every pixel. The data comes from :mod:`modlib.sprites`.
+last layer writes every pixel. The data comes from :mod:`modlib.data.sprites`.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from modlib import profiles, results, sprites
+from modlib import profiles, results
+from modlib.data import sprites
 from modlib.profiles import check_choice, check_choices, check_int, check_range, settings_for
 from modlib.runtime import describe
 from modlib.training import bar
@@ -146,7 +148,7 @@ def decoder(d_in: int, out_channels: int, size: int, hidden: int,
 
 class Compositional(nn.Module):
     """One decoder per slot (or, ``shared``, one decoder for both), composed with the known C:
-    latents ``[B, 2, 5]`` (scaled, as :func:`modlib.sprites.scale_latents` gives them) to a scene
+    latents ``[B, 2, 5]`` (scaled, as :func:`modlib.data.sprites.scale_latents` gives them) to a scene
     ``[B, 3, H, W]``."""
 
     def __init__(self, s: SpriteSettings, composition: str,

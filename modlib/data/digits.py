@@ -1,16 +1,17 @@
-"""The chapters' data sets, made on the fly or read from files that ship with a package: the
-redundant-input toy (chapter 1); addition/multiplication, double addition and MNIST (chapter 4).
+"""Digits: two-digit arithmetic problems (chapter 4, notebooks/weight_masks.ipynb; Csordás et al.
+2021), MNIST read offline first (chapters 3 and 4), and pairs of MNIST digits side by side
+(chapter 3, notebooks/resists_at_scale.ipynb, "MNIST pairs").
 
-Redundant-input toy (Li et al., section 6 and appendix C), two formulations:
+MNIST pairs (Li et al., "Gradient descent resists compositionality", section 5.1): an input is two
+digits ``[1, 28, 56]``: the left one, X1, with label Y1 (the target), and the right one, X2, with
+label Y2 (never a target). The two settings differ only in how Y2 is tied to Y1 in training:
 
-``"a"`` the paper's text (Fig. 4): Y1, Y2 in {0, 1}; X_i = Y_i - U[0, 1]; training on the cells
-      (0,0), (0,1), (1,0); the held-out test cell is (1, 1). The target is Y1.
-``"b"`` the authors' TensorFlow Playground version: x ~ U(-5, 5)^2, each coordinate pushed 0.3 away
-      from its axis, label 1[x1 > 0]; the quadrant x1 > 0, x2 > 0 is held out for testing.
+- ``"A"``: Y2 = (Y1 + r) mod 10 with r in {0, 1}, so the right digit nearly tells the answer;
+- ``"B"``: Y2 uniform on 0..9, independent of Y1.
 
-``reveal`` sets how much X2 tells about Y1 in training: the held-out cell is kept in training with
-weight ``1 - reveal`` relative to the three others, so ``reveal=1`` is the paper's setting and
-``reveal=0`` the control in which X2 and Y1 are independent.
+The test pairs are the same in both: Y2 = (Y1 + 2 + r) mod 10 with r in {0..7}, combinations
+that setting A never shows. Digits come from :func:`mnist` (train pairs from its train split,
+test pairs from its test split).
 """
 
 from __future__ import annotations
@@ -25,66 +26,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from modlib.profiles import check_choice, check_int, check_range
-
-FORMULATIONS = ("a", "b")
-PUSH = 0.3  # formulation b: distance the points are pushed away from the axes
-EXTENT = {"a": (-1.25, 1.25), "b": (-6.0, 6.0)}  # plotting window per formulation
-
-
-def _toy_a(n: int, cells: torch.Tensor, g: torch.Generator) -> torch.Tensor:
-    y = cells.to(torch.float32)  # [n, 2] values of (Y1, Y2)
-    return y - torch.rand(n, 2, generator=g)
-
-
-def _toy_b(n: int, cells: torch.Tensor, g: torch.Generator) -> torch.Tensor:
-    # |x_i| ~ U(0, 5) + PUSH, with the sign set by the cell (1 -> positive).
-    mag = 5.0 * torch.rand(n, 2, generator=g) + PUSH
-    return torch.where(cells.bool(), mag, -mag)
-
-
-def redundant_toy(formulation: str, n: int, *, reveal: float = 1.0, split: str = "train",
-                  generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-    """``n`` points of the toy: inputs ``x [n, 2]`` (float32) and targets ``y1 [n]`` in {0., 1.}.
-
-    ``split="train"`` draws the cells (Y1, Y2) with weights 1, 1, 1, 1 - reveal for (0,0), (0,1),
-    (1,0), (1,1); ``split="test"`` draws only the held-out cell (1, 1).
-    """
-    check_choice("formulation", formulation, FORMULATIONS)
-    check_choice("split", split, ("train", "test"))
-    check_int("n", n, 1)
-    check_range("reveal", reveal, 0.0, 1.0)
-    g = generator if generator is not None else torch.Generator().manual_seed(0)
-    cell_table = torch.tensor([[0, 0], [0, 1], [1, 0], [1, 1]])
-    if split == "train":
-        weights = torch.tensor([1.0, 1.0, 1.0, 1.0 - reveal])
-        cells = cell_table[torch.multinomial(weights, n, replacement=True, generator=g)]
-    else:
-        cells = cell_table[[3] * n]
-    x = (_toy_a if formulation == "a" else _toy_b)(n, cells, g)
-    return x, cells[:, 0].to(torch.float32)
-
-
-def toy_mutual_information(reveal: float) -> float:
-    """I(Y1; Y2) in bits in the toy's training distribution (the same for both formulations)."""
-    check_range("reveal", reveal, 0.0, 1.0)
-    w = torch.tensor([[1.0, 1.0], [1.0, 1.0 - reveal]], dtype=torch.float64)  # rows Y1, cols Y2
-    p = w / w.sum()
-    py1, py2 = p.sum(1, keepdim=True), p.sum(0, keepdim=True)
-    terms = torch.where(p > 0, p * torch.log2(p / (py1 * py2)), torch.zeros_like(p))
-    return max(0.0, float(terms.sum()))
-
-
-def grid(formulation: str, resolution: int) -> tuple[torch.Tensor, tuple[float, float]]:
-    """A square grid over the formulation's plotting window: points ``[resolution**2, 2]``
-    (row-major, x2 varying slowest) and the window ``(low, high)``."""
-    low, high = EXTENT[formulation]
-    axis = torch.linspace(low, high, resolution)
-    x2, x1 = torch.meshgrid(axis, axis, indexing="ij")
-    return torch.stack([x1.reshape(-1), x2.reshape(-1)], dim=1), (low, high)
-
-
-
+from modlib.profiles import check_choice, check_int
 
 # --- Addition / multiplication (Csordás et al. 2021) -------------------------------------------------
 
@@ -213,3 +155,63 @@ def mnist(split: str = "train", root: str | Path | None = None, *, download: boo
     if not quiet:
         print(f"data: {source}")
     return x.float().div(255).unsqueeze(1), y.long(), source
+
+
+# --- MNIST pairs (Li et al., section 5.1) ------------------------------------------------------------
+
+SETTING_NAMES = ("A", "B")
+SPLITS = ("train", "test")
+
+
+def right_labels(y1: torch.Tensor, setting: str, split: str, generator: torch.Generator) -> torch.Tensor:
+    """The right digit's label Y2 ``[n]`` for left labels ``y1 [n]`` (long), as the setting and
+    split define it."""
+    check_choice("setting", setting, SETTING_NAMES)
+    check_choice("split", split, SPLITS)
+    n = len(y1)
+    if split == "test":
+        return (y1 + 2 + torch.randint(0, 8, (n,), generator=generator)) % 10
+    if setting == "A":
+        return (y1 + torch.randint(0, 2, (n,), generator=generator)) % 10
+    return torch.randint(0, 10, (n,), generator=generator)
+
+
+class DigitPairs:
+    """Draws pairs from one pool of digits: ``images [N, 1, 28, 28]``, ``labels [N]``."""
+
+    def __init__(self, images: torch.Tensor, labels: torch.Tensor):
+        if images.ndim != 4 or images.shape[1:] != (1, 28, 28) or len(images) != len(labels):
+            raise ValueError(f"expected images [N, 1, 28, 28] and labels [N]; got "
+                             f"{tuple(images.shape)} and {tuple(labels.shape)}")
+        self.images, self.labels = images, labels
+        self.by_label = [torch.nonzero(labels == d).flatten() for d in range(10)]
+        missing = [d for d, idx in enumerate(self.by_label) if len(idx) == 0]
+        if missing:
+            raise ValueError(f"the pool has no digit {missing}; every digit 0-9 is needed")
+
+    def pick(self, digits: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+        """For each label in ``digits [n]``, the index of a random pool image with that label."""
+        out = torch.empty_like(digits)
+        for d in range(10):
+            where = digits == d
+            pool = self.by_label[d]
+            out[where] = pool[torch.randint(0, len(pool), (int(where.sum()),), generator=generator)]
+        return out
+
+    def sample(self, n: int, setting: str, split: str,
+               generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """``n`` pairs: images ``[n, 1, 28, 56]``, left labels Y1 ``[n]`` (the targets) and right
+        labels Y2 ``[n]``. Y1 is uniform on 0..9; Y2 follows :func:`right_labels`."""
+        check_int("n", n, 1)
+        y1 = torch.randint(0, 10, (n,), generator=generator)
+        y2 = right_labels(y1, setting, split, generator)
+        left, right = self.pick(y1, generator), self.pick(y2, generator)
+        return torch.cat([self.images[left], self.images[right]], dim=3), y1, y2
+
+    def swap_right(self, x: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+        """The pairs ``x [n, 1, 28, 56]`` with each right digit replaced by a random pool digit
+        of a uniformly drawn label: the left digit, and so the answer, unchanged."""
+        y2 = torch.randint(0, 10, (len(x),), generator=generator)
+        out = x.clone()
+        out[..., 28:] = self.images[self.pick(y2, generator)]
+        return out

@@ -11,7 +11,7 @@ place where a chapter module imports another: its problems, models, base trainin
 search and evaluation, and its settings per profile. Its own pieces:
 
 - the pretrained weights, each one stored result (:func:`pretrained`): a BERT of chapter 5's shape
-  pretrained with masked-language modelling on :func:`modlib.pretraining.corpus`, and the vision
+  pretrained with masked-language modelling on :func:`modlib.pretraining_consistency.pretraining.corpus`, and the vision
   model's ResNet pretrained SimCLR-style on unlabelled panels. At ``paper`` the language model is
   the paper's own, ``prajjwal1/bert-small`` from the hub (:class:`HubLanguageModel`), where the
   hub can be reached; otherwise the book's MLM checkpoint of the paper's shape;
@@ -20,7 +20,7 @@ search and evaluation, and its settings per profile. Its own pieces:
   read from chapter 5's store for the base models chapter 5 made, made here for the others.
 
 What the results show (the ablation effect per base model, its spread, the statements the page
-makes) is computed in :mod:`modlib.findings`, apart from the code that makes the results.
+makes) is computed in :mod:`modlib.pretraining_consistency.findings`, apart from the code that makes the results.
 """
 
 from __future__ import annotations
@@ -31,10 +31,13 @@ import numpy as np
 import torch
 from torch import nn
 
-from modlib import agreement, pretraining, profiles, results, shapes
-from modlib import structural_compositionality as sc
+from modlib import profiles, results
+from modlib.data import sentences as agreement
+from modlib.data import shapes
+from modlib.pretraining_consistency import pretraining
 from modlib.profiles import check_choices, check_int, check_range, settings_for
 from modlib.runtime import describe
+from modlib.structural_compositionality import experiment as sc  # chapter 5's experiment, reused by name
 
 CHAPTER = "pretraining_consistency"
 INITS = ("scratch", "pretrained")
@@ -176,7 +179,7 @@ def pretrained(kind: str, profile: str, device: torch.device | None = None) -> r
 
 class HubLanguageModel(nn.Module):
     """A hub BERT (``BertModel``) in place of chapter 5's :class:`LanguageModel`: it takes the
-    agreement vocabulary's token ids ``[N, L]`` (as :func:`modlib.agreement.encode` makes them),
+    agreement vocabulary's token ids ``[N, L]`` (as :func:`modlib.data.sentences.encode` makes them),
     spells each word in the hub tokenizer's word pieces, and returns the [CLS] vector ``[N, hidden]``."""
 
     def __init__(self, bert, tokenizer):

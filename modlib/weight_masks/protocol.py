@@ -1,31 +1,15 @@
-"""Chapter "Are neural nets modular?" (Csordás et al. 2021): binary weight masks on frozen networks.
-
-Three experiments, each stored with :func:`modlib.results.fetch`, on the authors' protocol
-(RobertCsordas/modules) unless a docstring says otherwise:
-
-- addition/multiplication: an FNN learns "a + b" and "a * b" (mod 100); masks are trained for +
-  only, for * only and for both; each mask and its complement (the ablation) is scored on both ops,
-  beside a control: a random mask with the same number of weights kept in each layer;
-- double addition: an FNN learns two additions, run as the authors run it, once per pair with the
-  other pair's input digits set to zero (:class:`Pairwise`); masks for the whole task, pair 1 and
-  pair 2, and a second pair-1 mask from another seed, whose overlap with the first says how much
-  two masks for *the same* sub-task overlap at this scale (the reference for "reuse");
-- class removal: a small CNN on MNIST; a mask is trained on all classes, then for each class c a
-  mask on the other nine classes only, with the output layer's mask copied from the all-classes
-  mask and kept fixed (so that c cannot be removed by cutting its output unit); applying it shows
-  what c loses, against the network under the all-classes mask.
-
-Two sweeps repeat the first experiment's + and * masks for seed 0 at other regularisation strengths
-and network shapes, one stored result per point. ``python -m modlib.modularity`` computes them all
-without the notebook (see :func:`main`); :func:`estimate` times a profile before it runs.
+"""Chapter 4's protocol (notebooks/weight_masks.ipynb; Csordás et al. 2021, on the authors'
+RobertCsordas/modules unless a docstring says otherwise): everything that decides a run
+(:class:`MaskSettings`; :mod:`modlib.weight_masks.experiment` holds its values per profile), how
+networks and masks are trained and scored, and the three experiments, each a function from
+settings, seed and device to one stored result's metrics and arrays (the experiment module stores
+them).
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import functools
-import time
 from contextlib import contextmanager
 
 import numpy as np
@@ -33,12 +17,11 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from modlib import data, masks, profiles, results, training
+from modlib import masks, profiles, training
+from modlib.data import digits
 from modlib.models import mlp
-from modlib.profiles import check_choice, check_int, check_range, settings_for
-from modlib.runtime import describe, pick_device
+from modlib.profiles import check_choice, check_int, check_range
 
-CHAPTER = "weight_masks"
 CHANCE = {"addmul": 0.01, "double": 0.01, "cnn": 0.1}  # two digits right by guessing; one class of ten
 CLIP = 1.0  # gradient-norm clip of every training step, network and mask (the authors' grad_clip)
 
@@ -88,40 +71,6 @@ class MaskSettings:
             raise ValueError(f"batch={self.batch} must be divisible by samples={self.samples}")
 
 
-SETTINGS = {
-    "smoke": MaskSettings(hidden=(32,) * 4, base_steps=60, double_steps=60, mask_steps=20, eval_n=500,
-                          sweep_alphas=(1e-3,), sweep_mask_steps=10, cnn_steps=20, cnn_mask_steps=5),
-    # A 256-wide network trained for 4k steps needs a larger learning rate than the paper's 1e-3
-    # for + and * (the double-addition network learns well at 1e-3 and stalls above it), and masks
-    # trained for 700 steps instead of 20k need a stronger regulariser to become sparse.
-    "default": MaskSettings(lr=3e-3, base_steps=4000, alpha=2e-3, alpha_double=8e-3,
-                            sweep_alphas=(1e-4, 1e-2), cnn_mask_steps=150, cnn_alpha=1e-2, cnn_mask_lr=5e-2),
-    # The scale the book shows, computed on 2 CPU cores (the chapter's appendix lists the settings
-    # tried): the first layer's width is what lets a removed module spare the other operation, so
-    # the network is 1024 wide but has 2 hidden layers instead of the paper's 4; masks train for 2k
-    # steps instead of 20k, with a 5x larger mask learning rate to reach the same sparsity. The CNN's
-    # class masks use the authors' alpha (3e-4) and 10x their mask learning rate for 10x fewer steps.
-    "full": MaskSettings(seeds=5, hidden=(1024, 1024), lr=1e-3, base_steps=8000, double_steps=8000,
-                         mask_steps=2000, mask_lr=5e-2, alpha=5e-4, alpha_double=2e-3, sweep_alphas=(2e-4, 1e-3),
-                         sweep_shapes=((400, 400, 200),), sweep_mask_steps=2000,
-                         cnn_steps=3000, cnn_mask_steps=2000, cnn_alpha=3e-4, cnn_mask_lr=1e-2),
-    # the paper's: the 2000x4 FNN, 20k steps per network and per mask, 10 seeds, its sweeps (for a GPU);
-    # the class-removal masks as in the authors' CIFAR-10 runs (alpha 3e-4, mask lr 1e-3, 20k steps)
-    "paper": MaskSettings(seeds=10, hidden=(2000,) * 4, lr=1e-3, base_steps=20_000, double_steps=20_000,
-                          mask_steps=20_000, sweep_alphas=(1e-5, 3e-5, 3e-4, 1e-3),
-                          sweep_shapes=((400, 400, 200), (800,) * 4, (4000,) * 4), sweep_mask_steps=20_000,
-                          cnn_steps=3000, cnn_mask_steps=20_000, cnn_alpha=3e-4, cnn_mask_lr=1e-3),
-}
-
-
-def settings(profile: str | None = None) -> MaskSettings:
-    return settings_for(SETTINGS, profile)
-
-
-def shape_name(hidden) -> str:
-    """``(400, 400, 200)`` -> ``"400-400-200"``; ``(2000,) * 4`` -> ``"2000x4"``."""
-    hidden = tuple(hidden)
-    return f"{hidden[0]}x{len(hidden)}" if len(set(hidden)) == 1 else "-".join(map(str, hidden))
 
 
 # --- training and scoring -----------------------------------------------------------------------
@@ -139,13 +88,13 @@ def digit_accuracy(model: nn.Module, x: torch.Tensor, y: torch.Tensor, digits: s
     return float((pred[:, digits] == y[:, digits]).all(1).float().mean())
 
 
-def _batches(task: str, batch: int, seed: int, device, ops=data.OPS):
+def _batches(task: str, batch: int, seed: int, device, ops=digits.OPS):
     g = torch.Generator().manual_seed(seed)
     while True:
         if task == "double":
-            x, y = data.double_addition(batch, generator=g)
+            x, y = digits.double_addition(batch, generator=g)
         else:
-            x, y, _ = data.arithmetic(batch, ops, generator=g)
+            x, y, _ = digits.arithmetic(batch, ops, generator=g)
         yield x.to(device), y.to(device)
 
 
@@ -287,8 +236,8 @@ MASKS = ("+", "*", "both")
 def _op_evals(s: MaskSettings, seed: int, device) -> dict:
     g = torch.Generator().manual_seed(500 + seed)
     evals = {}
-    for op in data.OPS:
-        x, y, _ = data.arithmetic(s.eval_n, (op,), generator=g)
+    for op in digits.OPS:
+        x, y, _ = digits.arithmetic(s.eval_n, (op,), generator=g)
         evals[op] = (x.to(device), y.to(device), slice(None))
     return evals
 
@@ -296,7 +245,7 @@ def _op_evals(s: MaskSettings, seed: int, device) -> dict:
 def _op_masks(model, s: MaskSettings, seed: int, alpha: float, steps: int, device, which) -> dict:
     out = {}
     for name in which:
-        ops = data.OPS if name == "both" else (name,)
+        ops = digits.OPS if name == "both" else (name,)
         stream = _batches("addmul", s.batch, 2000 + seed, device, ops)
         out[name] = train_mask(model, stream, digit_loss, steps, alpha, s, seed=4000 + 10 * seed + MASKS.index(name),
                                desc=f"mask {name}, alpha {alpha:g}")
@@ -306,7 +255,7 @@ def _op_masks(model, s: MaskSettings, seed: int, alpha: float, steps: int, devic
 def _specialization(model, op_masks: dict, evals: dict, seed: int) -> dict:
     """``table [5, 2]`` (rows ROWS, columns + and *), ``control [4, 2]`` (rows CONTROL_ROWS) and
     per-layer ``iou [L]`` of the + and * masks."""
-    pair = {op: op_masks[op] for op in data.OPS}
+    pair = {op: op_masks[op] for op in digits.OPS}
     return {"table": _ablation_table(model, pair, evals), "control": _controls(model, pair, evals, 9000 + seed),
             "iou": np.array(list(masks.iou(op_masks["+"], op_masks["*"]).values()))}
 
@@ -325,7 +274,7 @@ def addmul(s: MaskSettings, seed: int, device) -> tuple[dict, dict]:
         "kept": np.array([list(masks.kept_fraction(op_masks[k]).values()) for k in MASKS]),
         "first_layer": np.stack([op_masks[k][layers[0]].numpy() for k in MASKS]).astype(np.uint8),
     }
-    return {"layers": layers, "rows": list(ROWS), "control_rows": list(CONTROL_ROWS), "ops": list(data.OPS),
+    return {"layers": layers, "rows": list(ROWS), "control_rows": list(CONTROL_ROWS), "ops": list(digits.OPS),
             "chance": CHANCE["addmul"]}, arrays
 
 
@@ -385,7 +334,7 @@ def double(s: MaskSettings, seed: int, device) -> tuple[dict, dict]:
     pair-1 and pair-2 masks (overlap by chance), and kept fractions ``kept [4, L]`` (PAIR_MASKS)."""
     model = train_network("double", s, seed, device)
     g = torch.Generator().manual_seed(700 + seed)
-    x, y = data.double_addition(s.eval_n, generator=g)
+    x, y = digits.double_addition(s.eval_n, generator=g)
     x, y = x.to(device), y.to(device)
     evals = {"pair 1": (x, y, slice(0, 2)), "pair 2": (x, y, slice(2, 4))}
     found = {}
@@ -463,8 +412,8 @@ def class_removal(s: MaskSettings, seed: int, device) -> tuple[dict, dict]:
     then under the mask trained without class c, whose output layer is the all-classes mask's
     (copied, not trained); ``confusion_random [10, 10, 10]``: under a random mask as dense as each of
     those, layer by layer; ``confusion_plain [10, 10]``: the CNN without a mask."""
-    x, y, source = data.mnist("train")
-    x_test, y_test, _ = data.mnist("test", quiet=True)
+    x, y, source = digits.mnist("train")
+    x_test, y_test, _ = digits.mnist("test", quiet=True)
     x, y, x_test, y_test = x.to(device), y.to(device), x_test.to(device), y_test.to(device)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
@@ -492,176 +441,3 @@ def class_removal(s: MaskSettings, seed: int, device) -> tuple[dict, dict]:
     return {"data": source, "chance": CHANCE["cnn"]}, {
         "confusion": np.array(mats), "confusion_random": np.array(randoms),
         "confusion_plain": confusion(model, x_test, y_test)}
-
-
-# --- the chapter's runs ---------------------------------------------------------------------------
-
-
-# The settings each experiment depends on: a stored result stays valid while these are unchanged.
-_NETWORK = ("hidden", "batch", "samples", "mask_lr", "eval_n")
-USES = {
-    "addmul": _NETWORK + ("lr", "base_steps", "alpha", "mask_steps"),
-    "double": _NETWORK + ("double_lr", "double_steps", "alpha_double", "mask_steps"),
-    "alpha": _NETWORK + ("lr", "base_steps", "alpha", "sweep_mask_steps"),
-    "shape": _NETWORK + ("lr", "base_steps", "alpha", "sweep_mask_steps"),
-    "cnn": ("batch", "samples", "lr", "cnn_steps", "cnn_mask_steps", "cnn_alpha", "cnn_mask_lr"),
-}
-EXPERIMENTS = {"addmul": addmul, "double": double, "alpha": sweep_point, "shape": sweep_point, "cnn": class_removal}
-
-
-def jobs(s: MaskSettings) -> list[tuple[str, str, int, MaskSettings]]:
-    """The chapter's stored results at settings ``s``: ``(experiment, result name, seed, settings)``,
-    seed by seed (an interrupted run leaves whole seeds), the alpha sweep right after
-    ``addmul-seed0`` (whose network it reuses), the CNN and the shape sweep last. Sweep points at
-    the main setting are left out when :func:`sweep` takes them from ``addmul-seed0``."""
-    same = _main_point_is_addmul(s)
-    alphas = [a for a in sorted({*s.sweep_alphas, s.alpha}) if not (same and a == s.alpha)] if s.sweep_alphas else []
-    shapes = [h for h in s.sweep_shapes if not (same and tuple(h) == tuple(s.hidden))]
-    out = [(e, f"{e}-seed{k}", k, s) for k in range(s.seeds) for e in ("addmul", "double")]
-    out[1:1] = [("alpha", f"alpha{a:g}-seed0", 0, s.with_(alpha=a)) for a in alphas]
-    out += [("cnn", "cnn-seed0", 0, s)]
-    out += [("shape", f"shape{shape_name(h)}-seed0", 0, s.with_(hidden=h)) for h in shapes]
-    return out
-
-
-def names(profile: str) -> list[str]:
-    """The names of the results a complete run at ``profile`` stores."""
-    return [name for _, name, _, _ in jobs(settings(profile))]
-
-
-def _config(job) -> dict:
-    """A result's key: the settings its experiment uses, the experiment, the seed and, for the CNN,
-    which digits it learns from (:func:`modlib.data.mnist_source`)."""
-    experiment, _, seed, s = job
-    extra = {"data": data.mnist_source()} if experiment == "cnn" else {}
-    config = {k: getattr(s, k) for k in USES[experiment]}
-    if "hidden" in config:
-        config["hidden"] = list(config["hidden"])
-    return {**config, "experiment": experiment, "seed": seed, **extra}
-
-
-def _fetch(job, profile: str, device) -> results.Result:
-    experiment, name, seed, s = job
-    return results.fetch(CHAPTER, name, _config(job), lambda: EXPERIMENTS[experiment](s, seed, device),
-                         profile=profile, device=describe(torch.device(device)),
-                         code=EXPERIMENTS[experiment],
-                         remake=f"python -m modlib.modularity --profile {profile} --only {name}")
-
-
-def stored(profile: str, name: str) -> results.Result | None:
-    """The result ``name`` of ``profile`` if it is stored and made with the profile's present
-    settings by the present code, else ``None``; never computes (a page at one profile can show
-    another's result)."""
-    todo = {job[1]: job for job in jobs(settings(profile))}
-    check_choice("name", name, todo)
-    return results.load(CHAPTER, name, _config(todo[name]), profile=profile,
-                        code=EXPERIMENTS[todo[name][0]])
-
-
-def run(profile: str, device, *, s: MaskSettings | None = None) -> dict[str, list[results.Result]]:
-    """Load (or compute and store) every experiment of the chapter at ``profile``; returns
-    ``{"addmul": [per seed], "double": [per seed], "alpha": [per alpha], "shape": [per shape],
-    "cnn": [one]}`` (read the sweeps with :func:`sweep`). Each result is stored on its own, so an
-    interrupted run loses at most the one in progress."""
-    out = {name: [] for name in EXPERIMENTS}
-    for job in jobs(s or settings(profile)):
-        out[job[0]].append(_fetch(job, profile, device))
-    return out
-
-
-# --- what a profile costs -------------------------------------------------------------------------
-
-
-def _seconds_per_step(fn, steps: int) -> float:
-    fn(1)  # warm-up
-    start = time.perf_counter()
-    fn(steps)
-    return (time.perf_counter() - start) / steps
-
-
-def estimate(s: MaskSettings, device, steps: int = 5) -> tuple[float, str]:
-    """The time every result of ``s`` takes on ``device``, from ``steps`` timed training steps of
-    each network shape, its masks and the CNN (random data, nothing stored): ``(seconds, table)``.
-    The alpha sweep reuses seed 0's network; everything else trains its own."""
-    per = {}
-    for shape in dict.fromkeys([tuple(s.hidden), *map(tuple, s.sweep_shapes)]):
-        model = mlp(42, shape, 20).to(device)
-        stream = _batches("addmul", s.batch, 0, device)
-        net = _seconds_per_step(lambda n: training.adam(lambda x, y: digit_loss(model(x), y), model.parameters(),
-                                                        stream, steps=n, lr=1e-3, clip=CLIP, desc="timing"), steps)
-        mask = _seconds_per_step(lambda n: train_mask(model, stream, digit_loss, n, 1e-4, s, seed=0, desc="timing"),
-                                 steps)
-        per[shape] = net, mask
-    model = cnn().to(device)
-    images = iter(lambda: (torch.randn(s.batch, 1, 28, 28, device=device), torch.randint(10, (s.batch,), device=device)),
-                  None)
-    cnn_net = _seconds_per_step(lambda n: training.adam(lambda x, y: F.cross_entropy(model(x), y),
-                                                        model.parameters(), images, steps=n, lr=1e-3), steps)
-    cnn_mask = _seconds_per_step(lambda n: train_mask(model, images, F.cross_entropy, n, 1e-4, s, seed=0,
-                                                      desc="timing"), steps)
-    net, mask = per[tuple(s.hidden)]
-    rows = {  # result kind: (how many, seconds each); the double network runs twice per step (two pairs)
-        "addmul (network, 3 masks)": (s.seeds, net * s.base_steps + 3 * mask * s.mask_steps),
-        "double (network, 4 masks)": (s.seeds, 2 * net * s.double_steps + 5 * mask * s.mask_steps),
-        "alpha point (2 masks)": (len([j for j in jobs(s) if j[0] == "alpha"]), 2 * mask * s.sweep_mask_steps),
-        "cnn (network, 11 masks)": (1, cnn_net * s.cnn_steps + 11 * cnn_mask * s.cnn_mask_steps),
-    }
-    for _, name, _, js in jobs(s):
-        if name.startswith("shape"):
-            n, m = per[tuple(js.hidden)]
-            rows[f"{name} (network, 2 masks)"] = (1, n * s.base_steps + 2 * m * s.sweep_mask_steps)
-    total = sum(k * t for k, t in rows.values())
-    lines = [f"{k} x {name}: {k * t / 60:.1f} min" for name, (k, t) in rows.items() if k]
-    return total, "\n".join(lines + [f"total: {total / 3600:.2f} h on {describe(torch.device(device))} "
-                                     f"(from {steps} timed steps of each)"])
-
-
-def main(argv: list[str] | None = None) -> None:
-    """``python -m modlib.modularity --profile full [--stop-after SECONDS] [--only NAME ...] [--estimate]``:
-    compute and store the chapter's results without the notebook, printing each one's wall time.
-    ``--stop-after`` starts no result after that many seconds, so that a sitting of limited length
-    can make a profile over several commands (each resumes where the last stopped); ``--only``
-    computes just the named results; ``--estimate`` prints :func:`estimate`'s table and stops (the
-    ``paper`` profile always prints it first)."""
-    parser = argparse.ArgumentParser(prog="python -m modlib.modularity", description=main.__doc__)
-    parser.add_argument("--profile", default=None,
-                        help=f"one of {', '.join(profiles.PROFILES)} (default: $MODLIB_PROFILE or default)")
-    parser.add_argument("--stop-after", type=float, default=None, metavar="SECONDS")
-    parser.add_argument("--only", nargs="+", default=None, metavar="NAME",
-                        help="compute only these results (e.g. cnn-seed0 addmul-seed0)")
-    parser.add_argument("--estimate", action="store_true", help="print the estimated cost and stop")
-    args = parser.parse_args(argv)
-    try:
-        profile = profiles.resolve(args.profile)
-    except ValueError as err:
-        parser.error(str(err))
-    if args.stop_after is not None and args.stop_after < 0:
-        parser.error(f"--stop-after={args.stop_after} is not valid; it must be >= 0 seconds")
-    todo = jobs(settings(profile))
-    if args.only:
-        valid = [job[1] for job in todo]
-        for name in args.only:
-            if name not in valid:
-                parser.error(f"--only {name!r} is not a result of profile {profile}; choose from {', '.join(valid)}")
-        todo = [job for job in todo if job[1] in args.only]
-    device = pick_device()
-    if args.estimate or profile == "paper":
-        print(f"estimated cost of the {profile} profile (all {len(jobs(settings(profile)))} results):\n"
-              + estimate(settings(profile), device)[1], flush=True)
-        if args.estimate:
-            return
-    start = time.perf_counter()
-    for k, job in enumerate(todo):
-        if args.stop_after is not None and time.perf_counter() - start > args.stop_after:
-            print(f"stopped after {time.perf_counter() - start:.0f} s: {len(todo) - k} of {len(todo)} results left")
-            return
-        began = time.perf_counter()
-        r = _fetch(job, profile, device)
-        print(f"{r.name:<18} {time.perf_counter() - began:8.1f} s now; computed in {r.meta['wall_time_s']:.1f} s "
-              f"on {r.meta['device']} ({r.meta['created']})", flush=True)
-    asked = "asked for " if args.only else ""
-    print(f"all {len(todo)} results {asked}of {CHAPTER} at profile {profile} are stored")
-
-
-if __name__ == "__main__":
-    main()

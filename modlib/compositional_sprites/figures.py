@@ -1,0 +1,251 @@
+"""Chapter 2's figures (notebooks/compositional_sprites.ipynb): scenes and their supports, R² curves,
+error maps, reconstructions, the sharpness sweep, the support schematic and an animation over
+rows; each handed to a numbered caption with :func:`modlib.plots.glue`.
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from modlib.plots import COLUMN, _jshtml
+
+SUPPORT_COLOURS = {"in-domain": "#1f77b4", "whole": "#d62728"}
+
+
+def _image(ax: plt.Axes, img: np.ndarray, title: str | None = None) -> None:
+    """Show ``img [3, H, W]`` (floats in [0, 1] or uint8) without axes."""
+    img = np.asarray(img)
+    img = img / 255 if img.dtype == np.uint8 else np.clip(img, 0, 1)
+    ax.imshow(np.transpose(img[:3], (1, 2, 0)), interpolation="nearest")
+    ax.set_xticks([]), ax.set_yticks([])
+    if title:
+        ax.set_title(title, fontsize=8)
+
+
+def image_grid(rows: dict[str, np.ndarray], titles: list[str] | None = None) -> plt.Figure:
+    """One row of images per entry of ``rows`` (label -> ``[N, 3, H, W]``), labelled on the left;
+    ``titles`` over the first row's columns. (Chapter 2: sprites, scenes, reconstructions.)"""
+    n = max(len(v) for v in rows.values())
+    side = min(COLUMN / (n + 0.6), 1.1)
+    fig, axes = plt.subplots(len(rows), n, figsize=(side * n + 0.6, side * len(rows) + 0.3),
+                             squeeze=False)
+    for i, (label, imgs) in enumerate(rows.items()):
+        for j in range(n):
+            ax = axes[i, j]
+            if j < len(imgs):
+                _image(ax, imgs[j], titles[j] if titles and i == 0 else None)
+            else:
+                ax.axis("off")
+        axes[i, 0].set_ylabel(label, fontsize=8, rotation=0, ha="right", va="center")
+    fig.tight_layout(pad=0.3)
+    return fig
+
+
+def unscaled(z: np.ndarray) -> np.ndarray:
+    """Scaled latents ``[..., 5]`` (as the models get them, :func:`modlib.data.sprites.scale_latents`)
+    back to [0, 1] (shape: 0, 0.5 or 1), for plotting over the latent cube."""
+    from modlib.data import sprites
+
+    out = np.array(z, dtype=float)
+    for i, name in enumerate(sprites.LATENT_NAMES):
+        low, high = sprites.LATENT_RANGES.get(name, (0.0, 2.0))
+        out[..., i] = (out[..., i] - low) / (high - low)
+    return out
+
+
+def support_panel(ax: plt.Axes, z: np.ndarray, title: str, dims=((0, 0), (1, 0))) -> None:
+    """Scenes' latents ``z [N, 2, 5]`` (in [0, 1]) projected on two latents, ``dims`` =
+    ((slot, latent), ...): by default slot 0's x against slot 1's x."""
+    from modlib.data import sprites
+
+    (s0, l0), (s1, l1) = dims
+    ax.scatter(z[:, s0, l0], z[:, s1, l1], s=3, alpha=0.5, color="0.2", linewidths=0)
+    ax.set(xlim=(-0.03, 1.03), ylim=(-0.03, 1.03), aspect="equal", xticks=[0, 1], yticks=[0, 1])
+    ax.set_xlabel(f"slot {s0}: {sprites.LATENT_NAMES[l0]}", fontsize=8, labelpad=-6)
+    ax.set_ylabel(f"slot {s1}: {sprites.LATENT_NAMES[l1]}", fontsize=8, labelpad=-4)
+    ax.set_title(title, fontsize=9)
+    ax.tick_params(labelsize=7)
+
+
+def supports_figure(samples: dict[str, np.ndarray]) -> plt.Figure:
+    """Each training support (title -> latents ``[N, 2, 5]``) as slot-0 x against slot-1 x,
+    three panels a row."""
+    n = len(samples)
+    cols = min(3, n)
+    rows = -(-n // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(COLUMN, 2.1 * rows), squeeze=False)
+    for ax, (title, z) in zip(axes.flat, samples.items()):
+        support_panel(ax, z, title)
+    for ax in axes.flat[n:]:
+        ax.axis("off")
+    fig.tight_layout()
+    return fig
+
+
+def r2_curves(runs, rows: list[str], labels: list[str]) -> plt.Figure:
+    """R^2 against the epoch (log scale) for ``rows`` of a :class:`SpriteRuns`, one panel each:
+    in-domain (blue) and the whole latent cube (red), the mean over seeds with one line per seed
+    faint behind it."""
+    fig, axes = plt.subplots(1, len(rows), figsize=(COLUMN, 2.5), sharey=True, squeeze=False)
+    for ax, row, label in zip(axes[0], rows, labels):
+        a = runs.arrays(row)
+        for key, name in (("r2_in", "in-domain"), ("r2_whole", "whole")):
+            colour = SUPPORT_COLOURS[name]
+            ax.plot(a["eval_epochs"], a[key].T, color=colour, alpha=0.25, lw=0.8)
+            ax.plot(a["eval_epochs"], a[key].mean(0), color=colour, lw=2, marker="o", ms=3,
+                    label=f"{name}")
+        ax.set_xscale("log")
+        ax.axhline(0, color="0.6", lw=0.6)
+        ax.set_title(label, fontsize=9)
+        ax.set_xlabel("epoch", fontsize=8)
+        ax.tick_params(labelsize=7)
+    axes[0, 0].set_ylabel("variance-weighted R²", fontsize=8)
+    axes[0, 0].set_ylim(-1.05, 1.0)
+    axes[0, 0].legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    return fig
+
+
+def error_maps(runs, rows: list[str], labels: list[str]) -> plt.Figure:
+    """Reconstruction error over the latent slice slot-0 x against slot-1 x (the other latents at
+    0.5), mean over seeds, one panel per row on one colour scale; the training scenes' projection
+    on the same plane drawn over it."""
+    maps = [runs.arrays(r)["slice_mse"].mean(0) for r in rows]
+    top = max(float(m.max()) for m in maps)
+    fig, axes = plt.subplots(1, len(rows), figsize=(COLUMN, 2.6), squeeze=False)
+    for ax, row, label, m in zip(axes[0], rows, labels, maps):
+        im = ax.imshow(m, origin="lower", extent=(0, 1, 0, 1), cmap="magma", vmin=0, vmax=top)
+        z = unscaled(runs.arrays(row)["train_z"])
+        ax.scatter(z[:, 0, 0], z[:, 1, 0], s=2, color="cyan", alpha=0.6, linewidths=0)
+        ax.set(xticks=[0, 1], yticks=[0, 1])
+        ax.set_xlabel("slot 0: x", fontsize=8, labelpad=-6)
+        ax.set_ylabel("slot 1: x", fontsize=8, labelpad=-4)
+        ax.set_title(label, fontsize=9)
+        ax.tick_params(labelsize=7)
+    fig.colorbar(im, ax=axes[0].tolist(), shrink=0.85, label="MSE per pixel").ax.tick_params(labelsize=7)
+    return fig
+
+
+def reconstructions(runs, rows: list[str], labels: list[str], n: int = 6) -> plt.Figure:
+    """Unseen scenes from the whole cube (seed 0): the truth, then each row's reconstruction."""
+    first = runs.arrays(rows[0])
+    images = {"truth": first["shown_true"][:n]}
+    for row, label in zip(rows, labels):
+        images[label] = runs.arrays(row)["shown_pred"][:n]
+    return image_grid(images)
+
+
+def sharpness_figure(runs, rows: list[str], sharpness: list[float]) -> plt.Figure:
+    """R^2 in-domain and on the whole cube against the occlusion's sharpness k (log scale): one
+    point per seed, the mean joined by a line."""
+    fig, ax = plt.subplots(figsize=(4.2, 2.8))
+    for key, name in (("r2_in", "in-domain"), ("r2_whole", "whole")):
+        finals = [runs.arrays(r)[key][:, -1] for r in rows]
+        colour = SUPPORT_COLOURS[name]
+        for k, v in zip(sharpness, finals):
+            ax.scatter([k] * len(v), v, color=colour, s=12, alpha=0.5)
+        ax.plot(sharpness, [v.mean() for v in finals], color=colour, marker="o", label=name)
+    ax.set_xscale("log")
+    ax.set_xticks(sharpness, [f"{k:g}" for k in sharpness])
+    ax.set_xlabel("sharpness k of the occlusion σ(k·Σa)", fontsize=8)
+    ax.set_ylabel("variance-weighted R²", fontsize=8)
+    ax.tick_params(labelsize=7)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def support_schematic() -> plt.Figure:
+    """Three training supports of a two-slot process with one latent per slot, drawn in the unit
+    square (slot 1's latent across, slot 2's up) with each slot's marginal support as a bar on its
+    axis: orthogonal lines, a diagonal band, lines with a gap. (Chapter 2's theory page.)"""
+    fig, axes = plt.subplots(1, 3, figsize=(COLUMN, 2.4))
+    t = np.linspace(0, 1, 2)
+    panels = {
+        "orthogonal: compositional": [((t, 0.2 + 0 * t), None), ((0.3 + 0 * t, t), None)],
+        "diagonal band: compositional": [(None, 0.12)],
+        "gap: not compositional": [((np.array([0, 0.25]), [0.2, 0.2]), None),
+                                   ((np.array([0.6, 1]), [0.2, 0.2]), None), (([0.8, 0.8], t), None)],
+    }
+    for ax, (title, parts) in zip(axes, panels.items()):
+        covered = []
+        for line, band in parts:
+            if band is not None:
+                ax.fill_between([0, 1], [-band, 1 - band], [band, 1 + band], color="#1f77b4", alpha=0.35,
+                                linewidth=0)
+                covered.append(((0, 1), (0, 1)))
+            else:
+                ax.plot(*line, color="#1f77b4", lw=3)
+                covered.append(((min(line[0]), max(line[0])), (min(line[1]), max(line[1]))))
+        for (x0, x1), (y0, y1) in covered:  # the marginal supports, on the axes
+            ax.plot([x0, x1], [-0.05, -0.05], color="black", lw=4, clip_on=False, solid_capstyle="butt")
+            ax.plot([-0.05, -0.05], [y0, y1], color="black", lw=4, clip_on=False, solid_capstyle="butt")
+        ax.set(xlim=(0, 1), ylim=(0, 1), aspect="equal", xticks=[], yticks=[])
+        ax.set_xlabel("$z_1$ (slot 1), 0 to 1", fontsize=8, labelpad=6)
+        ax.set_ylabel("$z_2$ (slot 2), 0 to 1", fontsize=8, labelpad=6)
+        ax.set_title(title, fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def visibility_figure(size: int = 32, sharpness: float = 64.0) -> plt.Figure:
+    """Why the authors' orthogonal support has a third plane: one sprite of the lower slot (code's
+    slot 1) in the bottom-left corner, behind the top slot fixed as on the second plane (a small
+    triangle in the corner) and as on the third (a small square in the middle), with near-hard
+    occlusion; and, for each, the weight C gives the lower slot, sigmoid(-k * sum_rgb top)."""
+    import torch
+
+    from modlib.data import sprites
+
+    z1 = torch.tensor([[0.05, 0.1, 0.5, 1.0, 0.6]])  # a large square in the bottom-left corner
+    contexts = {"second plane": (0, 0, 0, 0, 0), "third plane": (0.5, 0.5, 0.5, 0, 0.5)}
+    images = {"lower sprite alone": sprites.render(z1, size)[0]}
+    weights = {}
+    for name, fixed in contexts.items():
+        z = torch.stack([torch.tensor([fixed], dtype=torch.float32), z1], dim=1)  # [1, 2, 5]
+        slots = sprites.render_slots(z, size)
+        images[f"scene: {name}"] = sprites.soft_occlusion(slots, sharpness)[0]
+        weights[name] = torch.sigmoid(-sharpness * slots[0, 0].sum(0))  # [H, W]
+    fig, axes = plt.subplots(1, 5, figsize=(COLUMN, 1.9))
+    for ax, (title, img) in zip(axes[:3], images.items()):
+        _image(ax, img.numpy(), title)
+    for ax, (name, wgt) in zip(axes[3:], weights.items()):
+        ax.imshow(wgt.numpy(), cmap="gray", vmin=0, vmax=1, interpolation="nearest")
+        ax.set_xticks([]), ax.set_yticks([])
+        ax.set_title(f"its weight in C:\n{name}", fontsize=8)
+    fig.tight_layout(pad=0.3)
+    return fig
+
+
+def animate_rows(runs, rows: list[str], labels: list[str]):
+    """A kernel-free view of chapter 2's stored rows, one frame per row: its training support
+    (slot-0 x against slot-1 x), its reconstruction error over that plane (mean over seeds, one
+    colour scale for all frames) and three unseen scenes with seed 0's reconstructions; the title
+    gives R^2 in-domain and on the whole cube (mean over seeds)."""
+    top = max(float(runs.arrays(r)["slice_mse"].mean(0).max()) for r in rows)
+    fig = plt.figure(figsize=(COLUMN, 2.9), dpi=100)
+    grid = fig.add_gridspec(2, 5, width_ratios=[1.5, 1.5, 0.02, 1, 1])
+    ax_support, ax_error = fig.add_subplot(grid[:, 0]), fig.add_subplot(grid[:, 1])
+    ax_true, ax_pred = fig.add_subplot(grid[0, 3:]), fig.add_subplot(grid[1, 3:])
+
+    def draw(k):
+        a = runs.arrays(rows[k])
+        for ax in (ax_support, ax_error, ax_true, ax_pred):
+            ax.clear()
+        support_panel(ax_support, unscaled(a["train_z"]), "training scenes")
+        ax_error.imshow(a["slice_mse"].mean(0), origin="lower", extent=(0, 1, 0, 1), cmap="magma",
+                        vmin=0, vmax=top)
+        ax_error.set(xticks=[0, 1], yticks=[0, 1], title="error (dark: low)")
+        ax_error.title.set_fontsize(9)
+        ax_error.tick_params(labelsize=7)
+        for ax, key, name in ((ax_true, "shown_true", "unseen scenes"), (ax_pred, "shown_pred", "reconstructed")):
+            strip = np.concatenate(list(a[key][:3]), axis=2)  # [3, H, 3W]
+            _image(ax, strip, name)
+        fig.suptitle(f"{labels[k]}: R² {a['r2_in'][:, -1].mean():.2f} in-domain, "
+                     f"{a['r2_whole'][:, -1].mean():.2f} whole cube", fontsize=9)
+        return []
+
+    draw(0)
+    fig.tight_layout()
+    return _jshtml(fig, draw, len(rows), 1500)

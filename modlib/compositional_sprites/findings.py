@@ -1,0 +1,193 @@
+"""What chapter 2's stored rows show (notebooks/compositional_sprites.ipynb, multi-sprite scenes):
+:func:`paper_comparison` (the table beside the paper's), :func:`gradient_reach` and the page's
+statements (:func:`compositional_sprites`), computed in one place so that the page's prose and the
+claims tests (``tests/test_claims.py``) say the same thing at every profile.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from modlib.stats import Finding, _ms, _seeds, _span
+
+
+def _r2(runs, row: str) -> tuple[np.ndarray, np.ndarray]:
+    """Final R^2 per seed of a row: ``(in-domain [S], whole cube [S])``."""
+    a = runs.arrays(row)
+    return a["r2_in"][:, -1], a["r2_whole"][:, -1]
+
+
+FIT = 0.8  # a seed "fits" its training support when its final in-domain R^2 reaches this
+
+
+def paper_comparison(runs):
+    """Chapter 2's table: each stored row's R^2 (mean ± std over seeds) in-domain and on the whole
+    cube beside the paper's; the drop from in-domain to whole beside the paper's drop; how many
+    seeds fit the training support (in-domain R^2 >= ``FIT``); and whether a paper number lies
+    outside the row's range over seeds widened by 0.01 (``differs``). A ``pandas.DataFrame``."""
+    import pandas as pd
+
+    from modlib.compositional_sprites import PAPER_R2
+
+    def outside(v, p):
+        return bool(p < v.min() - 0.01 or p > v.max() + 0.01)
+
+    lines = []
+    for row in runs.rows:
+        r_in, r_whole = _r2(runs, row)
+        paper = PAPER_R2.get(row)
+        lines.append({
+            "row": row, "R² in-domain": _ms(r_in), "paper in-domain": paper[0] if paper else None,
+            "R² whole": _ms(r_whole), "paper whole": paper[1] if paper else None,
+            "drop": _ms(r_in - r_whole), "paper drop": round(paper[0] - paper[1], 3) if paper else None,
+            "seeds fit": f"{int((r_in >= FIT).sum())}/{len(r_in)}",
+            "differs": (outside(r_in, paper[0]) or outside(r_whole, paper[1])) if paper else None})
+    return pd.DataFrame(lines)
+
+
+def gradient_reach(runs, row: str, n: int = 500) -> np.ndarray:
+    """How much of the composition's gradient reaches the slot decoders of a row's compositional
+    model *before training*, per seed ``[S]`` (each seed's model rebuilt as the run built it, on
+    ``n`` of the row's training scenes). Used in chapter 2, "Why some seeds never train".
+
+    Soft occlusion: the mean over pixels of sigma(-k * sum_rgb top slot), the weight with which the
+    lower slot's output enters the scene and its gradient reaches the lower decoder. Alpha
+    compositing: the share of opacity outputs strictly between 0 and 1, where the clamp passes a
+    gradient (outside it, the slot's colour and opacity both get none)."""
+    import torch
+
+    from modlib import compositional_sprites as cs
+
+    s = runs.settings
+    z, _ = cs.data(s, row, n, "train", 0)  # [n, 2, 5]
+    _, _, _, composition, k = cs.ROWS[row]
+    reach = []
+    for seed in range(len(_r2(runs, row)[0])):
+        torch.manual_seed(seed)  # as run_row seeds each model
+        model = cs.build(s, row)
+        with torch.no_grad():
+            slots = model.slot_images(z)  # [n, 2, C, H, W]
+        if composition == "alpha":
+            opacity = slots[:, :, 3]  # [n, 2, H, W]
+            passes = (opacity > 0) & (opacity < 1)
+            reach.append(passes.float().mean().item())
+        else:
+            top = slots[:, 0].sum(1)  # [n, H, W]
+            reach.append(torch.sigmoid(-k * top).mean().item())
+    return np.array(reach)
+
+
+def compositional_sprites(runs, sharpness_rows: dict[str, float] | None = None) -> dict[str, Finding]:
+    """Chapter 2's statements about its stored rows (:class:`modlib.compositional_sprites.SpriteRuns`),
+    keyed by name; a statement whose rows are not stored is left out.
+
+    ``orthogonal``: the compositional model reaches R^2 >= 0.8 on the whole cube, within 0.05 of
+    in-domain, in every seed; ``monolithic``: in-domain >= 0.8 and whole <= 0.3 in every seed;
+    ``random``: on the random support both models' whole R^2 is within 0.05 of their in-domain R^2;
+    ``alpha``: with alpha compositing at least one seed fits its training support, and every seed
+    that fits (in-domain >= ``FIT``) generalises as ``orthogonal`` asks; ``diagonal``: delta 0.05
+    ends below delta 0.2 on the whole cube in every seed, by at least 0.05 on average;
+    ``gap-drop``: the gap support loses more from in-domain to whole than the orthogonal support;
+    ``sharpness`` (``sharpness_rows``: row -> k, with ``"orthogonal"`` as k = 1): fewer seeds fit
+    at the sharpest k than at k = 1, and every seed that fits reaches R^2 >= 0.8 on the whole
+    cube; ``reach`` (where some seed of the alpha or sharpness rows never fits): for each
+    composition, every seed that never fits started with less :func:`gradient_reach` than every
+    seed that fits; ``epochs``: the first evaluated epoch at which the compositional model's whole R^2
+    reaches 0.8 (mean over seeds), holds if it does.
+    """
+    out, stored = {}, set(runs.rows)
+
+    def generalises(row: str) -> tuple[bool, str]:
+        r_in, r_whole = _r2(runs, row)
+        ok = bool((r_whole >= 0.8).all() and (np.abs(r_in - r_whole) <= 0.05).all())
+        return ok, f"R² {_ms(r_in)} in-domain, {_ms(r_whole)} on the whole cube"
+
+    def fitted(row: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        r_in, r_whole = _r2(runs, row)
+        fit = r_in >= FIT
+        return fit, r_in[fit], r_whole[fit]
+
+    if "orthogonal" in stored:
+        ok, text = generalises("orthogonal")
+        out["orthogonal"] = Finding("orthogonal", ok, f"The compositional model on the orthogonal support: "
+                                    f"{text} ({_seeds(len(_r2(runs, 'orthogonal')[0]))}).")
+    if "alpha" in stored:
+        fit, r_in, r_whole = fitted("alpha")
+        stuck = runs.arrays("alpha")["r2_in"][~fit]
+        out["alpha"] = Finding(
+            "alpha", bool(fit.any() and (r_whole >= 0.8).all() and (np.abs(r_in - r_whole) <= 0.05).all()),
+            f"With alpha compositing (one decoder for both slots), {fit.sum()} of {fit.size} seeds fit "
+            "the training support" + (f", with R² {_ms(r_in)} in-domain and {_ms(r_whole)} on the whole cube"
+                                      if fit.any() else "")
+            + (f"; the other {(~fit).sum()} never left their starting output (in-domain R² "
+               + (f"{stuck.min():.2f} at every evaluation)" if np.ptp(stuck) < 0.005 else
+                  f"from {stuck.min():.2f} to {stuck.max():.2f} over all evaluations)")
+               if (~fit).any() else "") + ".")
+    if "orthogonal-monolithic" in stored:
+        r_in, r_whole = _r2(runs, "orthogonal-monolithic")
+        out["monolithic"] = Finding(
+            "monolithic", bool((r_in >= 0.8).all() and (r_whole <= 0.3).all()),
+            f"The monolithic model on the orthogonal support: R² {_ms(r_in)} in-domain, "
+            f"{_ms(r_whole)} on the whole cube.")
+    randoms = [r for r in ("random", "random-monolithic") if r in stored]
+    if randoms:
+        gaps = {r: np.abs(np.subtract(*_r2(runs, r))) for r in randoms}
+        out["random"] = Finding(
+            "random", all(bool((g <= 0.05).all()) for g in gaps.values()),
+            "On the random support: " + "; ".join(
+                f"{'monolithic' if 'mono' in r else 'compositional'}, R² {_ms(_r2(runs, r)[0])} "
+                f"in-domain and {_ms(_r2(runs, r)[1])} on the whole cube" for r in randoms) + ".")
+    if {"diagonal-0.2", "diagonal-0.05"} <= stored:
+        wide, narrow = _r2(runs, "diagonal-0.2")[1], _r2(runs, "diagonal-0.05")[1]
+        out["diagonal"] = Finding(
+            "diagonal", bool(narrow.max() < wide.min() and wide.mean() - narrow.mean() >= 0.05),
+            f"Whole-cube R² on the diagonal support: {_ms(wide)} at δ = 0.2, "
+            + (f"{_ms(_r2(runs, 'diagonal-0.1')[1])} at δ = 0.1, " if "diagonal-0.1" in stored else "")
+            + f"{_ms(narrow)} at δ = 0.05.")
+    if {"gap", "orthogonal"} <= stored:
+        drop = {r: np.subtract(*_r2(runs, r)) for r in ("gap", "orthogonal")}
+        out["gap-drop"] = Finding(
+            "gap-drop", bool(drop["gap"].mean() > drop["orthogonal"].mean()),
+            f"From in-domain to the whole cube, R² drops by {_ms(drop['gap'])} with the gap in "
+            f"slot 0's x and by {_ms(drop['orthogonal'])} without it.")
+    if "orthogonal" in stored and stored & set(sharpness_rows or ()):
+        ks = {"orthogonal": 1.0, **{r: k for r, k in sharpness_rows.items() if r in stored}}
+        ks = dict(sorted(ks.items(), key=lambda item: item[1]))
+        parts, fits, ok = [], [], True
+        for row, k in ks.items():
+            fit, r_in, r_whole = fitted(row)
+            fits.append(fit.mean())
+            ok &= bool((r_whole >= 0.8).all())
+            parts.append(f"k = {k:g}, {fit.sum()} of {fit.size} seeds fit"
+                         + (f" (R² {_ms(r_in)} in-domain, {_ms(r_whole)} on the whole cube)" if fit.any() else ""))
+        out["sharpness"] = Finding(
+            "sharpness", bool(ok and fits[-1] < fits[0]),
+            "Soft occlusion of growing sharpness: " + "; ".join(parts) + ".")
+    reach_rows = {"soft occlusion": [r for r in ("orthogonal", *(sharpness_rows or ())) if r in stored],
+                  "alpha compositing": [r for r in ("alpha",) if r in stored]}
+    parts, ok, any_stuck = [], True, False
+    for composition, rows in reach_rows.items():
+        if not rows:
+            continue
+        reach = np.concatenate([gradient_reach(runs, r) for r in rows])
+        fit = np.concatenate([fitted(r)[0] for r in rows])
+        if fit.all() or not fit.any():
+            continue
+        any_stuck = True
+        ok &= bool(reach[~fit].max() < reach[fit].min())
+        parts.append(f"with {composition}, {_span(reach[~fit])} in the {(~fit).sum()} seed(s) that never fit "
+                     f"against {_span(reach[fit])} in the {fit.sum()} that fit")
+    if any_stuck:
+        out["reach"] = Finding(
+            "reach", ok, "The share of the composition's gradient that reached the slot decoders before "
+            "training: " + "; ".join(parts) + ".")
+    if "orthogonal" in stored:
+        a = runs.arrays("orthogonal")
+        reached = [int(e) for e, v in zip(a["eval_epochs"], a["r2_whole"].mean(0)) if v >= 0.8]
+        out["epochs"] = Finding(
+            "epochs", bool(reached),
+            (f"The compositional model's whole-cube R² (mean over seeds) first reaches 0.8 at epoch "
+             f"{reached[0]} of {int(a['eval_epochs'][-1])} evaluated" if reached else
+             f"The compositional model's whole-cube R² never reaches 0.8 in {int(a['eval_epochs'][-1])} epochs")
+            + f" (evaluated at epochs {', '.join(str(int(e)) for e in a['eval_epochs'])}).")
+    return out

@@ -1,0 +1,108 @@
+"""Chapter 6's figures (notebooks/pretraining_consistency.ipynb): SimCLR's views, the pretraining
+curves and the ablation effect of every base model from scratch and pretrained; each handed to a
+numbered caption with :func:`modlib.plots.glue`.
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from modlib.data import sentences as agreement
+from modlib.plots import COLUMN, count
+
+INIT_COLOURS = {"scratch": "#7f7f7f", "pretrained": "#d62728"}
+
+
+def simclr_views(panels, views: list) -> plt.Figure:
+    """Chapter 6: unlabelled panels ``[N, 3, H, W]`` (top row) and random views of them (one row per
+    entry of ``views``, each ``[N, 3, H, W]``), as SimCLR sees them: a pair of views of one panel is
+    a positive pair."""
+    rows = [("panel", panels)] + [(f"view {i + 1}", v) for i, v in enumerate(views)]
+    n = len(panels)
+    fig, axes = plt.subplots(len(rows), n, figsize=(COLUMN, 1.1 * len(rows) * COLUMN / n), squeeze=False)
+    for (label, images), row in zip(rows, axes):
+        for ax, image in zip(row, images):
+            ax.imshow(image.permute(1, 2, 0).clamp(0, 1).numpy())
+            ax.set_xticks([])
+            ax.set_yticks([])
+        row[0].set_ylabel(label, rotation=0, ha="right", va="center", fontsize=8)
+    fig.subplots_adjust(wspace=0.05, hspace=0.08, left=0.15)
+    return fig
+
+
+def pretraining_curves(language, vision) -> plt.Figure:
+    """Chapter 6's pretraining: left, the masked-language-model loss of the language model (stored
+    every 50 steps) against a uniform guess among the agreement vocabulary's words; right, SimCLR's
+    loss of the vision model (every 25 steps) against the loss of a guess (log(2 × batch − 1)).
+    ``language``, ``vision``: the stored pretraining results."""
+    fig, (left, right) = plt.subplots(1, 2, figsize=(COLUMN, 2.5))
+    loss = language.metrics["losses"]
+    left.plot(np.arange(len(loss)) * 50, loss, color=INIT_COLOURS["pretrained"], lw=1)
+    left.axhline(np.log(len(agreement.VOCAB) - len(agreement.SPECIAL)), color="0.4", ls="--", lw=0.8, label="a guess")
+    left.legend(fontsize=8, frameon=False)
+    left.set(xlabel="step", ylabel="masked-word loss", title="language: masked-language modelling")
+    loss = vision.metrics["losses"]
+    right.plot(np.arange(len(loss)) * 25, loss, color=INIT_COLOURS["pretrained"], lw=1)
+    right.axhline(vision.metrics["chance_loss"], color="0.4", ls="--", lw=0.8, label="a guess")
+    right.set(xlabel="step", ylabel="contrastive loss", title="vision: SimCLR on unlabelled panels")
+    right.legend(fontsize=8, frameon=False)
+    for ax in (left, right):
+        ax.title.set_fontsize(9)
+    fig.tight_layout()
+    return fig
+
+
+def ablation_effects(df, paper: dict | None = None, margin: float | None = None) -> plt.Figure:
+    """Chapter 6's figure: per (rule, subroutine), the ablation effect (the ablated model's accuracy
+    on the other subroutine minus that on the target) of every base model, from scratch (grey) and
+    pretrained (red); filled dots show the modular pattern, open ones do not (subnetwork missed the
+    gate or effect below ``margin``, dotted). Bars: means. ``paper``: ``{(rule, subroutine, init):
+    effect}``, drawn as black diamonds. ``df``: :func:`modlib.pretraining_consistency.findings.pretraining_effects`."""
+    groups = list(dict.fromkeys(zip(df["rule"], df["subroutine"])))
+    ncols = min(len(groups), 4)
+    nrows = -(-len(groups) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(COLUMN, 2.6 * nrows), squeeze=False, sharey=True)
+    for ax, (rule, sub) in zip(axes.flat, groups):
+        for x, init in enumerate(("scratch", "pretrained")):
+            rows = df[(df["rule"] == rule) & (df["subroutine"] == sub) & (df["init"] == init)]
+            colour = INIT_COLOURS[init]
+            ax.bar(x, rows["effect"].mean(), 0.6, color=colour, alpha=0.35)
+            jitter = np.linspace(-0.15, 0.15, len(rows)) if len(rows) > 1 else np.zeros(1)
+            for dx, (_, row) in zip(jitter, rows.iterrows()):
+                ax.plot(x + dx, row["effect"], "o", ms=4, color=colour,
+                        mfc=colour if row["modular"] else "white")
+            if paper and (rule, sub, init) in paper:
+                ax.plot(x, paper[(rule, sub, init)], "D", color="black", ms=4)
+        ax.axhline(0, color="0.3", lw=0.8)
+        if margin is not None:
+            ax.axhline(margin, color="0.4", ls=":", lw=0.8)
+        ax.set_xticks([0, 1], ["scratch", "pre-\ntrained"], fontsize=8)
+        ax.set_title(f"{rule}\n{sub} mask", fontsize=9)
+    for ax in axes[:, 0]:
+        ax.set_ylabel("ablation effect\n(other − target)")
+    for ax in list(axes.flat)[len(groups):]:
+        ax.axis("off")
+    handles = [plt.Line2D([], [], marker="o", color="0.3", ls="", ms=4),
+               plt.Line2D([], [], marker="o", color="0.3", mfc="white", ls="", ms=4)]
+    labels = ["modular pattern", "not"]
+    if paper:
+        handles.append(plt.Line2D([], [], marker="D", color="black", ls="", ms=4))
+        labels.append("paper (means of 9 runs)")
+    if margin is not None:
+        handles.append(plt.Line2D([], [], color="0.4", ls=":"))
+        labels.append(f"margin {margin}")
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
+    return fig
+
+
+def pretraining_provenance(runs) -> str:
+    """Chapter 6's caption line: profile, device and base models per initialisation."""
+    from modlib import results
+    from modlib.structural_compositionality import settings
+
+    line = results.provenance(list(runs.rows.values()))
+    n, masks = runs.settings.seeds, settings(runs.profile).mask_seeds
+    return (line.rsplit(" · ", 1)[0] + f" · {count(n, 'base model')} per initialisation and rule "
+            f"(seeds 0–{n - 1}) × {count(masks, 'mask seed')}")

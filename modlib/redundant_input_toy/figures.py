@@ -1,0 +1,317 @@
+"""Chapter 1's figures (notebooks/redundant_input_toy.ipynb): the toy's data, the networks'
+boundaries (single panels, small multiples, an animation over epochs), how much they rely on the
+redundant input, and the sweep's summaries; each handed to a numbered caption with
+:func:`modlib.plots.glue`.
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.colors import ListedColormap
+
+from modlib import redundant_input_toy as toy
+from modlib.data.toy import EXTENT
+from modlib.plots import COLUMN, _jshtml
+
+POSITIVE, NEGATIVE = "#1f77b4", "#ff7f0e"  # Y1 = 1 (blue circles), Y1 = 0 (orange triangles), as in Fig. 4
+BOUNDARY_CMAP = ListedColormap(plt.get_cmap("RdBu")(np.linspace(0.25, 0.75, 256)))
+FORMULATION_NAMES = {"a": "(a) paper text: X = Y - U[0,1]", "b": "(b) Playground: sign(x1), pushed 0.3"}
+
+
+def _held_out(ax: plt.Axes, formulation: str, design: str = "binary") -> None:
+    """Outline the held-out test cell (x1 > 0, its band of x2) with a dashed rectangle."""
+    high = EXTENT[formulation][1]
+    low2, high2 = toy.held_out_band(formulation, design)
+    ax.add_patch(plt.Rectangle((0, low2), high, high2 - low2, fill=False, ls="--", lw=1.2,
+                               ec="0.2", zorder=5))
+
+
+def toy_data(ax: plt.Axes, x: np.ndarray, y: np.ndarray, formulation: str, *,
+             design: str = "binary", legend: bool = True) -> None:
+    """Scatter training points ``x [n, 2]`` coloured by ``y [n]`` and shade the held-out cell."""
+    _held_out(ax, formulation, design)
+    pos, neg = y.astype(bool), ~y.astype(bool)
+    ax.scatter(x[pos, 0], x[pos, 1], s=9, marker="o", c=POSITIVE, label="train, $Y_1=1$")
+    ax.scatter(x[neg, 0], x[neg, 1], s=11, marker="^", c=NEGATIVE, label="train, $Y_1=0$")
+    x1_low, x1_high, x2_low, x2_high = toy.window(formulation, design)
+    tick = 1 if x1_high < 3 else 5
+    ax.set(xlim=(x1_low, x1_high), ylim=(x2_low, x2_high), xlabel="$x_1$", ylabel="$x_2$",
+           aspect="equal", xticks=[-tick, 0, tick],
+           yticks=[t for t in (-tick, 0, tick, 2 * tick) if t <= x2_high])
+    if legend:
+        ax.plot([], [], ls="--", color="0.2", label="held-out test cell")
+        ax.legend(loc="lower left", fontsize=8, framealpha=0.9)
+
+
+def data_figure(samples: dict) -> plt.Figure:
+    """The training data side by side (the paper's Fig. 4): ``samples`` maps a panel title to
+    ``(formulation, design, x [n, 2], y [n])``; one legend for all panels, below them."""
+    fig, axes = plt.subplots(1, len(samples), figsize=(COLUMN, 3.4), squeeze=False,
+                             layout="constrained")
+    for ax, (title, (f, design, x, y)) in zip(axes[0], samples.items()):
+        toy_data(ax, x, y, f, design=design, legend=False)
+        ax.set_title(title, fontsize=9)
+        ax.tick_params(labelsize=8)
+    axes[0, 0].plot([], [], ls="--", color="0.2", label="held-out test cell")
+    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside lower center", ncol=3,
+               fontsize=8, frameon=False)
+    return fig
+
+
+def boundary(ax: plt.Axes, grid: np.ndarray, win) -> None:
+    """Draw a model's P(Y1=1) over the plotting window ``win`` = (x1 low, x1 high, x2 low, x2 high);
+    ``grid [res, res]`` uint8 (x 255), row = x2. The black line is the decision boundary (P = 0.5)."""
+    p = grid.astype(float) / 255
+    ax.imshow(p, origin="lower", extent=tuple(win), cmap=BOUNDARY_CMAP, aspect="auto",
+              vmin=0, vmax=1, alpha=0.8, interpolation="bilinear")
+    if p.min() < 0.5 < p.max():
+        ax.contour(np.linspace(win[0], win[1], grid.shape[1]),
+                   np.linspace(win[2], win[3], grid.shape[0]), p, levels=[0.5], colors="k",
+                   linewidths=1.2)
+    ax.axhline(0, color="0.5", lw=0.5)
+    ax.axvline(0, color="0.5", lw=0.5)
+
+
+def boundary_panel(ax, arrays: dict, formulation: str, seed: int, k: int, title: str | None = None,
+                   design: str = "binary"):
+    """One panel: the boundary of grid seed ``seed`` after snapshot ``k``, over the training data."""
+    boundary(ax, arrays["grids"][seed, k], arrays["windows"])
+    toy_data(ax, arrays["train_x"].astype(float), arrays["train_y"], formulation, design=design,
+             legend=False)
+    ax.set_title(title or f"epoch {int(arrays['snapshot_epochs'][k])}", fontsize=9)
+
+
+def small_multiples(arrays: dict, formulation: str, panels: list[tuple[int, int]], titles: list[str],
+                    ncols: int = 3, design: str = "binary") -> plt.Figure:
+    """A grid of boundary panels, ``panels`` = list of (grid seed, snapshot index), ``ncols`` a row
+    across the page's width; axes labelled on the outer panels only."""
+    nrows = -(-len(panels) // ncols)
+    x1_low, x1_high, x2_low, x2_high = toy.window(formulation, design)
+    tall = (x2_high - x2_low) / (x1_high - x1_low)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(COLUMN, 2.3 * tall * nrows), sharex=True,
+                             sharey=True, squeeze=False, layout="constrained")
+    for ax, (seed, k), title in zip(axes.flat, panels, titles):
+        boundary_panel(ax, arrays, formulation, seed, k, title, design)
+        ax.set(xlabel="", ylabel="")
+        ax.tick_params(labelsize=8)
+    for ax in axes[-1]:
+        ax.set_xlabel("$x_1$", fontsize=9)
+    for ax in axes[:, 0]:
+        ax.set_ylabel("$x_2$", fontsize=9)
+    for ax in axes.flat[len(panels):]:
+        ax.axis("off")
+    return fig
+
+
+def boundary_steps(sweep, formulation: str, activation: str = "relu", loss: str = "mse",
+                   reveal: float = 1.0, design: str = "binary", seed: int = 0,
+                   n: int = 6) -> plt.Figure:
+    """The paper's Fig. 5: one seed's boundary after ``n`` of the stored snapshot epochs (from the
+    first to the last, about evenly spaced on the log scale the snapshots are taken at)."""
+    a = sweep.arrays(activation, loss, formulation, reveal, design)
+    k_all = len(a["snapshot_epochs"])
+    ks = sorted({int(round(k)) for k in np.linspace(0, k_all - 1, min(n, k_all))})
+    titles = [f"epoch {int(a['snapshot_epochs'][k])}" for k in ks]
+    return small_multiples(a, formulation, [(seed, k) for k in ks], titles, design=design)
+
+
+def boundary_seeds(sweep, formulation: str, activation: str = "relu", loss: str = "mse",
+                   reveal: float = 1.0, design: str = "binary", n: int = 6,
+                   epoch: int | None = None) -> plt.Figure:
+    """The paper's Fig. 6: the boundaries of the first ``n`` seeds after ``epoch`` (one of the
+    stored snapshot epochs; default the last), each titled with its held-out accuracy then."""
+    a = sweep.arrays(activation, loss, formulation, reveal, design)
+    snaps, curve = list(a["snapshot_epochs"]), list(a["curve_epochs"])
+    epoch = snaps[-1] if epoch is None else epoch
+    if epoch not in snaps or epoch not in curve:
+        raise ValueError(f"epoch={epoch} is not stored for both snapshots and curves; choose from "
+                         f"{sorted(set(snaps) & set(curve))}")
+    acc = a["test_acc_curve"][:, curve.index(epoch)]
+    seeds = range(min(n, a["grids"].shape[0]))
+    titles = [f"seed {s}: held-out acc. {acc[s]:.2f}" for s in seeds]
+    return small_multiples(a, formulation, [(s, snaps.index(epoch)) for s in seeds], titles,
+                           design=design)
+
+
+CONTROL_NAMES = {"middle": "middle control", "corner": "corner control",
+                 "even": "even-corner control"}
+CONTROL_STYLES = {"middle": "--", "corner": ":", "even": "-."}
+
+
+def condition_label(design: str, reveal: float) -> str:
+    """How the figures name a training set."""
+    if design in CONTROL_NAMES:
+        return CONTROL_NAMES[design]
+    return "paper's setting" if reveal == 1 else f"reveal {reveal:g}"
+
+
+def seed_spread(sweep, activation: str = "relu", loss: str = "mse",
+                threshold: float | None = None) -> plt.Figure:
+    """Every seed's held-out-cell accuracy in the paper's setting beside the controls (the ternary
+    ones; reveal 0, the held-out cell in training), one panel per formulation, same axes;
+    ``threshold``: a dotted line where a seed counts as generalising."""
+    s = sweep.settings
+    fig, axes = plt.subplots(1, len(s.formulations), figsize=(COLUMN, 3.1), sharex=True,
+                             sharey=True, squeeze=False, layout="constrained")
+    bins = np.linspace(0, 1, 21)
+    styles = [(("binary", 1.0), dict(color=NEGATIVE, alpha=0.6)),
+              *[((c, 1.0), dict(histtype="step", color="k", lw=1.5, ls=CONTROL_STYLES[c]))
+                for c in s.controls],
+              (("binary", min(s.reveals)), dict(histtype="step", color="0.55", lw=1.5))]
+    for ax, f in zip(axes[0], s.formulations):
+        for (design, r), style in styles:
+            if (design, r) not in s.conditions:
+                continue
+            acc = sweep.arrays(activation, loss, f, r, design)["test_acc"]
+            ax.hist(np.clip(acc, 0, 1), bins=bins, label=condition_label(design, r), **style)
+        if threshold is not None:
+            ax.axvline(threshold, color="0.3", ls=":", lw=1, label=f"generalises (≥ {threshold:g})")
+        ax.set_title(FORMULATION_NAMES[f], fontsize=9)
+        ax.set_xlabel("held-out-cell accuracy of one seed", fontsize=9)
+        ax.tick_params(labelsize=8)
+    axes[0, 0].set_ylabel("seeds", fontsize=9)
+    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside lower center", ncol=2,
+               fontsize=8, frameon=False)
+    return fig
+
+
+def reliance_curves(sweep, activation: str, loss: str, formulation: str, ax: plt.Axes | None = None,
+                    legend: bool = True, metric: str = "reliance"):
+    """The median of ``metric`` (reliance on x2, or ``test_acc_curve``) over seeds against the
+    epoch, one line per reveal level and a black one per ternary control; the band (25-75% of
+    seeds) only for the paper's setting and the controls, so the lines stay readable."""
+    ax = ax or plt.subplots(figsize=(COLUMN / 2, 3))[1]
+    cmap = plt.get_cmap("viridis")
+    conds = sweep.settings.conditions
+    reveals = sweep.settings.reveals
+    for design, r in conds:
+        a = sweep.arrays(activation, loss, formulation, r, design)
+        epochs = a["curve_epochs"].astype(float)
+        epochs[0] = 0.5  # show the initialisation on the log axis
+        q25, med, q75 = np.percentile(a[metric], [25, 50, 75], axis=0)
+        bits = toy.mutual_information(design, r)
+        if design in CONTROL_STYLES:
+            colour, style = "k", CONTROL_STYLES[design]
+            label = f"{design} ({bits:.3f} bits)"
+        else:
+            colour = cmap(0.9 * reveals.index(r) / max(len(reveals) - 1, 1))
+            style, label = "-", f"{r:g} ({bits:.3f} bits)"
+        ax.plot(epochs, med, color=colour, lw=1.5, ls=style, label=label)
+        if design != "binary" or r in (max(reveals), min(reveals)):
+            ax.fill_between(epochs, q25, q75, color=colour, alpha=0.12, lw=0)
+    ax.set_xscale("log")
+    ax.set_xlabel("epoch (log scale; init. at 0.5)", fontsize=9)
+    ylabel = "reliance $R$ on $x_2$" if metric == "reliance" else "held-out-cell accuracy"
+    ax.set_ylabel(f"{ylabel} (median)", fontsize=9)
+    ax.set_title(f"{FORMULATION_NAMES[formulation]}", fontsize=9)
+    ax.tick_params(labelsize=8)
+    ax.grid(alpha=0.3)
+    if legend:
+        ax.legend(fontsize=8, title="reveal ($I(Y_1;Y_2)$)", title_fontsize=8)
+    return ax
+
+
+def reliance_figure(sweep, activation: str = "relu", loss: str = "mse",
+                    metric: str = "reliance") -> plt.Figure:
+    """:func:`reliance_curves` for every formulation side by side, on the same y-axis, with one
+    legend below the panels."""
+    fs = sweep.settings.formulations
+    fig, axes = plt.subplots(1, len(fs), figsize=(COLUMN, 3.8), sharey=True, squeeze=False,
+                             layout="constrained")
+    for ax, f in zip(axes[0], fs):
+        reliance_curves(sweep, activation, loss, f, ax=ax, legend=False, metric=metric)
+    for ax in axes[0, 1:]:
+        ax.set_ylabel("")
+    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside lower center", ncol=4,
+               fontsize=8, frameon=False, title="training set: reveal ($I(Y_1;Y_2)$)",
+               title_fontsize=8)
+    return fig
+
+
+def training_curves(sweep, activation: str = "relu", loss: str = "mse",
+                    mark: int | None = None) -> plt.Figure:
+    """Median held-out accuracy (top) and reliance (bottom) over seeds against the epoch, one
+    column per formulation, one line per training set (:func:`reliance_curves`); ``mark``: a
+    dotted line at that epoch (the paper's training length)."""
+    fs = sweep.settings.formulations
+    fig, axes = plt.subplots(2, len(fs), figsize=(COLUMN, 6.2), sharex=True, sharey="row",
+                             squeeze=False, layout="constrained")
+    for j, f in enumerate(fs):
+        for i, metric in enumerate(("test_acc_curve", "reliance")):
+            ax = axes[i, j]
+            reliance_curves(sweep, activation, loss, f, ax=ax, legend=False, metric=metric)
+            if mark is not None:
+                ax.axvline(mark, color="0.3", ls=":", lw=1)
+            if i == 0:
+                ax.set_xlabel("")
+            else:
+                ax.set_title("")
+            if j > 0:
+                ax.set_ylabel("")
+    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside lower center", ncol=4,
+               fontsize=8, frameon=False, title="training set: reveal (I(Y₁;Y₂))",
+               title_fontsize=8)
+    return fig
+
+
+def sweep_summary(sweep, metric: str = "test_acc", ylabel: str = "held-out-cell accuracy") -> plt.Figure:
+    """``metric`` (mean over seeds, error bar = std) against how much of the held-out cell training
+    sees (reveal), with the ternary controls left of the paper's setting; one panel per formulation
+    on the same y-axis, one line per (activation, loss), nudged sideways so that the error bars do
+    not hide each other; one legend below the panels."""
+    s = sweep.settings
+    fig, axes = plt.subplots(1, len(s.formulations), figsize=(COLUMN, 3.2), sharey=True,
+                             squeeze=False, layout="constrained")
+    n = len(sweep.groups)
+    at = {c: 1.2 + 0.3 * i for i, c in enumerate(s.controls)}  # the controls on the axis
+    for ax, f in zip(axes[0], s.formulations):
+        for g, (activation, loss) in enumerate(sweep.groups):
+            vals = np.array([sweep.arrays(activation, loss, f, r)[metric] for r in s.reveals])  # [R, S]
+            nudge = (g - (n - 1) / 2) * 0.012
+            line = ax.errorbar(np.array(s.reveals) + nudge, vals.mean(1), yerr=vals.std(1),
+                               marker="o", ms=3, capsize=2, lw=1.2, label=f"{activation}, {loss}")
+            for c, x in at.items():
+                v = sweep.arrays(activation, loss, f, 1.0, c)[metric]
+                ax.errorbar([x + nudge], [v.mean()], yerr=[v.std()], marker="s", ms=4,
+                            capsize=2, mfc="white", color=line[0].get_color())
+        ax.set_xticks([*at.values(), 1.0, 0.5, 0.0], [*at, "1", "0.5", "0"])
+        if at:
+            ax.axvline(1.1, color="0.6", lw=0.8)  # the controls | the reveal levels
+        ax.set_xlabel("reveal (1: paper's setting; 0: cell in training)", fontsize=9)
+        ax.set_title(FORMULATION_NAMES[f], fontsize=9)
+        ax.invert_xaxis()
+        ax.grid(alpha=0.3)
+        ax.tick_params(labelsize=8)
+    axes[0, 0].set_ylabel(ylabel, fontsize=9)
+    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside lower center", ncol=n,
+               fontsize=8, frameon=False)
+    return fig
+
+
+def animate_boundaries(sweep, settings: list[tuple[str, str, str, float, str]], seed: int = 0,
+                       ncols: int = 2):
+    """A kernel-free animation (JavaScript HTML) of the boundary over the snapshot epochs, one panel
+    per (activation, loss, formulation, reveal, design) in ``settings``, ``ncols`` a row; its frames are
+    the page's width (COLUMN inches at 100 dpi). The caption below it names profile, device, seed."""
+    arrs = [sweep.arrays(*st) for st in settings]
+    nrows = -(-len(settings) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(COLUMN, 3.1 * nrows), squeeze=False, dpi=100)
+    n_frames = len(arrs[0]["snapshot_epochs"])
+
+    def draw(k):
+        for ax, a, (act, loss, f, r, design) in zip(axes.flat, arrs, settings):
+            ax.clear()
+            epoch = int(a["snapshot_epochs"][k])
+            name = condition_label(design, r)
+            boundary_panel(ax, a, f, seed, k, f"({f}) {act}, {name}: epoch {epoch}", design)
+            ax.tick_params(labelsize=8)
+            ax.set_xlabel("$x_1$", fontsize=9, labelpad=1)
+            ax.set_ylabel("$x_2$", fontsize=9, labelpad=1)
+        return []
+
+    for ax in axes.flat[len(settings):]:
+        ax.axis("off")
+    draw(0)
+    fig.tight_layout()
+    return _jshtml(fig, draw, n_frames, 700)

@@ -1,0 +1,166 @@
+"""Chapter 3's figures (notebooks/resists_at_scale.ipynb): MNIST pairs, accuracy curves of settings A
+and B (and an animation over seeds), attention maps, the swap test and the SCAN detail; each
+handed to a numbered caption with :func:`modlib.plots.glue`.
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from modlib.plots import COLUMN, _jshtml
+
+# the paper's Fig. 3: setting A blue (train) and cyan (test), setting B red (train) and brown (test)
+AB_COLOURS = {("A", "train"): "#1f77b4", ("A", "test"): "#17becf",
+              ("B", "train"): "#d62728", ("B", "test"): "#8c564b"}
+
+
+def digit_pairs_figure(rows: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]) -> plt.Figure:
+    """One row of digit pairs per entry of ``rows`` (label -> ``(x [N, 1, 28, 56], y1 [N], y2
+    [N])``), each titled with its labels. (Chapter 3: the MNIST pairs of settings A and B.)"""
+    n = max(len(v[0]) for v in rows.values())
+    fig, axes = plt.subplots(len(rows), n, figsize=(COLUMN, 0.75 * len(rows) + 0.2), squeeze=False)
+    for i, (label, (x, y1, y2)) in enumerate(rows.items()):
+        for j, ax in enumerate(axes[i]):
+            ax.imshow(x[j, 0], cmap="gray_r", vmin=0, vmax=1, interpolation="nearest")
+            ax.axvline(27.5, color="0.7", lw=0.5)
+            ax.set_xticks([]), ax.set_yticks([])
+            ax.set_title(f"Y1={int(y1[j])}, Y2={int(y2[j])}", fontsize=7, pad=2)
+        axes[i, 0].set_ylabel(label, fontsize=8, rotation=0, ha="right", va="center")
+    fig.tight_layout(pad=0.3)
+    return fig
+
+
+def ab_curves(ax: plt.Axes, runs, experiment: str, seed: int | None = None) -> None:
+    """Training and test accuracy against the step for settings A and B of ``experiment``: the
+    mean over seeds with a band of one standard deviation, or one ``seed``'s curves."""
+    for setting in ("A", "B"):
+        a = runs.arrays(f"{experiment}-{setting}")
+        for split in ("train", "test"):
+            values = a[f"acc_{split}"]
+            colour = AB_COLOURS[setting, split]
+            if seed is None:
+                mean, std = values.mean(0), values.std(0)
+                ax.fill_between(a["eval_steps"], mean - std, mean + std, color=colour, alpha=0.2, lw=0)
+                ax.plot(a["eval_steps"], mean, color=colour, lw=1.5, label=f"{split} {setting}")
+            else:
+                ax.plot(a["eval_steps"], values[seed], color=colour, lw=1.2, label=f"{split} {setting}")
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlabel("training step", fontsize=8)
+    ax.set_ylabel("accuracy", fontsize=8)
+    ax.tick_params(labelsize=7)
+    ax.grid(alpha=0.3)
+
+
+def accuracy_curves(runs, experiment: str, log: bool = False) -> plt.Figure:
+    """The paper's Fig. 3 for one experiment of a :class:`ResistRuns` (``"mnist"`` or
+    ``"scan"``): accuracy on training-distribution and test data in settings A and B."""
+    fig, ax = plt.subplots(figsize=(COLUMN * 0.75, 2.8))
+    ab_curves(ax, runs, experiment)
+    if log:
+        ax.set_xscale("symlog", linthresh=10)
+        ax.set_xlim(left=0)
+    # where the curves are not: top left of SCAN's late rise, bottom right of MNIST's early one
+    ax.legend(fontsize=7, ncol=2, loc="upper left" if log else "lower right")
+    fig.tight_layout()
+    return fig
+
+
+def attention_map(weights: np.ndarray, words: list[str], actions: list[str], ax: plt.Axes) -> None:
+    """Attention ``weights [T, S]`` of one translation: output actions down, command words across."""
+    ax.imshow(weights[:len(actions), :len(words)], cmap="Greys", vmin=0, vmax=1, aspect="auto")
+    ax.set_xticks(range(len(words)), words, rotation=45, ha="right", fontsize=7)
+    ax.set_yticks(range(len(actions)), [ACTION_SHORT.get(a, a) for a in actions], fontsize=7)
+
+
+def animate_seeds(runs):
+    """A kernel-free view of chapter 3's stored results, one frame per seed: that seed's MNIST and
+    SCAN curves in settings A and B."""
+    seeds = len(runs.arrays("mnist-A")["acc_train"])
+    fig, axes = plt.subplots(1, 2, figsize=(COLUMN, 2.6), dpi=100)
+
+    def draw(k):
+        for ax, experiment in zip(axes, ("mnist", "scan")):
+            ax.clear()
+            ab_curves(ax, runs, experiment, seed=k)
+            ax.set_title(f"{experiment.upper()}, seed {k}", fontsize=9)
+        axes[1].set_xscale("symlog", linthresh=10)
+        axes[1].set_xlim(left=0)
+        axes[1].legend(fontsize=6, loc="center right")
+        return []
+
+    draw(0)
+    fig.tight_layout()
+    return _jshtml(fig, draw, seeds, 1500)
+
+
+ACTION_SHORT = {"I_WALK": "WALK", "I_LOOK": "LOOK", "I_RUN": "RUN", "I_JUMP": "JUMP",
+                "I_TURN_LEFT": "L", "I_TURN_RIGHT": "R"}
+
+
+def compact_actions(actions: str) -> str:
+    """A SCAN action sequence for a table: turns as L and R, and runs of a repeated action or pair
+    of actions written once with a count, e.g. ``"(R JUMP) ×8 L"``."""
+    tokens = [ACTION_SHORT.get(a, a) for a in actions.split()]
+    out, i = [], 0
+    while i < len(tokens):
+        for period in (2, 1):
+            unit = tokens[i:i + period]
+            count = 1
+            while len(unit) == period and tokens[i + count * period:i + (count + 1) * period] == unit:
+                count += 1
+            if count > 1:
+                out.append(f"({' '.join(unit)}) ×{count}" if period == 2 else f"{unit[0]} ×{count}")
+                i += count * period
+                break
+        else:
+            out.append(tokens[i])
+            i += 1
+    return " ".join(out)
+
+
+def swap_curves(runs) -> plt.Figure:
+    """Chapter 3: the CNN's accuracy on training-distribution pairs (solid) and on the same pairs
+    with the right digit replaced by a random one (dashed), settings A and B, against the step:
+    means over seeds."""
+    fig, ax = plt.subplots(figsize=(COLUMN * 0.75, 2.6))
+    for setting in ("A", "B"):
+        a = runs.arrays(f"mnist-{setting}")
+        colour = AB_COLOURS[setting, "train"]
+        ax.plot(a["eval_steps"], a["acc_train"].mean(0), color=colour, lw=1.5, label=f"train {setting}")
+        ax.plot(a["eval_steps"], a["acc_swapped"].mean(0), color=colour, lw=1.5, ls="--",
+                label=f"train {setting}, right digit replaced")
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlabel("training step", fontsize=8)
+    ax.set_ylabel("accuracy", fontsize=8)
+    ax.tick_params(labelsize=7)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    return fig
+
+
+def scan_detail(runs) -> plt.Figure:
+    """Chapter 3: SCAN accuracy on training commands of more than one word (left; the one-word
+    "jump" rows left out) and on test commands that setting B never trained on (right), settings A
+    and B against the step: the mean over seeds with a band of one standard deviation."""
+    fig, axes = plt.subplots(1, 2, figsize=(COLUMN, 2.6), sharey=True)
+    for ax, (key, title, split) in zip(axes, (("acc_train_long", "training, more than one word", "train"),
+                                              ("acc_unseen", "test, never in B's training", "test"))):
+        for setting in ("A", "B"):
+            a = runs.arrays(f"scan-{setting}")
+            mean, std = a[key].mean(0), a[key].std(0)
+            colour = AB_COLOURS[setting, split]
+            ax.fill_between(a["eval_steps"], mean - std, mean + std, color=colour, alpha=0.2, lw=0)
+            ax.plot(a["eval_steps"], mean, color=colour, lw=1.5, label=f"setting {setting}")
+        ax.set_xscale("symlog", linthresh=10)
+        ax.set_xlim(left=0)
+        ax.set_title(title, fontsize=9)
+        ax.set_xlabel("training step", fontsize=8)
+        ax.tick_params(labelsize=7)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7, loc="center right")
+    axes[0].set_ylabel("accuracy", fontsize=8)
+    axes[0].set_ylim(-0.02, 1.02)
+    fig.tight_layout()
+    return fig

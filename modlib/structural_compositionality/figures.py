@@ -1,0 +1,162 @@
+"""Chapter 5's figures (notebooks/structural_compositionality.ipynb): odd-one-out problems, the
+subnetworks' and controls' accuracies beside the paper's, and where the masks keep weights, layer
+by layer; each handed to a numbered caption with :func:`modlib.plots.glue`.
+"""
+
+from __future__ import annotations
+
+import re
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from modlib.plots import COLUMN, count
+
+TARGET, OTHER = "#1f77b4", "#ff7f0e"  # the subnetwork's own subroutine, the other one
+
+
+def odd_one_out_problems(problems: dict[str, dict], titles: dict[str, str]) -> plt.Figure:
+    """One vision problem per row (``problems``: kind -> a set from
+    :func:`modlib.structural_compositionality.problems`, its first problem shown), its four panels
+    side by side, the odd one framed in orange; ``titles``: kind -> the row's label."""
+    fig, axes = plt.subplots(len(problems), 4, figsize=(COLUMN * 0.62, 1.05 * len(problems)), squeeze=False)
+    for row, (kind, p) in zip(axes, problems.items()):
+        for i, ax in enumerate(row):
+            ax.imshow(p["images"][0, i].permute(1, 2, 0).numpy())
+            ax.set_xticks([])
+            ax.set_yticks([])
+            for side in ax.spines.values():
+                odd = i == int(p["answer"][0])
+                side.set_edgecolor(OTHER if odd else "0.7")
+                side.set_linewidth(3 if odd else 0.5)
+        row[0].set_ylabel(titles[kind], rotation=0, ha="right", va="center", fontsize=8)
+    fig.subplots_adjust(wspace=0.05, hspace=0.08, left=0.38)
+    return fig
+
+
+def subnetwork_bars(table, paper: dict | None = None) -> plt.Figure:
+    """The paper's results figure: per (rule, subroutine), the subnetwork's and the ablated model's
+    accuracy on the target (blue) and the other subroutine (orange), mean over runs (bars) and each
+    run (dots), chance dashed; the paper's means as black diamonds where ``paper`` has them.
+    ``table``: :func:`modlib.structural_compositionality.findings.structure_table` rows of trained base models."""
+    groups = list(dict.fromkeys(zip(table["rule"], table["subroutine"])))
+    ncols = min(3, len(groups))
+    nrows = -(-len(groups) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(COLUMN, 2.3 * nrows), squeeze=False, sharey=True)
+    for ax, (rule, sub) in zip(axes.flat, groups):
+        rows = table[(table["rule"] == rule) & (table["subroutine"] == sub)]
+        columns = ["sub_target", "sub_other", "abl_target", "abl_other"]
+        x = np.array([0, 0.8, 2.2, 3.0])
+        for xi, col in zip(x, columns):
+            colour = TARGET if col.endswith("target") else OTHER
+            ax.bar(xi, rows[col].mean(), 0.7, color=colour, alpha=0.75)
+            jitter = np.linspace(-0.2, 0.2, len(rows))
+            ax.plot(xi + jitter, rows[col], ".", color="0.2", ms=3)
+        if paper and (rule, sub) in paper:
+            ax.plot(x, paper[(rule, sub)], "D", color="black", ms=4, label="paper")
+        ax.axhline(0.25, color="0.4", ls="--", lw=0.8)
+        ax.set_xticks([0.4, 2.6], ["subnetwork", "ablated"])
+        ax.set_title(f"{rule}\n{sub} mask", fontsize=9)
+        ax.set_ylim(0, 1.05)
+    for ax in axes[:, 0]:
+        ax.set_ylabel("accuracy")
+    for ax in list(axes.flat)[len(groups):]:
+        ax.axis("off")
+    handles = [plt.Rectangle((0, 0), 1, 1, color=TARGET, alpha=0.75),
+               plt.Rectangle((0, 0), 1, 1, color=OTHER, alpha=0.75)]
+    labels = ["target subroutine", "other subroutine"]
+    if paper:
+        handles.append(plt.Line2D([], [], marker="D", color="black", ls=""))
+        labels.append("paper (means of 9 runs)")
+    handles.append(plt.Line2D([], [], color="0.4", ls="--"))
+    labels.append("chance")
+    fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
+    return fig
+
+
+def control_bars(table) -> plt.Figure:
+    """Per (rule, subroutine), top: the ablated model's other-minus-target accuracy (the modular effect)
+    with the removed weights zeroed and re-initialised, for the trained base models, and zeroed for
+    the untrained control; bottom: the target accuracy of the found subnetwork against a random one of
+    the same size. Dots: runs; bars: means."""
+    groups = list(dict.fromkeys(zip(table["rule"], table["subroutine"])))
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(COLUMN, 5.6), sharey=False)
+    width = 0.26
+    labels = [rule.replace("-", "-\n") + f"\n({sub})" for rule, sub in groups]  # 3 short lines
+    series = [("zeroed", lambda t: t[t["trained"]], "abl", "#2ca02c"),
+              ("re-initialised", lambda t: t[t["trained"]], "reinit", "#9467bd"),
+              ("untrained net", lambda t: t[~t["trained"]], "abl", "#8c564b")]
+    for j, (label, pick, prefix, colour) in enumerate(series):
+        for i, (rule, sub) in enumerate(groups):
+            rows = pick(table[(table["rule"] == rule) & (table["subroutine"] == sub)])
+            if rows.empty:
+                continue
+            effect = rows[f"{prefix}_other"] - rows[f"{prefix}_target"]
+            xi = i + (j - 1) * width
+            top.bar(xi, effect.mean(), width, color=colour, label=label if i == 0 else None)
+            top.plot(np.full(len(effect), xi), effect, ".", color="0.2", ms=3)
+    top.axhline(0, color="0.3", lw=0.8)
+    top.set_xticks(range(len(groups)), labels, fontsize=8)
+    top.set_ylabel("ablated: other − target")
+    top.legend(fontsize=8, frameon=False, ncol=3, loc="upper center", bbox_to_anchor=(0.5, 1.18))
+    for j, (col, label, colour) in enumerate((("sub_target", "found", TARGET), ("random_target", "random", "0.55"))):
+        for i, (rule, sub) in enumerate(groups):
+            rows = table[(table["rule"] == rule) & (table["subroutine"] == sub) & table["trained"]]
+            xi = i + (j - 0.5) * width
+            bottom.bar(xi, rows[col].mean(), width, color=colour, label=f"{label} subnetwork" if i == 0 else None)
+            bottom.plot(np.full(len(rows), xi), rows[col], ".", color="0.2", ms=3)
+    bottom.axhline(0.25, color="0.4", ls="--", lw=0.8)
+    bottom.set_xticks(range(len(groups)), labels, fontsize=8)
+    bottom.set_ylabel("accuracy on the target")
+    bottom.set_ylim(0, 1.05)
+    bottom.legend(fontsize=8, frameon=False, ncol=2, loc="upper center", bbox_to_anchor=(0.5, 1.18))
+    fig.tight_layout()
+    return fig
+
+
+def kept_by_layer(arrays: dict, subroutines: tuple[str, str], layers: list[str], ax: plt.Axes | None = None):
+    """One stored result's per-layer kept fractions (both subroutines, mean over mask seeds) and
+    the overlap (IoU) of their seed-0 masks, layer by layer, against the overlap two independent
+    random masks of the seed-0 masks' sizes would have, ``pq / (p + q - pq)``. (Chapter 5.)"""
+    fig = None
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(COLUMN, 2.6))
+    x = np.arange(len(layers))
+    for sub, colour in zip(subroutines, (TARGET, OTHER)):
+        ax.plot(x, arrays[f"kept-{sub}"].mean(0), "o-", color=colour, ms=3, label=f"{sub} mask: kept")
+    ax.plot(x, arrays["overlap"], "s--", color="0.3", ms=3, label="overlap (IoU)")
+    p, q = (arrays[f"kept-{sub}"][0] for sub in subroutines)
+    ax.plot(x, p * q / (p + q - p * q), ":", color="0.5", label="overlap of random masks")
+    ax.set_xticks(x, [short_layer(n) for n in layers], rotation=60, ha="right", fontsize=7)
+    ax.set_ylim(0, 1.02)
+    ax.set_ylabel("fraction")
+    ax.legend(fontsize=7, frameon=False)
+    if fig is not None:
+        fig.tight_layout()
+    return fig
+
+
+def short_layer(name: str) -> str:
+    """A masked weight's name shortened for an axis: ``resnet.encoder.stages.1.layers.0.layer.1
+    .convolution.weight`` -> ``s1.b0.conv1``; ``bert.encoder.layer.0.intermediate.dense.weight``
+    -> ``L0.ffn-in``."""
+    name = name.removesuffix(".weight").removesuffix(".convolution")
+    name = re.sub(r"resnet\.encoder\.stages\.(\d+)\.layers\.(\d+)\.", r"s\1.b\2.", name)
+    name = re.sub(r"\.layer\.(\d+)$", r".conv\1", name)
+    for long, short in (("attention.self.", ""), ("attention.output.dense", "attn-out"),
+                        ("intermediate.dense", "ffn-in"), ("output.dense", "ffn-out")):
+        name = name.replace(long, short)
+    name = re.sub(r"bert\.encoder\.layer\.(\d+)\.", r"L\1.", name)
+    return name.replace("resnet.embedder.embedder", "stem")
+
+
+def structure_provenance(runs) -> str:
+    """Chapter 5's caption line: profile, device and how many base models and mask seeds, e.g.
+    ``"profile full · cpu (1 thread) · 3 base models × 3 mask seeds per rule"``."""
+    from modlib import results
+
+    s = runs.settings
+    line = results.provenance(list(runs.rows.values()))
+    return (line.rsplit(" · ", 1)[0] + f" · {count(s.base_models, 'base model')} × "
+            f"{count(s.mask_seeds, 'mask seed')} per rule (base-model seeds 0–{s.base_models - 1})")

@@ -1,0 +1,167 @@
+"""Chapter 4's figures (notebooks/weight_masks.ipynb): accuracy tables, per-layer bars, input usage,
+the alpha sweep, confusion grids, class removal and the concept diagram of a weight mask; each
+handed to a numbered caption with :func:`modlib.plots.glue`.
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from modlib.plots import COLUMN
+
+
+def times(label: str) -> str:
+    """The page's notation for an operation name or row label: "×" where the code writes "*"."""
+    return label.replace("*", "×")
+
+
+def accuracy_table(tables: np.ndarray, rows, columns, chance: float | None = None) -> plt.Figure:
+    """Heat map of accuracies ``tables [seeds, rows, columns]``: mean, with the std over seeds;
+    ``chance``, the accuracy of guessing, is named under the table. (Chapter 4's ablation tables.)"""
+    mean, std = tables.mean(0), tables.std(0)
+    fig, ax = plt.subplots(figsize=(5.6, 0.36 * len(rows) + 1.0))
+    ax.imshow(mean, cmap="Greens", vmin=0, vmax=1, aspect="auto")
+    for i in range(len(rows)):
+        for j in range(len(columns)):
+            ax.text(j, i, f"{mean[i, j]:.2f}" + (f" ± {std[i, j]:.2f}" if len(tables) > 1 else ""),
+                    ha="center", va="center", fontsize=9, color="white" if mean[i, j] > 0.6 else "black")
+    ax.set_xticks(range(len(columns)), [f"accuracy on {times(c)}" for c in columns], fontsize=9)
+    ax.set_yticks(range(len(rows)), [times(r) for r in rows], fontsize=9)
+    ax.xaxis.tick_top()
+    if chance is not None:
+        ax.set_xlabel(f"chance: {chance:g}; mean ± std over seeds" if len(tables) > 1 else f"chance: {chance:g}",
+                      fontsize=8)
+    ax.tick_params(length=0)
+    fig.tight_layout()
+    return fig
+
+
+def layer_bars(values: dict[str, np.ndarray], layers: list[str], ylabel: str, log: bool = False) -> plt.Figure:
+    """Grouped bars per layer: ``values`` label -> ``[seeds, L]`` (mean, error bar = std over
+    seeds), the legend above the axes; ``log``: a log scale from 0.001, for shares that differ by
+    orders of magnitude. (Chapter 4: overlaps and densities per layer.)"""
+    fig, ax = plt.subplots(figsize=(min(COLUMN, 1.3 * len(layers) + 2.6), 3.0))
+    n = len(values)
+    for i, (label, v) in enumerate(values.items()):
+        v = np.atleast_2d(v)
+        ax.bar(np.arange(len(layers)) + (i - (n - 1) / 2) * 0.8 / n, v.mean(0), 0.8 / n,
+               yerr=v.std(0) if len(v) > 1 else None, capsize=2, label=times(label))
+    names = [f"layer {i + 1}" + ("\n(output)" if i == len(layers) - 1 else "") for i in range(len(layers))]
+    ax.set_xticks(range(len(layers)), names, fontsize=9)
+    ax.set(ylabel=ylabel, ylim=(1e-3, 1) if log else (0, 1), yscale="log" if log else "linear")
+    ax.legend(fontsize=8, loc="lower left", bbox_to_anchor=(0, 1.01), ncol=min(n, 2), frameon=False)
+    fig.tight_layout()
+    return fig
+
+
+def input_usage(first_layer: np.ndarray, names: list[str]) -> plt.Figure:
+    """Which inputs each mask keeps: ``first_layer [masks, width, 42]`` (0/1) -> a row per mask, a
+    column per input unit, coloured by the share of that input's outgoing weights the mask keeps."""
+    share = first_layer.mean(1)  # [masks, 42]
+    fig, ax = plt.subplots(figsize=(COLUMN, 0.45 * len(names) + 1.3))
+    top = max(0.05, float(np.ceil(share.max() * 20) / 20))  # the colour scale ends near the data's top
+    im = ax.imshow(share, cmap="Purples", vmin=0, vmax=top, aspect="auto")
+    groups = ["a: tens", "a: ones", "b: tens", "b: ones"]
+    ax.set_xticks([4.5 + 10 * k for k in range(4)] + [40, 41], groups + ["+", "×"], fontsize=8)
+    ax.set_xticks([b - 0.5 for b in (10, 20, 30, 40)], minor=True)
+    ax.tick_params(which="major", length=0)
+    ax.grid(which="minor", axis="x", color="white", lw=2)
+    ax.set_yticks(range(len(names)), [f"{times(n)} mask" for n in names], fontsize=9)
+    ax.set_xlabel("input unit (one-hot digits 0-9 of each number, then the operation)", fontsize=8)
+    fig.colorbar(im, ax=ax, pad=0.01, fraction=0.04).set_label("share kept", fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def alpha_sweep(alphas, tables: np.ndarray, ious: np.ndarray, ops, rows) -> plt.Figure:
+    """The regulariser sweep: ``tables [A, rows, ops]`` and ``ious [A, L]`` over ``alphas [A]``;
+    left, the + mask alone and removed (accuracy on each operation); right, the + / × IoU per layer."""
+    fig, axes = plt.subplots(1, 3, figsize=(COLUMN, 2.5), sharex=True)
+    for ax, row in zip(axes[:2], (1, 2)):
+        for j, op in enumerate(ops):
+            ax.plot(alphas, tables[:, row, j], marker="o", label=f"on {times(op)}")
+        ax.set(ylim=(-0.02, 1.02), title=times(rows[row]))
+    axes[0].set_ylabel("accuracy")
+    axes[0].legend(fontsize=8, frameon=False, loc="center left")
+    for i in range(ious.shape[1]):
+        axes[2].plot(alphas, ious[:, i], marker="o", label=f"layer {i + 1}")
+    axes[2].set(ylim=(0, 1.02), title="IoU, + and × masks")
+    axes[2].legend(fontsize=8, frameon=False)
+    for ax in axes:
+        ax.set_xscale("log")
+        ax.set_xticks(alphas, [f"{a:g}" for a in alphas], rotation=45)
+        ax.minorticks_off()
+        ax.set_xlabel(r"$\alpha$")
+        ax.title.set_fontsize(9)
+        ax.tick_params(labelsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def confusion_grid(mats: np.ndarray, titles: list[str], ncols: int = 2) -> plt.Figure:
+    """Small multiples of row-normalised confusion matrices ``mats [n, 10, 10]`` (row: true class)."""
+    nrows = -(-len(mats) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(2.9 * ncols + 0.6, 2.8 * nrows), squeeze=False)
+    for ax, m, t in zip(axes.flat, mats, titles):
+        im = ax.imshow(m, cmap="Blues", vmin=0, vmax=1)
+        ax.set_title(t, fontsize=9)
+        ax.set_xticks(range(10))
+        ax.set_yticks(range(10))
+        ax.tick_params(labelsize=8)
+        ax.set_xlabel("predicted class", fontsize=8)
+        ax.set_ylabel("true class", fontsize=8)
+    for ax in axes.flat[len(mats):]:
+        ax.axis("off")
+    fig.tight_layout()
+    fig.colorbar(im, ax=axes, fraction=0.03, pad=0.02).set_label("share of the true class's images", fontsize=8)
+    return fig
+
+
+def class_removal(panels: dict[str, dict]) -> plt.Figure:
+    """One panel per entry ``title -> accuracy``, ``accuracy`` from
+    :func:`modlib.weight_masks.removal_accuracy` (``own``, ``others``, ``reference``, each ``[10]``, and
+    ``random_own`` where given): per removed class, the accuracy on it and the mean on the others;
+    the reference's mean accuracy; and the removed class's accuracy under the random control mask."""
+    fig, axes = plt.subplots(len(panels), 1, figsize=(COLUMN, 2.5 * len(panels) + 0.7), squeeze=False,
+                             sharex=True)
+    for ax, (title, acc) in zip(axes[:, 0], panels.items()):
+        ax.bar(np.arange(10) - 0.2, acc["own"], 0.4, label="the removed class")
+        ax.bar(np.arange(10) + 0.2, acc["others"], 0.4, label="the other classes (mean)")
+        ax.axhline(acc["reference"].mean(), color="k", ls="--", lw=1, label="all-classes mask (mean)")
+        if "random_own" in acc:
+            ax.plot(np.arange(10) - 0.2, acc["random_own"], "kx", ms=5,
+                    label="the removed class, random mask as dense")
+        ax.axhline(0.1, color="grey", ls=":", lw=1, label="chance")
+        ax.set(ylabel="accuracy", ylim=(0, 1.05))
+        ax.set_title(title, fontsize=9)
+        ax.tick_params(labelsize=8)
+    axes[-1, 0].set_xticks(range(10))
+    axes[-1, 0].set_xlabel("class whose mask was removed", fontsize=9)
+    axes[0, 0].legend(fontsize=8, loc="lower left", bbox_to_anchor=(0, 1.12), ncol=2, frameon=False)
+    fig.tight_layout()
+    return fig
+
+
+def mask_concept(seed: int = 0) -> plt.Figure:
+    """Concept figure of chapter 4, "The tool": a layer's weights ``W [6, 8]`` (random numbers), a
+    binary mask ``m`` of the same shape, and the weights the masked network computes with, ``W * m``."""
+    g = np.random.default_rng(seed)
+    w = g.normal(size=(6, 8))
+    m = (g.random((6, 8)) < 0.45).astype(float)
+    fig, axes = plt.subplots(1, 3, figsize=(COLUMN, 2.0))
+    limit = np.abs(w).max()
+    panels = [(w, "RdBu", -limit, limit, "weights $W$ (frozen)"),
+              (m, "Greys", 0, 1, "mask $m$ (black: 1, kept)"),
+              (w * m, "RdBu", -limit, limit, r"what the network uses: $W \odot m$")]
+    for ax, (values, cmap, lo, hi, title) in zip(axes, panels):
+        ax.imshow(values, cmap=cmap, vmin=lo, vmax=hi)
+        ax.set_title(title, fontsize=9)
+        ax.set_xticks([])
+        ax.set_yticks([])
+        ax.set_xlabel("inputs", fontsize=8)
+    axes[0].set_ylabel("outputs", fontsize=8)
+    fig.text(0.345, 0.5, "×", fontsize=16, ha="center", va="center")
+    fig.text(0.665, 0.5, "=", fontsize=16, ha="center", va="center")
+    fig.tight_layout(w_pad=2.5)
+    return fig
