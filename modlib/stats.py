@@ -109,3 +109,109 @@ def permutation_test(a, b) -> tuple[float, float]:
               for picked in combinations(range(pooled.size), a.size)]  # [C(n, k)] masks
     diffs = np.array([pooled[m].mean() - pooled[~m].mean() for m in splits])
     return float(observed), float((diffs >= observed - 1e-12).mean())
+
+
+# ---------------------------------------------------------------- the book's verdict rule
+
+REPRODUCED, NOT_REPRODUCED, UNDECIDED = "reproduced", "not reproduced", "cannot be decided here"
+MARKS = {REPRODUCED: "✓", NOT_REPRODUCED: "✗", UNDECIDED: "?"}
+RULE = (
+    "**The verdict rule.** A claim of a paper is *reproduced* when, over at least two independent "
+    "units (seeds, or base models; mask seeds of one base model are not independent), the "
+    "interval of the effect the paper reports excludes no effect on the paper's side, and every arm "
+    "it compares trained and every control it needs passed. It is *not reproduced* when those hold "
+    "but the interval excludes the paper's effect (or lies within the stated margin of no effect). "
+    "Anything else (one unit, an arm that did not train, a degenerate control, a quantity at its "
+    "floor or ceiling in both arms, an interval wide enough for both) *cannot be decided here*. "
+    "✓ marks reproduced, ✗ not reproduced (the paper's claim was not found at this scale; never "
+    "\"the sentence is false\"), ? cannot be decided.")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One claim's verdict under the rule (:data:`RULE`): ``outcome`` (one of :data:`MARKS`' keys),
+    its ``mark`` and ``why`` in words (units, interval, test, what was missing)."""
+
+    outcome: str
+    why: str
+
+    @property
+    def mark(self) -> str:
+        return MARKS[self.outcome]
+
+    @property
+    def reproduced(self) -> bool:
+        return self.outcome == REPRODUCED
+
+
+def t_interval(values, level: float = 0.95) -> tuple[float, float, float]:
+    """``(mean, low, high)`` of ``values [n]`` (n >= 2 independent units) with Student's t interval:
+    right for few units, where a percentile bootstrap is too narrow."""
+    from scipy import stats as _st
+
+    values = np.asarray(values, dtype=float)
+    if values.ndim != 1 or values.size < 2:
+        raise ValueError(f"a t interval needs at least 2 units; got shape {values.shape}")
+    half = _st.t.ppf(0.5 + level / 2, values.size - 1) * values.std(ddof=1) / np.sqrt(values.size)
+    return float(values.mean()), float(values.mean() - half), float(values.mean() + half)
+
+
+def welch_interval(a, b, level: float = 0.95) -> tuple[float, float, float]:
+    """``(mean(a) - mean(b), low, high)`` for two independent groups, Welch's t interval."""
+    from scipy import stats as _st
+
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if a.size < 2 or b.size < 2:
+        raise ValueError(f"each group needs at least 2 units; got {a.size} and {b.size}")
+    va, vb = a.var(ddof=1) / a.size, b.var(ddof=1) / b.size
+    se = np.sqrt(va + vb)
+    dof = (va + vb) ** 2 / (va ** 2 / (a.size - 1) + vb ** 2 / (b.size - 1)) if se > 0 else a.size + b.size - 2
+    half = _st.t.ppf(0.5 + level / 2, dof) * se
+    d = a.mean() - b.mean()
+    return float(d), float(d - half), float(d + half)
+
+
+def sign_test(differences) -> float:
+    """The exact two-sided sign test's p-value for paired ``differences [n]`` (zeros dropped):
+    with 5 of 5 on one side it is 0.0625, so five seeds alone cannot reach 0.05."""
+    from math import comb
+
+    d = np.asarray(differences, dtype=float)
+    d = d[d != 0]
+    n, k = d.size, int((d > 0).sum())
+    if n == 0:
+        return 1.0
+    tail = sum(comb(n, i) for i in range(min(k, n - k) + 1)) / 2 ** n
+    return float(min(1.0, 2 * tail))
+
+
+def verdict(low: float, high: float, *, units: int, paper: float, margin: float = CLEAR,
+            trained: bool = True, controls: bool = True, measurable: bool = True,
+            what: str = "") -> Verdict:
+    """The verdict on a claim whose effect the paper reports as ``paper`` (its sign gives the
+    claim's direction), measured as an interval ``[low, high]`` over ``units`` independent units.
+    ``trained``: every arm compared trained (fit above its stated threshold); ``controls``: every
+    control the claim needs passed and is not degenerate; ``measurable``: the quantity is not at
+    a floor or ceiling in both arms. ``margin``: the smallest effect that counts (default
+    :data:`CLEAR`). ``what`` names the interval's test, for ``why``."""
+    if low > high:
+        raise ValueError(f"low={low} > high={high}")
+    if paper == 0:
+        raise ValueError("paper=0: give the effect the paper reports, with its sign")
+    interval = f"{what + ' ' if what else ''}interval {low:+.2f} to {high:+.2f} over {units} units"
+    if units < 2:
+        return Verdict(UNDECIDED, f"one unit only ({interval})")
+    if not trained:
+        return Verdict(UNDECIDED, f"an arm did not train ({interval})")
+    if not controls:
+        return Verdict(UNDECIDED, f"a control failed or is degenerate ({interval})")
+    if not measurable:
+        return Verdict(UNDECIDED, f"both arms sit at a floor or ceiling ({interval})")
+    s = 1.0 if paper > 0 else -1.0
+    lo, hi = sorted((s * low, s * high))  # the effect in the paper's direction
+    if lo > 0 and hi >= margin:
+        smaller = f", below the paper's {paper:+.2f}" if hi < abs(paper) else ""
+        return Verdict(REPRODUCED, f"{interval}: clear of 0 on the paper's side{smaller}")
+    if hi < abs(paper):
+        return Verdict(NOT_REPRODUCED, f"{interval}: excludes the paper's {paper:+.2f}")
+    return Verdict(UNDECIDED, f"{interval}: wide enough for no effect and for the paper's {paper:+.2f}")
