@@ -52,7 +52,7 @@ def sprite_explorer(runs, size: int) -> w.VBox:
             figures.support_panel(ax, z, name)
             plots.stamp(fig, runs.provenance)
             plt.show()
-        worst = share[share > 0].min()  # draws the support did not supply are 0
+        worst = share.min()
         text.value = (f"<pre>sufficient-support check: full rank at {worst:.0%} of a slot's\n"
                       f"outputs in the worst of 8 draws per slot\n{html.escape(stored)}</pre>")
 

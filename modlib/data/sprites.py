@@ -242,21 +242,14 @@ def sufficient_support(support: str, composition: str, size: int, n: int = 16, m
     rank over the output's size. C works pixel by pixel, so the rank is summed over pixels of
     ``[channels x channels]`` blocks. Returns ``[2, n]``: per slot and draw, the share of the
     slot's output at which the accumulated Jacobian has full rank (1 everywhere = sufficient).
-    The draws come from ``4 n`` scenes of the support; on a plane family fewer than ``n`` of them
-    may vary slot k, and the draws not supplied are left at 0 (a real draw is never 0: a slot's
-    own sprite always reaches the loss), so take the worst draw over the non-zero entries.
+    Every draw is one: on a plane family, where only some scenes vary slot k, scenes are drawn
+    until ``n`` of them do, so the worst draw is ``shares.min()``.
     """
     g = torch.Generator().manual_seed(seed)
     rgba = composition == "alpha"
-    z = sample_support(support, 4 * n, g, delta=delta)
     shares = torch.zeros(SLOTS, n)
     for k in range(SLOTS):
-        # draws of slot k from the support; on a plane family, from a plane on which k varies
-        varying = torch.ones(len(z), dtype=torch.bool)
-        if support in PLANES:
-            fixed = torch.tensor([f for s, f in PLANES[support] if s != k], dtype=torch.float32)
-            varying = ~(z[:, k, None] == fixed[None]).all(-1).any(-1)
-        z_k = z[varying, k][:n]
+        z_k = _draws(support, k, n, g, delta)  # [n, 5]
         other = contexts(support, k, z_k, m, g, delta=delta)  # [n, m, 5]
         scene = torch.empty(len(z_k), m, SLOTS, LATENTS)
         scene[:, :, k], scene[:, :, 1 - k] = z_k[:, None], other
@@ -270,5 +263,22 @@ def sufficient_support(support: str, composition: str, size: int, n: int = 16, m
         jac = torch.func.vmap(torch.func.jacrev(one_pixel))(pixels)[:, :, k]  # [P, 3, C]
         gram = (jac.transpose(1, 2) @ jac).reshape(len(z_k), m, size * size, c, c).sum(1)
         rank = (torch.linalg.eigvalsh(gram) > tol).sum(-1)  # [n, H*W]
-        shares[k, :len(z_k)] = rank.sum(-1).float() / (size * size * c)
+        shares[k] = rank.sum(-1).float() / (size * size * c)
     return shares
+
+
+def _draws(support: str, k: int, n: int, g: torch.Generator, delta: float | None) -> torch.Tensor:
+    """``[n, 5]`` values of slot ``k`` from scenes of ``support`` that vary it (on a plane family,
+    from a plane on which k is free), drawn in batches of ``4 n`` until there are ``n``."""
+    found, count = [], 0
+    for _ in range(64):
+        z = sample_support(support, 4 * n, g, delta=delta)
+        varying = torch.ones(len(z), dtype=torch.bool)
+        if support in PLANES:
+            fixed = torch.tensor([f for s, f in PLANES[support] if s != k], dtype=torch.float32)
+            varying = ~(z[:, k, None] == fixed[None]).all(-1).any(-1)
+        found.append(z[varying, k])
+        count += int(varying.sum())
+        if count >= n:
+            return torch.cat(found)[:n]
+    raise ValueError(f"support={support!r} gave only {count} scenes that vary slot {k} in {64 * 4 * n} draws")

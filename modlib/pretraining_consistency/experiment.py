@@ -253,23 +253,13 @@ def run_one(rule: str, seed: int, profile: str, device: torch.device,
             show: bool = False) -> tuple[dict, dict]:
     """A base model for ``rule`` fine-tuned from the pretrained weights (:func:`pretrained_model`)
     on the task with data order ``seed``, then chapter 5's search in it if it passes the base gate;
-    the metrics as :func:`modlib.structural_compositionality.run_one` gives them (no arrays)."""
+    the metrics as :func:`modlib.structural_compositionality.run_one` gives them, without the
+    masks' overlap (no arrays)."""
     s = sc.settings(profile)
     data = sc._data(rule, s)  # chapter 5's problem sets, shared
     model = pretrained_model(rule, seed, profile, device).to(device)
-    lr = s.vision_lr if rule in sc.VISION else s.language_lr
-    losses = sc.train_base(model, data[("train", "task")], epochs=s.epochs,
-                           batch=s.batch, lr=lr, seed=seed, show=show)
-    base = {kind: sc.accuracy(model, data[("test", kind)])
-            for kind in sc.KINDS}
-    metrics = {"rule": rule, "seed": seed, "trained": True,
-               "losses": losses, "base": base,
-               "searched": base["task"] >= s.base_gate}
-    if metrics["searched"]:
-        found = sc.search(model, rule, s, show=show)
-        for name in sc.RULES[rule]:
-            found[name].pop("masks")
-        metrics["subroutines"] = found
+    metrics, _ = sc.study(model, data, rule, seed, True, s, show)
+    metrics.pop("overlap", None)
     return metrics, {}
 
 

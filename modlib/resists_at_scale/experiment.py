@@ -163,10 +163,6 @@ class ResistRuns:
     ):
         self.settings, self.rows, self.profile = s, rows, profile
 
-    @property
-    def provenance(self) -> str:
-        return results.provenance(list(self.rows.values()))
-
     def arrays(self, name: str) -> dict:
         if name not in self.rows:
             raise ValueError(

@@ -396,7 +396,14 @@ def run_one(rule: str, seed: int, trained: bool, s: StructureSettings, device: t
     layers either subroutine's chosen configuration masks (``metrics["overlap"]["layers"]``, in the
     model's order). A layer a configuration leaves unmasked is whole in its subnetwork: kept 1."""
     data = _data(rule, s)
-    model = make_model(rule, s, seed).to(device)
+    return study(make_model(rule, s, seed).to(device), data, rule, seed, trained, s, show)
+
+
+def study(model: nn.Module, data: dict, rule: str, seed: int, trained: bool, s: StructureSettings,
+          show: bool = False) -> tuple[dict, dict]:
+    """What :func:`run_one` does with a base model it has made: train ``model`` on ``data``'s task
+    (data order ``seed``) if ``trained``, measure it, and search it when it passes the base gate.
+    Chapter 6 calls it with a model that starts from pretrained weights."""
     losses = []
     if trained:
         lr = s.vision_lr if rule in VISION else s.language_lr

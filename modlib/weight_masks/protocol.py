@@ -412,7 +412,7 @@ def class_removal(s: MaskSettings, seed: int, device) -> tuple[dict, dict]:
     then under the mask trained without class c, whose output layer is the all-classes mask's
     (copied, not trained); ``confusion_random [10, 10, 10]``: under a random mask as dense as each of
     those, layer by layer; ``confusion_plain [10, 10]``: the CNN without a mask."""
-    x, y, source = digits.mnist("train")
+    x, y, source = digits.mnist("train", quiet=True)  # the page names the source from metrics["data"]
     x_test, y_test, _ = digits.mnist("test", quiet=True)
     x, y, x_test, y_test = x.to(device), y.to(device), x_test.to(device), y_test.to(device)
     with torch.random.fork_rng(devices=[]):
