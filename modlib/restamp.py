@@ -1,6 +1,6 @@
 """Carry stored results over a code change that computes the same numbers, by proving it.
 
-    python -m modlib.restamp [--profile full] [--against REV] [--dry-run] [CHAPTER ...]
+    python -m modlib.restamp [--profile full] [--against REV] [--dry-run] [--relabel OLD=NEW] [CHAPTER ...]
 
 The store's fingerprint (:mod:`modlib.fingerprint`) already sees through renaming locals, moving
 code and deleting code nothing calls. A change it cannot see through (a bug fix that no stored
@@ -14,6 +14,10 @@ they may be right. This command decides, chapter by chapter:
 3. that the code at ``REV`` and the working tree compute the same numbers: every ``smoke`` result
    of the chapter (its own experiments, on the CPU, one thread) is computed by both, in separate
    processes, and every config, metric and array is compared bit for bit.
+
+``--relabel OLD=NEW`` carries over a change of the labels a result's metrics hold (a row name, say):
+step 3 then compares the old smoke results with ``OLD`` written ``NEW`` in every string of their
+metrics, and the same renaming is applied to the stale results before they are stamped.
 
 Only when all three hold are the stale results stamped with the present fingerprint, the evidence
 kept in their ``meta["restamped"]`` (:func:`modlib.results.restamping`); otherwise the command says
@@ -94,8 +98,22 @@ def _results(folder: Path) -> dict[str, results.Result]:
             if not p.name.startswith("_")}
 
 
-def compare(old: Path, new: Path) -> str | None:
-    """Where the results stored under ``old`` and ``new`` differ (``None``: bit for bit the same)."""
+def relabel(value, labels: dict[str, str]):
+    """``value`` (a result's metrics) with every string's ``old`` parts written ``new``."""
+    if isinstance(value, str):
+        for old, new in labels.items():
+            value = value.replace(old, new)
+        return value
+    if isinstance(value, list):
+        return [relabel(v, labels) for v in value]
+    if isinstance(value, dict):
+        return {relabel(k, labels): relabel(v, labels) for k, v in value.items()}
+    return value
+
+
+def compare(old: Path, new: Path, labels: dict[str, str] | None = None) -> str | None:
+    """Where the results stored under ``old`` (their metrics relabelled by ``labels``) and ``new``
+    differ (``None``: bit for bit the same)."""
     a, b = _results(old), _results(new)
     if a.keys() != b.keys():
         return f"different results: {sorted(a.keys() ^ b.keys())}"
@@ -103,7 +121,7 @@ def compare(old: Path, new: Path) -> str | None:
         x, y = a[key], b[key]
         if x.config != y.config:
             return f"{key}: configs differ"
-        if json.dumps(x.metrics, sort_keys=True) != json.dumps(y.metrics, sort_keys=True):
+        if json.dumps(relabel(x.metrics, labels or {}), sort_keys=True) != json.dumps(y.metrics, sort_keys=True):
             return f"{key}: metrics differ"
         if x.arrays.keys() != y.arrays.keys():
             return f"{key}: array names differ"
@@ -114,7 +132,8 @@ def compare(old: Path, new: Path) -> str | None:
     return None
 
 
-def prove(chapter: str, names: list[str], profile: str, rev: str, work: Path) -> str:
+def prove(chapter: str, names: list[str], profile: str, rev: str, work: Path,
+          labels: dict[str, str] | None = None) -> str:
     """The evidence that ``names`` (stale results of ``chapter`` at ``profile``) were made by the
     code at ``rev`` and that it computes the chapter's smoke results as the working tree does;
     raises ``ValueError`` saying what failed."""
@@ -126,18 +145,21 @@ def prove(chapter: str, names: list[str], profile: str, rev: str, work: Path) ->
                          f"they were not made by it; remake them")
     for which, tree in (("old", old), ("new", REPO)):
         _run(tree, work / f"store-{which}", [chapter, "smoke", "null"])
-    difference = compare(work / "store-old" / "smoke", work / "store-new" / "smoke")
+    difference = compare(work / "store-old" / "smoke", work / "store-new" / "smoke", labels)
     if difference:
         raise ValueError(f"the code at {rev} and the working tree compute different smoke results "
                          f"({difference}); remake the stale results")
     count = len(_results(work / "store-new" / "smoke"))
     commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", rev], capture_output=True,
                             text=True).stdout.strip() or rev
+    renamed = f", once its labels are renamed ({', '.join(f'{a!r} -> {b!r}' for a, b in labels.items())})" \
+        if labels else ""
     return (f"made by the code at {commit} (it loads this result as current), which computes every smoke "
-            f"result of {chapter} ({count}) bit for bit as the code that re-stamped it")
+            f"result of {chapter} ({count}) bit for bit as the code that re-stamped it{renamed}")
 
 
-def restamp(chapters: list[str], profile: str = "full", rev: str = "HEAD", dry_run: bool = False) -> dict:
+def restamp(chapters: list[str], profile: str = "full", rev: str = "HEAD", dry_run: bool = False,
+            labels: dict[str, str] | None = None) -> dict:
     """Re-stamp the stale results of ``chapters`` that :func:`prove` carries; returns
     ``{chapter: {"stale": [...], "restamped": [...], "refused": reason or None}}``."""
     report = {}
@@ -149,11 +171,17 @@ def restamp(chapters: list[str], profile: str = "full", rev: str = "HEAD", dry_r
             continue
         with tempfile.TemporaryDirectory() as work:
             try:
-                reason = prove(chapter, sorted(found), profile, rev, Path(work))
+                reason = prove(chapter, sorted(found), profile, rev, Path(work), labels)
             except ValueError as err:
                 entry["refused"] = str(err)
                 continue
         todo = jobs.jobs([chapter], profile)
+        if labels:  # the proven renaming, applied to the stale results before they are stamped
+            for name in found:
+                path = results.default_root() / profile / f"{name}.json"
+                meta = json.loads(path.read_text())
+                meta["metrics"] = relabel(meta["metrics"], labels)
+                results._write_meta(path, meta)
         with results.restamping(lambda stored, why: reason):
             for name in sorted(found):
                 todo[name][1](torch.device("cpu"))
@@ -168,11 +196,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", default="full")
     parser.add_argument("--against", default="HEAD", help="the commit whose code made the results")
     parser.add_argument("--dry-run", action="store_true", help="only list the stale results")
+    parser.add_argument("--relabel", action="append", default=[], metavar="OLD=NEW",
+                        help="a label the new code writes differently (e.g. '* mask=× mask'): proven on the "
+                             "smoke results, then applied to the stale results' metrics")
     args = parser.parse_args(argv)
     for chapter in args.chapters:
         if chapter not in jobs.CHAPTERS:
             parser.error(f"unknown chapter {chapter!r}; choose from {', '.join(jobs.CHAPTERS)}")
-    report = restamp(args.chapters or list(jobs.CHAPTERS), args.profile, args.against, args.dry_run)
+    bad = [r for r in args.relabel if "=" not in r or not r.split("=", 1)[0]]
+    if bad:
+        parser.error(f"--relabel {bad[0]!r}: expected OLD=NEW with OLD not empty")
+    labels = dict(r.split("=", 1) for r in args.relabel)
+    report = restamp(args.chapters or list(jobs.CHAPTERS), args.profile, args.against, args.dry_run, labels)
     failed = False
     for chapter, entry in report.items():
         if not entry["stale"]:

@@ -90,3 +90,16 @@ def test_compare_finds_any_difference(tmp_path, monkeypatch):
     assert restamp.compare(a, same) is None
     assert "array 'a' differs" in restamp.compare(a, store(tmp_path / "c", np.nextafter(0.5, 1)))
     assert "metrics differ" in restamp.compare(a, store(tmp_path / "d", 0.5, metric=1.0000001))
+
+
+def test_a_relabelling_is_proven_on_the_smoke_results_before_it_is_applied(tmp_path, monkeypatch):
+    def store(where, label):
+        monkeypatch.setenv("MODLIB_RESULTS", str(where))
+        results.fetch("chap", "r", {"seeds": 1}, lambda: ({"rows": [f"{label} mask"], "n": 2}, {"a": np.ones(2)}),
+                      profile="smoke", device="cpu", code="modlib.data")
+        return where / "smoke"
+
+    old, new = store(tmp_path / "old", "*"), store(tmp_path / "new", "×")
+    assert "metrics differ" in restamp.compare(old, new)
+    assert restamp.compare(old, new, {"*": "×"}) is None
+    assert restamp.relabel({"* mask": ["+ mask", "* mask removed", 3]}, {"*": "×"}) == {"× mask": ["+ mask", "× mask removed", 3]}
