@@ -305,3 +305,22 @@ def test_comments_docstrings_and_the_settings_table_are_not_code(package):
     assert fingerprint.of(toy.run_group) == before
     (package / "redundant_input_toy" / "experiment.py").write_text(edited.replace("GENERALIZES = 0.9", "GENERALIZES = 0.8"))
     assert fingerprint.of(toy.run_group) != before
+
+
+def test_available_profile_counts_results_not_the_batch_manifest(store, monkeypatch, capsys):
+    fetch(Counter(), profile="full")
+    (store / "full" / "chap" / "_batch.json").write_text("{}")  # the batch runner's manifest
+    monkeypatch.setenv("MODLIB_FULL_FROM_STORE", "1")
+    assert results.available_profile("full", "chap", ["exp", "exp2", "exp3"]) == "default"
+    assert "incomplete (1 of 3 stored)" in capsys.readouterr().out
+    (store / "full" / "other").mkdir(parents=True)
+    (store / "full" / "other" / "_batch.json").write_text("{}")
+    assert results.available_profile("full", "other") == "default"  # a manifest alone is no result
+    assert "not stored yet" in capsys.readouterr().out
+
+
+def test_a_changed_config_names_only_what_changed_not_tuples_read_back_as_lists(store, capsys):
+    fetch(Counter(), {"hidden": (4, 4), "steps": 10})
+    fetch(Counter(), {"hidden": (4, 4), "steps": 20})
+    out = capsys.readouterr().out
+    assert "steps: 10 -> 20" in out and "hidden" not in out
