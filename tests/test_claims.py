@@ -536,7 +536,7 @@ def test_resists_full_is_the_papers_settings_with_five_seeds(resist_runs):
 def test_resists_setting_a_trains_faster_early(resist_runs, resist_found, experiment):
     assert resist_found[f"{experiment}-early"].holds, resist_found[f"{experiment}-early"].text
     a, b = (rs_findings.early_train_accuracy(resist_runs, f"{experiment}-{s}") for s in "AB")
-    d, low, _ = stats.paired_difference(a, b)
+    d, low, _, _ = stats.paired_t(a, b)  # 5 seeds: a t interval, not a bootstrap
     assert low > 0 and (a > b).all(), (a, b)
     if experiment == "mnist":  # the page calls MNIST's head start clear, SCAN's a few points
         assert d >= stats.CLEAR, d
@@ -577,11 +577,14 @@ def test_resists_setting_a_cnn_relies_on_the_right_digit(resist_runs, resist_fou
 
 
 def test_resists_scan_early_lead_is_the_one_word_jump(resist_runs, resist_found):
-    # the page: on multi-word training commands A and B are level early ("not reproduced" in the
-    # argument's sense), while on all training commands A leads
+    # the page: on all training commands A leads early; on multi-word training commands exact-match
+    # accuracy is at its floor in both settings over steps 10-25, so whether the correlation speeds
+    # up the compositional part *cannot be decided here* (not "no effect")
+    assert resist_found["scan-early"].holds, resist_found["scan-early"].text
     a, b = (rs_findings.early_train_accuracy(resist_runs, f"scan-{s}", "acc_train_long") for s in "AB")
-    assert abs((a - b).mean()) <= 0.02, (a, b)
-    assert not resist_found["scan-early-long"].holds and resist_found["scan-early"].holds
+    assert max(a.max(), b.max()) <= rs_findings.FLOOR, (a, b)
+    long = resist_found["scan-early-long"]
+    assert not long.holds and "cannot be decided here" in long.text and "floor" in long.text, long.text
 
 
 def test_resists_shown_translations(resist_runs):
