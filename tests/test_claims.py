@@ -109,7 +109,12 @@ def toy_found(sweep):
 
 
 def generalises(sweep, f, activation="relu", loss="mse", reveal=1.0, design="binary"):
-    return sweep.arrays(activation, loss, f, reveal, design)["test_acc"] >= toy.GENERALIZES
+    """Which seeds of one setting generalise; the setting must have trained (a comparison of arms
+    that did not fit their training set says nothing)."""
+    a = sweep.arrays(activation, loss, f, reveal, design)
+    assert toy_findings.trained(a), (f"{activation}, {loss}, ({f}), {design}, reveal {reveal}: mean "
+                                     f"training accuracy {a['train_acc'].mean():.2f}, the arm did not train")
+    return a["test_acc"] >= toy.GENERALIZES
 
 
 def test_toy_in_b_the_paper_setting_generalises_less_than_every_control(toy_found):
@@ -122,11 +127,12 @@ def test_toy_in_b_the_paper_setting_generalises_less_than_every_control(toy_foun
 
 
 def test_toy_in_a_only_the_middle_and_corner_controls_generalise_more(toy_found):
-    # the page: in (a) the middle and corner controls beat the paper's setting, the even-corner
-    # control does not (its interval includes zero: "not reproduced at this scale")
+    # the page: in (a) the middle and corner controls beat the paper's setting; for the even-corner
+    # control the interval holds both no difference and the margin: "cannot be decided here"
     for name in ("middle", "corner", "cell"):
         assert toy_found[f"{name}-a"].holds, toy_found[f"{name}-a"].text
-    assert not toy_found["even-a"].holds, toy_found["even-a"].text
+    even = toy_found["even-a"]
+    assert not even.holds and "cannot be decided here" in even.text and "wide enough" in even.text, even.text
 
 
 @pytest.mark.parametrize("f", ["a", "b"])
@@ -142,6 +148,7 @@ def test_toy_curves_have_levelled_off_after_the_paper_epochs(toy_found, sweep, f
     assert finding.holds, finding.text
     for c, r in sweep.settings.conditions:  # every training set, not only the paper's
         a = sweep.arrays("relu", "mse", f, r, c)
+        assert toy_findings.trained(a), (c, r, a["train_acc"].mean())  # levelled off at a fit, not at chance
         then = a["test_acc_curve"][:, list(a["curve_epochs"]).index(toy.PAPER_EPOCHS)]
         end = a["test_acc_curve"][:, -1]
         moved = abs((end >= toy.GENERALIZES).mean() - (then >= toy.GENERALIZES).mean())
@@ -209,10 +216,12 @@ def test_toy_tanh_generalises_more_than_relu(toy_found, sweep, f):
 
 
 def test_toy_with_tanh_in_a_the_corner_control_fails_as_often_as_the_paper_setting(sweep):
-    # the page's limit: those failures are not the correlation's doing
-    d, low, high = stats.paired_difference(generalises(sweep, "a", "tanh", design="corner"),
-                                              generalises(sweep, "a", "tanh"))
-    assert low < 0 < high, f"corner - paper's setting, tanh, (a): {d:+.2f} ({low:+.2f} to {high:+.2f})"
+    # the page's limit: with tanh in (a) about one seed in ten fails, and whether the corner control
+    # does better (the correlation's doing) cannot be decided here: the interval holds 0 and the margin
+    corner, paper = (sweep.arrays("tanh", "mse", "a", 1.0, d) for d in ("corner", "binary"))
+    v, text = toy_findings.compare(generalises(sweep, "a", "tanh", design="corner"),
+                                   generalises(sweep, "a", "tanh"), [corner, paper])
+    assert v.outcome == stats.UNDECIDED and "wide enough" in v.why, text
     assert generalises(sweep, "a", "tanh").mean() < 0.95  # about one seed in ten fails
 
 

@@ -56,7 +56,9 @@ def _compare(x: np.ndarray, y: np.ndarray, *, arms: list[dict], label: str, meas
     why = (" — an arm did not train (final training accuracy below "
            f"{TRAINED:.0%} in some seed)" if not ok else
            " — both arms sit at their floor here, so the difference cannot be measured" if not measurable
-           else " — every seed identical: one unit" if units < 2 else "")
+           else " — every seed identical: one unit" if units < 2
+           else f" — the interval is wide enough for no difference and for {100 * paper:+.0f} points"
+           if v.outcome == "cannot be decided here" else "")
     return v, f"; {label} {text} — {v.mark} {v.outcome}{why}"
 
 
