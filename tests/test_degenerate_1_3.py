@@ -105,6 +105,13 @@ def _r2_at(a: dict, keys=("r2_in", "r2_whole"), value: float = 0.0) -> dict:
     return a
 
 
+def _stuck(a: dict) -> dict:
+    # never left the starting output: every evaluation equal to the first one
+    for k in ("r2_in", "r2_whole"):
+        a[k] = np.repeat(a[k][:, :1], a[k].shape[1], axis=1)
+    return a
+
+
 # each row's comparison arm: the row it is compared with on the page
 SPRITE_PARTNER = {"orthogonal-monolithic": "orthogonal", "random-monolithic": "random", "gap": "orthogonal",
                   "diagonal-0.05": "diagonal-0.2", "diagonal-0.1": "diagonal-0.2", "alpha": "orthogonal",
@@ -116,7 +123,7 @@ def sprite_variants(runs) -> dict[str, Variant]:
     seeds = runs.settings.seeds
     return {
         "chance": Variant(runs, lambda row, a, base: _r2_at(a)),
-        "never-fit": Variant(runs, lambda row, a, base: _r2_at(a, ("r2_in",))),
+        "never-fit": Variant(runs, lambda row, a, base: _stuck(a)),
         "identical": Variant(runs, lambda row, a, base: _first_seed(a, seeds, ("r2_in", "r2_whole", "slice_mse"))),
         "control=treatment": Variant(runs, lambda row, a, base: dict(base.arrays(SPRITE_PARTNER.get(row[0], row[0])))),
         "one-untrained": Variant(runs, lambda row, a, base: _r2_at(a) if row[0] == "orthogonal" else a),
