@@ -235,3 +235,15 @@ def distinct_units(*per_unit) -> int:
     e.g. seeds identical to seed 0, count once): the ``units`` to give :func:`verdict`."""
     rows = np.concatenate([np.asarray(x, dtype=float).reshape(len(x), -1) for x in per_unit], axis=1)
     return len({r.tobytes() for r in np.round(rows, 9)})
+
+
+def marked(v: Verdict, untrained: str = "") -> str:
+    """A verdict as a page prints it after its interval: ``" — ✓ reproduced"``, or with the reason
+    when it cannot be decided (``untrained``, the arm's stated threshold, follows "an arm did not
+    train")."""
+    reason = ""
+    if v.outcome == UNDECIDED:
+        reason = v.why.split(": ", 1)[1] if ": " in v.why else v.why.split(" (", 1)[0]
+        if reason.startswith("an arm did not train") and untrained:
+            reason += f": {untrained}"
+    return f" — {v.mark} {v.outcome}" + (f" ({reason})" if reason else "")

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from modlib.stats import Finding, Verdict, _ms, _seeds, _span, distinct_units, verdict, welch_interval
+from modlib.stats import (Finding, Verdict, _ms, _seeds, _span, distinct_units, marked, verdict,
+                          welch_interval)
 
 
 def _r2(runs, row: str) -> tuple[np.ndarray, np.ndarray]:
@@ -28,12 +29,8 @@ def compare(x: np.ndarray, y: np.ndarray, *, paper: float, fits: bool) -> tuple[
     d, low, high = welch_interval(x, y)
     units = min(distinct_units(x), distinct_units(y))
     v = verdict(low, high, units=units, paper=paper, trained=fits)
-    why = (f" (a row did not fit its training support: in-domain R² below {FIT} in some seed)" if not fits
-           else " (every seed identical: one unit)" if units < 2
-           else f" (the interval is wide enough for no difference and for the paper's {paper:+.2f})"
-           if v.outcome == "cannot be decided here" else "")
     return v, (f"{d:+.2f} (95% Welch t interval over {len(x)} and {len(y)} seeds {low:+.2f} to {high:+.2f}; "
-               f"the paper's {paper:+.2f}) — {v.mark} {v.outcome}{why}")
+               f"the paper's {paper:+.2f})" + marked(v, f"in-domain R² below {FIT} in some seed"))
 
 
 def _paper_whole(row: str) -> float:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from modlib.stats import CLEAR, Finding, Verdict, _difference, distinct_units, paired_difference, verdict, wilson
+from modlib.stats import (CLEAR, Finding, Verdict, _difference, distinct_units, marked, paired_difference,
+                          verdict, wilson)
 
 # an arm (one setting's seeds) *trained* when its mean training accuracy reaches this
 TRAINED = 0.95
@@ -32,12 +33,8 @@ def compare(x: np.ndarray, y: np.ndarray, arms: list[dict], percent: bool = True
     units = distinct_units(*(a["test_acc"] for a in arms))
     ok = all(trained(a) for a in arms)
     v = verdict(low, high, units=units, paper=paper, trained=ok)
-    why = (f" (an arm did not train: mean training accuracy below {TRAINED:.0%})" if not ok
-           else " (every seed identical: one unit)" if units < 2
-           else f" (the interval is wide enough for no difference and for {fmt(paper)}{end})"
-           if v.outcome == "cannot be decided here" else "")
     return v, (f"{fmt(d)}{end} (95% paired bootstrap interval over {len(x)} seeds {fmt(low)} to "
-               f"{fmt(high)}{end}) — {v.mark} {v.outcome}{why}")
+               f"{fmt(high)}{end})" + marked(v, f"mean training accuracy below {TRAINED:.0%}"))
 
 
 def _share(generalises: np.ndarray) -> str:

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from modlib.stats import (CLEAR, Finding, Verdict, _ms, distinct_units, paired_t, t_interval,
-                          verdict)
+from modlib.stats import (CLEAR, Finding, Verdict, _ms, distinct_units, marked, paired_t,
+                          t_interval, verdict)
 
 
 # the windows in which training speed is compared: MNIST's first quarter, and the steps in which the
@@ -46,20 +46,14 @@ def _compare(x: np.ndarray, y: np.ndarray, *, arms: list[dict], label: str, meas
     settings share each seed's initial weights): a t interval of the differences and the sign test;
     the paper reports a direction, not a size, so ``paper`` is :data:`CLEAR`. ``arms`` must all have
     :func:`trained`. Returns the verdict and ``"; <label> <difference> — <mark> <outcome>"``."""
-    units = distinct_units(x, y)
     if len(x) < 2:
         v = verdict(0.0, 0.0, units=1, paper=paper)
-        return v, f" — {v.mark} {v.outcome} (one seed)"
+        return v, marked(v)
     _, low, high, text = paired_t(x, y)
-    ok = all(trained(a) for a in arms)
-    v = verdict(low, high, units=units, paper=paper, trained=ok, measurable=measurable)
-    why = (" — an arm did not train (final training accuracy below "
-           f"{TRAINED:.0%} in some seed)" if not ok else
-           " — both arms sit at their floor here, so the difference cannot be measured" if not measurable
-           else " — every seed identical: one unit" if units < 2
-           else f" — the interval is wide enough for no difference and for {100 * paper:+.0f} points"
-           if v.outcome == "cannot be decided here" else "")
-    return v, f"; {label} {text} — {v.mark} {v.outcome}{why}"
+    # at a floor every seed reads the same: the floor, not one unit, is why it cannot be decided
+    v = verdict(low, high, units=distinct_units(x, y) if measurable else len(x), paper=paper,
+                trained=all(trained(a) for a in arms), measurable=measurable)
+    return v, f"; {label} {text}" + marked(v, f"final training accuracy below {TRAINED:.0%} in some seed")
 
 
 def resists_at_scale(runs) -> dict[str, Finding]:
