@@ -26,6 +26,9 @@ def compare(x: np.ndarray, y: np.ndarray, *, paper: float, fits: bool) -> tuple[
     rows (different models or supports: independent groups, the seed the unit), with Welch's t
     interval (three seeds are too few for a bootstrap); ``paper``: the same difference in the
     paper's table; ``fits``: every seed of both rows fits its training support (:data:`FIT`)."""
+    if min(len(x), len(y)) < 2:
+        v = verdict(0.0, 0.0, units=1, paper=paper)
+        return v, f"{np.mean(x) - np.mean(y):+.2f} (the paper's {paper:+.2f})" + marked(v)
     d, low, high = welch_interval(x, y)
     units = min(distinct_units(x), distinct_units(y))
     v = verdict(low, high, units=units, paper=paper, trained=fits)
