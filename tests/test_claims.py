@@ -237,12 +237,15 @@ def test_toy_a_rare_cell_leaves_the_correlation_nearly_unchanged():
 
 def test_toy_the_loss_matters_little(sweep):
     # the summary: the share that generalises differs by at most about 10 points between the
-    # squared loss and cross-entropy, in every formulation and activation
+    # squared loss and cross-entropy, in every formulation and activation; an absence, so stated
+    # as an interval: every paired bootstrap interval over the 100 seeds lies within 15 points of 0
+    # (both arms trained, checked by `generalises`)
     s = sweep.settings
     for f in s.formulations:
         for a in s.activations:
-            mse, ce = (generalises(sweep, f, a, loss).mean() for loss in s.losses)
-            assert abs(mse - ce) <= 0.10, (f, a, mse, ce)
+            mse, ce = (generalises(sweep, f, a, loss) for loss in s.losses)
+            d, low, high = stats.paired_difference(mse, ce)
+            assert abs(d) <= 0.10 and -0.15 <= low and high <= 0.15, (f, a, d, low, high)
 
 
 def _stacked(runs, key):
