@@ -215,3 +215,35 @@ def verdict(low: float, high: float, *, units: int, paper: float, margin: float 
     if hi < abs(paper):
         return Verdict(NOT_REPRODUCED, f"{interval}: excludes the paper's {paper:+.2f}")
     return Verdict(UNDECIDED, f"{interval}: wide enough for no effect and for the paper's {paper:+.2f}")
+
+
+def paired_t(a, b, unit: str = "seeds", percent: bool = True) -> tuple[float, float, float, str]:
+    """``(mean(a - b), low, high, text)`` for ``a [n]`` and ``b [n]`` paired by unit: Student's t
+    interval of the differences and the exact sign test, both named in ``text`` with the unit
+    (``"+8 points (t interval over 5 seeds +3 to +13; sign test p = 0.06)"``)."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    d = a - b
+    mean, low, high = t_interval(d)
+    num = (lambda v: f"{100 * v:+.0f}") if percent else (lambda v: f"{v:+.2f}")
+    end = " points" if percent else ""
+    return mean, low, high, (f"{num(mean)}{end} (95% t interval over {d.size} {unit} {num(low)} to "
+                             f"{num(high)}{end}; sign test p = {sign_test(d):.2g})")
+
+
+def distinct_units(*per_unit) -> int:
+    """How many units differ among ``per_unit`` arrays ``[n, ...]`` (rows that repeat one another,
+    e.g. seeds identical to seed 0, count once): the ``units`` to give :func:`verdict`."""
+    rows = np.concatenate([np.asarray(x, dtype=float).reshape(len(x), -1) for x in per_unit], axis=1)
+    return len({r.tobytes() for r in np.round(rows, 9)})
+
+
+def marked(v: Verdict, untrained: str = "") -> str:
+    """A verdict as a page prints it after its interval: ``" — ✓ reproduced"``, or with the reason
+    when it cannot be decided (``untrained``, the arm's stated threshold, follows "an arm did not
+    train")."""
+    reason = ""
+    if v.outcome == UNDECIDED:
+        reason = v.why.split(": ", 1)[1] if ": " in v.why else v.why.split(" (", 1)[0]
+        if reason.startswith("an arm did not train") and untrained:
+            reason += f": {untrained}"
+    return f" — {v.mark} {v.outcome}" + (f" ({reason})" if reason else "")

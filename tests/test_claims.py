@@ -109,7 +109,12 @@ def toy_found(sweep):
 
 
 def generalises(sweep, f, activation="relu", loss="mse", reveal=1.0, design="binary"):
-    return sweep.arrays(activation, loss, f, reveal, design)["test_acc"] >= toy.GENERALIZES
+    """Which seeds of one setting generalise; the setting must have trained (a comparison of arms
+    that did not fit their training set says nothing)."""
+    a = sweep.arrays(activation, loss, f, reveal, design)
+    assert toy_findings.trained(a), (f"{activation}, {loss}, ({f}), {design}, reveal {reveal}: mean "
+                                     f"training accuracy {a['train_acc'].mean():.2f}, the arm did not train")
+    return a["test_acc"] >= toy.GENERALIZES
 
 
 def test_toy_in_b_the_paper_setting_generalises_less_than_every_control(toy_found):
@@ -122,11 +127,12 @@ def test_toy_in_b_the_paper_setting_generalises_less_than_every_control(toy_foun
 
 
 def test_toy_in_a_only_the_middle_and_corner_controls_generalise_more(toy_found):
-    # the page: in (a) the middle and corner controls beat the paper's setting, the even-corner
-    # control does not (its interval includes zero: "not reproduced at this scale")
+    # the page: in (a) the middle and corner controls beat the paper's setting; for the even-corner
+    # control the interval holds both no difference and the margin: "cannot be decided here"
     for name in ("middle", "corner", "cell"):
         assert toy_found[f"{name}-a"].holds, toy_found[f"{name}-a"].text
-    assert not toy_found["even-a"].holds, toy_found["even-a"].text
+    even = toy_found["even-a"]
+    assert not even.holds and "cannot be decided here" in even.text and "wide enough" in even.text, even.text
 
 
 @pytest.mark.parametrize("f", ["a", "b"])
@@ -142,6 +148,7 @@ def test_toy_curves_have_levelled_off_after_the_paper_epochs(toy_found, sweep, f
     assert finding.holds, finding.text
     for c, r in sweep.settings.conditions:  # every training set, not only the paper's
         a = sweep.arrays("relu", "mse", f, r, c)
+        assert toy_findings.trained(a), (c, r, a["train_acc"].mean())  # levelled off at a fit, not at chance
         then = a["test_acc_curve"][:, list(a["curve_epochs"]).index(toy.PAPER_EPOCHS)]
         end = a["test_acc_curve"][:, -1]
         moved = abs((end >= toy.GENERALIZES).mean() - (then >= toy.GENERALIZES).mean())
@@ -209,10 +216,12 @@ def test_toy_tanh_generalises_more_than_relu(toy_found, sweep, f):
 
 
 def test_toy_with_tanh_in_a_the_corner_control_fails_as_often_as_the_paper_setting(sweep):
-    # the page's limit: those failures are not the correlation's doing
-    d, low, high = stats.paired_difference(generalises(sweep, "a", "tanh", design="corner"),
-                                              generalises(sweep, "a", "tanh"))
-    assert low < 0 < high, f"corner - paper's setting, tanh, (a): {d:+.2f} ({low:+.2f} to {high:+.2f})"
+    # the page's limit: with tanh in (a) about one seed in ten fails, and whether the corner control
+    # does better (the correlation's doing) cannot be decided here: the interval holds 0 and the margin
+    corner, paper = (sweep.arrays("tanh", "mse", "a", 1.0, d) for d in ("corner", "binary"))
+    v, text = toy_findings.compare(generalises(sweep, "a", "tanh", design="corner"),
+                                   generalises(sweep, "a", "tanh"), [corner, paper])
+    assert v.outcome == stats.UNDECIDED and "wide enough" in v.why, text
     assert generalises(sweep, "a", "tanh").mean() < 0.95  # about one seed in ten fails
 
 
@@ -228,12 +237,15 @@ def test_toy_a_rare_cell_leaves_the_correlation_nearly_unchanged():
 
 def test_toy_the_loss_matters_little(sweep):
     # the summary: the share that generalises differs by at most about 10 points between the
-    # squared loss and cross-entropy, in every formulation and activation
+    # squared loss and cross-entropy, in every formulation and activation; an absence, so stated
+    # as an interval: every paired bootstrap interval over the 100 seeds lies within 15 points of 0
+    # (both arms trained, checked by `generalises`)
     s = sweep.settings
     for f in s.formulations:
         for a in s.activations:
-            mse, ce = (generalises(sweep, f, a, loss).mean() for loss in s.losses)
-            assert abs(mse - ce) <= 0.10, (f, a, mse, ce)
+            mse, ce = (generalises(sweep, f, a, loss) for loss in s.losses)
+            d, low, high = stats.paired_difference(mse, ce)
+            assert abs(d) <= 0.10 and -0.15 <= low and high <= 0.15, (f, a, d, low, high)
 
 
 def _stacked(runs, key):
@@ -417,12 +429,17 @@ def test_sprites_the_monolithic_failure_grows_as_its_fit_improves(sprite_runs):
     assert r_in[-1] > r_in[0] + 0.3 and r_whole[-1] < r_whole[0] - 0.3, (r_in, r_whole)
 
 
-def test_sprites_random_support_models_are_near_their_in_domain_r2(sprite_runs, sprite_found):
-    # on the random support the whole cube is in-domain: no model should lose anything
+def test_sprites_random_support_both_models_fit(sprite_runs, sprite_found):
+    # on the random support the whole cube is in-domain (both test sets are uniform on the cube), so
+    # "in-domain ≈ whole" cannot fail and is only a check of the evaluation; the claim that can fail
+    # is the fit: every compositional seed fits, and at least one monolithic seed does (not every one
+    # after 60 epochs), each seed that fits losing nothing
     assert sprite_found["random"].holds, sprite_found["random"].text
-    for row in ("random", "random-monolithic"):
-        r_in, r_whole = final_r2(sprite_runs, row)
-        assert (np.abs(r_in - r_whole) <= 0.05).all(), (row, r_in, r_whole)
+    comp, mono = (final_r2(sprite_runs, row) for row in ("random", "random-monolithic"))
+    assert (comp[0] >= cs_findings.FIT).all() and (mono[0] >= cs_findings.FIT).any(), (comp, mono)
+    for r_in, r_whole in (comp, mono):
+        fit = r_in >= cs_findings.FIT
+        assert (np.abs(r_in - r_whole)[fit] <= 0.05).all(), (r_in, r_whole)
 
 
 def test_sprites_narrow_diagonal_is_clearly_worse_than_wide(sprite_runs, sprite_found):
@@ -536,7 +553,7 @@ def test_resists_full_is_the_papers_settings_with_five_seeds(resist_runs):
 def test_resists_setting_a_trains_faster_early(resist_runs, resist_found, experiment):
     assert resist_found[f"{experiment}-early"].holds, resist_found[f"{experiment}-early"].text
     a, b = (rs_findings.early_train_accuracy(resist_runs, f"{experiment}-{s}") for s in "AB")
-    d, low, _ = stats.paired_difference(a, b)
+    d, low, _, _ = stats.paired_t(a, b)  # 5 seeds: a t interval, not a bootstrap
     assert low > 0 and (a > b).all(), (a, b)
     if experiment == "mnist":  # the page calls MNIST's head start clear, SCAN's a few points
         assert d >= stats.CLEAR, d
@@ -577,11 +594,14 @@ def test_resists_setting_a_cnn_relies_on_the_right_digit(resist_runs, resist_fou
 
 
 def test_resists_scan_early_lead_is_the_one_word_jump(resist_runs, resist_found):
-    # the page: on multi-word training commands A and B are level early ("not reproduced" in the
-    # argument's sense), while on all training commands A leads
+    # the page: on all training commands A leads early; on multi-word training commands exact-match
+    # accuracy is at its floor in both settings over steps 10-25, so whether the correlation speeds
+    # up the compositional part *cannot be decided here* (not "no effect")
+    assert resist_found["scan-early"].holds, resist_found["scan-early"].text
     a, b = (rs_findings.early_train_accuracy(resist_runs, f"scan-{s}", "acc_train_long") for s in "AB")
-    assert abs((a - b).mean()) <= 0.02, (a, b)
-    assert not resist_found["scan-early-long"].holds and resist_found["scan-early"].holds
+    assert max(a.max(), b.max()) <= rs_findings.FLOOR, (a, b)
+    long = resist_found["scan-early-long"]
+    assert not long.holds and "cannot be decided here" in long.text and "floor" in long.text, long.text
 
 
 def test_resists_shown_translations(resist_runs):

@@ -8,7 +8,36 @@ from __future__ import annotations
 
 import numpy as np
 
-from modlib.stats import Finding, _difference, wilson
+from modlib.stats import (CLEAR, Finding, Verdict, distinct_units, marked, paired_difference,
+                          verdict, wilson)
+
+# an arm (one setting's seeds) *trained* when its mean training accuracy reaches this
+TRAINED = 0.95
+
+
+def trained(arrays: dict) -> bool:
+    """Whether one setting's seeds trained: mean training accuracy at least :data:`TRAINED`."""
+    return bool(np.mean(arrays["train_acc"]) >= TRAINED)
+
+
+def compare(x: np.ndarray, y: np.ndarray, arms: list[dict], percent: bool = True,
+            paper: float = CLEAR) -> tuple[Verdict, str]:
+    """The verdict (:func:`modlib.stats.verdict`) on "``x`` exceeds ``y``", one value per seed in
+    two settings that share each seed's initial weights: the paired bootstrap interval over seeds
+    (100 seeds, enough for it), the units counted by :func:`modlib.stats.distinct_units` of the
+    ``arms``' held-out accuracies, every arm :func:`trained`. The paper reports a direction, not a
+    size: ``paper`` is :data:`modlib.stats.CLEAR`. Returns the verdict and its text."""
+    d, low, high = paired_difference(x, y)
+    fmt = (lambda v: f"{100 * v:+.0f}") if percent else (lambda v: f"{v:+.2f}")
+    end = " points" if percent else ""
+    units = distinct_units(*(a["test_acc"] for a in arms))
+    ok = all(trained(a) for a in arms)
+    v = verdict(low, high, units=units, paper=paper, trained=ok)
+    mark = marked(v, f"mean training accuracy below {TRAINED:.0%}")
+    if paper == CLEAR:  # the paper gives a direction only: the margin stands in for its size
+        mark = mark.replace(f"the paper's {paper:+.2f}", f"the margin of {fmt(paper)}{end}")
+    return v, (f"{fmt(d)}{end} (95% paired bootstrap interval over {len(x)} seeds {fmt(low)} to "
+               f"{fmt(high)}{end})" + mark)
 
 
 def _share(generalises: np.ndarray) -> str:
@@ -21,12 +50,14 @@ def redundant_input(sweep, threshold: float, paper_epochs: int) -> dict[str, Fin
     """Chapter 1's statements about its sweep (:class:`modlib.redundant_input_toy.ToySweep`), keyed by name.
 
     Shares of seeds that generalise (held-out accuracy at least ``threshold``) come with Wilson
-    intervals; differences between settings with paired bootstrap intervals over seeds (the
-    settings share each seed's initial weights). ``holds`` says the interval excludes zero: for
+    intervals; differences between settings with paired bootstrap intervals over seeds (the unit;
+    the settings share each seed's initial weights, and 100 seeds are enough for a bootstrap).
+    ``holds`` says the verdict (:func:`compare`, :func:`modlib.stats.verdict`) is *reproduced*,
+    which needs both arms :func:`trained`; the text ends with the mark. For
     ``<control>-<f>`` and ``cell-<f>``, more seeds generalise in the control than in the paper's
     setting; for ``reliance-<control>-<f>``, R ends higher in the paper's setting; ``loss-*``, the
     losses differ; ``tanh-<f>``, tanh generalises more; ``formulation``, (a) more than (b). For
-    ``level-<f>``: after ``paper_epochs`` the curves moved by at most 5 points of share and 0.03
+    ``level-<f>``: the paper's setting trained and after ``paper_epochs`` the curves moved by at most 5 points of share and 0.03
     of accuracy. The ReLU network with the squared loss, the paper's, unless a name says otherwise.
     """
     s, out = sweep.settings, {}
@@ -41,32 +72,37 @@ def redundant_input(sweep, threshold: float, paper_epochs: int) -> dict[str, Fin
         others.append(("cell", arrays(f, reveal=min(s.reveals)),
                        f"reveal {min(s.reveals):g} (the held-out cell in training)"))
         for name, other, label in others:
-            text, significant, d = _difference(gen(other), gen(paper))
+            v, text = compare(gen(other), gen(paper), [other, paper])
             out[f"{name}-{f}"] = Finding(
-                f"{name}-{f}", significant and d > 0,
+                f"{name}-{f}", v.reproduced,
                 f"({f}): {_share(gen(paper))} of seeds generalise in the paper's setting, "
                 f"{_share(gen(other))} in {label}; difference {text}.")
         for c in s.controls:
             control = arrays(f, design=c)
-            text, significant, d = _difference(paper["final_reliance"],
-                                               control["final_reliance"], False)
+            v, text = compare(paper["final_reliance"], control["final_reliance"], [paper, control], False)
             out[f"reliance-{c}-{f}"] = Finding(
-                f"reliance-{c}-{f}", significant and d > 0,
+                f"reliance-{c}-{f}", v.reproduced,
                 f"({f}): the median reliance R ends at {np.median(paper['final_reliance']):.2f} in "
                 f"the paper's setting and {np.median(control['final_reliance']):.2f} in the {c} "
                 f"control; mean difference {text}.")
         for a in s.activations if len(s.losses) == 2 else ():
-            x, y = (gen(arrays(f, a, loss)) for loss in s.losses)
-            text, significant, _ = _difference(x, y)
+            arms = [arrays(f, a, loss) for loss in s.losses]
+            x, y = (gen(arm) for arm in arms)
+            d, low, high = paired_difference(x, y)
+            significant = low > 0 or high < 0
+            text = (f"{100 * d:+.0f} points (95% paired bootstrap interval over {len(x)} seeds "
+                    f"{100 * low:+.0f} to {100 * high:+.0f} points)")
+            both = all(trained(arm) for arm in arms)
+            text += "" if both else f" (an arm did not train: mean training accuracy below {TRAINED:.0%})"
             out[f"loss-{f}-{a}"] = Finding(
-                f"loss-{f}-{a}", significant,
+                f"loss-{f}-{a}", significant and both,
                 f"({f}, {a}): {_share(x)} generalise with {s.losses[0]}, {_share(y)} with "
                 f"{s.losses[1]}; difference {text}.")
         if {"relu", "tanh"} <= set(s.activations):
             relu, tanh = gen(arrays(f, "relu")), gen(arrays(f, "tanh"))
-            text, significant, d = _difference(tanh, relu)
+            v, text = compare(tanh, relu, [arrays(f, "tanh"), arrays(f, "relu")])
             out[f"tanh-{f}"] = Finding(
-                f"tanh-{f}", significant and d > 0,
+                f"tanh-{f}", v.reproduced,
                 f"({f}, squared loss, the paper's setting): {_share(relu)} generalise with ReLU, "
                 f"{_share(tanh)} with tanh; difference {text}.")
         epochs = list(paper["curve_epochs"])
@@ -75,15 +111,18 @@ def redundant_input(sweep, threshold: float, paper_epochs: int) -> dict[str, Fin
             then, end = paper["test_acc_curve"][:, k], paper["test_acc_curve"][:, -1]
             moved = abs((end >= threshold).mean() - (then >= threshold).mean())
             out[f"level-{f}"] = Finding(
-                f"level-{f}", moved <= 0.05 and abs(end.mean() - then.mean()) <= 0.03,
+                f"level-{f}", bool(trained(paper) and moved <= 0.05 and abs(end.mean() - then.mean()) <= 0.03),
                 f"({f}): at epoch {paper_epochs} (the paper's) {(then >= threshold).mean():.0%} "
                 f"generalise and the mean held-out accuracy is {then.mean():.2f}; at epoch "
-                f"{epochs[-1]}, {(end >= threshold).mean():.0%} and {end.mean():.2f}.")
+                f"{epochs[-1]}, {(end >= threshold).mean():.0%} and {end.mean():.2f}"
+                + ("" if trained(paper) else f" (but the networks did not fit their training set: mean "
+                   f"training accuracy {np.mean(paper['train_acc']):.2f})") + ".")
     if len(s.formulations) == 2:
-        a, b = (gen(arrays(f)) for f in s.formulations)
-        text, significant, d = _difference(a, b)
+        arms = [arrays(f) for f in s.formulations]
+        a, b = (gen(arm) for arm in arms)
+        v, text = compare(a, b, arms)
         out["formulation"] = Finding(
-            "formulation", significant and d > 0,
+            "formulation", v.reproduced,
             f"ReLU, squared loss, the paper's setting: {_share(a)} generalise in "
             f"({s.formulations[0]}), {_share(b)} in ({s.formulations[1]}); difference {text}.")
     return out

@@ -1,0 +1,259 @@
+"""Degenerate results for chapters 1-3: every claims test of those chapters (``tests/test_claims.py``)
+and every statement their pages print as holding must fail on at least one degenerate variant of the
+stored full results, built here from the stored arrays (nothing is recomputed or written):
+
+- ``chance``: every model at chance (accuracies at chance, R^2 at 0);
+- ``never-fit``: every seed's training fit at its floor, the rest unchanged;
+- ``identical``: every seed a copy of seed 0 (one unit, however many seeds);
+- ``control=treatment``: each control or comparison arm made equal to the arm it is compared with;
+- ``one-untrained``: one arm (the paper's setting, or setting B) at chance, the others unchanged.
+
+A claim that survives every variant cannot fail on a broken result: rewrite it to test the claim,
+or drop it with the sentence it backs.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+import pytest
+
+import test_claims as tc
+from modlib import compositional_sprites as cs
+from modlib import resists_at_scale as rs
+from modlib import redundant_input_toy as toy
+from modlib.compositional_sprites import findings as cs_findings
+from modlib.redundant_input_toy import findings as toy_findings
+from modlib.resists_at_scale import findings as rs_findings
+
+
+class Variant:
+    """The stored results ``base`` with ``change(key, arrays) -> arrays`` applied to what
+    ``arrays(*key)`` returns (a copy; the store is never touched)."""
+
+    def __init__(self, base, change):
+        self._base, self._change = base, change
+        self.settings, self.profile = base.settings, base.profile
+        self.rows = getattr(base, "rows", None)
+
+    def arrays(self, *args, **kwargs):
+        bound = inspect.signature(self._base.arrays).bind(*args, **kwargs)
+        bound.apply_defaults()
+        key = tuple(bound.arguments.values())
+        return self._change(key, {k: np.array(v, copy=True) for k, v in self._base.arrays(*key).items()},
+                            self._base)
+
+
+def _first_seed(arrays: dict, seeds: int, keys=None) -> dict:
+    for k, v in arrays.items():
+        if (keys is None or k in keys) and v.ndim >= 1 and v.shape[0] == seeds:
+            arrays[k] = np.repeat(v[:1], seeds, axis=0)
+    return arrays
+
+
+# ---------------------------------------------------------------- chapter 1: the toy
+
+TOY_ACC = ("test_acc", "test_acc_curve")
+
+
+def _toy_chance(a: dict) -> dict:
+    for k in ("test_acc", "test_acc_curve", "train_acc"):
+        a[k] = np.full_like(a[k], 0.5)
+    a["train_loss_curve"] = np.full_like(a["train_loss_curve"], 0.25)  # a constant 0.5 output
+    a["reliance"], a["final_reliance"] = np.zeros_like(a["reliance"]), np.zeros_like(a["final_reliance"])
+    a["grids"] = np.full_like(a["grids"], 255)
+    return a
+
+
+def _toy_positive(a: dict) -> dict:
+    # answers 'positive' everywhere: every held-out point right, training only where Y1 = 1
+    a["test_acc"], a["test_acc_curve"] = np.ones_like(a["test_acc"]), np.ones_like(a["test_acc_curve"])
+    a["train_acc"] = np.full_like(a["train_acc"], float(np.mean(a["train_y"] == 1)))
+    a["train_loss_curve"] = np.full_like(a["train_loss_curve"], 0.5)
+    a["grids"] = np.full_like(a["grids"], 255)
+    return a
+
+
+def _toy_never_fit(a: dict) -> dict:
+    a["train_acc"] = np.full_like(a["train_acc"], 0.5)
+    a["train_loss_curve"] = np.full_like(a["train_loss_curve"], 0.25)
+    return a
+
+
+PAPER_SETTING = ("relu", "mse")
+
+
+def toy_variants(sweep) -> dict[str, Variant]:
+    seeds = sweep.settings.seeds
+    paper = lambda key: key[:2] == PAPER_SETTING and key[3:] == (1.0, "binary")  # noqa: E731
+    return {
+        "chance": Variant(sweep, lambda key, a, base: _toy_chance(a)),
+        "positive-everywhere": Variant(sweep, lambda key, a, base: _toy_positive(a)),
+        "never-fit": Variant(sweep, lambda key, a, base: _toy_never_fit(a)),
+        "identical": Variant(sweep, lambda key, a, base: _first_seed(a, seeds)),
+        "control=treatment": Variant(sweep, lambda key, a, base: dict(base.arrays(key[0], key[1], key[2]))),
+        "one-untrained": Variant(sweep, lambda key, a, base: _toy_chance(a) if paper(key) else a),
+    }
+
+
+# ---------------------------------------------------------------- chapter 2: the sprites
+
+def _r2_at(a: dict, keys=("r2_in", "r2_whole"), value: float = 0.0) -> dict:
+    for k in keys:
+        a[k] = np.full_like(a[k], value)
+    return a
+
+
+def _stuck(a: dict) -> dict:
+    # never left the starting output: every evaluation equal to the first one
+    for k in ("r2_in", "r2_whole"):
+        a[k] = np.repeat(a[k][:, :1], a[k].shape[1], axis=1)
+    return a
+
+
+# each row's comparison arm: the row it is compared with on the page
+SPRITE_PARTNER = {"orthogonal-monolithic": "orthogonal", "random-monolithic": "random", "gap": "orthogonal",
+                  "diagonal-0.05": "diagonal-0.2", "diagonal-0.1": "diagonal-0.2", "alpha": "orthogonal",
+                  "sharpness-4": "orthogonal", "sharpness-16": "orthogonal", "sharpness-64": "orthogonal",
+                  "random": "orthogonal", "orthogonal-broad": "orthogonal", "normal": "orthogonal"}
+
+
+def sprite_variants(runs) -> dict[str, Variant]:
+    seeds = runs.settings.seeds
+    return {
+        "chance": Variant(runs, lambda row, a, base: _r2_at(a)),
+        "never-fit": Variant(runs, lambda row, a, base: _stuck(a)),
+        "identical": Variant(runs, lambda row, a, base: _first_seed(a, seeds, ("r2_in", "r2_whole", "slice_mse"))),
+        "control=treatment": Variant(runs, lambda row, a, base: dict(base.arrays(SPRITE_PARTNER.get(row[0], row[0])))),
+        "one-untrained": Variant(runs, lambda row, a, base: _r2_at(a) if row[0] == "orthogonal" else a),
+    }
+
+
+# ---------------------------------------------------------------- chapter 3: MNIST pairs and SCAN
+
+def _rs_chance(name: str, a: dict, keys=None) -> dict:
+    chance = rs_findings.CHANCE[name.split("-")[0]]
+    for k in keys or ("acc_train", "acc_train_long", "acc_test", "acc_unseen", "acc_swapped",
+                      "final_train", "final_test", "final_unseen", "swapped"):
+        if k in a:
+            a[k] = np.full_like(a[k], chance)
+    if keys is None:
+        a["shown_pred"] = np.zeros_like(a["shown_pred"])
+    return a
+
+
+def resist_variants(runs) -> dict[str, Variant]:
+    seeds = runs.settings.seeds
+    return {
+        "chance": Variant(runs, lambda key, a, base: _rs_chance(key[0], a)),
+        "never-fit": Variant(runs, lambda key, a, base: _rs_chance(key[0], a, ("acc_train", "acc_train_long",
+                                                                               "final_train"))),
+        "identical": Variant(runs, lambda key, a, base: _first_seed(a, seeds)),
+        "control=treatment": Variant(runs, lambda key, a, base: dict(base.arrays(key[0].replace("-B", "-A")))),
+        "one-untrained": Variant(runs, lambda key, a, base: _rs_chance(key[0], a) if key[0].endswith("-B") else a),
+    }
+
+
+# ---------------------------------------------------------------- the checks
+
+# claims tests that check the code or the data generator, not stored results: no variant applies
+NOT_ON_RESULTS = {
+    "test_toy_a_rare_cell_leaves_the_correlation_nearly_unchanged",  # the data generator's correlation
+    "test_sprites_the_two_models_see_the_same_training_scenes",  # the data pipeline
+    "test_sprites_gradient_reach_is_the_lower_slots_weight",  # the measure's formula
+    "test_resists_full_is_the_papers_settings_with_five_seeds",  # the stored settings, not a result
+}
+
+CHAPTERS = {
+    # prefix of the claims tests: (fixture of the runs, fixture of the findings, findings of runs, variants)
+    "test_toy_": ("sweep", "toy_found",
+                  lambda runs: toy_findings.redundant_input(runs, toy.GENERALIZES, toy.PAPER_EPOCHS), toy_variants),
+    "test_sprites_": ("sprite_runs", "sprite_found",
+                      lambda runs: cs_findings.compositional_sprites(runs, tc.SHARPNESS), sprite_variants),
+    "test_resists_": ("resist_runs", "resist_found", rs_findings.resists_at_scale, resist_variants),
+}
+
+
+def _stored(prefix):
+    if prefix == "test_toy_":
+        return tc.toy_sweep()
+    if prefix == "test_sprites_":
+        s = cs.settings("full")
+        return cs.SpriteRuns(s, tc.stored_full(cs.CHAPTER, s.rows, lambda row: cs.experiment._row_config(s, row)),
+                             "full")
+    s = rs.settings("full")
+    return rs.ResistRuns(s, tc.stored_full(rs.CHAPTER, rs.RESULTS, lambda name: rs.experiment._config(s, name)),
+                         "full")
+
+
+def _cases(fn):
+    """Each parametrisation of a claims test: a list of keyword dicts ([{}] when not parametrised)."""
+    cases = [{}]
+    for mark in getattr(fn, "pytestmark", []):
+        if mark.name == "parametrize":
+            names, values = mark.args
+            names = [n.strip() for n in names.split(",")] if isinstance(names, str) else list(names)
+            cases = [{**c, **dict(zip(names, v if len(names) > 1 else (v,)))} for c in cases for v in values]
+    return cases
+
+
+def claims_tests(prefix):
+    return [(name, fn) for name, fn in vars(tc).items()
+            if name.startswith(prefix) and callable(fn) and name not in NOT_ON_RESULTS]
+
+
+def _fails(fn, kwargs) -> bool:
+    try:
+        fn(**kwargs)
+    except (AssertionError, KeyError, ValueError, IndexError):
+        return True
+    return False
+
+
+_memo: dict = {}
+
+
+def _setup(prefix):
+    if prefix not in _memo:
+        runs_name, found_name, find, variants = CHAPTERS[prefix]
+        runs = _stored(prefix)
+        built = {name: (v, find(v)) for name, v in variants(runs).items()}
+        _memo[prefix] = runs, find(runs), built
+    return _memo[prefix]
+
+
+@pytest.mark.parametrize("prefix", list(CHAPTERS))
+def test_every_claims_test_fails_on_some_degenerate_variant(prefix):
+    runs_name, found_name, _, _ = CHAPTERS[prefix]
+    runs, found, variants = _setup(prefix)
+    survivors = []
+    for name, fn in claims_tests(prefix):
+        params = inspect.signature(fn).parameters
+        for case in _cases(fn):
+            failed_on = []
+            for variant, (v_runs, v_found) in variants.items():
+                kwargs = {**case, **{k: val for k, val in ((runs_name, v_runs), (found_name, v_found))
+                                     if k in params}}
+                if _fails(fn, kwargs):
+                    failed_on.append(variant)
+            if not failed_on:
+                survivors.append(f"{name}{case or ''}")
+    assert not survivors, f"claims tests that pass on every degenerate variant: {survivors}"
+
+
+@pytest.mark.parametrize("prefix", list(CHAPTERS))
+def test_every_printed_statement_that_holds_fails_on_some_degenerate_variant(prefix):
+    _, found, variants = _setup(prefix)
+    survivors = [k for k, f in found.items() if f.holds
+                 and all(k in v_found and v_found[k].holds for _, v_found in variants.values())]
+    assert not survivors, f"statements that hold on every degenerate variant: {survivors}"
+
+
+@pytest.mark.parametrize("prefix", list(CHAPTERS))
+def test_no_statement_is_reproduced_on_a_single_unit(prefix):
+    # every seed identical is one unit: nothing the page marks reproduced may hold there
+    _, found, variants = _setup(prefix)
+    _, identical = variants["identical"]
+    held = [k for k, f in identical.items() if f.holds and "reproduced" in f.text and "✓" in f.text]
+    assert not held, held
