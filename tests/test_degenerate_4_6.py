@@ -101,8 +101,9 @@ def variants4(d) -> dict[str, dict]:
     v["dtables"] = np.concatenate([dfull] + [dfull, np.full_like(dfull, c)] * 3, 1)
     v["kept"], v["dkept"] = np.ones_like(d["kept"]), np.ones_like(d["dkept"])
     v["iou"] = v["iou_same"] = v["iou_random"] = np.ones_like(d["iou"])
-    v["own"], v["others"] = np.full_like(d["own"], cc), np.full_like(d["others"], cc)
-    v["random_own"], v["random_others"] = v["own"].copy(), v["others"].copy()
+    ref_others = wm_findings.others_reference(d["reference"])  # a class mask that keeps all: nothing removed
+    v["own"], v["others"] = d["reference"].copy(), ref_others.copy()
+    v["random_own"], v["random_others"] = d["reference"].copy(), ref_others.copy()
     out["keeps everything"] = v
     v = {k: a.copy() for k, a in d.items()}  # a mask keeps nothing: alone = chance, removed = full
     v["tables"] = np.concatenate([full, np.full_like(full, c), full, np.full_like(full, c), full], 1)
@@ -110,9 +111,8 @@ def variants4(d) -> dict[str, dict]:
     v["dtables"] = np.concatenate([dfull] + [np.full_like(dfull, c), dfull] * 3, 1)
     v["kept"], v["dkept"] = np.zeros_like(d["kept"]), np.zeros_like(d["dkept"])
     v["iou"] = v["iou_same"] = v["iou_random"] = np.zeros_like(d["iou"])
-    ref_others = wm_findings.others_reference(d["reference"])
-    v["own"], v["others"] = d["reference"].copy(), ref_others.copy()
-    v["random_own"], v["random_others"] = d["reference"].copy(), ref_others.copy()
+    v["own"], v["others"] = np.full_like(d["own"], cc), np.full_like(d["others"], cc)  # the CNN is cut
+    v["random_own"], v["random_others"] = v["own"].copy(), v["others"].copy()
     out["keeps nothing"] = v
     v = {k: np.repeat(a[:1], len(a), 0) for k, a in d.items()}  # every seed (every class) is the first
     out["identical units"] = v
@@ -285,3 +285,134 @@ def test_chapter6_claims_fail_on_degenerate_results():
     for name, (d, m) in variants6(df, metrics).items():
         found[name] = pc_findings.pretraining_from(d, m)
     _check(found)
+
+
+# --- the claims tests themselves (tests/test_claims.py), run on the same variants ------------------
+# Each claims test of chapters 4-6 is called with degenerate results in place of the stored ones (its
+# fixtures, or for chapter 4 the results `load` returns); each must fail on at least one.
+
+import test_claims as tc  # noqa: E402  (tests/ is on the path: pytest's default import mode)
+
+
+def _fails(test, **kwargs) -> bool:
+    try:
+        test(**kwargs)
+    except (AssertionError, pytest.fail.Exception):
+        return True
+    return False
+
+
+def _check_tests(tests: dict, args_by_variant: dict[str, dict]):
+    """Call each claims test with each variant's fixtures (those its signature names); each must
+    fail on at least one."""
+    failing = {n: [] for n in tests}
+    for name, args in args_by_variant.items():
+        for n, test in tests.items():
+            params = test.__code__.co_varnames[:test.__code__.co_argcount]
+            if _fails(test, **{p: args[p] for p in params}):
+                failing[n].append(name)
+    never = [n for n, v in failing.items() if not v]
+    assert not never, f"claims tests that pass on every degenerate variant: {never}"
+
+
+def _tests(*prefixes):
+    return {n: f for n, f in vars(tc).items() if n.startswith(prefixes) and callable(f)}
+
+
+def _runs4(d, v, stored):
+    """``load``'s answer per pattern for the variant ``v`` of the stacked arrays ``d`` (and of the
+    first-layer masks and the CNN's confusions, which the variants above do not stack)."""
+    name = next(k for k, x in VARIANTS4_BUILT.items() if x is v)
+    out = {}
+    for pattern, keys in (("addmul-seed*", {"table": "tables", "control": "controls", "kept": "kept"}),
+                          ("double-seed*", {"table": "dtables", "control": "dcontrols", "kept": "dkept",
+                                            "iou": "iou", "iou_same": "iou_same", "iou_random": "iou_random"})):
+        runs = []
+        for k, (meta, arrays) in enumerate(stored[pattern]):
+            a = dict(arrays)
+            a.update({key: v[stacked][k] for key, stacked in keys.items()})
+            if "first_layer" in a:
+                first = np.stack([r[1]["first_layer"] for r in stored[pattern]]).astype(float)
+                a["first_layer"] = {"keeps everything": np.ones_like(first[k]), "keeps nothing": np.zeros_like(first[k]),
+                                    "identical units": first[0]}.get(name, first[k])
+            runs.append((meta, a))
+        out[pattern] = runs
+    ((meta, a),) = stored["cnn-seed0"]
+    conf, rand = a["confusion"].astype(float), a["confusion_random"].astype(float)
+    uniform = np.full_like(conf[0], 0.1)
+    conf, rand = {
+        "chance": (np.broadcast_to(uniform, conf.shape), np.broadcast_to(uniform, rand.shape)),
+        "never fit": (0.4 * conf + 0.6 * uniform, 0.4 * rand + 0.6 * uniform),
+        "keeps everything": (np.broadcast_to(conf[0], conf.shape), np.broadcast_to(conf[0], rand.shape)),
+        "keeps nothing": (np.concatenate([conf[:1], np.broadcast_to(uniform, rand.shape)]),
+                          np.broadcast_to(uniform, rand.shape)),
+        "identical units": (np.concatenate([conf[:1], np.broadcast_to(conf[1], rand.shape)]), rand),
+        "control = treatment": (conf, conf[1:]),
+        "one arm untrained": (np.where(np.arange(10)[None, :, None] >= 5, uniform, conf), rand),
+    }[name]
+    out["cnn-seed0"] = [(meta, {**a, "confusion": np.array(conf), "confusion_random": np.array(rand)})]
+    return out
+
+
+VARIANTS4_BUILT = {}
+
+
+def test_chapter4_claims_tests_fail_on_degenerate_results(monkeypatch):
+    d = _chapter4()
+    stored = {p: tc.load(wm.CHAPTER, p) for p in ("addmul-seed*", "double-seed*", "cnn-seed0")}
+    VARIANTS4_BUILT.clear()
+    VARIANTS4_BUILT.update(variants4(d))
+    tests = _tests("test_weight_masks", "test_double_addition", "test_class_removal")
+    assert len(tests) >= 9
+    failing = {n: [] for n in tests}
+    for name, v in VARIANTS4_BUILT.items():
+        runs = _runs4(d, v, stored)
+        monkeypatch.setattr(tc, "load", lambda chapter, pattern, runs=runs: runs[pattern])
+        for n, test in tests.items():
+            if _fails(test):
+                failing[n].append(name)
+    never = [n for n, v in failing.items() if not v]
+    assert not never, f"claims tests that pass on every degenerate variant: {never}"
+
+
+def _fake_runs5(runs, name):
+    """Chapter 5's stored runs as the variant ``name`` would have them, for the tests that read the
+    runs themselves (base models searched, masks' per-layer overlaps)."""
+    from types import SimpleNamespace
+
+    rows = {}
+    for key, r in runs.rows.items():
+        metrics, arrays = dict(r.metrics), dict(r.arrays)
+        if name in ("chance", "never fit"):
+            metrics["searched"] = False
+        if name in ("keeps everything", "keeps nothing"):
+            fill = 1.0 if name == "keeps everything" else 0.0
+            arrays = {k: np.full_like(np.asarray(x, dtype=float), fill) if k == "overlap" or k.startswith("kept-")
+                      else x for k, x in arrays.items()}
+        rows[key] = SimpleNamespace(metrics=metrics, arrays=arrays)
+    return SimpleNamespace(rows=rows, settings=runs.settings)
+
+
+def test_chapter5_claims_tests_fail_on_degenerate_results():
+    from modlib import structural_compositionality as sc
+
+    table, bases, gate = _chapter5()
+    s = sc.settings("full")
+    runs = sc.StructureRuns(s, {n: _read(sc.CHAPTER, n) for n in sc.result_names(s)}, "full")
+    tests = _tests("test_structure")
+    assert len(tests) >= 15
+    _check_tests(tests, {name: {"structure_found": sc_findings.structural_from(t, b, gate), "structure_table": t,
+                                "structure_runs": _fake_runs5(runs, name)}
+                         for name, (t, b) in variants5(table, bases).items()})
+
+
+def test_chapter6_claims_tests_fail_on_degenerate_results():
+    from types import SimpleNamespace
+
+    df, metrics = _chapter6()
+    tests = _tests("test_pretraining")
+    assert len(tests) >= 5
+    _check_tests(tests, {name: {"pretraining_found": pc_findings.pretraining_from(d, m), "pretraining_table": d,
+                                "pretraining_runs": SimpleNamespace(
+                                    pretraining={k: SimpleNamespace(metrics=x) for k, x in m.items()})}
+                         for name, (d, m) in variants6(df, metrics).items()})

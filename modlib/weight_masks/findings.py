@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from modlib import stats
-from modlib.stats import CLEAR, Finding, _ms, _seeds
+from modlib.stats import CLEAR, _ms
 
 
 FAR_ABOVE_CHANCE = 10  # "well above chance": at least this many times the accuracy of guessing
@@ -204,7 +204,7 @@ def class_removal(own: np.ndarray, others: np.ndarray, reference: np.ndarray,
     def decide(a, b, paper):
         _, lo, hi = stats.t_interval(np.asarray(a, dtype=float) - np.asarray(b, dtype=float))
         return stats.verdict(lo, hi, units=networks, paper=paper, trained=trained, controls=control_ok,
-                             measurable=not _flat(np.asarray(a) - np.asarray(b)),
+                             measurable=not stats._flat(np.asarray(a) - np.asarray(b)),
                              what="paired t over 10 classes of one network;")
 
     return [
@@ -224,7 +224,3 @@ def class_removal(own: np.ndarray, others: np.ndarray, reference: np.ndarray,
             + "Share of its accuracy a class loses, minus one half." + within(drop_own / np.maximum(reference, 1e-9) - 0.5))),
     ]
 
-
-def _flat(d) -> bool:
-    d = np.asarray(d, dtype=float)
-    return d.size > 1 and float(np.ptp(d)) < 1e-9
