@@ -205,12 +205,14 @@ def pretraining_from(df, metrics: dict, base_gate: float = 0.95) -> dict[str, Fi
                 out[f"{name}/effect"] = stats.claim(
                     f"{name}/effect", v,
                     f"{rule}, {sub}: pretrained minus scratch mean ablation effect {ep.mean() - es.mean():+.2f} "
-                    f"(the paper {paper_gap:+.2f}):")
+                    f"(the paper {paper_gap:+.2f}; masks keep {_ms(s['kept'].dropna())} of the masked weights "
+                    f"from scratch, {_ms(p['kept'].dropna())} pretrained):")
                 ss, sp = s["sub_other"].dropna(), p["sub_other"].dropna()
                 v = stats.unpaired_verdict(ss, sp, paper=LOWER, margin=CLEAR, trained=trained, controls=masks_ok)
                 out[f"{name}/specific"] = stats.claim(
                     f"{name}/specific", v,
                     f"{rule}, {sub}: the subnetwork alone gets {_ms(ss)} on the other subroutine's "
                     f"problems from scratch and {_ms(sp)} pretrained (on its own, {_ms(s['sub_target'])} "
-                    f"and {_ms(p['sub_target'])}); scratch minus pretrained:")
+                    f"and {_ms(p['sub_target'])}; kept {_ms(s['kept'].dropna())} and {_ms(p['kept'].dropna())}); "
+                    f"scratch minus pretrained:")
     return out

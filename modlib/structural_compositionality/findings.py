@@ -154,7 +154,7 @@ def structural_from(table, bases: list[dict], base_gate: float) -> dict[str, Fin
                                      measurable=_measurable(col("sub_target"), col("random_target")))
             out[f"{name}/random"] = stats.claim(
                 f"{name}/random", v,
-                f"{rule}, {sub}: a random subnetwork of the same size per layer gets "
+                f"{rule}, {sub}: a random subnetwork of the same size per layer ({kept}) gets "
                 f"{_ms(t['random_target'])} on {sub} problems against the found one's "
                 f"{_ms(t['sub_target'])}; found minus random:")
             if not u.empty:
