@@ -247,3 +247,65 @@ def marked(v: Verdict, untrained: str = "") -> str:
         if reason.startswith("an arm did not train") and untrained:
             reason += f": {untrained}"
     return f" — {v.mark} {v.outcome}" + (f" ({reason})" if reason else "")
+
+
+# ---------------------------------------------------------------- claims decided by the rule (chapters 4-6)
+
+
+@dataclass(frozen=True)
+class Claim(Finding):
+    """A :class:`Finding` whose mark comes from the verdict rule (:func:`verdict`): ``holds`` is
+    ``verdict.reproduced``. A finding that checks a condition (an arm trained) rather than a paper's
+    claim has no verdict; its mark is ✓ where the check passed and ✗ where not."""
+
+    verdict: Verdict | None = None
+
+    @property
+    def mark(self) -> str:
+        return self.verdict.mark if self.verdict is not None else ("✓" if self.holds else "✗")
+
+    @property
+    def outcome(self) -> str:
+        return self.verdict.outcome if self.verdict is not None else (REPRODUCED if self.holds else NOT_REPRODUCED)
+
+
+def claim(name: str, v: Verdict, text: str) -> Claim:
+    """A :class:`Claim` whose text ends with the verdict and why (the interval and its test)."""
+    return Claim(name, v.reproduced, f"{text} **{v.mark} {v.outcome}**: {v.why}.", v)
+
+
+def _flat(d: np.ndarray) -> bool:
+    """Whether per-unit values ``d [n]`` do not vary (identical units, or a floor or ceiling)."""
+    return d.size > 1 and float(np.ptp(d)) < 1e-9
+
+
+def paired_verdict(a, b, *, paper: float, unit: str = "seed", margin: float = CLEAR,
+                   trained: bool = True, controls: bool = True, measurable: bool = True) -> Verdict:
+    """The rule (:func:`verdict`) on ``mean(a - b)`` over paired units ``a [n]``, ``b [n]`` (one value
+    per independent ``unit``), with Student's t interval of the paired differences. Differences
+    that do not vary over units (identical units) leave nothing to estimate: not measurable."""
+    d = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
+    if d.size < 2:
+        return verdict(float(d.mean()), float(d.mean()), units=int(d.size), paper=paper, margin=margin,
+                       what=f"one {unit}:")
+    _, low, high = t_interval(d)
+    return verdict(low, high, units=int(d.size), paper=paper, margin=margin, trained=trained,
+                   controls=controls, measurable=measurable and not _flat(d),
+                   what=f"paired t (over {d.size} {unit}s)")
+
+
+def unpaired_verdict(a, b, *, paper: float, unit: str = "base model", margin: float = CLEAR,
+                     trained: bool = True, controls: bool = True, measurable: bool = True) -> Verdict:
+    """The rule on ``mean(a) - mean(b)`` for two independent groups of units, Welch's t interval;
+    two groups whose values do not vary and are equal (both at a floor or ceiling) are not
+    measurable."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if min(a.size, b.size) < 2:
+        d = float(a.mean() - b.mean()) if a.size and b.size else 0.0
+        return verdict(d, d, units=int(min(a.size, b.size)), paper=paper, margin=margin, what="fewer than 2 per group:")
+    d, low, high = welch_interval(a, b)
+    if not np.isfinite(low):
+        low = high = d
+    return verdict(low, high, units=int(min(a.size, b.size)), paper=paper, margin=margin, trained=trained,
+                   controls=controls, measurable=measurable and not (_flat(a) and _flat(b)),
+                   what=f"Welch t ({a.size} and {b.size} {unit}s)")

@@ -256,46 +256,47 @@ def _addmul():
     runs = load(wm.CHAPTER, "addmul-seed*")
     assert len(runs) >= 5, f"only {len(runs)} seeds stored"
     tables = _stacked(runs, "table")  # [seeds, 5 rows, 2 ops]
-    assert (tables[:, 0] > 0.95).all(), "a base network did not learn both operations"
-    found = wm_findings.specialization(tables, _stacked(runs, "control"), wm.CHANCE["addmul"])
+    found = wm_findings.specialization(tables, _stacked(runs, "control"), wm.CHANCE["addmul"],
+                                       _stacked(runs, "kept"))
     return tables, {f.name: f for f in found}
 
 
-# What the full profile measured (5 seeds): the + mask alone adds and cannot multiply, the × mask
-# alone multiplies at about 0.77 of the full network; removing a mask drops its own operation to
-# chance. Removing the + mask leaves × far above what one right digit of two gives (0.1); removing
-# the × mask leaves + at about that level. The paper's "removal spares the other operation" is not
-# reproduced at this scale; the tests below say which claim holds and which does not.
+# What the full profile measured (5 seeds, each an independent base network; the verdicts by the book's
+# rule, stats.RULE, paired t intervals over seeds): the + mask alone adds and cannot multiply, the ×
+# mask alone multiplies at about 0.77 of the full network (reproduced, below the paper's 1); removing
+# a mask loses its own operation far more than removing as many random weights (reproduced); the
+# removal is selective, barely for the × mask (reproduced, interval from +0.00); it does not spare the
+# other operation as a random removal does (not reproduced at this scale).
 
 
-def test_weight_masks_plus_mask_alone_adds_only_times_mask_keeps_less_than_the_paper():
+def test_weight_masks_every_base_network_trained_and_masks_keep_some_weights():
+    runs = load(wm.CHAPTER, "addmul-seed*")
+    tables, kept = _stacked(runs, "table"), _stacked(runs, "kept")
+    assert (tables[:, 0] >= wm_findings.TRAINED).all(), "a base network did not learn both operations"
+    assert not wm_findings.degenerate(kept[:, :2]), kept.round(3)
+    share = wm_findings.kept_share(kept[:, :2])
+    assert (share > 0.01).all() and (share < 0.5).all(), share.round(3)
+
+
+def test_weight_masks_each_mask_alone_does_its_own_operation_reproduced():
     tables, found = _addmul()
-    full = tables[:, 0]
-    assert (tables[:, 1, 0] >= 0.8 * full[:, 0]).all() and (tables[:, 1, 1] <= 0.05).all()  # + mask alone
-    times_alone = tables[:, 3, 1] / full[:, 1]
-    assert (tables[:, 3, 0] <= 0.05).all(), "the × mask alone should not add"
-    assert (times_alone > 0.5).all(), f"the × mask alone keeps {times_alone.round(2)} of ×"
-    assert not found["each mask alone does its own operation only"].holds  # × below 80%: not reproduced
+    f = found["each mask alone does its own operation only"]
+    assert f.outcome == stats.REPRODUCED, f.text
+    assert "below the paper's +1.00" in f.text  # the × mask keeps about 0.77 of ×, not all of it
+    assert (tables[:, 3, 1] / tables[:, 0, 1] < 0.8).all()
 
 
 def test_weight_masks_removing_a_mask_loses_its_own_operation():
     _, found = _addmul()
     f = found["removing a mask loses its own operation"]
-    assert f.holds, f.text
+    assert f.outcome == stats.REPRODUCED, f.text
 
 
-def test_weight_masks_removing_plus_is_selective_removing_times_not_reproduced_at_this_scale():
+def test_weight_masks_removing_a_mask_is_selective_barely_for_times():
     tables, found = _addmul()
     f = found["removing a mask is selective"]
-    assert not f.holds and "holds for the + removed mask only" in f.text, f.text
-    times_left = tables[:, 2, 1]  # × once the + mask is removed
-    plus_left = tables[:, 4, 0]  # + once the × mask is removed
-    # + removed: × keeps more than twice the 0.1 of one right digit, by a margin over 3 std of the seeds
-    assert (times_left >= 0.2).all() and times_left.mean() - 0.2 > 3 * times_left.std(), times_left.round(3)
-    gap = times_left - tables[:, 2, 0]  # far more of × than of + survives
-    assert gap.mean() > 3 * gap.std(), gap.round(3)
-    # × removed: + falls to about what the ones digit alone gives
-    assert (plus_left < 0.2).all(), plus_left.round(3)
+    assert f.outcome == stats.REPRODUCED, f.text
+    assert "interval +0.00" in f.text  # the × mask's removal is selective by a hair
 
 
 def test_weight_masks_each_mask_drops_the_other_operations_input():
@@ -307,43 +308,45 @@ def test_weight_masks_each_mask_drops_the_other_operations_input():
 
 
 def test_weight_masks_removal_sparing_the_other_operation_not_reproduced_at_this_scale():
-    tables, found = _addmul()
-    assert not found["removing a mask spares the other operation"].holds
-    full = tables[:, 0]
-    for k in range(2):  # the other operation, after the removal: far above chance, far below the full network
-        other = tables[:, 2 + 2 * k, 1 - k]
-        assert (other >= 0.1).all() and (other < 0.8 * full[:, 1 - k]).all(), other.round(3)
+    # not a band of numbers: against the random removal of as many weights (which spares the other
+    # operation), the learned removal costs it clearly more; the interval excludes the paper's sparing
+    _, found = _addmul()
+    f = found["removing a mask spares the other operation"]
+    assert f.outcome == stats.NOT_REPRODUCED and "which spares it" in f.text, f.text
+
+
+def _double():
+    runs = load(wm.CHAPTER, "double-seed*")
+    assert len(runs) >= 5
+    return runs, _stacked(runs, "table")  # [seeds, 7 rows (wm.PAIR_ROWS), 2 pairs]
 
 
 def test_double_addition_pairs_overlap_less_than_two_masks_of_one_pair():
-    runs = load(wm.CHAPTER, "double-seed*")
-    assert len(runs) >= 5
-    tables = _stacked(runs, "table")  # [seeds, 7 rows (wm.PAIR_ROWS), 2 pairs]
-    assert (tables[:, 0] > 0.95).all(), "a base network did not learn both additions"
-    rows = {name: k for k, name in enumerate(wm.PAIR_ROWS)}
-    # each pair's mask does its own pair: the overlap is read from masks that work
-    assert (tables[:, rows["pair-1 mask"], 0] > 0.8).all() and (tables[:, rows["pair-2 mask"], 1] > 0.8).all()
-    found = wm_findings.reuse(*(_stacked(runs, k) for k in ("iou", "iou_same", "iou_random")), tables)
-    for f in found:
-        assert f.holds, f.text
-    pairs, same, rand = (wm_findings.hidden_layers(_stacked(runs, k)) for k in ("iou", "iou_same", "iou_random"))
-    gap = same - pairs
-    assert gap.mean() > 3 * gap.std(), f"same-pair minus pair-1/pair-2 IoU per seed: {gap.round(3)}"
-    assert (pairs > rand).all(), "the two pairs' masks should still share more than random masks as dense"
+    runs, tables = _double()
+    found = wm_findings.reuse(*(_stacked(runs, k) for k in ("iou", "iou_same", "iou_random")), tables,
+                              _stacked(runs, "kept"))
+    assert [f.outcome for f in found] == [stats.REPRODUCED], [f.text for f in found]
+    same = wm_findings.hidden_layers(_stacked(runs, "iou_same"))
+    assert (same < 0.99).all(), "two pair-1 masks from different seeds are one mask: the reference is void"
 
 
 def test_double_addition_ablations_as_measured_not_the_papers_at_this_scale():
     """The rows the page discusses: the both-pairs mask (trained at the full profile's alpha, five
     times the authors' 4e-4) fails both pairs; removing one pair's mask leaves that pair partly
-    working (the network computes it redundantly) and the other pair whole."""
-    runs = load(wm.CHAPTER, "double-seed*")
-    tables = _stacked(runs, "table")  # [seeds, 7 rows, 2 pairs]
+    working (the network computes it redundantly) and the other pair whole; a random removal of as
+    many weights leaves the pair whole, so the learned removal takes more of it than chance does."""
+    runs, tables = _double()
+    controls = _stacked(runs, "control")  # [seeds, 4 rows, 2 pairs]
     rows = {name: k for k, name in enumerate(wm.PAIR_ROWS)}
+    assert (tables[:, 0] >= wm_findings.TRAINED).all(), "a base network did not learn both additions"
     assert (tables[:, rows["both-pairs mask"]] < 0.5).all(), "the both-pairs mask now works: update the page"
     for k, name in enumerate(("pair-1 mask removed", "pair-2 mask removed")):
         own, other = tables[:, rows[name], k], tables[:, rows[name], 1 - k]
+        random_own = controls[:, 1 + 2 * k, k]
+        v = stats.paired_verdict(random_own, own, paper=1.0)
+        assert v.outcome == stats.REPRODUCED, (name, v)
         assert (other > 0.95).all(), f"{name}: the other pair should be untouched, {other.round(3)}"
-        assert (own > 0.3).all() and (own < 0.95).all(), f"{name}: own pair {own.round(3)}"
+        assert (own > 0.3).all(), f"{name}: own pair {own.round(3)}"
 
 
 def _class_removal():
@@ -354,23 +357,21 @@ def _class_removal():
     return acc, {f.name: f for f in found}
 
 
-def test_class_removal_hurts_the_removed_class_far_more_than_the_others():
+def test_class_removal_one_network_cannot_decide_though_every_class_is_hurt_more():
+    # one CNN: the ten classes are measurements within one network, so the rule says "cannot be
+    # decided here"; within that network every class loses more than the others (sign test 0.002)
     acc, found = _class_removal()
     f = found["removing a class's mask hurts that class more than the others"]
-    assert f.holds, f.text
-    ref = acc["reference"]
-    own_drop = ref - acc["own"]  # [10 classes]
-    others_drop = wm_findings.others_reference(ref) - acc["others"]
-    assert own_drop.mean() > 0.1  # on average a tenth of its accuracy or more
-    assert (own_drop > others_drop + 0.05).all(), f"per class: {own_drop.round(3)} vs {others_drop.round(3)}"
-    gap = own_drop - others_drop  # a margin well outside the spread over the ten classes
-    assert gap.mean() > 3 * gap.std(ddof=1) / np.sqrt(len(gap)), gap.round(3)
-    assert np.abs(others_drop).max() < 0.02, "the other classes should keep their accuracy"
+    assert f.outcome == stats.UNDECIDED and "one unit only" in f.text, f.text
+    own_drop = acc["reference"] - acc["own"]
+    others_drop = wm_findings.others_reference(acc["reference"]) - acc["others"]
+    assert stats.sign_test(own_drop - others_drop) < 0.01
+    assert (acc["others"] - acc["random_others"]).mean() > 0.2  # random masks as dense damage the others
 
 
-def test_class_removal_collapse_not_reproduced_at_this_scale():
+def test_class_removal_collapse_cannot_be_decided_and_is_partial_here():
     acc, found = _class_removal()
-    assert not found["the removed class collapses"].holds
+    assert found["the removed class collapses"].outcome == stats.UNDECIDED
     assert (acc["own"] < 0.5 * acc["reference"]).sum() <= 3  # most classes lose part of their accuracy only
 
 
@@ -645,6 +646,15 @@ def _rows(table, rule, sub, trained=True):
     return table[(table["rule"] == rule) & (table["subroutine"] == sub) & (table["trained"] == trained)]
 
 
+def _outcome(found, key):
+    return found[key].outcome
+
+
+# The verdicts by the book's rule (stats.RULE) over base models (3 per rule; the mask seeds of one
+# base model are averaged, not counted), paired t intervals: with 3 base models the t interval is
+# wide (2 degrees of freedom), so several effects the page describes cannot be decided here.
+
+
 def test_structure_base_models_solve_agreement_and_inside_contact(structure_found):
     for rule in ("sv-plural", "inside-contact"):
         assert structure_found[f"{rule}/base"].holds, structure_found[f"{rule}/base"].text
@@ -658,69 +668,77 @@ def test_structure_every_searched_subnetwork_does_its_own_subroutine(structure_t
     assert len(means) == 5 and (means >= sc_findings.GATE_TARGET).all(), means
 
 
+def test_structure_trained_masks_keep_neither_nothing_nor_everything(structure_table):
+    trained = structure_table[structure_table["trained"]]
+    assert not sc_findings.degenerate(trained["kept"]), trained["kept"].describe()
+
+
 def test_structure_vision_subnetworks_fail_the_other_subroutine(structure_found, structure_table):
     # Inside-Contact: as in the paper (.95/.23, .96/.37), each subnetwork is near chance on the other
     for sub in ("inside", "contact"):
-        assert structure_found[f"inside-contact/{sub}/subnetwork"].holds
+        assert _outcome(structure_found, f"inside-contact/{sub}/subnetwork") == stats.REPRODUCED
         assert _rows(structure_table, "inside-contact", sub)["sub_other"].mean() < 0.4
 
 
-def test_structure_language_subnetworks_keep_the_other_subroutine_not_reproduced(structure_found,
-                                                                                 structure_table):
-    # the page: the paper's BERT subject subnetwork falls to .45 on verb problems; here both
-    # subnetworks stay high on the other subroutine (not reproduced at this scale)
+def test_structure_language_subnetworks_keep_the_other_subroutine(structure_found, structure_table):
+    # the page: the paper's BERT subject subnetwork falls to .45 on verb problems; here the subject
+    # subnetwork stays high on verb problems (the interval excludes the paper's +0.55: not reproduced);
+    # the verb subnetwork's interval is wide enough for both
+    assert _outcome(structure_found, "sv-plural/subject/subnetwork") == stats.NOT_REPRODUCED
+    assert _outcome(structure_found, "sv-plural/verb/subnetwork") == stats.UNDECIDED
     for sub in ("subject", "verb"):
-        assert not structure_found[f"sv-plural/{sub}/subnetwork"].holds
         assert _rows(structure_table, "sv-plural", sub)["sub_other"].mean() >= 0.8
 
 
-def test_structure_ablation_is_selective_for_subject_and_contact(structure_found, structure_table):
-    # the paper's second test: removing the subject (contact) subnetwork hurts subject (contact)
-    # problems far more than verb (inside) problems, in every base model
-    for key in ("sv-plural/subject", "inside-contact/contact"):
-        assert structure_found[f"{key}/ablation"].holds, structure_found[f"{key}/ablation"].text
-        rows = _rows(structure_table, *key.split("/"))
-        effect = rows.assign(e=rows["abl_other"] - rows["abl_target"]).groupby("model")["e"].mean()
-        assert (effect > 0.2).all() and len(effect) == 3, effect
+def test_structure_ablation_contact_reproduced_subject_too_wide_with_three_models(structure_found, structure_table):
+    # the paper's second test: removing the contact subnetwork hurts contact problems far more than
+    # inside problems (reproduced); for the subject subnetwork the effect is large in two of the three
+    # base models and small in the third, so the t interval over three includes 0
+    assert _outcome(structure_found, "inside-contact/contact/ablation") == stats.REPRODUCED
+    assert _outcome(structure_found, "sv-plural/subject/ablation") == stats.UNDECIDED
+    rows = _rows(structure_table, "sv-plural", "subject")
+    effect = rows.assign(e=rows["abl_other"] - rows["abl_target"]).groupby("model")["e"].mean()
+    assert len(effect) == 3 and (effect > 0.2).all(), effect
 
 
-def test_structure_verb_ablation_is_selective_but_smaller(structure_found, structure_table):
-    assert structure_found["sv-plural/verb/ablation"].holds
+def test_structure_verb_ablation_smaller_and_undecided(structure_found, structure_table):
+    assert _outcome(structure_found, "sv-plural/verb/ablation") == stats.UNDECIDED
     rows = {sub: _rows(structure_table, "sv-plural", sub) for sub in ("subject", "verb")}
     effect = {sub: (r["abl_other"] - r["abl_target"]).mean() for sub, r in rows.items()}
     assert effect["verb"] < effect["subject"] / 2, effect
 
 
-def test_structure_removing_inside_hurts_both_not_reproduced(structure_found, structure_table):
-    # the page: removing the inside subnetwork leaves both subroutines near chance (the paper's
-    # .71/.56 was weakly selective; here it is not selective at all)
-    assert not structure_found["inside-contact/inside/ablation"].holds
+def test_structure_removing_inside_leaves_both_at_the_floor(structure_found, structure_table):
+    # the page: removing the inside subnetwork leaves both subroutines near chance; there selectivity
+    # cannot be measured (a floor in both arms), so the rule says "cannot be decided", not ✗
+    f = structure_found["inside-contact/inside/ablation"]
+    assert f.outcome == stats.UNDECIDED and "floor or ceiling" in f.text, f.text
     rows = _rows(structure_table, "inside-contact", "inside")
     assert rows["abl_target"].mean() < 0.4 and rows["abl_other"].mean() < 0.4
 
 
-def test_structure_reinitialising_agrees_with_zeroing(structure_found):
-    for key in ("sv-plural/subject", "sv-plural/verb", "inside-contact/inside", "inside-contact/contact"):
-        assert structure_found[f"{key}/reinit"].holds == structure_found[f"{key}/ablation"].holds, key
+def test_structure_reinitialising_keeps_the_contact_and_subject_effects(structure_found):
+    for key in ("inside-contact/contact", "sv-plural/subject"):
+        assert _outcome(structure_found, f"{key}/reinit") == stats.REPRODUCED, structure_found[f"{key}/reinit"].text
 
 
-def test_structure_random_subnetworks_fail_in_vision_and_pass_in_language(structure_found, structure_table):
-    # the page: in the tiny ResNet a random subnetwork of the same size is far worse than the found
-    # one; in the 2-layer BERT any subnetwork of that size solves both subroutines, so there the
-    # first test says little (the ablation test carries the argument)
-    for sub in ("inside", "contact"):
-        assert structure_found[f"inside-contact/{sub}/random"].holds
+def test_structure_random_subnetworks_fail_in_vision_and_cannot_decide_in_language(structure_found, structure_table):
+    # the page: in the tiny ResNet a random contact subnetwork of the same size is far worse than the
+    # found one; in the 2-layer BERT found and random subnetworks both sit at the ceiling, where the
+    # comparison cannot be made (the first test says nothing there; the ablation test carries it)
+    assert _outcome(structure_found, "inside-contact/contact/random") == stats.REPRODUCED
     for sub in ("subject", "verb"):
-        assert not structure_found[f"sv-plural/{sub}/random"].holds
-        assert _rows(structure_table, "sv-plural", sub)["random_target"].mean() >= 0.95
+        f = structure_found[f"sv-plural/{sub}/random"]
+        assert f.outcome == stats.UNDECIDED and "floor or ceiling" in f.text, f.text
 
 
-def test_structure_untrained_networks_pass_the_first_test_only_for_inside(structure_found, structure_table):
-    # the page: as in the paper (untrained ResNet-50: .82 / .19), a mask finds an "inside"
-    # subnetwork in random weights; no other untrained subnetwork reaches the gate (counting gets
-    # part of the way), and no ablation in an untrained network is selective
+def test_structure_untrained_networks_one_each_cannot_decide(structure_found, structure_table):
+    # one untrained network per rule: the comparison with the trained base models cannot be decided;
+    # the page: as in the paper (untrained ResNet-50: .82 / .19), a mask finds an "inside" subnetwork
+    # in random weights, no ablation in an untrained network is selective, and in the untrained BERT
+    # every mask pruned itself away (a mask that keeps nothing is no control)
     untrained = [k for k in structure_found if k.endswith("/untrained")]
-    assert len(untrained) == 6 and all(structure_found[k].holds for k in untrained)
+    assert len(untrained) == 6 and all(structure_found[k].outcome == stats.UNDECIDED for k in untrained)
     rows = structure_table[~structure_table["trained"]]
     target = rows.groupby(["rule", "subroutine"])["sub_target"].mean()
     other = rows.groupby(["rule", "subroutine"])["sub_other"].mean()
@@ -728,22 +746,22 @@ def test_structure_untrained_networks_pass_the_first_test_only_for_inside(struct
     assert target[inside] >= sc_findings.GATE_TARGET and other[inside] < 0.3, (target, other)
     assert (target.drop(inside) < sc_findings.GATE_TARGET).all(), target
     assert ((rows["abl_other"] - rows["abl_target"]).abs() < 0.1).all()
-    # the page's caveat: in the untrained BERT every mask pruned itself away
-    assert (rows[rows["rule"] == "sv-plural"]["kept"] == 0).all()
+    bert = rows[rows["rule"] == "sv-plural"]
+    assert sc_findings.degenerate(bert["kept"])
+    assert "masks that keep nothing are no control" in structure_found["sv-plural/subject/untrained"].text
 
 
-def test_structure_number_contact_not_reproduced_at_this_scale(structure_runs, structure_found, structure_table):
+def test_structure_number_contact_one_base_model_cannot_decide(structure_runs, structure_found, structure_table):
     # the page: at 32 pixels 2 of 3 base models stop under the 0.95 gate; in the one searched, the
-    # number subnetwork misses the 0.9 selection gate and its removal hurts both subroutines, and the
-    # contact subnetwork passes the first test but its removal is selective only slightly (one model)
+    # number subnetwork misses the 0.9 selection gate; every Number-Contact claim rests on one base
+    # model, so none can be decided here (the contact ablation's +0.09 included)
     assert not structure_found["number-contact/base"].holds
     searched = [r for r in structure_runs.rows.values()
                 if r.metrics["rule"] == "number-contact" and r.metrics["trained"] and r.metrics["searched"]]
     assert len(searched) == 1
     assert not searched[0].metrics["subroutines"]["number"]["passed_gate"]
-    assert not structure_found["number-contact/number/subnetwork"].holds
-    assert not structure_found["number-contact/number/ablation"].holds
-    assert structure_found["number-contact/contact/subnetwork"].holds
+    keys = [k for k in structure_found if k.startswith("number-contact/") and k != "number-contact/base"]
+    assert len(keys) == 10 and all(structure_found[k].outcome == stats.UNDECIDED for k in keys)
     contact = _rows(structure_table, "number-contact", "contact")
     assert 0 < (contact["abl_other"] - contact["abl_target"]).mean() < 0.15
 
@@ -788,12 +806,6 @@ def test_structure_language_masks_share_the_feed_forward_blocks(structure_runs):
                         for n in layers])
         key = np.array([".key." in n for n in layers])
         assert (ratio[ffn] > 2).all() and (ratio[key] < 1).all(), (name, ratio)
-
-
-def test_structure_reinit_removes_number_contacts_small_contact_effect(structure_found):
-    # the page: zeroed, the Number-Contact contact ablation is barely selective (+0.09); re-initialised, not at all
-    assert structure_found["number-contact/contact/ablation"].holds
-    assert not structure_found["number-contact/contact/reinit"].holds
 
 
 # --- chapter 6: pretraining and the consistency of modular structure ------------------------------
@@ -856,59 +868,64 @@ def test_pretraining_every_base_model_reaches_the_task_and_is_searched(pretraini
     assert pretraining_found["sv-plural/base"].holds and pretraining_found["inside-contact/base"].holds
     models = pretraining_table.drop_duplicates(["rule", "init", "seed"])
     assert len(models) == 20 and models["searched"].all() and (models["task"] >= 0.95).all()
+    assert not sc_findings.degenerate(pretraining_table["kept"].dropna())
 
 
-def test_pretraining_language_subject_mask_count_and_effect_reproduce_the_paper(pretraining_found, pretraining_table):
-    # the page: at least as many modular base models (5 of 5 both ways; with chapter 5's subnetwork
-    # test too, 5 against 2), a larger effect and more specific subnetworks; the smaller spread is seen
-    # (0.02 against 0.10) but not established with five per arm (p = 0.07), near the effect's ceiling
-    for claim in ("consistency", "effect", "specific"):
-        assert pretraining_found[f"sv-plural/subject/{claim}"].holds, pretraining_found[f"sv-plural/subject/{claim}"].text
-    assert not pretraining_found["sv-plural/subject/spread"].holds
+# The verdicts by the book's rule (stats.RULE) over base models (5 per arm, independent; mask seeds
+# averaged within each), pretrained against scratch, Welch t intervals.
+
+
+def test_pretraining_language_effect_and_specificity_reproduce_the_paper(pretraining_found, pretraining_table):
+    # the page: a larger ablation effect and more specific subnetworks, for both masks
+    for sub in ("subject", "verb"):
+        for claim in ("effect", "specific"):
+            f = pretraining_found[f"sv-plural/{sub}/{claim}"]
+            assert f.outcome == stats.REPRODUCED, f.text
     pre, raw = (_arm(pretraining_table, "sv-plural", "subject", init) for init in ("pretrained", "scratch"))
-    assert pre["modular"].all() and raw["modular"].all()
-    assert int(pre["both_tests"].sum()) == 5 and int(raw["both_tests"].sum()) == 2
-    d, p_value = stats.permutation_test(stats.spread(raw["effect"]), stats.spread(pre["effect"]))
-    assert d > 0.05 and 0.05 <= p_value < 0.1
-    assert pre["effect"].max() > 1 - pre["target"].max() - 0.05  # at the ceiling: other 1.00, target near chance
     # the page: pretrained 0.69 to 0.76, scratch 0.23 to 0.56; ablated subject near the paper's 0.27
-    assert pre["effect"].min() > raw["effect"].max() and pre["effect"].std() < raw["effect"].std() / 3
+    assert pre["effect"].min() > raw["effect"].max()
     assert abs(pre["target"].mean() - 0.27) < 0.05 and pre["other"].mean() > 0.95
     # the subnetwork alone: near the paper's 0.27 on verb problems pretrained, above 0.85 from scratch
     assert pre["sub_other"].mean() < 0.4 and raw["sub_other"].mean() > 0.85
     assert (raw["sub_other"] > raw["sub_target"] - 0.1).sum() == 3  # three fail chapter 5's subnetwork test
 
 
-def test_pretraining_language_verb_mask_consistent_in_count_not_in_spread(pretraining_found, pretraining_table):
-    # the page: 5 of 5 pretrained against 3 of 5 scratch, a larger effect; the scratch effects are
-    # consistently weak (0.02 to 0.21), so the spread does not differ
-    assert pretraining_found["sv-plural/verb/consistency"].holds
-    assert pretraining_found["sv-plural/verb/effect"].holds
-    assert pretraining_found["sv-plural/verb/specific"].holds
-    assert not pretraining_found["sv-plural/verb/spread"].holds
+def test_pretraining_language_count_and_spread_cannot_be_decided(pretraining_found, pretraining_table):
+    # subject: 5 of 5 modular in both arms, a ceiling (not "more consistent" on a tie); verb: 5 of 5
+    # against 3 of 5, an interval over five per arm wide enough for both; the spreads: subject's looks
+    # smaller (p = 0.07) near the effect's ceiling, verb's scratch effects are consistently weak
+    f = pretraining_found["sv-plural/subject/consistency"]
+    assert f.outcome == stats.UNDECIDED and "floor or ceiling" in f.text, f.text
+    assert pretraining_found["sv-plural/verb/consistency"].outcome == stats.UNDECIDED
+    for sub in ("subject", "verb"):
+        assert pretraining_found[f"sv-plural/{sub}/spread"].outcome == stats.UNDECIDED
+    pre, raw = (_arm(pretraining_table, "sv-plural", "subject", init) for init in ("pretrained", "scratch"))
+    assert pre["modular"].all() and raw["modular"].all()
+    assert int(pre["both_tests"].sum()) == 5 and int(raw["both_tests"].sum()) == 2
+    _, p_value = stats.permutation_test(stats.spread(raw["effect"]), stats.spread(pre["effect"]))
+    assert 0.05 <= p_value < 0.1
     pre, raw = (_arm(pretraining_table, "sv-plural", "verb", init) for init in ("pretrained", "scratch"))
     assert int(pre["modular"].sum()) == 5 and int(raw["modular"].sum()) == 3
-    assert int(pre["both_tests"].sum()) == 5 and int(raw["both_tests"].sum()) == 1
-    assert 0.1 <= raw[raw["modular"]]["effect"].min() and raw["effect"].min() < 0.05
-    assert raw["effect"].max() < 0.25 and pre["effect"].min() > 0.5 and raw["target"].mean() > 0.7
+    assert raw["effect"].max() < 0.25 and pre["effect"].min() > 0.5
 
 
-def test_pretraining_vision_shows_no_effect_at_this_scale(pretraining_found, pretraining_table):
+def test_pretraining_vision_shows_no_larger_effect_at_this_scale(pretraining_found, pretraining_table):
     # the page (the paper states its finding for language only): contact modular in all ten base
-    # models, inside in none, whatever the start; no difference in count, spread or effect size; the
-    # contact subnetworks only slightly more specific
+    # models, inside in none, whatever the start (floor and ceiling: the count cannot be decided); the
+    # contact effect's interval excludes a gain of the margin (+0.10): not reproduced; the inside
+    # effect's interval is wide enough for both; contact subnetworks slightly more specific
     for sub in ("inside", "contact"):
-        assert not pretraining_found[f"inside-contact/{sub}/spread"].holds
-        assert not pretraining_found[f"inside-contact/{sub}/effect"].holds
-    assert not pretraining_found["inside-contact/inside/consistency"].holds
-    assert pretraining_found["inside-contact/contact/consistency"].holds
+        f = pretraining_found[f"inside-contact/{sub}/consistency"]
+        assert f.outcome == stats.UNDECIDED and "floor or ceiling" in f.text, f.text
+        assert pretraining_found[f"inside-contact/{sub}/spread"].outcome == stats.UNDECIDED
+    assert pretraining_found["inside-contact/contact/effect"].outcome == stats.NOT_REPRODUCED
+    assert pretraining_found["inside-contact/inside/effect"].outcome == stats.UNDECIDED
+    assert pretraining_found["inside-contact/contact/specific"].outcome == stats.REPRODUCED
+    assert pretraining_found["inside-contact/inside/specific"].outcome == stats.NOT_REPRODUCED
     contact = pretraining_table[(pretraining_table["rule"] == "inside-contact")
                                 & (pretraining_table["subroutine"] == "contact")]
     inside = pretraining_table[(pretraining_table["rule"] == "inside-contact")
                                & (pretraining_table["subroutine"] == "inside")]
     assert contact["modular"].all() and not inside["modular"].any() and (inside["effect"] <= 0.01).all()
     pre, raw = (_arm(pretraining_table, "inside-contact", "contact", init) for init in ("pretrained", "scratch"))
-    assert abs(pre["effect"].mean() - raw["effect"].mean()) < 0.1
-    assert pretraining_found["inside-contact/contact/specific"].holds
     assert 0 < raw["sub_other"].mean() - pre["sub_other"].mean() < 0.1
-    assert not pretraining_found["inside-contact/inside/specific"].holds

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from modlib import masks, plots
+from modlib import masks, plots, stats
 from modlib.structural_compositionality import experiment as sc
 from modlib.structural_compositionality import explorer, figures, findings
 
@@ -148,15 +148,20 @@ def test_findings_verdicts_follow_the_numbers():
     class Runs:
         settings = sc.settings("full")
 
-    Runs.rows = {**rows([(0.95, 0.5, 0.4, 0.9)] * 3), **rows([(0.5, 0.5, 0.3, 0.3)], trained=False)}
+    trained = [(0.95, 0.5, 0.4, 0.9), (0.97, 0.45, 0.35, 0.92), (0.96, 0.55, 0.42, 0.88)]
+    Runs.rows = {**rows(trained), **{k.replace("m", "u"): v for k, v in rows(
+        [(0.5, 0.5, 0.3, 0.3), (0.52, 0.5, 0.31, 0.3)], trained=False).items()}}
     found = findings.structural(Runs)
-    assert found["r/a/subnetwork"].holds and found["r/a/ablation"].holds and found["r/a/untrained"].holds
+    for key in ("subnetwork", "ablation", "untrained"):
+        assert found[f"r/a/{key}"].outcome == stats.REPRODUCED, found[f"r/a/{key}"].text
     Runs.rows = {**rows([(0.95, 0.97, 0.4, 0.9), (0.95, 0.9, 0.9, 0.4), (0.95, 0.5, 0.4, 0.9)]),
                  **rows([(0.95, 0.5, 0.3, 0.9)], trained=False)}
     found = findings.structural(Runs)
     assert not found["r/a/subnetwork"].holds  # one base model's subnetwork is better at the other
     assert not found["r/a/ablation"].holds  # one base model shows the reverse
-    assert not found["r/a/untrained"].holds  # the untrained control shows the pattern
+    assert found["r/a/untrained"].outcome == stats.UNDECIDED  # one untrained network only
+    Runs.rows = rows([(0.95, 0.5, 0.4, 0.9)] * 3)  # three identical base models: nothing to estimate
+    assert all(not f.holds for f in findings.structural(Runs).values() if f.verdict is not None)
 
 
 def test_short_layer_names():

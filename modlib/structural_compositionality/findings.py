@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from modlib.stats import CLEAR, Finding, _ms, paired_difference
+from modlib import stats
+from modlib.stats import CLEAR, Finding, _ms
 
 
 # Lepori et al. (2023), means of 9 runs: (subnetwork target, other, ablated target, other) per
@@ -45,81 +46,130 @@ def structure_table(runs):
     return pd.DataFrame(out)
 
 
+CHANCE = 0.25  # one odd panel of four (structural_compositionality.CHANCE)
+CEILING = 0.95  # both arms at or above this: the difference cannot be measured there
+FLOOR = CHANCE + 0.1  # both arms at or below this: likewise
+
+
 def _by_model(rows, column: str) -> np.ndarray:
-    """Per base model, the mean of ``column`` over its mask seeds: ``[models]``."""
+    """Per base model, the mean of ``column`` over its mask seeds: ``[models]`` (mask seeds of one
+    base model are not independent units)."""
     return rows.groupby("model")[column].mean().to_numpy()
 
 
-def _clear_excess(rows, high: str, low: str, size: float) -> tuple[bool, str]:
-    """Whether ``high`` exceeds ``low`` by at least ``size`` on average over runs, with the 95%
-    interval over base models (mask seeds averaged within each) clear of 0, and the text."""
-    a, b = _by_model(rows, high), _by_model(rows, low)
-    mean = float((rows[high] - rows[low]).mean())
-    if len(a) < 2:
-        return bool(mean >= size), f"{mean:+.2f}"
-    _, lo, hi = paired_difference(a, b)
-    return bool(lo > 0 and mean >= size), f"{mean:+.2f} (95% interval over base models {lo:+.2f} to {hi:+.2f})"
+def degenerate(kept) -> bool:
+    """Whether any mask keeps (almost) nothing or (almost) everything of the masked weights."""
+    kept = np.asarray(kept, dtype=float)
+    return bool(kept.size and ((kept <= 1e-3).any() or (kept >= 0.999).any()))
+
+
+def _measurable(a: np.ndarray, b: np.ndarray) -> bool:
+    """Not both arms at the floor (near chance) or both at the ceiling."""
+    a, b = np.mean(a), np.mean(b)
+    return not ((a >= CEILING and b >= CEILING) or (a <= FLOOR and b <= FLOOR))
+
+
+def paper_effects(rule: str, sub: str) -> dict[str, float]:
+    """The paper's effects for ``(rule, sub)`` where :data:`LEPORI` has them, each at least the
+    margin it is tested against (where the paper's own difference is smaller or of the other sign,
+    the margin stands in): ``subnetwork`` (target minus other), ``ablation`` (ablated other minus
+    target)."""
+    sub_t, sub_o, abl_t, abl_o = LEPORI.get((rule, sub), (np.nan,) * 4)
+    pick = lambda v, m: round(float(v), 2) if np.isfinite(v) and v >= m else m  # noqa: E731
+    return {"subnetwork": pick(sub_t - sub_o, LOWER), "ablation": pick(abl_o - abl_t, CLEAR)}
 
 
 def structural(runs) -> dict[str, Finding]:
-    """Chapter 5's statements, keyed ``"{rule}/{subroutine}/{what}"`` (and ``"{rule}/base"``):
+    """Chapter 5's statements (:func:`structural_from` on the stored runs' table and base models)."""
+    bases = [{"rule": r.metrics["rule"], "model": r.metrics["seed"], "trained": r.metrics["trained"],
+              "searched": r.metrics["searched"], "task": r.metrics["base"]["task"]} for r in runs.rows.values()]
+    return structural_from(structure_table(runs), bases, runs.settings.base_gate)
 
-    ``subnetwork``  the subnetwork reaches 0.9 on its target subroutine's test set (mean over base
-                    models and mask seeds) and is lower on the other by :data:`LOWER` on average,
-                    with the interval over base models clear of 0;
-    ``ablation``    removing the subnetwork hurts the target subroutine more than the other: the
-                    ablated model's other-minus-target accuracy is :data:`CLEAR` on average, with the
-                    interval over base models clear of 0 (with 3 base models: in every one);
+
+def structural_from(table, bases: list[dict], base_gate: float) -> dict[str, Finding]:
+    """Chapter 5's statements from :func:`structure_table`'s ``table`` and the base models
+    (``bases``: rule, model, trained, searched, task accuracy), keyed ``"{rule}/{subroutine}/{what}"``
+    (and ``"{rule}/base"``), each claim decided by the book's rule (:func:`modlib.stats.verdict`)
+    over base models (mask seeds averaged within each), paired t intervals:
+
+    ``subnetwork``  the subnetwork does its target subroutine and not the other: target minus
+                    other (margin :data:`LOWER`); needs the subnetwork at 0.9 on its target;
+    ``ablation``    removing the subnetwork hurts the target subroutine more than the other:
+                    ablated other minus target (margin :data:`CLEAR`);
     ``reinit``      the same with the removed weights re-initialised instead of zeroed;
-    ``random``      a random subnetwork of the same size per layer is clearly worse on the target
-                    than the found one (by :data:`LOWER`);
-    ``untrained``   the search in an untrained network does *not* show the pattern (its subnetwork
-                    misses 0.9 on the target, or its ablation effect is under :data:`CLEAR`).
+    ``random``      the found subnetwork beats a random one of the same size per layer on the
+                    target (margin :data:`LOWER`);
+    ``untrained``   the ablation effect needs training: trained base models' effect minus the
+                    untrained networks' (Welch t over base models).
+
+    Every claim needs its base models trained (task accuracy at least ``base_gate``), masks that
+    keep neither nothing nor everything, and a difference not at a floor or ceiling in both arms;
+    one base model, or fewer than two untrained ones, gives "cannot be decided here".
     """
-    table = structure_table(runs)
     out = {}
     if table.empty:
         return out
+    task = {(b["rule"], b["model"], b["trained"]): b["task"] for b in bases}
     for rule in dict.fromkeys(table["rule"]):
-        trained = [r for r in runs.rows.values() if r.metrics["rule"] == rule and r.metrics["trained"]]
-        passed = [r.metrics["seed"] for r in trained if r.metrics["searched"]]
-        task = np.array([r.metrics["base"]["task"] for r in trained])
-        out[f"{rule}/base"] = Finding(
-            f"{rule}/base", len(passed) == len(trained),
-            f"{rule}: base models reach {_ms(task)} on the task's test set; {len(passed)} of "
-            f"{len(trained)} pass {runs.settings.base_gate} and are searched.")
+        trained_bases = [b for b in bases if b["rule"] == rule and b["trained"]]
+        passed = [b for b in trained_bases if b["searched"] and b["task"] >= base_gate]
+        acc = np.array([b["task"] for b in trained_bases])
+        out[f"{rule}/base"] = stats.Claim(
+            f"{rule}/base", len(passed) == len(trained_bases) > 0,
+            f"{rule}: base models reach {_ms(acc)} on the task's test set; {len(passed)} of "
+            f"{len(trained_bases)} pass {base_gate} and are searched.")
         for sub in dict.fromkeys(table[table["rule"] == rule]["subroutine"]):
             rows = table[(table["rule"] == rule) & (table["subroutine"] == sub)]
             t, u = rows[rows["trained"]], rows[~rows["trained"]]
-            name = f"{rule}/{sub}"
-            if not t.empty:
-                lower, text = _clear_excess(t, "sub_target", "sub_other", LOWER)
-                out[f"{name}/subnetwork"] = Finding(
-                    f"{name}/subnetwork", bool(t["sub_target"].mean() >= GATE_TARGET and lower),
-                    f"{rule}, {sub} subnetwork ({len(t)} runs, {_ms(t['kept'])} of the masked weights kept): "
-                    f"{_ms(t['sub_target'])} on {sub} problems, {_ms(t['sub_other'])} on the other "
-                    f"subroutine's; target minus other {text}.")
-                for key, prefix, what in (("ablation", "abl", "Removing it (zeroed)"),
-                                          ("reinit", "reinit", "Removing it (re-initialised)")):
-                    holds, text = _clear_excess(t, f"{prefix}_other", f"{prefix}_target", CLEAR)
-                    out[f"{name}/{key}"] = Finding(
-                        f"{name}/{key}", holds,
-                        f"{rule}, {sub}: {what} leaves {_ms(t[f'{prefix}_target'])} on {sub} problems and "
-                        f"{_ms(t[f'{prefix}_other'])} on the other subroutine's; other minus target {text}.")
-                holds, text = _clear_excess(t, "sub_target", "random_target", LOWER)
-                out[f"{name}/random"] = Finding(
-                    f"{name}/random", holds,
-                    f"{rule}, {sub}: a random subnetwork of the same size per layer gets "
-                    f"{_ms(t['random_target'])} on {sub} problems against the found one's "
-                    f"{_ms(t['sub_target'])}; difference {text}.")
+            name, paper = f"{rule}/{sub}", paper_effects(rule, sub)
+            if t.empty:
+                continue
+            fit = all(task.get((rule, m, True), 0) >= base_gate for m in dict.fromkeys(t["model"]))
+            masks_ok = not degenerate(t["kept"])
+            kept = f"{_ms(t['kept'])} of the masked weights kept"
+            models = t["model"].nunique()
+            col = lambda c: _by_model(t, c)  # noqa: E731
+            gate = bool(t["sub_target"].mean() >= GATE_TARGET)
+            v = stats.paired_verdict(col("sub_target"), col("sub_other"), paper=paper["subnetwork"], margin=LOWER,
+                                     unit="base model", trained=fit, controls=masks_ok and gate,
+                                     measurable=_measurable(col("sub_target"), col("sub_other")))
+            out[f"{name}/subnetwork"] = stats.claim(
+                f"{name}/subnetwork", v,
+                f"{rule}, {sub} subnetwork ({len(t)} runs over {models} base models, {kept}): "
+                f"{_ms(t['sub_target'])} on {sub} problems, {_ms(t['sub_other'])} on the other "
+                f"subroutine's (the gate on the target: {GATE_TARGET}, {'met' if gate else 'missed'}); "
+                f"target minus other, the paper {paper['subnetwork']:+.2f}:")
+            for key, prefix, what in (("ablation", "abl", "Removing it (zeroed)"),
+                                      ("reinit", "reinit", "Removing it (re-initialised)")):
+                v = stats.paired_verdict(col(f"{prefix}_other"), col(f"{prefix}_target"), paper=paper["ablation"],
+                                         unit="base model", trained=fit, controls=masks_ok,
+                                         measurable=_measurable(col(f"{prefix}_other"), col(f"{prefix}_target")))
+                out[f"{name}/{key}"] = stats.claim(
+                    f"{name}/{key}", v,
+                    f"{rule}, {sub}: {what} leaves {_ms(t[f'{prefix}_target'])} on {sub} problems and "
+                    f"{_ms(t[f'{prefix}_other'])} on the other subroutine's ({kept}); other minus target, "
+                    f"the paper {paper['ablation']:+.2f}:")
+            v = stats.paired_verdict(col("sub_target"), col("random_target"), paper=LOWER, margin=LOWER,
+                                     unit="base model", trained=fit, controls=masks_ok,
+                                     measurable=_measurable(col("sub_target"), col("random_target")))
+            out[f"{name}/random"] = stats.claim(
+                f"{name}/random", v,
+                f"{rule}, {sub}: a random subnetwork of the same size per layer ({kept}) gets "
+                f"{_ms(t['random_target'])} on {sub} problems against the found one's "
+                f"{_ms(t['sub_target'])}; found minus random:")
             if not u.empty:
-                effect = float((u["abl_other"] - u["abl_target"]).mean())
-                shows = u["sub_target"].mean() >= GATE_TARGET and effect >= CLEAR
-                verdict = "both tests pass, as they should not" if shows else "no subnetwork passes both tests"
-                out[f"{name}/untrained"] = Finding(
-                    f"{name}/untrained", bool(not shows),
-                    f"{rule}, {sub}, untrained network ({len(u)} runs, {_ms(u['kept'])} of the masked "
-                    f"weights kept): {verdict}; the subnetwork gets {_ms(u['sub_target'])} on {sub} problems "
-                    f"and {_ms(u['sub_other'])} on the other's; ablated, {_ms(u['abl_target'])} and "
-                    f"{_ms(u['abl_other'])} (other minus target {effect:+.2f}).")
+                effect_t = col("abl_other") - col("abl_target")
+                effect_u = _by_model(u, "abl_other") - _by_model(u, "abl_target")
+                v = stats.unpaired_verdict(effect_t, effect_u, paper=paper["ablation"], unit="base model",
+                                           trained=fit, controls=masks_ok and not degenerate(u["kept"]))
+                shows = u["sub_target"].mean() >= GATE_TARGET and effect_u.mean() >= CLEAR
+                out[f"{name}/untrained"] = stats.claim(
+                    f"{name}/untrained", v,
+                    f"{rule}, {sub}, untrained network ({len(u)} runs over {u['model'].nunique()} base model"
+                    f"{'s' if u['model'].nunique() > 1 else ''}, {_ms(u['kept'])} of the masked weights kept"
+                    + (": masks that keep nothing are no control" if degenerate(u["kept"]) else "")
+                    + f"): {'both tests pass, as they should not' if shows else 'no subnetwork passes both tests'}; "
+                    f"the subnetwork gets {_ms(u['sub_target'])} on {sub} problems and {_ms(u['sub_other'])} on the "
+                    f"other's; ablated, {_ms(u['abl_target'])} and {_ms(u['abl_other'])} (other minus target "
+                    f"{effect_u.mean():+.2f}). The ablation effect needs training (trained minus untrained):")
     return out

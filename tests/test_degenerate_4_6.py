@@ -1,0 +1,418 @@
+"""Degenerate results for chapters 4-6: every claim the pages mark (their ``findings``, which the
+claims tests in ``tests/test_claims.py`` use) is decided again on variants of the stored full results
+that no real result should pass: a model at chance, base models that never fit, a mask that keeps
+everything (the subnetwork is the full model) and one that keeps nothing (the subnetwork is at
+chance), all units identical, a control equal to its treatment, and one arm untrained. Each claim
+must fail (be ✗ or ?) on at least one variant, and on every variant that makes its evidence void;
+a claim that passed them all could not fail, and is rewritten or dropped with its sentence.
+
+Built from the stored arrays and metrics; nothing is computed or written.
+"""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from modlib import results, stats
+from modlib import weight_masks as wm
+from modlib.pretraining_consistency import findings as pc_findings
+from modlib.structural_compositionality import findings as sc_findings
+from modlib.weight_masks import findings as wm_findings
+
+FULL = Path(__file__).resolve().parents[1] / "notebooks" / "results" / "full"
+VARIANTS = ("chance", "never fit", "keeps everything", "keeps nothing", "identical units",
+            "control = treatment", "one arm untrained")
+# every claim with a verdict must fail on these: each leaves nothing to compare
+VOID = ("chance", "keeps everything", "keeps nothing", "identical units")
+
+
+def _read(chapter: str, name: str) -> results.Result:
+    path = FULL / chapter / f"{name}.json"
+    if not path.exists():
+        pytest.skip(f"{path} is not stored")
+    return results.read(path)
+
+
+def _failing(claims_by_variant: dict[str, dict]) -> dict[str, list[str]]:
+    """For each claim of the stored results, the variants on which it is not reproduced (or, for a
+    check with no verdict, does not hold)."""
+    stored = claims_by_variant["stored"]
+    return {k: [v for v, found in claims_by_variant.items() if v != "stored"
+                and (k not in found or not found[k].holds)] for k in stored}
+
+
+def _check(claims_by_variant: dict[str, dict]):
+    failing = _failing(claims_by_variant)
+    never = [k for k, v in failing.items() if not v]
+    assert not never, f"claims that pass on every degenerate variant (cannot fail): {never}"
+    for k, claim in claims_by_variant["stored"].items():
+        if getattr(claim, "verdict", None) is None:
+            continue
+        survived = [v for v in VOID if k in claims_by_variant[v] and claims_by_variant[v][k].holds]
+        assert not survived, f"{k} is still reproduced on {survived}: {claims_by_variant[survived[0]][k].text}"
+    for found in claims_by_variant.values():  # every mark printed comes from the rule or a check
+        for claim in found.values():
+            assert isinstance(claim, stats.Claim) and claim.mark in ("✓", "✗", "?"), claim
+    return failing
+
+
+# --- chapter 4 ------------------------------------------------------------------------------------
+
+
+def _chapter4():
+    add = [_read(wm.CHAPTER, f"addmul-seed{s}").arrays for s in range(5)]
+    dbl = [_read(wm.CHAPTER, f"double-seed{s}").arrays for s in range(5)]
+    cnn = _read(wm.CHAPTER, "cnn-seed0").arrays
+    st = lambda runs, k: np.stack([a[k] for a in runs]).astype(float)  # noqa: E731
+    acc = wm.removal_accuracy(cnn["confusion"], cnn["confusion_random"])
+    return {"tables": st(add, "table"), "controls": st(add, "control"), "kept": st(add, "kept"),
+            "iou": st(dbl, "iou"), "iou_same": st(dbl, "iou_same"), "iou_random": st(dbl, "iou_random"),
+            "dtables": st(dbl, "table"), "dkept": st(dbl, "kept"), "dcontrols": st(dbl, "control"),
+            **{k: np.asarray(v, dtype=float) for k, v in acc.items()}}
+
+
+def claims4(d) -> dict:
+    chance = wm.CHANCE["addmul"]
+    found = [*wm_findings.specialization(d["tables"], d["controls"], chance, d["kept"]),
+             *wm_findings.reuse(d["iou"], d["iou_same"], d["iou_random"], d["dtables"], d["dkept"]),
+             *wm_findings.class_removal(d["own"], d["others"], d["reference"], random_own=d["random_own"],
+                                        random_others=d["random_others"])]
+    return {f.name: f for f in found}
+
+
+def variants4(d) -> dict[str, dict]:
+    c, cc = wm.CHANCE["addmul"], wm.CHANCE["cnn"]
+    out = {}
+    v = {k: np.full_like(a, c) if k in ("tables", "controls", "dtables", "dcontrols") else a.copy() for k, a in d.items()}
+    for k in ("own", "others", "reference", "random_own", "random_others"):
+        v[k] = np.full_like(d[k], cc)
+    out["chance"] = v
+    v = {k: a.copy() for k, a in d.items()}
+    for k in ("tables", "controls", "dtables", "dcontrols"):
+        v[k] = d[k] * 0.5  # stopped half way: the full network at 0.5
+    v["reference"] = d["reference"] * 0.4
+    out["never fit"] = v
+    v = {k: a.copy() for k, a in d.items()}  # a mask keeps every weight: alone = full, removed = chance
+    full = d["tables"][:, :1]
+    v["tables"] = np.concatenate([full, full, np.full_like(full, c), full, np.full_like(full, c)], 1)
+    v["controls"] = np.concatenate([full, np.full_like(full, c), full, np.full_like(full, c)], 1)
+    dfull = d["dtables"][:, :1]
+    v["dtables"] = np.concatenate([dfull] + [dfull, np.full_like(dfull, c)] * 3, 1)
+    v["kept"], v["dkept"] = np.ones_like(d["kept"]), np.ones_like(d["dkept"])
+    v["iou"] = v["iou_same"] = v["iou_random"] = np.ones_like(d["iou"])
+    ref_others = wm_findings.others_reference(d["reference"])  # a class mask that keeps all: nothing removed
+    v["own"], v["others"] = d["reference"].copy(), ref_others.copy()
+    v["random_own"], v["random_others"] = d["reference"].copy(), ref_others.copy()
+    out["keeps everything"] = v
+    v = {k: a.copy() for k, a in d.items()}  # a mask keeps nothing: alone = chance, removed = full
+    v["tables"] = np.concatenate([full, np.full_like(full, c), full, np.full_like(full, c), full], 1)
+    v["controls"] = np.concatenate([np.full_like(full, c), full, np.full_like(full, c), full], 1)
+    v["dtables"] = np.concatenate([dfull] + [np.full_like(dfull, c), dfull] * 3, 1)
+    v["kept"], v["dkept"] = np.zeros_like(d["kept"]), np.zeros_like(d["dkept"])
+    v["iou"] = v["iou_same"] = v["iou_random"] = np.zeros_like(d["iou"])
+    v["own"], v["others"] = np.full_like(d["own"], cc), np.full_like(d["others"], cc)  # the CNN is cut
+    v["random_own"], v["random_others"] = v["own"].copy(), v["others"].copy()
+    out["keeps nothing"] = v
+    v = {k: np.repeat(a[:1], len(a), 0) for k, a in d.items()}  # every seed (every class) is the first
+    out["identical units"] = v
+    v = {k: a.copy() for k, a in d.items()}  # each random control is its learned mask
+    v["controls"] = d["tables"][:, 1:].copy()
+    v["dcontrols"] = d["dtables"][:, 3:].copy()
+    v["iou_random"], v["iou_same"] = d["iou"].copy(), d["iou"].copy()
+    v["random_own"], v["random_others"] = d["own"].copy(), d["others"].copy()
+    out["control = treatment"] = v
+    v = {k: a.copy() for k, a in d.items()}  # the second operation (pair) never trained
+    v["tables"][..., 1] = c
+    v["controls"][..., 1] = c
+    v["dtables"][..., 1] = c
+    v["reference"] = d["reference"].copy()
+    v["reference"][5:] = cc
+    out["one arm untrained"] = v
+    return out
+
+
+def test_chapter4_claims_fail_on_degenerate_results():
+    d = _chapter4()
+    found = {"stored": claims4(d), **{name: claims4(v) for name, v in variants4(d).items()}}
+    failing = _check(found)
+    assert set(failing) == {f.name for f in found["stored"].values()}
+
+
+# --- chapter 5 ------------------------------------------------------------------------------------
+
+
+def _chapter5():
+    from modlib import structural_compositionality as sc
+
+    s = sc.settings("full")
+    rows = {n: _read(sc.CHAPTER, n) for n in sc.result_names(s)}
+    runs = sc.StructureRuns(s, rows, "full")
+    bases = [{"rule": r.metrics["rule"], "model": r.metrics["seed"], "trained": r.metrics["trained"],
+              "searched": r.metrics["searched"], "task": r.metrics["base"]["task"]} for r in runs.rows.values()]
+    return sc_findings.structure_table(runs), bases, s.base_gate
+
+
+ACC5 = [f"{p}_{w}" for p in ("sub", "abl", "reinit", "random") for w in ("target", "other")]
+
+
+def variants5(table, bases):
+    c = sc_findings.CHANCE
+    out = {}
+    t = table.copy()
+    t[ACC5 + ["own"]] = c
+    out["chance"] = (t, [{**b, "task": c} for b in bases])
+    out["never fit"] = (table.copy(), [{**b, "task": 0.6, "searched": False} for b in bases])
+    t = table.copy()
+    t["kept"] = 1.0
+    t[["sub_target", "sub_other", "random_target", "random_other"]] = 1.0
+    t[["abl_target", "abl_other", "reinit_target", "reinit_other"]] = c
+    out["keeps everything"] = (t, bases)
+    t = table.copy()
+    t["kept"] = 0.0
+    t[["sub_target", "sub_other", "random_target", "random_other"]] = c
+    t[["abl_target", "abl_other", "reinit_target", "reinit_other"]] = 1.0
+    out["keeps nothing"] = (t, bases)
+    t = table.copy()
+    for (rule, sub, trained), g in table.groupby(["rule", "subroutine", "trained"]):
+        first = g[g["model"] == g["model"].min()][ACC5 + ["kept", "own"]].mean()
+        t.loc[g.index, ACC5 + ["kept", "own"]] = first.to_numpy()
+    out["identical units"] = (t, bases)
+    t = table.copy()
+    t["random_target"], t["random_other"] = t["sub_target"], t["sub_other"]
+    for (rule, sub), g in table.groupby(["rule", "subroutine"]):  # the untrained control is the trained arm
+        trained = g[g["trained"]][ACC5 + ["kept"]].mean()
+        t.loc[g[~g["trained"]].index, ACC5 + ["kept"]] = trained.to_numpy()
+    out["control = treatment"] = (t, bases)
+    t = table.copy()
+    for (rule, sub), g in table.groupby(["rule", "subroutine"]):  # the trained arm is the untrained network
+        untrained = g[~g["trained"]][ACC5 + ["kept"]].mean()
+        if len(g[~g["trained"]]):
+            t.loc[g[g["trained"]].index, ACC5 + ["kept"]] = untrained.to_numpy()
+    out["one arm untrained"] = (t, bases)
+    return out
+
+
+def test_chapter5_claims_fail_on_degenerate_results():
+    table, bases, gate = _chapter5()
+    found = {"stored": sc_findings.structural_from(table, bases, gate)}
+    for name, (t, b) in variants5(table, bases).items():
+        found[name] = sc_findings.structural_from(t, b, gate)
+    _check(found)
+
+
+# --- chapter 6 ------------------------------------------------------------------------------------
+
+
+def _chapter6():
+    import torch
+
+    from modlib import pretraining_consistency as pc
+
+    with pytest.MonkeyPatch.context() as mp:  # read as the book build reads them: nothing computed
+        mp.setenv(results.FROM_STORE_ENV, "1")
+        mp.setenv(results.ROOT_ENV, str(FULL.parent))
+        try:
+            runs = pc.run("full", torch.device("cpu"))
+        except results.StaleResultError as err:
+            pytest.skip(f"chapter 6's full results are not all stored: {err}")
+    return pc_findings.pretraining_effects(runs), {k: r.metrics for k, r in runs.pretraining.items()}
+
+
+def _recount(df):
+    df = df.copy()
+    df["effect"] = df["other"] - df["target"]
+    df["modular"] = df["passed_gate"] & (df["effect"] >= pc_findings.MARGIN)
+    df["both_tests"] = df["modular"] & (df["sub_target"] - df["sub_other"] >= pc_findings.LOWER)
+    return df
+
+
+ACC6 = ["sub_target", "sub_other", "target", "other", "kept"]
+
+
+def _copy_arm(df, source: str, target: str):
+    """``df`` with the ``target`` init's base models given the ``source`` init's values, seed by seed."""
+    d = df.copy()
+    for _, g in df.groupby(["rule", "subroutine"]):
+        src = g[g["init"] == source].sort_values("seed")
+        dst = g[g["init"] == target].sort_values("seed")
+        for col in ACC6 + ["passed_gate"]:
+            d.loc[dst.index, col] = src[col].to_numpy()
+    return d
+
+
+def variants6(df, metrics):
+    import copy
+
+    c = sc_findings.CHANCE
+    out = {}
+    d = df.copy()
+    d[["sub_target", "sub_other", "target", "other", "task"]] = c
+    d["passed_gate"] = False
+    out["chance"] = (_recount(d), metrics)
+    d = df.copy()
+    d["task"], d["searched"] = 0.6, False
+    out["never fit"] = (d, metrics)
+    d = df.copy()
+    d["kept"], d["sub_target"], d["sub_other"], d["target"], d["other"] = 1.0, 1.0, 1.0, c, c
+    out["keeps everything"] = (_recount(d), metrics)
+    d = df.copy()
+    d["kept"], d["sub_target"], d["sub_other"], d["target"], d["other"] = 0.0, c, c, 1.0, 1.0
+    d["passed_gate"] = False
+    out["keeps nothing"] = (_recount(d), metrics)
+    d = df.copy()
+    for _, g in df.groupby(["rule", "subroutine", "init"]):
+        first = g[g["seed"] == g["seed"].min()].iloc[0]
+        for col in ACC6 + ["passed_gate", "task"]:
+            d.loc[g.index, col] = first[col]
+    out["identical units"] = (_recount(d), metrics)
+    d = _copy_arm(df, "pretrained", "scratch")  # the scratch control is the pretrained arm
+    out["control = treatment"] = (_recount(d), metrics)
+    m = copy.deepcopy(metrics)  # the pretraining did nothing: the pretrained arm is the scratch arm
+    if "language" in m:
+        m["language"]["probe"] = m["language"]["probe_untrained"]
+    if "vision" in m:
+        m["vision"]["final_loss"] = m["vision"]["chance_loss"]
+        m["vision"]["probe"] = dict(m["vision"]["probe_untrained"])
+    d = _copy_arm(df, "scratch", "pretrained")
+    out["one arm untrained"] = (_recount(d), m)
+    return out
+
+
+def test_chapter6_claims_fail_on_degenerate_results():
+    df, metrics = _chapter6()
+    found = {"stored": pc_findings.pretraining_from(df, metrics)}
+    for name, (d, m) in variants6(df, metrics).items():
+        found[name] = pc_findings.pretraining_from(d, m)
+    _check(found)
+
+
+# --- the claims tests themselves (tests/test_claims.py), run on the same variants ------------------
+# Each claims test of chapters 4-6 is called with degenerate results in place of the stored ones (its
+# fixtures, or for chapter 4 the results `load` returns); each must fail on at least one.
+
+import test_claims as tc  # noqa: E402  (tests/ is on the path: pytest's default import mode)
+
+
+def _fails(test, **kwargs) -> bool:
+    try:
+        test(**kwargs)
+    except (AssertionError, pytest.fail.Exception):
+        return True
+    return False
+
+
+def _check_tests(tests: dict, args_by_variant: dict[str, dict]):
+    """Call each claims test with each variant's fixtures (those its signature names); each must
+    fail on at least one."""
+    failing = {n: [] for n in tests}
+    for name, args in args_by_variant.items():
+        for n, test in tests.items():
+            params = test.__code__.co_varnames[:test.__code__.co_argcount]
+            if _fails(test, **{p: args[p] for p in params}):
+                failing[n].append(name)
+    never = [n for n, v in failing.items() if not v]
+    assert not never, f"claims tests that pass on every degenerate variant: {never}"
+
+
+def _tests(*prefixes):
+    return {n: f for n, f in vars(tc).items() if n.startswith(prefixes) and callable(f)}
+
+
+def _runs4(d, v, stored):
+    """``load``'s answer per pattern for the variant ``v`` of the stacked arrays ``d`` (and of the
+    first-layer masks and the CNN's confusions, which the variants above do not stack)."""
+    name = next(k for k, x in VARIANTS4_BUILT.items() if x is v)
+    out = {}
+    for pattern, keys in (("addmul-seed*", {"table": "tables", "control": "controls", "kept": "kept"}),
+                          ("double-seed*", {"table": "dtables", "control": "dcontrols", "kept": "dkept",
+                                            "iou": "iou", "iou_same": "iou_same", "iou_random": "iou_random"})):
+        runs = []
+        for k, (meta, arrays) in enumerate(stored[pattern]):
+            a = dict(arrays)
+            a.update({key: v[stacked][k] for key, stacked in keys.items()})
+            if "first_layer" in a:
+                first = np.stack([r[1]["first_layer"] for r in stored[pattern]]).astype(float)
+                a["first_layer"] = {"keeps everything": np.ones_like(first[k]), "keeps nothing": np.zeros_like(first[k]),
+                                    "identical units": first[0]}.get(name, first[k])
+            runs.append((meta, a))
+        out[pattern] = runs
+    ((meta, a),) = stored["cnn-seed0"]
+    conf, rand = a["confusion"].astype(float), a["confusion_random"].astype(float)
+    uniform = np.full_like(conf[0], 0.1)
+    conf, rand = {
+        "chance": (np.broadcast_to(uniform, conf.shape), np.broadcast_to(uniform, rand.shape)),
+        "never fit": (0.4 * conf + 0.6 * uniform, 0.4 * rand + 0.6 * uniform),
+        "keeps everything": (np.broadcast_to(conf[0], conf.shape), np.broadcast_to(conf[0], rand.shape)),
+        "keeps nothing": (np.concatenate([conf[:1], np.broadcast_to(uniform, rand.shape)]),
+                          np.broadcast_to(uniform, rand.shape)),
+        "identical units": (np.concatenate([conf[:1], np.broadcast_to(conf[1], rand.shape)]), rand),
+        "control = treatment": (conf, conf[1:]),
+        "one arm untrained": (np.where(np.arange(10)[None, :, None] >= 5, uniform, conf), rand),
+    }[name]
+    out["cnn-seed0"] = [(meta, {**a, "confusion": np.array(conf), "confusion_random": np.array(rand)})]
+    return out
+
+
+VARIANTS4_BUILT = {}
+
+
+def test_chapter4_claims_tests_fail_on_degenerate_results(monkeypatch):
+    d = _chapter4()
+    stored = {p: tc.load(wm.CHAPTER, p) for p in ("addmul-seed*", "double-seed*", "cnn-seed0")}
+    VARIANTS4_BUILT.clear()
+    VARIANTS4_BUILT.update(variants4(d))
+    tests = _tests("test_weight_masks", "test_double_addition", "test_class_removal")
+    assert len(tests) >= 9
+    failing = {n: [] for n in tests}
+    for name, v in VARIANTS4_BUILT.items():
+        runs = _runs4(d, v, stored)
+        monkeypatch.setattr(tc, "load", lambda chapter, pattern, runs=runs: runs[pattern])
+        for n, test in tests.items():
+            if _fails(test):
+                failing[n].append(name)
+    never = [n for n, v in failing.items() if not v]
+    assert not never, f"claims tests that pass on every degenerate variant: {never}"
+
+
+def _fake_runs5(runs, name):
+    """Chapter 5's stored runs as the variant ``name`` would have them, for the tests that read the
+    runs themselves (base models searched, masks' per-layer overlaps)."""
+    from types import SimpleNamespace
+
+    rows = {}
+    for key, r in runs.rows.items():
+        metrics, arrays = dict(r.metrics), dict(r.arrays)
+        if name in ("chance", "never fit"):
+            metrics["searched"] = False
+        if name in ("keeps everything", "keeps nothing"):
+            fill = 1.0 if name == "keeps everything" else 0.0
+            arrays = {k: np.full_like(np.asarray(x, dtype=float), fill) if k == "overlap" or k.startswith("kept-")
+                      else x for k, x in arrays.items()}
+        rows[key] = SimpleNamespace(metrics=metrics, arrays=arrays)
+    return SimpleNamespace(rows=rows, settings=runs.settings)
+
+
+def test_chapter5_claims_tests_fail_on_degenerate_results():
+    from modlib import structural_compositionality as sc
+
+    table, bases, gate = _chapter5()
+    s = sc.settings("full")
+    runs = sc.StructureRuns(s, {n: _read(sc.CHAPTER, n) for n in sc.result_names(s)}, "full")
+    tests = _tests("test_structure")
+    assert len(tests) >= 15
+    _check_tests(tests, {name: {"structure_found": sc_findings.structural_from(t, b, gate), "structure_table": t,
+                                "structure_runs": _fake_runs5(runs, name)}
+                         for name, (t, b) in variants5(table, bases).items()})
+
+
+def test_chapter6_claims_tests_fail_on_degenerate_results():
+    from types import SimpleNamespace
+
+    df, metrics = _chapter6()
+    tests = _tests("test_pretraining")
+    assert len(tests) >= 5
+    _check_tests(tests, {name: {"pretraining_found": pc_findings.pretraining_from(d, m), "pretraining_table": d,
+                                "pretraining_runs": SimpleNamespace(
+                                    pretraining={k: SimpleNamespace(metrics=x) for k, x in m.items()})}
+                         for name, (d, m) in variants6(df, metrics).items()})
