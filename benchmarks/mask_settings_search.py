@@ -29,6 +29,7 @@ def collect(folder: str) -> None:
         if "table" not in run:
             continue
         a, t = run["args"], np.array(run["table"])
+        times = "*" if "*" in run["masks"] else "×"  # runs made before the code wrote × wrote *
         kept = {k: np.mean(v["kept_per_layer"]) for k, v in run["masks"].items()}
         rows.append({"run": a["tag"], "net": f"{a['width']}x{a['depth']}", "net steps": a["net_steps"],
                      "net lr": a["net_lr"], "net clip": a["net_clip"], "alpha": a["alpha"],
@@ -37,8 +38,8 @@ def collect(folder: str) -> None:
                      "+ removed +": t[2, 0], "+ removed x": t[2, 1], "x mask +": t[3, 0], "x mask x": t[3, 1],
                      "x removed +": t[4, 0], "x removed x": t[4, 1],
                      "random + removed +": run["random_control"]["+"]["random_removed"]["+"],
-                     "random + removed x": run["random_control"]["+"]["random_removed"]["*"],
-                     "+ mask kept": kept.get("+"), "x mask kept": kept.get("*"),
+                     "random + removed x": run["random_control"]["+"]["random_removed"][times],
+                     "+ mask kept": kept.get("+"), "x mask kept": kept.get(times),
                      "mask ms/step": 1000 * run["masks"]["+"]["time_s"] / a["mask_steps"],
                      "load": run["load"][0]})
     writer = csv.DictWriter(sys.stdout, fieldnames=list(rows[0]))
@@ -56,7 +57,7 @@ p.add_argument("--width", type=int, default=256); p.add_argument("--depth", type
 p.add_argument("--net_steps", type=int, default=4000); p.add_argument("--net_lr", type=float, default=3e-3)
 p.add_argument("--net_clip", type=float, default=0.0)
 p.add_argument("--alpha", type=float, default=2e-3); p.add_argument("--mask_steps", type=int, default=3000)
-p.add_argument("--mask_lr", type=float, default=1e-2); p.add_argument("--masks", nargs="+", default=["+", "*"])
+p.add_argument("--mask_lr", type=float, default=1e-2); p.add_argument("--masks", nargs="+", default=list(digits.OPS))
 p.add_argument("--init", type=float, default=2.0)
 p.add_argument("--authors_clip", action="store_true", help="clip over masks + accumulated frozen-weight grads")
 p.add_argument("--log_every", type=int, default=250); p.add_argument("--seed", type=int, default=0)
@@ -136,7 +137,7 @@ for name in a.masks:
                 ms.mode = "hard"; ha = acc(model); ms.mode = "complement"; ca = acc(model); ms.mode = "train"
             kept = masks.kept_fraction(h, per_layer=False)
             traj.append({"step": step, "kept": kept, "hard": ha, "compl": ca, "loss": float(loss.detach()), "gnorm": float(tot)})
-            print(f"mask {name} {step}: kept {kept:.3f} hard +{ha['+']:.3f} *{ha['*']:.3f} | removed +{ca['+']:.3f} *{ca['*']:.3f} gnorm {float(tot):.3g} ({ttrain/step*1000:.0f} ms/step)", flush=True)
+            print(f"mask {name} {step}: kept {kept:.3f} hard +{ha['+']:.3f} ×{ha['×']:.3f} | removed +{ca['+']:.3f} ×{ca['×']:.3f} gnorm {float(tot):.3g} ({ttrain/step*1000:.0f} ms/step)", flush=True)
     hard[name] = ms.hard_masks()
     if a.authors_clip:
         for w in originals: w.requires_grad_(False); w.grad = None
@@ -144,17 +145,17 @@ for name in a.masks:
     out["masks"][name] = {"traj": traj, "time_s": ttrain, "steps_per_s": a.mask_steps / ttrain,
                           "kept_per_layer": list(masks.kept_fraction(hard[name]).values())}
 
-if "+" in hard and "*" in hard:
+if "+" in hard and "×" in hard:
     table = [acc(model)]
     for op in digits.OPS:
         table += [score(hard[op], "hard"), score(hard[op], "complement")]
-    out["table"] = [[r["+"], r["*"]] for r in table]
+    out["table"] = [[r["+"], r["×"]] for r in table]
     ctrl = {}
     for op in digits.OPS:
         r = masks.random_like(hard[op], seed=1)
         ctrl[op] = {"random": score(r, "hard"), "random_removed": score(r, "complement")}
     out["random_control"] = ctrl
-    out["iou"] = list(masks.iou(hard["+"], hard["*"]).values())
+    out["iou"] = list(masks.iou(hard["+"], hard["×"]).values())
     print("table (rows full,+,+removed,*,*removed; cols +,*)\n", np.round(np.array(out["table"]), 3))
     print("random control", ctrl); print("iou", np.round(out["iou"], 3))
 json.dump(out, open(os.path.join(a.out, f"{a.tag}.json"), "w"), indent=1)

@@ -30,7 +30,7 @@ from modlib.profiles import check_choice, check_int
 
 # --- Addition / multiplication (Csordás et al. 2021) -------------------------------------------------
 
-OPS = ("+", "*")
+OPS = ("+", "×")
 
 
 def _digits(v: torch.Tensor) -> torch.Tensor:

@@ -16,7 +16,7 @@ Three experiments, each stored with :func:`modlib.results.fetch`, on the authors
   mask and kept fixed (so that c cannot be removed by cutting its output unit); applying it shows
   what c loses, against the network under the all-classes mask.
 
-Two sweeps repeat the first experiment's + and * masks for seed 0 at other regularisation strengths
+Two sweeps repeat the first experiment's + and × masks for seed 0 at other regularisation strengths
 and network shapes, one stored result per point. ``python -m modlib.weight_masks`` computes them
 all without the notebook (see :func:`main`); :func:`estimate` times a profile before it runs. This
 module holds the settings per profile, the runs and what is stored; how networks and masks are

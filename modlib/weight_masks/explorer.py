@@ -36,8 +36,8 @@ def mask_explorer(points: dict, layers: list[str]) -> w.VBox:
             for (i, j), v in np.ndenumerate(tables[a]):
                 axes[0].text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=8,
                              color="white" if v > 0.6 else "black")
-            axes[0].set_xticks(range(2), [f"on {figures.times(o)}" for o in digits.OPS], fontsize=8)
-            axes[0].set_yticks(range(len(wm.ROWS)), [figures.times(r) for r in wm.ROWS],
+            axes[0].set_xticks(range(2), [f"on {o}" for o in digits.OPS], fontsize=8)
+            axes[0].set_yticks(range(len(wm.ROWS)), list(wm.ROWS),
                                fontsize=8)
             axes[0].set_title(f"accuracy at alpha = {alpha.value:g}", fontsize=9)
             axes[1].plot(alphas, ious[:, layer.value], marker="o")

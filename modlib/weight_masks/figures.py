@@ -11,11 +11,6 @@ import numpy as np
 from modlib.plots import COLUMN
 
 
-def times(label: str) -> str:
-    """The page's notation for an operation name or row label: "×" where the code writes "*"."""
-    return label.replace("*", "×")
-
-
 def accuracy_table(tables: np.ndarray, rows, columns, chance: float | None = None) -> plt.Figure:
     """Heat map of accuracies ``tables [seeds, rows, columns]``: mean, with the std over seeds;
     ``chance``, the accuracy of guessing, is named under the table. (Chapter 4's ablation tables.)"""
@@ -26,8 +21,8 @@ def accuracy_table(tables: np.ndarray, rows, columns, chance: float | None = Non
         for j in range(len(columns)):
             ax.text(j, i, f"{mean[i, j]:.2f}" + (f" ± {std[i, j]:.2f}" if len(tables) > 1 else ""),
                     ha="center", va="center", fontsize=9, color="white" if mean[i, j] > 0.6 else "black")
-    ax.set_xticks(range(len(columns)), [f"accuracy on {times(c)}" for c in columns], fontsize=9)
-    ax.set_yticks(range(len(rows)), [times(r) for r in rows], fontsize=9)
+    ax.set_xticks(range(len(columns)), [f"accuracy on {c}" for c in columns], fontsize=9)
+    ax.set_yticks(range(len(rows)), list(rows), fontsize=9)
     ax.xaxis.tick_top()
     if chance is not None:
         ax.set_xlabel(f"chance: {chance:g}; mean ± std over seeds" if len(tables) > 1 else f"chance: {chance:g}",
@@ -46,7 +41,7 @@ def layer_bars(values: dict[str, np.ndarray], layers: list[str], ylabel: str, lo
     for i, (label, v) in enumerate(values.items()):
         v = np.atleast_2d(v)
         ax.bar(np.arange(len(layers)) + (i - (n - 1) / 2) * 0.8 / n, v.mean(0), 0.8 / n,
-               yerr=v.std(0) if len(v) > 1 else None, capsize=2, label=times(label))
+               yerr=v.std(0) if len(v) > 1 else None, capsize=2, label=label)
     names = [f"layer {i + 1}" + ("\n(output)" if i == len(layers) - 1 else "") for i in range(len(layers))]
     ax.set_xticks(range(len(layers)), names, fontsize=9)
     ax.set(ylabel=ylabel, ylim=(1e-3, 1) if log else (0, 1), yscale="log" if log else "linear")
@@ -67,7 +62,7 @@ def input_usage(first_layer: np.ndarray, names: list[str]) -> plt.Figure:
     ax.set_xticks([b - 0.5 for b in (10, 20, 30, 40)], minor=True)
     ax.tick_params(which="major", length=0)
     ax.grid(which="minor", axis="x", color="white", lw=2)
-    ax.set_yticks(range(len(names)), [f"{times(n)} mask" for n in names], fontsize=9)
+    ax.set_yticks(range(len(names)), [f"{n} mask" for n in names], fontsize=9)
     ax.set_xlabel("input unit (one-hot digits 0-9 of each number, then the operation)", fontsize=8)
     fig.colorbar(im, ax=ax, pad=0.01, fraction=0.04).set_label("share kept", fontsize=8)
     fig.tight_layout()
@@ -80,8 +75,8 @@ def alpha_sweep(alphas, tables: np.ndarray, ious: np.ndarray, ops, rows) -> plt.
     fig, axes = plt.subplots(1, 3, figsize=(COLUMN, 2.5), sharex=True)
     for ax, row in zip(axes[:2], (1, 2)):
         for j, op in enumerate(ops):
-            ax.plot(alphas, tables[:, row, j], marker="o", label=f"on {times(op)}")
-        ax.set(ylim=(-0.02, 1.02), title=times(rows[row]))
+            ax.plot(alphas, tables[:, row, j], marker="o", label=f"on {op}")
+        ax.set(ylim=(-0.02, 1.02), title=rows[row])
     axes[0].set_ylabel("accuracy")
     axes[0].legend(fontsize=8, frameon=False, loc="center left")
     for i in range(ious.shape[1]):

@@ -228,9 +228,9 @@ def _controls(model, named_masks: dict, evals: dict, seed: int) -> np.ndarray:
 
 # --- experiment 1: addition / multiplication ------------------------------------------------------
 
-ROWS = ("full model", "+ mask", "+ mask removed", "* mask", "* mask removed")
-CONTROL_ROWS = ("random + mask", "random + mask removed", "random * mask", "random * mask removed")
-MASKS = ("+", "*", "both")
+ROWS = ("full model", "+ mask", "+ mask removed", "× mask", "× mask removed")
+CONTROL_ROWS = ("random + mask", "random + mask removed", "random × mask", "random × mask removed")
+MASKS = ("+", "×", "both")
 
 
 def _op_evals(s: MaskSettings, seed: int, device) -> dict:
@@ -254,15 +254,15 @@ def _op_masks(model, s: MaskSettings, seed: int, alpha: float, steps: int, devic
 
 def _specialization(model, op_masks: dict, evals: dict, seed: int) -> dict:
     """``table [5, 2]`` (rows ROWS, columns + and *), ``control [4, 2]`` (rows CONTROL_ROWS) and
-    per-layer ``iou [L]`` of the + and * masks."""
+    per-layer ``iou [L]`` of the + and × masks."""
     pair = {op: op_masks[op] for op in digits.OPS}
     return {"table": _ablation_table(model, pair, evals), "control": _controls(model, pair, evals, 9000 + seed),
-            "iou": np.array(list(masks.iou(op_masks["+"], op_masks["*"]).values()))}
+            "iou": np.array(list(masks.iou(op_masks["+"], op_masks["×"]).values()))}
 
 
 def addmul(s: MaskSettings, seed: int, device) -> tuple[dict, dict]:
     """Train the network and the +, * and both masks; returns ``(metrics, arrays)`` with
-    :func:`_specialization`'s arrays, per-layer ``iomin`` of the + and * masks, kept fractions
+    :func:`_specialization`'s arrays, per-layer ``iomin`` of the + and × masks, kept fractions
     ``kept [3, L]`` (+, *, both) and the first layer's masks ``first_layer [3, hidden[0], 42]``."""
     model = train_network("addmul", s, seed, device)
     evals = _op_evals(s, seed, device)
@@ -270,7 +270,7 @@ def addmul(s: MaskSettings, seed: int, device) -> tuple[dict, dict]:
     layers = list(op_masks["+"])
     arrays = {
         **_specialization(model, op_masks, evals, seed),
-        "iomin": np.array(list(masks.iomin(op_masks["+"], op_masks["*"]).values())),
+        "iomin": np.array(list(masks.iomin(op_masks["+"], op_masks["×"]).values())),
         "kept": np.array([list(masks.kept_fraction(op_masks[k]).values()) for k in MASKS]),
         "first_layer": np.stack([op_masks[k][layers[0]].numpy() for k in MASKS]).astype(np.uint8),
     }
@@ -279,11 +279,11 @@ def addmul(s: MaskSettings, seed: int, device) -> tuple[dict, dict]:
 
 
 def sweep_point(s: MaskSettings, seed: int, device) -> tuple[dict, dict]:
-    """One point of the alpha or shape sweep: the + and * masks, at ``s.alpha`` and trained for
+    """One point of the alpha or shape sweep: the + and × masks, at ``s.alpha`` and trained for
     ``s.sweep_mask_steps`` steps, of the network of shape ``s.hidden`` and ``seed``; returns
     :func:`_specialization`'s arrays."""
     model = train_network("addmul", s, seed, device)
-    op_masks = _op_masks(model, s, seed, s.alpha, s.sweep_mask_steps, device, ("+", "*"))
+    op_masks = _op_masks(model, s, seed, s.alpha, s.sweep_mask_steps, device, digits.OPS)
     return {"layers": list(op_masks["+"]), "rows": list(ROWS), "control_rows": list(CONTROL_ROWS),
             "chance": CHANCE["addmul"]}, _specialization(model, op_masks, _op_evals(s, seed, device), seed)
 
