@@ -1,9 +1,11 @@
 """Shared statistics for the chapters' findings (each chapter's ``findings`` module): the statement
-a page prints (:class:`Finding`), the book's verdict rule (an effect is *clear* when its interval
-excludes 0 and it is at least :data:`CLEAR`), and the intervals and tests behind it: Wilson
-intervals for shares of seeds, paired and unpaired bootstrap intervals of differences, the
-Brown-Forsythe spread and an exact permutation test. Used by every chapter's page and by the
-claims tests (``tests/test_claims.py``), so that the prose and the tests say the same thing.
+a page prints (:class:`Finding`, :class:`Claim`), the book's verdict rule, written once (:data:`RULE`,
+applied by :func:`verdict`: reproduced / not reproduced / cannot be decided here), and the
+intervals and tests behind it, chosen for few units: Student's t (:func:`t_interval`,
+:func:`paired_t`, :func:`paired_verdict`) and Welch's (:func:`welch_interval`,
+:func:`unpaired_verdict`) intervals, the exact sign and permutation tests, Wilson intervals for
+shares, the Brown-Forsythe spread; the paired percentile bootstrap only for chapter 1's 100 seeds.
+Used by every chapter's page and by the claims tests, so that the prose and the tests say the same.
 """
 
 from __future__ import annotations
@@ -66,25 +68,8 @@ def paired_difference(a: np.ndarray, b: np.ndarray, resamples: int = 10_000,
     return float(d.mean()), float(low), float(high)
 
 
-def _difference(a: np.ndarray, b: np.ndarray, percent: bool = True) -> tuple[str, bool, float]:
-    """The paired difference ``a - b`` as text, whether its interval excludes 0, and its sign."""
-    d, low, high = paired_difference(a, b)
-    fmt = (lambda v: f"{100 * v:+.0f} points") if percent else (lambda v: f"{v:+.2f}")
-    return f"{fmt(d)} (95% interval {fmt(low)} to {fmt(high)})", low > 0 or high < 0, d
 
 
-def unpaired_difference(a: np.ndarray, b: np.ndarray, resamples: int = 10_000,
-                        seed: int = 0) -> tuple[float, float, float]:
-    """``mean(a) - mean(b)`` for two independent groups of base models and its 95% bootstrap
-    interval ``(difference, low, high)``: each group resampled on its own."""
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if a.size < 2 or b.size < 2:
-        raise ValueError(f"each group needs at least 2 values; got {a.size} and {b.size}")
-    rng = np.random.default_rng(seed)
-    means = (a[rng.integers(a.size, size=(resamples, a.size))].mean(1)
-             - b[rng.integers(b.size, size=(resamples, b.size))].mean(1))
-    low, high = np.percentile(means, [2.5, 97.5])
-    return float(a.mean() - b.mean()), float(low), float(high)
 
 
 def spread(values) -> np.ndarray:
@@ -121,6 +106,9 @@ RULE = (
     "interval of the effect the paper reports excludes no effect on the paper's side, and every arm "
     "it compares trained and every control it needs passed. It is *not reproduced* when those hold "
     "but the interval excludes the paper's effect (or lies within the stated margin of no effect). "
+    "When the interval is clear of 0 and reaches the margin it is reproduced even if it stays below "
+    "the paper's number (the page says it is smaller); clear of 0 but below the margin is not "
+    "reproduced. "
     "Anything else (one unit, an arm that did not train, a degenerate control, a quantity at its "
     "floor or ceiling in both arms, an interval wide enough for both) *cannot be decided here*. "
     "✓ marks reproduced, ✗ not reproduced (the paper's claim was not found at this scale; never "

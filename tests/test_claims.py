@@ -509,6 +509,7 @@ def test_sprites_stuck_seeds_are_the_least_open_at_every_sharpness(sprite_runs):
     for row in ("orthogonal", *sorted(SHARPNESS, key=SHARPNESS.get)):
         reach = cs_findings.gradient_reach(sprite_runs, row)
         fit = final_r2(sprite_runs, row)[0] >= cs_findings.FIT
+        assert fit.any(), f"{row}: no seed fits, so no seed is 'open' to compare with"
         if (~fit).any():
             assert reach[~fit].max() < reach[fit].min(), (row, reach, fit)
         order = order if order is not None else np.argsort(reach)
