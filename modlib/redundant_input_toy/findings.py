@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from modlib.stats import (CLEAR, Finding, Verdict, distinct_units, marked, paired_difference,
+from modlib.stats import (CLEAR, Finding, Verdict, distinct_units, marked, paired_difference, paired_t,
                           verdict, wilson)
 
 # an arm (one setting's seeds) *trained* when its mean training accuracy reaches this
@@ -27,7 +27,7 @@ def compare(x: np.ndarray, y: np.ndarray, arms: list[dict], percent: bool = True
     (100 seeds, enough for it), the units counted by :func:`modlib.stats.distinct_units` of the
     ``arms``' held-out accuracies, every arm :func:`trained`. The paper reports a direction, not a
     size: ``paper`` is :data:`modlib.stats.CLEAR`. Returns the verdict and its text."""
-    d, low, high = paired_difference(x, y)
+    d, low, high, test = _paired(x, y)
     fmt = (lambda v: f"{100 * v:+.0f}") if percent else (lambda v: f"{v:+.2f}")
     end = " points" if percent else ""
     units = distinct_units(*(a["test_acc"] for a in arms))
@@ -36,8 +36,16 @@ def compare(x: np.ndarray, y: np.ndarray, arms: list[dict], percent: bool = True
     mark = marked(v, f"mean training accuracy below {TRAINED:.0%}")
     if paper == CLEAR:  # the paper gives a direction only: the margin stands in for its size
         mark = mark.replace(f"the paper's {paper:+.2f}", f"the margin of {fmt(paper)}{end}")
-    return v, (f"{fmt(d)}{end} (95% paired bootstrap interval over {len(x)} seeds {fmt(low)} to "
+    return v, (f"{fmt(d)}{end} (95% {test} over {len(x)} seeds {fmt(low)} to "
                f"{fmt(high)}{end})" + mark)
+
+
+def _paired(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float, str]:
+    """``mean(x - y)``, its 95% interval over paired seeds and the interval's name: the percentile
+    bootstrap from 20 seeds on (the full profile's 100), Student's t below (default and smoke)."""
+    if len(x) >= 20:
+        return (*paired_difference(x, y), "paired bootstrap interval")
+    return (*paired_t(x, y)[:3], "paired t interval")
 
 
 def _share(generalises: np.ndarray) -> str:
@@ -88,9 +96,9 @@ def redundant_input(sweep, threshold: float, paper_epochs: int) -> dict[str, Fin
         for a in s.activations if len(s.losses) == 2 else ():
             arms = [arrays(f, a, loss) for loss in s.losses]
             x, y = (gen(arm) for arm in arms)
-            d, low, high = paired_difference(x, y)
+            d, low, high, test = _paired(x, y)
             significant = low > 0 or high < 0
-            text = (f"{100 * d:+.0f} points (95% paired bootstrap interval over {len(x)} seeds "
+            text = (f"{100 * d:+.0f} points (95% {test} over {len(x)} seeds "
                     f"{100 * low:+.0f} to {100 * high:+.0f} points)")
             both = all(trained(arm) for arm in arms)
             text += "" if both else f" (an arm did not train: mean training accuracy below {TRAINED:.0%})"

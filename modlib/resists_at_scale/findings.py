@@ -128,9 +128,12 @@ def resists_at_scale(runs) -> dict[str, Finding]:
         if experiment == "mnist":
             cost = {s: r["final_train"] - r["swapped"] for s, r in (("A", a), ("B", b))}
             v, text = _compare(cost["A"], cost["B"], arms=[a, b], label="A minus B")
+            explains = bool(cost["A"].mean() >= gap["A"].mean() / 2)  # the claim also needs this
             out["mnist-swap"] = Finding(
-                "mnist-swap", bool(v.reproduced and cost["A"].mean() >= gap["A"].mean() / 2),
+                "mnist-swap", bool(v.reproduced and explains),
                 f"Replacing the right digit of training-distribution pairs by a random one lowers accuracy "
                 f"by {_ms(cost['A'])} in setting A and {_ms(cost['B'])} in B{text}; A's train-test gap "
-                f"is {_ms(gap['A'])}.")
+                f"is {_ms(gap['A'])}" + ("" if explains or not v.reproduced else
+                                         " (but the claim does not hold: the swap cost is under half of that gap)")
+                + ".")
     return out
