@@ -244,17 +244,20 @@ def marked(v: Verdict, untrained: str = "") -> str:
 class Claim(Finding):
     """A :class:`Finding` whose mark comes from the verdict rule (:func:`verdict`): ``holds`` is
     ``verdict.reproduced``. A finding that checks a condition (an arm trained) rather than a paper's
-    claim has no verdict; its mark is ✓ where the check passed and ✗ where not."""
+    claim has no verdict; it is marked "check passed" or "check failed", never with the rule's
+    ✓ / ✗ (which say whether a paper's claim was found)."""
 
     verdict: Verdict | None = None
 
     @property
     def mark(self) -> str:
-        return self.verdict.mark if self.verdict is not None else ("✓" if self.holds else "✗")
+        return self.verdict.mark if self.verdict is not None else self.outcome
 
     @property
     def outcome(self) -> str:
-        return self.verdict.outcome if self.verdict is not None else (REPRODUCED if self.holds else NOT_REPRODUCED)
+        if self.verdict is not None:
+            return self.verdict.outcome
+        return "check passed" if self.holds else "check failed"
 
 
 def claim(name: str, v: Verdict, text: str) -> Claim:
