@@ -175,13 +175,16 @@ def sign_test(differences) -> float:
 
 def verdict(low: float, high: float, *, units: int, paper: float, margin: float = CLEAR,
             trained: bool = True, controls: bool = True, measurable: bool = True,
-            what: str = "") -> Verdict:
+            what: str = "",
+            source: str = "the paper's") -> Verdict:
     """The verdict on a claim whose effect the paper reports as ``paper`` (its sign gives the
     claim's direction), measured as an interval ``[low, high]`` over ``units`` independent units.
     ``trained``: every arm compared trained (fit above its stated threshold); ``controls``: every
     control the claim needs passed and is not degenerate; ``measurable``: the quantity is not at
     a floor or ceiling in both arms. ``margin``: the smallest effect that counts (default
-    :data:`CLEAR`). ``what`` names the interval's test, for ``why``."""
+    :data:`CLEAR`). ``what`` names the interval's test, for ``why``. ``source`` names where
+    ``paper`` comes from: ``"the stated margin of"`` where the paper gives a direction but no size
+    and the book's margin stands in for it."""
     if low > high:
         raise ValueError(f"low={low} > high={high}")
     if paper == 0:
@@ -198,11 +201,11 @@ def verdict(low: float, high: float, *, units: int, paper: float, margin: float 
     s = 1.0 if paper > 0 else -1.0
     lo, hi = sorted((s * low, s * high))  # the effect in the paper's direction
     if lo > 0 and hi >= margin:
-        smaller = f", below the paper's {paper:+.2f}" if hi < abs(paper) else ""
+        smaller = f", below {source} {paper:+.2f}" if hi < abs(paper) else ""
         return Verdict(REPRODUCED, f"{interval}: clear of 0 on the paper's side{smaller}")
     if hi < abs(paper):
-        return Verdict(NOT_REPRODUCED, f"{interval}: excludes the paper's {paper:+.2f}")
-    return Verdict(UNDECIDED, f"{interval}: wide enough for no effect and for the paper's {paper:+.2f}")
+        return Verdict(NOT_REPRODUCED, f"{interval}: excludes {source} {paper:+.2f}")
+    return Verdict(UNDECIDED, f"{interval}: wide enough for no effect and for {source} {paper:+.2f}")
 
 
 def paired_t(a, b, unit: str = "seeds", percent: bool = True) -> tuple[float, float, float, str]:
@@ -271,32 +274,32 @@ def _flat(d: np.ndarray) -> bool:
 
 
 def paired_verdict(a, b, *, paper: float, unit: str = "seed", margin: float = CLEAR,
-                   trained: bool = True, controls: bool = True, measurable: bool = True) -> Verdict:
+                   trained: bool = True, controls: bool = True, measurable: bool = True, source: str = "the paper's") -> Verdict:
     """The rule (:func:`verdict`) on ``mean(a - b)`` over paired units ``a [n]``, ``b [n]`` (one value
     per independent ``unit``), with Student's t interval of the paired differences. Differences
     that do not vary over units (identical units) leave nothing to estimate: not measurable."""
     d = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
     if d.size < 2:
-        return verdict(float(d.mean()), float(d.mean()), units=int(d.size), paper=paper, margin=margin,
+        return verdict(float(d.mean()), float(d.mean()), units=int(d.size), paper=paper, margin=margin, source=source,
                        what=f"one {unit}:")
     _, low, high = t_interval(d)
-    return verdict(low, high, units=int(d.size), paper=paper, margin=margin, trained=trained,
+    return verdict(low, high, units=int(d.size), paper=paper, margin=margin, source=source, trained=trained,
                    controls=controls, measurable=measurable and not _flat(d),
                    what=f"paired t (over {d.size} {unit}s)")
 
 
 def unpaired_verdict(a, b, *, paper: float, unit: str = "base model", margin: float = CLEAR,
-                     trained: bool = True, controls: bool = True, measurable: bool = True) -> Verdict:
+                     trained: bool = True, controls: bool = True, measurable: bool = True, source: str = "the paper's") -> Verdict:
     """The rule on ``mean(a) - mean(b)`` for two independent groups of units, Welch's t interval;
     two groups whose values do not vary and are equal (both at a floor or ceiling) are not
     measurable."""
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if min(a.size, b.size) < 2:
         d = float(a.mean() - b.mean()) if a.size and b.size else 0.0
-        return verdict(d, d, units=int(min(a.size, b.size)), paper=paper, margin=margin, what="fewer than 2 per group:")
+        return verdict(d, d, units=int(min(a.size, b.size)), paper=paper, margin=margin, source=source, what="fewer than 2 per group:")
     d, low, high = welch_interval(a, b)
     if not np.isfinite(low):
         low = high = d
-    return verdict(low, high, units=int(min(a.size, b.size)), paper=paper, margin=margin, trained=trained,
+    return verdict(low, high, units=int(min(a.size, b.size)), paper=paper, margin=margin, source=source, trained=trained,
                    controls=controls, measurable=measurable and not (_flat(a) and _flat(b)),
                    what=f"Welch t ({a.size} and {b.size} {unit}s)")

@@ -186,7 +186,7 @@ def pretraining_from(df, metrics: dict, base_gate: float = 0.95) -> dict[str, Fi
                         f"{_ms(e)} (range {e.min():+.2f} to {e.max():+.2f})")
 
             name = f"{rule}/{sub}"
-            v = stats.unpaired_verdict(p["modular"].astype(float), s["modular"].astype(float), paper=PAPER_COUNT,
+            v = stats.unpaired_verdict(p["modular"].astype(float), s["modular"].astype(float), paper=PAPER_COUNT, source="the stated margin of",
                                        trained=trained, controls=masks_ok)
             out[f"{name}/consistency"] = stats.claim(
                 f"{name}/consistency", v,
@@ -194,21 +194,22 @@ def pretraining_from(df, metrics: dict, base_gate: float = 0.95) -> dict[str, Fi
                 f"Share of modular base models, pretrained minus scratch:")
             if len(ep) > 1 and len(es) > 1:
                 _, p_value = permutation_test(spread(es), spread(ep))
-                v = stats.unpaired_verdict(spread(es), spread(ep), paper=PAPER_SPREAD, trained=trained,
+                v = stats.unpaired_verdict(spread(es), spread(ep), paper=PAPER_SPREAD, source="the stated margin of", trained=trained,
                                            controls=masks_ok)
                 out[f"{name}/spread"] = stats.claim(
                     f"{name}/spread", v,
                     f"{rule}, {sub}: the ablation effect's mean absolute deviation from its median is "
                     f"{spread(es).mean():.2f} from scratch and {spread(ep).mean():.2f} pretrained (Brown-Forsythe; "
                     f"one-sided exact permutation p = {p_value:.2f}); scratch minus pretrained:")
-                v = stats.unpaired_verdict(ep, es, paper=paper_gap, trained=trained, controls=masks_ok)
+                v = stats.unpaired_verdict(ep, es, paper=paper_gap, trained=trained, controls=masks_ok,
+                                           source="the paper's" if paper_gap != MARGIN else "the stated margin of")
                 out[f"{name}/effect"] = stats.claim(
                     f"{name}/effect", v,
                     f"{rule}, {sub}: pretrained minus scratch mean ablation effect {ep.mean() - es.mean():+.2f} "
                     f"(the paper {paper_gap:+.2f}; masks keep {_ms(s['kept'].dropna())} of the masked weights "
                     f"from scratch, {_ms(p['kept'].dropna())} pretrained):")
                 ss, sp = s["sub_other"].dropna(), p["sub_other"].dropna()
-                v = stats.unpaired_verdict(ss, sp, paper=LOWER, margin=CLEAR, trained=trained, controls=masks_ok)
+                v = stats.unpaired_verdict(ss, sp, paper=LOWER, margin=CLEAR, source="the stated margin of", trained=trained, controls=masks_ok)
                 out[f"{name}/specific"] = stats.claim(
                     f"{name}/specific", v,
                     f"{rule}, {sub}: the subnetwork alone gets {_ms(ss)} on the other subroutine's "

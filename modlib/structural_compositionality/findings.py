@@ -149,7 +149,7 @@ def structural_from(table, bases: list[dict], base_gate: float) -> dict[str, Fin
                     f"{rule}, {sub}: {what} leaves {_ms(t[f'{prefix}_target'])} on {sub} problems and "
                     f"{_ms(t[f'{prefix}_other'])} on the other subroutine's ({kept}); other minus target, "
                     f"the paper {paper['ablation']:+.2f}:")
-            v = stats.paired_verdict(col("sub_target"), col("random_target"), paper=LOWER, margin=LOWER,
+            v = stats.paired_verdict(col("sub_target"), col("random_target"), paper=LOWER, margin=LOWER, source="the stated margin of",
                                      unit="base model", trained=fit, controls=masks_ok,
                                      measurable=_measurable(col("sub_target"), col("random_target")))
             out[f"{name}/random"] = stats.claim(

@@ -107,7 +107,7 @@ def specialization(tables: np.ndarray, controls: np.ndarray, chance: float,
     # 4. the paper's claim: the other operation is spared about as well as by a random removal
     d = per_mask([rel[:, 2 + 2 * k, 1 - k] - crel[:, 1 + 2 * k, 1 - k] for k in range(2)]) + SPARES
     random_spares = bool(all((crel[:, 1 + 2 * k, 1 - k] >= 0.5).all() for k in range(2)))
-    v = stats.paired_verdict(d, zero, paper=SPARES, trained=trained, controls=masks_ok and random_spares)
+    v = stats.paired_verdict(d, zero, paper=SPARES, source="the stated margin of", trained=trained, controls=masks_ok and random_spares)
     out.append(stats.claim("removing a mask spares the other operation", v, (
         f"**The paper's claim.** Removing the + mask should leave multiplication working, near the full "
         f"network's accuracy (and mirrored for ×). Measured per seed on the worse mask: what the other "
@@ -163,7 +163,7 @@ def reuse(iou: np.ndarray, iou_same: np.ndarray, iou_random: np.ndarray,
     reference_ok = bool((same < 0.99).all())
     if not reference_ok:
         text += " The same-pair reference is at IoU 1: the two pair-1 masks are one mask, not a reference."
-    v = stats.paired_verdict(same, pairs, paper=CLEAR, trained=trained and alone_ok,
+    v = stats.paired_verdict(same, pairs, paper=CLEAR, source="the stated margin of", trained=trained and alone_ok,
                              controls=reference_ok and not degenerate(kept))
     return [stats.claim("two pairs' masks overlap less than two masks of one pair", v, text + (
         " Same-pair minus two-pair IoU per seed (the paper: the two pairs' masks share little):"))]
