@@ -22,7 +22,7 @@ def test_arithmetic_targets_are_the_results_mod_100():
     assert torch.equal(x[:, 40:].argmax(1), op)
     _, _, only_mul = digits.arithmetic(50, ("×",))
     assert (only_mul == 1).all()
-    with pytest.raises(ValueError, match=r"op='-' .* '\+', '\*'"):
+    with pytest.raises(ValueError, match=r"op='-' .* '\+', '×'"):
         digits.arithmetic(5, ("-",))
 
 
