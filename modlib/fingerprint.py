@@ -40,7 +40,6 @@ import importlib.machinery
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 PACKAGE = "modlib"
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -430,9 +429,8 @@ def describe(code) -> str:
 def reach(code) -> list[Unit]:
     """Every unit the entry ``code`` can reach (see the module's docstring)."""
     _STATE[0] = _state()
-    index = _index
     module, names = _entry(code)
-    mod = index(module)
+    mod = _index(module)
     if names is None:
         start = list({id(u): u for u in mod.units.values()}.values()) + ([mod.other] if mod.other else [])
     else:
@@ -452,13 +450,13 @@ def reach(code) -> list[Unit]:
                 continue
             seen[id(unit)] = unit
             attrs |= unit.attrs
-            owner = index(unit.module)
+            owner = _index(unit.module)
             if owner.other is not None and id(owner.other) not in seen:
                 todo.append(owner.other)
             if unit.name in owner.methods:
                 classes.append((owner, unit))
             for _, target_module, target in unit.refs:
-                target_mod = index(target_module)
+                target_mod = _index(target_module)
                 if target is None:  # a whole module used as a value
                     todo += list(target_mod.units.values())
                 else:

@@ -33,7 +33,6 @@ from torch import nn
 
 from modlib import profiles, results
 from modlib.data import sentences as agreement
-from modlib.data import shapes
 from modlib.pretraining_consistency import pretraining
 from modlib.profiles import check_choices, check_int, check_range, settings_for
 from modlib.runtime import describe
