@@ -11,7 +11,8 @@ is stored is asked of the same code with computing switched off (:func:`modlib.r
 so "stored" means "the notebook loads it now without computing"; once every job of a chapter is
 stored, ``python -m modlib.batch --profile PROFILE NOTEBOOK`` draws the page from the store.
 
-Chapter 6 fine-tunes from its two pretraining results, so its other jobs wait for them (``needs``):
+Chapter 6 fine-tunes from its two pretraining results, so its other jobs wait for them (``needs``), as
+chapter 5's untrained controls wait for their trained twins (they train the masks the twin's search chose):
 the local executor runs them in that order, and the SLURM executor submits a waiting job on the first
 call after what it needs is stored. Chapter 6's scratch base models are chapter 5's, so they are
 chapter 5's jobs (run once, whichever chapter asks).
@@ -93,8 +94,12 @@ def _masks(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
 
 
 def _structure(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
-    return {f"{sc.CHAPTER}/{n}": ((), lambda d, n=n: sc.run(profile, d, names=[n]))
-            for n in sc.result_names(sc.settings(profile))}
+    out = {}
+    for n in sc.result_names(sc.settings(profile)):
+        rule, seed, trained = sc._parse(n)  # an untrained control reads its trained twin's choice
+        needs = () if trained else (f"{sc.CHAPTER}/{rule}-{seed}",)
+        out[f"{sc.CHAPTER}/{n}"] = (needs, lambda d, n=n: sc.run(profile, d, names=[n]))
+    return out
 
 
 def _pretraining(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:

@@ -252,14 +252,12 @@ def run_one(rule: str, seed: int, profile: str, device: torch.device,
             show: bool = False) -> tuple[dict, dict]:
     """A base model for ``rule`` fine-tuned from the pretrained weights (:func:`pretrained_model`)
     on the task with data order ``seed``, then chapter 5's search in it if it passes the base gate;
-    the metrics as :func:`modlib.structural_compositionality.run_one` gives them, without the
-    masks' overlap (no arrays)."""
+    the metrics and arrays (kept shares and their trajectories, the masks' overlaps) as
+    :func:`modlib.structural_compositionality.run_one` gives them."""
     s = sc.settings(profile)
     data = sc._data(rule, s)  # chapter 5's problem sets, shared
     model = pretrained_model(rule, seed, profile, device).to(device)
-    metrics, _ = sc.study(model, data, rule, seed, True, s, show)
-    metrics.pop("overlap", None)
-    return metrics, {}
+    return sc.study(model, data, rule, seed, True, s, show)
 
 
 # ---------------------------------------------------------------- stored results

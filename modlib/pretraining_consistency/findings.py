@@ -50,14 +50,18 @@ def pretraining_effects(runs):
             row = {"rule": rule, "init": init, "seed": int(seed), "subroutine": sub,
                    "task": m["base"]["task"], "searched": m["searched"], "passed_gate": False,
                    "sub_target": np.nan, "sub_other": np.nan, "target": np.nan, "other": np.nan,
-                   "kept": np.nan}
+                   "kept": np.nan, "rand_abl_target": np.nan, "rand_abl_other": np.nan, "lam": np.nan}
             if m["searched"]:
                 found = m["subroutines"][sub]
                 hard = np.array([run["hard"] for run in found["runs"]])  # [mask seeds, 2]
                 ablated = np.array([run["complement"] for run in found["runs"]])
                 row.update(passed_gate=bool(found["passed_gate"]), sub_target=hard[:, 0].mean(),
                            kept=float(np.mean([run["kept"] for run in found["runs"]])),
-                           sub_other=hard[:, 1].mean(), target=ablated[:, 0].mean(), other=ablated[:, 1].mean())
+                           sub_other=hard[:, 1].mean(), target=ablated[:, 0].mean(), other=ablated[:, 1].mean(),
+                           lam=found.get("chosen", {}).get("lam", np.nan))
+                if all("random_complement" in run for run in found["runs"]):  # recorded since issue 31
+                    random = np.array([run["random_complement"] for run in found["runs"]])
+                    row.update(rand_abl_target=random[:, 0].mean(), rand_abl_other=random[:, 1].mean())
             out.append(row)
     df = pd.DataFrame(out)
     df["effect"] = df["other"] - df["target"]
@@ -94,10 +98,112 @@ PAPER_SPREAD = 0.05  # a smaller spread: the Brown-Forsythe deviations this much
 
 
 def pretraining(runs) -> dict[str, Finding]:
-    """Chapter 6's statements (:func:`pretraining_from` on the stored runs)."""
+    """Chapter 6's statements (:func:`pretraining_from` on the stored runs, then
+    :func:`matched_from` on :func:`matched_density`)."""
     metrics = {kind: r.metrics for kind, r in runs.pretraining.items()}
-    return pretraining_from(pretraining_effects(runs), metrics, runs.settings.base_gate
-                            if hasattr(runs.settings, "base_gate") else 0.95)
+    base_gate = runs.settings.base_gate if hasattr(runs.settings, "base_gate") else 0.95
+    return {**pretraining_from(pretraining_effects(runs), metrics, base_gate),
+            **matched_from(matched_density(runs), base_gate)}
+
+
+# The share of masked weights the paper's masks keep in BERT-small fine-tuned from its MLM weights (the
+# authors' L0_Reporting files; issue 31); from scratch and the ResNets: chapter 5's PAPER_KEPT
+PAPER_KEPT_PRETRAINED = (0.0007, 0.015)
+
+
+def matched_density(runs, kept: float | None = None):
+    """Pretrained and scratch masks at equal density (issue 31): one row per (rule, subroutine,
+    init, base model) of chapter 6's stored results, from the searched grid (each configuration's
+    seed-0 mask, tested on the test sets): the configuration whose kept share is nearest (by ratio)
+    a common share, among those that passed the 0.9 gate on validation and converged; chosen by
+    density alone, never by a test accuracy. The common share, per (rule, subroutine): ``kept`` if
+    given, else the geometric mean of the two inits' median kept shares of their selected masks.
+    Columns: the common share (``common``), the matched mask's ``kept``, ``lam`` and ``stages``,
+    the subnetwork's (``sub_target``, ``sub_other``) and the ablated model's (``target``,
+    ``other``) accuracies, ``effect`` (other minus target), and the base model's ``task`` and
+    ``searched``; nan where no configuration qualifies."""
+    import pandas as pd
+
+    rows = []
+    for name, r in runs.rows.items():
+        rule, init, seed = name.rsplit("-", 2)
+        m = r.metrics
+        for sub, found in (m.get("subroutines") or {}).items():
+            chosen = np.mean([run["kept"] for run in found["runs"]])
+            fit = [g for g in found.get("grid", []) if "test" in g and g["own"] >= 0.9 and g["converged"]]
+            rows.append({"rule": rule, "init": init, "seed": int(seed), "subroutine": sub, "selected": chosen,
+                         "task": m["base"]["task"], "searched": m["searched"], "grid": fit})
+    if not rows:
+        return pd.DataFrame()
+    df = pd.DataFrame(rows)
+    out = []
+    for (rule, sub), g in df.groupby(["rule", "subroutine"], sort=False):
+        medians = [g[g["init"] == init]["selected"].median() for init in ("scratch", "pretrained")]
+        medians = [x for x in medians if np.isfinite(x)]
+        common = kept if kept is not None else (
+            float(np.exp(np.mean(np.log(np.clip(medians, 1e-6, 1))))) if medians else np.nan)
+        for _, row in g.iterrows():
+            rec = {k: row[k] for k in ("rule", "init", "seed", "subroutine", "task", "searched")}
+            rec.update(common=common, kept=np.nan, lam=np.nan, stages="", sub_target=np.nan, sub_other=np.nan,
+                       target=np.nan, other=np.nan)
+            if row["grid"] and np.isfinite(common):
+                best = min(row["grid"], key=lambda c: abs(np.log(max(c["kept"], 1e-6) / common)))
+                rec.update(kept=best["kept"], lam=best["lam"], stages=best["stages"],
+                           sub_target=best["test"]["hard"][0], sub_other=best["test"]["hard"][1],
+                           target=best["test"]["complement"][0], other=best["test"]["complement"][1])
+            out.append(rec)
+    out = pd.DataFrame(out)
+    out["effect"] = out["other"] - out["target"]
+    return out
+
+
+def matched_from(df, base_gate: float = 0.95) -> dict[str, Finding]:
+    """The paper's two claims about the pretrained masks again at equal density, from
+    :func:`matched_density`'s table, keyed ``"{rule}/{sub}/{what}"``, each decided by the book's
+    rule over base models (Welch t, pretrained against scratch), recording both arms' kept shares:
+
+    ``matched_effect``    the pretrained models' ablation effect is larger (margin :data:`MARGIN`);
+    ``matched_specific``  their subnetworks are lower on the other subroutine's problems (scratch
+                          minus pretrained; margin :data:`CLEAR`, the paper's direction
+                          :data:`LOWER`).
+
+    Each needs every base model trained and searched and a matched mask for each that keeps
+    neither nothing nor everything.
+    """
+    from modlib.structural_compositionality.findings import degenerate, pct
+
+    out = {}
+    if df.empty:
+        return out
+    for (rule, sub), g in df.groupby(["rule", "subroutine"], sort=False):
+        s, p = g[g["init"] == "scratch"], g[g["init"] == "pretrained"]
+        trained = bool(g["searched"].all() and (g["task"] >= base_gate).all())
+        masks_ok = bool(g["kept"].notna().all()) and not degenerate(g["kept"].dropna())
+        kept = (f"common share {g['common'].iloc[0]:.2%}; matched masks keep {pct(s['kept'].dropna())} "
+                f"from scratch and {pct(p['kept'].dropna())} pretrained")
+        name = f"{rule}/{sub}"
+        if s["kept"].isna().all() or p["kept"].isna().all():
+            missing = [init for init, arm in (("scratch", s), ("pretrained", p)) if arm["kept"].isna().all()]
+            for what in ("matched_effect", "matched_specific"):
+                v = stats.Verdict(stats.UNDECIDED, "no mask to match: none passed the gate and converged in "
+                                  + " and ".join(missing))
+                out[f"{name}/{what}"] = stats.claim(f"{name}/{what}", v, f"{rule}, {sub}, at equal density:")
+            continue
+        v = stats.unpaired_verdict(p["effect"].dropna(), s["effect"].dropna(), paper=MARGIN,
+                                   source="the stated margin of", trained=trained, controls=masks_ok)
+        out[f"{name}/matched_effect"] = stats.claim(
+            f"{name}/matched_effect", v,
+            f"{rule}, {sub}, at equal density ({kept}): ablated, {_ms(s['target'])} on {sub} problems and "
+            f"{_ms(s['other'])} on the other's from scratch, {_ms(p['target'])} and {_ms(p['other'])} "
+            f"pretrained; pretrained minus scratch ablation effect:")
+        v = stats.unpaired_verdict(s["sub_other"].dropna(), p["sub_other"].dropna(), paper=LOWER, margin=CLEAR,
+                                   source="the stated margin of", trained=trained, controls=masks_ok)
+        out[f"{name}/matched_specific"] = stats.claim(
+            f"{name}/matched_specific", v,
+            f"{rule}, {sub}, at equal density ({kept}): the subnetwork alone gets {_ms(s['sub_other'])} on "
+            f"the other subroutine's problems from scratch and {_ms(p['sub_other'])} pretrained (on its own, "
+            f"{_ms(s['sub_target'])} and {_ms(p['sub_target'])}); scratch minus pretrained:")
+    return out
 
 
 def pretraining_from(df, metrics: dict, base_gate: float = 0.95) -> dict[str, Finding]:
