@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from modlib import pretraining_consistency as pc
-from modlib import results
+from modlib import results, stats
 from modlib.data import sentences as agreement
 from modlib.pretraining_consistency import findings as pc_findings
 from modlib.structural_compositionality import experiment as sc
@@ -83,3 +83,37 @@ def test_bad_names_say_what_is_valid(store):
         pc.pretrained("audio", "smoke")
     with pytest.raises(ValueError, match="rules"):
         pc.PretrainingSettings(rules=("sv-plural", "odd"))
+
+
+def test_masks_are_compared_at_equal_density_by_the_grid_configuration_nearest_a_common_share():
+    from types import SimpleNamespace
+
+    def grid(kept, effect, other, own=1.0, converged=True):
+        return {"kept": kept, "lam": kept, "stages": "all", "own": own, "converged": converged,
+                "test": {"hard": [1.0, other], "complement": [0.9 - effect, 0.9]}}
+
+    def row(selected, configs):
+        found = {"grid": configs, "runs": [{"kept": selected}]}
+        return SimpleNamespace(metrics={"searched": True, "base": {"task": 1.0},
+                                        "subroutines": {"subject": found}})
+
+    rows = {}
+    for i in range(3):
+        # scratch selects dense masks (8 %), pretrained sparse ones (0.5 %); both have a 2 % configuration
+        rows[f"sv-plural-scratch-{i}"] = row(0.08, [
+            grid(0.08, 0.1, 0.9), grid(0.021 + 0.001 * i, 0.2 + 0.01 * i, 0.88 + 0.01 * i),
+            grid(0.019, 0.9, 0.2, own=0.5), grid(0.02, 0.9, 0.2, converged=False)])  # never matched
+        rows[f"sv-plural-pretrained-{i}"] = row(0.005, [
+            grid(0.005, 0.7, 0.3), grid(0.019 - 0.001 * i, 0.6 + 0.01 * i, 0.3 + 0.02 * i)])
+    runs = SimpleNamespace(rows=rows, settings=pc.settings("smoke"))
+    table = pc_findings.matched_density(runs)
+    assert table["common"].iloc[0] == pytest.approx(np.sqrt(0.08 * 0.005))  # 2 %
+    assert (table["kept"].between(0.015, 0.025)).all()  # each base model's configuration nearest 2 %
+    scratch = table[table["init"] == "scratch"]
+    assert scratch["effect"].round(2).tolist() == [0.2, 0.21, 0.22]
+    found = pc_findings.matched_from(table, base_gate=0.95)
+    assert found["sv-plural/subject/matched_effect"].outcome == stats.REPRODUCED
+    assert found["sv-plural/subject/matched_specific"].outcome == stats.REPRODUCED
+    assert "from scratch and" in found["sv-plural/subject/matched_effect"].text
+    fixed = pc_findings.matched_density(runs, kept=0.08)  # at scratch's density: pretrained has no 8 % mask
+    assert fixed[fixed["init"] == "pretrained"]["kept"].max() < 0.02

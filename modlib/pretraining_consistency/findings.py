@@ -189,20 +189,19 @@ def matched_from(df, base_gate: float = 0.95) -> dict[str, Finding]:
                                   + " and ".join(missing))
                 out[f"{name}/{what}"] = stats.claim(f"{name}/{what}", v, f"{rule}, {sub}, at equal density:")
             continue
-        v = stats.unpaired_verdict(p["effect"].dropna(), s["effect"].dropna(), paper=MARGIN,
-                                   source="the stated margin of", trained=trained, controls=masks_ok)
-        out[f"{name}/matched_effect"] = stats.claim(
-            f"{name}/matched_effect", v,
-            f"{rule}, {sub}, at equal density ({kept}): ablated, {_ms(s['target'])} on {sub} problems and "
-            f"{_ms(s['other'])} on the other's from scratch, {_ms(p['target'])} and {_ms(p['other'])} "
-            f"pretrained; pretrained minus scratch ablation effect:")
-        v = stats.unpaired_verdict(s["sub_other"].dropna(), p["sub_other"].dropna(), paper=LOWER, margin=CLEAR,
-                                   source="the stated margin of", trained=trained, controls=masks_ok)
-        out[f"{name}/matched_specific"] = stats.claim(
-            f"{name}/matched_specific", v,
-            f"{rule}, {sub}, at equal density ({kept}): the subnetwork alone gets {_ms(s['sub_other'])} on "
-            f"the other subroutine's problems from scratch and {_ms(p['sub_other'])} pretrained (on its own, "
-            f"{_ms(s['sub_target'])} and {_ms(p['sub_target'])}); scratch minus pretrained:")
+        claims = (("matched_effect", p["effect"], s["effect"], MARGIN,
+                   f"ablated, {_ms(s['target'])} on {sub} problems and {_ms(s['other'])} on the other's from "
+                   f"scratch, {_ms(p['target'])} and {_ms(p['other'])} pretrained; pretrained minus scratch "
+                   "ablation effect:"),
+                  ("matched_specific", s["sub_other"], p["sub_other"], LOWER,
+                   f"the subnetwork alone gets {_ms(s['sub_other'])} on the other subroutine's problems from "
+                   f"scratch and {_ms(p['sub_other'])} pretrained (on its own, {_ms(s['sub_target'])} and "
+                   f"{_ms(p['sub_target'])}); scratch minus pretrained:"))
+        for what, a, b, paper, text in claims:
+            v = stats.unpaired_verdict(a.dropna(), b.dropna(), paper=paper, margin=CLEAR,
+                                       source="the stated margin of", trained=trained, controls=masks_ok)
+            out[f"{name}/{what}"] = stats.claim(f"{name}/{what}", v,
+                                                f"{rule}, {sub}, at equal density ({kept}): {text}")
     return out
 
 

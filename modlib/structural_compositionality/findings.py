@@ -132,7 +132,7 @@ def density_from(table) -> dict[str, Finding]:
     for (rule, sub), t in trained.groupby(["rule", "subroutine"], sort=False):
         low, high = paper_kept(rule)
         kept = t["kept"].to_numpy(dtype=float)
-        converged = int(t["converged"].fillna(False).astype(bool).sum()) if "converged" in t else 0
+        converged = int((t["converged"] == True).sum()) if "converged" in t else 0  # noqa: E712 (nan: not recorded)
         masks_ok = not degenerate(kept)
         out[f"{rule}/{sub}/density"] = stats.Claim(
             f"{rule}/{sub}/density", bool(masks_ok and low <= kept.mean() <= high),
