@@ -153,7 +153,12 @@ def _chapter5():
     return sc_findings.structure_table(runs), bases, s.base_gate
 
 
-ACC5 = [f"{p}_{w}" for p in ("sub", "abl", "reinit", "random") for w in ("target", "other")]
+ACC5 = [f"{p}_{w}" for p in ("sub", "abl", "reinit", "random", "rand_abl") for w in ("target", "other")]
+
+
+def claims5(table, bases, gate):
+    """Every statement chapter 5's page marks: the claims and the density checks (issue 31)."""
+    return {**sc_findings.structural_from(table, bases, gate), **sc_findings.density_from(table)}
 
 
 def variants5(table, bases):
@@ -166,12 +171,12 @@ def variants5(table, bases):
     t = table.copy()
     t["kept"] = 1.0
     t[["sub_target", "sub_other", "random_target", "random_other"]] = 1.0
-    t[["abl_target", "abl_other", "reinit_target", "reinit_other"]] = c
+    t[["abl_target", "abl_other", "reinit_target", "reinit_other", "rand_abl_target", "rand_abl_other"]] = c
     out["keeps everything"] = (t, bases)
     t = table.copy()
     t["kept"] = 0.0
     t[["sub_target", "sub_other", "random_target", "random_other"]] = c
-    t[["abl_target", "abl_other", "reinit_target", "reinit_other"]] = 1.0
+    t[["abl_target", "abl_other", "reinit_target", "reinit_other", "rand_abl_target", "rand_abl_other"]] = 1.0
     out["keeps nothing"] = (t, bases)
     t = table.copy()
     for (rule, sub, trained), g in table.groupby(["rule", "subroutine", "trained"]):
@@ -180,6 +185,7 @@ def variants5(table, bases):
     out["identical units"] = (t, bases)
     t = table.copy()
     t["random_target"], t["random_other"] = t["sub_target"], t["sub_other"]
+    t["rand_abl_target"], t["rand_abl_other"] = t["abl_target"], t["abl_other"]
     for (rule, sub), g in table.groupby(["rule", "subroutine"]):  # the untrained control is the trained arm
         trained = g[g["trained"]][ACC5 + ["kept"]].mean()
         t.loc[g[~g["trained"]].index, ACC5 + ["kept"]] = trained.to_numpy()
@@ -195,16 +201,16 @@ def variants5(table, bases):
 
 def test_chapter5_claims_fail_on_degenerate_results():
     table, bases, gate = _chapter5()
-    found = {"stored": sc_findings.structural_from(table, bases, gate)}
+    found = {"stored": claims5(table, bases, gate)}
     for name, (t, b) in variants5(table, bases).items():
-        found[name] = sc_findings.structural_from(t, b, gate)
+        found[name] = claims5(t, b, gate)
     _check(found)
 
 
 # --- chapter 6 ------------------------------------------------------------------------------------
 
 
-def _chapter6():
+def _runs6():
     import torch
 
     from modlib import pretraining_consistency as pc
@@ -213,10 +219,43 @@ def _chapter6():
         mp.setenv(results.FROM_STORE_ENV, "1")
         mp.setenv(results.ROOT_ENV, str(FULL.parent))
         try:
-            runs = pc.run("full", torch.device("cpu"))
+            return pc.run("full", torch.device("cpu"))
         except results.StaleResultError as err:
             pytest.skip(f"chapter 6's full results are not all stored: {err}")
+
+
+def _chapter6():
+    runs = _runs6()
     return pc_findings.pretraining_effects(runs), {k: r.metrics for k, r in runs.pretraining.items()}
+
+
+MATCHED = ["sub_target", "sub_other", "target", "other", "kept"]
+
+
+def test_chapter6_matched_density_claims_fail_on_degenerate_results():
+    # issue 31: the claims at equal density, on the matched masks' table
+    df = pc_findings.matched_density(_runs6())
+    c = sc_findings.CHANCE
+    variants = {"chance": {"sub_target": c, "sub_other": c, "target": c, "other": c},
+                "never fit": {"task": 0.6, "searched": False},
+                "keeps everything": {"kept": 1.0, "sub_target": 1.0, "sub_other": 1.0, "target": c, "other": c},
+                "keeps nothing": {"kept": 0.0, "sub_target": c, "sub_other": c, "target": 1.0, "other": 1.0}}
+    found = {"stored": pc_findings.matched_from(df)}
+    for name, values in variants.items():
+        d = df.copy()
+        for col, value in values.items():
+            d[col] = value
+        found[name] = pc_findings.matched_from(d.assign(effect=d["other"] - d["target"]))
+    d = df.copy()
+    for _, g in df.groupby(["rule", "subroutine", "init"]):  # identical units
+        d.loc[g.index, MATCHED] = g[MATCHED].iloc[0].to_numpy()
+    found["identical units"] = pc_findings.matched_from(d.assign(effect=d["other"] - d["target"]))
+    d = df.copy()
+    for _, g in df.groupby(["rule", "subroutine"]):  # the scratch arm is the pretrained arm
+        src, dst = (g[g["init"] == i].sort_values("seed") for i in ("pretrained", "scratch"))
+        d.loc[dst.index, MATCHED] = src[MATCHED].to_numpy()
+    found["control = treatment"] = pc_findings.matched_from(d.assign(effect=d["other"] - d["target"]))
+    _check(found)
 
 
 def _recount(df):
@@ -401,7 +440,7 @@ def test_chapter5_claims_tests_fail_on_degenerate_results():
     runs = sc.StructureRuns(s, {n: _read(sc.CHAPTER, n) for n in sc.result_names(s)}, "full")
     tests = _tests("test_structure")
     assert len(tests) >= 15
-    _check_tests(tests, {name: {"structure_found": sc_findings.structural_from(t, b, gate), "structure_table": t,
+    _check_tests(tests, {name: {"structure_found": claims5(t, b, gate), "structure_table": t,
                                 "structure_runs": _fake_runs5(runs, name)}
                          for name, (t, b) in variants5(table, bases).items()})
 
