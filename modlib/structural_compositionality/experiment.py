@@ -151,7 +151,7 @@ SETTINGS = {
                          vision_lr=1e-3, language_lr=1e-3, mask_train=32, mask_epochs=2, mask_batch=16,
                          inits=(0.05,), mask_lrs=(1e-2,), stages=("all",), vision_lams=(10.0,),
                          language_lams=(1.0, 30.0), language_lam_schedule=(1, 1)),
-    "default": PAPER.with_(rules=("inside-contact", "sv-plural"), base_models=1, mask_seeds=2,
+    "default": PAPER.with_(rules=("inside-contact", "sv-plural"), base_models=1, mask_seeds=1,
                            train=1_200, val=100, test=200, size=32, resnet="tiny", stem_pool=False,
                            mlp_hidden=64, embed=32, bert_layers=2, bert_hidden=64, bert_heads=2,
                            epochs=20, batch=32,
