@@ -21,9 +21,17 @@ A base model is trained on ``task``. For each subroutine a continuous-sparsifica
 plain cross-entropy and the sparsity penalty: the authors' objective (their "adversarial" pilot held
 the other property constant instead, and their final runs do not use it). The selected subnetwork
 (:func:`quality`) and its ablation (the model without it) are tested on ``only-k`` (target) and on
-the other subroutine's ``only`` set (other). Controls: the same search on an untrained network,
-ablation that re-initialises the removed weights, and a random subnetwork of the same size per
-layer.
+the other subroutine's ``only`` set (other). Controls: an untrained network whose masks are trained
+with the configuration its trained twin's search chose (as the paper does), ablation that
+re-initialises the removed weights, a random subnetwork of the same size per layer, and the
+ablation of a random set of that size per layer (damage in general). The overlap of one
+subroutine's masks from two mask seeds is the reference for the overlap of two subroutines' masks.
+
+How much of the network a mask keeps is set by the sparsity penalty's weight lambda (issue 31;
+``benchmarks/mask_density_search.py``): the search treats multiples of the paper's lambda (scaled to
+this model) as one more grid dimension, grows it on a schedule the paper does not use, records the
+kept share per epoch (:mod:`modlib.mask_density`) and selects only configurations whose kept share
+stopped falling.
 
 Vision items are panels of :mod:`modlib.data.shapes` seen by a ResNet with instance normalisation and an
 MLP head; language items are agreement sentences of :mod:`modlib.data.sentences` seen by a BERT built
