@@ -103,11 +103,11 @@ def test_smoke_run_stores_every_result_with_its_search(smoke_runs):
         assert m["trained"] == ("untrained" not in name)
         subs = sc.RULES[m["rule"]]
         assert list(m["subroutines"]) == list(subs)
-        lams, _ = sc.lam_settings(m["rule"], s)
+        stages, lams, _ = sc.grid_settings(m["rule"], s)
         for sub in subs:
             found = m["subroutines"][sub]
             # the untrained control trains its trained twin's choice: no grid of its own
-            grid = len(s.inits) * len(s.mask_lrs) * len(s.stages) * len(lams) if m["trained"] else 0
+            grid = len(s.inits) * len(s.mask_lrs) * len(stages) * len(lams) if m["trained"] else 0
             assert len(found["grid"]) == grid
             assert found["chosen_from"] == ("search" if m["trained"] else "given")
             assert len(found["runs"]) == s.mask_seeds

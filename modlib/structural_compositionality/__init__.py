@@ -20,7 +20,7 @@ from modlib.structural_compositionality.experiment import (CHANCE, CHAPTER, GATE
                                                            PAPER_TOTAL_MASKED, RESNETS, SETTINGS,
                                                            STAGES, LanguageModel, StructureRuns,
                                                            StructureSettings, VisionModel, accuracy,
-                                                           evaluate, lam_settings, make_model,
+                                                           evaluate, grid_settings, make_model,
                                                            mask_patterns, quality, result_names, run,
                                                            run_one, score, search, settings,
                                                            train_base, train_mask)
@@ -30,5 +30,5 @@ from modlib.structural_compositionality.tasks import (KINDS, RULES, VISION, layo
 __all__ = ["CHAPTER", "CHANCE", "GATE", "PAPER_TOTAL_MASKED", "StructureSettings", "RESNETS",
            "STAGES", "PAPER", "SETTINGS", "settings", "VisionModel", "LanguageModel", "make_model",
            "mask_patterns", "score", "accuracy", "train_base", "train_mask", "evaluate", "quality",
-           "search", "lam_settings", "run_one", "result_names", "StructureRuns", "run", "KINDS",
+           "search", "grid_settings", "run_one", "result_names", "StructureRuns", "run", "KINDS",
            "RULES", "VISION", "layout", "problems", "odd_scores"]

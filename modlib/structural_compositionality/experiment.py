@@ -99,10 +99,12 @@ class StructureSettings:
     mask_batch: int = 64
     inits: tuple[float, ...] = (0.1, 0.05, 0.0, -0.05)
     mask_lrs: tuple[float, ...] = (1e-2, 1e-4)
-    stages: tuple[str, ...] = ("all", "later", "last")  # which layers are masked (+ the head)
-    # the penalty weight, in multiples of the paper's lambda scaled to the model (train_mask), one
-    # grid dimension per modality; after lam_delay epochs at 1x it grows linearly over lam_warmup
-    # epochs (mask_density.lam_multiplier; the paper: 1x, no schedule)
+    # the rest of the grid, per modality: which layers are masked (+ the head; mask_patterns) and the
+    # penalty weight, in multiples of the paper's lambda scaled to the model (train_mask); after
+    # lam_delay epochs at 1x it grows linearly over lam_warmup epochs (mask_density.lam_multiplier;
+    # the paper: 1x, no schedule)
+    vision_stages: tuple[str, ...] = ("all", "later", "last")
+    language_stages: tuple[str, ...] = ("all", "later", "last")
     vision_lams: tuple[float, ...] = (1.0,)
     language_lams: tuple[float, ...] = (1.0,)
     vision_lam_schedule: tuple[int, int] = (0, 0)  # (lam_delay, lam_warmup) in epochs
@@ -124,7 +126,8 @@ class StructureSettings:
             check_range("mask_lrs", lr, 0.0, 1.0, open_low=True)
         for init in self.inits:
             check_range("inits", init, -1.0, 1.0)
-        check_choices("stages", self.stages, STAGES)
+        for name in ("vision_stages", "language_stages"):
+            check_choices(name, getattr(self, name), STAGES)
         for name in ("vision_lams", "language_lams"):
             if not getattr(self, name):
                 raise ValueError(f"{name}=() is empty; give at least one multiple of lambda, e.g. (1.0,)")
@@ -157,22 +160,25 @@ SETTINGS = {
                          val=16, test=16, size=32, resnet="tiny", stem_pool=False, mlp_hidden=16, embed=8,
                          bert_layers=1, bert_hidden=16, bert_heads=2, epochs=1, batch=16,
                          vision_lr=1e-3, language_lr=1e-3, mask_train=32, mask_epochs=2, mask_batch=16,
-                         inits=(0.05,), mask_lrs=(1e-2,), stages=("all",), vision_lams=(10.0,),
-                         language_lams=(1.0, 30.0), language_lam_schedule=(1, 1)),
+                         inits=(0.05,), mask_lrs=(1e-2,), vision_stages=("all",), language_stages=("all",),
+                         vision_lams=(10.0,), language_lams=(1.0, 30.0), language_lam_schedule=(1, 1)),
     "default": PAPER.with_(rules=("inside-contact", "sv-plural"), base_models=1, mask_seeds=1,
                            train=1_200, val=100, test=200, size=32, resnet="tiny", stem_pool=False,
                            mlp_hidden=64, embed=32, bert_layers=2, bert_hidden=64, bert_heads=2,
                            epochs=20, batch=32,
                            vision_lr=1e-3, language_lr=1e-3, mask_train=600, mask_epochs=8,
-                           inits=(0.05,), mask_lrs=(1e-2,), stages=("all",), vision_lams=(30.0,),
-                           language_lams=(300.0,), vision_lam_schedule=(0, 4), language_lam_schedule=(2, 2)),
-    # full: small panels and models, the search grid cut to 4 configurations (2 layer sets x 2
-    # multiples of lambda) and 1 untrained control; lambda as benchmarks/mask_density_search.py
-    # found it reaches the paper's kept shares (about 0.5-3 % vision, 2-6 % language)
+                           inits=(0.05,), mask_lrs=(1e-2,), vision_stages=("later",), language_stages=("all",),
+                           vision_lams=(30.0,), language_lams=(300.0,), vision_lam_schedule=(0, 4),
+                           language_lam_schedule=(2, 2)),
+    # full: small panels and models, the search grid cut to 2 configurations per subroutine (2
+    # multiples of lambda; the ResNet's later stages and head, all of BERT: the other layer sets
+    # failed the gate or the ablation test in every timed run) and 1 untrained control; lambda as
+    # benchmarks/mask_density_search.py found it reaches the paper's kept shares (about 0.5-3 %
+    # vision, 2-6 % language)
     "full": PAPER.with_(train=5_000, val=200, test=400, size=32, resnet="tiny", stem_pool=False,
                         mlp_hidden=128, embed=64, bert_layers=2, bert_hidden=64, bert_heads=2,
                         epochs=60, vision_lr=1e-3, language_lr=1e-3, mask_train=1_500, mask_epochs=20,
-                        inits=(0.05,), mask_lrs=(1e-2,), stages=("all", "later"),
+                        inits=(0.05,), mask_lrs=(1e-2,), vision_stages=("later",), language_stages=("all",),
                         vision_lams=(30.0, 100.0), vision_lam_schedule=(0, 10),
                         language_lams=(300.0, 1000.0), language_lam_schedule=(5, 5)),
     "paper": PAPER,
@@ -401,14 +407,14 @@ _DATA: dict = {}
 CONFIGURATION = ("init", "lr", "stages", "lam")  # what the search chooses per subroutine
 
 
-def lam_settings(rule: str, s: StructureSettings) -> tuple[tuple[float, ...], dict]:
-    """The multiples of lambda searched for ``rule`` and its schedule, as :func:`train_mask`'s
-    keywords: ``(lams, {"lam_delay": ..., "lam_warmup": ...})``."""
+def grid_settings(rule: str, s: StructureSettings) -> tuple[tuple[str, ...], tuple[float, ...], dict]:
+    """The layer sets and multiples of lambda searched for ``rule``'s modality, and lambda's
+    schedule as :func:`train_mask`'s keywords: ``(stages, lams, {"lam_delay": ..., "lam_warmup": ...})``."""
     if rule in VISION:
-        lams, (delay, warmup) = s.vision_lams, s.vision_lam_schedule
+        stages, lams, (delay, warmup) = s.vision_stages, s.vision_lams, s.vision_lam_schedule
     else:
-        lams, (delay, warmup) = s.language_lams, s.language_lam_schedule
-    return lams, {"lam_delay": delay, "lam_warmup": warmup}
+        stages, lams, (delay, warmup) = s.language_stages, s.language_lams, s.language_lam_schedule
+    return stages, lams, {"lam_delay": delay, "lam_warmup": warmup}
 
 
 def _listed(acc: dict) -> dict:
@@ -418,7 +424,8 @@ def _listed(acc: dict) -> dict:
 def search(model: nn.Module, rule: str, s: StructureSettings, show: bool = False,
            chosen: dict | None = None) -> dict:
     """Search both subroutines' subnetworks in ``model`` (frozen, trained or not): the grid
-    (``inits x mask_lrs x stages x`` the rule's multiples of lambda, mask seed 0) scored on
+    (``inits x mask_lrs x`` the rule's layer sets and multiples of lambda, :func:`grid_settings`;
+    mask seed 0) scored on
     validation sets by :func:`quality` among the configurations whose kept share converged
     (:func:`modlib.mask_density.converged`; all of them if none did); the best configuration
     trained with ``mask_seeds`` seeds and tested. ``chosen`` (``{subroutine: configuration}``, as
@@ -435,7 +442,7 @@ def search(model: nn.Module, rule: str, s: StructureSettings, show: bool = False
     data = _data(rule, s)
     val = {k: v for (split, k), v in data.items() if split == "val"}
     test = {k: v for (split, k), v in data.items() if split == "test"}
-    lams, schedule = lam_settings(rule, s)
+    stages_searched, lams, schedule = grid_settings(rule, s)
     out = {}
     for k, name in enumerate(RULES[rule]):
         train = data[("train", f"sub-{k}")]
@@ -448,7 +455,7 @@ def search(model: nn.Module, rule: str, s: StructureSettings, show: bool = False
 
         grid = []
         if chosen is None:
-            for init, lr, stages, lam in itertools.product(s.inits, s.mask_lrs, s.stages, lams):
+            for init, lr, stages, lam in itertools.product(s.inits, s.mask_lrs, stages_searched, lams):
                 config = {"init": init, "lr": lr, "stages": stages, "lam": lam}
                 ms, log = fit(config, 0)
                 acc = evaluate(model, ms, val, k)
