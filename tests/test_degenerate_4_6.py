@@ -3,7 +3,8 @@ claims tests in ``tests/test_claims.py`` use) is decided again on variants of th
 that no real result should pass: a model at chance, base models that never fit, a mask that keeps
 everything (the subnetwork is the full model) and one that keeps nothing (the subnetwork is at
 chance), all units identical, a control equal to its treatment, and one arm untrained. Each claim
-must fail (be ✗ or ?) on at least one variant, and on every variant that makes its evidence void;
+must fail (be ✗ or ?) on at least one variant, and be "cannot be decided here" (?) on every variant
+that makes its evidence void (not ✗: nothing was looked for there);
 a claim that passed them all could not fail, and is rewritten or dropped with its sentence.
 
 Built from the stored arrays and metrics; nothing is computed or written.
@@ -51,6 +52,9 @@ def _check(claims_by_variant: dict[str, dict]):
             continue
         survived = [v for v in VOID if k in claims_by_variant[v] and claims_by_variant[v][k].holds]
         assert not survived, f"{k} is still reproduced on {survived}: {claims_by_variant[survived[0]][k].text}"
+        # void evidence decides nothing: ✗ would say the paper's claim was looked for and not found
+        refuted = [v for v in VOID if k in claims_by_variant[v] and claims_by_variant[v][k].mark == "✗"]
+        assert not refuted, f"{k} is marked ✗ on {refuted}: {claims_by_variant[refuted[0]][k].text}"
     for found in claims_by_variant.values():  # every mark printed comes from the rule or a check
         for claim in found.values():
             assert isinstance(claim, stats.Claim) and claim.mark in ("✓", "✗", "?", "check passed", "check failed"), claim

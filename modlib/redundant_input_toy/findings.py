@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from modlib.stats import (CLEAR, Finding, Verdict, distinct_units, marked, paired_difference, paired_t,
-                          verdict, wilson)
+from modlib.stats import CLEAR, Finding, Verdict, distinct_units, marked, paired, wilson
 
 # an arm (one setting's seeds) *trained* when its mean training accuracy reaches this
 TRAINED = 0.95
+# "the loss matters little": the paired interval of the two losses' shares lies within this of 0
+LOSS_MARGIN = 0.15
 
 
 def trained(arrays: dict) -> bool:
@@ -21,31 +22,18 @@ def trained(arrays: dict) -> bool:
 
 
 def compare(x: np.ndarray, y: np.ndarray, arms: list[dict], percent: bool = True,
-            paper: float = CLEAR) -> tuple[Verdict, str]:
+            paper: float = CLEAR, shares: bool = True) -> tuple[Verdict, str]:
     """The verdict (:func:`modlib.stats.verdict`) on "``x`` exceeds ``y``", one value per seed in
-    two settings that share each seed's initial weights: the paired bootstrap interval over seeds
-    (100 seeds, enough for it), the units counted by :func:`modlib.stats.distinct_units` of the
-    ``arms``' held-out accuracies, every arm :func:`trained`. The paper reports a direction, not a
-    size: ``paper`` is :data:`modlib.stats.CLEAR`. Returns the verdict and its text."""
-    d, low, high, test = _paired(x, y)
-    fmt = (lambda v: f"{100 * v:+.0f}") if percent else (lambda v: f"{v:+.2f}")
-    end = " points" if percent else ""
-    units = distinct_units(*(a["test_acc"] for a in arms))
-    ok = all(trained(a) for a in arms)
-    v = verdict(low, high, units=units, paper=paper, trained=ok)
-    mark = marked(v, f"mean training accuracy below {TRAINED:.0%}")
-    if paper == CLEAR:  # the paper gives a direction only: the margin stands in for its size
-        mark = mark.replace(f"the paper's {paper:+.2f}", f"the margin of {fmt(paper)}{end}")
-    return v, (f"{fmt(d)}{end} (95% {test} over {len(x)} seeds {fmt(low)} to "
-               f"{fmt(high)}{end})" + mark)
-
-
-def _paired(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float, str]:
-    """``mean(x - y)``, its 95% interval over paired seeds and the interval's name: the percentile
-    bootstrap from 20 seeds on (the full profile's 100), Student's t below (default and smoke)."""
-    if len(x) >= 20:
-        return (*paired_difference(x, y), "paired bootstrap interval")
-    return (*paired_t(x, y)[:3], "paired t interval")
+    two settings that share each seed's initial weights (:func:`modlib.stats.paired`: Newcombe's
+    interval for the shares of seeds that generalise, ``shares``; a t interval for measurements,
+    such as the reliance), the units
+    counted by :func:`modlib.stats.distinct_units` of the ``arms``' held-out accuracies, every arm
+    :func:`trained`. The paper reports a direction, not a size: ``paper`` is
+    :data:`modlib.stats.CLEAR`, the stated margin. Returns the verdict and its text."""
+    effect = paired(x, y, units=distinct_units(*(a["test_acc"] for a in arms)), shares=shares)
+    v = effect.verdict(paper=paper, trained=all(trained(a) for a in arms),
+                       source="the stated margin of" if paper == CLEAR else "the paper's")
+    return v, effect.text(percent) + marked(v, f"mean training accuracy below {TRAINED:.0%}")
 
 
 def _share(generalises: np.ndarray) -> str:
@@ -58,13 +46,14 @@ def redundant_input(sweep, threshold: float, paper_epochs: int) -> dict[str, Fin
     """Chapter 1's statements about its sweep (:class:`modlib.redundant_input_toy.ToySweep`), keyed by name.
 
     Shares of seeds that generalise (held-out accuracy at least ``threshold``) come with Wilson
-    intervals; differences between settings with paired bootstrap intervals over seeds (the unit;
-    the settings share each seed's initial weights, and 100 seeds are enough for a bootstrap).
+    intervals; differences between settings with paired intervals over seeds (the unit; the
+    settings share each seed's initial weights): :func:`compare`.
     ``holds`` says the verdict (:func:`compare`, :func:`modlib.stats.verdict`) is *reproduced*,
     which needs both arms :func:`trained`; the text ends with the mark. For
     ``<control>-<f>`` and ``cell-<f>``, more seeds generalise in the control than in the paper's
-    setting; for ``reliance-<control>-<f>``, R ends higher in the paper's setting; ``loss-*``, the
-    losses differ; ``tanh-<f>``, tanh generalises more; ``formulation``, (a) more than (b). For
+    setting; for ``reliance-<control>-<f>``, R ends higher in the paper's setting; ``loss-*``, a
+    check (no paper's claim): both arms trained and the paired interval of the two losses' shares
+    lies within :data:`LOSS_MARGIN` of 0 (the loss matters little); ``tanh-<f>``, tanh generalises more; ``formulation``, (a) more than (b). For
     ``level-<f>``: the paper's setting trained and after ``paper_epochs`` the curves moved by at most 5 points of share and 0.03
     of accuracy. The ReLU network with the squared loss, the paper's, unless a name says otherwise.
     """
@@ -87,7 +76,8 @@ def redundant_input(sweep, threshold: float, paper_epochs: int) -> dict[str, Fin
                 f"{_share(gen(other))} in {label}; difference {text}.")
         for c in s.controls:
             control = arrays(f, design=c)
-            v, text = compare(paper["final_reliance"], control["final_reliance"], [paper, control], False)
+            v, text = compare(paper["final_reliance"], control["final_reliance"], [paper, control], False,
+                              shares=False)
             out[f"reliance-{c}-{f}"] = Finding(
                 f"reliance-{c}-{f}", v.reproduced,
                 f"({f}): the median reliance R ends at {np.median(paper['final_reliance']):.2f} in "
@@ -96,14 +86,14 @@ def redundant_input(sweep, threshold: float, paper_epochs: int) -> dict[str, Fin
         for a in s.activations if len(s.losses) == 2 else ():
             arms = [arrays(f, a, loss) for loss in s.losses]
             x, y = (gen(arm) for arm in arms)
-            d, low, high, test = _paired(x, y)
-            significant = low > 0 or high < 0
-            text = (f"{100 * d:+.0f} points (95% {test} over {len(x)} seeds "
-                    f"{100 * low:+.0f} to {100 * high:+.0f} points)")
+            effect = paired(x, y, units=distinct_units(*(arm["test_acc"] for arm in arms)), shares=True)
             both = all(trained(arm) for arm in arms)
-            text += "" if both else f" (an arm did not train: mean training accuracy below {TRAINED:.0%})"
+            little = bool(both and effect.units >= 2 and -LOSS_MARGIN <= effect.low and effect.high <= LOSS_MARGIN)
+            text = effect.text() + (
+                f", {'within' if little else 'not within'} {100 * LOSS_MARGIN:.0f} points of no difference"
+                if both else f" (an arm did not train: mean training accuracy below {TRAINED:.0%})")
             out[f"loss-{f}-{a}"] = Finding(
-                f"loss-{f}-{a}", significant and both,
+                f"loss-{f}-{a}", little,
                 f"({f}, {a}): {_share(x)} generalise with {s.losses[0]}, {_share(y)} with "
                 f"{s.losses[1]}; difference {text}.")
         if {"relu", "tanh"} <= set(s.activations):

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from modlib.stats import (CLEAR, Finding, Verdict, _ms, distinct_units, marked, paired_t,
-                          t_interval, verdict)
+from modlib.stats import CLEAR, Finding, Verdict, _ms, distinct_units, marked, paired, t_interval
 
 
 # the windows in which training speed is compared: MNIST's first quarter, and the steps in which the
@@ -46,17 +45,11 @@ def _compare(x: np.ndarray, y: np.ndarray, *, arms: list[dict], label: str, meas
     settings share each seed's initial weights): a t interval of the differences and the sign test;
     the paper reports a direction, not a size, so ``paper`` is :data:`CLEAR`. ``arms`` must all have
     :func:`trained`. Returns the verdict and ``"; <label> <difference> — <mark> <outcome>"``."""
-    if len(x) < 2:
-        v = verdict(0.0, 0.0, units=1, paper=paper)
-        return v, marked(v)
-    _, low, high, text = paired_t(x, y)
-    # at a floor every seed reads the same: the floor, not one unit, is why it cannot be decided
-    v = verdict(low, high, units=distinct_units(x, y) if measurable else len(x), paper=paper,
-                trained=all(trained(a) for a in arms), measurable=measurable)
+    effect = paired(x, y)
+    v = effect.verdict(paper=paper, trained=all(trained(a) for a in arms), measurable=measurable,
+                       source="the stated margin of" if paper == CLEAR else "the paper's")
     mark = marked(v, f"final training accuracy below {TRAINED:.0%} in some seed")
-    if paper == CLEAR:  # the paper gives a direction only: the margin stands in for its size
-        mark = mark.replace(f"the paper's {paper:+.2f}", f"the margin of {100 * paper:+.0f} points")
-    return v, f"; {label} {text}" + mark
+    return v, (f"; {label} {effect.text()}" if len(x) > 1 else "") + mark
 
 
 def resists_at_scale(runs) -> dict[str, Finding]:

@@ -17,6 +17,10 @@ FAR_ABOVE_CHANCE = 10  # "well above chance": at least this many times the accur
 
 TRAINED = 0.95  # a base network compared has trained: at least this on each of its tasks
 SPARES = 0.2  # "spares the other operation": it loses at most this share more than under random removal
+# class removal (the paper: a class's accuracy "drops significantly"; it gives no size, so these stand in)
+CNN_TRAINED = 0.5  # the CNN trained: its mean per-class accuracy under the all-classes mask reaches this
+HURTS_MORE = 0.5  # the stated margin: the removed class loses this much more accuracy than the others
+COLLAPSE = 0.3  # the stated margin: a removed class loses this much more than half of its accuracy
 
 
 def kept_share(kept: np.ndarray) -> np.ndarray:
@@ -74,7 +78,7 @@ def specialization(tables: np.ndarray, controls: np.ndarray, chance: float,
     # 1. alone: own minus other, as shares of the full network
     d = per_mask([rel[:, 1 + 2 * k, k] - rel[:, 1 + 2 * k, 1 - k] for k in range(2)])
     random_alone_fails = bool(all((crel[:, 2 * k, k] < 0.5).all() for k in range(2)))
-    v = stats.paired_verdict(d, zero, paper=1.0, trained=trained, controls=masks_ok and random_alone_fails)
+    v = stats.paired(d, zero).verdict(paper=1.0, trained=trained, controls=masks_ok and random_alone_fails)
     out.append(stats.claim("each mask alone does its own operation only", v, (
         f"**Each mask alone.** The + mask adds at {_ms(alone[0][0])} and multiplies at {_ms(alone[0][1])}; the × "
         f"mask multiplies at {_ms(alone[1][0])} and adds at {_ms(alone[1][1])} (full network: + {_ms(full[:, 0])}, "
@@ -83,17 +87,17 @@ def specialization(tables: np.ndarray, controls: np.ndarray, chance: float,
         f"other, as shares of the full network (the paper: about 1).")))
     # 2. removal loses its own operation, against removing as many random weights
     d = per_mask([crel[:, 1 + 2 * k, k] - rel[:, 2 + 2 * k, k] for k in range(2)])
-    v = stats.paired_verdict(d, zero, paper=1.0, trained=trained, controls=masks_ok)
+    v = stats.paired(d, zero).verdict(paper=1.0, trained=trained, controls=masks_ok)
     out.append(stats.claim("removing a mask loses its own operation", v, (
         f"**Removing a mask, its own operation.** Without the + mask the network adds at {_ms(removed[0][0])}; "
         f"without the × mask it multiplies at {_ms(removed[1][0])} (chance: {chance:g}; removing as many random "
         f"weights: + {_ms(random_removed[0][:, 0])}, × {_ms(random_removed[1][:, 1])}). Measured per seed on the "
         f"worse mask: what the random removal keeps of the own operation minus what the mask's removal keeps.")))
     # 3. selective: the other operation keeps more than the own
-    each = [stats.paired_verdict(rel[:, 2 + 2 * k, 1 - k], rel[:, 2 + 2 * k, k], paper=1.0, trained=trained,
+    each = [stats.paired(rel[:, 2 + 2 * k, 1 - k], rel[:, 2 + 2 * k, k]).verdict(paper=1.0, trained=trained,
                                  controls=masks_ok) for k in range(2)]
     d = per_mask([rel[:, 2 + 2 * k, 1 - k] - rel[:, 2 + 2 * k, k] for k in range(2)])
-    v = stats.paired_verdict(d, zero, paper=1.0, trained=trained, controls=masks_ok)
+    v = stats.paired(d, zero).verdict(paper=1.0, trained=trained, controls=masks_ok)
     half_answer = float(np.sqrt(chance))  # one digit of two right, the other guessed
     out.append(stats.claim("removing a mask is selective", v, (
         f"**Removing a mask, the other operation.** Without the + mask the network multiplies at "
@@ -107,7 +111,7 @@ def specialization(tables: np.ndarray, controls: np.ndarray, chance: float,
     # 4. the paper's claim: the other operation is spared about as well as by a random removal
     d = per_mask([rel[:, 2 + 2 * k, 1 - k] - crel[:, 1 + 2 * k, 1 - k] for k in range(2)]) + SPARES
     random_spares = bool(all((crel[:, 1 + 2 * k, 1 - k] >= 0.5).all() for k in range(2)))
-    v = stats.paired_verdict(d, zero, paper=SPARES, source="the stated margin of", trained=trained, controls=masks_ok and random_spares)
+    v = stats.paired(d, zero).verdict(paper=SPARES, source="the stated margin of", trained=trained, controls=masks_ok and random_spares)
     out.append(stats.claim("removing a mask spares the other operation", v, (
         f"**The paper's claim.** Removing the + mask should leave multiplication working, near the full "
         f"network's accuracy (and mirrored for ×). Measured per seed on the worse mask: what the other "
@@ -163,7 +167,7 @@ def reuse(iou: np.ndarray, iou_same: np.ndarray, iou_random: np.ndarray,
     reference_ok = bool((same < 0.99).all())
     if not reference_ok:
         text += " The same-pair reference is at IoU 1: the two pair-1 masks are one mask, not a reference."
-    v = stats.paired_verdict(same, pairs, paper=CLEAR, source="the stated margin of", trained=trained and alone_ok,
+    v = stats.paired(same, pairs).verdict(paper=CLEAR, source="the stated margin of", trained=trained and alone_ok,
                              controls=reference_ok and not degenerate(kept))
     return [stats.claim("two pairs' masks overlap less than two masks of one pair", v, text + (
         " Same-pair minus two-pair IoU per seed (the paper: the two pairs' masks share little):"))]
@@ -189,7 +193,7 @@ def class_removal(own: np.ndarray, others: np.ndarray, reference: np.ndarray,
     far = drop_own > 2 * drop_others + 0.05
     collapsed = np.flatnonzero(own < 0.5 * reference)
     control, damaged, control_ok = "", False, True
-    trained = bool(np.mean(reference) >= 0.5)
+    trained = bool(np.mean(reference) >= CNN_TRAINED)
     if random_own is not None and random_others is not None:
         damaged = bool((random_others < 0.5 * reference_others).any())
         control_ok = bool(np.mean(others - random_others) > 0)  # the learned removal spares the others better than random
@@ -202,18 +206,26 @@ def class_removal(own: np.ndarray, others: np.ndarray, reference: np.ndarray,
         return f" Over the 10 classes of this network (exact sign test p = {stats.sign_test(d):.3f}):"
 
     def decide(a, b, paper):
-        _, lo, hi = stats.t_interval(np.asarray(a, dtype=float) - np.asarray(b, dtype=float))
-        return stats.verdict(lo, hi, units=networks, paper=paper, trained=trained, controls=control_ok,
-                             measurable=not stats._flat(np.asarray(a) - np.asarray(b)),
-                             what="paired t over 10 classes of one network;")
+        # the ten classes are measurements of one network: the rule counts ``networks``
+        effect = stats.paired(a, b, unit="class")
+        v = stats.verdict(effect.low, effect.high, units=networks, paper=paper, trained=trained,
+                          controls=control_ok, measurable=effect.measurable, source="the stated margin of",
+                          what=effect.interval,
+                          over=f"the 10 classes of {networks} network{'s' if networks > 1 else ''}")
+        if not trained:
+            return stats.Verdict(v.outcome, v.why.replace("an arm did not train", (
+                f"the CNN did not train: mean accuracy under the all-classes mask below {CNN_TRAINED}"), 1))
+        return v
 
     return [
-        stats.claim("removing a class's mask hurts that class more than the others", decide(drop_own, drop_others, 0.5), (
+        stats.claim("removing a class's mask hurts that class more than the others", decide(drop_own, drop_others, HURTS_MORE), (
             f"Removing class c's weights drops its accuracy by {_ms(drop_own)} (over the ten classes; from "
             f"{drop_own.min():.2f} to {drop_own.max():.2f}) and the other classes' by {_ms(drop_others)}. The "
             f"removed class loses more than twice what the others lose, and at least 0.05, for "
-            f"{'all 10' if far.all() else f'{int(far.sum())} of the 10'} classes" + ("." if far.all() else f"; not for {np.flatnonzero(~far).tolist()}.") + control + within(drop_own - drop_others))),
-        stats.claim("the removed class collapses", decide(drop_own / np.maximum(reference, 1e-9), 0.5 + 0 * own, 0.3), (
+            f"{'all 10' if far.all() else f'{int(far.sum())} of the 10'} classes" + ("." if far.all() else f"; not for {np.flatnonzero(~far).tolist()}.") + control + f" The stated margin (the paper gives no size): the removed class loses {HURTS_MORE} more "
+            f"than the others; the CNN counts as trained at {CNN_TRAINED} mean accuracy under the all-classes mask."
+            + within(drop_own - drop_others))),
+        stats.claim("the removed class collapses", decide(drop_own / np.maximum(reference, 1e-9), 0.5 + 0 * own, COLLAPSE), (
             f"The paper reports that a class's accuracy drops significantly when its weights are removed. Here "
             f"{len(collapsed)} of the 10 classes "
             + ("falls" if len(collapsed) == 1 else "fall")
@@ -221,6 +233,7 @@ def class_removal(own: np.ndarray, others: np.ndarray, reference: np.ndarray,
             + (f" (class{'es' if len(collapsed) > 1 else ''} {', '.join(map(str, collapsed.tolist()))})"
                if len(collapsed) else "")
             + (". " if len(collapsed) == 10 else ": the removal is selective but mostly partial. ")
-            + "Share of its accuracy a class loses, minus one half." + within(drop_own / np.maximum(reference, 1e-9) - 0.5))),
+            + f"Share of its accuracy a class loses, minus one half (the stated margin, {COLLAPSE}: a class "
+            f"losing about {0.5 + COLLAPSE:.0%} of its accuracy)." + within(drop_own / np.maximum(reference, 1e-9) - 0.5))),
     ]
 
