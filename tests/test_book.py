@@ -515,15 +515,21 @@ EXPLORER = r"""(() => {
   if (!box) return null;
   const parts = [...box.querySelectorAll('.modlib-part')];
   const shown = parts.map((p, i) => [p, i]).filter(([p]) => !p.hidden);
-  const r = box.getBoundingClientRect();
   return {selects: [...box.querySelectorAll('select[data-control]')].map(s => ({
             name: s.dataset.control, options: s.options.length, index: s.selectedIndex})),
           key: box.dataset.shown, shown: shown.map(([, i]) => i),
           drawn: shown.every(([p]) => [...p.querySelectorAll('img')].every(
             img => img.complete && img.naturalWidth > 0 && img.getBoundingClientRect().width > 0)),
-          visible: shown.every(([p]) => p.getBoundingClientRect().height > 0),
-          box: {x: r.left + window.scrollX, y: r.top + window.scrollY, width: r.width, height: r.height}};
+          visible: shown.every(([p]) => p.getBoundingClientRect().height > 0)};
 })()"""
+SCROLL_TO_EXPLORER = r"""new Promise(done => {
+  const box = document.querySelector('.modlib-explorer');
+  box.scrollIntoView({block: 'start'});
+  requestAnimationFrame(() => requestAnimationFrame(() => {
+    const r = box.getBoundingClientRect();
+    done({x: r.left + window.scrollX, y: r.top + window.scrollY, width: r.width, height: Math.min(r.height, 1500)});
+  }));
+})"""
 
 
 def press(browser: Chromium, key: str, code: int) -> None:
@@ -555,9 +561,9 @@ def test_page_explorer_changes_its_view_when_a_reader_changes_a_choice(browser, 
         assert now["selects"][i]["index"] != select["index"], f"{select['name']}: the key did not move the menu"
         assert now["shown"] != first["shown"], f"changing {select['name']} left the view as it was ({now['key']})"
         assert now["drawn"] and now["visible"], f"changing {select['name']}: the view is not drawn: {now}"
-        if not moved:
-            box = now["box"]
-            data = browser.call("Page.captureScreenshot", session=True, format="png", captureBeyondViewport=True,
+        if not moved:  # the explorer scrolled into the window, in page coordinates
+            box = browser.evaluate(SCROLL_TO_EXPLORER)
+            data = browser.call("Page.captureScreenshot", session=True, format="png", captureBeyondViewport=False,
                                 clip={**box, "scale": 1})["data"]
             SHOTS.mkdir(parents=True, exist_ok=True)
             (SHOTS / f"{page.replace('/', '_')}_explorer.png").write_bytes(base64.b64decode(data))
