@@ -18,7 +18,7 @@ draw through it, so there is one drawing path:
 - **static** (the book's pages: no kernel, no network): when the cell runs, ``render`` is called for
   every combination of a bounded set of choices (:func:`_choices`; a control with too many values,
   e.g. 100 seeds, names a subset and the explorer says so in ``note``). Each figure becomes a PNG
-  (100 dpi, like the inline backend, reduced to a 128-colour palette) inside the HTML; each
+  (100 dpi, like the inline backend, reduced to :data:`PALETTE` colours) inside the HTML; each
   distinct part is written once, with the list of views it belongs to, and ``<select>`` controls
   with a few lines of plain JavaScript (:data:`SCRIPT`, inline) show the parts of the chosen view.
 
@@ -73,7 +73,7 @@ STYLE = """<style>
 .modlib-explorer-controls label { font-size: 0.9em; }
 .modlib-explorer-controls select { margin-left: 0.4em; max-width: 22em; }
 .modlib-explorer img { max-width: 100%; height: auto; }
-.modlib-explorer-note { font-size: 0.85em; color: #555; margin: 0.3em 0 0; }
+.modlib-explorer-note { font-size: 0.85em; color: var(--pst-color-text-muted, #555); margin: 0.3em 0 0; }
 </style>"""
 
 PALETTE = 64  # colours of each static view's PNG: a third of the bytes, no visible loss in these plots
@@ -132,7 +132,7 @@ def static_html(controls: dict, render, static: dict | None = None, note: str = 
     every view it belongs to (a figure drawn alike for both settings names only the seed)."""
     choices = _choices(controls, static)
     names = list(choices)
-    slots: list[dict[str, list[str]]] = []  # per position in a view: {part's HTML: its views}
+    slots: list[dict[tuple[str, bool], list[str]]] = []  # per position in a view: {part: its views}
     keys = []
     for combo in itertools.product(*(range(len(choices[n])) for n in names)):
         chosen = {n: choices[n][i] for n, i in zip(names, combo)}
@@ -159,6 +159,7 @@ def static_html(controls: dict, render, static: dict | None = None, note: str = 
                           f"{html.escape(label)}</option>" for j, (label, _) in enumerate(choices[n]))
         selects.append(f'<label>{html.escape(controls[n].description or n)}'
                        f'<select data-control="{html.escape(n)}">{options}</select></label>')
+
     def described(views: list[str]) -> str:
         combos = [view.split("-") for view in views]
         shared = [f"{controls[n].description or n} {choices[n][int(combos[0][i])][0]}"
