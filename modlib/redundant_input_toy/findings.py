@@ -256,7 +256,7 @@ def baselines(st) -> dict[str, Finding]:
     """The baselines without gradient descent (:class:`modlib.redundant_input_toy.studies.ToyStudies`),
     paper's setting, each formulation. ``nogd-<baseline>-<f>``: the verdict on "gradient descent
     relies on x2 more than this minimiser" (R of the sweep's trained network minus the baseline's,
-    paired by seed: the same training points). ``acc-<baseline>-<f>``: how it does on the held-out
+    paired by seed: the same training points). ``heldout-<baseline>-<f>``: how it does on the held-out
     cell (a statement, no verdict; ``holds`` when it fits its training set)."""
     from modlib.redundant_input_toy.studies import GRADIENT_DESCENT
 
@@ -271,8 +271,8 @@ def baselines(st) -> dict[str, Finding]:
                 f"({f}) {name}: median R {_median(b):.2f}, against {_median(gd):.2f} after gradient "
                 f"descent; gradient descent minus {name} {text}.")
             gen = (b["test_acc"] >= GENERALIZES).mean()
-            out[f"acc-{name}-{f}"] = Finding(
-                f"acc-{name}-{f}", trained(b),
+            out[f"heldout-{name}-{f}"] = Finding(
+                f"heldout-{name}-{f}", trained(b),
                 f"({f}) {name}: median held-out accuracy {_median(b, 'test_acc'):.2f}, "
                 f"{gen:.0%} of seeds at or above {GENERALIZES:g} (gradient descent: "
                 f"{_median(gd, 'test_acc'):.2f} and {(gd['test_acc'] >= GENERALIZES).mean():.0%}); "
