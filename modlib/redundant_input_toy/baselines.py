@@ -141,7 +141,8 @@ def random_features(net, width: int, seed: int):
 def min_norm(features, t, rcond: float):
     """The read-out (and constant) of least norm that fits ``t`` best."""
     ones = torch.ones_like(features[:, :1])
-    return torch.linalg.pinv(torch.cat([features, ones], 1), rtol=rcond) @ t
+    return torch.linalg.pinv(torch.cat([features, ones], 1),
+                             rtol=rcond) @ t
 
 
 def linearised(net, x, t, rcond: float):
