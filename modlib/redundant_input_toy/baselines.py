@@ -30,7 +30,8 @@ from torch.func import functional_call, jacrev, jvp
 from modlib import profiles, results
 from modlib.profiles import check_choices, check_int, check_range, settings_for
 from modlib.redundant_input_toy import experiment as toy
-from modlib.redundant_input_toy.members import gradients_of, initial_network, member_data
+from modlib.redundant_input_toy.members import (check_conditions, conditions, gradients_of,
+                                               initial_network, member_data)
 from modlib.runtime import describe
 from modlib.training import bar
 
@@ -55,14 +56,12 @@ class BaselineSettings:
         for name in ("seeds", "width", "grid_seeds", "grid_resolution"):
             check_int(name, getattr(self, name), 1)
         check_range("rcond", self.rcond, 0.0, 1.0, open_low=True)
-        check_choices("controls", self.controls, tuple(toy.TERNARY))
         check_choices("baselines", self.baselines, BASELINES)
-        for r in self.reveals:
-            check_range("reveals", r, 0.0, 1.0)
+        check_conditions(self.reveals, self.controls)
 
     @property
     def conditions(self) -> list[tuple[str, float]]:
-        return [("binary", r) for r in self.reveals] + [(c, 1.0) for c in self.controls]
+        return conditions(self.reveals, self.controls)
 
 
 SETTINGS = {

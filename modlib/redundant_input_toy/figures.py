@@ -93,15 +93,21 @@ def small_multiples(arrays: dict, formulation: str, panels: list[tuple[int, int]
                              sharey=True, squeeze=False, layout="constrained")
     for ax, (seed, k), title in zip(axes.flat, panels, titles):
         boundary_panel(ax, arrays, formulation, seed, k, title, design)
-        ax.set(xlabel="", ylabel="")
         ax.tick_params(labelsize=8)
+    _label_outer(axes)
+    for ax in axes.flat[len(panels):]:
+        ax.axis("off")
+    return fig
+
+
+def _label_outer(axes) -> None:
+    """Name x1 and x2 on the outer panels of a grid of boundary panels only."""
+    for ax in axes.flat:
+        ax.set(xlabel="", ylabel="")
     for ax in axes[-1]:
         ax.set_xlabel("$x_1$", fontsize=9)
     for ax in axes[:, 0]:
         ax.set_ylabel("$x_2$", fontsize=9)
-    for ax in axes.flat[len(panels):]:
-        ax.axis("off")
-    return fig
 
 
 def boundary_steps(sweep, formulation: str, activation: str = "relu", loss: str = "mse",
@@ -278,15 +284,9 @@ def sweep_summary(sweep, metric: str = "test_acc", ylabel: str = "held-out-cell 
         ax.set_xticks([*at.values(), 1.0, 0.5, 0.0], [*at, "1", "0.5", "0"])
         if at:
             ax.axvline(1.1, color="0.6", lw=0.8)  # the controls | the reveal levels
-        ax.set_xlabel("reveal (1: paper's setting; 0: cell in training)", fontsize=9)
-        ax.set_title(FORMULATION_NAMES[f], fontsize=9)
         ax.invert_xaxis()
-        ax.grid(alpha=0.3)
-        ax.tick_params(labelsize=8)
-    axes[0, 0].set_ylabel(ylabel, fontsize=9)
-    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside lower center", ncol=n,
-               fontsize=8, frameon=False)
-    return fig
+    return _finish(fig, axes, s.formulations, "reveal (1: paper's setting; 0: cell in training)",
+                   ylabel, n)
 
 
 def animate_boundaries(sweep, settings: list[tuple[str, str, str, float, str]], seed: int = 0,
@@ -315,6 +315,20 @@ def animate_boundaries(sweep, settings: list[tuple[str, str, str, float, str]], 
     draw(0)
     fig.tight_layout()
     return _jshtml(fig, draw, n_frames, 700)
+
+
+def _finish(fig, axes, formulations, xlabel: str, ylabel: str, ncol: int) -> plt.Figure:
+    """Title each panel with its formulation, label the axes, grid them, and put one legend (the
+    first panel's) below the panels."""
+    for ax, f in zip(axes[0], formulations):
+        ax.set_title(FORMULATION_NAMES[f], fontsize=9)
+        ax.set_xlabel(xlabel, fontsize=9)
+        ax.tick_params(labelsize=8)
+        ax.grid(alpha=0.3)
+    axes[0, 0].set_ylabel(ylabel, fontsize=9)
+    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside lower center", ncol=ncol,
+               fontsize=8, frameon=False)
+    return fig
 
 
 # ---------------------------------------------------------------- the distribution over seeds
@@ -349,14 +363,8 @@ def threshold_curve(sweep, threshold: float, activation: str = "relu", loss: str
                     ha="right", fontsize=8, color=NEGATIVE)
         ax.axvline(threshold, color="0.3", ls=":", lw=1)
         ax.set(xlim=(0, 1), ylim=(0, 1.02))
-        ax.set_title(FORMULATION_NAMES[f], fontsize=9)
-        ax.set_xlabel("threshold on held-out-cell accuracy", fontsize=9)
-        ax.tick_params(labelsize=8)
-        ax.grid(alpha=0.3)
-    axes[0, 0].set_ylabel("share of seeds at or above it", fontsize=9)
-    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside lower center", ncol=3,
-               fontsize=8, frameon=False)
-    return fig
+    return _finish(fig, axes, s.formulations, "threshold on held-out-cell accuracy",
+                   "share of seeds at or above it", 3)
 
 
 def quantile_seeds(sweep, formulation: str, quantiles=(0.1, 0.5, 0.9), activation: str = "relu",
@@ -396,12 +404,8 @@ def baseline_boundaries(st, formulation: str = "b", seed: int = 0) -> plt.Figure
         boundary(ax, a["grids"][seed], sweep["windows"])
         toy_data(ax, sweep["train_x"].astype(float), sweep["train_y"], formulation, legend=False)
         ax.set_title(f"{BASELINE_NAMES[arm]}: R = {a['reliance'][seed]:.2f}", fontsize=8)
-        ax.set(xlabel="", ylabel="")
         ax.tick_params(labelsize=7)
-    for ax in axes[-1]:
-        ax.set_xlabel("$x_1$", fontsize=9)
-    for ax in axes[:, 0]:
-        ax.set_ylabel("$x_2$", fontsize=9)
+    _label_outer(axes)
     return fig
 
 
@@ -498,14 +502,8 @@ def mechanism_curves(st, designs=(("binary", 1.0), ("binary", 0.0))) -> plt.Figu
                 ax.text(e * per_epoch, 1.02, f"epoch {e}", rotation=90, fontsize=7, va="top",
                         ha="right", transform=ax.get_xaxis_transform())
         ax.set_xscale("log")
-        ax.set_xlabel("SGD updates (log scale; start at 0.5)", fontsize=9)
-        ax.set_title(FORMULATION_NAMES[f], fontsize=9)
-        ax.tick_params(labelsize=8)
-        ax.grid(alpha=0.3)
-    axes[0, 0].set_ylabel("reliance $R$ on $x_2$ (median)", fontsize=9)
-    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside lower center", ncol=2,
-               fontsize=8, frameon=False)
-    return fig
+    return _finish(fig, axes, fs, "SGD updates (log scale; start at 0.5)",
+                   "reliance $R$ on $x_2$ (median)", 2)
 
 
 # ---------------------------------------------------------------- scale and margin

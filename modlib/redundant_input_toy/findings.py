@@ -270,13 +270,12 @@ def baselines(st) -> dict[str, Finding]:
                 f"nogd-{name}-{f}", v.reproduced,
                 f"({f}) {name}: median R {_median(b):.2f}, against {_median(gd):.2f} after gradient "
                 f"descent; gradient descent minus {name} {text}.")
-            gen = (b["test_acc"] >= GENERALIZES).mean()
-            out[f"heldout-{name}-{f}"] = Finding(
-                f"heldout-{name}-{f}", trained(b),
-                f"({f}) {name}: median held-out accuracy {_median(b, 'test_acc'):.2f}, "
-                f"{gen:.0%} of seeds at or above {GENERALIZES:g} (gradient descent: "
-                f"{_median(gd, 'test_acc'):.2f} and {(gd['test_acc'] >= GENERALIZES).mean():.0%}); "
-                f"mean training accuracy {np.mean(b['train_acc']):.2f}.")
+            held = {arm: f"{_median(a, 'test_acc'):.2f} and {(a['test_acc'] >= GENERALIZES).mean():.0%}"
+                    for arm, a in ((name, b), ("gd", gd))}
+            text = (f"({f}) {name}: median held-out accuracy and share of seeds at or above "
+                    f"{GENERALIZES:g}: {held[name]} (gradient descent: {held['gd']}); mean training "
+                    f"accuracy {np.mean(b['train_acc']):.2f}.")
+            out[f"heldout-{name}-{f}"] = Finding(f"heldout-{name}-{f}", trained(b), text)
     return out
 
 

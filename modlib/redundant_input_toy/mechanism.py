@@ -19,10 +19,11 @@ import numpy as np
 import torch
 
 from modlib import profiles, results
-from modlib.profiles import check_choices, check_int, check_range, settings_for
+from modlib.profiles import check_int, settings_for
 from modlib.redundant_input_toy import experiment as toy
 from modlib.redundant_input_toy.baselines import json_ready
-from modlib.redundant_input_toy.members import initial_network, input_gradients, member_data
+from modlib.redundant_input_toy.members import (check_conditions, conditions, initial_network,
+                                               input_gradients, member_data)
 from modlib.runtime import describe
 from modlib.training import forward, stack, train_seeds
 
@@ -46,13 +47,11 @@ class MechanismSettings:
         check_int("trace_epochs", self.trace_epochs, 0)
         if self.trace_epochs > self.epochs:
             raise ValueError(f"trace_epochs={self.trace_epochs} is more than epochs={self.epochs}")
-        check_choices("controls", self.controls, tuple(toy.TERNARY))
-        for r in self.reveals:
-            check_range("reveals", r, 0.0, 1.0)
+        check_conditions(self.reveals, self.controls)
 
     @property
     def conditions(self) -> list[tuple[str, float]]:
-        return [("binary", r) for r in self.reveals] + [(c, 1.0) for c in self.controls]
+        return conditions(self.reveals, self.controls)
 
 
 SETTINGS = {

@@ -10,8 +10,22 @@ from __future__ import annotations
 import torch
 
 from modlib.models import mlp
-from modlib.redundant_input_toy.experiment import ToySettings, test_set, training_set
+from modlib.profiles import check_choices, check_range
+from modlib.redundant_input_toy.experiment import TERNARY, ToySettings, test_set, training_set
 from modlib.training import forward
+
+
+def conditions(reveals, controls) -> list[tuple[str, float]]:
+    """A study's training sets ``(design, reveal)``: the binary design at each of ``reveals``, then
+    the ternary ``controls`` (their held-out cells unseen, so reveal 1), as the sweep names them."""
+    return [("binary", r) for r in reveals] + [(c, 1.0) for c in controls]
+
+
+def check_conditions(reveals, controls) -> None:
+    """Fail unless every reveal lies in [0, 1] and every control is a ternary design."""
+    check_choices("controls", controls, tuple(TERNARY))
+    for r in reveals:
+        check_range("reveals", r, 0.0, 1.0)
 
 
 def member_data(s: ToySettings, formulation: str, condition: tuple[str, float], seed: int
