@@ -48,7 +48,10 @@ from modlib import profiles, results
 from modlib.batch import check_writable
 from modlib.compositional_sprites import experiment as cs
 from modlib.pretraining_consistency import experiment as pc
+from modlib.redundant_input_toy import baselines as toy_baselines
 from modlib.redundant_input_toy import experiment as toy
+from modlib.redundant_input_toy import mechanism as toy_mechanism
+from modlib.redundant_input_toy import scale as toy_scale
 from modlib.resists_at_scale import experiment as rs
 from modlib.runtime import ENV_VAR as ENV_DEVICE
 from modlib.runtime import describe, pick_device
@@ -67,9 +70,12 @@ SLURM_ENDED = ("FAILED", "CANCELLED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL", "
 
 def _toy(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
     s = toy.settings(profile)
-    return {f"{toy.CHAPTER}/sweep-{a}-{l}": ((), lambda d, a=a, l=l: toy.run(
-                profile, d, s=s.with_(activations=(a,), losses=(l,)), progress=False))
-            for a in s.activations for l in s.losses}
+    out = {f"{toy.CHAPTER}/sweep-{a}-{l}": ((), lambda d, a=a, l=l: toy.run(
+               profile, d, s=s.with_(activations=(a,), losses=(l,)), progress=False))
+           for a in s.activations for l in s.losses}
+    for name, study in (("baselines", toy_baselines), ("mechanism", toy_mechanism), ("scale", toy_scale)):
+        out[f"{toy.CHAPTER}/{name}"] = ((), lambda d, study=study: study.run(profile, d))
+    return out
 
 
 def _sprites(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:

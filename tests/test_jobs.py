@@ -32,7 +32,7 @@ def test_local_workers_compute_what_the_in_process_run_computes(tmp_path, monkey
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        toy.run(SMOKE, torch.device("cpu"), progress=False)
+        toy.studies.run(SMOKE, torch.device("cpu"), toy.run(SMOKE, torch.device("cpu"), progress=False))
         sc.run(SMOKE, torch.device("cpu"))
     finally:
         torch.set_num_threads(threads)
