@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from typing import NamedTuple
 
 import torch
 import torch.nn.functional as F
@@ -36,6 +37,8 @@ from modlib.data import digits
 from modlib.models import mlp
 from modlib.profiles import check_choice, settings_for
 from modlib.runtime import describe, pick_device
+from modlib.weight_masks import causes
+from modlib.weight_masks.causes import OP_NAMES, CauseSettings
 from modlib.weight_masks.protocol import (CLIP, MaskSettings, _batches, _main_point_is_addmul, addmul,
                                           class_removal, cnn, digit_loss, double, sweep_point, train_mask)
 
@@ -72,6 +75,31 @@ def settings(profile: str | None = None) -> MaskSettings:
     return settings_for(SETTINGS, profile)
 
 
+# What the added experiments run (issue 32: what the verdicts depend on), each starting from the
+# profile's SETTINGS above; ``default`` and ``paper`` run none of them (the page shows the stored
+# full results where they exist).
+CAUSES = {
+    "smoke": CauseSettings(seeds=1, widths=(8, 16, 32), depth=4, other_depth=(8, 8), split_from=16,
+                           alphas=(1e-3,), authors_seeds=1, authors_steps=10, heldout_seeds=1, copy_seeds=1,
+                           reuse_hidden=(8, 8, 8), reuse_seeds=1, cnn_seeds=1),
+    "default": CauseSettings(),
+    # at the full profile's schedule (alpha 5e-4, mask lr 5e-2, 2k steps): the width curve 256 ->
+    # 2048 at depth 2 and 512x4 beside 512x2, the alpha curve, 3 seeds each (the 1024x2 points and
+    # the main alpha are addmul-seed0..2); one network at the authors' schedule (alpha 1e-4, mask
+    # lr 1e-2, 20k steps), one result per mask; the double addition's whole-task mask at the
+    # authors' 4e-4 and the forced-reuse control on the main network and on a 512x4 one; 3 CNNs.
+    "full": CauseSettings(seeds=3, widths=(256, 512, 1024, 2048), depth=2, other_depth=(512,) * 4,
+                          split_from=2048, alphas=(1e-4, 2e-4, 1e-3, 2e-3), authors_seeds=1, authors_alpha=1e-4,
+                          authors_mask_lr=1e-2, authors_steps=20_000, heldout_seeds=3, heldout_share=0.1,
+                          copy_seeds=3, whole_alpha=4e-4, reuse_hidden=(512,) * 4, reuse_seeds=3, cnn_seeds=3),
+    "paper": CauseSettings(),
+}
+
+
+def causes_settings(profile: str | None = None) -> CauseSettings:
+    return settings_for(CAUSES, profile)
+
+
 def shape_name(hidden) -> str:
     """``(400, 400, 200)`` -> ``"400-400-200"``; ``(2000,) * 4`` -> ``"2000x4"``."""
     hidden = tuple(hidden)
@@ -90,10 +118,25 @@ USES = {
     "shape": _NETWORK + ("lr", "base_steps", "alpha", "sweep_mask_steps"),
     "cnn": ("batch", "samples", "lr", "cnn_steps", "cnn_mask_steps", "cnn_alpha", "cnn_mask_lr"),
 }
-EXPERIMENTS = {"addmul": addmul, "double": double, "alpha": sweep_point, "shape": sweep_point, "cnn": class_removal}
+_POINT, _DOUBLE = USES["addmul"], USES["double"]
+USES.update({"authors": _POINT, "width": _POINT, "alphacurve": _POINT, "heldout": _POINT, "copyweight": _DOUBLE,
+             "reuse": _DOUBLE, "cnnlayers": USES["cnn"] + ("eval_n",)})
+EXPERIMENTS = {"addmul": addmul, "double": double, "alpha": sweep_point, "shape": sweep_point, "cnn": class_removal,
+               "authors": causes.op_point, "width": causes.op_point, "alphacurve": causes.op_point,
+               "heldout": causes.heldout, "copyweight": causes.reuse_control, "reuse": causes.reuse_control,
+               "cnnlayers": causes.class_layers}
+ADDED = ("authors", "width", "alphacurve", "heldout", "copyweight", "reuse", "cnnlayers")  # issue 32's
 
 
-def jobs(s: MaskSettings) -> list[tuple[str, str, int, MaskSettings]]:
+class Point(NamedTuple):
+    """An added experiment's settings (:data:`ADDED`): the profile's settings it starts from, as
+    changed for this result, and the keywords its function takes (``ops``, ``share``, ...)."""
+
+    base: MaskSettings
+    extra: tuple = ()  # ((keyword, value), ...), values as JSON keeps them (lists, not tuples)
+
+
+def jobs(s: MaskSettings, c: CauseSettings | None = None) -> list[tuple]:
     """The chapter's stored results at settings ``s``: ``(experiment, result name, seed, settings)``,
     seed by seed (an interrupted run leaves whole seeds), the alpha sweep right after
     ``addmul-seed0`` (whose network it reuses), the CNN and the shape sweep last. Sweep points at
@@ -105,28 +148,72 @@ def jobs(s: MaskSettings) -> list[tuple[str, str, int, MaskSettings]]:
     out[1:1] = [("alpha", f"alpha{a:g}-seed0", 0, s.with_(alpha=a)) for a in alphas]
     out += [("cnn", "cnn-seed0", 0, s)]
     out += [("shape", f"shape{shape_name(h)}-seed0", 0, s.with_(hidden=h)) for h in shapes]
-    return out
+    return out + (added_jobs(s, c) if c is not None else [])
+
+
+def added_jobs(s: MaskSettings, c: CauseSettings) -> list[tuple[str, str, int, Point]]:
+    """The added experiments' results (:data:`ADDED`) at settings ``s`` and ``c``, the longest
+    first (so that two workers finish together): the authors' schedule (one result per mask),
+    the widest networks of the width curve (one per mask from ``c.split_from``), the CNNs, the
+    reuse controls, the alpha curve, the other widths and the held-out problems. A point at the
+    main network and schedule is ``addmul-seed<k>`` itself (the same computation) and is left out."""
+    out = []
+    each = lambda op: (("ops", [op]),)  # noqa: E731
+    authors = s.with_(alpha=c.authors_alpha, mask_lr=c.authors_mask_lr, mask_steps=c.authors_steps)
+    for k in range(c.authors_seeds):
+        out += [("authors", f"authors-{OP_NAMES[op]}-seed{k}", k, Point(authors, each(op))) for op in digits.OPS]
+    shapes = [(w,) * c.depth for w in c.widths] + ([tuple(c.other_depth)] if c.other_depth else [])
+    main = lambda k: k < s.seeds  # noqa: E731  (addmul-seed<k> is stored)
+    wide, narrow = [], []
+    for h in sorted(dict.fromkeys(shapes), key=lambda h: -causes.layer_sizes(h).sum()):
+        for k in range(c.seeds):
+            if h == tuple(s.hidden) and main(k):
+                continue
+            if h[0] >= c.split_from:
+                wide += [("width", f"width{shape_name(h)}-{OP_NAMES[op]}-seed{k}", k,
+                          Point(s.with_(hidden=h), each(op))) for op in digits.OPS]
+            else:
+                narrow.append(("width", f"width{shape_name(h)}-seed{k}", k, Point(s.with_(hidden=h))))
+    cnns = [("cnnlayers", f"cnnlayers-seed{k}", k, Point(s)) for k in range(c.cnn_seeds)]
+    reuse = [("reuse", f"reuse{shape_name(c.reuse_hidden)}-seed{k}", k,
+              Point(s.with_(hidden=c.reuse_hidden), (("whole_alpha", c.whole_alpha), ("original", True))))
+             for k in range(c.reuse_seeds)]
+    reuse += [("copyweight", f"copyweight-seed{k}", k, Point(s, (("whole_alpha", c.whole_alpha),)))
+              for k in range(c.copy_seeds)]
+    alphas = [("alphacurve", f"alphacurve{a:g}-seed{k}", k, Point(s.with_(alpha=a)))
+              for a in c.alphas for k in range(c.seeds) if not (a == s.alpha and main(k))]
+    held = [("heldout", f"heldout-seed{k}", k, Point(s, (("share", c.heldout_share),))) for k in range(c.heldout_seeds)]
+    return out + wide + cnns + reuse + alphas + narrow + held
+
+
+def all_jobs(profile: str) -> list[tuple]:
+    """Every result of ``profile``: :func:`jobs` with the added experiments."""
+    return jobs(settings(profile), causes_settings(profile))
 
 
 def names(profile: str) -> list[str]:
     """The names of the results a complete run at ``profile`` stores."""
-    return [name for _, name, _, _ in jobs(settings(profile))]
+    return [name for _, name, _, _ in all_jobs(profile)]
 
 
 def _config(job) -> dict:
     """A result's key: the settings its experiment uses, the experiment, the seed and, for the CNN,
     which digits it learns from (:func:`modlib.data.digits.mnist_source`)."""
     experiment, _, seed, s = job
-    extra = {"data": digits.mnist_source()} if experiment == "cnn" else {}
+    added = dict(s.extra) if isinstance(s, Point) else {}
+    s = s.base if isinstance(s, Point) else s
+    extra = {"data": digits.mnist_source()} if experiment in ("cnn", "cnnlayers") else {}
     config = {k: getattr(s, k) for k in USES[experiment]}
     if "hidden" in config:
         config["hidden"] = list(config["hidden"])
-    return {**config, "experiment": experiment, "seed": seed, **extra}
+    return {**config, **added, "experiment": experiment, "seed": seed, **extra}
 
 
 def _fetch(job, profile: str, device) -> results.Result:
     experiment, name, seed, s = job
-    return results.fetch(CHAPTER, name, _config(job), lambda: EXPERIMENTS[experiment](s, seed, device),
+    kw = dict(s.extra) if isinstance(s, Point) else {}
+    s = s.base if isinstance(s, Point) else s
+    return results.fetch(CHAPTER, name, _config(job), lambda: EXPERIMENTS[experiment](s, seed, device, **kw),
                          profile=profile, device=describe(torch.device(device)),
                          code=EXPERIMENTS[experiment],
                          remake=f"python -m modlib.weight_masks --profile {profile} --only {name}")
@@ -136,20 +223,71 @@ def stored(profile: str, name: str) -> results.Result | None:
     """The result ``name`` of ``profile`` if it is stored and made with the profile's present
     settings by the present code, else ``None``; never computes (a page at one profile can show
     another's result)."""
-    todo = {job[1]: job for job in jobs(settings(profile))}
+    todo = {job[1]: job for job in all_jobs(profile)}
     check_choice("name", name, todo)
     return results.load(CHAPTER, name, _config(todo[name]), profile=profile,
                         code=EXPERIMENTS[todo[name][0]])
 
 
-def run(profile: str, device, *, s: MaskSettings | None = None) -> dict[str, list[results.Result]]:
+def run(profile: str, device, *, s: MaskSettings | None = None,
+        c: CauseSettings | None = None) -> dict[str, list[results.Result]]:
     """Load (or compute and store) every experiment of the chapter at ``profile``; returns
     ``{"addmul": [per seed], "double": [per seed], "alpha": [per alpha], "shape": [per shape],
-    "cnn": [one]}`` (read the sweeps with :func:`sweep`). Each result is stored on its own, so an
-    interrupted run loses at most the one in progress."""
+    "cnn": [one], and the added experiments' (:data:`ADDED`): [their results]}`` (read the sweeps
+    with :func:`sweep`, the added curves with :func:`curves`). Each result is stored on its own, so
+    an interrupted run loses at most the one in progress."""
     out = {name: [] for name in EXPERIMENTS}
-    for job in jobs(s or settings(profile)):
+    for job in jobs(s or settings(profile), c or causes_settings(profile)):
         out[job[0]].append(_fetch(job, profile, device))
+    return out
+
+
+def collect(profile: str, res: dict | None = None) -> dict[str, results.Result]:
+    """Every result of ``profile`` by name: from ``res`` (:func:`run`'s) where given, else those
+    stored and current for the profile's settings (:func:`stored`; missing ones left out)."""
+    if res is not None:
+        return {r.name: r for rs in res.values() for r in rs}
+    found = {name: stored(profile, name) for name in names(profile)}
+    return {name: r for name, r in found.items() if r is not None}
+
+
+def curves(profile: str, found: dict[str, results.Result], s: MaskSettings | None = None,
+           c: CauseSettings | None = None) -> dict:
+    """The added add/multiply experiments of ``profile`` from its results ``found`` (:func:`collect`),
+    each point of each seed read with :func:`~modlib.weight_masks.causes.point`: ``{"width": {shape:
+    [points]}, "alpha": {alpha: [points]}, "authors": [points], "book": [points]}`` (``book``: the
+    networks of ``authors`` at the profile's own schedule, ``addmul-seed<k>``). A seed's point is
+    left out while one of its results is missing; the main network and alpha come from ``addmul``."""
+    s, c = s or settings(profile), c or causes_settings(profile)
+    groups: dict = {}
+    for experiment, name, seed, p in added_jobs(s, c):
+        key = {"width": lambda: tuple(p.base.hidden), "alphacurve": lambda: p.base.alpha,
+               "authors": lambda: "authors"}.get(experiment)
+        if key is not None:
+            groups.setdefault((experiment, key(), seed), []).append(name)
+    main = [k for k in range(c.seeds) if k < s.seeds]
+    shapes = [(w,) * c.depth for w in c.widths] + ([tuple(c.other_depth)] if c.other_depth else [])
+    if tuple(s.hidden) in shapes:
+        for k in main:
+            groups.setdefault(("width", tuple(s.hidden), k), []).append(f"addmul-seed{k}")
+    if c.alphas:  # the main alpha is a point of the curve
+        for k in main:
+            groups.setdefault(("alphacurve", s.alpha, k), []).append(f"addmul-seed{k}")
+    for k in range(c.authors_seeds):
+        groups.setdefault(("book", "book", k), []).append(f"addmul-seed{k}")
+    out = {"width": {}, "alpha": {}, "authors": [], "book": []}
+    for (experiment, key, seed), parts in sorted(groups.items(), key=lambda kv: (kv[0][0], str(kv[0][1]), kv[0][2])):
+        if not all(n in found for n in parts):
+            continue
+        pt = causes.point([found[n] for n in parts])
+        if experiment == "width":
+            out["width"].setdefault(key, []).append(pt)
+        elif experiment == "alphacurve":
+            out["alpha"].setdefault(key, []).append(pt)
+        else:
+            out[experiment].append(pt)
+    out["width"] = dict(sorted(out["width"].items(), key=lambda kv: (len(kv[0]), kv[0])))
+    out["alpha"] = dict(sorted(out["alpha"].items()))
     return out
 
 
@@ -221,7 +359,7 @@ def main(argv: list[str] | None = None) -> None:
         parser.error(str(err))
     if args.stop_after is not None and args.stop_after < 0:
         parser.error(f"--stop-after={args.stop_after} is not valid; it must be >= 0 seconds")
-    todo = jobs(settings(profile))
+    todo = all_jobs(profile)
     if args.only:
         valid = [job[1] for job in todo]
         for name in args.only:
@@ -230,7 +368,7 @@ def main(argv: list[str] | None = None) -> None:
         todo = [job for job in todo if job[1] in args.only]
     device = pick_device()
     if args.estimate or profile == "paper":
-        print(f"estimated cost of the {profile} profile (all {len(jobs(settings(profile)))} results):\n"
+        print(f"estimated cost of the {profile} profile (all {len(all_jobs(profile))} results):\n"
               + estimate(settings(profile), device)[1], flush=True)
         if args.estimate:
             return
