@@ -39,7 +39,7 @@ from modlib.profiles import check_choice, settings_for
 from modlib.runtime import describe, pick_device
 from modlib.weight_masks import causes
 from modlib.weight_masks.causes import OP_NAMES, CauseSettings
-from modlib.weight_masks.protocol import (CLIP, MaskSettings, _batches, _main_point_is_addmul, addmul,
+from modlib.weight_masks.protocol import (CLIP, MaskSettings, Pairwise, _batches, _main_point_is_addmul, addmul,
                                           class_removal, cnn, digit_loss, double, sweep_point, train_mask)
 
 CHAPTER = "weight_masks"
@@ -191,9 +191,10 @@ def all_jobs(profile: str) -> list[tuple]:
     return jobs(settings(profile), causes_settings(profile))
 
 
-def names(profile: str) -> list[str]:
-    """The names of the results a complete run at ``profile`` stores."""
-    return [name for _, name, _, _ in all_jobs(profile)]
+def names(profile: str, added: bool = True) -> list[str]:
+    """The names of the results a complete run at ``profile`` stores (without the added
+    experiments' with ``added=False``: the page's own, which decide whether it is drawn at full)."""
+    return [name for _, name, _, _ in (all_jobs(profile) if added else jobs(settings(profile)))]
 
 
 def _config(job) -> dict:
@@ -229,22 +230,33 @@ def stored(profile: str, name: str) -> results.Result | None:
                         code=EXPERIMENTS[todo[name][0]])
 
 
-def run(profile: str, device, *, s: MaskSettings | None = None,
-        c: CauseSettings | None = None) -> dict[str, list[results.Result]]:
+def run(profile: str, device, *, s: MaskSettings | None = None) -> dict[str, list[results.Result]]:
     """Load (or compute and store) every experiment of the chapter at ``profile``; returns
     ``{"addmul": [per seed], "double": [per seed], "alpha": [per alpha], "shape": [per shape],
-    "cnn": [one], and the added experiments' (:data:`ADDED`): [their results]}`` (read the sweeps
-    with :func:`sweep`, the added curves with :func:`curves`). Each result is stored on its own, so
-    an interrupted run loses at most the one in progress."""
-    out = {name: [] for name in EXPERIMENTS}
-    for job in jobs(s or settings(profile), c or causes_settings(profile)):
+    "cnn": [one]}`` (read the sweeps with :func:`sweep`). Each result is stored on its own, so an
+    interrupted run loses at most the one in progress. The added experiments are
+    :func:`run_added`'s."""
+    out = {name: [] for name in EXPERIMENTS if name not in ADDED}
+    for job in jobs(s or settings(profile)):
+        out[job[0]].append(_fetch(job, profile, device))
+    return out
+
+
+def run_added(profile: str, device, *, s: MaskSettings | None = None,
+              c: CauseSettings | None = None) -> dict[str, list[results.Result]]:
+    """Load (or compute and store) the added experiments (:data:`ADDED`) at ``profile``:
+    ``{experiment: [its results]}``; read the curves with :func:`curves`. None run at ``default``
+    and ``paper`` (the page shows the stored full ones, :func:`collect`)."""
+    out = {name: [] for name in ADDED}
+    for job in added_jobs(s or settings(profile), c or causes_settings(profile)):
         out[job[0]].append(_fetch(job, profile, device))
     return out
 
 
 def collect(profile: str, res: dict | None = None) -> dict[str, results.Result]:
-    """Every result of ``profile`` by name: from ``res`` (:func:`run`'s) where given, else those
-    stored and current for the profile's settings (:func:`stored`; missing ones left out)."""
+    """Results of ``profile`` by name: those of ``res`` (:func:`run`'s or :func:`run_added`'s, or
+    several merged) where given, else every result of the profile that is stored and current for
+    its settings (:func:`stored`; missing ones left out; nothing is computed)."""
     if res is not None:
         return {r.name: r for rs in res.values() for r in rs}
     found = {name: stored(profile, name) for name in names(profile)}
@@ -253,11 +265,14 @@ def collect(profile: str, res: dict | None = None) -> dict[str, results.Result]:
 
 def curves(profile: str, found: dict[str, results.Result], s: MaskSettings | None = None,
            c: CauseSettings | None = None) -> dict:
-    """The added add/multiply experiments of ``profile`` from its results ``found`` (:func:`collect`),
-    each point of each seed read with :func:`~modlib.weight_masks.causes.point`: ``{"width": {shape:
-    [points]}, "alpha": {alpha: [points]}, "authors": [points], "book": [points]}`` (``book``: the
-    networks of ``authors`` at the profile's own schedule, ``addmul-seed<k>``). A seed's point is
-    left out while one of its results is missing; the main network and alpha come from ``addmul``."""
+    """The added experiments of ``profile`` from its results ``found`` (:func:`collect`), per seed,
+    leaving out a seed while one of its results is missing: ``"width"`` ({shape: [points]}),
+    ``"alpha"`` ({alpha: [points]}), ``"authors"`` and ``"book"`` ([points]: the networks at the
+    authors' schedule and the same networks at the profile's, ``addmul-seed<k>``), each point read
+    with :func:`~modlib.weight_masks.causes.point` (the main network and alpha come from
+    ``addmul``); ``"heldout"``, ``"reuse"`` and ``"cnnlayers"`` ([arrays]; the CNNs' with their
+    ``layers``); ``"copyweight"`` ([arrays], each with the ``iou``, ``iou_same`` and ``iou_random`` of
+    the same network's ``double-seed<k>``)."""
     s, c = s or settings(profile), c or causes_settings(profile)
     groups: dict = {}
     for experiment, name, seed, p in added_jobs(s, c):
@@ -288,6 +303,19 @@ def curves(profile: str, found: dict[str, results.Result], s: MaskSettings | Non
             out[experiment].append(pt)
     out["width"] = dict(sorted(out["width"].items(), key=lambda kv: (len(kv[0]), kv[0])))
     out["alpha"] = dict(sorted(out["alpha"].items()))
+    for experiment in ("heldout", "reuse", "copyweight", "cnnlayers"):
+        out[experiment] = []
+    for experiment, name, seed, _ in added_jobs(s, c):
+        if experiment not in out or experiment in ("width", "alpha", "authors") or name not in found:
+            continue
+        arrays = dict(found[name].arrays)
+        if experiment == "copyweight":
+            if f"double-seed{seed}" not in found:
+                continue
+            arrays.update({k: found[f"double-seed{seed}"].arrays[k] for k in ("iou", "iou_same", "iou_random")})
+        if experiment == "cnnlayers":
+            arrays["layers"] = found[name].metrics["layers"]
+        out[experiment].append(arrays)
     return out
 
 
@@ -301,10 +329,11 @@ def _seconds_per_step(fn, steps: int) -> float:
     return (time.perf_counter() - start) / steps
 
 
-def estimate(s: MaskSettings, device, steps: int = 5) -> tuple[float, str]:
-    """The time every result of ``s`` takes on ``device``, from ``steps`` timed training steps of
-    each network shape, its masks and the CNN (random data, nothing stored): ``(seconds, table)``.
-    The alpha sweep reuses seed 0's network; everything else trains its own."""
+def estimate(s: MaskSettings, device, steps: int = 5, c: CauseSettings | None = None) -> tuple[float, str]:
+    """The time every result of ``s`` (and, given ``c``, of the added experiments) takes on
+    ``device``, from ``steps`` timed training steps of each network shape, its masks and the CNN
+    (random data, nothing stored; the evaluations are left out): ``(seconds, table)``. The alpha
+    sweep reuses seed 0's network; everything else trains its own."""
     per = {}
     for shape in dict.fromkeys([tuple(s.hidden), *map(tuple, s.sweep_shapes)]):
         model = mlp(42, shape, 20).to(device)
@@ -332,10 +361,52 @@ def estimate(s: MaskSettings, device, steps: int = 5) -> tuple[float, str]:
         if name.startswith("shape"):
             n, m = per[tuple(js.hidden)]
             rows[f"{name} (network, 2 masks)"] = (1, n * s.base_steps + 2 * m * s.sweep_mask_steps)
+    if c is not None:
+        rows.update(_added_rows(s, c, device, steps, per, cnn_net, cnn_mask))
     total = sum(k * t for k, t in rows.values())
     lines = [f"{k} x {name}: {k * t / 60:.1f} min" for name, (k, t) in rows.items() if k]
     return total, "\n".join(lines + [f"total: {total / 3600:.2f} h on {describe(torch.device(device))} "
                                      f"(from {steps} timed steps of each)"])
+
+
+def _added_rows(s: MaskSettings, c: CauseSettings, device, steps: int, per: dict, cnn_net: float,
+                cnn_mask: float) -> dict[str, tuple[int, float]]:
+    """:func:`estimate`'s rows for the added experiments: ``{kind: (how many, seconds each)}``,
+    timing each network shape not yet in ``per`` (addmul shapes; double shapes under ``("double",
+    shape)``, a step of both pairs, each mask step timed as one of the whole-task mask's)."""
+    def rates(task: str, shape: tuple) -> tuple[float, float]:
+        key = shape if task == "addmul" else (task, shape)
+        if key not in per:
+            n_in, n_out = (80, 40) if task == "double" else (42, 20)
+            model = mlp(n_in, shape, n_out).to(device)
+            model = Pairwise(model) if task == "double" else model
+            stream = _batches(task, s.batch, 0, device)
+            net = _seconds_per_step(lambda n: training.adam(lambda x, y: digit_loss(model(x), y), model.parameters(),
+                                                            stream, steps=n, lr=1e-3, clip=CLIP, desc="timing"), steps)
+            mask = _seconds_per_step(lambda n: train_mask(model, stream, digit_loss, n, 1e-4, s, seed=0,
+                                                          desc="timing"), steps)
+            per[key] = net, mask
+        return per[key]
+
+    rows: dict[str, tuple[int, float]] = {}
+    for experiment, name, _, p in added_jobs(s, c):
+        b, kw = p.base, dict(p.extra)
+        if experiment == "cnnlayers":
+            kind, t = f"{experiment} (CNN, 11 masks)", cnn_net * b.cnn_steps + 11 * cnn_mask * b.cnn_mask_steps
+        elif experiment in ("copyweight", "reuse"):
+            net, mask = rates("double", tuple(b.hidden))
+            n = 6 if kw.get("original") else 3
+            kind = f"{experiment} {shape_name(b.hidden)} (network, {n} masks)"
+            t = net * b.double_steps + n * mask * b.mask_steps
+        else:
+            net, mask = rates("addmul", tuple(b.hidden))
+            n = len(kw.get("ops", digits.OPS))
+            kind = (f"{experiment} {shape_name(b.hidden)} (network, {n} mask{'s' if n > 1 else ''} x "
+                    f"{b.mask_steps} steps)")
+            t = net * b.base_steps + n * mask * b.mask_steps
+        k, _ = rows.get(kind, (0, t))
+        rows[kind] = (k + 1, t)
+    return rows
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -343,14 +414,16 @@ def main(argv: list[str] | None = None) -> None:
     compute and store the chapter's results without the notebook, printing each one's wall time.
     ``--stop-after`` starts no result after that many seconds, so that a sitting of limited length
     can make a profile over several commands (each resumes where the last stopped); ``--only``
-    computes just the named results; ``--estimate`` prints :func:`estimate`'s table and stops (the
-    ``paper`` profile always prints it first)."""
+    computes just the named results, ``--added`` just the added experiments' (:data:`ADDED`);
+    ``--estimate`` prints :func:`estimate`'s table and stops (the ``paper`` profile always prints it
+    first)."""
     parser = argparse.ArgumentParser(prog="python -m modlib.weight_masks", description=main.__doc__)
     parser.add_argument("--profile", default=None,
                         help=f"one of {', '.join(profiles.PROFILES)} (default: $MODLIB_PROFILE or default)")
     parser.add_argument("--stop-after", type=float, default=None, metavar="SECONDS")
     parser.add_argument("--only", nargs="+", default=None, metavar="NAME",
                         help="compute only these results (e.g. cnn-seed0 addmul-seed0)")
+    parser.add_argument("--added", action="store_true", help="compute only the added experiments' results")
     parser.add_argument("--estimate", action="store_true", help="print the estimated cost and stop")
     args = parser.parse_args(argv)
     try:
@@ -366,10 +439,12 @@ def main(argv: list[str] | None = None) -> None:
             if name not in valid:
                 parser.error(f"--only {name!r} is not a result of profile {profile}; choose from {', '.join(valid)}")
         todo = [job for job in todo if job[1] in args.only]
+    if args.added:
+        todo = [job for job in todo if job[0] in ADDED]
     device = pick_device()
     if args.estimate or profile == "paper":
         print(f"estimated cost of the {profile} profile (all {len(all_jobs(profile))} results):\n"
-              + estimate(settings(profile), device)[1], flush=True)
+              + estimate(settings(profile), device, c=causes_settings(profile))[1], flush=True)
         if args.estimate:
             return
     start = time.perf_counter()

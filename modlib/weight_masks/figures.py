@@ -274,6 +274,16 @@ def removal_place(drop: np.ndarray, layers: list[str], full: np.ndarray | None =
     return fig
 
 
+def not_stored(what: str, command: str) -> plt.Figure:
+    """A placeholder where a figure's results are not stored yet: ``what`` and the ``command`` that
+    makes them."""
+    fig, ax = plt.subplots(figsize=(COLUMN, 0.9))
+    ax.text(0.5, 0.5, f"{what}: not stored yet\n{command}", ha="center", va="center", fontsize=8,
+            family="monospace")
+    ax.axis("off")
+    return fig
+
+
 def mask_concept(seed: int = 0) -> plt.Figure:
     """Concept figure of chapter 4, "The tool": a layer's weights ``W [6, 8]`` (random numbers), a
     binary mask ``m`` of the same shape, and the weights the masked network computes with, ``W * m``."""
