@@ -301,8 +301,9 @@ def width_curve(points: dict, depth: int = 2) -> list[stats.Claim]:
     """The width curve at one mask schedule: ``points`` shape -> :func:`stack`'d arrays over seeds
     (each seed an independent network). Three claims, each by the rule over networks (Welch's t
     interval: the two arms are different networks): the paper's (Csordás et al. 2021, appendix:
-    the share of weights the + and × masks share falls as the network grows), from the narrowest to
-    the widest network of ``depth`` hidden layers; the page's hypothesis that the wider network's
+    the share of weights the + and × masks share falls as the network grows), from the narrowest
+    network of ``depth`` hidden layers that trained (:data:`TRAINED` on both operations, every seed;
+    the text names those that did not) to the widest; the page's hypothesis that the wider network's
     removal spares the other operation more (:func:`sparing`); and the same for the other depth
     against ``depth`` layers at its width. Each needs every network trained and masks that can be
     read (:func:`_usable`); the paper gives no sizes, so :data:`~modlib.stats.CLEAR` stands in."""
@@ -312,22 +313,30 @@ def width_curve(points: dict, depth: int = 2) -> list[stats.Claim]:
     text = ("**The width curve** (one mask schedule; per network the worse of the two masks; mean ± sd over "
             "networks). " + "; ".join(lines) + ". ")
     out = []
+    untrained = {h: p for h, p in points.items() if not (p["table"][:, 0] >= TRAINED).all()}
+    if untrained:
+        text += (f"Networks below {TRAINED} on an operation, left out of the comparisons: " + ", ".join(
+            f"{_shape(h)} (+ {_ms(p['table'][:, 0, 0])}, × {_ms(p['table'][:, 0, 1])})" for h, p in untrained.items())
+            + ". ")
     if len(main) >= 2:
-        narrow, wide = main[min(main)], main[max(main)]
+        # the narrowest network that trained against the widest (which must have trained too)
+        low = min([h for h in main if h not in untrained] or main)
+        high = max(main)
+        narrow, wide = main[low], main[high]
         ok = _usable(narrow) and _usable(wide)
-        trained = bool((narrow["table"][:, 0] >= TRAINED).all() and (wide["table"][:, 0] >= TRAINED).all())
+        trained = low != high and high not in untrained and low not in untrained
         e = stats.unpaired(narrow["shared"].mean(1), wide["shared"].mean(1), unit="network")
         v = e.verdict(paper=CLEAR, source="the stated margin of", trained=trained, controls=ok)
         out.append(stats.claim("a wider network shares fewer weights between + and ×", v, text + (
             f"Shared weights (the share of each mask's weights the other keeps too, over all layers), "
-            f"{_shape(min(main))} minus {_shape(max(main))}: {e.text()} (the paper: sharing falls with size; "
-            f"its 2000×4 network is the closest to {_shape(max(main))}).")))
+            f"{_shape(low)} minus {_shape(high)}: {e.text()} (the paper: sharing falls with size; "
+            f"its 2000×4 network is the closest to {_shape(high)}).")))
         e = stats.unpaired(sparing(wide["table"], wide["control"]), sparing(narrow["table"], narrow["control"]),
                            unit="network")
         v = e.verdict(paper=CLEAR, source="the stated margin of", trained=trained, controls=ok)
         out.append(stats.claim("a wider network's removal spares the other operation more", v, (
             f"Sparing (:func:`sparing`: the other operation after the mask's removal minus after a random removal "
-            f"as dense), {_shape(max(main))} minus {_shape(min(main))}: {e.text()}.")))
+            f"as dense), {_shape(high)} minus {_shape(low)}: {e.text()}.")))
     for h, deep in other.items():
         shallow = main.get((h[0],) * depth)
         if shallow is None:
@@ -500,3 +509,54 @@ def class_layers(accs: list[dict], swap_in: np.ndarray, dropped: np.ndarray, lay
                     f"Share of its accuracy a class loses, minus one half, per network: {e2.text()}."),
         stats.Claim("classes are removed mostly in the dense layer before the output", holds, place),
     ]
+
+
+def added(cv: dict, depth: int, main: str, deep: str) -> dict:
+    """The added experiments' numbers from :func:`modlib.weight_masks.curves`' ``cv``, stacked over
+    seeds (:func:`stack`), for :func:`added_claims`: ``width`` and ``alpha`` ({value: point}),
+    ``authors`` and ``book`` (points), ``heldout``, ``copy`` and ``reuse`` (arrays), ``cnn``
+    (``accs``, ``swap_in``, ``dropped``, ``layers``), each left out while not stored; ``depth`` (the
+    width curve's), and ``main`` and ``deep``, the shapes of the main and the deeper
+    double-addition network as the page writes them."""
+    from modlib.weight_masks.protocol import removal_accuracy
+
+    d = {"depth": depth, "main": main, "deep": deep,
+         "width": {h: stack(p) for h, p in cv["width"].items()}, "alpha": {a: stack(p) for a, p in cv["alpha"].items()}}
+    for key, name in (("authors", "authors"), ("book", "book"), ("heldout", "heldout"), ("copy", "copyweight"),
+                      ("reuse", "reuse")):
+        if cv[name]:
+            d[key] = stack(cv[name])
+    if cv["cnnlayers"]:
+        runs = cv["cnnlayers"]
+        d["cnn"] = {"accs": [removal_accuracy(a["confusion"], a["confusion_random"]) for a in runs],
+                    "swap_in": np.stack([a["swap_in"] for a in runs]), "dropped": np.stack([a["dropped"] for a in runs]),
+                    "layers": list(runs[0]["layers"])}
+    return d
+
+
+def added_claims(d: dict, chance: float = 0.01) -> list[stats.Claim]:
+    """Every statement of the added experiments (:func:`added`'s ``d``), as the page prints them."""
+    out = []
+    if len(d["width"]) >= 2:
+        out += width_curve(d["width"], d["depth"])
+    if len(d["alpha"]) >= 2:
+        out += alpha_curve(d["alpha"])
+    if "authors" in d and "book" in d:
+        out += authors_schedule(d["authors"], d["book"], chance)
+    if "heldout" in d:
+        h = d["heldout"]
+        out += heldout(h["table"], h["control"], h["held_table"], h["held_control"], h["kept"], chance)
+    if "copy" in d:
+        c = d["copy"]
+        out += reuse_control(c["copy_iou"], c["iou"], c["iou_same"], c["copy_iou_random"], c["copy_table"],
+                             c["whole"], d["main"])
+    if "reuse" in d:
+        r = d["reuse"]
+        found = reuse(r["iou"], r["iou_same"], r["iou_random"], r["table"], r["kept"])
+        out += [stats.claim(f"{f.name} ({d['deep']})", f.verdict, f.text.rsplit(" **", 1)[0]) for f in found]
+        out += reuse_control(r["copy_iou"], r["iou"], r["iou_same"], r["copy_iou_random"], r["copy_table"],
+                             r["whole"], d["deep"])
+    if "cnn" in d:
+        c = d["cnn"]
+        out += class_layers(c["accs"], c["swap_in"], c["dropped"], c["layers"])
+    return out
