@@ -38,8 +38,8 @@ from modlib.models import mlp
 from modlib.profiles import check_choice, check_int, check_range
 from modlib.weight_masks.protocol import (CHANCE, CLIP, MASKS, PAIR_MASKS, PAIR_ROWS, MaskSettings,
                                           _ablation_table, _batches, _controls, _image_batches,
-                                          _op_evals, _op_masks, applied, cnn, confusion, digit_loss,
-                                          only_pair, train_mask, train_network)
+                                          _op_evals, _op_masks, applied, confusion, digit_loss, only_pair,
+                                          train_mask, train_network, trained_cnn)
 
 OP_NAMES = {"+": "add", "×": "mul"}  # an operation as a result's name spells it
 
@@ -369,13 +369,7 @@ def class_layers(s: MaskSettings, seed: int, device) -> tuple[dict, dict]:
     x_test, y_test, _ = digits.mnist("test", quiet=True)
     x_test, y_test = x_test[: s.eval_n], y_test[: s.eval_n]  # at eval_n 10,000: every test image
     x, y, x_test, y_test = x.to(device), y.to(device), x_test.to(device), y_test.to(device)
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        model = cnn().to(device)
-    stream = _image_batches(x, y, 64, seed, torch.ones_like(y, dtype=torch.bool))
-    training.adam(lambda xb, yb: F.cross_entropy(model(xb), yb), model.parameters(), stream, steps=s.cnn_steps,
-                  lr=s.lr, clip=CLIP, desc="CNN")
-    model.eval()
+    model = trained_cnn(s, seed, x, y, device)
     reference, logits = train_mask(model, _image_batches(x, y, s.batch, 100 + 1000 * seed, y >= 0), F.cross_entropy,
                                    s.cnn_mask_steps, s.cnn_alpha, s, seed=6000 + 100 * seed, desc="all classes",
                                    lr=s.cnn_mask_lr, logits=True)
