@@ -378,6 +378,7 @@ def test_class_removal_collapse_cannot_be_decided_and_is_partial_here():
 # Skipped until `python -m modlib.weight_masks --profile full --added` has stored them. These tests pin
 # what must hold whatever the outcome (networks trained, controls that work, verdicts the rule can
 # decide); the outcomes themselves are pinned once the results are computed and the page says them.
+# tests/test_degenerate_4_6.py runs each (they start with test_added_) on degenerate variants.
 
 
 def _added(*patterns):
@@ -394,7 +395,7 @@ def _added(*patterns):
 DECIDED = (stats.REPRODUCED, stats.NOT_REPRODUCED)
 
 
-def test_weight_masks_width_curve_is_decided_between_networks_that_trained():
+def test_added_width_curve_is_decided_between_networks_that_trained():
     d, found = _added("width*", "addmul-seed*")
     c = wm.causes_settings("full")
     assert set(d["width"]) == {(w,) * c.depth for w in c.widths} | {tuple(c.other_depth)}
@@ -407,7 +408,7 @@ def test_weight_masks_width_curve_is_decided_between_networks_that_trained():
         assert found[name].outcome in DECIDED, found[name].text
 
 
-def test_weight_masks_alpha_curve_keeps_less_as_alpha_grows_and_is_decided():
+def test_added_alpha_curve_keeps_less_as_alpha_grows_and_is_decided():
     d, found = _added("alphacurve*", "addmul-seed*")
     alphas = sorted(d["alpha"])
     assert len(alphas) == len(wm.causes_settings("full").alphas) + 1  # and the main alpha, from addmul
@@ -417,7 +418,7 @@ def test_weight_masks_alpha_curve_keeps_less_as_alpha_grows_and_is_decided():
         found["a stronger regulariser spares the other operation more"].text
 
 
-def test_weight_masks_authors_schedule_one_network_cannot_decide():
+def test_added_authors_schedule_one_network_cannot_decide():
     d, found = _added("authors*", "addmul-seed0")
     f = found["at the authors' schedule, removing a mask spares the other operation"]
     assert f.outcome == stats.UNDECIDED and "one unit only" in f.text, f.text
@@ -425,7 +426,7 @@ def test_weight_masks_authors_schedule_one_network_cannot_decide():
     assert not wm_findings.degenerate(d["authors"]["kept"]), d["authors"]["kept"].round(4)
 
 
-def test_weight_masks_reuse_positive_control_works_and_is_decided():
+def test_added_reuse_positive_control_works_and_is_decided():
     d, found = _added("copyweight*", "double-seed*", "reuse*")
     for x, label in ((d["copy"], d["main"]), (d["reuse"], d["deep"])):
         # the copied network computes both sums: pair 1 runs on pair 2's weights
@@ -438,7 +439,7 @@ def test_weight_masks_reuse_positive_control_works_and_is_decided():
     assert len(wm.causes_settings("full").reuse_hidden) >= 3
 
 
-def test_class_removal_over_three_cnns_is_decided_and_placed():
+def test_added_class_removal_over_three_cnns_is_decided_and_placed():
     d, found = _added("cnnlayers*")
     assert len(d["cnn"]["accs"]) >= 3
     for name in ("removing a class's mask hurts that class more than the others, over networks",
@@ -448,7 +449,7 @@ def test_class_removal_over_three_cnns_is_decided_and_placed():
     np.testing.assert_array_equal(d["cnn"]["dropped"][..., -1], 0)  # the output layer's mask is fixed
 
 
-def test_weight_masks_heldout_networks_trained_on_their_problems():
+def test_added_heldout_networks_trained_on_their_problems():
     d, found = _added("heldout*")
     h = d["heldout"]
     assert (h["table"][:, 0] >= wm_findings.TRAINED).all(), h["table"][:, 0]

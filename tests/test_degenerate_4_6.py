@@ -600,3 +600,29 @@ def test_chapter4_added_claims_fail_on_degenerate_synthetic_results():
     statement holds (tests/test_weight_masks_causes.py's ``synthetic``)."""
     found = _check_added(twc.synthetic())
     assert sum(f.holds for f in found["stored"].values()) == len(found["stored"]) - 1  # all but the one network
+
+
+def _check_added_tests(d, monkeypatch, must_pass: bool):
+    """Each claims test of the added experiments (tests/test_claims.py's ``test_added_*``), called with
+    ``d`` and with each of its degenerate variants in place of the stored results: each must fail on
+    at least one variant (and, with ``must_pass``, pass on ``d``)."""
+    tests = _tests("test_added_")
+    assert len(tests) >= 6
+    failing = {n: [] for n in tests}
+    for name, v in {"stored": d, **variants4_added(d)}.items():
+        monkeypatch.setattr(tc, "_added", lambda *patterns, v=v: (v, claims4_added(v)))
+        for n, test in tests.items():
+            if _fails(test):
+                failing[n].append(name)
+    if must_pass:
+        assert not [n for n, v in failing.items() if "stored" in v], failing
+    never = [n for n, v in failing.items() if not v]
+    assert not never, f"claims tests that pass on every degenerate variant: {never}"
+
+
+def test_chapter4_added_claims_tests_fail_on_degenerate_results(monkeypatch):
+    _check_added_tests(_chapter4_added(), monkeypatch, must_pass=False)
+
+
+def test_chapter4_added_claims_tests_fail_on_degenerate_synthetic_results(monkeypatch):
+    _check_added_tests(twc.synthetic(), monkeypatch, must_pass=True)

@@ -207,6 +207,9 @@ def test_width_and_alpha_curves_decide_by_the_rule():
     (claim,) = findings.alpha_curve(alphas)
     assert claim.outcome == stats.REPRODUCED and "α = 0.002" in claim.text
     alphas[2e-3]["kept"][:] = 0.0  # the strongest alpha's masks keep nothing: their removal spares everything
+    (claim,) = findings.alpha_curve(alphas)
+    assert claim.outcome == stats.REPRODUCED and "α = 0.0005 minus at α = 0.0001" in claim.text  # left out
+    alphas[5e-4]["kept"][:] = 0.0  # one alpha left whose masks can be read: nothing to compare
     assert findings.alpha_curve(alphas)[0].outcome == stats.UNDECIDED
 
 
@@ -275,7 +278,8 @@ def synthetic(seed: int = 0) -> dict:
         "width": {(256, 256): _point(n, 0.3, 0.6, rng), (512, 512): _point(n, 0.45, 0.5, rng),
                   (1024, 1024): _point(n, 0.6, 0.4, rng), (2048, 2048): _point(n, 0.9, 0.2, rng),
                   (512,) * 4: _point(n, 0.7, 0.4, rng)},
-        "alpha": {1e-4: _point(n, 0.2, 0.5, rng), 5e-4: _point(n, 0.4, 0.5, rng), 2e-3: _point(n, 0.7, 0.5, rng)},
+        "alpha": {a: _point(n, other, 0.5, rng, kept) for a, other, kept in
+                  ((1e-4, 0.2, 0.3), (2e-4, 0.3, 0.2), (5e-4, 0.4, 0.1), (1e-3, 0.5, 0.05), (2e-3, 0.7, 0.02))},
         "authors": _point(1, 0.9, 0.2, rng), "book": _point(1, 0.3, 0.5, rng),
         "heldout": {"table": _point(n, 0.8, 0.3, rng)["table"], "control": held["control"],
                     "held_table": held["table"], "held_control": held["control"], "kept": held["kept"]},
@@ -286,7 +290,8 @@ def synthetic(seed: int = 0) -> dict:
                   "table": pairs([0.99, 0.99], [0.9, 0.9], [0.5, 0.5], [0.95, 0.02], [0.3, 0.99], [0.02, 0.95],
                                  [0.99, 0.3]), "kept": np.full((n, 4, 5), 0.1)},
         "cnn": {"accs": [a for a, _ in nets], "swap_in": np.stack([s for _, s in nets]),
-                "dropped": np.full((n, 10, 4), 0.3), "layers": ["0.weight", "3.weight", "7.weight", "9.weight"]},
+                "dropped": np.concatenate([np.full((n, 10, 3), 0.3), np.zeros((n, 10, 1))], -1),
+                "layers": ["0.weight", "3.weight", "7.weight", "9.weight"]},
     }
 
 

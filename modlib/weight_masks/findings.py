@@ -359,18 +359,20 @@ def alpha_curve(points: dict) -> list[stats.Claim]:
     readable (:func:`_usable`: a mask too sparse to do its own operation spares everything by
     keeping nothing); the text lists each α's numbers and kept shares."""
     alphas = sorted(points)
-    lo, hi = points[alphas[0]], points[alphas[-1]]
+    usable = [a for a in alphas if _usable(points[a])]
+    low, high = (usable[0], usable[-1]) if len(usable) >= 2 else (alphas[0], alphas[-1])
+    lo, hi = points[low], points[high]
     lines = [_point_line(f"α = {a:g}", points[a]) + f"; alone, the worse mask keeps {_ms(_alone(points[a]['table']))} "
              f"of its own operation" for a in alphas]
     e = stats.paired(sparing(hi["table"], hi["control"]), sparing(lo["table"], lo["control"]), unit="network")
     trained = bool((lo["table"][:, 0] >= TRAINED).all())
     v = e.verdict(paper=CLEAR, source="the stated margin of", trained=trained, controls=_usable(lo) and _usable(hi))
-    usable = [f"{a:g}" for a in alphas if _usable(points[a])]
     return [stats.claim("a stronger regulariser spares the other operation more", v, (
         "**The α curve** (the same networks at every α; the worse mask per network; mean ± sd over networks). "
         + "; ".join(lines) + f". Masks that can be read (trained, neither empty nor full, doing their own "
-        f"operation alone and losing it when removed) at α = {', '.join(usable) or 'none'}. Sparing at "
-        f"α = {alphas[-1]:g} minus at α = {alphas[0]:g}: {e.text()}."))]
+        f"operation alone and losing it when removed) at α = {', '.join(f'{a:g}' for a in usable) or 'none'}. "
+        f"Sparing at α = {high:g} minus at α = {low:g} (the strongest and the weakest α whose masks can be "
+        f"read): {e.text()}."))]
 
 
 def authors_schedule(authors: dict, book: dict, chance: float) -> list[stats.Claim]:
