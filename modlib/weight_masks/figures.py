@@ -11,9 +11,11 @@ import numpy as np
 from modlib.plots import COLUMN
 
 
-def accuracy_table(tables: np.ndarray, rows, columns, chance: float | None = None) -> plt.Figure:
+def accuracy_table(tables: np.ndarray, rows, columns, chance: float | None = None,
+                   prefix: str = "accuracy on ") -> plt.Figure:
     """Heat map of accuracies ``tables [seeds, rows, columns]``: mean, with the std over seeds;
-    ``chance``, the accuracy of guessing, is named under the table. (Chapter 4's ablation tables.)"""
+    ``chance``, the accuracy of guessing, is named under the table; each column is headed
+    ``prefix`` and its name. (Chapter 4's ablation tables.)"""
     mean, std = tables.mean(0), tables.std(0)
     fig, ax = plt.subplots(figsize=(5.6, 0.36 * len(rows) + 1.0))
     ax.imshow(mean, cmap="Greens", vmin=0, vmax=1, aspect="auto")
@@ -21,7 +23,7 @@ def accuracy_table(tables: np.ndarray, rows, columns, chance: float | None = Non
         for j in range(len(columns)):
             ax.text(j, i, f"{mean[i, j]:.2f}" + (f" ± {std[i, j]:.2f}" if len(tables) > 1 else ""),
                     ha="center", va="center", fontsize=9, color="white" if mean[i, j] > 0.6 else "black")
-    ax.set_xticks(range(len(columns)), [f"accuracy on {c}" for c in columns], fontsize=9)
+    ax.set_xticks(range(len(columns)), [f"{prefix}{c}" for c in columns], fontsize=9)
     ax.set_yticks(range(len(rows)), list(rows), fontsize=9)
     ax.xaxis.tick_top()
     if chance is not None:
@@ -197,7 +199,7 @@ def width_curve(points: dict, depth: int = 2, paper: tuple[int, int] = (2000, 4)
         if len(h) != depth:
             _curve(axes, [h[0]], [p], marker="s", label=False, ls="none")
             axes[0].annotate(f"{h[0]}×{len(h)}", (h[0], 0.02), fontsize=7, ha="center")
-    widths = sorted({h[0] for h in points} | {paper[0]})
+    widths = sorted({h[0] for h in points})  # the paper's width is the dashed line, named in the right panel
     for ax in axes:
         ax.axvline(paper[0], color="k", ls="--", lw=0.8)
         ax.set_xscale("log", base=2)
