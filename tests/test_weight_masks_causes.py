@@ -301,3 +301,23 @@ def test_every_added_statement_holds_on_the_synthetic_numbers():
     failed = [f for f in found if not f.holds]
     assert [f.name for f in failed] == ["at the authors' schedule, removing a mask spares the other operation"]
     assert failed[0].outcome == stats.UNDECIDED  # one network
+
+
+def test_an_added_result_depends_only_on_its_config_and_seed():
+    """Computed after others (the network then comes from the cache, the global RNG moved on) or
+    alone, an added result's arrays are identical bit for bit."""
+    jobs = {j[1]: j for j in _added("smoke")}
+    names = ("width8x4-seed0", "heldout-seed0", "copyweight-seed0")
+
+    def compute(name):
+        experiment, _, seed, p = jobs[name]
+        return wm.EXPERIMENTS[experiment](p.base, seed, "cpu", **dict(p.extra))[1]
+
+    wm.protocol._network.cache_clear()
+    first = {n: compute(n) for n in names}
+    torch.rand(7)  # the global RNG moves on; the networks are cached now
+    for n in reversed(names):
+        again = compute(n)
+        assert again.keys() == first[n].keys()
+        for k in again:
+            np.testing.assert_array_equal(again[k], first[n][k], err_msg=f"{n}: {k}")
