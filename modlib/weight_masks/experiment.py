@@ -21,6 +21,12 @@ and network shapes, one stored result per point. ``python -m modlib.weight_masks
 all without the notebook (see :func:`main`); :func:`estimate` times a profile before it runs. This
 module holds the settings per profile, the runs and what is stored; how networks and masks are
 trained and scored, and the three experiments, are in :mod:`modlib.weight_masks.protocol`.
+
+The added experiments of issue 32 (what the verdicts depend on: the width and alpha curves, the
+authors' mask schedule, held-out problems, the forced-reuse control, class removal layer by layer;
+:mod:`modlib.weight_masks.causes`) have their own settings per profile (:data:`CAUSES`; none at
+``default`` and ``paper``), results (:func:`added_jobs`, :func:`run_added`; ``python -m
+modlib.weight_masks --profile full --added``) and readers (:func:`collect`, :func:`curves`).
 """
 
 from __future__ import annotations
