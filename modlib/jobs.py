@@ -95,7 +95,7 @@ def _resists(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
 
 def _masks(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
     return {f"{md.CHAPTER}/{job[1]}": ((), lambda d, j=job: md._fetch(j, profile, d))
-            for job in md.jobs(md.settings(profile))}
+            for job in md.all_jobs(profile)}
 
 
 def _structure(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
