@@ -32,6 +32,7 @@ seed ``k`` under PyTorch's), so settings are compared paired over seeds.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import asdict
 
 import numpy as np
@@ -281,6 +282,13 @@ def train_offsets(s: ControlSettings, offsets: tuple[int, ...], test_offsets: tu
     return out
 
 
+@functools.cache
+def pools() -> tuple[dict[str, digits.DigitPairs], str]:
+    """:func:`modlib.resists_at_scale.digit_pools`, read once per process (every MNIST control
+    result reads the same digits)."""
+    return digit_pools()
+
+
 def run_mnist(s: ControlSettings, name: str, device: torch.device) -> tuple[dict, dict]:
     """Every seed of one MNIST control result (``"mnist-C"``, ``"mnist-dose-5"``,
     ``"mnist-A-ablation"``, ...): ``(metrics, arrays)``, each array of :func:`train_offsets` stacked
@@ -289,8 +297,8 @@ def run_mnist(s: ControlSettings, name: str, device: torch.device) -> tuple[dict
     offsets, test_offsets, defaults = mnist_design(s, name)
     seeds = seeds_of(s, name)
     print(f"{name}: {seeds} seed(s), {s.mnist_steps} steps, training offsets {offsets}, test {test_offsets}")
-    pools, source = digit_pools()
-    runs = [train_offsets(s, offsets, test_offsets, seed, pools, device, defaults)
+    pairs, source = pools()
+    runs = [train_offsets(s, offsets, test_offsets, seed, pairs, device, defaults)
             for seed in bar(range(seeds), name)]
     arrays = {k: np.stack([r[k] for r in runs]) for k in runs[0]}
     arrays["eval_steps"] = np.arange(s.mnist_steps + 1)

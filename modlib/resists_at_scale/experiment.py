@@ -237,6 +237,4 @@ def run(
             if not results.from_store_only(profile):
                 raise
             missing[name] = str(err)
-    if missing:
-        print(f"control results not stored yet, left out: {', '.join(missing)}")
     return ResistRuns(s, out, profile, c, missing)

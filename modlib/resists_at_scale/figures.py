@@ -178,6 +178,15 @@ def _band(ax, steps, values, colour, label, ls="-"):
     ax.plot(steps, mean, color=colour, lw=1.4, ls=ls, label=label)
 
 
+def _absent(ax, what: str = "not computed at this profile") -> None:
+    ax.text(0.5, 0.5, what, ha="center", va="center", transform=ax.transAxes, fontsize=8, color="0.4")
+
+
+def _legend(ax, **kwargs) -> None:
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(**kwargs)
+
+
 def _style(ax, log: bool = False):
     if log:
         ax.set_xscale("symlog", linthresh=10)
@@ -198,7 +207,7 @@ def control_curves(runs) -> plt.Figure:
         ax.set_title("MNIST pairs" if experiment == "mnist" else 'SCAN "jump"', fontsize=9)
         _style(ax, log=experiment == "scan")
         if f"{experiment}-C" not in runs.rows:
-            ax.text(0.5, 0.5, "not computed yet", ha="center", va="center", transform=ax.transAxes, fontsize=8)
+            _absent(ax)
             continue
         for setting in ("A", "B"):
             if f"{experiment}-{setting}" in runs.rows:
@@ -207,7 +216,7 @@ def control_curves(runs) -> plt.Figure:
         c = runs.arrays(f"{experiment}-C")
         _band(ax, c["eval_steps"], c["acc_train"], C_COLOURS["train"], "train C")
         _band(ax, c["eval_steps"], c["acc_test"], C_COLOURS["test"], "test C", ls="--")
-        ax.legend(fontsize=6, loc="center right" if experiment == "scan" else "lower right")
+        _legend(ax, fontsize=6, loc="center right" if experiment == "scan" else "lower right")
     axes[0].set_ylabel("accuracy", fontsize=8)
     fig.tight_layout()
     return fig
@@ -235,11 +244,13 @@ def dose_response(runs) -> plt.Figure:
                 ax.scatter(np.full(len(values), bits), values, s=8, color=colour, alpha=0.5, lw=0)
                 means.append(values.mean())
             ax.plot([b for b, _ in levels], means, color=colour, lw=1.4, marker="o", ms=3, label=label)
+        if len(levels) < 2:
+            _absent(ax, "fewer than two levels at this profile")
         ax.set_xlabel("I(Y1; Y2) in training, bits", fontsize=8)
         ax.set_ylim(-0.02, 1.02)
         ax.tick_params(labelsize=7)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7, loc="lower left")
+        _legend(ax, fontsize=7, loc="lower left")
     axes[0].set_ylabel("accuracy after training", fontsize=8)
     axes[1].set_ylabel("mean training accuracy", fontsize=8)
     fig.tight_layout()
@@ -265,9 +276,11 @@ def measures_curves(runs, sets: tuple[str, ...] = ("train_long", "unseen")) -> p
                 if f"{measure}_{key}" in a:
                     ax.plot(a["eval_steps"], a[f"{measure}_{key}"].mean(0), color=colour, ls=ls, lw=1.3,
                             label=f"{setting}, {what}")
+        if not any(f"scan-{x}-tf" in runs.rows for x in "AB"):
+            _absent(ax)
         _style(ax, log=True)
         ax.set_title(titles.get(key, key), fontsize=9)
-        ax.legend(fontsize=6, loc="center right")
+        _legend(ax, fontsize=6, loc="center right")
     axes[0, 0].set_ylabel("accuracy", fontsize=8)
     fig.tight_layout()
     return fig

@@ -173,6 +173,18 @@ def dose_slopes(runs, levels: list[tuple[str, float]], quantity) -> np.ndarray:
     return (values - values.mean(1, keepdims=True)) @ centred / (centred @ centred)
 
 
+class _Suffixed:
+    """``runs`` whose results ``<name><suffix>`` read as ``<name>`` (e.g. ``scan-A-ablation`` as
+    ``scan-A``), so that :func:`resists_at_scale` states the page's findings about them."""
+
+    def __init__(self, runs, suffix: str):
+        self.runs, self.suffix = runs, suffix
+        self.rows = {n[:-len(suffix)]: r for n, r in runs.rows.items() if n.endswith(suffix)}
+
+    def arrays(self, name: str) -> dict:
+        return self.runs.arrays(name + self.suffix)
+
+
 def controls(runs) -> dict[str, Finding]:
     """Chapter 3's statements about its control results (:mod:`modlib.resists_at_scale.controls`),
     keyed by name; a statement whose results are not in ``runs`` is left out. Comparisons are paired
@@ -180,11 +192,10 @@ def controls(runs) -> dict[str, Finding]:
     the book's rule, the paper's side being the stated margin :data:`modlib.stats.CLEAR`; checks
     (``*-agrees``, ``scan-tf-test``, ``scan-ablation-test``, ``scan-union``) hold or not.
 
-    ``mnist-control-gap`` / ``scan-control-test``: with the correlation removed and the test
-    combinations still unseen (control C), the train-test gap is smaller than setting A's (MNIST) /
-    test accuracy higher (SCAN); ``mnist-control-agrees``: C's accuracy on test digits at the held-out
-    offset agrees with that at the training offsets; ``scan-control-agrees``: C's training and test
-    accuracy agree; ``mnist-dose-gap`` / ``mnist-dose-early``: the train-test gap / early training
+    ``<exp>-control-gap`` (``mnist``, ``scan``): with the correlation removed and the test
+    combinations still unseen (control C), the train-test gap is smaller than setting A's;
+    ``mnist-control-agrees``: C's accuracy on test digits at the held-out offset agrees with that at
+    the training offsets; ``scan-control-agrees``: C's training and test accuracy agree; ``mnist-dose-gap`` / ``mnist-dose-early``: the train-test gap / early training
     accuracy grows with the information the right digit carries (a per-seed slope over the dose levels
     and C); ``scan-tf-test``: setting A's failure stands under the authors' measure (teacher-forced
     sentence accuracy on test below a quarter of that on training commands, on fresh commands and on
@@ -192,40 +203,30 @@ def controls(runs) -> dict[str, Finding]:
     forcing scores A's test commands higher than greedy decoding; ``scan-early-long-tok``: A ahead of B
     in teacher-forced token accuracy on multi-word training commands over steps 10-25;
     ``scan-later-long`` (the stored A and B) and ``scan-later-long-tf``: A ahead of B in exact match on
-    those commands over :data:`LATER`; ``mnist-ablation-gap``, ``scan-ablation-unseen``,
-    ``scan-ablation-test``: the paper's effects under the authors' defaults; ``scan-union``: the
+    those commands over :data:`LATER`; ``ablation-<key>``: each of :func:`resists_at_scale`'s
+    statements about the results trained with the authors' defaults (``*-ablation``); ``scan-union``: the
     authors' setting B, whose test commands are all training commands, scores them as it scores
     training."""
     out = {}
     has = lambda *names: all(n in runs.rows for n in names)  # noqa: E731
     gap = lambda a: a["final_train"] - a["final_test"]  # noqa: E731
-    if has("mnist-A", "mnist-C"):
-        a, c = runs.arrays("mnist-A"), runs.arrays("mnist-C")
-        v, text = _compare(gap(a), gap(c), arms=[a, c], label="A minus C")
-        out["mnist-control-gap"] = Finding(
-            "mnist-control-gap", v.reproduced,
-            f"MNIST pairs, control C (training offsets 0-8, test offset 9): {_ms(c['final_train'])} on "
-            f"training pairs and {_ms(c['final_test'])} on test pairs at the held-out offset; the train-test "
-            f"gap is {_ms(gap(c))} in C and {_ms(gap(a))} in setting A{text}.")
-    if has("mnist-C"):
-        c = runs.arrays("mnist-C")
-        out["mnist-control-agrees"] = _agrees(
-            "mnist-control-agrees", c["final_test_seen"] - c["final_test"], c,
-            f"MNIST pairs, control C: on MNIST's test digits, accuracy {_ms(c['final_test_seen'])} at the "
-            f"training offsets and {_ms(c['final_test'])} at the held-out one; the difference is")
-    if has("scan-A", "scan-C"):
-        a, c = runs.arrays("scan-A"), runs.arrays("scan-C")
-        v, text = _compare(c["final_test"], a["final_test"], arms=[a, c], label="C minus A")
-        out["scan-control-test"] = Finding(
-            "scan-control-test", v.reproduced,
-            f"SCAN, control C (\"jump\" held out of one verb-phrase frame, tested there): exact match "
-            f"{_ms(c['final_test'])} on its test commands and {_ms(c['final_train'])} on training commands; "
-            f"setting A {_ms(a['final_test'])} on its test commands{text}.")
-    if has("scan-C"):
-        c = runs.arrays("scan-C")
-        out["scan-control-agrees"] = _agrees(
-            "scan-control-agrees", c["final_train"] - c["final_test"], c,
-            "SCAN, control C: training minus test exact match")
+    designs = {"mnist": ("MNIST pairs", "training offsets 0-8, test offset 9", "training pairs", "test pairs at the "
+                         "held-out offset", ("final_test_seen", "final_test", "on MNIST's test digits, accuracy at the "
+                                             "training offsets minus at the held-out one")),
+               "scan": ("SCAN", '"jump" held out of one verb-phrase frame, tested there', "training commands",
+                        "test commands", ("final_train", "final_test", "training minus test exact match"))}
+    for experiment, (label, design, train, test, (high, low, what)) in designs.items():
+        if has(f"{experiment}-A", f"{experiment}-C"):
+            a, c = runs.arrays(f"{experiment}-A"), runs.arrays(f"{experiment}-C")
+            v, text = _compare(gap(a), gap(c), arms=[a, c], label="A minus C")
+            out[f"{experiment}-control-gap"] = Finding(
+                f"{experiment}-control-gap", v.reproduced,
+                f"{label}, control C ({design}): {_ms(c['final_train'])} on {train} and {_ms(c['final_test'])} "
+                f"on {test}; the train-test gap is {_ms(gap(c))} in C and {_ms(gap(a))} in setting A{text}.")
+        if has(f"{experiment}-C"):
+            c = runs.arrays(f"{experiment}-C")
+            out[f"{experiment}-control-agrees"] = _agrees(
+                f"{experiment}-control-agrees", c[high] - c[low], c, f"{label}, control C: {what}")
     dose = [(n, runs.rows[n].metrics["info_bits"]) for n in sorted(runs.rows)
             if n.startswith("mnist-dose-") or n == "mnist-C"]
     if len(dose) >= 3:
@@ -285,32 +286,21 @@ def controls(runs) -> dict[str, Finding]:
                 f"SCAN{' (measured again)' if key.endswith('tf') else ''}, steps {LATER['scan'][0]}–"
                 f"{LATER['scan'][1]}: exact match on training commands of more than one word {_ms(later['A'])} "
                 f"in setting A and {_ms(later['B'])} in B{text}.")
-    if has("mnist-A-ablation", "mnist-B-ablation"):
-        a, b = runs.arrays("mnist-A-ablation"), runs.arrays("mnist-B-ablation")
-        v, text = _compare(gap(a), gap(b), arms=[a, b], label="A minus B")
-        out["mnist-ablation-gap"] = Finding(
-            "mnist-ablation-gap", v.reproduced,
-            f"MNIST pairs with Keras's defaults (Glorot-uniform weights, zero biases): the train-test gap is "
-            f"{_ms(gap(a))} in setting A and {_ms(gap(b))} in B{text}.")
-    if has("scan-A-ablation", "scan-B-ablation"):
-        a, b = runs.arrays("scan-A-ablation"), runs.arrays("scan-B-ablation")
-        out["scan-ablation-test"] = Finding(
-            "scan-ablation-test", bool(trained(a) and (a["final_test"] < a["final_train"] / 4).all()),
-            f"SCAN with the authors' defaults (Glorot-uniform weights, forget-gate bias 1, embeddings on "
-            f"[-1, 1], input feeding), setting A: exact match {_ms(a['final_test'])} on test commands against "
-            f"{_ms(a['final_train'])} on training commands" + ("" if trained(a) else " (it did not train)") + ".")
-        v, text = _compare(b["final_unseen"], a["final_unseen"], arms=[a, b], label="B minus A")
-        out["scan-ablation-unseen"] = Finding(
-            "scan-ablation-unseen", v.reproduced,
-            f"SCAN with the authors' defaults, test commands that setting B never trained on: exact match "
-            f"{_ms(b['final_unseen'])} in setting B and {_ms(a['final_unseen'])} in A{text}.")
+    ablation = resists_at_scale(_Suffixed(runs, "-ablation"))  # the page's statements, the authors' defaults
+    for key, f in ablation.items():
+        text = f.text if f.text[:2].isupper() else f.text[0].lower() + f.text[1:]  # "MNIST ..." stays
+        out[f"ablation-{key}"] = Finding(f"ablation-{key}", f.holds, f"With the authors' defaults: {text}")
     if has("scan-B-union"):
         u = runs.arrays("scan-B-union")
-        out["scan-union"] = _agrees(
-            "scan-union", u["final_train"] - u["final_test"], u,
-            "SCAN, the authors' setting B (trained on every command, the test commands among them): "
-            f"exact match {_ms(u['final_test'])} on the test commands, {_ms(u['final_tf_test'])} teacher-forced; "
-            "training minus test exact match")
+        union_gap = u["final_train"] - u["final_test"]
+        inside = bool((np.abs(union_gap) <= AGREE).all())  # a check per seed: both may sit at 1.00 exactly
+        out["scan-union"] = Finding(
+            "scan-union", bool(trained(u) and inside),
+            "SCAN, the authors' setting B (trained on every command, the test commands among them): exact "
+            f"match {_ms(u['final_test'])} on the test commands ({_ms(u['final_tf_test'])} teacher-forced) and "
+            f"{_ms(u['final_train'])} on training commands; training minus test {_ms(union_gap)}, "
+            + ("within" if inside else "not within") + f" {100 * AGREE:.0f} points of 0 in every seed"
+            + ("" if trained(u) else "; but it did not train") + ".")
     return out
 
 
