@@ -52,6 +52,7 @@ from modlib.redundant_input_toy import baselines as toy_baselines
 from modlib.redundant_input_toy import experiment as toy
 from modlib.redundant_input_toy import mechanism as toy_mechanism
 from modlib.redundant_input_toy import scale as toy_scale
+from modlib.resists_at_scale import controls as rs_controls
 from modlib.resists_at_scale import experiment as rs
 from modlib.runtime import ENV_VAR as ENV_DEVICE
 from modlib.runtime import describe, pick_device
@@ -90,7 +91,11 @@ def _resists(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
         return results.fetch(rs.CHAPTER, name, rs._config(s, name), lambda: rs.run_one(s, name, device),
                              profile=profile, device=describe(device), code=rs.run_one)
 
-    return {f"{rs.CHAPTER}/{n}": ((), partial(one, n)) for n in rs.RESULTS if n.split("-")[0] in s.experiments}
+    out = {f"{rs.CHAPTER}/{n}": ((), partial(one, n)) for n in rs.RESULTS if n.split("-")[0] in s.experiments}
+    c = rs_controls.settings(profile)  # the control results, fetched as rs.run fetches them
+    out.update({f"{rs.CHAPTER}/{n}": ((), lambda d, n=n: rs_controls.fetch(c, n, profile, d))
+                for n in rs_controls.result_names(c) if n.split("-")[0] in s.experiments})
+    return out
 
 
 def _masks(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:

@@ -1,4 +1,4 @@
-"""Degenerate results for chapters 1-3: every claims test of those chapters (``tests/test_claims.py``)
+"""Degenerate results for chapters 1-3 (chapter 3 with its controls): every claims test of those chapters (``tests/test_claims.py``)
 and every statement their pages print as holding must fail on at least one degenerate variant of the
 stored full results, built here from the stored arrays (nothing is recomputed or written):
 
@@ -211,6 +211,44 @@ def resist_variants(runs) -> dict[str, Variant]:
     }
 
 
+# ---------------------------------------------------------------- chapter 3's controls
+
+# what each control result is compared with: a degenerate control equals that arm (with the same measures)
+CONTROL_PARTNER = {"mnist-C": "mnist-dose-2", "scan-C": "scan-A-tf", "scan-B-tf": "scan-A-tf",
+                   "mnist-B-ablation": "mnist-A-ablation", "scan-B-ablation": "scan-A-ablation",
+                   "scan-B-union": "scan-A-tf", "mnist-B": "mnist-A", "scan-B": "scan-A"}
+# the arms that stand for "no correlation": untrained in the one-untrained variant
+CONTROL_ARMS = ("mnist-C", "scan-C", "mnist-B", "scan-B", "scan-B-tf", "mnist-B-ablation", "scan-B-ablation",
+                "scan-B-union")
+
+
+def _control_chance(name: str, a: dict, train_only: bool = False) -> dict:
+    chance = rs_findings.CHANCE[name.split("-")[0]]
+    for k in a:
+        measured = k.startswith(("acc_", "tf_", "tok_", "fixed_", "final_")) or k == "swapped"
+        if measured and (not train_only or "train" in k):
+            a[k] = np.full_like(a[k], chance)
+    if "shown_pred" in a and not train_only:
+        a["shown_pred"] = np.zeros_like(a["shown_pred"])
+    return a
+
+
+def _partner(name: str) -> str:
+    return "mnist-C" if name.startswith("mnist-dose-") else CONTROL_PARTNER.get(name, name)
+
+
+def control_variants(runs) -> dict[str, Variant]:
+    seeds = runs.settings.seeds
+    return {
+        "chance": Variant(runs, lambda key, a, base: _control_chance(key[0], a)),
+        "never-fit": Variant(runs, lambda key, a, base: _control_chance(key[0], a, train_only=True)),
+        "identical": Variant(runs, lambda key, a, base: _first_seed(a, len(a["final_train"]))),
+        "control=treatment": Variant(runs, lambda key, a, base: dict(base.arrays(_partner(key[0])))),
+        "one-untrained": Variant(runs, lambda key, a, base: _control_chance(key[0], a) if key[0] in CONTROL_ARMS
+                                 else a),
+    }
+
+
 # ---------------------------------------------------------------- the checks
 
 # claims tests that check the code or the data generator, not stored results: no variant applies
@@ -219,6 +257,8 @@ NOT_ON_RESULTS = {
     "test_sprites_the_two_models_see_the_same_training_scenes",  # the data pipeline
     "test_sprites_gradient_reach_is_the_lower_slots_weight",  # the measure's formula
     "test_resists_full_is_the_papers_settings_with_five_seeds",  # the stored settings, not a result
+    "test_controls_full_is_the_papers_training_with_five_seeds",  # the settings, not a result
+    "test_controls_the_designs_remove_the_information",  # the data generators' information
 }
 
 CHAPTERS = {
@@ -230,6 +270,7 @@ CHAPTERS = {
     "test_sprites_": ("sprite_runs", "sprite_found",
                       lambda runs: cs_findings.compositional_sprites(runs, tc.SHARPNESS), sprite_variants),
     "test_resists_": ("resist_runs", "resist_found", rs_findings.resists_at_scale, resist_variants),
+    "test_controls_": ("control_runs", "control_found", rs_findings.controls, control_variants),
 }
 
 
@@ -242,6 +283,8 @@ def _stored(prefix):
         s = cs.settings("full")
         return cs.SpriteRuns(s, tc.stored_full(cs.CHAPTER, s.rows, lambda row: cs.experiment._row_config(s, row)),
                              "full")
+    if prefix == "test_controls_":
+        return tc.stored_controls()
     s = rs.settings("full")
     return rs.ResistRuns(s, tc.stored_full(rs.CHAPTER, rs.RESULTS, lambda name: rs.experiment._config(s, name)),
                          "full")
