@@ -49,7 +49,11 @@ from modlib import profiles, results
 from modlib.batch import check_writable
 from modlib.compositional_sprites import experiment as cs
 from modlib.pretraining_consistency import experiment as pc
+from modlib.redundant_input_toy import baselines as toy_baselines
 from modlib.redundant_input_toy import experiment as toy
+from modlib.redundant_input_toy import mechanism as toy_mechanism
+from modlib.redundant_input_toy import scale as toy_scale
+from modlib.resists_at_scale import controls as rs_controls
 from modlib.resists_at_scale import experiment as rs
 from modlib.runtime import ENV_VAR as ENV_DEVICE
 from modlib.runtime import describe, pick_device
@@ -68,9 +72,12 @@ SLURM_ENDED = ("FAILED", "CANCELLED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL", "
 
 def _toy(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
     s = toy.settings(profile)
-    return {f"{toy.CHAPTER}/sweep-{a}-{l}": ((), lambda d, a=a, l=l: toy.run(
-                profile, d, s=s.with_(activations=(a,), losses=(l,)), progress=False))
-            for a in s.activations for l in s.losses}
+    out = {f"{toy.CHAPTER}/sweep-{a}-{l}": ((), lambda d, a=a, l=l: toy.run(
+               profile, d, s=s.with_(activations=(a,), losses=(l,)), progress=False))
+           for a in s.activations for l in s.losses}
+    for name, study in (("baselines", toy_baselines), ("mechanism", toy_mechanism), ("scale", toy_scale)):
+        out[f"{toy.CHAPTER}/{name}"] = ((), lambda d, study=study: study.run(profile, d))
+    return out
 
 
 def _sprites(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
@@ -85,12 +92,16 @@ def _resists(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
         return results.fetch(rs.CHAPTER, name, rs._config(s, name), lambda: rs.run_one(s, name, device),
                              profile=profile, device=describe(device), code=rs.run_one)
 
-    return {f"{rs.CHAPTER}/{n}": ((), partial(one, n)) for n in rs.RESULTS if n.split("-")[0] in s.experiments}
+    out = {f"{rs.CHAPTER}/{n}": ((), partial(one, n)) for n in rs.RESULTS if n.split("-")[0] in s.experiments}
+    c = rs_controls.settings(profile)  # the control results, fetched as rs.run fetches them
+    out.update({f"{rs.CHAPTER}/{n}": ((), lambda d, n=n: rs_controls.fetch(c, n, profile, d))
+                for n in rs_controls.result_names(c) if n.split("-")[0] in s.experiments})
+    return out
 
 
 def _masks(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
     return {f"{md.CHAPTER}/{job[1]}": ((), lambda d, j=job: md._fetch(j, profile, d))
-            for job in md.jobs(md.settings(profile))}
+            for job in md.all_jobs(profile)}
 
 
 def _structure(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:

@@ -1,10 +1,11 @@
 """Shared statistics for the chapters' findings (each chapter's ``findings`` module): the statement
 a page prints (:class:`Finding`, :class:`Claim`), the book's verdict rule, written once (:data:`RULE`,
 applied by :func:`verdict`: reproduced / not reproduced / cannot be decided here), and the
-intervals and tests behind it, chosen for few units: Student's t (:func:`t_interval`,
-:func:`paired_t`, :func:`paired_verdict`) and Welch's (:func:`welch_interval`,
-:func:`unpaired_verdict`) intervals, the exact sign and permutation tests, Wilson intervals for
-shares, the Brown-Forsythe spread; the paired percentile bootstrap only for chapter 1's 100 seeds.
+intervals and tests behind it, chosen for few units. Two arms are compared by :func:`paired` or
+:func:`unpaired` (an :class:`Effect`: Student's or Welch's t interval for measurements, Newcombe's
+interval for shares, with the exact sign, McNemar or Fisher test beside it); one arm by
+:func:`t_interval`; shares by Wilson intervals; spreads by the Brown-Forsythe deviations and the
+exact permutation test.
 Used by every chapter's page and by the claims tests, so that the prose and the tests say the same.
 """
 
@@ -51,25 +52,6 @@ def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
     return max(0.0, centre - half), min(1.0, centre + half)
-
-
-def paired_difference(a: np.ndarray, b: np.ndarray, resamples: int = 10_000,
-                      seed: int = 0) -> tuple[float, float, float]:
-    """``mean(a - b)`` over seeds and its 95% bootstrap interval ``(difference, low, high)``.
-
-    ``a [S]`` and ``b [S]`` hold one value per seed (an accuracy, or 1/0 for "generalises") in two
-    settings that share each seed's initial weights, so the seeds are resampled in pairs."""
-    d = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
-    if d.ndim != 1 or d.size < 2:
-        raise ValueError(f"a and b must be [S] with S >= 2 paired seeds; got shape {d.shape}")
-    rng = np.random.default_rng(seed)
-    means = d[rng.integers(d.size, size=(resamples, d.size))].mean(1)
-    low, high = np.percentile(means, [2.5, 97.5])
-    return float(d.mean()), float(low), float(high)
-
-
-
-
 
 
 def spread(values) -> np.ndarray:
@@ -144,21 +126,6 @@ def t_interval(values, level: float = 0.95) -> tuple[float, float, float]:
     return float(values.mean()), float(values.mean() - half), float(values.mean() + half)
 
 
-def welch_interval(a, b, level: float = 0.95) -> tuple[float, float, float]:
-    """``(mean(a) - mean(b), low, high)`` for two independent groups, Welch's t interval."""
-    from scipy import stats as _st
-
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if a.size < 2 or b.size < 2:
-        raise ValueError(f"each group needs at least 2 units; got {a.size} and {b.size}")
-    va, vb = a.var(ddof=1) / a.size, b.var(ddof=1) / b.size
-    se = np.sqrt(va + vb)
-    dof = (va + vb) ** 2 / (va ** 2 / (a.size - 1) + vb ** 2 / (b.size - 1)) if se > 0 else a.size + b.size - 2
-    half = _st.t.ppf(0.5 + level / 2, dof) * se
-    d = a.mean() - b.mean()
-    return float(d), float(d - half), float(d + half)
-
-
 def sign_test(differences) -> float:
     """The exact two-sided sign test's p-value for paired ``differences [n]`` (zeros dropped):
     with 5 of 5 on one side it is 0.0625, so five seeds alone cannot reach 0.05."""
@@ -175,21 +142,21 @@ def sign_test(differences) -> float:
 
 def verdict(low: float, high: float, *, units: int, paper: float, margin: float = CLEAR,
             trained: bool = True, controls: bool = True, measurable: bool = True,
-            what: str = "",
-            source: str = "the paper's") -> Verdict:
+            what: str = "", over: str = "", source: str = "the paper's") -> Verdict:
     """The verdict on a claim whose effect the paper reports as ``paper`` (its sign gives the
     claim's direction), measured as an interval ``[low, high]`` over ``units`` independent units.
     ``trained``: every arm compared trained (fit above its stated threshold); ``controls``: every
     control the claim needs passed and is not degenerate; ``measurable``: the quantity is not at
     a floor or ceiling in both arms. ``margin``: the smallest effect that counts (default
-    :data:`CLEAR`). ``what`` names the interval's test, for ``why``. ``source`` names where
+    :data:`CLEAR`). ``what`` names the interval's test and ``over`` its units (default ``"<units>
+    units"``), for ``why``. ``source`` names where
     ``paper`` comes from: ``"the stated margin of"`` where the paper gives a direction but no size
     and the book's margin stands in for it."""
     if low > high:
         raise ValueError(f"low={low} > high={high}")
     if paper == 0:
         raise ValueError("paper=0: give the effect the paper reports, with its sign")
-    interval = f"{what + ' ' if what else ''}interval {low:+.2f} to {high:+.2f} over {units} units"
+    interval = f"{what + ' ' if what else ''}interval {low:+.2f} to {high:+.2f} over {over or f'{units} units'}"
     if units < 2:
         return Verdict(UNDECIDED, f"one unit only ({interval})")
     if not trained:
@@ -206,19 +173,6 @@ def verdict(low: float, high: float, *, units: int, paper: float, margin: float 
     if hi < abs(paper):
         return Verdict(NOT_REPRODUCED, f"{interval}: excludes {source} {paper:+.2f}")
     return Verdict(UNDECIDED, f"{interval}: wide enough for no effect and for {source} {paper:+.2f}")
-
-
-def paired_t(a, b, unit: str = "seeds", percent: bool = True) -> tuple[float, float, float, str]:
-    """``(mean(a - b), low, high, text)`` for ``a [n]`` and ``b [n]`` paired by unit: Student's t
-    interval of the differences and the exact sign test, both named in ``text`` with the unit
-    (``"+8 points (t interval over 5 seeds +3 to +13; sign test p = 0.06)"``)."""
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    d = a - b
-    mean, low, high = t_interval(d)
-    num = (lambda v: f"{100 * v:+.0f}") if percent else (lambda v: f"{v:+.2f}")
-    end = " points" if percent else ""
-    return mean, low, high, (f"{num(mean)}{end} (95% t interval over {d.size} {unit} {num(low)} to "
-                             f"{num(high)}{end}; sign test p = {sign_test(d):.2g})")
 
 
 def distinct_units(*per_unit) -> int:
@@ -268,38 +222,145 @@ def claim(name: str, v: Verdict, text: str) -> Claim:
     return Claim(name, v.reproduced, f"{text} **{v.mark} {v.outcome}**: {v.why}.", v)
 
 
-def _flat(d: np.ndarray) -> bool:
-    """Whether per-unit values ``d [n]`` do not vary (identical units, or a floor or ceiling)."""
-    return d.size > 1 and float(np.ptp(d)) < 1e-9
+# ---------------------------------------------------------------- comparing two arms: one paired path, one unpaired
 
 
-def paired_verdict(a, b, *, paper: float, unit: str = "seed", margin: float = CLEAR,
-                   trained: bool = True, controls: bool = True, measurable: bool = True, source: str = "the paper's") -> Verdict:
-    """The rule (:func:`verdict`) on ``mean(a - b)`` over paired units ``a [n]``, ``b [n]`` (one value
-    per independent ``unit``), with Student's t interval of the paired differences. Differences
-    that do not vary over units (identical units) leave nothing to estimate: not measurable."""
-    d = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
-    if d.size < 2:
-        return verdict(float(d.mean()), float(d.mean()), units=int(d.size), paper=paper, margin=margin, source=source,
-                       what=f"one {unit}:")
-    _, low, high = t_interval(d)
-    return verdict(low, high, units=int(d.size), paper=paper, margin=margin, source=source, trained=trained,
-                   controls=controls, measurable=measurable and not _flat(d),
-                   what=f"paired t (over {d.size} {unit}s)")
+@dataclass(frozen=True)
+class Effect:
+    """A difference between two arms, ``mean(a) - mean(b)``, with its 95% interval ``[low, high]``
+    over ``n`` units (pairs, or the smaller group) of which ``units`` are distinct (a unit that
+    repeats another counts once), the interval's name ``interval`` and the exact test beside it
+    (``test``, e.g. ``"sign test p = 0.06"``). ``measurable`` is false where both arms sit at one
+    value (a floor or a ceiling): nothing can be read there. Made by :func:`paired` and
+    :func:`unpaired`; :meth:`verdict` applies the rule, :meth:`text` writes it for a page."""
+
+    mean: float
+    low: float
+    high: float
+    n: int
+    units: int
+    interval: str
+    test: str
+    unit: str
+    measurable: bool = True
+    sizes: tuple[int, ...] = ()  # the two groups' sizes where they differ (unpaired)
+
+    @property
+    def over(self) -> str:
+        """``"5 seeds"``, or ``"5 and 3 seeds"`` for groups of different sizes."""
+        if len(set(self.sizes)) > 1:
+            return f"{self.sizes[0]} and {self.sizes[1]} {_plural(self.unit, 2)}"
+        return f"{self.n} {_plural(self.unit, self.n)}"
+
+    def text(self, percent: bool = True) -> str:
+        """``"+8 points (95% paired t interval over 5 seeds +3 to +13 points; sign test p = 0.06)"``."""
+        num = (lambda v: f"{round(100 * v) + 0:+d}") if percent else (lambda v: f"{round(v, 2) + 0.0:+.2f}")
+        end = " points" if percent else ""
+        test = f"; {self.test}" if self.test else ""
+        return (f"{num(self.mean)}{end} (95% {self.interval} interval over {self.over} "
+                f"{num(self.low)} to {num(self.high)}{end}{test})")
+
+    def verdict(self, *, paper: float, margin: float = CLEAR, trained: bool = True, controls: bool = True,
+                measurable: bool = True, source: str = "the paper's") -> Verdict:
+        """The rule (:func:`verdict`) on this effect; ``measurable=False`` adds the caller's own
+        reason that the quantity cannot be read (e.g. both arms under a stated floor)."""
+        measurable = measurable and self.measurable
+        if self.n >= 2 and self.units < 2 and measurable:
+            which = f"the {self.over} are" if len(self.sizes) < 2 else f"one arm's {_plural(self.unit, 2)} are"
+            return Verdict(UNDECIDED, f"{which} identical: one distinct unit ({self.interval} interval "
+                                      f"{self.low:+.2f} to {self.high:+.2f} over {self.over})")
+        return verdict(self.low, self.high, units=self.n if not measurable else self.units, paper=paper,
+                       margin=margin, trained=trained, controls=controls, measurable=measurable,
+                       what=self.interval, over=self.over, source=source)
 
 
-def unpaired_verdict(a, b, *, paper: float, unit: str = "base model", margin: float = CLEAR,
-                     trained: bool = True, controls: bool = True, measurable: bool = True, source: str = "the paper's") -> Verdict:
-    """The rule on ``mean(a) - mean(b)`` for two independent groups of units, Welch's t interval;
-    two groups whose values do not vary and are equal (both at a floor or ceiling) are not
-    measurable."""
+def _plural(unit: str, n: int) -> str:
+    return unit if n == 1 else unit + "s"
+
+
+def _check_shares(*arms: np.ndarray) -> None:
+    for x in arms:
+        if not np.isin(x, (0.0, 1.0)).all():
+            raise ValueError(f"shares=True needs values 1 or 0 per unit; got {sorted(set(x.tolist()))[:5]}")
+
+
+def _one_value(a: np.ndarray, b: np.ndarray) -> bool:
+    """Both arms at one and the same value (a floor or a ceiling)."""
+    both = np.concatenate([a, b])
+    return both.size > 0 and float(np.ptp(both)) < 1e-9
+
+
+def _newcombe(p1, l1, u1, p2, l2, u2, phi: float = 0.0) -> tuple[float, float]:
+    """Newcombe's hybrid score interval for ``p1 - p2`` from the two shares' Wilson limits; ``phi``
+    the correlation of paired outcomes (0 for independent groups)."""
+    low = (p1 - p2) - np.sqrt(max(0.0, (p1 - l1) ** 2 - 2 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2))
+    high = (p1 - p2) + np.sqrt(max(0.0, (u1 - p1) ** 2 - 2 * phi * (u1 - p1) * (p2 - l2) + (p2 - l2) ** 2))
+    return float(max(-1.0, low)), float(min(1.0, high))
+
+
+def paired(a, b, unit: str = "seed", units: int | None = None, shares: bool = False) -> Effect:
+    """``mean(a - b)`` over units ``a [n]``, ``b [n]`` paired by unit (two settings that share each
+    seed's initial weights; two measurements of one base model). ``shares``: the values are 1 or 0
+    per unit (a seed generalises or not): Newcombe's interval for paired shares (his method 10) and
+    the exact McNemar test (the sign test of the discordant pairs); otherwise Student's t interval
+    of the differences and the exact sign test. ``units``: how many distinct units there are, where the
+    caller can tell better than the values (default: distinct (a, b) rows for measurements, ``n``
+    for shares, whose rows repeat by nature)."""
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if min(a.size, b.size) < 2:
-        d = float(a.mean() - b.mean()) if a.size and b.size else 0.0
-        return verdict(d, d, units=int(min(a.size, b.size)), paper=paper, margin=margin, source=source, what="fewer than 2 per group:")
-    d, low, high = welch_interval(a, b)
-    if not np.isfinite(low):
-        low = high = d
-    return verdict(low, high, units=int(min(a.size, b.size)), paper=paper, margin=margin, source=source, trained=trained,
-                   controls=controls, measurable=measurable and not (_flat(a) and _flat(b)),
-                   what=f"Welch t ({a.size} and {b.size} {unit}s)")
+    if a.shape != b.shape or a.ndim != 1:
+        raise ValueError(f"a and b must be [n] paired by unit; got shapes {a.shape} and {b.shape}")
+    n, d = a.size, a - b
+    if n < 2:
+        m = float(d.mean()) if n else 0.0
+        return Effect(m, m, m, n, n, "single-unit", "", unit)
+    flat = _one_value(a, b)
+    if shares:
+        _check_shares(a, b)
+        both, only_a = int(((a == 1) & (b == 1)).sum()), int(((a == 1) & (b == 0)).sum())
+        only_b, neither = int(((a == 0) & (b == 1)).sum()), int(((a == 0) & (b == 0)).sum())
+        den = (both + only_a) * (only_b + neither) * (both + only_b) * (only_a + neither)
+        cross = both * neither - only_a * only_b
+        if den > 0 and cross > 0:  # Newcombe's continuity correction of phi
+            cross = max(cross - n / 2, 0.0)
+        phi = cross / np.sqrt(den) if den > 0 else 0.0
+        p1, p2 = a.mean(), b.mean()
+        low, high = _newcombe(p1, *wilson(int(a.sum()), n), p2, *wilson(int(b.sum()), n), phi=phi)
+        return Effect(float(p1 - p2), low, high, n, units if units is not None else n,
+                      "Newcombe (paired shares)", f"exact McNemar p = {sign_test(d):.2g}", unit, not flat)
+    mean, low, high = t_interval(d)
+    distinct = n if flat else distinct_units(a, b)
+    return Effect(mean, low, high, n, units if units is not None else distinct, "paired t",
+                  f"sign test p = {sign_test(d):.2g}", unit, not flat)
+
+
+def unpaired(a, b, unit: str = "seed", units: int | None = None, shares: bool = False) -> Effect:
+    """``mean(a) - mean(b)`` for two independent groups of units ``a [n]``, ``b [m]`` (different
+    models, or base models of two arms). ``shares`` (values 1 or 0 per unit): Newcombe's hybrid
+    score interval and Fisher's exact test; otherwise Welch's t interval. ``n`` is the smaller group; the
+    distinct units are the fewer of the two groups' (identical units in either arm count once)."""
+    from scipy import stats as _st
+
+    a, b = np.asarray(a, dtype=float).ravel(), np.asarray(b, dtype=float).ravel()
+    n = int(min(a.size, b.size))
+    if n < 2:
+        m = float(a.mean() - b.mean()) if a.size and b.size else 0.0
+        return Effect(m, m, m, n, n, "single-unit", "", unit)
+    flat = _one_value(a, b)
+    d = float(a.mean() - b.mean())
+    if shares:
+        _check_shares(a, b)
+        ka, kb = int(a.sum()), int(b.sum())
+        low, high = _newcombe(ka / a.size, *wilson(ka, a.size), kb / b.size, *wilson(kb, b.size))
+        p = _st.fisher_exact([[ka, a.size - ka], [kb, b.size - kb]])[1]
+        return Effect(d, low, high, n, units if units is not None else n, "Newcombe (shares)",
+                      f"Fisher's exact p = {p:.2g}", unit, not flat, (a.size, b.size))
+    va, vb = a.var(ddof=1) / a.size, b.var(ddof=1) / b.size
+    se = float(np.sqrt(va + vb))
+    if se > 0:
+        dof = (va + vb) ** 2 / ((va ** 2 / (a.size - 1) if va else 0.0) + (vb ** 2 / (b.size - 1) if vb else 0.0))
+        half = float(_st.t.ppf(0.975, dof) * se)
+    else:
+        half = 0.0
+    distinct = n if flat else min(distinct_units(a), distinct_units(b))
+    return Effect(d, d - half, d + half, n, units if units is not None else distinct, "Welch t", "", unit,
+                  not flat, (a.size, b.size))

@@ -5,7 +5,9 @@ at all, as an offline reader would (Chromium driven over the DevTools protocol o
 to install but Chromium): the maths is typeset, each widget shows its saved state, the console
 shows no error, no request leaves the machine, no figure is wider than the text column, and the
 whole page is saved as 1280x1600 screenshots in _build/screenshots/<page>_NN.png for people to
-look at. Without Chromium they are skipped with a note, except under CI=true, where they fail.
+look at, and each chapter's explorer changes its view when a reader changes a choice (with no
+kernel: modlib/widgets.py). Without Chromium they are skipped with a note, except under CI=true,
+where they fail.
 """
 
 import base64
@@ -34,6 +36,7 @@ SHOTS = ROOT / "_build" / "screenshots"
 CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
 URL = CONFIG["repository"]["url"]
 WIDTH, SLICE = 1280, 1600  # the window the pages are read in, and the height of one screenshot
+EXPLORER_BYTES = 1_500_000  # the images a static explorer may embed (PNG bytes, before base64)
 
 
 def toc_pages() -> list[str]:
@@ -97,10 +100,23 @@ def test_toy_page_has_figures_launch_buttons_and_provenance(toy_html):
     assert re.search(r"profile: (full|default): \d+ seeds", toy_html), "the page does not say its profile"
 
 
-def test_toy_page_has_a_widget_and_a_kernel_free_animation(toy_html):
-    assert 'type="application/vnd.jupyter.widget-state+json"' in toy_html
-    assert 'type="application/vnd.jupyter.widget-view+json"' in toy_html
+def test_toy_page_has_a_static_explorer_and_a_kernel_free_animation(toy_html):
+    """The explorer's output holds a live widget and a static version (modlib/widgets.py); the page
+    shows the static one (_config.yml's nb_mime_priority_overrides), not the widget's first frame."""
+    assert 'type="application/vnd.jupyter.widget-state+json"' in toy_html  # saved, for the live one
+    assert 'type="application/vnd.jupyter.widget-view+json"' not in toy_html
+    assert toy_html.count('<div class="modlib-explorer"') == 1
     assert re.search(r'<div class="animation">', toy_html)
+
+
+def test_every_chapter_has_one_static_explorer_within_its_weight():
+    """Each chapter page's explorer, pre-rendered: at most EXPLORER_BYTES of embedded images."""
+    for page in NOTEBOOK_PAGES:
+        html = (HTML / f"{page}.html").read_text()
+        boxes = re.findall(r'<div class="modlib-explorer".*?</script>', html, flags=re.S)
+        assert len(boxes) == 1, f"{page}: {len(boxes)} static explorers"
+        images = sum(len(m) for m in re.findall(r'src="data:image/png;base64,([^"]+)"', boxes[0])) * 3 // 4
+        assert images <= EXPLORER_BYTES, f"{page}: the explorer embeds {images / 1e6:.2f} MB of images"
 
 
 def test_figures_and_exercises_are_numbered_per_chapter():
@@ -290,7 +306,7 @@ INSPECT = r"""(() => {
             section: heading ? heading.textContent.replace(/#$/, '').trim() : '',
             natural: img.naturalWidth, intended: attr > 0 && !/%/.test(img.getAttribute('width')) ? attr : img.naturalWidth,
             shown: r.width, left: r.left, right: r.right,
-            widget: !!img.closest('.widget-subarea, .jupyter-widgets'),
+            widget: !!img.closest('.widget-subarea, .jupyter-widgets'), explorer: !!img.closest('.modlib-explorer'),
             caption: img.closest('figure') && img.closest('figure').querySelector('figcaption')
                      ? img.closest('figure').querySelector('figcaption').innerText.trim() : null};
   });
@@ -369,6 +385,15 @@ def browser():
     chromium.close()
 
 
+def open_page(browser: Chromium, page: str) -> None:
+    """Load a built page from disk and let it settle (maths typeset, widgets drawn); browser.events
+    then holds what the page did."""
+    browser.events = []
+    browser.call("Page.navigate", session=True, url=(HTML / f"{page}.html").as_uri())
+    browser.wait_for("Page.loadEventFired", timeout=90)
+    browser.evaluate(SETTLE, timeout=90)
+
+
 @pytest.fixture(scope="module")
 def read(browser):
     """read(page) opens a built page from disk and returns what the reader sees (once per page)."""
@@ -376,10 +401,7 @@ def read(browser):
 
     def read_page(page: str) -> dict:
         if page not in seen:
-            browser.events = []
-            browser.call("Page.navigate", session=True, url=(HTML / f"{page}.html").as_uri())
-            browser.wait_for("Page.loadEventFired", timeout=90)
-            browser.evaluate(SETTLE, timeout=90)
+            open_page(browser, page)
             result = browser.evaluate(INSPECT)
             result["shots"] = save_screenshots(browser, page)
             result["errors"] = console_errors(browser.events)
@@ -448,12 +470,12 @@ def test_page_figures_fit_the_text_column(read, page):
 @pytest.mark.parametrize("page", NOTEBOOK_PAGES)
 def test_page_figures_have_numbered_captions_naming_their_provenance(read, page):
     """Every figure a chapter draws sits in a numbered figure whose caption says which profile,
-    device and seeds made it (an illustration says it is one). Animation frames and the saved views
-    of widgets are not figures: the text around them captions them."""
+    device and seeds made it (an illustration says it is one). Animation frames, the saved views
+    of widgets and the static explorers' views are not figures: the text around them captions them."""
     seen = read(page)
     bad = []
     for fig in seen["figures"]:
-        if fig["id"].startswith("_anim_img") or fig["widget"]:
+        if fig["id"].startswith("_anim_img") or fig["widget"] or fig["explorer"]:
             continue
         caption = fig["caption"] or ""
         if not re.match(r"Fig\. \d", caption) or not re.search(r"profile \w+ · |illustration", caption):
@@ -485,3 +507,71 @@ def test_code_column_fits_the_line_limit(read, page):
     code = read(page)["code"]
     assert code, "no code cell found"
     assert code["chars"] >= CODE_LINE_LIMIT, f"the code column shows {code['chars']} characters: {code}"
+
+
+# A static explorer (modlib/widgets.py): its menus, the view shown, and whether that view is drawn.
+EXPLORER = r"""(() => {
+  const box = document.querySelector('.modlib-explorer');
+  if (!box) return null;
+  const parts = [...box.querySelectorAll('.modlib-part')];
+  const shown = parts.map((p, i) => [p, i]).filter(([p]) => !p.hidden);
+  return {selects: [...box.querySelectorAll('select[data-control]')].map(s => ({
+            name: s.dataset.control, options: s.options.length, index: s.selectedIndex})),
+          key: box.dataset.shown, shown: shown.map(([, i]) => i),
+          drawn: shown.every(([p]) => [...p.querySelectorAll('img')].every(
+            img => img.complete && img.naturalWidth > 0 && img.getBoundingClientRect().width > 0)),
+          visible: shown.every(([p]) => p.getBoundingClientRect().height > 0)};
+})()"""
+SCROLL_TO_EXPLORER = r"""new Promise(done => {
+  const box = document.querySelector('.modlib-explorer');
+  box.scrollIntoView({block: 'start'});
+  requestAnimationFrame(() => requestAnimationFrame(() => {
+    const r = box.getBoundingClientRect();
+    done({x: r.left + window.scrollX, y: r.top + window.scrollY, width: r.width, height: Math.min(r.height, 1500)});
+  }));
+})"""
+
+
+def press(browser: Chromium, key: str, code: int) -> None:
+    """One key pressed and released, as a reader's keyboard would send it to the focused element."""
+    for kind in ("keyDown", "keyUp"):
+        browser.call("Input.dispatchKeyEvent", session=True, type=kind, key=key, code=key,
+                     windowsVirtualKeyCode=code, nativeVirtualKeyCode=code)
+
+
+@pytest.mark.parametrize("page", NOTEBOOK_PAGES)
+def test_page_explorer_changes_its_view_when_a_reader_changes_a_choice(browser, page):
+    """On the built page, with no kernel: each menu of the chapter's static explorer, moved one
+    choice with the keyboard (focus, arrow key), shows another view, drawn in full, and moving it
+    back shows the first view again; no console error on the way. A screenshot of the explorer after
+    its first change is left in _build/screenshots/<page>_explorer.png."""
+    open_page(browser, page)
+    first = browser.evaluate(EXPLORER)
+    assert first, f"{page} has no static explorer"
+    assert first["drawn"] and first["visible"] and first["shown"], f"the first view is not drawn: {first}"
+    moved = 0
+    for i, select in enumerate(first["selects"]):
+        if select["options"] < 2:
+            continue
+        forward, back = (("ArrowDown", 40), ("ArrowUp", 38)) if select["index"] < select["options"] - 1 \
+            else (("ArrowUp", 38), ("ArrowDown", 40))
+        browser.evaluate(f"document.querySelectorAll('.modlib-explorer select[data-control]')[{i}].focus()")
+        press(browser, *forward)
+        now = browser.evaluate(EXPLORER)
+        assert now["selects"][i]["index"] != select["index"], f"{select['name']}: the key did not move the menu"
+        assert now["shown"] != first["shown"], f"changing {select['name']} left the view as it was ({now['key']})"
+        assert now["drawn"] and now["visible"], f"changing {select['name']}: the view is not drawn: {now}"
+        if not moved:  # the explorer scrolled into the window, in page coordinates
+            box = browser.evaluate(SCROLL_TO_EXPLORER)
+            data = browser.call("Page.captureScreenshot", session=True, format="png", captureBeyondViewport=False,
+                                clip={**box, "scale": 1})["data"]
+            SHOTS.mkdir(parents=True, exist_ok=True)
+            (SHOTS / f"{page.replace('/', '_')}_explorer.png").write_bytes(base64.b64decode(data))
+        press(browser, *back)
+        again = browser.evaluate(EXPLORER)
+        assert again["shown"] == first["shown"] and again["key"] == first["key"], \
+            f"{select['name']} moved back does not show the first view again"
+        moved += 1
+    assert moved, f"{page}: no menu of its explorer has two choices"
+    errors = console_errors(browser.events)
+    assert not errors, "\n".join(errors)

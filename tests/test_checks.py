@@ -31,6 +31,16 @@ def mi_with_zero_cells(p):
     return float((p * torch.log2(p / outer)).sum())
 
 
+def cmi_without_conditioning(p):
+    return mi_natural_log(p.sum(2)) / math.log(2)  # I(A; B), C summed out
+
+
+def cmi_natural_log(p):
+    pc, pac, pbc = p.sum((0, 1), keepdim=True), p.sum(1, keepdim=True), p.sum(0, keepdim=True)
+    seen = p > 0
+    return float((p[seen] * torch.log((p * pc / (pac * pbc))[seen])).sum())
+
+
 def reliance_upside_down(f, x):
     x = x.clone().requires_grad_(True)
     (g,) = torch.autograd.grad(f(x).sum(), x)
@@ -96,6 +106,8 @@ SLIPS = [
     (toy_ex.check_mutual_information, mi_natural_log, "use log2, not the natural log"),
     (toy_ex.check_mutual_information, mi_with_zero_cells, "got nan; a cell with p = 0 adds nothing"),
     (toy_ex.check_reliance, reliance_upside_down, "x2 over x1, not x1 over x2"),
+    (toy_ex.check_conditional_information, cmi_without_conditioning, "= I(A; B), expected I(A; B | C)"),
+    (toy_ex.check_conditional_information, cmi_natural_log, "use log2, not the natural log"),
     (cs_ex.check_soft_occlusion, occlusion_swapped, "the slots are swapped"),
     (cs_ex.check_r2_score, r2_unweighted, "weight each output by its variance"),
     (rs_ex.check_hinge, hinge_without_zero, "neg must include 0"),

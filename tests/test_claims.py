@@ -56,7 +56,7 @@ def load(chapter: str, pattern: str) -> list[tuple[dict, dict]]:
                         f"`python -m modlib.weight_masks --profile full` (on the CPU; it resumes where it stopped)")
         return [(r.meta, r.arrays) for r in current.values()]
     if not out:
-        pytest.skip(f"no full-profile results for {chapter} are stored yet; make them with "
+        pytest.skip(f"no full-profile results {pattern} of {chapter} are stored yet; make them with "
                     f"`make batch PROFILE=full NOTEBOOKS=notebooks/{chapter}.ipynb`")
     return out
 
@@ -120,7 +120,7 @@ def generalises(sweep, f, activation="relu", loss="mse", reveal=1.0, design="bin
 def test_toy_in_b_the_paper_setting_generalises_less_than_every_control(toy_found):
     # the summary: in (b) fewer seeds generalise in the paper's setting than in each ternary
     # control (test cell unseen, X2 uncorrelated) and than with the cell in training; paired
-    # bootstrap intervals over 100 seeds exclude zero
+    # intervals (Newcombe's) over 100 seeds exclude zero
     for name in (*toy.settings("full").controls, "cell"):
         finding = toy_found[f"{name}-b"]
         assert finding.holds, finding.text
@@ -174,9 +174,9 @@ def test_toy_in_b_nearly_every_seed_generalises_in_every_control(sweep):
 
 
 def test_toy_in_a_the_corner_control_generalises_less_than_the_middle_one(sweep):
-    d, low, high = stats.paired_difference(generalises(sweep, "a", design="corner"),
-                                              generalises(sweep, "a", design="middle"))
-    assert high < 0, f"corner - middle in (a): {d:+.2f} ({low:+.2f} to {high:+.2f})"
+    e = stats.paired(generalises(sweep, "a", design="corner"), generalises(sweep, "a", design="middle"),
+                     shares=True)
+    assert e.high < 0, f"corner - middle in (a): {e.text()}"
 
 
 @pytest.mark.parametrize("f", ["a", "b"])
@@ -203,9 +203,8 @@ def test_toy_the_training_loss_is_near_zero_at_the_end(sweep):
 
 
 def test_toy_a_rare_cell_in_training_already_helps(sweep):
-    d, low, high = stats.paired_difference(generalises(sweep, "b", reveal=0.95),
-                                              generalises(sweep, "b"))
-    assert low > 0, f"reveal 0.95 - paper's setting in (b): {d:+.2f} ({low:+.2f} to {high:+.2f})"
+    e = stats.paired(generalises(sweep, "b", reveal=0.95), generalises(sweep, "b"), shares=True)
+    assert e.low > 0, f"reveal 0.95 - paper's setting in (b): {e.text()}"
 
 
 @pytest.mark.parametrize("f", ["a", "b"])
@@ -235,17 +234,166 @@ def test_toy_a_rare_cell_leaves_the_correlation_nearly_unchanged():
     assert corr[1.0] < corr[0.95] < 0 and corr[0.95] / corr[1.0] > 0.85, corr
 
 
-def test_toy_the_loss_matters_little(sweep):
+def test_toy_the_loss_matters_little(sweep, toy_found):
     # the summary: the share that generalises differs by at most about 10 points between the
     # squared loss and cross-entropy, in every formulation and activation; an absence, so stated
-    # as an interval: every paired bootstrap interval over the 100 seeds lies within 15 points of 0
-    # (both arms trained, checked by `generalises`)
+    # as an interval: every paired interval (Newcombe's, over the 100 seeds) lies within
+    # toy_findings.LOSS_MARGIN of 0, both arms trained: the page's `loss-*` checks
     s = sweep.settings
     for f in s.formulations:
         for a in s.activations:
             mse, ce = (generalises(sweep, f, a, loss) for loss in s.losses)
-            d, low, high = stats.paired_difference(mse, ce)
-            assert abs(d) <= 0.10 and -0.15 <= low and high <= 0.15, (f, a, d, low, high)
+            assert abs(mse.mean() - ce.mean()) <= 0.10, (f, a)
+            assert toy_found[f"loss-{f}-{a}"].holds, toy_found[f"loss-{f}-{a}"].text
+
+
+# ---------------------------------------------------------------- chapter 1: the distribution over seeds
+
+
+def test_toy_in_b_the_failures_are_partial_not_total(sweep):
+    # the page: most seeds in (b) miss the 0.9 cut, yet the median seed gets about 80% of the held-out
+    # cell right and hardly any seed gets less than half of it: not the total failure of the paper's Fig. 6
+    found = toy_findings.distribution(sweep, toy.GENERALIZES)
+    assert found["partial-b"].holds, found["partial-b"].text
+    acc = sweep.arrays("relu", "mse", "b")["test_acc"]
+    assert generalises(sweep, "b").mean() < 0.5 and 0.7 <= np.median(acc) < toy.GENERALIZES, found["partial-b"].text
+
+
+@pytest.mark.parametrize("f", ["a", "b"])
+def test_toy_mean_held_out_accuracy_is_higher_with_the_cell_in_training(sweep, f):
+    # the same comparison as the shares, without a cut: the mean held-out accuracy
+    found = toy_findings.distribution(sweep, toy.GENERALIZES)
+    assert found[f"acc-cell-{f}"].holds, found[f"acc-cell-{f}"].text
+
+
+def test_toy_in_b_mean_held_out_accuracy_is_higher_in_every_control(sweep):
+    found = toy_findings.distribution(sweep, toy.GENERALIZES)
+    for c in sweep.settings.controls:
+        assert found[f"acc-{c}-b"].holds, found[f"acc-{c}-b"].text
+
+
+# ---------------------------------------------------------------- chapter 1: the later studies
+
+def toy_studies_stored():
+    """Chapter 1's three later studies (baselines, mechanism, scale), stored at full and made by the
+    committed code with the full profile's settings, beside the stored sweep."""
+    from modlib.redundant_input_toy import baselines, mechanism, scale, studies
+
+    s = toy.settings("full")
+    configs = {"baselines": baselines._config(s, baselines.settings("full")),
+               "mechanism": mechanism._config(s, mechanism.settings("full")),
+               "scale": scale._config(s, scale.settings("full"))}
+    stored = stored_full(toy.CHAPTER, list(configs), configs.get)
+    return studies.ToyStudies(toy_sweep(), stored, "full")
+
+
+@pytest.fixture(scope="module")
+def toy_studies():
+    return toy_studies_stored()
+
+
+@pytest.fixture(scope="module")
+def toy_studies_found(toy_studies):
+    return toy_findings.studies(toy_studies)
+
+
+def test_toystudy_least_squares_relies_on_x2_without_a_gradient_step(toy_studies, toy_studies_found):
+    # the page: least squares, no gradient step, relies on x2 where x2 is correlated with Y1 (R clearly
+    # above its value with the held-out cell in training), in (a) at least as much as gradient descent
+    for f in ("a", "b"):
+        paper = toy_studies.arrays("baselines", "least-squares", f)
+        cell = toy_studies.arrays("baselines", "least-squares", f, "binary", 0.0)
+        v, text = toy_findings.compare(paper["reliance"], cell["reliance"], [paper, cell], False, shares=False)
+        assert v.reproduced, (f, text)
+    finding = toy_studies_found["nogd-least-squares-a"]
+    assert finding.text.endswith("— ✗ not reproduced."), finding.text
+
+
+def test_toystudy_only_the_maximum_margin_line_and_least_squares_in_b_rely_less(toy_studies_found):
+    # the page: gradient descent relies on x2 clearly more than the maximum-margin line (both
+    # formulations) and least squares in (b); no more than the random-features and linearised fits
+    more = {k for k, f in toy_studies_found.items() if k.startswith("nogd-") and f.holds}
+    assert more == {"nogd-max-margin-a", "nogd-max-margin-b", "nogd-least-squares-b"}, more
+    for name in ("rf-min-norm", "rf-max-margin", "linearised"):
+        for f in ("a", "b"):
+            text = toy_studies_found[f"nogd-{name}-{f}"].text
+            assert "✓" not in text and "interval over 100 seeds" in text, text
+
+
+def test_toystudy_the_maximum_margin_line_ignores_x2_and_generalises(toy_studies):
+    for f in ("a", "b"):
+        a = toy_studies.arrays("baselines", "max-margin", f)
+        assert toy_findings.trained(a) and np.median(a["reliance"]) < 0.05, f
+        assert (a["test_acc"] >= toy.GENERALIZES).mean() >= 0.9, f
+
+
+def test_toystudy_the_kernel_fits_rely_on_x2_in_every_training_set(toy_studies):
+    # the page: the minimum-norm random-features and linearised fits rely on x2 whether or not it is
+    # correlated with Y1 (median R above 0.15 in every training set, both formulations)
+    for f in ("a", "b"):
+        for cond in toy_studies.conditions("baselines"):
+            for name in ("rf-min-norm", "linearised"):
+                a = toy_studies.arrays("baselines", name, f, *cond)
+                assert toy_findings.trained(a) and np.median(a["reliance"]) > 0.15, (f, cond, name)
+
+
+@pytest.mark.parametrize("f", ["a", "b"])
+def test_toystudy_started_blind_to_x2_the_gradient_builds_reliance_early(toy_studies_found, f):
+    finding = toy_studies_found[f"early-{f}"]
+    assert finding.holds, finding.text
+
+
+def test_toystudy_in_b_the_gradient_builds_reliance_where_x2_is_correlated(toy_studies_found):
+    assert toy_studies_found["built-b"].holds, toy_studies_found["built-b"].text
+
+
+def test_toystudy_in_a_what_the_gradient_builds_is_mostly_removed_again(toy_studies_found):
+    # clear of no difference but below the margin: not reproduced
+    text = toy_studies_found["built-a"].text
+    assert "✗ not reproduced" in text and "interval over 100 seeds +0" in text, text
+
+
+@pytest.mark.parametrize("f", ["a", "b"])
+def test_toystudy_most_of_the_reliance_left_is_inherited(toy_studies, toy_studies_found, f):
+    # the page: ordinary start ends above the zero-x2 start, and in (b) by more than the zero-x2
+    # start's own reliance (the inherited part is the larger)
+    finding = toy_studies_found[f"inherited-{f}"]
+    assert finding.holds, finding.text
+    ordinary, zero = (np.median(toy_studies.arrays("mechanism", arm, f)["reliance"])
+                      for arm in ("ordinary", "zero-x2"))
+    assert ordinary - zero > zero, (f, ordinary, zero)
+
+
+@pytest.mark.parametrize("f", ["a", "b"])
+def test_toystudy_started_blind_to_x2_more_seeds_generalise(toy_studies_found, f):
+    assert toy_studies_found[f"zero-gen-{f}"].holds, toy_studies_found[f"zero-gen-{f}"].text
+
+
+def test_toystudy_the_ordinary_start_is_the_sweeps_network(toy_studies):
+    # the mechanism's ordinary arm trains the sweep's network again: the same numbers
+    for f in ("a", "b"):
+        for cond in toy_studies.conditions("mechanism"):
+            ordinary = toy_studies.arrays("mechanism", "ordinary", f, *cond)
+            sweep = toy_studies.sweep.arrays("relu", "mse", f, cond[1], cond[0])
+            assert np.allclose(ordinary["test_acc"], sweep["test_acc"]), (f, cond)
+            assert np.allclose(ordinary["reliance"], sweep["final_reliance"], rtol=1e-3), (f, cond)
+
+
+def test_toystudy_the_larger_scale_makes_b_fail(toy_studies_found):
+    # the page: shrunk to (a)'s scale, (b)'s training set is the mildest; enlarged, (a) fails more too
+    for key in ("scale-b", "scale-a", "formulation-control"):
+        assert toy_studies_found[key].holds, toy_studies_found[key].text
+
+
+def test_toystudy_the_margin_helps_at_scale_1_and_hurts_at_scale_5(toy_studies, toy_studies_found):
+    assert toy_studies_found["margin-x5"].holds, toy_studies_found["margin-x5"].text
+    text = toy_studies_found["margin-x1"].text
+    assert "✗ not reproduced" in text, text
+    gen = {(shape, sc): (toy_studies.arrays("scale", sc, shape)["test_acc"] >= toy.GENERALIZES).astype(float)
+           for shape in ("a", "b") for sc in ("x1", "x5")}
+    arms = [toy_studies.arrays("scale", "x1", shape) for shape in ("b", "a")]
+    v, text = toy_findings.compare(gen[("b", "x1")], gen[("a", "x1")], arms)
+    assert v.reproduced, text  # at scale 1 the margin helps, clearly
 
 
 def _stacked(runs, key):
@@ -343,7 +491,7 @@ def test_double_addition_ablations_as_measured_not_the_papers_at_this_scale():
     for k, name in enumerate(("pair-1 mask removed", "pair-2 mask removed")):
         own, other = tables[:, rows[name], k], tables[:, rows[name], 1 - k]
         random_own = controls[:, 1 + 2 * k, k]
-        v = stats.paired_verdict(random_own, own, paper=1.0)
+        v = stats.paired(random_own, own).verdict(paper=1.0)
         assert v.outcome == stats.REPRODUCED, (name, v)
         assert (other > 0.95).all(), f"{name}: the other pair should be untouched, {other.round(3)}"
         assert (own > 0.3).all(), f"{name}: own pair {own.round(3)}"
@@ -373,6 +521,88 @@ def test_class_removal_collapse_cannot_be_decided_and_is_partial_here():
     acc, found = _class_removal()
     assert found["the removed class collapses"].outcome == stats.UNDECIDED
     assert (acc["own"] < 0.5 * acc["reference"]).sum() <= 3  # most classes lose part of their accuracy only
+
+
+# --- chapter 4, the added experiments (issue 32): what the verdicts depend on ------------------------
+# Skipped until `python -m modlib.weight_masks --profile full --added` has stored them. These tests pin
+# what must hold whatever the outcome (networks trained, controls that work, verdicts the rule can
+# decide); the outcomes themselves are pinned once the results are computed and the page says them.
+# tests/test_degenerate_4_6.py runs each (they start with test_added_) on degenerate variants.
+
+
+def _added(*patterns):
+    """The added experiments' full results (:func:`modlib.weight_masks.findings.added`) and their
+    statements by name; skipped while a result of ``patterns`` is missing, failed when one is stale."""
+    for pattern in patterns:
+        load(wm.CHAPTER, pattern)
+    c, s = wm.causes_settings("full"), wm.settings("full")
+    d = wm_findings.added(wm.curves("full", wm.collect("full")), c.depth, wm.shape_name(s.hidden),
+                          wm.shape_name(c.reuse_hidden))
+    return d, {f.name: f for f in wm_findings.added_claims(d, wm.CHANCE["addmul"])}
+
+
+DECIDED = (stats.REPRODUCED, stats.NOT_REPRODUCED)
+
+
+def test_added_width_curve_is_decided_between_networks_that_trained():
+    d, found = _added("width*", "addmul-seed*")
+    c = wm.causes_settings("full")
+    assert set(d["width"]) == {(w,) * c.depth for w in c.widths} | {tuple(c.other_depth)}
+    assert all(len(p["table"]) == c.seeds for p in d["width"].values())
+    widest = d["width"][(max(c.widths),) * c.depth]
+    assert (widest["table"][:, 0] >= wm_findings.TRAINED).all(), "the widest network did not train"
+    for name in ("a wider network shares fewer weights between + and ×",
+                 "a wider network's removal spares the other operation more",
+                 f"{len(c.other_depth)} hidden layers spare the other operation more than {c.depth}"):
+        assert found[name].outcome in DECIDED, found[name].text
+
+
+def test_added_alpha_curve_keeps_less_as_alpha_grows_and_is_decided():
+    d, found = _added("alphacurve*", "addmul-seed*")
+    alphas = sorted(d["alpha"])
+    assert len(alphas) == len(wm.causes_settings("full").alphas) + 1  # and the main alpha, from addmul
+    kept = [wm_findings.kept_share(d["alpha"][a]["kept"]).mean() for a in alphas]
+    assert all(a > b for a, b in zip(kept, kept[1:])), kept  # a stronger regulariser keeps fewer weights
+    assert found["a stronger regulariser spares the other operation more"].outcome in DECIDED, \
+        found["a stronger regulariser spares the other operation more"].text
+
+
+def test_added_authors_schedule_one_network_cannot_decide():
+    d, found = _added("authors*", "addmul-seed0")
+    f = found["at the authors' schedule, removing a mask spares the other operation"]
+    assert f.outcome == stats.UNDECIDED and "one unit only" in f.text, f.text
+    assert (d["authors"]["table"][:, 0] >= wm_findings.TRAINED).all()
+    assert not wm_findings.degenerate(d["authors"]["kept"]), d["authors"]["kept"].round(4)
+
+
+def test_added_reuse_positive_control_works_and_is_decided():
+    d, found = _added("copyweight*", "double-seed*", "reuse*")
+    for x, label in ((d["copy"], d["main"]), (d["reuse"], d["deep"])):
+        # the copied network computes both sums: pair 1 runs on pair 2's weights
+        assert (x["copy_table"][:, 0] >= wm_findings.TRAINED).all(), x["copy_table"][:, 0]
+        f = found[f"the overlap finds reuse where it is forced ({label})"]
+        assert f.outcome in DECIDED, f.text
+        assert f"the whole-task mask at the authors' α does both pairs ({label})" in found
+    f = found[f"two pairs' masks overlap less than two masks of one pair ({d['deep']})"]
+    assert f.outcome in DECIDED, f.text
+    assert len(wm.causes_settings("full").reuse_hidden) >= 3
+
+
+def test_added_class_removal_over_three_cnns_is_decided_and_placed():
+    d, found = _added("cnnlayers*")
+    assert len(d["cnn"]["accs"]) >= 3
+    for name in ("removing a class's mask hurts that class more than the others, over networks",
+                 "the removed class collapses, over networks"):
+        assert found[name].outcome in DECIDED, found[name].text
+    assert "classes are removed mostly in the dense layer before the output" in found
+    np.testing.assert_array_equal(d["cnn"]["dropped"][..., -1], 0)  # the output layer's mask is fixed
+
+
+def test_added_heldout_networks_trained_on_their_problems():
+    d, found = _added("heldout*")
+    h = d["heldout"]
+    assert (h["table"][:, 0] >= wm_findings.TRAINED).all(), h["table"][:, 0]
+    assert "the networks answer held-out problems" in found
 
 
 # --- chapter 2: compositional generalization from first principles (multi-sprite) ---------------
@@ -555,10 +785,10 @@ def test_resists_full_is_the_papers_settings_with_five_seeds(resist_runs):
 def test_resists_setting_a_trains_faster_early(resist_runs, resist_found, experiment):
     assert resist_found[f"{experiment}-early"].holds, resist_found[f"{experiment}-early"].text
     a, b = (rs_findings.early_train_accuracy(resist_runs, f"{experiment}-{s}") for s in "AB")
-    d, low, _, _ = stats.paired_t(a, b)  # 5 seeds: a t interval, not a bootstrap
-    assert low > 0 and (a > b).all(), (a, b)
+    e = stats.paired(a, b)  # 5 seeds: a t interval, not a bootstrap
+    assert e.low > 0 and (a > b).all(), (a, b)
     if experiment == "mnist":  # the page calls MNIST's head start clear, SCAN's a few points
-        assert d >= stats.CLEAR, d
+        assert e.mean >= stats.CLEAR, e.mean
 
 
 @pytest.mark.parametrize("experiment", rs.EXPERIMENTS)
@@ -618,6 +848,112 @@ def test_resists_shown_translations(resist_runs):
         right[s] = np.array([[" ".join(scan_data.ACTION_VOCAB.decode(p)) == t for p, t in zip(seed, truth)]
                              for seed in said])
     assert right["A"].sum() == 0 and right["B"].mean() >= 0.9, right
+
+
+# --- chapter 3's controls: the correlation removed, the dose-response, the authors' B, measures, defaults -----
+
+def stored_controls() -> rs.ResistRuns:
+    """Chapter 3's stored full results with its control results (:mod:`modlib.resists_at_scale.controls`),
+    made by the committed code with the full profile's present settings (skipped while any is not
+    stored, failed when made otherwise)."""
+    from modlib.resists_at_scale import controls as rc
+
+    s, c = rs.settings("full"), rc.settings("full")
+    rows = stored_full(rs.CHAPTER, rs.RESULTS, lambda name: rs.experiment._config(s, name))
+    rows.update(stored_full(rs.CHAPTER, rc.result_names(c), lambda name: rc.config(c, name)))
+    return rs.ResistRuns(s, rows, "full", c)
+
+
+@pytest.fixture(scope="module")
+def control_runs() -> rs.ResistRuns:
+    return stored_controls()
+
+
+@pytest.fixture(scope="module")
+def control_found(control_runs):
+    return rs_findings.controls(control_runs)
+
+
+def test_controls_full_is_the_papers_training_with_five_seeds():
+    from dataclasses import asdict
+
+    from modlib.resists_at_scale import controls as rc
+
+    c, paper = asdict(rc.settings("full")), asdict(rs.settings("paper"))
+    shared = [k for k in c if k in paper and k != "seeds"]
+    assert len(shared) >= 15 and all(c[k] == paper[k] for k in shared), shared
+    assert c["seeds"] >= 5 and c["extra_seeds"] >= 3 and not c["only"]
+    assert len(set(c["dose"]) | {rc.CONTROL_OFFSETS}) >= 4  # at least four levels for the slope
+
+
+def test_controls_the_designs_remove_the_information():
+    # the data alone: the control's redundant input tells under a tenth of what setting A's tells
+    from modlib.resists_at_scale import controls as rc
+
+    info = rc.information_table(rc.settings("full"))
+    for experiment in ("MNIST", "SCAN"):
+        a, c = info[f"{experiment} A"], info[f"{experiment} C"]
+        assert c["share"] < 0.06 and c["bits"] < a["bits"] / 5 and a["share"] > 0.6, (experiment, a, c)
+
+
+def test_controls_mnist_without_the_correlation_the_unseen_offset_costs_nothing(control_runs, control_found):
+    assert control_found["mnist-control-gap"].holds, control_found["mnist-control-gap"].text
+    assert control_found["mnist-control-agrees"].holds, control_found["mnist-control-agrees"].text
+    c = control_runs.arrays("mnist-C")
+    assert (c["final_test"] > 0.8).all(), c["final_test"]
+
+
+def test_controls_scan_without_the_correlation_jump_goes_into_a_new_frame(control_runs, control_found):
+    assert control_found["scan-control-gap"].holds, control_found["scan-control-gap"].text
+    assert control_found["scan-control-agrees"].holds, control_found["scan-control-agrees"].text
+    c = control_runs.arrays("scan-C")
+    assert len(set(c["held_out"].tolist())) == len(c["held_out"]) and (c["final_test"] > 0.5).all(), c["final_test"]
+
+
+def test_controls_mnist_the_gap_grows_with_the_information(control_runs, control_found):
+    f = control_found["mnist-dose-gap"]
+    assert f.holds, f.text
+    levels = sorted((control_runs.rows[n].metrics["info_bits"], n) for n in control_runs.rows
+                    if n.startswith("mnist-dose-") or n == "mnist-C")
+    gaps = [np.mean(control_runs.arrays(n)["final_train"] - control_runs.arrays(n)["final_test"]) for _, n in levels]
+    assert gaps[-1] - gaps[0] >= stats.CLEAR, list(zip(levels, gaps))  # the most informative level vs C
+
+
+def test_controls_mnist_the_head_start_grows_with_the_information(control_found):
+    assert control_found["mnist-dose-early"].holds, control_found["mnist-dose-early"].text
+
+
+def test_controls_scan_setting_a_fails_under_the_authors_measure(control_runs, control_found):
+    assert control_found["scan-tf-test"].holds, control_found["scan-tf-test"].text
+    assert control_found["scan-tf-unseen"].holds, control_found["scan-tf-unseen"].text
+    a = control_runs.arrays("scan-A-tf")
+    assert (a["final_tf_test"] >= a["final_test"]).all()  # on the same commands: greedy right implies forced right
+
+
+def test_controls_scan_compositional_speed_is_measured_off_the_floor(control_runs, control_found):
+    # issue 33: the speed of the compositional part is decided where the measure has left its floor
+    # (token accuracy in steps 10-25, exact match in the later window), whatever the verdict
+    for key, names, curve, window in (
+            ("scan-early-long-tok", ("scan-A-tf", "scan-B-tf"), "tok_train_long", rs_findings.EARLY["scan"]),
+            ("scan-later-long", ("scan-A", "scan-B"), "acc_train_long", rs_findings.LATER["scan"]),
+            ("scan-later-long-tf", ("scan-A-tf", "scan-B-tf"), "acc_train_long", rs_findings.LATER["scan"])):
+        values = [rs_findings.window_mean(control_runs.arrays(n), curve, window) for n in names]
+        assert min(v.min() for v in values) > rs_findings.FLOOR, (key, values)
+        text = control_found[key].text
+        assert "floor" not in text and "identical" not in text and "did not train" not in text, text
+
+
+def test_controls_the_effects_stand_under_the_authors_defaults(control_found):
+    # the page's sentence "the effects do not depend on them" (initialisation, forget-gate bias, input
+    # feeding): setting A's gap and failure, and B's success on commands it never saw, with the authors'
+    for key in ("mnist-gap", "mnist-swap", "scan-gap", "scan-test", "scan-unseen"):
+        assert control_found[f"ablation-{key}"].holds, control_found[f"ablation-{key}"].text
+
+
+def test_controls_the_authors_setting_b_scores_test_commands_it_trained_on(control_runs, control_found):
+    assert control_found["scan-union"].holds, control_found["scan-union"].text
+    u = control_runs.arrays("scan-B-union")
+    assert (u["test_rows"] == 7_706).all() and (u["final_test"] > 0.9).all(), u["final_test"]
 
 
 # --- chapter 5: structural compositionality (odd-one-out subnetworks) ------------------------------
@@ -681,7 +1017,7 @@ def test_structure_trained_masks_are_as_sparse_as_the_papers(structure_found, st
 
 
 def test_structure_vision_subnetworks_fail_the_other_subroutine(structure_found, structure_table):
-    # Inside-Contact: as in the paper (.95/.23, .96/.37), each subnetwork is near chance on the other
+    # Inside-Contact: as in the paper (.99/.21, .98/.45), each subnetwork is near chance on the other
     for sub in ("inside", "contact"):
         assert _outcome(structure_found, f"inside-contact/{sub}/subnetwork") == stats.REPRODUCED
         assert _rows(structure_table, "inside-contact", sub)["sub_other"].mean() < 0.4

@@ -1,4 +1,4 @@
-"""Degenerate results for chapters 1-3: every claims test of those chapters (``tests/test_claims.py``)
+"""Degenerate results for chapters 1-3 (chapter 3 with its controls): every claims test of those chapters (``tests/test_claims.py``)
 and every statement their pages print as holding must fail on at least one degenerate variant of the
 stored full results, built here from the stored arrays (nothing is recomputed or written):
 
@@ -6,7 +6,8 @@ stored full results, built here from the stored arrays (nothing is recomputed or
 - ``never-fit``: every seed's training fit at its floor, the rest unchanged;
 - ``identical``: every seed a copy of seed 0 (one unit, however many seeds);
 - ``control=treatment``: each control or comparison arm made equal to the arm it is compared with;
-- ``one-untrained``: one arm (the paper's setting, or setting B) at chance, the others unchanged.
+- ``one-untrained``: one arm (the paper's setting, or setting B; in chapter 1's later studies the arm
+  each comparison starts from) at chance, the others unchanged.
 
 A claim that survives every variant cannot fail on a broken result: rewrite it to test the claim,
 or drop it with the sentence it backs.
@@ -97,6 +98,61 @@ def toy_variants(sweep) -> dict[str, Variant]:
     }
 
 
+# ---------------------------------------------------------------- chapter 1: the later studies
+
+class StudyVariant(Variant):
+    """A :class:`Variant` of chapter 1's studies, which also forwards what is not per seed."""
+
+    def __init__(self, base, change):
+        super().__init__(base, change)
+        self.sweep, self.axis, self.arms, self.conditions = base.sweep, base.axis, base.arms, base.conditions
+
+
+def _study_chance(a: dict) -> dict:
+    for k in ("test_acc", "train_acc", "test_acc_curve"):
+        if k in a:
+            a[k] = np.full_like(a[k], 0.5)
+    for k in ("reliance", "grad_x2", "weight_x2"):
+        if k in a:
+            a[k] = np.zeros_like(a[k])
+    return a
+
+
+def _study_positive(a: dict) -> dict:
+    # answers 'positive' everywhere: every held-out point right, training only where Y1 = 1 (a third)
+    a["test_acc"] = np.ones_like(a["test_acc"])
+    if "test_acc_curve" in a:
+        a["test_acc_curve"] = np.ones_like(a["test_acc_curve"])
+    a["train_acc"] = np.full_like(a["train_acc"], 1 / 3)
+    return a
+
+
+# each study's main arm (key without the study): the one the others are compared with
+STUDY_MAIN = {"baselines": ("gradient descent", "b", "binary", 1.0), "mechanism": ("ordinary", "b", "binary", 1.0),
+              "scale": ("x5", "b", "binary", 1.0)}
+
+
+def study_variants(st) -> dict[str, Variant]:
+    seeds = st.settings["mechanism"].seeds
+
+    def main(key):  # the main arm of the key's study, in the key's formulation (scale: its shape)
+        arm, _, design, reveal = STUDY_MAIN[key[0]]
+        return (key[0], arm, key[2], design, reveal)
+
+    def untrained(key):  # the arm each comparison starts from: at chance
+        return key[1] in ("gradient descent", "zero-x2", "x5") and key[3:] == ("binary", 1.0)
+
+    return {
+        "chance": StudyVariant(st, lambda key, a, base: _study_chance(a)),
+        "positive-everywhere": StudyVariant(st, lambda key, a, base: _study_positive(a)),
+        "never-fit": StudyVariant(st, lambda key, a, base: {**a, "train_acc": np.full_like(a["train_acc"], 0.5)}),
+        "identical": StudyVariant(st, lambda key, a, base: _first_seed(a, seeds)),
+        "control=treatment": StudyVariant(st, lambda key, a, base: {**a, **{
+            k: np.array(v, copy=True) for k, v in base.arrays(*main(key)).items() if k in a}}),
+        "one-untrained": StudyVariant(st, lambda key, a, base: _study_chance(a) if untrained(key) else a),
+    }
+
+
 # ---------------------------------------------------------------- chapter 2: the sprites
 
 def _r2_at(a: dict, keys=("r2_in", "r2_whole"), value: float = 0.0) -> dict:
@@ -155,6 +211,44 @@ def resist_variants(runs) -> dict[str, Variant]:
     }
 
 
+# ---------------------------------------------------------------- chapter 3's controls
+
+# what each control result is compared with: a degenerate control equals that arm (with the same measures)
+CONTROL_PARTNER = {"mnist-C": "mnist-dose-2", "scan-C": "scan-A-tf", "scan-B-tf": "scan-A-tf",
+                   "mnist-B-ablation": "mnist-A-ablation", "scan-B-ablation": "scan-A-ablation",
+                   "scan-B-union": "scan-A-tf", "mnist-B": "mnist-A", "scan-B": "scan-A"}
+# the arms that stand for "no correlation": untrained in the one-untrained variant
+CONTROL_ARMS = ("mnist-C", "scan-C", "mnist-B", "scan-B", "scan-B-tf", "mnist-B-ablation", "scan-B-ablation",
+                "scan-B-union")
+
+
+def _control_chance(name: str, a: dict, train_only: bool = False) -> dict:
+    chance = rs_findings.CHANCE[name.split("-")[0]]
+    for k in a:
+        measured = k.startswith(("acc_", "tf_", "tok_", "fixed_", "final_")) or k == "swapped"
+        if measured and (not train_only or "train" in k):
+            a[k] = np.full_like(a[k], chance)
+    if "shown_pred" in a and not train_only:
+        a["shown_pred"] = np.zeros_like(a["shown_pred"])
+    return a
+
+
+def _partner(name: str) -> str:
+    return "mnist-C" if name.startswith("mnist-dose-") else CONTROL_PARTNER.get(name, name)
+
+
+def control_variants(runs) -> dict[str, Variant]:
+    seeds = runs.settings.seeds
+    return {
+        "chance": Variant(runs, lambda key, a, base: _control_chance(key[0], a)),
+        "never-fit": Variant(runs, lambda key, a, base: _control_chance(key[0], a, train_only=True)),
+        "identical": Variant(runs, lambda key, a, base: _first_seed(a, len(a["final_train"]))),
+        "control=treatment": Variant(runs, lambda key, a, base: dict(base.arrays(_partner(key[0])))),
+        "one-untrained": Variant(runs, lambda key, a, base: _control_chance(key[0], a) if key[0] in CONTROL_ARMS
+                                 else a),
+    }
+
+
 # ---------------------------------------------------------------- the checks
 
 # claims tests that check the code or the data generator, not stored results: no variant applies
@@ -163,25 +257,34 @@ NOT_ON_RESULTS = {
     "test_sprites_the_two_models_see_the_same_training_scenes",  # the data pipeline
     "test_sprites_gradient_reach_is_the_lower_slots_weight",  # the measure's formula
     "test_resists_full_is_the_papers_settings_with_five_seeds",  # the stored settings, not a result
+    "test_controls_full_is_the_papers_training_with_five_seeds",  # the settings, not a result
+    "test_controls_the_designs_remove_the_information",  # the data generators' information
 }
 
 CHAPTERS = {
     # prefix of the claims tests: (fixture of the runs, fixture of the findings, findings of runs, variants)
     "test_toy_": ("sweep", "toy_found",
-                  lambda runs: toy_findings.redundant_input(runs, toy.GENERALIZES, toy.PAPER_EPOCHS), toy_variants),
+                  lambda runs: {**toy_findings.redundant_input(runs, toy.GENERALIZES, toy.PAPER_EPOCHS),
+                                **toy_findings.distribution(runs, toy.GENERALIZES)}, toy_variants),
+    "test_toystudy_": ("toy_studies", "toy_studies_found", toy_findings.studies, study_variants),
     "test_sprites_": ("sprite_runs", "sprite_found",
                       lambda runs: cs_findings.compositional_sprites(runs, tc.SHARPNESS), sprite_variants),
     "test_resists_": ("resist_runs", "resist_found", rs_findings.resists_at_scale, resist_variants),
+    "test_controls_": ("control_runs", "control_found", rs_findings.controls, control_variants),
 }
 
 
 def _stored(prefix):
     if prefix == "test_toy_":
         return tc.toy_sweep()
+    if prefix == "test_toystudy_":
+        return tc.toy_studies_stored()
     if prefix == "test_sprites_":
         s = cs.settings("full")
         return cs.SpriteRuns(s, tc.stored_full(cs.CHAPTER, s.rows, lambda row: cs.experiment._row_config(s, row)),
                              "full")
+    if prefix == "test_controls_":
+        return tc.stored_controls()
     s = rs.settings("full")
     return rs.ResistRuns(s, tc.stored_full(rs.CHAPTER, rs.RESULTS, lambda name: rs.experiment._config(s, name)),
                          "full")

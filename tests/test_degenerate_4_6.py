@@ -3,7 +3,8 @@ claims tests in ``tests/test_claims.py`` use) is decided again on variants of th
 that no real result should pass: a model at chance, base models that never fit, a mask that keeps
 everything (the subnetwork is the full model) and one that keeps nothing (the subnetwork is at
 chance), all units identical, a control equal to its treatment, and one arm untrained. Each claim
-must fail (be ✗ or ?) on at least one variant, and on every variant that makes its evidence void;
+must fail (be ✗ or ?) on at least one variant, and be "cannot be decided here" (?) on every variant
+that makes its evidence void (not ✗: nothing was looked for there);
 a claim that passed them all could not fail, and is rewritten or dropped with its sentence.
 
 Built from the stored arrays and metrics; nothing is computed or written.
@@ -51,6 +52,9 @@ def _check(claims_by_variant: dict[str, dict]):
             continue
         survived = [v for v in VOID if k in claims_by_variant[v] and claims_by_variant[v][k].holds]
         assert not survived, f"{k} is still reproduced on {survived}: {claims_by_variant[survived[0]][k].text}"
+        # void evidence decides nothing: ✗ would say the paper's claim was looked for and not found
+        refuted = [v for v in VOID if k in claims_by_variant[v] and claims_by_variant[v][k].mark == "✗"]
+        assert not refuted, f"{k} is marked ✗ on {refuted}: {claims_by_variant[refuted[0]][k].text}"
     for found in claims_by_variant.values():  # every mark printed comes from the rule or a check
         for claim in found.values():
             assert isinstance(claim, stats.Claim) and claim.mark in ("✓", "✗", "?", "check passed", "check failed"), claim
@@ -455,3 +459,209 @@ def test_chapter6_claims_tests_fail_on_degenerate_results():
                                 "pretraining_runs": SimpleNamespace(
                                     pretraining={k: SimpleNamespace(metrics=x) for k, x in m.items()})}
                          for name, (d, m) in variants6(df, metrics).items()})
+
+
+# --- chapter 4's added experiments (issue 32) --------------------------------------------------------
+
+import test_weight_masks_causes as twc  # noqa: E402  (tests/ is on the path: pytest's default import mode)
+
+
+def _chapter4_added():
+    """The added experiments' full results as :func:`findings.added` arranges them (skipped while
+    one is not stored for the full profile's present settings)."""
+    wanted = [n for e, n, _, _ in wm.all_jobs("full") if e in wm.ADDED]
+    found = {n: wm.stored("full", n) for n in wm.names("full")}
+    missing = [n for n in wanted if found[n] is None]
+    if missing:
+        pytest.skip(f"{len(missing)} of the {len(wanted)} added full results are not stored "
+                    f"(python -m modlib.weight_masks --profile full --added)")
+    c, s = wm.causes_settings("full"), wm.settings("full")
+    cv = wm.curves("full", {n: r for n, r in found.items() if r is not None})
+    return wm_findings.added(cv, c.depth, wm.shape_name(s.hidden), wm.shape_name(c.reuse_hidden))
+
+
+def claims4_added(d) -> dict:
+    return {f.name: f for f in wm_findings.added_claims(d, wm.CHANCE["addmul"])}
+
+
+def _each_point(d, fn):
+    """``d`` with ``fn`` applied to every add/multiply point (width, alpha, authors, book)."""
+    out = {**d, "width": {h: fn(p) for h, p in d["width"].items()}, "alpha": {a: fn(p) for a, p in d["alpha"].items()}}
+    for k in ("authors", "book"):
+        out[k] = fn(d[k])
+    return out
+
+
+def _pattern(full, alone, removed, c, n_masks=2):
+    """Rows of a table [seeds, 1 + 2 n, cols]: the full row, then each mask alone and removed."""
+    row = {"full": full, "chance": np.full_like(full, c)}
+    return np.concatenate([full] + [row[alone], row[removed]] * n_masks, 1)
+
+
+def variants4_added(d) -> dict[str, dict]:
+    c, cc = wm.CHANCE["addmul"], wm.CHANCE["cnn"]
+    copy = lambda x: {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in x.items()}  # noqa: E731
+    out = {}
+
+    def cnn(accs=None, swap=None, dropped=None):
+        base = d["cnn"]
+        return {"accs": accs if accs is not None else base["accs"], "layers": base["layers"],
+                "swap_in": base["swap_in"] if swap is None else swap,
+                "dropped": base["dropped"] if dropped is None else dropped}
+
+    def double(x, fn):
+        x = copy(x)
+        for k in ("copy_table", "whole", "table"):
+            if k in x:
+                x[k] = fn(x[k], k)
+        return x
+
+    # chance: every network at chance
+    v = _each_point(d, lambda p: {**copy(p), "table": np.full_like(p["table"], c), "control": np.full_like(p["control"], c)})
+    v["heldout"] = {**d["heldout"], **{k: np.full_like(d["heldout"][k], c) for k in
+                                       ("table", "control", "held_table", "held_control")}}
+    v["copy"], v["reuse"] = (double(d[k], lambda t, _: np.full_like(t, c)) for k in ("copy", "reuse"))
+    v["cnn"] = cnn([{k: np.full_like(a, cc) for k, a in acc.items()} for acc in d["cnn"]["accs"]],
+                   np.full_like(d["cnn"]["swap_in"], cc))
+    out["chance"] = v
+    # never fit: every network stopped half way
+    v = _each_point(d, lambda p: {**copy(p), "table": p["table"] * 0.5, "control": p["control"] * 0.5})
+    v["heldout"] = {**d["heldout"], **{k: d["heldout"][k] * 0.5 for k in ("table", "control", "held_table", "held_control")}}
+    v["copy"], v["reuse"] = (double(d[k], lambda t, _: t * 0.5) for k in ("copy", "reuse"))
+    v["cnn"] = cnn([{**acc, "reference": acc["reference"] * 0.4} for acc in d["cnn"]["accs"]])
+    out["never fit"] = v
+
+    # a mask keeps everything: alone = full, removed = chance; overlaps 1; the class masks remove nothing
+    def everything(p):
+        full = p["table"][:, :1]
+        return {**copy(p), "table": _pattern(full, "full", "chance", c),
+                "control": _pattern(full, "full", "chance", c)[:, 1:], "kept": np.ones_like(p["kept"]),
+                "iou": np.ones_like(p["iou"]), "shared": np.ones_like(p["shared"])}
+
+    def nothing(p):
+        full = p["table"][:, :1]
+        return {**copy(p), "table": _pattern(full, "chance", "full", c),
+                "control": _pattern(full, "chance", "full", c)[:, 1:], "kept": np.zeros_like(p["kept"]),
+                "iou": np.zeros_like(p["iou"]), "shared": np.zeros_like(p["shared"])}
+
+    for name, fn, keep in (("keeps everything", everything, "full"), ("keeps nothing", nothing, "chance")):
+        v = _each_point(d, fn)
+        h = d["heldout"]
+        pt = fn({"table": h["table"], "control": h["control"], "kept": h["kept"], "iou": h["kept"][:, 0],
+                 "shared": h["kept"][:, :, 0]})
+        held = fn({"table": h["held_table"], "control": h["held_control"], "kept": h["kept"], "iou": h["kept"][:, 0],
+                   "shared": h["kept"][:, :, 0]})
+        v["heldout"] = {"table": pt["table"], "control": pt["control"], "held_table": held["table"],
+                        "held_control": held["control"], "kept": pt["kept"]}
+        value = 1.0 if keep == "full" else 0.0
+        for k in ("copy", "reuse"):
+            x = double(d[k], lambda t, key: _pattern(t[:, :1], keep, "chance" if keep == "full" else "full", c,
+                                                     (t.shape[1] - 1) // 2))
+            for key in ("copy_iou", "iou", "iou_same", "iou_random", "copy_iou_random"):
+                if key in x:
+                    x[key] = np.full_like(x[key], value)
+            if "kept" in x:
+                x["kept"] = np.full_like(x["kept"], value)
+            v[k] = x
+        accs = []
+        for acc in d["cnn"]["accs"]:
+            ref_others = wm_findings.others_reference(acc["reference"])
+            if keep == "full":
+                accs.append({**acc, "own": acc["reference"].copy(), "others": ref_others.copy(),
+                             "random_own": acc["reference"].copy(), "random_others": ref_others.copy()})
+            else:
+                accs.append({**acc, **{k: np.full_like(acc[k], cc) for k in ("own", "others", "random_own",
+                                                                            "random_others")}})
+        ref = np.stack([a["reference"] for a in d["cnn"]["accs"]])
+        swap = np.repeat(ref[..., None, None], d["cnn"]["swap_in"].shape[2], 2).repeat(2, 3) if keep == "full" \
+            else np.full_like(d["cnn"]["swap_in"], cc)
+        v["cnn"] = cnn(accs, swap, np.zeros_like(d["cnn"]["dropped"]) if keep == "full" else None)
+        out[name] = v
+
+    # identical units: every network is the first
+    first = lambda x: {k: (np.repeat(a[:1], len(a), 0) if isinstance(a, np.ndarray) else a)  # noqa: E731
+                       for k, a in x.items()}
+    v = _each_point(d, first)
+    v["heldout"], v["copy"], v["reuse"] = (first(d[k]) for k in ("heldout", "copy", "reuse"))
+    acc0 = d["cnn"]["accs"][0]
+    v["cnn"] = cnn([acc0] * len(d["cnn"]["accs"]), np.repeat(d["cnn"]["swap_in"][:1], len(d["cnn"]["accs"]), 0),
+                   np.repeat(d["cnn"]["dropped"][:1], len(d["cnn"]["accs"]), 0))
+    out["identical units"] = v
+    # each control is its treatment
+    v = _each_point(d, lambda p: {**copy(p), "control": p["table"][:, 1:].copy()})
+    h = d["heldout"]
+    v["heldout"] = {**h, "control": h["table"][:, 1:].copy(), "held_control": h["held_table"][:, 1:].copy()}
+    v["copy"] = {**d["copy"], "copy_iou": d["copy"]["iou"].copy(), "copy_iou_random": d["copy"]["iou"].copy()}
+    v["reuse"] = {**d["reuse"], "copy_iou": d["reuse"]["iou"].copy(), "iou_same": d["reuse"]["iou"].copy(),
+                  "iou_random": d["reuse"]["iou"].copy(), "copy_iou_random": d["reuse"]["iou"].copy()}
+    v["book"] = copy(d["authors"])
+    v["width"] = {h: (d["width"][min(d["width"])] if len(h) == d["depth"] else p) for h, p in v["width"].items()}
+    v["alpha"] = {a: v["alpha"][min(v["alpha"])] for a in v["alpha"]}
+    v["cnn"] = cnn([{**acc, "random_own": acc["own"].copy(), "random_others": acc["others"].copy()}
+                    for acc in d["cnn"]["accs"]])
+    out["control = treatment"] = v
+    # one arm untrained: the second operation (pair) never trained; half the classes at chance
+    def untrained(p):
+        p = copy(p)
+        p["table"][..., 1] = c
+        p["control"][..., 1] = c
+        return p
+    v = _each_point(d, untrained)
+    h = copy(d["heldout"])
+    for k in ("table", "control", "held_table", "held_control"):
+        h[k][..., 1] = c
+    v["heldout"] = h
+    v["copy"], v["reuse"] = (double(d[k], lambda t, _: np.concatenate([t[..., :1], np.full_like(t[..., 1:], c)], -1))
+                             for k in ("copy", "reuse"))
+    accs = []
+    for acc in d["cnn"]["accs"]:
+        ref = acc["reference"].copy()
+        ref[5:] = cc
+        accs.append({**acc, "reference": ref})
+    v["cnn"] = cnn(accs)
+    out["one arm untrained"] = v
+    return out
+
+
+def _check_added(d):
+    found = {"stored": claims4_added(d), **{name: claims4_added(v) for name, v in variants4_added(d).items()}}
+    failing = _check(found)
+    assert set(failing) == set(found["stored"])
+    return found
+
+
+def test_chapter4_added_claims_fail_on_degenerate_results():
+    _check_added(_chapter4_added())
+
+
+def test_chapter4_added_claims_fail_on_degenerate_synthetic_results():
+    """Until the added full results are stored, the same variants of made-up numbers on which every
+    statement holds (tests/test_weight_masks_causes.py's ``synthetic``)."""
+    found = _check_added(twc.synthetic())
+    assert sum(f.holds for f in found["stored"].values()) == len(found["stored"]) - 1  # all but the one network
+
+
+def _check_added_tests(d, monkeypatch, must_pass: bool):
+    """Each claims test of the added experiments (tests/test_claims.py's ``test_added_*``), called with
+    ``d`` and with each of its degenerate variants in place of the stored results: each must fail on
+    at least one variant (and, with ``must_pass``, pass on ``d``)."""
+    tests = _tests("test_added_")
+    assert len(tests) >= 6
+    failing = {n: [] for n in tests}
+    for name, v in {"stored": d, **variants4_added(d)}.items():
+        monkeypatch.setattr(tc, "_added", lambda *patterns, v=v: (v, claims4_added(v)))
+        for n, test in tests.items():
+            if _fails(test):
+                failing[n].append(name)
+    if must_pass:
+        assert not [n for n, v in failing.items() if "stored" in v], failing
+    never = [n for n, v in failing.items() if not v]
+    assert not never, f"claims tests that pass on every degenerate variant: {never}"
+
+
+def test_chapter4_added_claims_tests_fail_on_degenerate_results(monkeypatch):
+    _check_added_tests(_chapter4_added(), monkeypatch, must_pass=False)
+
+
+def test_chapter4_added_claims_tests_fail_on_degenerate_synthetic_results(monkeypatch):
+    _check_added_tests(twc.synthetic(), monkeypatch, must_pass=True)

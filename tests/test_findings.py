@@ -113,14 +113,14 @@ def test_spread_is_the_absolute_deviation_from_the_median():
 
 
 def test_paired_and_unpaired_verdicts_name_their_test_and_refuse_flat_units():
-    v = stats.paired_verdict([0.9, 0.8, 0.85], [0.1, 0.2, 0.1], paper=0.8, unit="base model")
-    assert v.outcome == stats.REPRODUCED and "paired t (over 3 base models)" in v.why
-    flat = stats.paired_verdict([0.9] * 5, [0.1] * 5, paper=0.8)  # five identical seeds: one unit in effect
+    v = stats.paired([0.9, 0.8, 0.85], [0.1, 0.2, 0.1], unit="base model").verdict(paper=0.8)
+    assert v.outcome == stats.REPRODUCED and "paired t interval +0.46 to +0.98 over 3 base models" in v.why
+    flat = stats.paired([0.9] * 5, [0.1] * 5).verdict(paper=0.8)  # five identical seeds: one unit in effect
     assert flat.outcome == stats.UNDECIDED
-    assert stats.paired_verdict([0.9], [0.1], paper=0.8).outcome == stats.UNDECIDED  # one unit
-    ceiling = stats.unpaired_verdict([1.0] * 5, [1.0] * 5, paper=0.2)  # 5 of 5 against 5 of 5
+    assert stats.paired([0.9], [0.1]).verdict(paper=0.8).outcome == stats.UNDECIDED  # one unit
+    ceiling = stats.unpaired([1.0] * 5, [1.0] * 5).verdict(paper=0.2)  # 5 of 5 against 5 of 5
     assert ceiling.outcome == stats.UNDECIDED and "floor or ceiling" in ceiling.why
-    v = stats.unpaired_verdict([0.5, 0.52, 0.48, 0.51, 0.49], [0.5, 0.49, 0.51, 0.5, 0.52], paper=0.3)
-    assert v.outcome == stats.NOT_REPRODUCED and "Welch t (5 and 5 base models)" in v.why
+    v = stats.unpaired([0.5, 0.52, 0.48, 0.51, 0.49], [0.5, 0.49, 0.51, 0.5, 0.52], unit="base model").verdict(paper=0.3)
+    assert v.outcome == stats.NOT_REPRODUCED and "Welch t interval" in v.why and "over 5 base models" in v.why
     c = stats.claim("x", v, "Some text.")
     assert not c.holds and c.mark == "✗" and c.text.startswith("Some text. **✗ not reproduced**")

@@ -29,11 +29,14 @@ def test_local_workers_compute_what_the_in_process_run_computes(tmp_path, monkey
     chapters' own in-process run (both with one CPU thread)."""
     inline, parallel = tmp_path / "inline", tmp_path / "parallel"
     monkeypatch.setenv(results.ROOT_ENV, str(inline))
+    from threadpoolctl import threadpool_limits
+
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
-    try:
-        toy.run(SMOKE, torch.device("cpu"), progress=False)
-        sc.run(SMOKE, torch.device("cpu"))
+    try:  # numpy's BLAS too (chapter 1's least squares): a worker runs with OMP_NUM_THREADS=1
+        with threadpool_limits(1):
+            toy.studies.run(SMOKE, torch.device("cpu"), toy.run(SMOKE, torch.device("cpu"), progress=False))
+            sc.run(SMOKE, torch.device("cpu"))
     finally:
         torch.set_num_threads(threads)
     report = jobs.run([toy.CHAPTER, sc.CHAPTER], SMOKE, workers=2, threads=1, out=tmp_path / "out", root=parallel)

@@ -15,8 +15,8 @@ from modlib.models import mlp
 @pytest.mark.parametrize("profile", ["full", "paper"])
 def test_profile_jobs_cover_every_seed_and_sweep_point_once(profile):
     s = wm.settings(profile)
-    names = wm.names(profile)
-    assert len(names) == len(set(names))
+    names = wm.names(profile, added=False)  # the page's own; the added experiments' follow them
+    assert len(names) == len(set(names)) and wm.names(profile)[:len(names)] == names
     for k in range(s.seeds):
         assert f"addmul-seed{k}" in names and f"double-seed{k}" in names
     # the alpha sweep follows addmul-seed0 (it reuses that network); its main-alpha point is addmul-seed0

@@ -1,10 +1,15 @@
-"""Chapter 3's pieces: MNIST pairs in settings A and B, the CNN and its loss, the seq2seq model."""
+"""Chapter 3's pieces: MNIST pairs in settings A and B, the CNN and its loss, the seq2seq model; the
+controls (offset pairs, frame splits, the authors' measures and defaults) at smoke settings."""
 
+import numpy as np
 import pytest
 import torch
 
 from modlib import resists_at_scale as rs
 from modlib.data import digits, scan
+from modlib.resists_at_scale import controls as rc
+from modlib.resists_at_scale import figures as rs_figures
+from modlib.resists_at_scale import findings as rs_findings
 
 
 @pytest.fixture(scope="module")
@@ -114,3 +119,169 @@ def test_evaluation_schedule_and_settings_checks():
         s.with_(scan_lr=0.0)
     with pytest.raises(ValueError, match="result"):
         rs.run_one(s, "mnist-C", torch.device("cpu"))
+
+
+# ---------------------------------------------------------------- the controls (modlib.resists_at_scale.controls)
+
+@pytest.mark.parametrize("offsets", [(0, 1), tuple(range(9)), (3, 5, 7)])
+def test_offset_pairs_use_only_their_offsets(pool, offsets):
+    x, y1, y2 = digits.offset_pairs(pool, 3_000, offsets, torch.Generator().manual_seed(0))
+    assert torch.allclose(x[:, 0, 0, 0], y1.float() / 10) and torch.allclose(x[:, 0, 0, 30], y2.float() / 10)
+    assert set(((y2 - y1) % 10).tolist()) == set(offsets) and set(y1.tolist()) == set(range(10))
+
+
+def test_offset_information_is_log_ten_over_the_offsets():
+    assert digits.offset_information((0, 1)) == pytest.approx(np.log2(5))  # setting A: 2.32 bits
+    assert digits.offset_information(tuple(range(9))) == pytest.approx(np.log2(10 / 9))  # the control: 0.15
+    assert digits.offset_information(tuple(range(10))) == pytest.approx(0.0, abs=1e-12)  # setting B
+    with pytest.raises(ValueError, match="offset"):
+        digits.offset_information((0, 10))
+    with pytest.raises(ValueError, match="distinct"):
+        digits.offset_information((1, 1))
+
+
+def test_frames_of_a_command():
+    assert scan.occurrences("jump around left twice and walk") == [
+        ("jump", "X around left", "X around left twice"), ("walk", "X", "X")]
+    assert scan.occurrences("turn left after run opposite right thrice") == [
+        ("run", "X opposite right", "X opposite right thrice")]
+    assert len(scan.VERB_FRAMES) == 7 and scan.VERB_FRAMES[0] == scan.SLOT
+
+
+def test_frame_split_holds_jump_out_of_one_frame_only():
+    frame = rc.held_out_frame(0)
+    train, test = scan.frame_split("jump", (frame,))
+    assert len(train) + len(test) == len(scan.commands()) and not {c for c, _ in train} & {c for c, _ in test}
+    in_frame = lambda c: any(w == "jump" and v == frame for w, v, _ in scan.occurrences(c))  # noqa: E731
+    assert not any(in_frame(c) for c, _ in train) and all(in_frame(c) for c, _ in test)
+    # "jump" sits in every other verb frame in training, and the other words in every frame
+    seen = {(w, v) for c, _ in train for w, v, _ in scan.occurrences(c)}
+    assert seen == {(w, v) for w in scan.PRIMITIVES for v in scan.VERB_FRAMES} - {("jump", frame)}
+    assert all(scan.interpret(c) == a.split() for c, a in test[:50])
+
+
+def test_six_seeds_hold_out_six_different_frames():
+    frames = [rc.held_out_frame(k) for k in range(6)]
+    assert len(set(frames)) == 6 and scan.SLOT not in frames
+
+
+def test_frame_information_of_the_settings():
+    info = lambda pairs: scan.frame_information([c for c, _ in pairs])  # noqa: E731
+    a = info(scan.split("add-jump")[0])
+    c = info(scan.frame_split("jump", (rc.held_out_frame(0),))[0])
+    union, test = scan.union_split()
+    u = info(union)
+    assert a["I(J;F)"] / a["H(J)"] > 0.6  # "jump" only alone: the frame nearly tells it
+    assert c["I(W;F)"] < 0.05 and c["I(J;F)"] / c["H(J)"] < 0.06  # the control: nearly independent
+    assert u["I(W;F)"] == pytest.approx(0.0, abs=1e-12) and u["H(W)"] == pytest.approx(2.0)
+    assert len(union) == len(scan.commands()) and {c for c, _ in test} <= {c for c, _ in union}
+
+
+def test_teacher_forced_sentence_accuracy_is_at_least_greedy_exact_match():
+    torch.manual_seed(0)
+    pairs = [(c, " ".join(scan.interpret(c))) for c in ("jump", "walk twice", "look left", "run and walk")]
+    src, tgt_in, tgt_out = rs.encoded(pairs)
+    model = rs.Seq2Seq(len(scan.COMMAND_VOCAB), len(scan.ACTION_VOCAB), 16, 16, 32)
+    opt = torch.optim.Adam(model.parameters(), lr=0.02)
+    for step in range(120):
+        if step in (0, 20, 119):  # untrained, half-trained, trained
+            sentence, token = rc.teacher_forced(model, src, tgt_in, tgt_out)
+            greedy = rs.exact_match(model, src, tgt_out)
+            assert (sentence | ~greedy).all()  # greedy right implies teacher-forced right
+            assert ((token == 1) == sentence).all() and ((token >= 0) & (token <= 1)).all()
+        loss = torch.nn.functional.cross_entropy(model(src, tgt_in).flatten(0, 1), tgt_out.flatten(),
+                                                 ignore_index=scan.Vocab.PAD)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    assert sentence.all()
+
+
+def test_the_authors_defaults():
+    torch.manual_seed(0)
+    model = rc.seq2seq(rc.settings("smoke"), "authors")
+    assert isinstance(model, rc.FeedingSeq2Seq)
+    hidden = model.cell.hidden_size
+    assert torch.all(model.cell.bias_ih[hidden:2 * hidden] == 1) and torch.all(model.cell.bias_hh == 0)
+    assert model.cell.input_size == model.actions.embedding_dim + hidden  # input feeding
+    assert model.words.weight.abs().max() <= 1 and torch.all(model.words.weight[scan.Vocab.PAD] == 0)
+    src, tgt_in, tgt_out = rs.encoded([("jump twice", "I_JUMP I_JUMP"), ("walk left", "I_TURN_LEFT I_WALK")])
+    assert model(src, tgt_in).shape == (2, tgt_in.shape[1], len(scan.ACTION_VOCAB))
+    pred, attention = model.greedy(src)
+    assert torch.allclose(attention.sum(-1)[pred != scan.Vocab.PAD], torch.tensor(1.0))
+    cnn = rc.authors_init(rs.digit_cnn())
+    assert all(torch.all(m.bias == 0) for m in cnn if hasattr(m, "bias") and m.bias is not None)
+    # PyTorch's defaults: the page's model, the same weights as train_scan's for one seed
+    torch.manual_seed(3)
+    a = rc.seq2seq(rc.settings("smoke"), "pytorch")
+    torch.manual_seed(3)
+    s = rc.settings("smoke")
+    b = rs.Seq2Seq(len(scan.COMMAND_VOCAB), len(scan.ACTION_VOCAB), s.embedding, s.encoder, s.decoder)
+    assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters()))
+
+
+def test_control_settings_names_and_configs():
+    full = rc.settings("full")
+    names = rc.result_names(full)
+    assert names[:2] == ["mnist-C", "mnist-dose-2"] and "scan-C" in names and len(names) == len(set(names)) == 13
+    assert rc.result_names(rc.settings("default")) == ["mnist-C", "scan-C"]
+    assert rc.config(full, "scan-B-union")["seeds"] == full.extra_seeds and rc.config(full, "scan-C")["seeds"] == 5
+    assert rc.config(full, "mnist-C")["offsets"] == list(range(9)) and rc.config(full, "mnist-C")["test_offsets"] == [9]
+    assert not any(k.startswith("scan_") for k in rc.config(full, "mnist-dose-5"))
+    assert rc.mnist_design(full, "mnist-B-ablation") == (tuple(range(10)), tuple(range(2, 10)), "authors")
+    with pytest.raises(ValueError, match="only"):
+        full.with_(only=("scan-D",))
+    with pytest.raises(ValueError, match="dose"):
+        full.with_(dose=(10,))
+    with pytest.raises(ValueError, match="reading"):
+        rc.config(full, "scan-D")
+
+
+class _Row:
+    def __init__(self, metrics, arrays):
+        self.metrics, self.arrays = metrics, arrays
+
+
+@pytest.fixture(scope="module")
+def smoke_controls(pool):
+    """Every control result at smoke settings (the synthetic digits instead of MNIST's), as runs."""
+    import unittest.mock
+
+    s = rc.settings("smoke").with_(dose=(2, 5), seeds=2)
+    rows = {}
+    with unittest.mock.patch.object(rc, "pools", lambda: ({"train": pool, "test": pool}, "synthetic")):
+        for name in rc.result_names(s):
+            metrics, arrays = (rc.run_mnist if name.startswith("mnist") else rc.run_scan)(s, name, torch.device("cpu"))
+            rows[name] = _Row(metrics, arrays)
+    return rs.ResistRuns(rs.settings("smoke"), rows, "smoke", s)
+
+
+def test_control_results_at_smoke(smoke_controls):
+    runs = smoke_controls
+    c = runs.arrays("scan-C")
+    assert c["acc_test"].shape == (2, len(c["eval_steps"])) and c["fixed_test"].shape == c["acc_test"].shape
+    assert list(c["held_out"]) == [rc.scan.VERB_FRAMES.index(rc.held_out_frame(k)) for k in range(2)]
+    assert np.allclose(c["info_word"], 0.0430, atol=1e-3) and (c["test_rows"] == 1209).all()
+    assert "acc_unseen" not in runs.arrays("scan-B-union") and runs.arrays("scan-B-union")["info_word"].max() == 0
+    m = runs.rows["mnist-C"].metrics
+    assert m["info_bits"] == pytest.approx(np.log2(10 / 9)) and m["test_offsets"] == [9]
+    for name in ("mnist-C", "mnist-dose-5", "mnist-A-ablation"):
+        a = runs.arrays(name)
+        assert a["acc_test_seen"].shape == (2, 4) and a["final_test"].shape == (2,)
+
+
+def test_control_findings_figures_and_tables_at_smoke(smoke_controls):
+    runs = smoke_controls
+    found = rs_findings.controls(runs)
+    assert {"mnist-control-agrees", "scan-control-agrees", "mnist-dose-gap", "mnist-dose-early", "scan-tf-test",
+            "scan-tf-vs-greedy", "scan-tf-unseen", "ablation-mnist-gap", "ablation-scan-test",
+            "ablation-scan-unseen", "ablation-mnist-swap", "scan-union"} <= set(found)
+    assert not any(f.holds for f in found.values())  # nothing trains in 3 steps
+    assert all("cannot be decided here" in found[k].text for k in ("mnist-dose-gap", "ablation-scan-unseen"))
+    info = rc.information_table(runs.controls)
+    assert info["MNIST A"]["bits"] == pytest.approx(np.log2(5)) and info["SCAN C"]["share"] < 0.06
+    tables = {e: rs_findings.comparison(runs, e, info) for e in ("mnist", "scan")}
+    assert tables["scan"]["A, measured again"]["test, teacher-forced"] != "–"
+    assert tables["mnist"]["C (control)"]["I(Y1;Y2), bits"] == "0.15"
+    for draw in (rs_figures.control_curves, rs_figures.dose_response, rs_figures.measures_curves):
+        draw(runs)

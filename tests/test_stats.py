@@ -21,14 +21,57 @@ def test_the_rule_gives_each_outcome_for_the_reason_it_names():
         stats.verdict(0.1, 0.3, units=5, paper=0)
 
 
-def test_small_n_intervals_are_wider_than_a_percentile_bootstrap():
+def test_small_n_intervals_are_t_intervals_and_exact_tests():
     d = np.array([0.05, 0.11, 0.08, 0.06, 0.10])
     mean, low, high = stats.t_interval(d)
-    _, b_low, b_high = stats.paired_difference(d, np.zeros(5))
-    assert mean == pytest.approx(d.mean()) and low < b_low and high > b_high
+    assert mean == pytest.approx(d.mean())
+    # Student's t with 4 degrees of freedom: 2.776 standard errors either side
+    assert high - mean == pytest.approx(2.776 * d.std(ddof=1) / np.sqrt(5), rel=1e-3)
     assert stats.sign_test([1, 2, 3, 4, 5]) == pytest.approx(0.0625)  # 5 of 5 cannot reach 0.05
     assert stats.sign_test([1, -1, 0]) == 1.0
-    d, low, high = stats.welch_interval([1.0, 1.1, 0.9], [0.0, 0.1, -0.1])
-    assert d == pytest.approx(1.0) and 0 < low < 1 < high
+    e = stats.unpaired([1.0, 1.1, 0.9], [0.0, 0.1, -0.1])
+    assert e.mean == pytest.approx(1.0) and 0 < e.low < 1 < e.high and e.interval == "Welch t"
     with pytest.raises(ValueError, match="at least 2 units"):
         stats.t_interval([0.3])
+    with pytest.raises(ValueError, match="paired by unit"):
+        stats.paired([0.1, 0.2], [0.1, 0.2, 0.3])
+
+
+def test_shares_get_newcombe_intervals_so_five_of_five_against_none_is_decided():
+    # 5 of 5 against 0 of 5: the differences do not vary, but that is an effect, not a floor
+    for effect in (stats.paired([1] * 5, [0] * 5, shares=True), stats.unpaired([1] * 5, [0] * 5, shares=True)):
+        assert effect.measurable and effect.units == 5 and "Newcombe" in effect.interval
+        assert 0.3 < effect.low < 0.45 and effect.high == 1.0
+        assert effect.verdict(paper=0.5).outcome == stats.REPRODUCED
+    assert "McNemar p = 0.062" in stats.paired([1] * 5, [0] * 5, shares=True).test  # sign test of discordant pairs
+    assert "Fisher's exact p = 0.0079" in stats.unpaired([1] * 5, [0] * 5, shares=True).test
+    # 5 of 5 against 5 of 5: both arms at the ceiling
+    tie = stats.unpaired([1.0] * 5, [1.0] * 5, shares=True).verdict(paper=0.2)
+    assert tie.outcome == stats.UNDECIDED and "floor or ceiling" in tie.why
+    # 3 of 5 against 1 of 5: too few to decide either way
+    assert stats.unpaired([1, 1, 1, 0, 0], [1, 0, 0, 0, 0], shares=True).verdict(paper=0.5).outcome == stats.UNDECIDED
+    with pytest.raises(ValueError, match="1 or 0 per unit"):
+        stats.paired([0.5, 1.0], [0.0, 1.0], shares=True)
+    # accuracies that happen to be 1.00 in every unit are measurements, not shares
+    assert stats.paired([1.0, 1.0, 1.0], [1.0, 1.0, 1.0]).interval == "paired t"
+
+
+def test_identical_units_count_once_in_either_arm():
+    flat = stats.paired([0.9] * 5, [0.1] * 5)  # five identical seeds: one unit in effect
+    v = flat.verdict(paper=0.8)
+    assert flat.units == 1 and v.outcome == stats.UNDECIDED and "identical" in v.why
+    one_arm = stats.unpaired([0.7] * 3, [0.5, 0.49, 0.51, 0.5, 0.52])  # one arm's three units are one
+    v = one_arm.verdict(paper=0.3)
+    assert v.outcome == stats.UNDECIDED and "one arm's seeds are identical" in v.why
+    assert one_arm.over == "3 and 5 seeds"
+    # both arms constant and different: Welch's interval has no width; it must not pass as a result
+    v = stats.unpaired([0.9] * 4, [0.1] * 4).verdict(paper=0.5)
+    assert v.outcome == stats.UNDECIDED and np.isfinite(stats.unpaired([0.9] * 4, [0.1] * 4).low)
+
+
+def test_effects_write_their_interval_test_and_units():
+    e = stats.paired([0.9, 0.8, 0.85], [0.1, 0.2, 0.1], unit="base model")
+    assert e.text(percent=False) == ("+0.72 (95% paired t interval over 3 base models +0.46 to +0.98; "
+                                     "sign test p = 0.25)")
+    assert e.text().startswith("+72 points (95% paired t interval over 3 base models +46 to +98 points")
+    assert stats.paired([0.5, 0.5], [0.5, 0.5]).text(percent=False).startswith("+0.00")  # no "-0.00"

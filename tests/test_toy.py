@@ -105,3 +105,83 @@ def test_smoke_sweep_has_every_setting_and_sane_shapes(store):
     table = sweep.table()
     assert len(table) == len(s.formulations) * len(s.activations) * len(s.losses) * len(s.conditions)
     assert np.isfinite(table.reliance_median).all()
+
+
+# ---------------------------------------------------------------- the later studies (baselines, mechanism, scale)
+
+def test_members_are_the_sweeps_data_and_initial_weights(store):
+    s = toy.settings("smoke").with_(activations=("relu",), losses=("mse",))
+    _, arrays = toy.run_group(s, "relu", "mse", torch.device("cpu"), progress=False)
+    for j, cond in enumerate(s.conditions):
+        x, y, _, _ = toy.members.member_data(s, "b", cond, 0)
+        stored = arrays["train_x"][s.formulations.index("b"), j]  # seed 0's, float16
+        assert np.allclose(x.numpy(), stored.astype(np.float32), atol=1e-2)
+        assert (y.numpy() == arrays["train_y"][s.formulations.index("b"), j]).all()
+    net = toy.members.initial_network(s, 3)
+    torch.manual_seed(3)
+    again = toy.experiment.mlp(2, s.hidden, 1, "relu", init="playground")
+    assert all(torch.equal(p, q) for p, q in zip(net.parameters(), again.parameters()))
+
+
+def test_the_baselines_fit_their_training_points_and_the_linear_ones_have_known_answers():
+    g = torch.Generator().manual_seed(0)
+    x, y = toy_data.redundant_toy("a", 3000, generator=g)
+    x, t = x.double(), 2 * y.double() - 1
+    _, w = toy.baselines.least_squares(x, t)
+    # the theory page's least-squares fit on targets in {0, 1} has b / a = -1/6; on +-1 the same ratio
+    assert abs(float(w[1] / w[0]) + 1 / 6) < 0.03, w
+    xs, ys = x[:200], t[:200]
+    v, bias = toy.baselines.max_margin(xs, ys)
+    margins = ys.numpy() * (xs.numpy() @ v.numpy() + bias)
+    assert margins.min() > 1 - 1e-5 and abs(float(v[1] / v[0])) < 0.2, (margins.min(), v)
+    net = toy.members.initial_network(toy.settings("smoke"), 0)
+    for name in toy.baselines.BASELINES:
+        z, _ = toy.baselines.fit(name, net, xs, ys, 256, 1e-10, 0)
+        with torch.no_grad():
+            assert ((z(xs) > 0).double() * 2 - 1 == ys).double().mean() >= 0.97, name
+
+
+def test_zero_x2_starts_blind_to_x2():
+    net = toy.mechanism.zero_x2(toy.members.initial_network(toy.settings("smoke"), 0))
+    template, params = stack([net])
+    g = toy.members.input_gradients(template, params, torch.randn(1, 50, 2))
+    assert g[0, 1] == 0 and g[0, 0] > 0
+
+
+def test_scaled_toy_gives_both_formulations_from_the_same_draws():
+    g = torch.Generator().manual_seed(0)
+    cells, u = toy.scale.draws(500, "train", g)
+    a = toy.scale.scaled_toy(cells, u, "a", 1.0)
+    b = toy.scale.scaled_toy(cells, u, "b", 5.0)
+    assert torch.allclose(b, 5 * a + torch.sign(a) * toy_data.PUSH, atol=1e-5)  # (b) is (a) x5, pushed
+    assert (a.abs() <= 1).all() and (b.abs() >= toy_data.PUSH - 1e-6).all()
+    assert not ((a[:, 0] > 0) & (a[:, 1] > 0)).any()  # the held-out cell stays empty
+
+
+def test_smoke_studies_have_every_arm_and_their_findings_and_figures_draw(store):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from modlib.redundant_input_toy import figures, findings
+
+    sweep = toy.run("smoke", torch.device("cpu"), progress=False)
+    st = toy.studies.run("smoke", torch.device("cpu"), sweep)
+    for study in toy.studies.STUDIES:
+        for arm in st.arms(study):
+            for cond in st.conditions(study):
+                a = st.arrays(study, arm, "b", *cond)
+                assert {"test_acc", "train_acc", "reliance"} <= set(a) and len(a["test_acc"]) == 2
+    ordinary = st.arrays("mechanism", "ordinary", "b")
+    assert np.allclose(ordinary["test_acc"], sweep.arrays("relu", "mse", "b")["test_acc"])
+    zero = st.arrays("mechanism", "zero-x2", "b")
+    assert (zero["grad_x2"][:, 0] == 0).all() and (ordinary["grad_x2"][:, 0] > 0).all()
+    with pytest.raises(ValueError, match="no arm"):
+        st.arrays("mechanism", "frozen")
+    found = findings.studies(st)
+    assert {"nogd-least-squares-b", "built-b", "inherited-b", "zero-gen-b", "early-b", "scale-b",
+            "margin-x1", "formulation-control"} <= set(found)
+    assert all(("✓" in f.text) == f.holds for k, f in found.items() if k.split("-")[0] in ("nogd", "built"))
+    for fig in (figures.threshold_curve(sweep, toy.GENERALIZES), figures.quantile_seeds(sweep, "b"),
+                figures.baseline_boundaries(st), figures.baseline_reliance(st), figures.mechanism_concept(),
+                figures.mechanism_curves(st), figures.scale_figure(st)):
+        assert fig.get_size_inches()[0] <= 6.6 + 1e-9

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from modlib.stats import (Finding, Verdict, _ms, _seeds, _span, distinct_units, marked, verdict,
-                          welch_interval)
+from modlib.stats import Finding, Verdict, _ms, _seeds, _span, distinct_units, marked, unpaired
 
 
 def _r2(runs, row: str) -> tuple[np.ndarray, np.ndarray]:
@@ -24,16 +23,13 @@ FIT = 0.8  # a seed "fits" its training support when its final in-domain R^2 rea
 def compare(x: np.ndarray, y: np.ndarray, *, paper: float, fits: bool) -> tuple[Verdict, str]:
     """The verdict (:func:`modlib.stats.verdict`) on "``x`` exceeds ``y``", one value per seed of two
     rows (different models or supports: independent groups, the seed the unit), with Welch's t
-    interval (three seeds are too few for a bootstrap); ``paper``: the same difference in the
-    paper's table; ``fits``: every seed of both rows fits its training support (:data:`FIT`)."""
-    if min(len(x), len(y)) < 2:
-        v = verdict(0.0, 0.0, units=1, paper=paper)
-        return v, f"{np.mean(x) - np.mean(y):+.2f} (the paper's {paper:+.2f})" + marked(v)
-    d, low, high = welch_interval(x, y)
-    units = min(distinct_units(x), distinct_units(y))
-    v = verdict(low, high, units=units, paper=paper, trained=fits)
-    return v, (f"{d:+.2f} (95% Welch t interval over {len(x)} and {len(y)} seeds {low:+.2f} to {high:+.2f}; "
-               f"the paper's {paper:+.2f})" + marked(v, f"in-domain R² below {FIT} in some seed"))
+    interval (:func:`modlib.stats.unpaired`; three seeds are too few for a bootstrap), seeds that
+    repeat one another counted once; ``paper``: the same difference in the paper's table; ``fits``:
+    every seed of both rows fits its training support (:data:`FIT`)."""
+    effect = unpaired(x, y)
+    v = effect.verdict(paper=paper, trained=fits)
+    return v, (f"{effect.text(percent=False)[:-1]}; the paper's {paper:+.2f})"
+               + marked(v, f"in-domain R² below {FIT} in some seed"))
 
 
 def _paper_whole(row: str) -> float:

@@ -215,3 +215,50 @@ class DigitPairs:
         out = x.clone()
         out[..., 28:] = self.images[self.pick(y2, generator)]
         return out
+
+
+# --- MNIST pairs with chosen offsets (chapter 3's controls and dose-response) ------------------------
+
+OFFSETS = tuple(range(10))  # the offset (Y2 - Y1) mod 10 of a pair
+
+
+def offset_labels(y1: torch.Tensor, offsets: tuple[int, ...], generator: torch.Generator) -> torch.Tensor:
+    """The right digit's label Y2 = (Y1 + d) mod 10 ``[n]`` for left labels ``y1 [n]``, with the
+    offset d drawn uniformly from ``offsets`` (distinct values in 0..9). Setting A's training pairs
+    are ``offsets=(0, 1)``, its test pairs ``(2, ..., 9)``."""
+    _check_offsets(offsets)
+    d = torch.tensor(offsets)[torch.randint(0, len(offsets), (len(y1),), generator=generator)]
+    return (y1 + d) % 10
+
+
+def _check_offsets(offsets: tuple[int, ...]) -> None:
+    if not offsets or len(set(offsets)) != len(offsets):
+        raise ValueError(f"offsets={offsets!r} must be distinct values of 0..9, at least one")
+    for d in offsets:
+        check_choice("offset", d, OFFSETS)
+
+
+def offset_pairs(pool: DigitPairs, n: int, offsets: tuple[int, ...],
+                 generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``n`` pairs from ``pool`` whose right digit is ``offsets`` past the left one
+    (:func:`offset_labels`): images ``[n, 1, 28, 56]``, Y1 ``[n]`` (uniform on 0..9) and Y2 ``[n]``."""
+    check_int("n", n, 1)
+    y1 = torch.randint(0, 10, (n,), generator=generator)
+    y2 = offset_labels(y1, offsets, generator)
+    left, right = pool.pick(y1, generator), pool.pick(y2, generator)
+    return torch.cat([pool.images[left], pool.images[right]], dim=3), y1, y2
+
+
+def offset_information(offsets: tuple[int, ...]) -> float:
+    """I(Y1; Y2) in bits when Y1 is uniform on 0..9 and Y2 = (Y1 + d) mod 10 with d uniform on
+    ``offsets``: log2(10 / len(offsets)), e.g. 2.32 bits for setting A's two offsets, 0.15 for nine,
+    0 for all ten (setting B)."""
+    _check_offsets(offsets)
+    p = torch.zeros(10, 10, dtype=torch.float64)  # [Y1, Y2]
+    for y1 in range(10):
+        for d in offsets:
+            p[y1, (y1 + d) % 10] += 1
+    p /= p.sum()
+    outer = p.sum(1, keepdim=True) * p.sum(0, keepdim=True)
+    keep = p > 0
+    return max(0.0, float((p[keep] * torch.log2(p[keep] / outer[keep])).sum()))

@@ -187,3 +187,99 @@ def decode(src: torch.Tensor, tgt: torch.Tensor) -> list[tuple[str, str]]:
     """The ``(command, actions)`` pairs of ``src [N, 9]`` and ``tgt [N, 50]``: :func:`encode` undone."""
     return [(" ".join(COMMAND_VOCAB.decode(s)), " ".join(ACTION_VOCAB.decode(t)))
             for s, t in zip(src.tolist(), tgt.tolist())]
+
+
+# --- frames: where an action word sits (chapter 3's control) --------------------------------------
+
+SLOT = "X"  # an action word's place in a frame
+# the 7 verb-phrase frames of an action word: alone, or with a direction, "opposite" or "around"
+VERB_FRAMES = (SLOT, *(f"{SLOT} {m}{d}" for m in ("", "opposite ", "around ") for d in TURNS))
+
+
+def clauses(command: str) -> list[list[str]]:
+    """The words of each sentence ``S`` of ``command``: one list, or two around "and" / "after"."""
+    words = command.split()
+    for conjunction in CONJUNCTIONS:
+        if conjunction in words:
+            i = words.index(conjunction)
+            return [words[:i], words[i + 1:]]
+    return [words]
+
+
+def occurrences(command: str) -> list[tuple[str, str, str]]:
+    """Each action word of ``command`` with its frames: ``(word, verb frame, clause frame)``, the
+    frames written with :data:`SLOT` for the word, e.g. ``"jump around left twice and walk"`` ->
+    ``[("jump", "X around left", "X around left twice"), ("walk", "X", "X")]``."""
+    out = []
+    for words in clauses(command):
+        if words[0] in PRIMITIVES:  # an action word opens its sentence; "turn ..." has none
+            clause = " ".join([SLOT, *words[1:]])
+            verb = " ".join([SLOT, *(w for w in words[1:] if w not in REPEATS)])
+            out.append((words[0], verb, clause))
+    return out
+
+
+def frame_split(word: str, held_out: tuple[str, ...]) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """Every command once, split by where ``word`` sits: training, the commands in which ``word``
+    never sits in one of the ``held_out`` verb frames (:data:`VERB_FRAMES`); test, those in which it
+    does at least once. The other action words stay in every frame. ``(command, actions)`` pairs,
+    sorted by command."""
+    check_choice("word", word, tuple(PRIMITIVES))
+    for frame in held_out:
+        check_choice("held-out frame", frame, VERB_FRAMES)
+    train, test = [], []
+    for pair in _pairs():
+        inside = any(w == word and verb in held_out for w, verb, _ in occurrences(pair[0]))
+        (test if inside else train).append(pair)
+    return train, test
+
+
+def union_split() -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """The authors' setting B (their ``UniformSCANGanerator``): training on the union of the add-jump
+    split's training and test commands, each once (all 20,910), test on the add-jump test commands,
+    every one of which is a training command."""
+    train, test = split("add-jump")
+    seen, union = set(), []
+    for pair in train + test:
+        if pair[0] not in seen:
+            seen.add(pair[0])
+            union.append(pair)
+    return sorted(union), test
+
+
+def frame_information(commands: list[str], word: str = "jump", level: str = "clause") -> dict[str, float]:
+    """How much the frame tells about the action word, over every action-word occurrence in
+    ``commands`` (a training set's rows, repeats counted): ``"I(W;F)"``, the mutual information in
+    bits between the word (4 values) and its frame (``level``: ``"clause"``, with its repetition, or
+    ``"verb"``), ``"H(W)"``, and the same for whether the word is ``word``: ``"I(J;F)"``,
+    ``"H(J)"`` (the frame removes the share ``I(J;F) / H(J)`` of the uncertainty about it). Setting A
+    has "jump" in one frame only (I(J;F) / H(J) near 0.7); a split in which every word sits in
+    every frame has 0."""
+    check_choice("level", level, ("clause", "verb"))
+    counts: dict[tuple[str, str], int] = {}
+    for command in commands:
+        for w, verb, clause in occurrences(command):
+            key = (w, clause if level == "clause" else verb)
+            counts[key] = counts.get(key, 0) + 1
+    out = {}
+    for name, label in (("W", lambda w: w), ("J", lambda w: w == word)):
+        joint: dict[tuple, int] = {}
+        for (w, f), k in counts.items():
+            joint[label(w), f] = joint.get((label(w), f), 0) + k
+        out[f"I({name};F)"], out[f"H({name})"] = _information(joint)
+    return out
+
+
+def _information(joint: dict[tuple, int]) -> tuple[float, float]:
+    """``(I(A; B), H(A))`` in bits of the counts ``joint[(a, b)]``."""
+    import math
+
+    n = sum(joint.values())
+    pa: dict = {}
+    pb: dict = {}
+    for (a, b), k in joint.items():
+        pa[a] = pa.get(a, 0) + k
+        pb[b] = pb.get(b, 0) + k
+    mi = sum(k / n * math.log2(k * n / (pa[a] * pb[b])) for (a, b), k in joint.items() if k)
+    h = -sum(k / n * math.log2(k / n) for k in pa.values() if k)
+    return max(0.0, mi), h

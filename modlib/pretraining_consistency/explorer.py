@@ -1,5 +1,7 @@
-"""Chapter 6's explorer (notebooks/pretraining_consistency.ipynb): every base model's ablated
-accuracies, from scratch and pretrained, per rule and subroutine (ipywidgets; a live kernel).
+"""Chapter 6's explorer (notebooks/pretraining_consistency.ipynb, "Explore the seeds"): every base
+model's ablated accuracies, from scratch and pretrained, per rule and subroutine; live with a kernel
+(ipywidgets), and on the static page every subnetwork and base model pre-rendered
+(:func:`modlib.widgets._wire`).
 """
 
 from __future__ import annotations
@@ -19,48 +21,48 @@ def pretraining_explorer(runs, df, margin: float) -> w.VBox:
     against other subroutine), from scratch and pretrained, one point per base model, with a chosen
     seed's two points ringed and its numbers (subnetwork and ablation, per mask seed) below; points
     above the dotted line (effect ``margin``, :data:`modlib.pretraining_consistency.findings.MARGIN`) show the modular
-    pattern, dashed lines mark chance.
+    pattern, dashed lines mark chance. The static page has every subnetwork and base model.
     ``df``: :func:`modlib.pretraining_consistency.findings.pretraining_effects` of ``runs``."""
     groups = [(f"{rule}: {sub}", (rule, sub)) for rule, sub in dict.fromkeys(zip(df["rule"], df["subroutine"]))]
     controls = {"group": w.Dropdown(options=groups, description="subnetwork"),
                 "seed": w.IntSlider(value=0, min=0, max=int(df["seed"].max()), description="base model")}
-    out, text = w.Output(), w.HTML()
+    return _wire(controls, lambda choices: render(runs, df, margin, choices),
+                 alt="every base model's ablated accuracies, target against other subroutine")
 
-    def redraw(_=None):
-        rule, sub = controls["group"].value
-        seed = controls["seed"].value
-        rows = df[(df["rule"] == rule) & (df["subroutine"] == sub)]
-        with out:
-            out.clear_output(wait=True)
-            fig, ax = plt.subplots(figsize=(plots.COLUMN, 4.0))
-            for init, colour in figures.INIT_COLOURS.items():
-                r = rows[rows["init"] == init]
-                ax.plot(r["target"], r["other"], "o", color=colour, label=init, ms=5)
-                mine = r[r["seed"] == seed]
-                ax.plot(mine["target"], mine["other"], "o", ms=12, mfc="none", color=colour)
-            ax.plot([0, 1], [0, 1], color="0.6", lw=0.8)
-            ax.plot([0, 1 - margin], [margin, 1], color="0.6", lw=0.8, ls=":", label=f"effect {margin:g}")
-            ax.axhline(0.25, color="0.4", ls="--", lw=0.8, label="chance")
-            ax.axvline(0.25, color="0.4", ls="--", lw=0.8)
-            ax.set(xlim=(0, 1.05), ylim=(0, 1.05), xlabel=f"ablated: {sub} problems (target)",
-                   ylabel="ablated: other subroutine's")
-            ax.set_title(f"{rule}, {sub} mask: above the dotted line (effect ≥ {margin:g}) is modular", fontsize=9)
-            ax.legend(fontsize=8, frameon=False, loc="lower right")
-            ax.set_aspect("equal")
-            fig.tight_layout(rect=(0, 0.05, 1, 1))  # room for the provenance line below the axes
-            plots.stamp(fig, figures.pretraining_provenance(runs))
-            plt.show()
-        lines = ["init        task   mask seed  subnetwork      ablated",
-                 "                              target other    target other"]
-        for init in ("scratch", "pretrained"):
-            m = runs.rows[f"{rule}-{init}-{seed}"].metrics
-            if not m["searched"]:
-                lines.append(f"{init:<10}  {m['base']['task']:.2f}   not searched (below the base gate)")
-                continue
-            for run in m["subroutines"][sub]["runs"]:
-                lines.append(f"{init:<10}  {m['base']['task']:.2f}   {run['seed']:>9}  "
-                             f"{run['hard'][0]:.2f}  {run['hard'][1]:.2f}     "
-                             f"{run['complement'][0]:.2f}  {run['complement'][1]:.2f}")
-        text.value = "<pre>" + html.escape("\n".join(lines)) + "</pre>"
 
-    return _wire(controls, redraw, w.VBox([w.HBox(list(controls.values())), out, text]))
+def render(runs, df, margin: float, choices: dict) -> list:
+    """The view of ``choices`` (``group``: ``(rule, subroutine)``; ``seed``: a base model): the
+    scatter of every base model with the chosen one ringed (a figure) and its numbers per mask seed
+    (HTML)."""
+    rule, sub = choices["group"]
+    seed = choices["seed"]
+    rows = df[(df["rule"] == rule) & (df["subroutine"] == sub)]
+    fig, ax = plt.subplots(figsize=(plots.COLUMN, 4.0))
+    for init, colour in figures.INIT_COLOURS.items():
+        r = rows[rows["init"] == init]
+        ax.plot(r["target"], r["other"], "o", color=colour, label=init, ms=5)
+        mine = r[r["seed"] == seed]
+        ax.plot(mine["target"], mine["other"], "o", ms=12, mfc="none", color=colour)
+    ax.plot([0, 1], [0, 1], color="0.6", lw=0.8)
+    ax.plot([0, 1 - margin], [margin, 1], color="0.6", lw=0.8, ls=":", label=f"effect {margin:g}")
+    ax.axhline(0.25, color="0.4", ls="--", lw=0.8, label="chance")
+    ax.axvline(0.25, color="0.4", ls="--", lw=0.8)
+    ax.set(xlim=(0, 1.05), ylim=(0, 1.05), xlabel=f"ablated: {sub} problems (target)",
+           ylabel="ablated: other subroutine's")
+    ax.set_title(f"{rule}, {sub} mask: above the dotted line (effect ≥ {margin:g}) is modular", fontsize=9)
+    ax.legend(fontsize=8, frameon=False, loc="lower right")
+    ax.set_aspect("equal")
+    fig.tight_layout(rect=(0, 0.05, 1, 1))  # room for the provenance line below the axes
+    plots.stamp(fig, figures.pretraining_provenance(runs))
+    lines = ["init        task   mask seed  subnetwork      ablated",
+             "                              target other    target other"]
+    for init in ("scratch", "pretrained"):
+        m = runs.rows[f"{rule}-{init}-{seed}"].metrics
+        if not m["searched"]:
+            lines.append(f"{init:<10}  {m['base']['task']:.2f}   not searched (below the base gate)")
+            continue
+        for run in m["subroutines"][sub]["runs"]:
+            lines.append(f"{init:<10}  {m['base']['task']:.2f}   {run['seed']:>9}  "
+                         f"{run['hard'][0]:.2f}  {run['hard'][1]:.2f}     "
+                         f"{run['complement'][0]:.2f}  {run['complement'][1]:.2f}")
+    return [fig, "<pre>" + html.escape("\n".join(lines)) + "</pre>"]

@@ -16,7 +16,8 @@ from modlib.structural_compositionality.findings import LEPORI, LOWER  # chapter
 
 
 # Lepori et al. (2023), means of 9 runs (subnetwork target, other, ablated target, other) of BERT-small
-# on SV plural fine-tuned from its MLM weights (from scratch and the ResNet-50s: chapter 5's LEPORI)
+# on SV plural fine-tuned from its MLM weights, from the authors' result files (from scratch and the
+# ResNet-50s: chapter 5's LEPORI)
 LEPORI_PRETRAINED = {("sv-plural", "subject"): (1.00, 0.27, 0.27, 0.74),
                      ("sv-plural", "verb"): (1.00, 0.31, 0.40, 1.00)}
 
@@ -198,8 +199,9 @@ def matched_from(df, base_gate: float = 0.95) -> dict[str, Finding]:
                    f"scratch and {_ms(p['sub_other'])} pretrained (on its own, {_ms(s['sub_target'])} and "
                    f"{_ms(p['sub_target'])}); scratch minus pretrained:"))
         for what, a, b, paper, text in claims:
-            v = stats.unpaired_verdict(a.dropna(), b.dropna(), paper=paper, margin=CLEAR,
-                                       source="the stated margin of", trained=trained, controls=masks_ok)
+            v = stats.unpaired(a.dropna(), b.dropna(), unit="base model").verdict(
+                paper=paper, margin=CLEAR, source="the stated margin of", trained=trained,
+                controls=masks_ok)
             out[f"{name}/{what}"] = stats.claim(f"{name}/{what}", v,
                                                 f"{rule}, {sub}, at equal density ({kept}): {text}")
     return out
@@ -291,30 +293,33 @@ def pretraining_from(df, metrics: dict, base_gate: float = 0.95) -> dict[str, Fi
                         f"{_ms(e)} (range {e.min():+.2f} to {e.max():+.2f})")
 
             name = f"{rule}/{sub}"
-            v = stats.unpaired_verdict(p["modular"].astype(float), s["modular"].astype(float), paper=PAPER_COUNT, source="the stated margin of",
-                                       trained=trained, controls=masks_ok)
+            v = stats.unpaired(p["modular"].astype(float), s["modular"].astype(float), unit="base model",
+                           shares=True).verdict(
+                paper=PAPER_COUNT, source="the stated margin of", trained=trained, controls=masks_ok)
             out[f"{name}/consistency"] = stats.claim(
                 f"{name}/consistency", v,
                 f"{rule}, {sub} mask. {describe(s, es, 'Scratch')}. {describe(p, ep, 'Pretrained')}. "
                 f"Share of modular base models, pretrained minus scratch:")
             if len(ep) > 1 and len(es) > 1:
                 _, p_value = permutation_test(spread(es), spread(ep))
-                v = stats.unpaired_verdict(spread(es), spread(ep), paper=PAPER_SPREAD, source="the stated margin of", trained=trained,
-                                           controls=masks_ok)
+                v = stats.unpaired(spread(es), spread(ep), unit="base model").verdict(
+                    paper=PAPER_SPREAD, source="the stated margin of", trained=trained, controls=masks_ok)
                 out[f"{name}/spread"] = stats.claim(
                     f"{name}/spread", v,
                     f"{rule}, {sub}: the ablation effect's mean absolute deviation from its median is "
                     f"{spread(es).mean():.2f} from scratch and {spread(ep).mean():.2f} pretrained (Brown-Forsythe; "
                     f"one-sided exact permutation p = {p_value:.2f}); scratch minus pretrained:")
-                v = stats.unpaired_verdict(ep, es, paper=paper_gap, trained=trained, controls=masks_ok,
-                                           source="the paper's" if paper_gap != MARGIN else "the stated margin of")
+                v = stats.unpaired(ep, es, unit="base model").verdict(
+                    paper=paper_gap, trained=trained, controls=masks_ok,
+                    source="the paper's" if paper_gap != MARGIN else "the stated margin of")
                 out[f"{name}/effect"] = stats.claim(
                     f"{name}/effect", v,
                     f"{rule}, {sub}: pretrained minus scratch mean ablation effect {ep.mean() - es.mean():+.2f} "
-                    f"(the paper {paper_gap:+.2f}; masks keep {_ms(s['kept'].dropna())} of the masked weights "
+                    f"({'the paper' if paper_gap != MARGIN else 'the stated margin'} {paper_gap:+.2f}; masks keep {_ms(s['kept'].dropna())} of the masked weights "
                     f"from scratch, {_ms(p['kept'].dropna())} pretrained):")
                 ss, sp = s["sub_other"].dropna(), p["sub_other"].dropna()
-                v = stats.unpaired_verdict(ss, sp, paper=LOWER, margin=CLEAR, source="the stated margin of", trained=trained, controls=masks_ok)
+                v = stats.unpaired(ss, sp, unit="base model").verdict(
+                    paper=LOWER, margin=CLEAR, source="the stated margin of", trained=trained, controls=masks_ok)
                 out[f"{name}/specific"] = stats.claim(
                     f"{name}/specific", v,
                     f"{rule}, {sub}: the subnetwork alone gets {_ms(ss)} on the other subroutine's "

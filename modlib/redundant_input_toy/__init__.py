@@ -10,6 +10,11 @@ are imported by name:
 - ``figures``     every figure of the page, from "The data" to "What decides whether the bias hurts"
 - ``explorer``    "Explore it yourself"
 - ``exercises``   the checks of "Exercises"
+- ``members``     one sweep member's data and initial network, for the studies below
+- ``baselines``   "Without gradient descent": minimisers that take no gradient step
+- ``mechanism``   "Inherited or built?": the x2 weights started at zero
+- ``scale``       "The scale of (a) and (b)": scale and margin apart
+- ``studies``     the three stored studies, looked up beside the sweep
 """
 
 from modlib.redundant_input_toy.experiment import (BAND_GAP, CHAPTER, GENERALIZES, LOSSES,
@@ -24,3 +29,6 @@ __all__ = ["CHAPTER", "LOSSES", "GENERALIZES", "PAPER_EPOCHS", "TERNARY", "BAND_
            "SETTINGS", "settings", "snapshot_epochs", "curve_epochs", "playground_batches",
            "ternary_toy", "window", "held_out_band", "mutual_information", "loss_fn",
            "to_probability", "reliance", "training_set", "test_set", "run_group", "ToySweep", "run"]
+
+# the later studies, imported by name (``toy.baselines``, ...): see each module's docstring
+from modlib.redundant_input_toy import baselines, mechanism, members, scale, studies  # noqa: E402

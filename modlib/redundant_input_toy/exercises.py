@@ -15,6 +15,15 @@ from modlib.data import toy as toy_data
 from modlib.models import mlp
 
 
+def _information_slip(name: str, got: float, want: float) -> str | None:
+    """The slips an information in bits shares: nan from the cells with p = 0, the natural log."""
+    if math.isnan(got):
+        return f"{name}: got nan; a cell with p = 0 adds nothing (0 log 0 = 0), skip it"
+    if want > 0 and abs(got - want) > 1e-6 and abs(got - want * math.log(2)) < 1e-6:
+        return f"{name}: got {got:.4f}, expected {want:.4f} bits; use log2, not the natural log"
+    return None
+
+
 @_check
 def check_mutual_information(mine):
     """``mine(p)``: I(Y1; Y2) in bits of a joint probability table ``p [a, b]`` (rows Y1, columns
@@ -31,11 +40,10 @@ def check_mutual_information(mine):
         tables[f"ternary design {design!r}"] = (p / p.sum(), toy.mutual_information(design, 0.0))
     for name, (p, want) in tables.items():
         got = float(mine(p.clone()))
-        if math.isnan(got):
-            return f"{name}: got nan; a cell with p = 0 adds nothing (0 log 0 = 0), skip it"
+        slip = _information_slip(name, got, want)
+        if slip:
+            return slip
         if abs(got - want) > 1e-6:
-            if want > 0 and abs(got - want * math.log(2)) < 1e-6:
-                return f"{name}: got {got:.4f}, expected {want:.4f} bits; use log2, not the natural log"
             if abs(got - want) > 1e-6 and want == 0:
                 return f"{name}: got {got:.4f}, expected 0 (Y1 and Y2 are independent here)"
             return (f"{name}: got {got:.4f}, expected {want:.4f}; the terms are p(y1, y2) log2 "
@@ -68,4 +76,53 @@ def check_reliance(mine):
             if name.startswith("z =") and abs(got + 0.5) < 1e-5:
                 return f"{name}: got {got:.4f}, expected 0.5; average the absolute gradients"
             return f"{name}: got {got:.4f}, expected {expected:.4f}"
+    return None
+
+
+def _cmi(p: torch.Tensor) -> float:
+    """I(A; B | C) in bits of a joint table ``p [a, b, c]`` (the book's reference)."""
+    pc = p.sum((0, 1), keepdim=True)  # [1, 1, c]
+    pac, pbc = p.sum(1, keepdim=True), p.sum(0, keepdim=True)  # [a, 1, c], [1, b, c]
+    seen = p > 0
+    ratio = p * pc / (pac * pbc)
+    return float((p[seen] * torch.log2(ratio[seen])).sum())
+
+
+def _toy_table(prediction) -> torch.Tensor:
+    """The paper's training cells (Y1, Y2), uniform on (0,0), (0,1), (1,0), as a table
+    ``p [y2, yhat, y1]`` for a prediction ``yhat = prediction(y1, y2)``: the sign of X2 is Y2, the
+    sign of X1 is Y1."""
+    p = torch.zeros(2, 2, 2, dtype=torch.float64)
+    for y1, y2 in ((0, 0), (0, 1), (1, 0)):
+        p[y2, prediction(y1, y2), y1] += 1 / 3
+    return p
+
+
+@_check
+def check_conditional_information(mine):
+    """``mine(p)``: I(A; B | C) in bits of a joint table ``p [a, b, c]``. Compared with the book's on
+    the toy's training cells for a network that reads only X1 (I(X2; Yhat) = 0.252 bits, but
+    I(X2; Yhat | X1) = 0), one that reads only X2 (2/3 bits), a table whose C takes one value (then
+    it is I(A; B)) and a random table."""
+    g = torch.Generator().manual_seed(0)
+    random = torch.rand(2, 3, 2, generator=g, dtype=torch.float64)
+    tables = {
+        "toy, Yhat = Y1 (reads X1 only)": _toy_table(lambda y1, y2: y1),
+        "toy, Yhat = 1 - Y2 (reads X2 only)": _toy_table(lambda y1, y2: 1 - y2),
+        "C constant": _toy_table(lambda y1, y2: y1).sum(2, keepdim=True),
+        "a random 2x3x2 table": random / random.sum(),
+    }
+    for name, p in tables.items():
+        want = _cmi(p)
+        got = float(mine(p.clone()))
+        slip = _information_slip(name, got, want)
+        if slip:
+            return slip
+        if abs(got - want) > 1e-6:
+            plain = _cmi(p.sum(2, keepdim=True))  # I(A; B), C summed out
+            if abs(got - plain) < 1e-6:
+                return (f"{name}: got {got:.4f} = I(A; B), expected I(A; B | C) = {want:.4f}; "
+                        "condition on C: the terms are p(a,b,c) log2 [p(a,b,c) p(c) / (p(a,c) p(b,c))]")
+            return (f"{name}: got {got:.4f}, expected {want:.4f}; the terms are p(a, b, c) log2 "
+                    "[p(a, b, c) p(c) / (p(a, c) p(b, c))] over the cells with p > 0")
     return None

@@ -1,5 +1,6 @@
-"""Chapter 1's explorer (notebooks/redundant_input_toy.ipynb): the toy's stored boundaries by epoch,
-seed, formulation, activation, loss and training set (ipywidgets; a live kernel).
+"""Chapter 1's explorer (notebooks/redundant_input_toy.ipynb, "Explore it yourself"): the toy's stored
+boundaries by epoch, seed, formulation, activation, loss and training set; live with a kernel
+(ipywidgets), and on the static page a stated subset pre-rendered (:func:`modlib.widgets._wire`).
 """
 
 from __future__ import annotations
@@ -11,38 +12,51 @@ from modlib import plots
 from modlib.redundant_input_toy import figures
 from modlib.widgets import _wire
 
+STATIC_SEEDS = 3  # the static page's seeds: the first few of those with stored boundaries
+
 
 def toy_explorer(sweep) -> w.VBox:
-    """Epoch, seed, formulation, activation, loss and training-set controls over the toy's stored
-    boundaries."""
+    """Formulation, activation, loss, training-set, epoch and seed controls over the toy's stored
+    boundaries. The static page has every formulation, activation and loss, the training sets the
+    chapter's table shows (the paper's, the held-out cell in training, the ternary controls), the
+    first :data:`STATIC_SEEDS` seeds and the last epoch, and says so."""
     s = sweep.settings
     first = sweep.arrays(s.activations[0], s.losses[0], s.formulations[0], s.reveals[0])
     epochs = [int(t) for t in first["snapshot_epochs"]]
     sets = [(figures.condition_label(d, r), (d, r)) for d, r in s.conditions]
+    seeds = first["grids"].shape[0]
     controls = {
-        "epoch": w.SelectionSlider(options=epochs, value=epochs[-1], description="epoch"),
-        "seed": w.IntSlider(value=0, min=0, max=first["grids"].shape[0] - 1, description="seed"),
         "formulation": w.ToggleButtons(options=list(s.formulations), description="formulation"),
         "activation": w.ToggleButtons(options=list(s.activations), description="activation"),
         "loss": w.ToggleButtons(options=list(s.losses), description="loss"),
         "condition": w.Dropdown(options=sets, value=sets[0][1], description="training set"),
+        "epoch": w.SelectionSlider(options=epochs, value=epochs[-1], description="epoch"),
+        "seed": w.IntSlider(value=0, min=0, max=seeds - 1, description="seed"),
     }
-    out = w.Output()
+    ends = (max(s.reveals), min(s.reveals))
+    shown_sets = [(label, (d, r)) for label, (d, r) in sets if d != "binary" or r in ends]
+    shown_seeds = min(STATIC_SEEDS, seeds)
+    note = (f"Pre-rendered for this page: the last stored epoch ({epochs[-1]}; the animation below "
+            f"steps through every epoch), seeds 0–{shown_seeds - 1} of the {seeds} with stored "
+            f"boundaries, and {len(shown_sets)} of the {len(sets)} training sets. Open the notebook "
+            "(Colab) for every epoch, seed and training set.")
+    return _wire(controls, lambda choices: render(sweep, epochs, choices),
+                 layout=[["formulation", "activation"], ["loss", "condition"], ["epoch", "seed"]],
+                 static={"condition": shown_sets, "epoch": [(str(epochs[-1]), epochs[-1])],
+                         "seed": [(str(k), k) for k in range(shown_seeds)]},
+                 note=note, alt="the network's decision boundary over its training data")
 
-    def redraw(_=None):
-        c = {k: v.value for k, v in controls.items()}
-        design, reveal = c["condition"][0], c["condition"][1]
-        a = sweep.arrays(c["activation"], c["loss"], c["formulation"], reveal, design)
-        k = epochs.index(c["epoch"])
-        with out:
-            out.clear_output(wait=True)
-            fig, ax = plt.subplots(figsize=(4.2, 4.2))
-            figures.boundary_panel(ax, a, c["formulation"], c["seed"], k,
-                                 f"epoch {c['epoch']}, seed {c['seed']}: held-out accuracy "
-                                 f"{a['test_acc'][c['seed']]:.2f} (final)", design)
-            plots.stamp(fig, sweep.provenance)
-            plt.show()
 
-    return _wire(controls, redraw, w.VBox([w.HBox([controls["formulation"], controls["activation"]]),
-                                           w.HBox([controls["loss"], controls["condition"]]),
-                                           w.HBox([controls["epoch"], controls["seed"]]), out]))
+def render(sweep, epochs: list[int], choices: dict) -> list:
+    """The view of ``choices`` (``formulation``, ``activation``, ``loss``, ``condition``: ``(design,
+    reveal)``, ``epoch``: one of the stored snapshot ``epochs``, ``seed``): that seed's boundary at
+    that epoch over the training data, titled with its final held-out accuracy (one figure)."""
+    design, reveal = choices["condition"]
+    a = sweep.arrays(choices["activation"], choices["loss"], choices["formulation"], reveal, design)
+    seed, epoch = choices["seed"], choices["epoch"]
+    fig, ax = plt.subplots(figsize=(4.2, 4.2))
+    figures.boundary_panel(ax, a, choices["formulation"], seed, epochs.index(epoch),
+                           f"epoch {epoch}, seed {seed}: held-out accuracy "
+                           f"{a['test_acc'][seed]:.2f} (final)", design)
+    plots.stamp(fig, sweep.provenance)
+    return [fig]

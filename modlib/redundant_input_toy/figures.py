@@ -93,15 +93,21 @@ def small_multiples(arrays: dict, formulation: str, panels: list[tuple[int, int]
                              sharey=True, squeeze=False, layout="constrained")
     for ax, (seed, k), title in zip(axes.flat, panels, titles):
         boundary_panel(ax, arrays, formulation, seed, k, title, design)
-        ax.set(xlabel="", ylabel="")
         ax.tick_params(labelsize=8)
+    _label_outer(axes)
+    for ax in axes.flat[len(panels):]:
+        ax.axis("off")
+    return fig
+
+
+def _label_outer(axes) -> None:
+    """Name x1 and x2 on the outer panels of a grid of boundary panels only."""
+    for ax in axes.flat:
+        ax.set(xlabel="", ylabel="")
     for ax in axes[-1]:
         ax.set_xlabel("$x_1$", fontsize=9)
     for ax in axes[:, 0]:
         ax.set_ylabel("$x_2$", fontsize=9)
-    for ax in axes.flat[len(panels):]:
-        ax.axis("off")
-    return fig
 
 
 def boundary_steps(sweep, formulation: str, activation: str = "relu", loss: str = "mse",
@@ -278,15 +284,9 @@ def sweep_summary(sweep, metric: str = "test_acc", ylabel: str = "held-out-cell 
         ax.set_xticks([*at.values(), 1.0, 0.5, 0.0], [*at, "1", "0.5", "0"])
         if at:
             ax.axvline(1.1, color="0.6", lw=0.8)  # the controls | the reveal levels
-        ax.set_xlabel("reveal (1: paper's setting; 0: cell in training)", fontsize=9)
-        ax.set_title(FORMULATION_NAMES[f], fontsize=9)
         ax.invert_xaxis()
-        ax.grid(alpha=0.3)
-        ax.tick_params(labelsize=8)
-    axes[0, 0].set_ylabel(ylabel, fontsize=9)
-    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside lower center", ncol=n,
-               fontsize=8, frameon=False)
-    return fig
+    return _finish(fig, axes, s.formulations, "reveal (1: paper's setting; 0: cell in training)",
+                   ylabel, n)
 
 
 def animate_boundaries(sweep, settings: list[tuple[str, str, str, float, str]], seed: int = 0,
@@ -315,3 +315,226 @@ def animate_boundaries(sweep, settings: list[tuple[str, str, str, float, str]], 
     draw(0)
     fig.tight_layout()
     return _jshtml(fig, draw, n_frames, 700)
+
+
+def _finish(fig, axes, formulations, xlabel: str, ylabel: str, ncol: int) -> plt.Figure:
+    """Title each panel with its formulation, label the axes, grid them, and put one legend (the
+    first panel's) below the panels."""
+    for ax, f in zip(axes[0], formulations):
+        ax.set_title(FORMULATION_NAMES[f], fontsize=9)
+        ax.set_xlabel(xlabel, fontsize=9)
+        ax.tick_params(labelsize=8)
+        ax.grid(alpha=0.3)
+    axes[0, 0].set_ylabel(ylabel, fontsize=9)
+    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside lower center", ncol=ncol,
+               fontsize=8, frameon=False)
+    return fig
+
+
+# ---------------------------------------------------------------- the distribution over seeds
+
+def threshold_curve(sweep, threshold: float, activation: str = "relu", loss: str = "mse") -> plt.Figure:
+    """The share of seeds whose held-out accuracy is at least each threshold (y) against the
+    threshold (x), one panel per formulation: the paper's setting with its Wilson 95% band and its
+    median (a dashed line), the ternary controls and ``reveal = 0`` as thin lines; ``threshold``, the
+    chapter's cut, dotted. Reading rule: a curve that stays high far to the right has many seeds
+    that get nearly all of the cell right; the cut reads one point off each curve."""
+    from modlib.redundant_input_toy import findings
+
+    s = sweep.settings
+    fig, axes = plt.subplots(1, len(s.formulations), figsize=(COLUMN, 3.3), sharey=True,
+                             squeeze=False, layout="constrained")
+    t = findings.THRESHOLDS
+    for ax, f in zip(axes[0], s.formulations):
+        for c in s.controls:
+            acc = sweep.arrays(activation, loss, f, 1.0, c)["test_acc"]
+            ax.plot(t, findings.share_curve(acc)[0], color="k", lw=1, ls=CONTROL_STYLES[c],
+                    label=condition_label(c, 1.0))
+        acc = sweep.arrays(activation, loss, f, min(s.reveals))["test_acc"]
+        ax.plot(t, findings.share_curve(acc)[0], color="0.55", lw=1.2,
+                label=condition_label("binary", min(s.reveals)))
+        acc = sweep.arrays(activation, loss, f)["test_acc"]
+        share, low, high = findings.share_curve(acc)
+        ax.fill_between(t, low, high, color=NEGATIVE, alpha=0.2, lw=0)
+        ax.plot(t, share, color=NEGATIVE, lw=2, label="paper's setting (band: 95% Wilson)")
+        med = float(np.median(acc))
+        ax.axvline(med, color=NEGATIVE, ls="--", lw=1)
+        ax.annotate(f"median {med:.2f}", (med, 0.04), xytext=(-4, 0), textcoords="offset points",
+                    ha="right", fontsize=8, color=NEGATIVE)
+        ax.axvline(threshold, color="0.3", ls=":", lw=1)
+        ax.set(xlim=(0, 1), ylim=(0, 1.02))
+    return _finish(fig, axes, s.formulations, "threshold on held-out-cell accuracy",
+                   "share of seeds at or above it", 3)
+
+
+def quantile_seeds(sweep, formulation: str, quantiles=(0.1, 0.5, 0.9), activation: str = "relu",
+                   loss: str = "mse") -> plt.Figure:
+    """The paper's Fig. 6 chosen by the distribution instead of by seed number: among the seeds
+    whose boundaries are stored, those whose held-out accuracy lies nearest the ``quantiles`` of all
+    seeds' (paper's setting, after training), each titled with its accuracy and quantile."""
+    a = sweep.arrays(activation, loss, formulation)
+    acc, stored = a["test_acc"], a["grids"].shape[0]
+    picks, titles = [], []
+    for q in quantiles:
+        target = float(np.quantile(acc, q))
+        seed = int(np.argmin(np.abs(acc[:stored] - target)))
+        picks.append((seed, len(a["snapshot_epochs"]) - 1))
+        titles.append(f"seed {seed}: {acc[seed]:.2f}\n({q:.0%} quantile: {target:.2f})")
+    return small_multiples(a, formulation, picks, titles, ncols=len(quantiles))
+
+
+# ---------------------------------------------------------------- without gradient descent
+
+BASELINE_NAMES = {"gradient descent": "gradient descent\n(the trained network)",
+                  "least-squares": "least squares\n(linear)", "max-margin": "maximum margin\n(linear)",
+                  "rf-min-norm": "random features,\nminimum norm", "rf-max-margin": "random features,\nmaximum margin",
+                  "linearised": "linearised network,\nminimum norm"}
+
+
+def baseline_boundaries(st, formulation: str = "b", seed: int = 0) -> plt.Figure:
+    """One seed's training points in the paper's setting and the boundary each minimiser draws
+    through them: the trained network first, then the five that take no gradient step; each title
+    gives the reliance R on x2 over the held-out points. Colours and lines as the boundary figures."""
+    arms = st.arms("baselines")
+    fig, axes = plt.subplots(2, 3, figsize=(COLUMN, 4.9), sharex=True, sharey=True,
+                             layout="constrained")
+    sweep = st.sweep.arrays("relu", "mse", formulation)
+    for ax, arm in zip(axes.flat, arms):
+        a = st.arrays("baselines", arm, formulation)
+        boundary(ax, a["grids"][seed], sweep["windows"])
+        toy_data(ax, sweep["train_x"].astype(float), sweep["train_y"], formulation, legend=False)
+        ax.set_title(f"{BASELINE_NAMES[arm]}: R = {a['reliance'][seed]:.2f}", fontsize=8)
+        ax.tick_params(labelsize=7)
+    _label_outer(axes)
+    return fig
+
+
+def baseline_reliance(st) -> plt.Figure:
+    """The reliance R on x2 (median over seeds, bar: 25th to 75th percentile; log scale) of every
+    minimiser, in the paper's setting (orange) and in the training sets where x2 is uncorrelated
+    with Y1 (grey: the cell in training; black: the ternary controls), one panel per formulation."""
+    arms = st.arms("baselines")
+    conds = st.conditions("baselines")
+    fs = st.sweep.settings.formulations
+    fig, axes = plt.subplots(1, len(fs), figsize=(COLUMN, 3.6), sharey=True, squeeze=False,
+                             layout="constrained")
+    styles = {("binary", 1.0): dict(color=NEGATIVE, marker="o", ms=6)}
+    for c in conds[1:]:
+        d = c[0]
+        styles[c] = dict(color="0.55" if d == "binary" else "k", mfc="white",
+                         marker={"binary": "s", "middle": "^", "corner": "v", "even": "D"}[d], ms=4)
+    for ax, f in zip(axes[0], fs):
+        for j, cond in enumerate(conds):
+            offset = (j - (len(conds) - 1) / 2) * 0.12
+            for i, arm in enumerate(arms):
+                r = st.arrays("baselines", arm, f, *cond)["reliance"]
+                q25, med, q75 = np.percentile(r, [25, 50, 75])
+                label = condition_label(*cond) if i == 0 else None
+                ax.errorbar([i + offset], [med], yerr=[[med - q25], [q75 - med]], capsize=2, lw=1,
+                            ls="none", label=label, **styles[cond])
+        ax.axvspan(-0.5, 0.5, color="0.92", zorder=0)
+        ax.set_yscale("log")
+        ax.set_xticks(range(len(arms)), [BASELINE_NAMES[a] for a in arms], rotation=90, fontsize=7)
+        ax.set_title(FORMULATION_NAMES[f], fontsize=9)
+        ax.tick_params(axis="y", labelsize=8)
+        ax.grid(alpha=0.3, axis="y")
+    axes[0, 0].set_ylabel("reliance $R$ on $x_2$ (median, log scale)", fontsize=9)
+    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside lower center", ncol=4,
+               fontsize=8, frameon=False)
+    return fig
+
+
+# ---------------------------------------------------------------- inherited or built?
+
+def mechanism_concept() -> plt.Figure:
+    """Concept figure of the mechanism experiment: the same network twice, its first layer drawn
+    from the two inputs; on the left every weight random (the ordinary start), on the right the
+    weights from x2 zero (dashed), so that the output starts blind to x2."""
+    fig, axes = plt.subplots(1, 2, figsize=(COLUMN, 2.6), layout="constrained")
+    weights = np.random.default_rng(0).uniform(-0.5, 0.5, (2, 8))  # the same in both panels
+    hidden = np.linspace(0.1, 0.9, 8)
+    for ax, zero, title in zip(axes, (False, True), ("ordinary start: every weight random",
+                                                     "zero-x2 start: weights from $x_2$ are 0")):
+        for k, (y_in, name) in enumerate(((0.68, "$x_1$"), (0.32, "$x_2$"))):
+            for h, w in zip(hidden, weights[k]):
+                off = zero and k == 1
+                ax.plot([0.1, 0.5], [y_in, h], color="0.6" if off else ("#1f77b4" if w > 0 else "#d62728"),
+                        lw=0.8 if off else 0.4 + 3 * abs(w), ls=":" if off else "-", zorder=1)
+            ax.scatter([0.1], [y_in], s=500, color="white", edgecolor="k", zorder=2)
+            ax.text(0.1, y_in, name, ha="center", va="center", fontsize=10, zorder=3)
+        ax.scatter(np.full(8, 0.5), hidden, s=90, color="white", edgecolor="k", zorder=2)
+        ax.annotate("", (0.8, 0.5), (0.56, 0.5), arrowprops=dict(arrowstyle="->", color="0.3"))
+        ax.text(0.83, 0.5, "two more\nlayers\n→ $z$", va="center", fontsize=8)
+        ax.text(0.5, -0.04, "first hidden layer (8 units)", ha="center", fontsize=8)
+        ax.set_title(title, fontsize=9)
+        ax.set(xlim=(0, 1.05), ylim=(-0.1, 1.0))
+        ax.axis("off")
+    return fig
+
+
+def mechanism_curves(st, designs=(("binary", 1.0), ("binary", 0.0))) -> plt.Figure:
+    """The median reliance R on x2 over seeds (band: 25th-75th percentile) after every recorded
+    update (log scale; the start drawn at 0.5), from the ordinary start (solid) and from zero x2
+    weights (dashed), in the paper's setting (orange) and with the held-out cell in training (grey);
+    one panel per formulation; dotted lines at the end of epochs 1 and 8 and of the paper's 1024."""
+    from modlib.redundant_input_toy.studies import reliance_curve
+
+    axis = st.axis("mechanism")
+    x = axis["updates"].astype(float)
+    x[0] = 0.5
+    per_epoch = int(axis["updates_per_epoch"])
+    fs = st.sweep.settings.formulations
+    fig, axes = plt.subplots(1, len(fs), figsize=(COLUMN, 3.4), sharey=True, squeeze=False,
+                             layout="constrained")
+    for ax, f in zip(axes[0], fs):
+        for cond in designs:
+            colour = NEGATIVE if cond == ("binary", 1.0) else "0.5"
+            for arm, ls in (("ordinary", "-"), ("zero-x2", "--")):
+                r = reliance_curve(st.arrays("mechanism", arm, f, *cond))
+                q25, med, q75 = np.percentile(r, [25, 50, 75], axis=0)
+                ax.plot(x, med, color=colour, ls=ls, lw=1.5,
+                        label=f"{condition_label(*cond)}, {arm} start")
+                if cond == ("binary", 1.0):
+                    ax.fill_between(x, q25, q75, color=colour, alpha=0.15, lw=0)
+        for e in (1, 8, 1024):
+            if e * per_epoch <= x[-1]:
+                ax.axvline(e * per_epoch, color="0.3", ls=":", lw=0.8)
+                ax.text(e * per_epoch, 1.02, f"epoch {e}", rotation=90, fontsize=7, va="top",
+                        ha="right", transform=ax.get_xaxis_transform())
+        ax.set_xscale("log")
+    return _finish(fig, axes, fs, "SGD updates (log scale; start at 0.5)",
+                   "reliance $R$ on $x_2$ (median)", 2)
+
+
+# ---------------------------------------------------------------- scale and margin
+
+def scale_figure(st) -> plt.Figure:
+    """The four training sets of the scale-and-margin control (seed 0's points, each on its own
+    axes: (a) and (b) /5 reach about 1, (a) x5 and (b) about 5), each titled with the share of seeds
+    that generalise; the dashed square is the held-out cell, the grey band the margin."""
+    from modlib.redundant_input_toy import scale
+
+    axis = st.axis("scale")
+    y = axis["train_y"]
+    fig, axes = plt.subplots(2, 2, figsize=(COLUMN, 5.6), layout="constrained")
+    names = {("a", "x1"): "(a): scale 1, no margin", ("a", "x5"): "(a) ×5: scale 5, no margin",
+             ("b", "x1"): "(b) /5: scale 1, margin", ("b", "x5"): "(b): scale 5, margin"}
+    for i, shape in enumerate(scale.SHAPES):
+        for j, sc in enumerate(scale.SCALES):
+            ax = axes[j, i]
+            x = axis["train_x"][i, j]
+            size = scale.SCALES[sc] * (1 + scale.MARGIN)
+            push = scale.MARGIN * scale.SCALES[sc] if shape == "b" else 0.0
+            ax.add_patch(plt.Rectangle((0, 0), size, size, fill=False, ls="--", lw=1.2, ec="0.2"))
+            if push:
+                ax.axvspan(-push, push, color="0.85", zorder=0)
+            pos = y.astype(bool)
+            ax.scatter(x[pos, 0], x[pos, 1], s=7, marker="o", c=POSITIVE)
+            ax.scatter(x[~pos, 0], x[~pos, 1], s=9, marker="^", c=NEGATIVE)
+            share = (st.arrays("scale", sc, shape)["test_acc"] >= toy.GENERALIZES).mean()
+            ax.set_title(f"{names[(shape, sc)]}\n{share:.0%} of seeds generalise", fontsize=9)
+            ax.set(xlim=(-1.1 * size, 1.1 * size), ylim=(-1.1 * size, 1.1 * size), aspect="equal")
+            ax.tick_params(labelsize=8)
+            ax.axhline(0, color="0.5", lw=0.5)
+            ax.axvline(0, color="0.5", lw=0.5)
+    return fig

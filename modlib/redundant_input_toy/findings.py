@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from modlib.stats import (CLEAR, Finding, Verdict, distinct_units, marked, paired_difference, paired_t,
-                          verdict, wilson)
+from modlib.redundant_input_toy.experiment import GENERALIZES
+from modlib.stats import CLEAR, Finding, Verdict, distinct_units, marked, paired, wilson
 
 # an arm (one setting's seeds) *trained* when its mean training accuracy reaches this
 TRAINED = 0.95
+# "the loss matters little": the paired interval of the two losses' shares lies within this of 0
+LOSS_MARGIN = 0.15
 
 
 def trained(arrays: dict) -> bool:
@@ -21,31 +23,20 @@ def trained(arrays: dict) -> bool:
 
 
 def compare(x: np.ndarray, y: np.ndarray, arms: list[dict], percent: bool = True,
-            paper: float = CLEAR) -> tuple[Verdict, str]:
+            paper: float = CLEAR, shares: bool = True) -> tuple[Verdict, str]:
     """The verdict (:func:`modlib.stats.verdict`) on "``x`` exceeds ``y``", one value per seed in
-    two settings that share each seed's initial weights: the paired bootstrap interval over seeds
-    (100 seeds, enough for it), the units counted by :func:`modlib.stats.distinct_units` of the
-    ``arms``' held-out accuracies, every arm :func:`trained`. The paper reports a direction, not a
-    size: ``paper`` is :data:`modlib.stats.CLEAR`. Returns the verdict and its text."""
-    d, low, high, test = _paired(x, y)
-    fmt = (lambda v: f"{100 * v:+.0f}") if percent else (lambda v: f"{v:+.2f}")
-    end = " points" if percent else ""
-    units = distinct_units(*(a["test_acc"] for a in arms))
-    ok = all(trained(a) for a in arms)
-    v = verdict(low, high, units=units, paper=paper, trained=ok)
-    mark = marked(v, f"mean training accuracy below {TRAINED:.0%}")
-    if paper == CLEAR:  # the paper gives a direction only: the margin stands in for its size
-        mark = mark.replace(f"the paper's {paper:+.2f}", f"the margin of {fmt(paper)}{end}")
-    return v, (f"{fmt(d)}{end} (95% {test} over {len(x)} seeds {fmt(low)} to "
-               f"{fmt(high)}{end})" + mark)
-
-
-def _paired(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float, str]:
-    """``mean(x - y)``, its 95% interval over paired seeds and the interval's name: the percentile
-    bootstrap from 20 seeds on (the full profile's 100), Student's t below (default and smoke)."""
-    if len(x) >= 20:
-        return (*paired_difference(x, y), "paired bootstrap interval")
-    return (*paired_t(x, y)[:3], "paired t interval")
+    two settings that share each seed's initial weights (:func:`modlib.stats.paired`: Newcombe's
+    interval for the shares of seeds that generalise, ``shares``; a t interval for measurements,
+    such as the reliance), the units
+    counted by :func:`modlib.stats.distinct_units` of the ``arms``' held-out accuracies, every arm
+    :func:`trained`. The paper reports a direction, not a size: ``paper`` is
+    :data:`modlib.stats.CLEAR`, the stated margin. Returns the verdict and its text."""
+    # the units: seeds whose arms differ in what was measured (not in a 0/1 outcome alone)
+    units = distinct_units(x, y, *(a[k] for a in arms for k in ("test_acc", "reliance") if k in a))
+    effect = paired(x, y, units=units, shares=shares)
+    v = effect.verdict(paper=paper, trained=all(trained(a) for a in arms),
+                       source="the stated margin of" if paper == CLEAR else "the paper's")
+    return v, effect.text(percent) + marked(v, f"mean training accuracy below {TRAINED:.0%}")
 
 
 def _share(generalises: np.ndarray) -> str:
@@ -58,13 +49,14 @@ def redundant_input(sweep, threshold: float, paper_epochs: int) -> dict[str, Fin
     """Chapter 1's statements about its sweep (:class:`modlib.redundant_input_toy.ToySweep`), keyed by name.
 
     Shares of seeds that generalise (held-out accuracy at least ``threshold``) come with Wilson
-    intervals; differences between settings with paired bootstrap intervals over seeds (the unit;
-    the settings share each seed's initial weights, and 100 seeds are enough for a bootstrap).
+    intervals; differences between settings with paired intervals over seeds (the unit; the
+    settings share each seed's initial weights): :func:`compare`.
     ``holds`` says the verdict (:func:`compare`, :func:`modlib.stats.verdict`) is *reproduced*,
     which needs both arms :func:`trained`; the text ends with the mark. For
     ``<control>-<f>`` and ``cell-<f>``, more seeds generalise in the control than in the paper's
-    setting; for ``reliance-<control>-<f>``, R ends higher in the paper's setting; ``loss-*``, the
-    losses differ; ``tanh-<f>``, tanh generalises more; ``formulation``, (a) more than (b). For
+    setting; for ``reliance-<control>-<f>``, R ends higher in the paper's setting; ``loss-*``, a
+    check (no paper's claim): both arms trained and the paired interval of the two losses' shares
+    lies within :data:`LOSS_MARGIN` of 0 (the loss matters little); ``tanh-<f>``, tanh generalises more; ``formulation``, (a) more than (b). For
     ``level-<f>``: the paper's setting trained and after ``paper_epochs`` the curves moved by at most 5 points of share and 0.03
     of accuracy. The ReLU network with the squared loss, the paper's, unless a name says otherwise.
     """
@@ -87,7 +79,8 @@ def redundant_input(sweep, threshold: float, paper_epochs: int) -> dict[str, Fin
                 f"{_share(gen(other))} in {label}; difference {text}.")
         for c in s.controls:
             control = arrays(f, design=c)
-            v, text = compare(paper["final_reliance"], control["final_reliance"], [paper, control], False)
+            v, text = compare(paper["final_reliance"], control["final_reliance"], [paper, control], False,
+                              shares=False)
             out[f"reliance-{c}-{f}"] = Finding(
                 f"reliance-{c}-{f}", v.reproduced,
                 f"({f}): the median reliance R ends at {np.median(paper['final_reliance']):.2f} in "
@@ -96,14 +89,14 @@ def redundant_input(sweep, threshold: float, paper_epochs: int) -> dict[str, Fin
         for a in s.activations if len(s.losses) == 2 else ():
             arms = [arrays(f, a, loss) for loss in s.losses]
             x, y = (gen(arm) for arm in arms)
-            d, low, high, test = _paired(x, y)
-            significant = low > 0 or high < 0
-            text = (f"{100 * d:+.0f} points (95% {test} over {len(x)} seeds "
-                    f"{100 * low:+.0f} to {100 * high:+.0f} points)")
+            effect = paired(x, y, units=distinct_units(*(arm["test_acc"] for arm in arms)), shares=True)
             both = all(trained(arm) for arm in arms)
-            text += "" if both else f" (an arm did not train: mean training accuracy below {TRAINED:.0%})"
+            little = bool(both and effect.units >= 2 and -LOSS_MARGIN <= effect.low and effect.high <= LOSS_MARGIN)
+            text = effect.text() + (
+                f", {'within' if little else 'not within'} {100 * LOSS_MARGIN:.0f} points of no difference"
+                if both else f" (an arm did not train: mean training accuracy below {TRAINED:.0%})")
             out[f"loss-{f}-{a}"] = Finding(
-                f"loss-{f}-{a}", significant and both,
+                f"loss-{f}-{a}", little,
                 f"({f}, {a}): {_share(x)} generalise with {s.losses[0]}, {_share(y)} with "
                 f"{s.losses[1]}; difference {text}.")
         if {"relu", "tanh"} <= set(s.activations):
@@ -150,3 +143,165 @@ def settled(arrays: dict, epoch: int) -> float:
     cell = (x2[:, None] > 0) & (x1[None, :] > 0)  # [res, res]
     same = side[:, epochs.index(epoch)] == side[:, -1]  # [G, res, res]
     return float(same[:, cell].mean())
+
+
+# ---------------------------------------------------------------- the distribution over seeds
+
+THRESHOLDS = np.round(np.linspace(0.0, 1.0, 41), 3)  # the held-out accuracies the share is read at
+
+
+def share_curve(acc: np.ndarray, thresholds=THRESHOLDS) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The share of seeds whose held-out accuracy ``acc [S]`` is at least each threshold, with its
+    Wilson 95% interval: ``(share, low, high)``, each ``[len(thresholds)]``."""
+    hits = [(acc >= t - 1e-9).sum() for t in thresholds]
+    bounds = np.array([wilson(int(k), acc.size) for k in hits])
+    return np.array(hits) / acc.size, bounds[:, 0], bounds[:, 1]
+
+
+def median_interval(values: np.ndarray) -> tuple[float, float, float]:
+    """The median of ``values [S]`` and its distribution-free 95% interval (the order statistics
+    the binomial(S, 1/2) puts 2.5% beyond on each side)."""
+    from scipy.stats import binom
+
+    v = np.sort(np.asarray(values, dtype=float))
+    k = int(binom.ppf(0.025, v.size, 0.5))  # lower order statistic, 0-based
+    return float(np.median(v)), float(v[max(k - 1, 0)]), float(v[min(v.size - k, v.size - 1)])
+
+
+def distribution(sweep, threshold: float, cuts=(0.9, 0.85, 0.8)) -> dict[str, Finding]:
+    """How the held-out accuracy spreads over seeds in the paper's setting (ReLU, squared loss), not
+    one cut: for each formulation, the median with its interval and the share at each of ``cuts``.
+    ``partial-<f>`` holds when the seeds trained and the failures are partial: the median seed gets
+    more than half of the cell right (its interval above 0.5) while at most a tenth of the seeds
+    get less than half right. ``acc-<c>-<f>``: the verdict on the mean held-out accuracy (no cut),
+    each control or ``cell`` (the held-out cell in training) minus the paper's setting."""
+    s, out = sweep.settings, {}
+    for f in s.formulations:
+        paper = sweep.arrays("relu", "mse", f)
+        acc = paper["test_acc"]
+        med, low, high = median_interval(acc)
+        shares = ", ".join(f"{(acc >= c).mean():.0%} at {c:g}" for c in cuts)
+        total = float((acc < 0.5).mean())
+        holds = trained(paper) and low > 0.5 and total <= 0.1
+        out[f"partial-{f}"] = Finding(
+            f"partial-{f}", bool(holds),
+            f"({f}): the median seed gets {med:.2f} of the held-out cell right (95% interval of the "
+            f"median {low:.2f} to {high:.2f}); the share of seeds at or above a cut is {shares}; "
+            f"{total:.0%} get less than half of it right.")
+        others = [(c, sweep.arrays("relu", "mse", f, 1.0, c), f"the {c} control") for c in s.controls]
+        others.append(("cell", sweep.arrays("relu", "mse", f, min(s.reveals)), "the cell in training"))
+        for name, other, label in others:
+            v, text = compare(other["test_acc"], acc, [other, paper], percent=False, shares=False)
+            out[f"acc-{name}-{f}"] = Finding(
+                f"acc-{name}-{f}", v.reproduced,
+                f"({f}): mean held-out accuracy {acc.mean():.2f} in the paper's setting, "
+                f"{other['test_acc'].mean():.2f} in {label}; difference {text}.")
+    return out
+
+
+# ---------------------------------------------------------------- the later studies
+
+def _median(a: dict, key: str = "reliance") -> float:
+    return float(np.median(a[key]))
+
+
+def baselines(st) -> dict[str, Finding]:
+    """The baselines without gradient descent (:class:`modlib.redundant_input_toy.studies.ToyStudies`),
+    paper's setting, each formulation. ``nogd-<baseline>-<f>``: the verdict on "gradient descent
+    relies on x2 more than this minimiser" (R of the sweep's trained network minus the baseline's,
+    paired by seed: the same training points). ``heldout-<baseline>-<f>``: how it does on the held-out
+    cell (a statement, no verdict; ``holds`` when it fits its training set)."""
+    from modlib.redundant_input_toy.studies import GRADIENT_DESCENT
+
+    out = {}
+    for f in st.sweep.settings.formulations:
+        gd = st.arrays("baselines", GRADIENT_DESCENT, f)
+        for name in st.arms("baselines")[1:]:
+            b = st.arrays("baselines", name, f)
+            v, text = compare(gd["reliance"], b["reliance"], [gd, b], percent=False, shares=False)
+            out[f"nogd-{name}-{f}"] = Finding(
+                f"nogd-{name}-{f}", v.reproduced,
+                f"({f}) {name}: median R {_median(b):.2f}, against {_median(gd):.2f} after gradient "
+                f"descent; gradient descent minus {name} {text}.")
+            held = {arm: f"{_median(a, 'test_acc'):.2f} and {(a['test_acc'] >= GENERALIZES).mean():.0%}"
+                    for arm, a in ((name, b), ("gd", gd))}
+            text = (f"({f}) {name}: median held-out accuracy and share of seeds at or above "
+                    f"{GENERALIZES:g}: {held[name]} (gradient descent: {held['gd']}); mean training "
+                    f"accuracy {np.mean(b['train_acc']):.2f}.")
+            out[f"heldout-{name}-{f}"] = Finding(f"heldout-{name}-{f}", trained(b), text)
+    return out
+
+
+def mechanism(st) -> dict[str, Finding]:
+    """The x2 weights started at zero. For each formulation: ``built-<f>``, the verdict on "the
+    gradient builds reliance where x2 is correlated with Y1" (zero-x2 arm: final R in the paper's
+    setting minus with the held-out cell in training, paired by seed); ``inherited-<f>``, on "part of
+    the reliance left after ordinary training is inherited from the initial weights" (paper's
+    setting: ordinary minus zero-x2); ``zero-gen-<f>``, on "started without x2, more seeds
+    generalise" (share, zero-x2 minus ordinary); ``early-<f>``, how the zero arm's median R rises
+    update by update (``holds`` when it rises above 0.05 in the paper's setting)."""
+    from modlib.redundant_input_toy.studies import reliance_curve
+
+    out, cell = {}, ("binary", min(st.settings["mechanism"].reveals))
+    axis = st.axis("mechanism")
+    updates, per_epoch = axis["updates"], int(axis["updates_per_epoch"])
+    for f in st.sweep.settings.formulations:
+        ordinary, zero = (st.arrays("mechanism", arm, f) for arm in ("ordinary", "zero-x2"))
+        zero_cell = st.arrays("mechanism", "zero-x2", f, *cell)
+        v, text = compare(zero["reliance"], zero_cell["reliance"], [zero, zero_cell], False, shares=False)
+        out[f"built-{f}"] = Finding(
+            f"built-{f}", v.reproduced,
+            f"({f}) started with no weight on x2: median R ends at {_median(zero):.2f} in the paper's "
+            f"setting and {_median(zero_cell):.2f} with the held-out cell in training; difference {text}.")
+        v, text = compare(ordinary["reliance"], zero["reliance"], [ordinary, zero], False, shares=False)
+        out[f"inherited-{f}"] = Finding(
+            f"inherited-{f}", v.reproduced,
+            f"({f}) paper's setting: median R ends at {_median(ordinary):.2f} from the ordinary "
+            f"initialisation and {_median(zero):.2f} from zero x2 weights; difference {text}.")
+        gen = [(a["test_acc"] >= GENERALIZES).astype(float) for a in (zero, ordinary)]
+        v, text = compare(*gen, [zero, ordinary])
+        out[f"zero-gen-{f}"] = Finding(
+            f"zero-gen-{f}", v.reproduced,
+            f"({f}) paper's setting: {gen[0].mean():.0%} of seeds generalise from zero x2 weights, "
+            f"{gen[1].mean():.0%} from the ordinary initialisation; difference {text}.")
+        curve = np.median(reliance_curve(zero), axis=0)  # [T]
+        trace = updates <= 8 * per_epoch
+        peak = int(np.argmax(np.where(trace, curve, -np.inf)))
+        first = int(np.searchsorted(updates, per_epoch))
+        out[f"early-{f}"] = Finding(
+            f"early-{f}", bool(trained(zero) and curve[peak] > 0.05 and curve[0] == 0),
+            f"({f}) started with no weight on x2, the median R is {curve[0]:.2f} at the start, "
+            f"{curve[first]:.2f} after the first epoch ({per_epoch} updates) and at most "
+            f"{curve[peak]:.2f} in the first 8 epochs (after {int(updates[peak])} updates); from the "
+            f"ordinary initialisation it is {np.median(reliance_curve(ordinary)[:, 0]):.2f} at the start "
+            f"and {np.median(reliance_curve(ordinary)[:, first]):.2f} after the first epoch.")
+    return out
+
+
+def scale(st) -> dict[str, Finding]:
+    """Scale and margin apart. ``scale-<shape>``: the verdict on "the larger input scale lowers the
+    share of seeds that generalise" (x1 minus x5, with or without a margin); ``margin-<scale>``: on
+    "the margin lowers it" (no margin minus margin, at either scale); ``formulation-control``: (a)
+    against (b) on the same draws (the chapter's "(a) is milder than (b)")."""
+    out = {}
+
+    def gen(shape, sc):
+        a = st.arrays("scale", sc, shape)
+        return (a["test_acc"] >= GENERALIZES).astype(float), a
+
+    names = {("a", "x1"): "(a)", ("a", "x5"): "(a) x5", ("b", "x1"): "(b) /5", ("b", "x5"): "(b)"}
+    pairs = {"scale-a": (("a", "x1"), ("a", "x5")), "scale-b": (("b", "x1"), ("b", "x5")),
+             "margin-x1": (("a", "x1"), ("b", "x1")), "margin-x5": (("a", "x5"), ("b", "x5")),
+             "formulation-control": (("a", "x1"), ("b", "x5"))}
+    for key, (first, second) in pairs.items():
+        (x, a), (y, b) = gen(*first), gen(*second)
+        v, text = compare(x, y, [a, b])
+        out[key] = Finding(key, v.reproduced,
+                           f"{x.mean():.0%} of seeds generalise in {names[first]}, {y.mean():.0%} in "
+                           f"{names[second]}; difference {text}.")
+    return out
+
+
+def studies(st) -> dict[str, Finding]:
+    """Every statement of the three later studies, keyed by name."""
+    return {**baselines(st), **mechanism(st), **scale(st)}

@@ -10,12 +10,18 @@ training), which the page uses in "MNIST pairs", "The CNN and its training", "SC
                   and :mod:`modlib.data.scan`)
 - ``networks``    what decides a run (``ResistSettings``), the two networks, their training and
                   evaluation
+- ``controls``    "Controls": the controls that remove the correlation (``mnist-C``, ``scan-C``),
+                  the dose-response, the authors' setting B, A and B measured as the authors do,
+                  and the ablation of the authors' defaults (``ControlSettings``)
 - ``findings``    the statements the page prints ("The CNN and its training", "Summary")
 - ``figures``     every figure of the page
 - ``explorer``    "Explore"
 - ``exercises``   the checks of "Exercises"
 """
 
+from modlib.resists_at_scale.controls import (ControlSettings, FeedingSeq2Seq, authors_init,
+                                              information_table, result_names, teacher_forced,
+                                              train_measured, train_offsets)
 from modlib.resists_at_scale.experiment import (CHAPTER, PAPER, RESULTS, SETTINGS, ResistRuns,
                                                 estimate_seconds, run, run_one, settings)
 from modlib.resists_at_scale.networks import (EXPERIMENTS, SETTING_NAMES, SHOWN, ResistSettings,
@@ -28,4 +34,5 @@ __all__ = ["CHAPTER", "RESULTS", "PAPER", "SETTINGS", "settings", "estimate_seco
            "ResistRuns", "run", "EXPERIMENTS", "SETTING_NAMES", "SHOWN", "ResistSettings",
            "digit_cnn", "categorical_hinge", "accuracy", "train_digits", "digit_pools", "Seq2Seq",
            "exact_match", "scan_eval_steps", "scan_pairs", "encoded", "scan_data", "train_scan",
-           "shown_commands"]
+           "shown_commands", "ControlSettings", "result_names", "train_offsets", "train_measured",
+           "teacher_forced", "authors_init", "FeedingSeq2Seq", "information_table"]

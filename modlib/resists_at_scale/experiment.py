@@ -30,6 +30,9 @@ from torch.nn import functional as F
 from modlib import results
 from modlib.data import scan
 from modlib.profiles import check_choice, settings_for
+from modlib.resists_at_scale.controls import ControlSettings, result_names
+from modlib.resists_at_scale.controls import fetch as fetch_control
+from modlib.resists_at_scale.controls import settings as control_settings
 from modlib.resists_at_scale.networks import (
     EXPERIMENTS,
     SETTING_NAMES,
@@ -153,15 +156,21 @@ def run_one(
 
 
 class ResistRuns:
-    """The stored results of one profile: ``rows[name]`` for ``name`` in :data:`RESULTS`."""
+    """The stored results of one profile: ``rows[name]`` for ``name`` in :data:`RESULTS` and, where
+    fetched, the control results (:mod:`modlib.resists_at_scale.controls`, their settings
+    ``controls``); ``missing`` names the control results a build that only reads stored results
+    did not find, with why."""
 
     def __init__(
         self,
         s: ResistSettings,
         rows: dict[str, results.Result],
         profile: str,
+        controls: ControlSettings | None = None,
+        missing: dict[str, str] | None = None,
     ):
         self.settings, self.rows, self.profile = s, rows, profile
+        self.controls, self.missing = controls, dict(missing or {})
 
     def arrays(self, name: str) -> dict:
         if name not in self.rows:
@@ -169,6 +178,10 @@ class ResistRuns:
                 f"result {name!r} is not in this run; choose from {list(self.rows)}"
             )
         return self.rows[name].arrays
+
+    def has(self, *names: str) -> bool:
+        """Whether every one of ``names`` is in this run."""
+        return all(n in self.rows for n in names)
 
 
 def _config(s: ResistSettings, name: str) -> dict:
@@ -188,9 +201,18 @@ def _config(s: ResistSettings, name: str) -> dict:
 
 
 def run(
-    profile: str, device: torch.device, *, s: ResistSettings | None = None
+    profile: str,
+    device: torch.device,
+    *,
+    s: ResistSettings | None = None,
+    c: ControlSettings | None = None,
+    controls: bool = True,
 ) -> ResistRuns:
-    """Load (or compute and store) every result of ``s.experiments`` at ``profile``."""
+    """Load (or compute and store) every result of ``s.experiments`` at ``profile`` and, with
+    ``controls``, every control result of ``c`` (:func:`modlib.resists_at_scale.controls.result_names`)
+    of those experiments. Where only stored results may be read (a book build from the store), a
+    control result not stored yet is left out and named in ``missing``, so that the page shows
+    the rest."""
     s = s or settings(profile)
     out = {}
     for name in RESULTS:
@@ -204,4 +226,15 @@ def run(
                 device=describe(device),
                 code=run_one,
             )
-    return ResistRuns(s, out, profile)
+    c = c or control_settings(profile)
+    missing = {}
+    for name in result_names(c) if controls else []:
+        if name.split("-")[0] not in s.experiments:
+            continue
+        try:
+            out[name] = fetch_control(c, name, profile, device)
+        except results.StaleResultError as err:
+            if not results.from_store_only(profile):
+                raise
+            missing[name] = str(err)
+    return ResistRuns(s, out, profile, c, missing)

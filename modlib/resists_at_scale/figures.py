@@ -164,3 +164,123 @@ def scan_detail(runs) -> plt.Figure:
     axes[0].set_ylim(-0.02, 1.02)
     fig.tight_layout()
     return fig
+
+
+# ---------------------------------------------------------------- the controls (modlib.resists_at_scale.controls)
+
+# the control C green, next to the paper's colours for A (blue) and B (red)
+C_COLOURS = {"train": "#2ca02c", "test": "#98df8a"}
+
+
+def _band(ax, steps, values, colour, label, ls="-"):
+    mean, std = values.mean(0), values.std(0)
+    ax.fill_between(steps, mean - std, mean + std, color=colour, alpha=0.15, lw=0)
+    ax.plot(steps, mean, color=colour, lw=1.4, ls=ls, label=label)
+
+
+def _absent(ax, what: str = "not computed at this profile") -> None:
+    ax.text(0.5, 0.5, what, ha="center", va="center", transform=ax.transAxes, fontsize=8, color="0.4")
+
+
+def _legend(ax, **kwargs) -> None:
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(**kwargs)
+
+
+def _style(ax, log: bool = False):
+    if log:
+        ax.set_xscale("symlog", linthresh=10)
+        ax.set_xlim(left=0)
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlabel("training step", fontsize=8)
+    ax.tick_params(labelsize=7)
+    ax.grid(alpha=0.3)
+
+
+def control_curves(runs) -> plt.Figure:
+    """Chapter 3's controls: test accuracy against the step in settings A (cyan), B (brown) and the
+    control C (light green), with C's training accuracy (green); MNIST pairs left, SCAN right (exact
+    match, linear up to 10 steps, logarithmic after). Means over seeds with a band of one standard
+    deviation; an experiment whose control is not in ``runs`` is left empty."""
+    fig, axes = plt.subplots(1, 2, figsize=(COLUMN, 2.7), sharey=True)
+    for ax, experiment in zip(axes, ("mnist", "scan")):
+        ax.set_title("MNIST pairs" if experiment == "mnist" else 'SCAN "jump"', fontsize=9)
+        _style(ax, log=experiment == "scan")
+        if f"{experiment}-C" not in runs.rows:
+            _absent(ax)
+            continue
+        for setting in ("A", "B"):
+            if f"{experiment}-{setting}" in runs.rows:
+                a = runs.arrays(f"{experiment}-{setting}")
+                _band(ax, a["eval_steps"], a["acc_test"], AB_COLOURS[setting, "test"], f"test {setting}")
+        c = runs.arrays(f"{experiment}-C")
+        _band(ax, c["eval_steps"], c["acc_train"], C_COLOURS["train"], "train C")
+        _band(ax, c["eval_steps"], c["acc_test"], C_COLOURS["test"], "test C", ls="--")
+        _legend(ax, fontsize=6, loc="center right" if experiment == "scan" else "lower right")
+    axes[0].set_ylabel("accuracy", fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def dose_response(runs) -> plt.Figure:
+    """Chapter 3's dose-response (MNIST pairs): after training, accuracy on training pairs and on
+    test pairs (left), and training accuracy over the first quarter of training (right), against
+    the information the right digit carries about the label in training, one point per seed and the
+    mean per level: the dose levels, the control C (0.15 bits) and setting A (2.32 bits) where
+    stored."""
+    from modlib.resists_at_scale.findings import EARLY, window_mean
+
+    levels = sorted(((runs.rows[n].metrics["info_bits"], n) for n in runs.rows
+                     if n.startswith("mnist-dose-") or n == "mnist-C"))
+    fig, axes = plt.subplots(1, 2, figsize=(COLUMN, 2.6))
+    for ax, panel in zip(axes, ("final", "early")):
+        series = ((("final_train", "train", AB_COLOURS["A", "train"]), ("final_test", "test", AB_COLOURS["A", "test"]))
+                  if panel == "final" else (("early", "train, steps 1–50", AB_COLOURS["A", "train"]),))
+        for key, label, colour in series:
+            means = []
+            for bits, name in levels:
+                a = runs.arrays(name)
+                values = window_mean(a, "acc_train", EARLY["mnist"]) if key == "early" else a[key]
+                ax.scatter(np.full(len(values), bits), values, s=8, color=colour, alpha=0.5, lw=0)
+                means.append(values.mean())
+            ax.plot([b for b, _ in levels], means, color=colour, lw=1.4, marker="o", ms=3, label=label)
+        if len(levels) < 2:
+            _absent(ax, "fewer than two levels at this profile")
+        ax.set_xlabel("I(Y1; Y2) in training, bits", fontsize=8)
+        ax.set_ylim(-0.02, 1.02)
+        ax.tick_params(labelsize=7)
+        ax.grid(alpha=0.3)
+        _legend(ax, fontsize=7, loc="lower left")
+    axes[0].set_ylabel("accuracy after training", fontsize=8)
+    axes[1].set_ylabel("mean training accuracy", fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def measures_curves(runs, sets: tuple[str, ...] = ("train_long", "unseen")) -> plt.Figure:
+    """Chapter 3's measures, on SCAN's settings A and B measured again (``scan-A-tf``, ``scan-B-tf``):
+    greedy exact match (solid; this book's), teacher-forced sentence accuracy (dashed; the authors')
+    and teacher-forced token accuracy (dotted), against the step (linear up to 10, logarithmic after),
+    one panel per command set of ``sets``: means over seeds."""
+    titles = {"train_long": "training, more than one word", "unseen": "test, never in B's training",
+              "train": "training commands", "test": "test commands"}
+    fig, axes = plt.subplots(1, len(sets), figsize=(COLUMN, 2.7), sharey=True, squeeze=False)
+    for ax, key in zip(axes[0], sets):
+        for setting in ("A", "B"):
+            name = f"scan-{setting}-tf"
+            if name not in runs.rows:
+                continue
+            a = runs.arrays(name)
+            colour = AB_COLOURS[setting, "train" if key.startswith("train") else "test"]
+            for measure, ls, what in (("acc", "-", "greedy"), ("tf", "--", "teacher-forced"), ("tok", ":", "tokens")):
+                if f"{measure}_{key}" in a:
+                    ax.plot(a["eval_steps"], a[f"{measure}_{key}"].mean(0), color=colour, ls=ls, lw=1.3,
+                            label=f"{setting}, {what}")
+        if not any(f"scan-{x}-tf" in runs.rows for x in "AB"):
+            _absent(ax)
+        _style(ax, log=True)
+        ax.set_title(titles.get(key, key), fontsize=9)
+        _legend(ax, fontsize=6, loc="center right")
+    axes[0, 0].set_ylabel("accuracy", fontsize=8)
+    fig.tight_layout()
+    return fig

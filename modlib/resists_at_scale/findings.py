@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from modlib.stats import (CLEAR, Finding, Verdict, _ms, distinct_units, marked, paired_t,
-                          t_interval, verdict)
+from modlib.stats import CLEAR, Finding, Verdict, _ms, distinct_units, marked, paired, t_interval
 
 
 # the windows in which training speed is compared: MNIST's first quarter, and the steps in which the
@@ -46,17 +45,11 @@ def _compare(x: np.ndarray, y: np.ndarray, *, arms: list[dict], label: str, meas
     settings share each seed's initial weights): a t interval of the differences and the sign test;
     the paper reports a direction, not a size, so ``paper`` is :data:`CLEAR`. ``arms`` must all have
     :func:`trained`. Returns the verdict and ``"; <label> <difference> — <mark> <outcome>"``."""
-    if len(x) < 2:
-        v = verdict(0.0, 0.0, units=1, paper=paper)
-        return v, marked(v)
-    _, low, high, text = paired_t(x, y)
-    # at a floor every seed reads the same: the floor, not one unit, is why it cannot be decided
-    v = verdict(low, high, units=distinct_units(x, y) if measurable else len(x), paper=paper,
-                trained=all(trained(a) for a in arms), measurable=measurable)
+    effect = paired(x, y)
+    v = effect.verdict(paper=paper, trained=all(trained(a) for a in arms), measurable=measurable,
+                       source="the stated margin of" if paper == CLEAR else "the paper's")
     mark = marked(v, f"final training accuracy below {TRAINED:.0%} in some seed")
-    if paper == CLEAR:  # the paper gives a direction only: the margin stands in for its size
-        mark = mark.replace(f"the paper's {paper:+.2f}", f"the margin of {100 * paper:+.0f} points")
-    return v, f"; {label} {text}" + mark
+    return v, (f"; {label} {effect.text()}" if len(x) > 1 else "") + mark
 
 
 def resists_at_scale(runs) -> dict[str, Finding]:
@@ -137,3 +130,234 @@ def resists_at_scale(runs) -> dict[str, Finding]:
                                          " (but the claim does not hold: the swap cost is under half of that gap)")
                 + ".")
     return out
+
+
+# ---------------------------------------------------------------- the controls (modlib.resists_at_scale.controls)
+
+# a later window for SCAN's multi-word training commands, where exact match has left its floor in both
+# settings and neither has converged (the stored A and B: about 0.06 at step 50, 0.8 at step 300)
+LATER = {"scan": (50, 300)}
+# a control "agrees" when the 95% t interval of its gap lies within this of 0 (as setting B's)
+AGREE = 0.05
+
+
+def window_mean(a: dict, curve: str, window: tuple[int, int]) -> np.ndarray:
+    """Mean per seed of ``a[curve]`` over the evaluations at steps ``window[0]..window[1]``: ``[S]``."""
+    low, high = window
+    keep = (a["eval_steps"] >= low) & (a["eval_steps"] <= high)
+    return a[curve][:, keep].mean(1)
+
+
+def _agrees(name: str, gap: np.ndarray, arm: dict, what: str) -> Finding:
+    """A check, not a paper's claim: every seed of ``arm`` trained and the t interval of ``gap``
+    over seeds lies within :data:`AGREE` of 0."""
+    seeds = len(gap)
+    if seeds > 1:
+        _, low, high = t_interval(gap)
+        inside = -AGREE <= low and high <= AGREE
+        holds = bool(trained(arm) and distinct_units(gap) > 1 and inside)
+        within = (f"95% t interval over {seeds} seeds {100 * low:+.0f} to {100 * high:+.0f} points, "
+                  + ("within" if inside else "not within") + f" {100 * AGREE:.0f} points of 0")
+    else:
+        holds, within = False, "one seed"
+    return Finding(name, holds, f"{what} {_ms(gap)} ({within})" + ("" if trained(arm) else
+                                                                      "; but it did not train") + ".")
+
+
+def dose_slopes(runs, levels: list[tuple[str, float]], quantity) -> np.ndarray:
+    """Per seed, the least-squares slope of ``quantity(arrays) [S]`` against the bits the right digit
+    carries about the label, over ``levels`` (``(result, bits)``): ``[S]``, in units per bit."""
+    bits = np.array([b for _, b in levels])
+    values = np.stack([quantity(runs.arrays(n)) for n, _ in levels], 1)  # [S, L]
+    centred = bits - bits.mean()
+    return (values - values.mean(1, keepdims=True)) @ centred / (centred @ centred)
+
+
+class _Suffixed:
+    """``runs`` whose results ``<name><suffix>`` read as ``<name>`` (e.g. ``scan-A-ablation`` as
+    ``scan-A``), so that :func:`resists_at_scale` states the page's findings about them."""
+
+    def __init__(self, runs, suffix: str):
+        self.runs, self.suffix = runs, suffix
+        self.rows = {n[:-len(suffix)]: r for n, r in runs.rows.items() if n.endswith(suffix)}
+
+    def arrays(self, name: str) -> dict:
+        return self.runs.arrays(name + self.suffix)
+
+
+def controls(runs) -> dict[str, Finding]:
+    """Chapter 3's statements about its control results (:mod:`modlib.resists_at_scale.controls`),
+    keyed by name; a statement whose results are not in ``runs`` is left out. Comparisons are paired
+    over seeds (seed k starts from the same weights in every result of one defaults) and decided by
+    the book's rule, the paper's side being the stated margin :data:`modlib.stats.CLEAR`; checks
+    (``*-agrees``, ``scan-tf-test``, ``scan-ablation-test``, ``scan-union``) hold or not.
+
+    ``<exp>-control-gap`` (``mnist``, ``scan``): with the correlation removed and the test
+    combinations still unseen (control C), the train-test gap is smaller than setting A's;
+    ``mnist-control-agrees``: C's accuracy on test digits at the held-out offset agrees with that at
+    the training offsets; ``scan-control-agrees``: C's training and test accuracy agree; ``mnist-dose-gap`` / ``mnist-dose-early``: the train-test gap / early training
+    accuracy grows with the information the right digit carries (a per-seed slope over the dose levels
+    and C); ``scan-tf-test``: setting A's failure stands under the authors' measure (teacher-forced
+    sentence accuracy on test below a quarter of that on training commands, on fresh commands and on
+    the sample drawn once); ``scan-tf-unseen``: B above A there; ``scan-tf-vs-greedy``: teacher
+    forcing scores A's test commands higher than greedy decoding; ``scan-early-long-tok``: A ahead of B
+    in teacher-forced token accuracy on multi-word training commands over steps 10-25;
+    ``scan-later-long`` (the stored A and B) and ``scan-later-long-tf``: A ahead of B in exact match on
+    those commands over :data:`LATER`; ``ablation-<key>``: each of :func:`resists_at_scale`'s
+    statements about the results trained with the authors' defaults (``*-ablation``); ``scan-union``: the
+    authors' setting B, whose test commands are all training commands, scores them as it scores
+    training."""
+    out = {}
+    has = lambda *names: all(n in runs.rows for n in names)  # noqa: E731
+    gap = lambda a: a["final_train"] - a["final_test"]  # noqa: E731
+    designs = {"mnist": ("MNIST pairs", "training offsets 0-8, test offset 9", "training pairs", "test pairs at the "
+                         "held-out offset", ("final_test_seen", "final_test", "on MNIST's test digits, accuracy at the "
+                                             "training offsets minus at the held-out one")),
+               "scan": ("SCAN", '"jump" held out of one verb-phrase frame, tested there', "training commands",
+                        "test commands", ("final_train", "final_test", "training minus test exact match"))}
+    for experiment, (label, design, train, test, (high, low, what)) in designs.items():
+        if has(f"{experiment}-A", f"{experiment}-C"):
+            a, c = runs.arrays(f"{experiment}-A"), runs.arrays(f"{experiment}-C")
+            v, text = _compare(gap(a), gap(c), arms=[a, c], label="A minus C")
+            out[f"{experiment}-control-gap"] = Finding(
+                f"{experiment}-control-gap", v.reproduced,
+                f"{label}, control C ({design}): {_ms(c['final_train'])} on {train} and {_ms(c['final_test'])} "
+                f"on {test}; the train-test gap is {_ms(gap(c))} in C and {_ms(gap(a))} in setting A{text}.")
+        if has(f"{experiment}-C"):
+            c = runs.arrays(f"{experiment}-C")
+            out[f"{experiment}-control-agrees"] = _agrees(
+                f"{experiment}-control-agrees", c[high] - c[low], c, f"{label}, control C: {what}")
+    dose = [(n, runs.rows[n].metrics["info_bits"]) for n in sorted(runs.rows)
+            if n.startswith("mnist-dose-") or n == "mnist-C"]
+    if len(dose) >= 3:
+        arms = [runs.arrays(n) for n, _ in dose]
+        seeds = len(arms[0]["final_train"])
+        for key, what, quantity in (
+                ("gap", "train-test gap", gap),
+                ("early", f"training accuracy over steps {EARLY['mnist'][0]}–{EARLY['mnist'][1]}",
+                 lambda a: window_mean(a, "acc_train", EARLY["mnist"]))):
+            slopes = dose_slopes(runs, dose, quantity)
+            effect = paired(slopes, np.zeros_like(slopes))
+            v = effect.verdict(paper=CLEAR, trained=all(trained(x) for x in arms), source="the stated margin of")
+            mark = marked(v, f"final training accuracy below {TRAINED:.0%} in some seed")
+            levels = ", ".join(f"{b:.2f} bits {_ms(quantity(runs.arrays(n)))}" for n, b in sorted(dose, key=lambda d: d[1]))
+            out[f"mnist-dose-{key}"] = Finding(
+                f"mnist-dose-{key}", v.reproduced,
+                f"MNIST pairs, the dose-response: {what} against the information the right digit carries "
+                f"about the label in training ({levels}); the slope per bit is "
+                + (f"{effect.text(percent=False)}" if seeds > 1 else f"{slopes.mean():+.2f}") + f"{mark}.")
+    if has("scan-A-tf"):
+        a = runs.arrays("scan-A-tf")
+        holds = bool(trained(a) and (a["final_tf_test"] < a["final_tf_train"] / 4).all()
+                     and (a["fixed_test"][:, -1] < a["fixed_train"][:, -1] / 4).all())
+        out["scan-tf-test"] = Finding(
+            "scan-tf-test", holds,
+            f"SCAN setting A, the authors' measure (teacher-forced sentence accuracy): {_ms(a['final_tf_test'])} "
+            f"on test commands against {_ms(a['final_tf_train'])} on training commands; on the 100 commands "
+            f"drawn once, {_ms(a['fixed_test'][:, -1])} against {_ms(a['fixed_train'][:, -1])} at the last step"
+            + ("" if trained(a) else " (setting A did not train)") + ".")
+        v, text = _compare(a["final_tf_test"], a["final_test"], arms=[a], label="teacher-forced minus greedy")
+        out["scan-tf-vs-greedy"] = Finding(
+            "scan-tf-vs-greedy", v.reproduced,
+            f"SCAN setting A's test commands: teacher-forced sentence accuracy {_ms(a['final_tf_test'])}, "
+            f"greedy exact match {_ms(a['final_test'])}{text}.")
+    if has("scan-A-tf", "scan-B-tf"):
+        a, b = runs.arrays("scan-A-tf"), runs.arrays("scan-B-tf")
+        v, text = _compare(b["final_tf_unseen"], a["final_tf_unseen"], arms=[a, b], label="B minus A")
+        out["scan-tf-unseen"] = Finding(
+            "scan-tf-unseen", v.reproduced,
+            f"SCAN, test commands that setting B never trained on, teacher-forced sentence accuracy: "
+            f"{_ms(b['final_tf_unseen'])} in setting B and {_ms(a['final_tf_unseen'])} in A{text}.")
+        if a["eval_steps"][-1] >= EARLY["scan"][1]:
+            early = {k: window_mean(r, "tok_train_long", EARLY["scan"]) for k, r in (("A", a), ("B", b))}
+            v, text = _compare(early["A"], early["B"], arms=[a, b], label="A minus B")
+            out["scan-early-long-tok"] = Finding(
+                "scan-early-long-tok", v.reproduced,
+                f"SCAN, steps {EARLY['scan'][0]}–{EARLY['scan'][1]}: teacher-forced token accuracy on training "
+                f"commands of more than one word {_ms(early['A'])} in setting A and {_ms(early['B'])} in B{text}.")
+    for key, names in (("scan-later-long", ("scan-A", "scan-B")), ("scan-later-long-tf", ("scan-A-tf", "scan-B-tf"))):
+        if has(*names) and runs.arrays(names[0])["eval_steps"][-1] >= LATER["scan"][1]:
+            a, b = (runs.arrays(n) for n in names)
+            later = {k: window_mean(r, "acc_train_long", LATER["scan"]) for k, r in (("A", a), ("B", b))}
+            floor = max(later["A"].max(), later["B"].max()) <= FLOOR
+            v, text = _compare(later["A"], later["B"], arms=[a, b], label="A minus B", measurable=not floor)
+            out[key] = Finding(
+                key, v.reproduced,
+                f"SCAN{' (measured again)' if key.endswith('tf') else ''}, steps {LATER['scan'][0]}–"
+                f"{LATER['scan'][1]}: exact match on training commands of more than one word {_ms(later['A'])} "
+                f"in setting A and {_ms(later['B'])} in B{text}.")
+    ablation = resists_at_scale(_Suffixed(runs, "-ablation"))  # the page's statements, the authors' defaults
+    for key, f in ablation.items():
+        text = f.text if f.text[:2].isupper() else f.text[0].lower() + f.text[1:]  # "MNIST ..." stays
+        out[f"ablation-{key}"] = Finding(f"ablation-{key}", f.holds, f"With the authors' defaults: {text}")
+    if has("scan-B-union"):
+        u = runs.arrays("scan-B-union")
+        union_gap = u["final_train"] - u["final_test"]
+        inside = bool((np.abs(union_gap) <= AGREE).all())  # a check per seed: both may sit at 1.00 exactly
+        out["scan-union"] = Finding(
+            "scan-union", bool(trained(u) and inside),
+            "SCAN, the authors' setting B (trained on every command, the test commands among them): exact "
+            f"match {_ms(u['final_test'])} on the test commands ({_ms(u['final_tf_test'])} teacher-forced) and "
+            f"{_ms(u['final_train'])} on training commands; training minus test {_ms(union_gap)}, "
+            + ("within" if inside else "not within") + f" {100 * AGREE:.0f} points of 0 in every seed"
+            + ("" if trained(u) else "; but it did not train") + ".")
+    return out
+
+
+# what each result is, for the comparison tables: (label, what training shows)
+READINGS = {
+    "mnist-A": ("A", "offsets 0, 1"), "mnist-B": ("B", "every offset"),
+    "mnist-C": ("C (control)", "offsets 0-8"), "mnist-A-ablation": ("A, Keras's defaults", "offsets 0, 1"),
+    "mnist-B-ablation": ("B, Keras's defaults", "every offset"),
+    "scan-A": ("A", '"jump" alone'), "scan-B": ("B (this book's)", "action words re-drawn"),
+    "scan-A-tf": ("A, measured again", '"jump" alone'),
+    "scan-B-tf": ("B (this book's), measured again", "action words re-drawn"),
+    "scan-C": ("C (control)", '"jump" in 6 of 7 verb frames'),
+    "scan-B-union": ("B (the authors' scripts)", "every command, the test ones too"),
+    "scan-A-ablation": ("A, the authors' defaults", '"jump" alone'),
+    "scan-B-ablation": ("B, the authors' defaults", "action words re-drawn"),
+}
+
+
+def comparison(runs, experiment: str, information: dict[str, dict[str, float]]) -> dict[str, dict[str, str]]:
+    """One row per stored result of ``experiment`` (``"mnist"`` or ``"scan"``) in ``runs``: what its
+    training shows, the information the redundant input carries about the label there
+    (``information``: :func:`modlib.resists_at_scale.controls.information_table`; per seed where a
+    result stored it) and its accuracies after training, each "mean ± sd" over seeds ("–" where
+    the result does not measure it: the stored A and B have no teacher-forced accuracy)."""
+    def cell(a, key, pick=None):
+        if key not in a:
+            return "–"
+        return _ms(a[key] if pick is None else pick(a[key]))
+
+    rows = {}
+    names = [n for n in READINGS if n.startswith(experiment)]
+    names += sorted(n for n in runs.rows if n.startswith(f"{experiment}-dose-"))
+    for name in names:
+        if name not in runs.rows:
+            continue
+        a, meta = runs.arrays(name), runs.rows[name].metrics
+        label, shows = READINGS.get(name, (f"dose, offsets 0-{name.split('-')[-1]}", ""))
+        if name.startswith(f"{experiment}-dose-"):
+            m = int(name.split("-")[-1])
+            label, shows = f"dose {m}", f"offsets 0-{m - 1}"
+        if experiment == "mnist":
+            bits = meta.get("info_bits", information.get(f"MNIST {name.split('-')[1]}", {}).get("bits"))
+            rows[label] = {"training shows": shows, "I(Y1;Y2), bits": f"{bits:.2f}" if bits is not None else "–",
+                           "training pairs": cell(a, "final_train"), "test pairs": cell(a, "final_test"),
+                           "test digits, training offsets": cell(a, "final_test_seen"),
+                           "right digit replaced": cell(a, "swapped")}
+        else:
+            if "info_word" in a:
+                bits, share = a["info_word"].mean(), (a["info_jump"] / a["entropy_jump"]).mean()
+            else:
+                info = information.get(f"SCAN {name.split('-')[1]}", {})
+                bits, share = info.get("bits"), info.get("share")
+            rows[label] = {"training shows": shows,
+                           "I(W;F), bits": f"{bits:.3f}" if bits is not None else "–",
+                           "share of H(jump)": f"{share:.0%}" if share is not None else "–",
+                           "training": cell(a, "final_train"), "test, greedy": cell(a, "final_test"),
+                           "test, teacher-forced": cell(a, "final_tf_test"),
+                           "test, the authors' (100 drawn once)": cell(a, "fixed_test", lambda v: v[:, -1]),
+                           "unseen, greedy": cell(a, "final_unseen")}
+    return rows

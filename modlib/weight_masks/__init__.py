@@ -7,6 +7,9 @@ and the three experiments), which the page uses in every section from "The tool"
 ("how the `full` profile was chosen"). Its other modules are imported by name:
 
 - ``experiment``  settings per profile, the runs, what is stored (the data: :mod:`modlib.data.digits`)
+- ``causes``      the added experiments (what the verdicts depend on: the width and α curves, the
+                  authors' mask schedule, held-out problems, the forced-reuse control, class
+                  removal layer by layer), on the protocol's training and scoring
 - ``protocol``    what decides a run (``MaskSettings``), how networks and masks are trained and
                   scored; addition/multiplication, double addition and class removal
 - ``findings``    the statements the page prints ("Specialization", "Reuse", "Class removal",
@@ -18,8 +21,11 @@ and the three experiments), which the page uses in every section from "The tool"
 The masks themselves are the shared core's :mod:`modlib.masks`.
 """
 
-from modlib.weight_masks.experiment import (CHAPTER, EXPERIMENTS, SETTINGS, USES, estimate, jobs,
-                                            main, names, run, settings, shape_name, stored)
+from modlib.weight_masks.causes import (CauseSettings, class_layers, copy_pairs, held_out_problems, heldout,
+                                        layer_sizes, op_point, point, reuse_control)
+from modlib.weight_masks.experiment import (ADDED, CAUSES, CHAPTER, EXPERIMENTS, SETTINGS, USES, Point, added_jobs,
+                                            all_jobs, causes_settings, collect, curves, estimate, jobs, main, names, run,
+                                            run_added, settings, shape_name, stored)
 from modlib.weight_masks.protocol import (CHANCE, CLIP, CONTROL_ROWS, MASKS, PAIR_CONTROL_ROWS,
                                           PAIR_MASKS, PAIR_ROWS, ROWS, MaskSettings, Pairwise,
                                           addmul, applied, class_removal, cnn, confusion,
@@ -32,4 +38,6 @@ __all__ = ["CHAPTER", "SETTINGS", "settings", "shape_name", "USES", "EXPERIMENTS
            "digit_accuracy", "Pairwise", "only_pair", "train_network", "train_mask", "applied",
            "score", "ROWS", "CONTROL_ROWS", "MASKS", "addmul", "sweep_point", "sweep",
            "sweep_arrays", "PAIR_ROWS", "PAIR_CONTROL_ROWS", "PAIR_MASKS", "double", "cnn",
-           "confusion", "removal_accuracy", "class_removal"]
+           "confusion", "removal_accuracy", "class_removal", "CauseSettings", "CAUSES", "causes_settings",
+           "ADDED", "Point", "added_jobs", "all_jobs", "run_added", "collect", "curves", "op_point", "heldout", "reuse_control",
+           "class_layers", "copy_pairs", "held_out_problems", "layer_sizes", "point"]

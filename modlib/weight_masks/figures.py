@@ -11,9 +11,11 @@ import numpy as np
 from modlib.plots import COLUMN
 
 
-def accuracy_table(tables: np.ndarray, rows, columns, chance: float | None = None) -> plt.Figure:
+def accuracy_table(tables: np.ndarray, rows, columns, chance: float | None = None,
+                   prefix: str = "accuracy on ") -> plt.Figure:
     """Heat map of accuracies ``tables [seeds, rows, columns]``: mean, with the std over seeds;
-    ``chance``, the accuracy of guessing, is named under the table. (Chapter 4's ablation tables.)"""
+    ``chance``, the accuracy of guessing, is named under the table; each column is headed
+    ``prefix`` and its name. (Chapter 4's ablation tables.)"""
     mean, std = tables.mean(0), tables.std(0)
     fig, ax = plt.subplots(figsize=(5.6, 0.36 * len(rows) + 1.0))
     ax.imshow(mean, cmap="Greens", vmin=0, vmax=1, aspect="auto")
@@ -21,7 +23,7 @@ def accuracy_table(tables: np.ndarray, rows, columns, chance: float | None = Non
         for j in range(len(columns)):
             ax.text(j, i, f"{mean[i, j]:.2f}" + (f" ± {std[i, j]:.2f}" if len(tables) > 1 else ""),
                     ha="center", va="center", fontsize=9, color="white" if mean[i, j] > 0.6 else "black")
-    ax.set_xticks(range(len(columns)), [f"accuracy on {c}" for c in columns], fontsize=9)
+    ax.set_xticks(range(len(columns)), [f"{prefix}{c}" for c in columns], fontsize=9)
     ax.set_yticks(range(len(rows)), list(rows), fontsize=9)
     ax.xaxis.tick_top()
     if chance is not None:
@@ -135,6 +137,152 @@ def class_removal(panels: dict[str, dict]) -> plt.Figure:
     axes[-1, 0].set_xlabel("class whose mask was removed", fontsize=9)
     axes[0, 0].legend(fontsize=8, loc="lower left", bbox_to_anchor=(0, 1.12), ncol=2, frameon=False)
     fig.tight_layout()
+    return fig
+
+
+def _spread(ax, x, values, **kw):
+    """Mean over seeds with the std as whiskers: ``values [seeds]`` at ``x``."""
+    v = np.asarray(values, dtype=float)
+    return ax.errorbar(x, v.mean(), yerr=v.std() if len(v) > 1 else None, capsize=2, **kw)
+
+
+def _curve(axes, xs, points: list[dict], marker="o", label=True, ls="-"):
+    """The three panels of :func:`width_curve` and :func:`alpha_curve` for one series of points."""
+    def rel(p, row, col):
+        return p["table"][:, row, col] / np.maximum(p["table"][:, 0, col], 1e-9)
+
+    def crel(p, row, col):
+        return p["control"][:, row, col] / np.maximum(p["table"][:, 0, col], 1e-9)
+
+    series = [(axes[0], lambda p: rel(p, 2, 1), "× after removing + mask", "C0"),
+              (axes[0], lambda p: crel(p, 1, 1), "× after random removal", "C7"),
+              (axes[0], lambda p: rel(p, 4, 0), "+ after removing × mask", "C1"),
+              (axes[0], lambda p: crel(p, 3, 0), "+ after random removal", "C8"),
+              (axes[1], lambda p: rel(p, 2, 0), "+ after removing + mask", "C0"),
+              (axes[1], lambda p: rel(p, 4, 1), "× after removing × mask", "C1"),
+              (axes[2], lambda p: p["shared"].mean(1), "shared weights", "C2"),
+              (axes[2], lambda p: p["kept"].mean(-1).mean(1), "kept share", "C4")]
+    for ax, fn, name, colour in series:
+        ys = [fn(p) for p in points]
+        ax.plot(xs, [y.mean() for y in ys], ls=ls, color=colour, lw=1, label=name if label else None)
+        for x, y in zip(xs, ys):
+            _spread(ax, x, y, color=colour, marker=marker, ms=4, lw=0, elinewidth=1)
+
+
+def _curve_axes(xlabel: str):
+    fig, axes = plt.subplots(1, 3, figsize=(COLUMN, 2.9), sharex=True)
+    titles = ("the other operation, kept", "the own operation, kept", "masks (+ and ×)")
+    for ax, title in zip(axes, titles):
+        ax.set_title(title, fontsize=9)
+        ax.set_xlabel(xlabel, fontsize=8)
+        ax.tick_params(labelsize=8)
+    axes[0].set_ylabel("share of the full network's accuracy", fontsize=8)
+    axes[0].set_ylim(-0.02, 1.05)
+    axes[1].set_ylim(-0.02, 1.05)
+    axes[2].set_ylim(0, 1.02)
+    return fig, axes
+
+
+def width_curve(points: dict, depth: int = 2, paper: tuple[int, int] = (2000, 4)) -> plt.Figure:
+    """The width curve: ``points`` shape -> stacked arrays over seeds (``table [seeds, 5, 2]``,
+    ``control [seeds, 4, 2]``, ``kept [seeds, 2, L]``, ``shared [seeds, 2]``; see
+    :func:`modlib.weight_masks.findings.stack`). Left, the other operation's accuracy after each
+    mask's removal beside a random removal as dense; middle, the own operation's after the removal;
+    right, the shared weights and kept share; x the first layer's width (log scale). Networks of
+    ``depth`` hidden layers are joined by lines, other depths are squares; the paper's network
+    (``paper``: width, depth) is marked by a dashed line."""
+    fig, axes = _curve_axes("first layer's width")
+    main = {h: p for h, p in points.items() if len(h) == depth}
+    if main:
+        _curve(axes, [h[0] for h in main], list(main.values()))
+    for h, p in points.items():
+        if len(h) != depth:
+            _curve(axes, [h[0]], [p], marker="s", label=False, ls="none")
+            axes[0].annotate(f"{h[0]}×{len(h)}", (h[0], 0.02), fontsize=7, ha="center")
+    widths = sorted({h[0] for h in points})  # the paper's width is the dashed line, named in the right panel
+    for ax in axes:
+        ax.axvline(paper[0], color="k", ls="--", lw=0.8)
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(widths, [str(w) for w in widths], rotation=45)
+        ax.minorticks_off()
+    axes[2].annotate(f"paper: {paper[0]}×{paper[1]}", (paper[0], 0.95), fontsize=7, ha="right")
+    fig.legend(*axes[0].get_legend_handles_labels(), fontsize=7, loc="upper center", ncol=2, frameon=False)
+    axes[2].legend(fontsize=7, frameon=False, loc="center right")
+    fig.set_figheight(3.5)
+    fig.tight_layout(rect=(0, 0, 1, 0.83))
+    return fig
+
+
+def alpha_curve(points: dict, main: float | None = None) -> plt.Figure:
+    """The α curve: ``points`` α -> stacked arrays over seeds (as :func:`width_curve`), the same
+    networks at every α; ``main``, the page's α, is marked by a dashed line."""
+    fig, axes = _curve_axes(r"$\alpha$")
+    alphas = sorted(points)
+    _curve(axes, alphas, [points[a] for a in alphas])
+    for ax in axes:
+        if main is not None:
+            ax.axvline(main, color="k", ls="--", lw=0.8)
+        ax.set_xscale("log")
+        ax.set_xticks(alphas, [f"{a:g}" for a in alphas], rotation=45)
+        ax.minorticks_off()
+    fig.legend(*axes[0].get_legend_handles_labels(), fontsize=7, loc="upper center", ncol=2, frameon=False)
+    axes[2].legend(fontsize=7, frameon=False, loc="center right")
+    fig.set_figheight(3.5)
+    fig.tight_layout(rect=(0, 0, 1, 0.83))
+    return fig
+
+
+def reuse_control(groups: dict[str, dict[str, np.ndarray]]) -> plt.Figure:
+    """The positive control for reuse: one group of bars per network (``groups`` label -> bar label
+    -> per-seed values ``[seeds]``, e.g. the hidden layers' IoU of the network's own pair masks, of
+    two masks of pair 1, of the copied-weights network's pair masks and of random masks as dense);
+    mean over seeds, whiskers the std."""
+    fig, ax = plt.subplots(figsize=(COLUMN, 2.8))
+    labels = list(dict.fromkeys(k for g in groups.values() for k in g))
+    n = len(labels)
+    for i, label in enumerate(labels):
+        for j, bars in enumerate(groups.values()):
+            if label in bars:
+                v = np.asarray(bars[label], dtype=float)
+                ax.bar(j + (i - (n - 1) / 2) * 0.8 / n, v.mean(), 0.8 / n, yerr=v.std() if len(v) > 1 else None,
+                       capsize=2, color=f"C{i}", label=label if j == 0 else None)
+    ax.set_xticks(range(len(groups)), list(groups), fontsize=9)
+    ax.set(ylabel="IoU of two masks, hidden layers", ylim=(0, 1))
+    ax.legend(fontsize=8, loc="lower left", bbox_to_anchor=(0, 1.01), ncol=2, frameon=False)
+    fig.tight_layout()
+    return fig
+
+
+def removal_place(drop: np.ndarray, layers: list[str], full: np.ndarray | None = None) -> plt.Figure:
+    """Where each class is removed: ``drop [nets, 10, L]``, the class's accuracy lost when its mask
+    replaces the all-classes mask in one layer alone, as a heat map (class x layer, mean over
+    networks); ``full [nets, 10]``, the loss under the whole class mask, as a last column."""
+    mean = drop.mean(0)
+    cols = [f"layer {i + 1}" + ("\n(output,\nfixed)" if i == len(layers) - 1 else "") for i in range(len(layers))]
+    if full is not None:
+        mean = np.concatenate([mean, full.mean(0)[:, None]], axis=1)
+        cols.append("whole\nmask")
+    fig, ax = plt.subplots(figsize=(min(COLUMN, 1.0 * len(cols) + 1.8), 3.6))
+    im = ax.imshow(mean, cmap="Reds", vmin=0, vmax=max(0.05, float(mean.max())), aspect="auto")
+    for i in range(mean.shape[0]):
+        for j in range(mean.shape[1]):
+            ax.text(j, i, f"{mean[i, j]:.2f}", ha="center", va="center", fontsize=7)
+    ax.set_xticks(range(len(cols)), cols, fontsize=8)
+    ax.set_yticks(range(10))
+    ax.set_ylabel("removed class", fontsize=8)
+    ax.tick_params(labelsize=8, length=0)
+    fig.colorbar(im, ax=ax, pad=0.02, fraction=0.05).set_label("accuracy lost on the class", fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def not_stored(what: str, command: str) -> plt.Figure:
+    """A placeholder where a figure's results are not stored yet: ``what`` and the ``command`` that
+    makes them."""
+    fig, ax = plt.subplots(figsize=(COLUMN, 0.9))
+    ax.text(0.5, 0.5, f"{what}: not stored yet\n{command}", ha="center", va="center", fontsize=8,
+            family="monospace")
+    ax.axis("off")
     return fig
 
 

@@ -407,6 +407,19 @@ def removal_accuracy(confusion: np.ndarray, random: np.ndarray | None = None) ->
     return out
 
 
+def trained_cnn(s: MaskSettings, seed: int, x: torch.Tensor, y: torch.Tensor, device) -> nn.Module:
+    """The CNN of ``seed`` (its initial weights from ``seed``; the caller's RNG is left alone),
+    trained with Adam for ``s.cnn_steps`` steps on batches of 64 of the images ``x`` and labels
+    ``y``, returned in eval mode."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = cnn().to(device)
+    stream = _image_batches(x, y, 64, seed, torch.ones_like(y, dtype=torch.bool))
+    training.adam(lambda xb, yb: F.cross_entropy(model(xb), yb), model.parameters(), stream, steps=s.cnn_steps,
+                  lr=s.lr, clip=CLIP, desc="CNN")
+    return model.eval()
+
+
 def class_removal(s: MaskSettings, seed: int, device) -> tuple[dict, dict]:
     """``confusion [11, 10, 10]``: the CNN under the mask trained on all classes (the reference),
     then under the mask trained without class c, whose output layer is the all-classes mask's
@@ -415,13 +428,7 @@ def class_removal(s: MaskSettings, seed: int, device) -> tuple[dict, dict]:
     x, y, source = digits.mnist("train", quiet=True)  # the page names the source from metrics["data"]
     x_test, y_test, _ = digits.mnist("test", quiet=True)
     x, y, x_test, y_test = x.to(device), y.to(device), x_test.to(device), y_test.to(device)
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        model = cnn().to(device)
-    stream = _image_batches(x, y, 64, seed, torch.ones_like(y, dtype=torch.bool))
-    training.adam(lambda xb, yb: F.cross_entropy(model(xb), yb), model.parameters(), stream, steps=s.cnn_steps,
-                  lr=s.lr, clip=CLIP, desc="CNN")
-    model.eval()
+    model = trained_cnn(s, seed, x, y, device)
     reference, logits = train_mask(model, _image_batches(x, y, s.batch, 100, y >= 0), F.cross_entropy,
                                    s.cnn_mask_steps, s.cnn_alpha, s, seed=6000 + 100 * seed, desc="all classes",
                                    lr=s.cnn_mask_lr, logits=True)

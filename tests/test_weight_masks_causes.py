@@ -1,0 +1,323 @@
+"""Chapter 4's added experiments (issue 32, modlib.weight_masks.causes): what each profile runs,
+and each experiment at tiny sizes (seconds): the split results are the same masks as the one with
+both, a point reads back from either, the copied-weights network runs pair 1 on pair 2's weights,
+held-out problems are never trained on, class removal's layer-by-layer numbers agree with its
+confusion matrices, and the findings decide by the rule on synthetic numbers."""
+
+import numpy as np
+import pytest
+import torch
+
+from modlib import results, stats
+from modlib import weight_masks as wm
+from modlib.data import digits
+from modlib.models import mlp
+from modlib.weight_masks import causes, findings
+
+TINY = wm.settings("smoke").with_(hidden=(12, 12), base_steps=30, mask_steps=6, eval_n=300, double_steps=30)
+
+
+def _added(profile):
+    return [j for j in wm.all_jobs(profile) if j[0] in wm.ADDED]
+
+
+def test_full_profile_runs_what_the_issue_asks():
+    s, c = wm.settings("full"), wm.causes_settings("full")
+    jobs = {name: (e, seed, p) for e, name, seed, p in _added("full")}
+    assert len(jobs) == len(_added("full"))  # unique names
+    names = wm.names("full")
+    assert len(names) == len(set(names))
+    # the width curve: 256 -> 2048 at two hidden layers and 512x4, 3 seeds, the 1024x2 points are addmul's
+    for w in (256, 512):
+        assert all(f"width{w}x2-seed{k}" in jobs for k in range(3))
+    assert all(f"width512x4-seed{k}" in jobs for k in range(3))
+    assert all(f"width2048x2-{op}-seed{k}" in jobs for op in ("add", "mul") for k in range(3))
+    assert not any(n.startswith("width1024x2") for n in jobs) and c.seeds <= s.seeds
+    for name, (e, _, p) in jobs.items():  # one mask schedule: the page's
+        if e == "width":
+            assert (p.base.alpha, p.base.mask_lr, p.base.mask_steps) == (s.alpha, s.mask_lr, s.mask_steps)
+    # the alpha curve over 3 seeds, the main alpha from addmul
+    assert {jobs[n][2].base.alpha for n in jobs if n.startswith("alphacurve")} == set(c.alphas)
+    assert s.alpha not in c.alphas and len([n for n in jobs if n.startswith("alphacurve")]) == 3 * len(c.alphas)
+    # the authors' schedule, one result per mask
+    for op in ("add", "mul"):
+        config = wm.experiment._config(("authors", f"authors-{op}-seed0", 0, jobs[f"authors-{op}-seed0"][2]))
+        assert (config["alpha"], config["mask_lr"], config["mask_steps"]) == (1e-4, 1e-2, 20_000)
+        assert config["hidden"] == list(s.hidden) and config["ops"] == [{"add": "+", "mul": "×"}[op]]
+    # reuse: the forced-reuse control on the main network, and a network of at least 3 hidden layers
+    for k in range(3):
+        assert jobs[f"copyweight-seed{k}"][2].extra == (("whole_alpha", 4e-4),)
+        e, _, p = jobs[f"reuse512x4-seed{k}"]
+        assert len(p.base.hidden) >= 3 and dict(p.extra) == {"whole_alpha": 4e-4, "original": True}
+        assert f"cnnlayers-seed{k}" in jobs and f"heldout-seed{k}" in jobs
+    # the page's own results are listed first, the added ones after, the longest first
+    assert names[:len(wm.names("full", added=False))] == wm.names("full", added=False)
+    assert next(iter(jobs)).startswith("authors")
+
+
+@pytest.mark.parametrize("profile", ["default", "paper"])
+def test_default_and_paper_run_none_of_the_added_experiments(profile):
+    assert _added(profile) == []
+    assert wm.names(profile) == wm.names(profile, added=False)
+
+
+def test_smoke_exercises_every_added_experiment_and_the_split():
+    kinds = {e for e, *_ in _added("smoke")}
+    assert kinds == set(wm.ADDED)
+    names = [n for _, n, _, _ in _added("smoke")]
+    assert any(n.endswith("-add-seed0") and n.startswith("width") for n in names)  # a split width point
+    assert any(n.startswith("width") and "-add-" not in n and "-mul-" not in n for n in names)
+
+
+def test_causes_settings_check_their_values():
+    with pytest.raises(ValueError, match="at least three hidden layers"):
+        wm.CauseSettings(reuse_seeds=1, reuse_hidden=(8, 8))
+    with pytest.raises(ValueError, match="heldout_share"):
+        wm.CauseSettings(heldout_share=0.0)
+
+
+def _result(name, config, metrics, arrays):
+    return results.Result(name, config, metrics, arrays, {"profile": "smoke", "device": "cpu", "seeds": None})
+
+
+def test_a_point_is_the_same_from_one_result_or_one_per_operation():
+    """op_point's masks for + and × alone are the masks of the result with both, and those are
+    addmul's + and × masks: the width curve's point at the main shape is addmul's."""
+    wm.protocol._network.cache_clear()
+    both_m, both = wm.op_point(TINY, 0, "cpu")
+    plus_m, plus = wm.op_point(TINY, 0, "cpu", ops=["+"])
+    times_m, times = wm.op_point(TINY, 0, "cpu", ops=["×"])
+    config = {"hidden": list(TINY.hidden)}
+    joined = wm.point([_result("a", config, plus_m, plus), _result("b", config, times_m, times)])
+    whole = wm.point([_result("c", config, both_m, both)])
+    for k in ("table", "control", "kept", "iou", "shared"):
+        np.testing.assert_array_equal(joined[k], whole[k], err_msg=k)
+    _, add = wm.addmul(TINY, 0, "cpu")
+    np.testing.assert_array_equal(add["table"], both["table"])
+    np.testing.assert_array_equal(add["control"], both["control"])
+    np.testing.assert_array_equal(add["iou"], both["iou"])
+    from_addmul = wm.point([_result("addmul-seed0", config, {}, add)])
+    np.testing.assert_allclose(from_addmul["shared"], whole["shared"])
+    with pytest.raises(ValueError, match="one per operation"):
+        wm.point([_result("a", config, plus_m, plus), _result("a2", config, plus_m, plus)])
+
+
+def test_shared_counts_the_weights_both_masks_keep():
+    sizes = np.array([10, 100])
+    kept = np.array([[0.5, 0.1], [0.2, 0.1]])  # + keeps 5 + 10, × keeps 2 + 10
+    iou = np.array([2 / 5, 5 / 15])  # both keep 2 and 5
+    np.testing.assert_allclose(causes.shared(iou, kept, sizes), [7 / 15, 7 / 12])
+    assert list(wm.layer_sizes((4, 3))) == [42 * 4, 4 * 3, 3 * 20]
+
+
+def test_copied_weights_run_pair_1_on_pair_2s_weights():
+    torch.manual_seed(0)
+    model = wm.Pairwise(mlp(80, [16, 16], 40)).eval()
+    copied = wm.copy_pairs(model)
+    x, _ = digits.double_addition(8)
+    swapped = torch.cat([x[:, 40:], x[:, :40]], 1)  # pair 1's digits in pair 2's place
+    torch.testing.assert_close(copied(x)[:, :20], model(swapped)[:, 20:])  # pair 1 computed as pair 2 is
+    torch.testing.assert_close(copied(x)[:, 20:], model(x)[:, 20:])  # pair 2 untouched
+    for a, b in zip(copied.net[2:-1].parameters(), model.net[2:-1].parameters()):
+        assert torch.equal(a, b)  # the hidden weights are the network's
+    assert not torch.equal(copied.net[0].weight, model.net[0].weight)
+
+
+def test_held_out_problems_are_never_trained_on():
+    held = wm.held_out_problems(0.1, 3)
+    assert held.shape == (2, 100, 100) and held.reshape(2, -1).sum(1).tolist() == [1000, 1000]
+    assert torch.equal(held, wm.held_out_problems(0.1, 3)) and not torch.equal(held, wm.held_out_problems(0.1, 4))
+    x, y = next(causes._split_batches(2000, 0, "cpu", held))
+    assert len(x) == 2000 and not held[causes._problem(x)].any()
+    evals = causes._held_evals(held, "cpu")
+    for k, op in enumerate(digits.OPS):
+        hx, hy, _ = evals[op]
+        o, a, b = causes._problem(hx)
+        assert (o == k).all() and held[o, a, b].all() and len(hx) == 1000
+        result = (a + b if op == "+" else a * b) % 100
+        assert torch.equal(hy, torch.stack([result // 10, result % 10], 1))
+
+
+def test_heldout_and_reuse_control_store_what_the_page_reads():
+    wm.protocol._network.cache_clear()
+    _, h = wm.heldout(TINY, 0, "cpu", share=0.2)
+    assert h["table"].shape == h["held_table"].shape == (5, 2) and h["held"].tolist() == [2000, 2000]
+    _, r = wm.reuse_control(TINY.with_(hidden=(8, 8, 8)), 0, "cpu", whole_alpha=4e-4, original=True)
+    assert r["table"].shape == (7, 2) and r["copy_table"].shape == (5, 2) and r["whole"].shape == (3, 2)
+    np.testing.assert_array_equal(r["whole"], r["table"][:3])  # the both-pairs row is the whole-task mask
+    assert r["iou"].shape == r["copy_iou"].shape == (4,)
+    _, c = wm.reuse_control(TINY, 0, "cpu")
+    assert "table" not in c and c["copy_kept"].shape == (2, 3)
+
+
+def test_class_layers_agree_with_their_confusion_matrices(monkeypatch):
+    g = torch.Generator().manual_seed(0)
+    images = torch.rand(300, 1, 28, 28, generator=g)
+    labels = torch.arange(300) % 10
+    monkeypatch.setattr(digits, "mnist", lambda split, quiet=True: (images, labels, "random"))
+    s = wm.settings("smoke").with_(cnn_steps=5, cnn_mask_steps=3, eval_n=200)
+    metrics, a = wm.class_layers(s, 0, "cpu")
+    L = len(metrics["layers"])
+    assert a["swap_in"].shape == a["swap_out"].shape == (10, L, 2) and a["kept"].shape == (11, L)
+    np.testing.assert_array_equal(a["dropped"][:, -1], 0)  # the output layer's mask is the reference's
+    for c in range(10):
+        ref, own = np.diag(a["confusion"][0]), np.diag(a["confusion"][1 + c])
+        # c's mask in the output layer alone is the reference; everywhere but the output, c's mask
+        assert a["swap_in"][c, -1, 0] == pytest.approx(ref[c])
+        assert a["swap_out"][c, -1, 0] == pytest.approx(own[c])
+        assert a["swap_out"][c, -1, 1] == pytest.approx((own.sum() - own[c]) / 9)
+
+
+# --- the findings, on synthetic numbers ------------------------------------------------------------
+
+
+def _point(seeds, other_kept, shared, rng, kept=0.1):
+    """A point whose networks are trained, whose masks do their own operation alone and lose it when
+    removed, and whose removal leaves the other operation at ``other_kept`` (random removal: 0.95)."""
+    t = np.zeros((seeds, 5, 2))
+    t[:, 0] = 0.99
+    t[:, 1] = [0.97, 0.02]
+    t[:, 3] = [0.02, 0.97]
+    t[:, 2] = [0.02, other_kept]
+    t[:, 4] = [other_kept, 0.02]
+    t += rng.normal(0, 0.01, t.shape)
+    c = np.tile([[0.02, 0.02], [0.95, 0.95], [0.02, 0.02], [0.95, 0.95]], (seeds, 1, 1)) + rng.normal(0, 0.01, (seeds, 4, 2))
+    return {"table": t, "control": c, "kept": np.full((seeds, 2, 3), kept), "iou": np.full((seeds, 3), 0.2),
+            "shared": np.full((seeds, 2), shared) + rng.normal(0, 0.01, (seeds, 2))}
+
+
+def test_width_and_alpha_curves_decide_by_the_rule():
+    rng = np.random.default_rng(0)
+    points = {(256, 256): _point(3, 0.3, 0.6, rng), (2048, 2048): _point(3, 0.9, 0.2, rng),
+              (512,) * 4: _point(3, 0.5, 0.4, rng), (512, 512): _point(3, 0.5, 0.4, rng)}
+    found = {f.name: f for f in findings.width_curve(points)}
+    assert found["a wider network shares fewer weights between + and ×"].outcome == stats.REPRODUCED
+    assert found["a wider network's removal spares the other operation more"].outcome == stats.REPRODUCED
+    assert found["4 hidden layers spare the other operation more than 2"].outcome == stats.NOT_REPRODUCED
+    points[(128, 128)] = _point(3, 0.9, 0.9, rng)
+    points[(128, 128)]["table"][:, 0, 1] = 0.8  # did not learn ×: left out, named
+    found = {f.name: f for f in findings.width_curve(points)}
+    assert "256×2 minus 2048×2" in found["a wider network shares fewer weights between + and ×"].text
+    assert "left out of the comparisons: 128×2 (+ 0.99" in found["a wider network shares fewer weights between + and ×"].text
+    assert found["a wider network's removal spares the other operation more"].outcome == stats.REPRODUCED
+    flat = {(256, 256): _point(3, 0.3, 0.6, rng), (2048, 2048): _point(3, 0.3, 0.6, rng)}
+    found = {f.name: f for f in findings.width_curve(flat)}
+    assert found["a wider network's removal spares the other operation more"].outcome == stats.NOT_REPRODUCED
+    alphas = {1e-4: _point(3, 0.2, 0.5, rng), 5e-4: _point(3, 0.4, 0.5, rng), 2e-3: _point(3, 0.7, 0.5, rng)}
+    (claim,) = findings.alpha_curve(alphas)
+    assert claim.outcome == stats.REPRODUCED and "α = 0.002" in claim.text
+    alphas[2e-3]["kept"][:] = 0.0  # the strongest alpha's masks keep nothing: their removal spares everything
+    (claim,) = findings.alpha_curve(alphas)
+    assert claim.outcome == stats.REPRODUCED and "α = 0.0005 minus at α = 0.0001" in claim.text  # left out
+    alphas[5e-4]["kept"][:] = 0.0  # one alpha left whose masks can be read: nothing to compare
+    assert findings.alpha_curve(alphas)[0].outcome == stats.UNDECIDED
+
+
+def test_the_authors_schedule_with_one_network_cannot_be_decided():
+    rng = np.random.default_rng(1)
+    (claim,) = findings.authors_schedule(_point(1, 0.9, 0.2, rng), _point(1, 0.3, 0.5, rng), 0.01)
+    assert claim.outcome == stats.UNDECIDED and "one unit only" in claim.text
+
+
+def test_the_reuse_control_needs_the_copied_network_to_work():
+    rng = np.random.default_rng(2)
+    n = 3
+    copy_table = np.tile([[0.99, 0.99], [0.95, 0.02], [0.3, 0.99], [0.02, 0.95], [0.99, 0.3]], (n, 1, 1))
+    whole = np.tile([[0.99, 0.99], [0.9, 0.9], [0.5, 0.5]], (n, 1, 1))
+    iou = lambda v: np.full((n, 4), v) + rng.normal(0, 0.01, (n, 4))  # noqa: E731
+    found = findings.reuse_control(iou(0.5), iou(0.1), iou(0.55), iou(0.05), copy_table, whole, "8×3")
+    assert [f.outcome for f in found] == [stats.REPRODUCED, "check passed"]
+    broken = copy_table.copy()
+    broken[:, 1, 0] = 0.1  # the copied network's pair-1 mask does not do pair 1
+    assert findings.reuse_control(iou(0.5), iou(0.1), iou(0.55), iou(0.05), broken, whole)[0].outcome == \
+        stats.UNDECIDED
+    assert findings.reuse_control(iou(0.1), iou(0.1), iou(0.55), iou(0.05), copy_table, whole)[0].outcome == \
+        stats.NOT_REPRODUCED
+
+
+def _class_network(rng, dense_layer=2):
+    ref = 0.97 + rng.normal(0, 0.005, 10)
+    own = 0.2 + rng.normal(0, 0.02, 10)
+    acc = {"reference": ref, "own": own, "others": 0.95 + rng.normal(0, 0.005, 10),
+           "random_own": np.full(10, 0.3), "random_others": np.full(10, 0.3)}
+    swap = np.repeat(ref[:, None, None], 4, 1).repeat(2, 2)
+    swap[:, dense_layer, 0] = own + 0.05  # the class's mask in that layer alone makes most of the drop
+    return acc, swap
+
+
+def test_class_layers_findings_over_networks_and_the_place():
+    rng = np.random.default_rng(3)
+    nets = [_class_network(rng) for _ in range(3)]
+    accs, swap = [a for a, _ in nets], np.stack([s for _, s in nets])
+    layers = ["0.weight", "3.weight", "7.weight", "9.weight"]
+    found = {f.name: f for f in findings.class_layers(accs, swap, np.full((3, 10, 4), 0.3), layers)}
+    assert found["removing a class's mask hurts that class more than the others, over networks"].outcome == \
+        stats.REPRODUCED
+    assert found["the removed class collapses, over networks"].outcome == stats.REPRODUCED
+    assert found["classes are removed mostly in the dense layer before the output"].holds
+    assert (findings.removal_places(np.stack([a["reference"] for a in accs]),
+                                    np.stack([a["own"] for a in accs]), swap) == 2).all()
+    conv = np.stack([_class_network(rng, 0)[1] for _ in range(3)])
+    assert not findings.class_layers(accs, conv, np.full((3, 10, 4), 0.3), layers)[2].holds
+
+
+def synthetic(seed: int = 0) -> dict:
+    """The added experiments' numbers as :func:`findings.added` arranges them, made up so that every
+    statement holds (3 networks a point): the degenerate variants (tests/test_degenerate_4_6.py)
+    start from these until the full results are stored."""
+    rng = np.random.default_rng(seed)
+    n = 3
+    pairs = lambda *rows: np.tile(rows, (n, 1, 1)) + rng.normal(0, 0.005, (n, len(rows), 2))  # noqa: E731
+    iou = lambda v, L: np.full((n, L), v) + rng.normal(0, 0.01, (n, L))  # noqa: E731
+    held = _point(n, 0.8, 0.3, rng)
+    copy_table = pairs([0.99, 0.99], [0.95, 0.02], [0.3, 0.99], [0.02, 0.95], [0.99, 0.3])
+    whole = pairs([0.99, 0.99], [0.9, 0.9], [0.5, 0.5])
+    nets = [_class_network(rng) for _ in range(n)]
+    return {
+        "depth": 2, "main": "1024×2", "deep": "512×4",
+        "width": {(256, 256): _point(n, 0.3, 0.6, rng), (512, 512): _point(n, 0.45, 0.5, rng),
+                  (1024, 1024): _point(n, 0.6, 0.4, rng), (2048, 2048): _point(n, 0.9, 0.2, rng),
+                  (512,) * 4: _point(n, 0.7, 0.4, rng)},
+        "alpha": {a: _point(n, other, 0.5, rng, kept) for a, other, kept in
+                  ((1e-4, 0.2, 0.3), (2e-4, 0.3, 0.2), (5e-4, 0.4, 0.1), (1e-3, 0.5, 0.05), (2e-3, 0.7, 0.02))},
+        "authors": _point(1, 0.9, 0.2, rng), "book": _point(1, 0.3, 0.5, rng),
+        "heldout": {"table": _point(n, 0.8, 0.3, rng)["table"], "control": held["control"],
+                    "held_table": held["table"], "held_control": held["control"], "kept": held["kept"]},
+        "copy": {"copy_iou": iou(0.5, 3), "iou": iou(0.1, 3), "iou_same": iou(0.55, 3),
+                 "copy_iou_random": iou(0.05, 3), "copy_table": copy_table, "whole": whole},
+        "reuse": {"copy_iou": iou(0.5, 5), "iou": iou(0.1, 5), "iou_same": iou(0.55, 5), "iou_random": iou(0.05, 5),
+                  "copy_iou_random": iou(0.05, 5), "copy_table": copy_table, "whole": whole,
+                  "table": pairs([0.99, 0.99], [0.9, 0.9], [0.5, 0.5], [0.95, 0.02], [0.3, 0.99], [0.02, 0.95],
+                                 [0.99, 0.3]), "kept": np.full((n, 4, 5), 0.1)},
+        "cnn": {"accs": [a for a, _ in nets], "swap_in": np.stack([s for _, s in nets]),
+                "dropped": np.concatenate([np.full((n, 10, 3), 0.3), np.zeros((n, 10, 1))], -1),
+                "layers": ["0.weight", "3.weight", "7.weight", "9.weight"]},
+    }
+
+
+def test_every_added_statement_holds_on_the_synthetic_numbers():
+    found = findings.added_claims(synthetic())
+    assert len(found) == 18 and len({f.name for f in found}) == len(found)
+    failed = [f for f in found if not f.holds]
+    assert [f.name for f in failed] == ["at the authors' schedule, removing a mask spares the other operation"]
+    assert failed[0].outcome == stats.UNDECIDED  # one network
+
+
+def test_an_added_result_depends_only_on_its_config_and_seed():
+    """Computed after others (the network then comes from the cache, the global RNG moved on) or
+    alone, an added result's arrays are identical bit for bit."""
+    jobs = {j[1]: j for j in _added("smoke")}
+    names = ("width8x4-seed0", "heldout-seed0", "copyweight-seed0")
+
+    def compute(name):
+        experiment, _, seed, p = jobs[name]
+        return wm.EXPERIMENTS[experiment](p.base, seed, "cpu", **dict(p.extra))[1]
+
+    wm.protocol._network.cache_clear()
+    first = {n: compute(n) for n in names}
+    torch.rand(7)  # the global RNG moves on; the networks are cached now
+    for n in reversed(names):
+        again = compute(n)
+        assert again.keys() == first[n].keys()
+        for k in again:
+            np.testing.assert_array_equal(again[k], first[n][k], err_msg=f"{n}: {k}")
