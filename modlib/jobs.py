@@ -58,6 +58,7 @@ from modlib.resists_at_scale import experiment as rs
 from modlib.runtime import ENV_VAR as ENV_DEVICE
 from modlib.runtime import describe, pick_device
 from modlib.structural_compositionality import experiment as sc
+from modlib.structural_compositionality import sweep as sc_sweep
 from modlib.weight_masks import experiment as md
 
 EXECUTORS = ("local", "slurm")
@@ -110,6 +111,8 @@ def _structure(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
         rule, seed, trained = sc._parse(n)  # an untrained control reads its trained twin's choice
         needs = () if trained else (f"{sc.CHAPTER}/{rule}-{seed}",)
         out[f"{sc.CHAPTER}/{n}"] = (needs, lambda d, n=n: sc.run(profile, d, names=[n]))
+    for rule in sc_sweep.settings(profile).rules:  # the tests read against density
+        out[f"{sc.CHAPTER}/sweep-{rule}"] = ((), lambda d, r=rule: sc_sweep.fetch(r, profile, d))
     return out
 
 

@@ -319,3 +319,28 @@ def test_an_untrained_control_that_keeps_nothing_is_degenerate_not_a_pass():
     f = findings.structural(Runs)["r/a/untrained"]
     assert f.outcome == stats.UNDECIDED and "degenerate, not a pass" in f.text
     assert "masks that keep nothing are no control" in f.text
+
+
+def test_the_density_sweep_retrains_base_model_0_and_repeats_its_grid_where_they_meet(smoke_runs):
+    from modlib.structural_compositionality import sweep
+    w = sweep.settings("smoke")
+    swept = sweep.run("smoke", torch.device("cpu"))
+    assert list(swept) == list(w.rules) and sweep.result_names(w) == [f"sweep-{r}" for r in w.rules]
+    for rule, r in swept.items():
+        twin = smoke_runs.rows[f"{rule}-0"].metrics
+        assert r.metrics["base"] == twin["base"]  # the very base model of {rule}-0
+        points = r.metrics["points"]
+        assert [(p["lam"], p["subroutine"]) for p in points] == [
+            (lam, sub) for lam in sweep.lams(rule, w) for sub in sc.RULES[rule]]
+        for p in points:
+            assert 0 <= p["kept"] <= 1 and p["kept"] == p["kept_trajectory"][-1]
+            # where the sweep meets the chapter's grid (same configuration, mask seed 0), it is the grid
+            grid = [g for g in twin["subroutines"][p["subroutine"]]["grid"] if g["lam"] == p["lam"]
+                    and (g["init"], g["lr"], g["stages"]) == tuple(r.metrics["configuration"][k]
+                                                                   for k in ("init", "lr", "stages"))]
+            assert grid, "smoke's sweep and grid share their multiples of lambda"
+            for g in grid:
+                assert g["kept"] == p["kept"] and g["test"]["hard"] == p["hard"]
+                assert g["test"]["random"] == p["random"]
+    with pytest.raises(ValueError, match="language_lams"):
+        sweep.SweepSettings(language_lams=())
