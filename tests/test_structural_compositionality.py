@@ -344,3 +344,15 @@ def test_the_density_sweep_retrains_base_model_0_and_repeats_its_grid_where_they
                 assert g["test"]["random"] == p["random"]
     with pytest.raises(ValueError, match="language_lams"):
         sweep.SweepSettings(language_lams=())
+
+
+def test_the_density_figures_and_the_method_diagram_draw(smoke_runs):
+    from modlib.structural_compositionality import sweep
+    assert isinstance(figures.diagram_two_tests(), plots.plt.Figure)
+    swept = {rule: r.metrics for rule, r in sweep.run("smoke", torch.device("cpu")).items()}
+    fig = figures.density_sweep(swept, {rule: findings.paper_kept(rule) for rule in swept})
+    assert len([ax for ax in fig.axes if ax.lines]) == sum(len(sc.RULES[r]) for r in swept)
+    trajectories = {(m["rule"], sub): [run["kept_trajectory"] for run in f["runs"]]
+                    for m in (r.metrics for r in smoke_runs.rows.values() if r.metrics["trained"])
+                    for sub, f in m["subroutines"].items()}
+    assert len(figures.kept_over_training(trajectories).axes) == len(sc.settings("smoke").rules)

@@ -160,3 +160,111 @@ def structure_provenance(runs) -> str:
     line = results.provenance(list(runs.rows.values()))
     return (line.rsplit(" · ", 1)[0] + f" · {count(s.base_models, 'base model')} × "
             f"{count(s.mask_seeds, 'mask seed')} per rule (base-model seeds 0–{s.base_models - 1})")
+
+
+def diagram_two_tests() -> plt.Figure:
+    """The method, drawn: a small network whose weights a mask splits into a subnetwork (blue, what
+    the mask for subroutine A keeps) and its complement (grey); the paper's two tests keep only the
+    subnetwork (test 1) or remove it (test 2, removed weights dotted red), and the book's random
+    control removes as many weights chosen at random. Under each, the accuracies structural compositionality predicts on A's and B's
+    test sets. A schematic: no data, no model."""
+    rng = np.random.default_rng(3)
+    layers = [4, 5, 5, 3]
+    nodes = [[(i, (n - 1) / 2 - j) for j in range(n)] for i, n in enumerate(layers)]
+    edges = [(a, b) for left, right in zip(nodes, nodes[1:]) for a in left for b in right]
+    sub = rng.random(len(edges)) < 0.22  # the subnetwork: about a fifth of the weights
+    rand = np.zeros(len(edges), bool)
+    rand[rng.choice(len(edges), sub.sum(), replace=False)] = True
+    panels = [("the trained network\nand A's mask (blue)", np.ones(len(edges), bool), sub, None),
+              ("test 1: A's subnetwork\nalone", sub, sub, (0.95, 0.3)),
+              ("test 2: A's subnetwork\nremoved (ablation)", ~sub, None, (0.3, 0.95)),
+              ("control: as many weights\nremoved at random", ~rand, None, (0.9, 0.9))]
+    fig, axes = plt.subplots(2, 4, figsize=(COLUMN, 3.3), gridspec_kw={"height_ratios": [2.2, 1]})
+    for (title, shown, blue, expect), ax, bars in zip(panels, axes[0], axes[1]):
+        for (a, b), on, is_sub in zip(edges, shown, blue if blue is not None else np.zeros(len(edges), bool)):
+            if on:
+                ax.plot([a[0], b[0]], [a[1], b[1]], color=TARGET if is_sub else "0.75",
+                        lw=1.6 if is_sub else 0.7, zorder=2 if is_sub else 1)
+            elif expect is not None and expect[1] > 0.5:  # a removed weight: dotted red
+                ax.plot([a[0], b[0]], [a[1], b[1]], color="#d62728", lw=0.8, ls=":", zorder=1)
+        for layer in nodes:
+            ax.plot(*zip(*layer), "o", color="0.25", ms=4, zorder=3)
+        ax.set_title(title, fontsize=8)
+        ax.axis("off")
+        if expect is None:
+            bars.axis("off")
+            bars.text(0.5, 0.5, "trained on the whole task;\nthe mask is trained\non A's set", ha="center",
+                      va="center", fontsize=7.5, transform=bars.transAxes)
+            continue
+        bars.bar([0, 1], expect, color=[TARGET, OTHER], width=0.6)
+        bars.axhline(0.25, color="0.4", ls="--", lw=0.8)
+        bars.set_xticks([0, 1], ["on A", "on B"], fontsize=8)
+        bars.set_yticks([0, 1])
+        bars.set_ylim(0, 1.05)
+        bars.tick_params(labelsize=7)
+        for side in ("top", "right"):
+            bars.spines[side].set_visible(False)
+    axes[1, 1].set_ylabel("predicted\naccuracy", fontsize=7.5)
+    fig.tight_layout(h_pad=0.4, w_pad=0.6)
+    return fig
+
+
+def density_sweep(sweeps: dict, paper: dict[str, tuple[float, float]]) -> plt.Figure:
+    """The two tests against density (:mod:`modlib.structural_compositionality.sweep`): one panel per
+    (rule, subroutine), across the share of masked weights the mask keeps (log scale), the
+    subnetwork's accuracy on its own subroutine (blue) and on the other (orange), and a random
+    subnetwork of the same size on the other (grey); the paper's range of kept shares shaded and
+    chance dashed. ``sweeps``: rule -> a stored sweep's metrics; ``paper``: rule -> (low, high)."""
+    groups = [(rule, sub) for rule, m in sweeps.items() for sub in dict.fromkeys(p["subroutine"] for p in m["points"])]
+    ncols = min(2, len(groups))
+    nrows = -(-len(groups) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(COLUMN, 2.4 * nrows + 0.4), squeeze=False, sharey=True)
+    for ax, (rule, sub) in zip(axes.flat, groups):
+        pts = sorted((p for p in sweeps[rule]["points"] if p["subroutine"] == sub), key=lambda p: p["kept"])
+        kept = np.array([max(p["kept"], 1e-5) for p in pts])
+        low, high = paper[rule]
+        ax.axvspan(low, high, color="0.92", zorder=0)
+        ax.plot(kept, [p["hard"][0] for p in pts], "o-", color=TARGET, ms=4)
+        ax.plot(kept, [p["hard"][1] for p in pts], "o-", color=OTHER, ms=4)
+        ax.plot(kept, [p["random"][1] for p in pts], "s--", color="0.5", ms=3)
+        for p, k in zip(pts, kept):
+            ax.annotate(f"×{p['lam']:g}", (k, 0.04), fontsize=6.5, ha="center", color="0.35")
+        ax.axhline(0.25, color="0.4", ls=":", lw=0.8)
+        ax.set_xscale("log")
+        ax.set_xlim(min(kept.min(), low) / 1.6, 1.0)
+        ax.set_ylim(0, 1.05)
+        ax.set_title(f"{rule}: {sub} mask", fontsize=9)
+        ax.set_xlabel("share of masked weights kept", fontsize=8)
+    for ax in axes[:, 0]:
+        ax.set_ylabel("accuracy (test)")
+    for ax in list(axes.flat)[len(groups):]:
+        ax.axis("off")
+    handles = [plt.Line2D([], [], color=TARGET, marker="o"), plt.Line2D([], [], color=OTHER, marker="o"),
+               plt.Line2D([], [], color="0.5", marker="s", ls="--"), plt.Rectangle((0, 0), 1, 1, color="0.92")]
+    labels = ["subnetwork, own subroutine", "subnetwork, other subroutine",
+              "random same-size subnetwork, other", "the paper's kept shares"]
+    fig.legend(handles, labels, loc="lower center", ncol=2, fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.1, 1, 1))
+    return fig
+
+
+def kept_over_training(table_runs: dict) -> plt.Figure:
+    """How the kept share of each chosen mask falls while it trains: ``table_runs``: (rule, subroutine)
+    -> list of per-epoch kept shares (one list per base model and mask seed); log scale, one panel
+    per rule. A mask has converged when its line is flat at the end."""
+    rules = list(dict.fromkeys(rule for rule, _ in table_runs))
+    fig, axes = plt.subplots(1, len(rules), figsize=(COLUMN, 2.5), squeeze=False, sharey=True)
+    for ax, rule in zip(axes[0], rules):
+        subs = [sub for r, sub in table_runs if r == rule]
+        for sub, colour in zip(subs, (TARGET, OTHER)):
+            for i, traj in enumerate(table_runs[(rule, sub)]):
+                epochs = np.arange(1, len(traj) + 1)
+                ax.plot(epochs, np.maximum(traj, 1e-5), color=colour, lw=0.8, alpha=0.7,
+                        label=sub if i == 0 else None)
+        ax.set_yscale("log")
+        ax.set_title(rule, fontsize=9)
+        ax.set_xlabel("mask epoch", fontsize=8)
+        ax.legend(fontsize=7, frameon=False)
+    axes[0, 0].set_ylabel("share kept")
+    fig.tight_layout()
+    return fig
