@@ -356,3 +356,26 @@ def test_the_density_figures_and_the_method_diagram_draw(smoke_runs):
                     for m in (r.metrics for r in smoke_runs.rows.values() if r.metrics["trained"])
                     for sub, f in m["subroutines"].items()}
     assert len(figures.kept_over_training(trajectories).axes) == len(sc.settings("smoke").rules)
+
+
+def test_the_verdict_table_holds_each_verdict_once_and_the_sweep_says_where_test_1_can_fail(smoke_runs):
+    from modlib.structural_compositionality import sweep
+    table = findings.structure_table(smoke_runs)
+    found = findings.structural(smoke_runs)
+    rows = findings.verdict_table(table, found)
+    assert [(r["rule"], r["subroutine"]) for r in rows] == list(
+        dict.fromkeys(zip(table[table["trained"]]["rule"], table[table["trained"]]["subroutine"])))
+    for r in rows:
+        for key, heading in findings.VERDICTS.items():
+            f = found.get(f"{r['rule']}/{r['subroutine']}/{key}")
+            assert r[heading] == (f.mark if f else "–")
+    assert findings.markdown_table(rows).count("\n") == len(rows) + 1
+    # a random subnetwork at the ceiling everywhere: test 1 can fail nowhere; below the gate once: there
+    pts = [{"lam": lam, "subroutine": "subject", "kept": kept, "hard": [1.0, 0.5], "random": [1.0, other]}
+           for lam, kept, other in ((1.0, 0.3, 1.0), (10.0, 0.05, 1.0), (100.0, 0.01, 0.4))]
+    f = findings.sweep_findings({"sv-plural": {"points": pts}})["sv-plural/subject/sweep"]
+    assert f.holds and "below 1.00% kept" in f.text
+    flat = [dict(p, random=[1.0, 1.0]) for p in pts]
+    assert not findings.sweep_findings({"sv-plural": {"points": flat}})["sv-plural/subject/sweep"].holds
+    swept = {rule: r.metrics for rule, r in sweep.run("smoke", torch.device("cpu")).items()}
+    assert set(findings.sweep_findings(swept)) == {f"{rule}/{sub}/sweep" for rule in swept for sub in sc.RULES[rule]}

@@ -267,3 +267,62 @@ def structural_from(table, bases: list[dict], base_gate: float) -> dict[str, Fin
                     f"other's; ablated, {_ms(u['abl_target'])} and {_ms(u['abl_other'])} (other minus target "
                     f"{effect_u.mean():+.2f}). The ablation effect needs training (trained minus untrained):")
     return out
+
+
+# the columns of :func:`verdict_table`: claim key -> heading
+VERDICTS = {"subnetwork": "test 1: alone", "ablation": "test 2: removed", "random": "vs random subnetwork",
+            "random_ablation": "vs random removal", "reinit": "re-initialised", "untrained": "vs untrained"}
+
+
+def verdict_table(table, found: dict[str, Finding]) -> list[dict[str, str]]:
+    """Every verdict of the page, once: one row per (rule, subroutine) of ``table``'s trained runs
+    (:func:`structure_table`) with the masks' kept share, the subnetwork's and the ablated model's
+    accuracies (target / other, means over runs) and the mark of each claim of ``found``
+    (:func:`structural`) in :data:`VERDICTS` ("–" where the claim was not made)."""
+    rows = []
+    trained = table[table["trained"]]
+    for (rule, sub), t in trained.groupby(["rule", "subroutine"], sort=False):
+        row = {"rule": rule, "subroutine": sub, "kept": pct(t["kept"]),
+               "alone: target / other": f"{t['sub_target'].mean():.2f} / {t['sub_other'].mean():.2f}",
+               "removed: target / other": f"{t['abl_target'].mean():.2f} / {t['abl_other'].mean():.2f}"}
+        for key, heading in VERDICTS.items():
+            f = found.get(f"{rule}/{sub}/{key}")
+            row[heading] = f.mark if f is not None else "–"
+        rows.append(row)
+    return rows
+
+
+def markdown_table(rows: list[dict[str, str]]) -> str:
+    """``rows`` (dicts with the same keys) as a Markdown table for the page."""
+    if not rows:
+        return "(no rows)"
+    keys = list(rows[0])
+    lines = ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
+    lines += ["| " + " | ".join(str(r[k]) for k in keys) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def sweep_findings(sweeps: dict) -> dict[str, Finding]:
+    """What the density sweeps (:mod:`modlib.structural_compositionality.sweep`, ``sweeps``: rule ->
+    stored metrics) show, per (rule, subroutine), as checks (no verdict: the paper ran no sweep):
+    ``{rule}/{sub}/sweep``: the densest mask at which a random subnetwork of the same size falls
+    below the gate on the *other* subroutine, i.e. where the first test starts to be able to fail
+    (held when there is such a mask and the sparsest mask keeps less than the densest)."""
+    out = {}
+    for rule, m in sweeps.items():
+        for sub in dict.fromkeys(p["subroutine"] for p in m["points"]):
+            pts = sorted((p for p in m["points"] if p["subroutine"] == sub), key=lambda p: -p["kept"])
+            can_fail = [p for p in pts if p["random"][1] < GATE_TARGET]
+            spread = pts[-1]["kept"] < pts[0]["kept"]
+            where = (f"below {can_fail[0]['kept']:.2%} kept (lambda x{can_fail[0]['lam']:g}) a random subnetwork "
+                     f"of the same size gets {can_fail[0]['random'][1]:.2f} on the other subroutine"
+                     if can_fail else f"a random subnetwork of the same size stays at {GATE_TARGET} or more on "
+                     "the other subroutine at every density swept")
+            points = "; ".join(f"x{p['lam']:g}: {p['kept']:.2%} kept, alone {p['hard'][0]:.2f} / "
+                               f"{p['hard'][1]:.2f}, random {p['random'][0]:.2f} / {p['random'][1]:.2f}"
+                               for p in reversed(pts))
+            out[f"{rule}/{sub}/sweep"] = Finding(
+                f"{rule}/{sub}/sweep", bool(can_fail) and spread,
+                f"{rule}, {sub} mask, base model 0, lambda from x{pts[-1]['lam']:g} to x{pts[0]['lam']:g} "
+                f"({points}): {where}.")
+    return out
