@@ -77,29 +77,30 @@ def subnetwork_bars(table, paper: dict | None = None) -> plt.Figure:
 
 def control_bars(table) -> plt.Figure:
     """Per (rule, subroutine), top: the ablated model's other-minus-target accuracy (the modular effect)
-    with the removed weights zeroed and re-initialised, for the trained base models, and zeroed for
-    the untrained control; bottom: the target accuracy of the found subnetwork against a random one of
+    with the removed weights zeroed and re-initialised and with as many weights removed at random, for
+    the trained base models, and zeroed for the untrained control; bottom: the target accuracy of the found subnetwork against a random one of
     the same size. Dots: runs; bars: means."""
     groups = list(dict.fromkeys(zip(table["rule"], table["subroutine"])))
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(COLUMN, 5.6), sharey=False)
-    width = 0.26
+    width = 0.2
     labels = [rule.replace("-", "-\n") + f"\n({sub})" for rule, sub in groups]  # 3 short lines
     series = [("zeroed", lambda t: t[t["trained"]], "abl", "#2ca02c"),
               ("re-initialised", lambda t: t[t["trained"]], "reinit", "#9467bd"),
+              ("random removal", lambda t: t[t["trained"]], "rand_abl", "0.55"),
               ("untrained net", lambda t: t[~t["trained"]], "abl", "#8c564b")]
     for j, (label, pick, prefix, colour) in enumerate(series):
         for i, (rule, sub) in enumerate(groups):
             rows = pick(table[(table["rule"] == rule) & (table["subroutine"] == sub)])
-            if rows.empty:
+            if rows.empty or f"{prefix}_other" not in rows or rows[f"{prefix}_other"].isna().all():
                 continue
             effect = rows[f"{prefix}_other"] - rows[f"{prefix}_target"]
-            xi = i + (j - 1) * width
+            xi = i + (j - 1.5) * width
             top.bar(xi, effect.mean(), width, color=colour, label=label if i == 0 else None)
             top.plot(np.full(len(effect), xi), effect, ".", color="0.2", ms=3)
     top.axhline(0, color="0.3", lw=0.8)
     top.set_xticks(range(len(groups)), labels, fontsize=8)
     top.set_ylabel("ablated: other − target")
-    top.legend(fontsize=8, frameon=False, ncol=3, loc="upper center", bbox_to_anchor=(0.5, 1.18))
+    top.legend(fontsize=8, frameon=False, ncol=4, loc="upper center", bbox_to_anchor=(0.5, 1.18))
     for j, (col, label, colour) in enumerate((("sub_target", "found", TARGET), ("random_target", "random", "0.55"))):
         for i, (rule, sub) in enumerate(groups):
             rows = table[(table["rule"] == rule) & (table["subroutine"] == sub) & table["trained"]]

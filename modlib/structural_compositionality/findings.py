@@ -323,6 +323,7 @@ def sweep_findings(sweeps: dict) -> dict[str, Finding]:
                                for p in reversed(pts))
             out[f"{rule}/{sub}/sweep"] = Finding(
                 f"{rule}/{sub}/sweep", bool(can_fail) and spread,
-                f"{rule}, {sub} mask, base model 0, lambda from x{pts[-1]['lam']:g} to x{pts[0]['lam']:g} "
+                f"{rule}, {sub} mask, base model 0, lambda from x{min(p['lam'] for p in pts):g} to "
+                f"x{max(p['lam'] for p in pts):g} "
                 f"({points}): {where}.")
     return out
