@@ -117,3 +117,10 @@ def test_masks_are_compared_at_equal_density_by_the_grid_configuration_nearest_a
     assert "from scratch and" in found["sv-plural/subject/matched_effect"].text
     fixed = pc_findings.matched_density(runs, kept=0.08)  # at scratch's density: pretrained has no 8 % mask
     assert fixed[fixed["init"] == "pretrained"]["kept"].max() < 0.02
+    from modlib.pretraining_consistency import figures as pc_figures
+    import pandas as pd
+    effects = pd.DataFrame([{"rule": "sv-plural", "subroutine": "subject", "init": init, "seed": i,
+                             "searched": True, "kept": kept, "sub_other": 0.5, "effect": 0.3}
+                            for i in range(3) for init, kept in (("scratch", 0.08), ("pretrained", 0.005))])
+    fig = pc_figures.density_by_arm(effects, table)
+    assert len(fig.axes) == 2 and all(len(ax.lines) >= 4 for ax in fig.axes)  # 2 arms, dots and crosses

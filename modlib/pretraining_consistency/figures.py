@@ -106,3 +106,46 @@ def pretraining_provenance(runs) -> str:
     n, masks = runs.settings.seeds, settings(runs.profile).mask_seeds
     return (line.rsplit(" · ", 1)[0] + f" · {count(n, 'base model')} per initialisation and rule "
             f"(seeds 0–{n - 1}) × {count(masks, 'mask seed')}")
+
+
+def density_by_arm(df, matched=None) -> plt.Figure:
+    """Chapter 6's density check (issue 31): per (rule, subroutine), each searched base model's
+    selected masks at their kept share (across, log scale) against the subnetwork's accuracy on the
+    *other* subroutine (top row) and the ablation effect (bottom row), from scratch (grey) and
+    pretrained (red). If one arm's masks are denser, differences between the arms can come from
+    density alone; ``matched`` (:func:`modlib.pretraining_consistency.findings.matched_density`)
+    adds the masks chosen at one common kept share (crosses) and that share (dotted line).
+    ``df``: :func:`modlib.pretraining_consistency.findings.pretraining_effects`."""
+    rows = df[df["searched"] & df["kept"].notna()]
+    groups = list(dict.fromkeys(zip(rows["rule"], rows["subroutine"])))
+    fig, axes = plt.subplots(2, max(1, len(groups)), figsize=(COLUMN, 4.6), squeeze=False, sharey="row")
+    for j, (rule, sub) in enumerate(groups):
+        for init in ("scratch", "pretrained"):
+            g = rows[(rows["rule"] == rule) & (rows["subroutine"] == sub) & (rows["init"] == init)]
+            colour = INIT_COLOURS[init]
+            axes[0, j].plot(g["kept"], g["sub_other"], "o", color=colour, ms=4, label=init)
+            axes[1, j].plot(g["kept"], g["effect"], "o", color=colour, ms=4)
+            if matched is not None and not matched.empty:
+                m = matched[(matched["rule"] == rule) & (matched["subroutine"] == sub) & (matched["init"] == init)]
+                m = m[m["kept"].notna()]
+                axes[0, j].plot(m["kept"], m["sub_other"], "x", color=colour, ms=5)
+                axes[1, j].plot(m["kept"], m["effect"], "x", color=colour, ms=5)
+                for ax in axes[:, j]:
+                    if len(m):
+                        ax.axvline(m["common"].iloc[0], color="0.5", ls=":", lw=0.8)
+        axes[0, j].set_title(f"{rule}\n{sub} mask", fontsize=9)
+        for ax in axes[:, j]:
+            ax.set_xscale("log")
+            ax.tick_params(labelsize=7)
+        axes[1, j].axhline(0, color="0.3", lw=0.8)
+        axes[1, j].set_xlabel("share kept", fontsize=8)
+    axes[0, 0].set_ylabel("subnetwork alone:\nother subroutine", fontsize=8)
+    axes[1, 0].set_ylabel("ablation effect\n(other − target)", fontsize=8)
+    handles = [plt.Line2D([], [], marker="o", color=INIT_COLOURS[i], ls="", ms=4) for i in ("scratch", "pretrained")]
+    labels = ["scratch", "pretrained"]
+    if matched is not None:
+        handles += [plt.Line2D([], [], marker="x", color="0.3", ls="", ms=5), plt.Line2D([], [], color="0.5", ls=":")]
+        labels += ["at the common share", "common share"]
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
+    return fig
