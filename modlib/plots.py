@@ -81,3 +81,14 @@ def count(n: int, noun: str) -> str:
     """``n`` things in words for captions and page headers (chapters 5 and 6): ``"1 mask seed"``,
     ``"3 mask seeds"``."""
     return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def markdown_table(rows: list[dict]) -> str:
+    """``rows`` (dicts with the same keys) as a Markdown table for the page (show it with
+    ``IPython.display.Markdown``); chapters 5 and 6 print their tables of verdicts with it."""
+    if not rows:
+        return "(no rows)"
+    keys = list(rows[0])
+    lines = ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
+    lines += ["| " + " | ".join(str(r[k]) for k in keys) + " |" for r in rows]
+    return "\n".join(lines)

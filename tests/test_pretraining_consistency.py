@@ -122,5 +122,11 @@ def test_masks_are_compared_at_equal_density_by_the_grid_configuration_nearest_a
     effects = pd.DataFrame([{"rule": "sv-plural", "subroutine": "subject", "init": init, "seed": i,
                              "searched": True, "kept": kept, "sub_other": 0.5, "effect": 0.3}
                             for i in range(3) for init, kept in (("scratch", 0.08), ("pretrained", 0.005))])
+    effects["modular"] = [True, False] * 3
+    rows = pc_findings.verdict_table(effects, found)
+    assert len(rows) == 1 and rows[0]["modular, scratch"] == "3 of 3" and rows[0]["modular, pretrained"] == "0 of 3"
+    assert rows[0]["kept, scratch"] == "8.00 ± 0.00 %"
+    assert rows[0]["larger effect, equal density"] == found["sv-plural/subject/matched_effect"].mark
+    assert rows[0]["more modular"] == "–"  # not in found
     fig = pc_figures.density_by_arm(effects, table)
     assert len(fig.axes) == 2 and all(len(ax.lines) >= 4 for ax in fig.axes)  # 2 arms, dots and crosses

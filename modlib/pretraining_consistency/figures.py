@@ -149,3 +149,33 @@ def density_by_arm(df, matched=None) -> plt.Figure:
     fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=8, frameon=False)
     fig.tight_layout(rect=(0, 0.07, 1, 1))
     return fig
+
+
+def diagram_two_arms() -> plt.Figure:
+    """The comparison, drawn: two arms of base models that differ only in where their weights start
+    (random, or pretrained without labels), then the same training on the task, the same mask search
+    and tests (chapter 5), and the comparison across base models at equal kept share. A schematic."""
+    fig, ax = plt.subplots(figsize=(COLUMN, 2.5))
+    ax.set_xlim(0, 10)
+    ax.set_ylim(0, 4)
+    ax.axis("off")
+    steps = {"scratch": ["random weights\n(a seed per model)", "train on the\ntask (60 epochs)",
+                         "search masks,\nrun the two tests"],
+             "pretrained": ["pretrain without labels\n(MLM or SimCLR, once)", "fine-tune on the\ntask (60 epochs)",
+                            "search masks,\nrun the two tests"]}
+    centres = (1.25, 4.0, 6.55)
+    for y, (init, boxes) in zip((2.9, 0.9), steps.items()):
+        colour = INIT_COLOURS[init]
+        ax.text(0.1, y + 0.62, init, fontsize=9, color=colour, fontweight="bold", va="center")
+        for i, (x, text) in enumerate(zip(centres, boxes)):
+            ax.text(x, y, text, ha="center", va="center", fontsize=7.5,
+                    bbox={"boxstyle": "round,pad=0.35", "fc": "white", "ec": colour if i == 0 else "0.4"})
+            if i:
+                ax.annotate("", (x - 1.0, y), (centres[i - 1] + 1.2, y),
+                            arrowprops={"arrowstyle": "->", "color": "0.4"})
+        ax.annotate("", (8.15, 1.9 + (y - 1.9) * 0.3), (7.65, y), arrowprops={"arrowstyle": "->", "color": "0.4"})
+    ax.text(9.1, 1.9, "compare,\nbase model\nby base model:\nhow many modular,\nhow large and\nhow spread the\neffect, at equal\nkept share",
+            ha="center", va="center", fontsize=7, bbox={"boxstyle": "round,pad=0.35", "fc": "0.95", "ec": "0.4"})
+    ax.text(4.0, 1.9, "the same task data, training, base gate, search and tests in both arms",
+            ha="center", va="center", fontsize=7.5, color="0.35", style="italic")
+    return fig

@@ -327,3 +327,29 @@ def pretraining_from(df, metrics: dict, base_gate: float = 0.95) -> dict[str, Fi
                     f"and {_ms(p['sub_target'])}; kept {_ms(s['kept'].dropna())} and {_ms(p['kept'].dropna())}); "
                     f"scratch minus pretrained:")
     return out
+
+
+# the columns of :func:`verdict_table`: claim key -> heading
+VERDICTS = {"consistency": "more modular", "spread": "smaller spread", "effect": "larger effect",
+            "specific": "more specific", "matched_effect": "larger effect, equal density",
+            "matched_specific": "more specific, equal density"}
+
+
+def verdict_table(df, found: dict[str, Finding]) -> list[dict[str, str]]:
+    """Every verdict of chapter 6 once: one row per (rule, subroutine) of ``df``
+    (:func:`pretraining_effects`) with each arm's kept share (mean ± sd over searched base models),
+    its count of modular base models and the mark of each claim of ``found`` (:func:`pretraining`)
+    in :data:`VERDICTS` ("–" where the claim was not made)."""
+    rows = []
+    for (rule, sub), g in df.groupby(["rule", "subroutine"], sort=False):
+        row = {"rule": rule, "subroutine": sub}
+        for init in ("scratch", "pretrained"):
+            a = g[g["init"] == init]
+            kept = 100 * a["kept"].dropna()
+            row[f"kept, {init}"] = f"{kept.mean():.2f} ± {kept.std(ddof=0):.2f} %" if len(kept) else "no mask"
+            row[f"modular, {init}"] = f"{int(a['modular'].sum())} of {len(a)}"
+        for key, heading in VERDICTS.items():
+            f = found.get(f"{rule}/{sub}/{key}")
+            row[heading] = f.mark if f is not None else "–"
+        rows.append(row)
+    return rows

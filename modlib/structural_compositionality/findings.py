@@ -292,16 +292,6 @@ def verdict_table(table, found: dict[str, Finding]) -> list[dict[str, str]]:
     return rows
 
 
-def markdown_table(rows: list[dict[str, str]]) -> str:
-    """``rows`` (dicts with the same keys) as a Markdown table for the page."""
-    if not rows:
-        return "(no rows)"
-    keys = list(rows[0])
-    lines = ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
-    lines += ["| " + " | ".join(str(r[k]) for k in keys) + " |" for r in rows]
-    return "\n".join(lines)
-
-
 def sweep_findings(sweeps: dict) -> dict[str, Finding]:
     """What the density sweeps (:mod:`modlib.structural_compositionality.sweep`, ``sweeps``: rule ->
     stored metrics) show, per (rule, subroutine), as checks (no verdict: the paper ran no sweep):
