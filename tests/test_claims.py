@@ -979,6 +979,38 @@ def structure_table(structure_runs):
     return sc_findings.structure_table(structure_runs)
 
 
+@pytest.fixture(scope="module")
+def structure_sweeps():
+    """Chapter 5's stored density sweeps, by rule (:mod:`modlib.structural_compositionality.sweep`)."""
+    from modlib.structural_compositionality import experiment as ex
+    from modlib.structural_compositionality import sweep
+
+    s, w = ex.settings("full"), sweep.settings("full")
+
+    def config(name):
+        rule = name.removeprefix("sweep-")
+        return {"structure": ex._config(s, rule), "lams": list(sweep.lams(rule, w))}
+
+    rows = stored_full(ex.CHAPTER, sweep.result_names(w), config)
+    return {r.metrics["rule"]: r.metrics for r in rows.values()}
+
+
+def test_structure_sweep_test_1_cannot_fail_at_the_papers_lambda_and_can_when_sparse(structure_sweeps):
+    # the page: at x1 a random subnetwork of the same size solves the other subroutine in BERT (the
+    # grey line near the top); it falls towards chance only when the masks keep a few percent or less
+    from modlib.structural_compositionality import findings as f
+
+    pts = structure_sweeps["sv-plural"]["points"]
+    dense = [p for p in pts if p["lam"] == 1.0]
+    assert dense and all(p["random"][1] >= f.GATE_TARGET for p in dense), [p["random"] for p in dense]
+    assert all(p["kept"] > 0.1 for p in dense), [p["kept"] for p in dense]  # x1 is dense here
+    found = f.sweep_findings(structure_sweeps)
+    for key, finding in found.items():
+        assert finding.holds, finding.text  # each subroutine's random control falls below the gate somewhere
+    falls = [p for p in pts if p["random"][1] < f.GATE_TARGET]
+    assert max(p["kept"] for p in falls) <= 0.1, [(p["kept"], p["random"]) for p in falls]
+
+
 def _rows(table, rule, sub, trained=True):
     return table[(table["rule"] == rule) & (table["subroutine"] == sub) & (table["trained"] == trained)]
 
