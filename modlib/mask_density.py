@@ -6,9 +6,9 @@ with :func:`kept_share`, and its search selects only configurations that :func:`
 The kept share of a continuous-sparsification mask (:mod:`modlib.masks`, ``"sparsify"``) is the
 share of masked weights whose score is above 0 (the hard mask). Its penalty ``lam *
 sum(sigmoid(beta * s))`` is what makes it small: ``benchmarks/mask_density_search.py`` found that
-``lam``, not the number of steps, sets where it settles, and that a ``lam`` large enough for a
-sparse mask prunes a small BERT to nothing when it applies from the first step, before the task
-loss has found the subroutine. :func:`lam_multiplier` holds ``lam`` at its base value for
+``lam`` moves where it settles most (a slower schedule, beta growing over more epochs, can lower it
+further), and that a ``lam`` large enough for a sparse mask prunes a small BERT to nothing when it
+applies from the first step, before the task loss has found the subroutine. :func:`lam_multiplier` holds ``lam`` at its base value for
 ``delay`` epochs and then grows it linearly to ``mult`` times that over ``warmup`` epochs (not in
 Lepori et al. 2023, whose ``lam`` is constant).
 """
