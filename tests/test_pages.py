@@ -46,7 +46,7 @@ MARK_LINE = re.compile(r"(—|--) [✓✗?]")  # how modlib.stats.verdict_text e
 STATEMENT_LIST = re.compile(r"""["']- \{[^"'\n]*\.text\b""")  # f"- {found[k].text}" and the like
 SHOWN = ("remove-cell", "remove-output")  # a cell with either tag shows no output on the page
 DIFFICULTY = re.compile(r"^\*\*Difficulty\*\* [●○]{3} · \*\*Importance\*\* [●○]{3} · "
-                        r"about \d+(–\d+)? minutes$")
+                        r"about \d+(–\d+)? minutes(, [^·]+)?$")
 
 
 # --- reading a page -----------------------------------------------------------------------------
@@ -192,10 +192,11 @@ def appendix_problems(cells: list[dict]) -> list[str]:
     head = next(i for i, line in enumerate(lines) if line.startswith(APPENDIX))
     if head == 0 or not re.match(r"^\([\w-]+-all-results\)=$", lines[head - 1].strip()):
         problems.append("the appendix heading is not preceded by its label (<short>-all-results)=")
-    later = [line for c in cells[at:] if c["kind"] == "markdown"
-             for line in c["source"].splitlines() if re.match(r"^#{1,2} ", line)]
-    if later[1:]:
-        problems.append(f"the appendix is not the last section: {later[1:]}")
+    after = lines[head + 1:] + [line for c in cells[at + 1:] if c["kind"] == "markdown"
+                                for line in c["source"].splitlines()]
+    later = [line for line in after if re.match(r"^#{1,2} ", line)]
+    if later:
+        problems.append(f"the appendix is not the last section: {later}")
     above = cells[:at]
     for i, c in enumerate(above):
         if c["kind"] == "code" and not set(SHOWN) & set(c["tags"]) \
@@ -354,6 +355,8 @@ def test_appendix_rule_accepts_a_good_page():
              code('Markdown("\\n".join(f"- {f.text}" for f in found.values()))',
                   ["hide-output"])]
     assert appendix_problems(cells) == []
+    summary_then_appendix = [md("# T\n\n## Summary\n\nSaid.\n\n" + GOOD_APPENDIX)]
+    assert appendix_problems(summary_then_appendix) == []  # a section may share the appendix's cell
 
 
 @pytest.mark.parametrize("cells, problem", [
@@ -410,6 +413,8 @@ def test_exercise_rule():
     below = [md(GOOD_APPENDIX), md(EXERCISE.format(title="Predict, then check: x", first=TAGS))]
     assert any("Predict, then check" in p for p in exercise_problems(below, chapter=True))
     assert exercise_problems([md("# Theory, no exercise")], chapter=False) == ["no {exercise}"]
+    no_code = [md(EXERCISE.format(title="Think", first=TAGS + ", no code"))]
+    assert exercise_problems(no_code, chapter=False) == []
 
 
 def test_figure_rule():
