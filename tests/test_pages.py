@@ -150,9 +150,11 @@ def term_target(role_text: str) -> str:
 def plain_text(text: str) -> str:
     """The prose a reader reads as words, with every {term} role kept as a placeholder ``\\x00N\\x00``
     (N its index among the page's term roles). Removed: fenced code and directive fence lines,
-    directive option lines (``:alt:`` and the like), indented code, headings, labels ``(x)=``,
+    directive option lines (``:alt:`` and the like), indented code, headings, labels ``(x)=``, HTML
+    comments,
     math ($...$, $$...$$), inline code, and every other role (glue, ref, numref, doc, cite, eq)."""
     out, fence = [], None
+    text = re.sub(r"<!--.*?-->", " ", text, flags=re.S)  # comments are not rendered
     for line in text.splitlines():
         stripped = line.strip()
         if fence:
