@@ -2,7 +2,7 @@
 per seed, the opened opacity, the slot decoders' and the gap scenes' R² at tiny sizes, and the
 statements of findings.recomputed on synthetic numbers (where they must hold) and on degenerate
 variants of them (where each must not). The claims on the stored full results are in
-tests/test_claims.py (test_sprites_drawn_*), skipped until stored."""
+tests/test_claims.py (test_spritesdrawn_*), skipped until stored."""
 
 import numpy as np
 import pytest
