@@ -4,6 +4,8 @@ statements of findings.recomputed on synthetic numbers (where they must hold) an
 variants of them (where each must not). The claims on the stored full results are in
 tests/test_claims.py (test_spritesdrawn_*), skipped until stored."""
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 import torch
@@ -87,10 +89,10 @@ def test_a_recomputed_row_is_stored_with_its_measures(tmp_path, monkeypatch):
 
 
 class Synthetic:
-    """A SpriteRuns stand-in: rows -> arrays."""
+    """A SpriteRuns stand-in: rows -> arrays (each row's config says its data were drawn per seed)."""
 
     def __init__(self, arrays):
-        self.rows = {r: None for r in arrays}
+        self.rows = {r: SimpleNamespace(config={"data": "per seed"}) for r in arrays}
         self._a = arrays
 
     def arrays(self, row):
@@ -110,9 +112,13 @@ def synthetic(seed: int = 0) -> Synthetic:
                 "reach": np.where(fit if fit is not None else np.ones(n, bool), 0.5, 0.0)}
 
     stuck = np.array([True, False, True, False, False])
-    return Synthetic({"orthogonal": row(0.93, 0.92, 0.90), "gap": row(0.93, 0.85, 0.60),
-                      "diagonal-0.1": row(0.93, 0.85, 0.85), "alpha": row(0.95, 0.94, 0.9, fit=stuck),
-                      "alpha-open": row(0.95, 0.94, 0.9)})
+    mono = row(0.9, -0.5, -0.4)
+    mono["r2_slot"], mono["reach"] = np.full((5, 2), np.nan), np.full(5, np.nan)
+    opened = row(0.95, 0.94, 0.9)
+    opened["reach"] = np.ones(5)
+    return Synthetic({"orthogonal": row(0.93, 0.92, 0.90), "orthogonal-monolithic": mono,
+                      "gap": row(0.93, 0.85, 0.60), "diagonal-0.1": row(0.93, 0.85, 0.85),
+                      "alpha": row(0.95, 0.94, 0.9, fit=stuck), "alpha-open": opened})
 
 
 def _found(runs):
@@ -125,6 +131,10 @@ def test_every_recomputed_statement_holds_on_the_synthetic_numbers():
     for f in found.values():
         assert f.holds, f.text
     assert "2 (seeds 0, 2)" in found["alpha-open"].text  # which seeds fit is named, not averaged
+
+
+PARTNER = {"gap": "orthogonal", "alpha-open": "alpha", "diagonal-0.1": "orthogonal",
+           "orthogonal-monolithic": "orthogonal"}  # each row's comparison arm
 
 
 def _variant(runs, change):
@@ -144,11 +154,18 @@ def _identical(row, a):
     return a
 
 
+def _never_fit(row, a):
+    for k in ("r2_in", "r2_whole"):
+        a[k] = np.repeat(a[k][:, :1], a[k].shape[1], axis=1)  # never left the first evaluation
+    a["r2_in"] = np.minimum(a["r2_in"], findings.FIT - 0.3)
+    return a
+
+
 DEGENERATE = {
     "chance": _chance,
+    "never-fit": _never_fit,
     "identical": _identical,
-    "control=treatment": lambda row, a: dict(synthetic().arrays({"gap": "orthogonal", "alpha-open": "alpha",
-                                                                 "diagonal-0.1": "orthogonal"}.get(row, row))),
+    "control=treatment": lambda row, a: dict(synthetic().arrays(PARTNER.get(row, row))),
     "one-untrained": lambda row, a: _chance(row, a) if row == "orthogonal" else a,
 }
 
@@ -163,3 +180,39 @@ def test_each_recomputed_statement_fails_on_some_degenerate_variant(name):
 def test_no_recomputed_statement_holds_on_a_single_unit():
     found = _found(_variant(synthetic(), _identical))
     assert not [k for k, f in found.items() if f.holds], {k: f.text for k, f in found.items()}
+
+
+# --- the claims tests of tests/test_claims.py (test_spritesdrawn_*), on synthetic numbers -----------
+
+def _claims_tests():
+    import test_claims as tc  # as tests/test_degenerate_1_3.py imports it
+
+    return {name: fn for name, fn in vars(tc).items() if name.startswith("test_spritesdrawn_")}
+
+
+def _drawn(runs):
+    from modlib.compositional_sprites import causes as cs_causes
+
+    c = cs_causes.causes_settings("full")
+    return runs, c, {f.name: f for f in findings.recomputed(runs)}
+
+
+def test_the_claims_tests_of_the_recomputed_rows_pass_on_the_synthetic_numbers():
+    tests = _claims_tests()
+    assert len(tests) == 4, list(tests)
+    for name, fn in tests.items():
+        fn(_drawn(synthetic()))
+
+
+@pytest.mark.parametrize("name", ["test_spritesdrawn_headline_rows_have_five_seeds_each_on_its_own_scenes",
+                                  "test_spritesdrawn_opening_the_opacity_is_decided",
+                                  "test_spritesdrawn_slot_decoders_measured_on_fitted_seeds",
+                                  "test_spritesdrawn_gap_scenes_and_delta_order_are_decided_between_trained_rows"])
+def test_each_claims_test_of_the_recomputed_rows_fails_on_some_degenerate_variant(name):
+    fn, failed_on = _claims_tests()[name], []
+    for variant, change in DEGENERATE.items():
+        try:
+            fn(_drawn(_variant(synthetic(), change)))
+        except (AssertionError, KeyError):
+            failed_on.append(variant)
+    assert failed_on, f"{name} passes on every degenerate variant"
