@@ -1317,3 +1317,68 @@ def test_pretraining_vision_shows_no_larger_effect_at_this_scale(pretraining_fou
     assert contact["modular"].all() and not inside["modular"].any() and (inside["effect"] <= 0.01).all()
     pre, raw = (_arm(pretraining_table, "inside-contact", "contact", init) for init in ("pretrained", "scratch"))
     assert 0 < raw["sub_other"].mean() - pre["sub_other"].mean() < 0.1
+
+
+
+# --- chapter 2, the rows recomputed with data drawn per seed (issue 32) ----------------------------
+# Skipped until `python -m modlib.batch --profile full --executor local --workers 1
+# notebooks/compositional_sprites.ipynb` has stored them. They pin what must hold whatever the
+# outcome (each seed on its own scenes, the arms trained where a comparison needs it, the opened
+# opacity passing a gradient, each verdict decided by the rule, the seeds named); the outcomes are
+# pinned once the results are computed and the page says them. Meanwhile
+# tests/test_compositional_sprites_causes.py runs these very tests on synthetic numbers (they pass)
+# and on degenerate variants of them (each fails on some).
+
+DRAWN_MAKE = "python -m modlib.batch --profile full --executor local --workers 1 notebooks/compositional_sprites.ipynb"
+
+
+@pytest.fixture(scope="module")
+def sprite_drawn():
+    """(runs, cause settings, statements by name) of the recomputed rows, by row name."""
+    from modlib.compositional_sprites import causes as cs_causes
+
+    s, c = cs.settings("full"), cs_causes.causes_settings("full")
+    names = cs_causes.names("full")
+    missing = [n for n in names if not (FULL / cs.CHAPTER / f"{n}.json").exists()]
+    if missing:
+        pytest.skip(f"{len(missing)} of the {len(names)} recomputed rows of chapter 2 are not stored yet; "
+                    f"make them with `{DRAWN_MAKE}`")
+    found = stored_full(cs.CHAPTER, names, lambda n: cs_causes._config(s, n[len(cs_causes.PREFIX):], c))
+    runs = cs.SpriteRuns(s, {n[len(cs_causes.PREFIX):]: r for n, r in found.items()}, "full")
+    return runs, c, {f.name: f for f in cs_findings.recomputed(runs)}
+
+
+def test_spritesdrawn_headline_rows_have_five_seeds_each_on_its_own_scenes(sprite_drawn):
+    runs, c, _ = sprite_drawn
+    for row in ("orthogonal", "orthogonal-monolithic", "alpha", "alpha-open"):
+        r2 = runs.arrays(row)["r2_in"]
+        assert len(r2) == c.seeds >= 5, row
+        assert runs.rows[row].config["data"] == "per seed"
+        assert stats.distinct_units(r2, runs.arrays(row)["r2_gap"]) == c.seeds, (row, "seeds repeat one another")
+
+
+def test_spritesdrawn_opening_the_opacity_is_decided(sprite_drawn):
+    runs, _, found = sprite_drawn
+    assert (runs.arrays("alpha-open")["reach"] >= 0.5).all(), "the opened opacity passes little gradient"
+    f = found["alpha-open"]
+    if f.verdict.outcome == stats.UNDECIDED:  # allowed only where every seed of both arms fits: nothing to fix
+        assert "floor or ceiling" in f.verdict.why and (runs.arrays("alpha-open")["r2_in"][:, -1]
+                                                        >= cs_findings.FIT).all(), f.text
+    else:
+        assert f.verdict.outcome in DECIDED, f.text
+
+
+def test_spritesdrawn_slot_decoders_measured_on_fitted_seeds(sprite_drawn):
+    runs, _, found = sprite_drawn
+    fit = runs.arrays("orthogonal")["r2_in"][:, -1] >= cs_findings.FIT
+    assert fit.sum() >= 3, fit
+    assert np.isfinite(runs.arrays("orthogonal")["r2_slot"]).all()
+    assert "seeds" in found["slots"].text and "not measured" not in found["slots"].text, found["slots"].text
+
+
+def test_spritesdrawn_gap_scenes_and_delta_order_are_decided_between_trained_rows(sprite_drawn):
+    runs, _, found = sprite_drawn
+    for row in ("gap", "orthogonal", "diagonal-0.1"):
+        assert (runs.arrays(row)["r2_in"][:, -1] >= cs_findings.FIT).all(), row
+    for name in ("gap-scenes", "delta-order"):
+        assert found[name].verdict.outcome in DECIDED, found[name].text
