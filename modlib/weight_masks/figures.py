@@ -287,30 +287,6 @@ def not_stored(what: str, command: str) -> plt.Figure:
     return fig
 
 
-def mask_concept(seed: int = 0) -> plt.Figure:
-    """Concept figure of chapter 4, "The tool": a layer's weights ``W [6, 8]`` (random numbers), a
-    binary mask ``m`` of the same shape, and the weights the masked network computes with, ``W * m``."""
-    g = np.random.default_rng(seed)
-    w = g.normal(size=(6, 8))
-    m = (g.random((6, 8)) < 0.45).astype(float)
-    fig, axes = plt.subplots(1, 3, figsize=(COLUMN, 2.0))
-    limit = np.abs(w).max()
-    panels = [(w, "RdBu", -limit, limit, "weights $W$ (frozen)"),
-              (m, "Greys", 0, 1, "mask $m$ (black: 1, kept)"),
-              (w * m, "RdBu", -limit, limit, r"what the network uses: $W \odot m$")]
-    for ax, (values, cmap, lo, hi, title) in zip(axes, panels):
-        ax.imshow(values, cmap=cmap, vmin=lo, vmax=hi)
-        ax.set_title(title, fontsize=9)
-        ax.set_xticks([])
-        ax.set_yticks([])
-        ax.set_xlabel("inputs", fontsize=8)
-    axes[0].set_ylabel("outputs", fontsize=8)
-    fig.text(0.345, 0.5, "×", fontsize=16, ha="center", va="center")
-    fig.text(0.665, 0.5, "=", fontsize=16, ha="center", va="center")
-    fig.tight_layout(w_pad=2.5)
-    return fig
-
-
 # --- concept diagrams (no data, no training): the page's methods drawn ----------------------------
 
 _KEPT, _OTHER, _GONE = "#d95f02", "#1b9e77", "#cccccc"
