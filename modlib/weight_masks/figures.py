@@ -332,7 +332,7 @@ def _net(ax, widths, edges, title, removed=()):
                 e = (layer, i, j)
                 colour = coloured.get(e)
                 if e in removed:
-                    ax.plot(*zip(a, b), color=_GONE, lw=0.8, ls=(0, (2, 2)), zorder=1)
+                    ax.plot(*zip(a, b), color="#777777", lw=1.1, ls=(0, (2, 2)), zorder=2)
                 elif colour is None:
                     ax.plot(*zip(a, b), color=_GONE, lw=0.6, zorder=1)
                 else:
@@ -400,5 +400,34 @@ def diagram_reuse() -> plt.Figure:
                         plt.Line2D([], [], color=p2, lw=2, label="pair-2 mask"),
                         plt.Line2D([], [], color="#7b3294", lw=2, label="kept by both")],
                loc="lower center", ncol=3, fontsize=7, frameon=False)
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
+    return fig
+
+
+def diagram_class_removal() -> plt.Figure:
+    """Concept diagram of class removal in the CNN (made-up masks in a tiny network standing for
+    it, an illustration): the all-classes mask is the reference; the mask for "class 3 removed" is
+    trained on the other classes only, with the output layer's mask copied from the reference and
+    kept fixed, so it can drop class 3's path only inside the network."""
+    fig, axes = plt.subplots(1, 2, figsize=(COLUMN, 2.7))
+    widths = (4, 5, 5, 5)
+    inner = {(0, 0, 0), (0, 1, 1), (0, 2, 2), (0, 3, 3), (0, 2, 4), (0, 1, 0),
+             (1, 0, 0), (1, 1, 1), (1, 2, 2), (1, 3, 3), (1, 4, 4), (1, 2, 3)}
+    output = {(2, 0, 0), (2, 1, 1), (2, 2, 2), (2, 3, 3), (2, 4, 4), (2, 1, 0)}
+    path3 = {(1, 3, 3), (1, 2, 3)}  # the hidden weights only class 3's output unit reads
+    fixed = "#7570b3"
+    _net(axes[0], widths, {_OTHER: inner, fixed: output}, "all-classes mask\n(the reference)")
+    _net(axes[1], widths, {_OTHER: inner - path3, fixed: output},
+         "class 3 removed: trained on\nthe other classes only", removed=path3)
+    for ax in axes:
+        for k in range(5):
+            ax.text(3.25, (k - 2) * 0.8, f"class {k}", va="center", fontsize=7)
+        ax.set_xlim(-0.4, 3.9)
+    axes[1].text(1.5, -2.5, "class 3's path is cut inside (dashed);\nthe other classes keep theirs",
+                 ha="center", va="top", fontsize=7)
+    axes[0].text(1.5, -2.5, "test: accuracy per class", ha="center", va="top", fontsize=7)
+    fig.legend(handles=[plt.Line2D([], [], color=_OTHER, lw=2, label="kept, trained"),
+                        plt.Line2D([], [], color=fixed, lw=2, label="output layer: copied, fixed")],
+               loc="lower center", ncol=2, fontsize=7, frameon=False)
     fig.tight_layout(rect=(0, 0.08, 1, 1))
     return fig
