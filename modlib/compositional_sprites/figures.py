@@ -1,6 +1,6 @@
 """Chapter 2's figures (notebooks/compositional_sprites.ipynb): scenes and their supports, R² curves,
 error maps, reconstructions, the sharpness sweep, the support schematic, an animation over
-rows, and the recomputed rows of issue 32 (:func:`diagram_slot_recovery`, :func:`recomputed_figure`,
+rows, the concept diagram of the two models (:func:`diagram_models`), and the recomputed rows of issue 32 (:func:`diagram_slot_recovery`, :func:`recomputed_figure`,
 :func:`not_stored` while they are not stored); each handed to a numbered caption with :func:`modlib.plots.glue`.
 """
 
