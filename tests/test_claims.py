@@ -896,7 +896,7 @@ def test_controls_the_designs_remove_the_information():
         assert c["share"] < 0.06 and c["bits"] < a["bits"] / 5 and a["share"] > 0.6, (experiment, a, c)
 
 
-def test_controls_mnist_without_the_correlation_the_unseen_offset_costs_nothing(control_runs, control_found):
+def test_controls_mnist_without_the_correlation_the_unseen_offset_costs_little(control_runs, control_found):
     assert control_found["mnist-control-gap"].holds, control_found["mnist-control-gap"].text
     assert control_found["mnist-control-agrees"].holds, control_found["mnist-control-agrees"].text
     c = control_runs.arrays("mnist-C")
@@ -904,30 +904,43 @@ def test_controls_mnist_without_the_correlation_the_unseen_offset_costs_nothing(
 
 
 def test_controls_scan_without_the_correlation_jump_goes_into_a_new_frame(control_runs, control_found):
+    # the page: C's gap is smaller than A's (the rule's verdict), "jump" is translated almost perfectly
+    # in a frame it was never seen in by most seeds, and C's gap is not shown to be within 5 points of 0
     assert control_found["scan-control-gap"].holds, control_found["scan-control-gap"].text
-    assert control_found["scan-control-agrees"].holds, control_found["scan-control-agrees"].text
     c = control_runs.arrays("scan-C")
-    assert len(set(c["held_out"].tolist())) == len(c["held_out"]) and (c["final_test"] > 0.5).all(), c["final_test"]
+    assert len(set(c["held_out"].tolist())) == len(c["held_out"])  # a different held-out frame per seed
+    assert (c["final_test"] >= 0.95).sum() > len(c["final_test"]) / 2, c["final_test"]
+    assert (c["final_train"] >= 0.95).all(), c["final_train"]  # every seed trained
+    agrees = control_found["scan-control-agrees"]
+    assert agrees.holds == bool((c["final_test"] >= c["final_train"] - 0.05).all()), agrees.text
 
 
 def test_controls_mnist_the_gap_grows_with_the_information(control_runs, control_found):
+    # the page: the gap grows with the bits, by a slope whose interval is above 0, but the verdict is
+    # "cannot be decided" because a seed of one level did not reach the rule's 90 % training accuracy
     f = control_found["mnist-dose-gap"]
-    assert f.holds, f.text
     levels = sorted((control_runs.rows[n].metrics["info_bits"], n) for n in control_runs.rows
                     if n.startswith("mnist-dose-") or n == "mnist-C")
     gaps = [np.mean(control_runs.arrays(n)["final_train"] - control_runs.arrays(n)["final_test"]) for _, n in levels]
     assert gaps[-1] - gaps[0] >= stats.CLEAR, list(zip(levels, gaps))  # the most informative level vs C
+    slopes = rs_findings.dose_slopes(control_runs, [(n, b) for b, n in levels],
+                                     lambda a: a["final_train"] - a["final_test"])
+    _, low, _ = stats.t_interval(slopes)
+    assert low > 0, slopes
+    untrained = [n for _, n in levels if not rs_findings.trained(control_runs.arrays(n))]
+    assert untrained and not f.holds and "did not train" in f.text, (untrained, f.text)
 
 
-def test_controls_mnist_the_head_start_grows_with_the_information(control_found):
-    assert control_found["mnist-dose-early"].holds, control_found["mnist-dose-early"].text
+def test_controls_mnist_the_head_start_is_not_shown_to_grow_with_the_information(control_found):
+    f = control_found["mnist-dose-early"]
+    assert not f.holds and "cannot be decided" in f.text, f.text
 
 
 def test_controls_scan_setting_a_fails_under_the_authors_measure(control_runs, control_found):
     assert control_found["scan-tf-test"].holds, control_found["scan-tf-test"].text
     assert control_found["scan-tf-unseen"].holds, control_found["scan-tf-unseen"].text
-    a = control_runs.arrays("scan-A-tf")
-    assert (a["final_tf_test"] >= a["final_test"]).all()  # on the same commands: greedy right implies forced right
+    # the page: the authors' sentence accuracy and greedy exact match are one measure
+    assert control_found["scan-tf-equals-greedy"].holds, control_found["scan-tf-equals-greedy"].text
 
 
 def test_controls_scan_compositional_speed_is_measured_off_the_floor(control_runs, control_found):
@@ -941,6 +954,10 @@ def test_controls_scan_compositional_speed_is_measured_off_the_floor(control_run
         assert min(v.min() for v in values) > rs_findings.FLOOR, (key, values)
         text = control_found[key].text
         assert "floor" not in text and "identical" not in text and "did not train" not in text, text
+    # the page's directions: no early lead in token accuracy, A ahead later in exact match (both runs)
+    assert "✗ not reproduced" in control_found["scan-early-long-tok"].text, control_found["scan-early-long-tok"].text
+    for key in ("scan-later-long", "scan-later-long-tf"):
+        assert control_found[key].holds and "✓ reproduced" in control_found[key].text, control_found[key].text
 
 
 def test_controls_the_effects_stand_under_the_authors_defaults(control_found):

@@ -1,6 +1,6 @@
 """Chapter 2's figures (notebooks/compositional_sprites.ipynb): scenes and their supports, R² curves,
 error maps, reconstructions, the sharpness sweep, the support schematic, an animation over
-rows, and the recomputed rows of issue 32 (:func:`diagram_slot_recovery`, :func:`recomputed_figure`,
+rows, the concept diagram of the two models (:func:`diagram_models`), and the recomputed rows of issue 32 (:func:`diagram_slot_recovery`, :func:`recomputed_figure`,
 :func:`not_stored` while they are not stored); each handed to a numbered caption with :func:`modlib.plots.glue`.
 """
 
@@ -324,5 +324,46 @@ def recomputed_figure(runs) -> plt.Figure:
     ax.set_title("(c) R² on the gap scenes", fontsize=8)
     for ax in axes:
         ax.tick_params(labelsize=6)
+    fig.tight_layout()
+    return fig
+
+
+# ---------------------------------------------------------------- concept diagrams (issue 34)
+
+def diagram_models() -> plt.Figure:
+    """The two models of "The models and their training" (no data): the compositional model draws
+    each slot with its own decoder and composes the two images with the known C; the monolithic
+    model maps all ten latents to the scene with one decoder."""
+    fig, axes = plt.subplots(1, 2, figsize=(COLUMN, 2.3))
+
+    def box(ax, x, y, text, colour):
+        ax.text(x, y, text, ha="center", va="center", fontsize=7,
+                bbox=dict(boxstyle="round,pad=0.35", facecolor=colour, edgecolor="0.3"))
+
+    def arrow(ax, x0, y0, x1, y1):
+        ax.annotate("", (x1, y1), (x0, y0), arrowprops=dict(arrowstyle="->", color="0.3"))
+
+    for ax in axes:
+        ax.set_xlim(0, 10), ax.set_ylim(0, 4), ax.axis("off")
+    left, right = axes
+    left.set_title("compositional: one decoder per slot, then C", fontsize=8)
+    box(left, 1.0, 3.0, "slot 0\n$z_0$ (5)", "#f2f2f2")
+    box(left, 1.0, 1.0, "slot 1\n$z_1$ (5)", "#f2f2f2")
+    box(left, 4.1, 3.0, "decoder\n$\\hat\\varphi_0$", "#d9e8f5")
+    box(left, 4.1, 1.0, "decoder\n$\\hat\\varphi_1$", "#d9e8f5")
+    box(left, 7.1, 2.0, "known\nC", "#fbe3d6")
+    box(left, 9.3, 2.0, "scene", "#ffffff")
+    for y in (3.0, 1.0):
+        arrow(left, 1.8, y, 3.1, y)
+        arrow(left, 5.1, y, 6.5, 2.0)
+    arrow(left, 7.7, 2.0, 8.7, 2.0)
+    right.set_title("monolithic: one decoder for everything", fontsize=8)
+    box(right, 1.0, 3.0, "slot 0\n$z_0$ (5)", "#f2f2f2")
+    box(right, 1.0, 1.0, "slot 1\n$z_1$ (5)", "#f2f2f2")
+    box(right, 4.8, 2.0, "one decoder $\\hat f$\nof all 10 latents\n(wider)", "#d9e8f5")
+    box(right, 9.0, 2.0, "scene", "#ffffff")
+    for y in (3.0, 1.0):
+        arrow(right, 1.8, y, 3.4, 2.0)
+    arrow(right, 6.3, 2.0, 8.3, 2.0)
     fig.tight_layout()
     return fig
