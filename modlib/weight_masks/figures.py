@@ -280,8 +280,11 @@ def removal_place(drop: np.ndarray, layers: list[str], full: np.ndarray | None =
 def not_stored(what: str, command: str) -> plt.Figure:
     """A placeholder where a figure's results are not stored yet: ``what`` and the ``command`` that
     makes them."""
+    import textwrap
+
     fig, ax = plt.subplots(figsize=(COLUMN, 0.9))
-    ax.text(0.5, 0.5, f"{what}: not stored yet\n{command}", ha="center", va="center", fontsize=8,
+    wrapped = textwrap.fill(command, 88, break_on_hyphens=False)  # within the page's column
+    ax.text(0.5, 0.5, f"{what}: not stored yet\n{wrapped}", ha="center", va="center", fontsize=8,
             family="monospace")
     ax.axis("off")
     return fig
