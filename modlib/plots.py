@@ -1,12 +1,14 @@
 """Shared figure helpers for every chapter's ``figures`` module and page: each figure's caption
 names the profile, device and seeds that produced it (:func:`glue`); a figure shown without a
 caption (an interactive view) carries :func:`stamp`; :data:`COLUMN` is the page's width,
-:func:`source_block` shows a function's code on the page, and :func:`count` counts things in words.
+:func:`source_block` shows a function's code on the page, :func:`count` counts things in words,
+and :func:`not_stored` stands in for a figure whose results are not stored yet.
 """
 
 from __future__ import annotations
 
 import re
+import textwrap
 
 import matplotlib.pyplot as plt
 from matplotlib import animation
@@ -52,7 +54,6 @@ def source_block(*functions) -> str:
     functions' code is kept within the page's 75-character code lines in ``modlib`` itself."""
     import ast
     import inspect
-    import textwrap
 
     parts = []
     for function in functions:
@@ -92,3 +93,14 @@ def markdown_table(rows: list[dict]) -> str:
     lines = ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
     lines += ["| " + " | ".join(str(r[k]) for k in keys) + " |" for r in rows]
     return "\n".join(lines)
+
+
+def not_stored(what: str, command: str) -> plt.Figure:
+    """A placeholder where a figure's results are not stored yet: ``what`` and the ``command`` that
+    makes them (chapters 2 and 4, for their added experiments)."""
+    fig, ax = plt.subplots(figsize=(COLUMN, 0.9))
+    wrapped = textwrap.fill(command, 88, break_on_hyphens=False)  # within the page's column
+    ax.text(0.5, 0.5, f"{what}: not stored yet\n{wrapped}", ha="center", va="center", fontsize=8,
+            family="monospace")
+    ax.axis("off")
+    return fig

@@ -276,9 +276,7 @@ def test_control_findings_figures_and_tables_at_smoke(smoke_controls):
     assert {"mnist-control-agrees", "scan-control-agrees", "mnist-dose-gap", "mnist-dose-early", "scan-tf-test",
             "scan-tf-equals-greedy", "scan-tf-unseen", "ablation-mnist-gap", "ablation-scan-test",
             "ablation-scan-unseen", "ablation-mnist-swap", "scan-union"} <= set(found)
-    # nothing trains in 3 steps; the two sentence measures agree by construction, trained or not
-    assert found["scan-tf-equals-greedy"].holds
-    assert not any(f.holds for k, f in found.items() if k != "scan-tf-equals-greedy")
+    assert not any(f.holds for f in found.values())  # nothing trains in 3 steps
     assert all("cannot be decided here" in found[k].text for k in ("mnist-dose-gap", "ablation-scan-unseen"))
     info = rc.information_table(runs.controls)
     assert info["MNIST A"]["bits"] == pytest.approx(np.log2(5)) and info["SCAN C"]["share"] < 0.06

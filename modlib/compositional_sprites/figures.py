@@ -9,8 +9,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
-from modlib.plots import COLUMN, _jshtml
-from modlib.weight_masks.figures import not_stored  # one placeholder for every chapter's unstored figures
+from modlib.plots import COLUMN, _jshtml, not_stored
 
 SUPPORT_COLOURS = {"in-domain": "#1f77b4", "whole": "#d62728"}
 
