@@ -329,24 +329,17 @@ def _assert_panels_show_their_curves(fig, steps=None):
 def stored_full_runs():
     """Chapter 3's stored full results, read as the book build reads them (nothing computed);
     skipped where settings A and B are not stored."""
-    import os
     from pathlib import Path
 
     from modlib import results
 
-    before = {k: os.environ.get(k) for k in (results.FROM_STORE_ENV, results.ROOT_ENV)}
-    os.environ[results.FROM_STORE_ENV] = "1"
-    os.environ[results.ROOT_ENV] = str(Path(__file__).resolve().parents[1] / "notebooks" / "results")
-    try:
-        return rs.run("full", torch.device("cpu"))
-    except results.StaleResultError as err:
-        pytest.skip(f"chapter 3's full results are not stored: {err}")
-    finally:
-        for k, v in before.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(results.FROM_STORE_ENV, "1")
+        mp.setenv(results.ROOT_ENV, str(Path(__file__).resolve().parents[1] / "notebooks" / "results"))
+        try:
+            return rs.run("full", torch.device("cpu"))
+        except results.StaleResultError as err:
+            pytest.skip(f"chapter 3's full results are not stored: {err}")
 
 
 def test_every_figure_of_the_page_shows_its_stored_curves(stored_full_runs):
