@@ -84,12 +84,13 @@ def count(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
-def not_stored(what: str, command: str) -> plt.Figure:
-    """A placeholder where a figure's results are not stored yet: ``what`` and the ``command`` that
-    makes them (chapters 2 and 4, for their added experiments)."""
+def not_stored(what: str, command: str = "") -> plt.Figure:
+    """A placeholder where a figure's results are not stored yet: ``what`` and, where given, the
+    ``command`` that makes them (chapters 2 and 4, for their added experiments; a page that names
+    the command once, in its text, passes none)."""
     fig, ax = plt.subplots(figsize=(COLUMN, 0.9))
     wrapped = textwrap.fill(command, 88, break_on_hyphens=False)  # within the page's column
-    ax.text(0.5, 0.5, f"{what}: not stored yet\n{wrapped}", ha="center", va="center", fontsize=8,
-            family="monospace")
+    text = f"{what}: not stored yet" + (f"\n{wrapped}" if command else "")
+    ax.text(0.5, 0.5, text, ha="center", va="center", fontsize=8, family="monospace")
     ax.axis("off")
     return fig
