@@ -271,7 +271,11 @@ def animate_rows(runs, rows: list[str], labels: list[str]):
 
     draw(0)
     fig.tight_layout()
-    return _jshtml(fig, draw, len(rows), 1500)
+    alt = ("An animation, one frame per stored row: left, the row's training scenes as slot 0's x "
+           "against slot 1's x; middle, its reconstruction error over that plane, dark where low; right, "
+           "three unseen scenes above seed 0's reconstructions of them; the title gives the row's R² "
+           "in-domain and on the whole cube, mean over seeds.")
+    return _jshtml(fig, draw, len(rows), 1500, alt=alt)
 
 
 # ---------------------------------------------------------------- the recomputed rows (issue 32)
