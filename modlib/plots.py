@@ -67,13 +67,18 @@ def source_block(*functions) -> str:
     return "```python\n" + "\n\n".join(parts) + "\n```"
 
 
-def _jshtml(fig: plt.Figure, draw, frames: int, interval: int):
-    """``draw(k)`` for each frame as a kernel-free JavaScript animation (``IPython.display.HTML``)."""
+def _jshtml(fig: plt.Figure, draw, frames: int, interval: int, alt: str | None = None):
+    """``draw(k)`` for each frame as a kernel-free JavaScript animation (``IPython.display.HTML``);
+    ``alt``, where given, is the alt text of the animation's image."""
+    import html as html_lib
+
     from IPython.display import HTML
 
     anim = animation.FuncAnimation(fig, draw, frames=frames, interval=interval, blit=False)
     # matplotlib links Font Awesome from a CDN for the player's buttons; the book's theme has it already
     html = re.sub(r"<link[^>]*font-awesome[^>]*>", "", anim.to_jshtml(default_mode="once"))
+    if alt:
+        html = html.replace('<img id="_anim_img', f'<img alt="{html_lib.escape(alt)}" id="_anim_img', 1)
     plt.close(fig)
     return HTML(html)
 
