@@ -1,37 +1,17 @@
 """Chapter 2's exercises (notebooks/compositional_sprites.ipynb): :func:`check_soft_occlusion` and
-:func:`check_r2_score`, each returning a :class:`modlib.checks.Verdict`. On the book's page the collapsed solution cell runs before
-the check and marks its function ``book_solution``; the verdict then says that it checked the book's
-solution, not the reader's (:func:`_says_whose`).
+:func:`check_r2_score`, each returning a :class:`modlib.checks.Verdict` (a solution marked
+:func:`modlib.checks.book_solution` is reported as the book's, not the reader's).
 """
 
 from __future__ import annotations
 
-import functools
-
 import torch
 
 from modlib import compositional_sprites
-from modlib.checks import Verdict, _check, _shape
-
-BOOK = "correct: checked against the book's solution (hidden above); replace it with yours"
-
-
-def _says_whose(check):
-    """``check``, saying so where the function it passed is the book's solution (marked
-    ``book_solution``) rather than the reader's: a plain "correct" there would credit the reader."""
-
-    @functools.wraps(check)
-    def checked(mine) -> Verdict:
-        verdict = check(mine)
-        if verdict.ok and getattr(mine, "book_solution", False):
-            return Verdict(True, BOOK)
-        return verdict
-
-    return checked
+from modlib.checks import _check, _shape
 from modlib.data import sprites
 
 
-@_says_whose
 @_check
 def check_soft_occlusion(mine):
     """``mine(slots, k)``: chapter 2's soft occlusion of slot images ``[N, 2, 3, H, W]`` (slot 0
@@ -50,7 +30,6 @@ def check_soft_occlusion(mine):
     return None
 
 
-@_says_whose
 @_check
 def check_r2_score(mine):
     """``mine(x, x_hat)``: variance-weighted R² of images ``[N, ...]``, compared with
