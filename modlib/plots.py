@@ -67,13 +67,18 @@ def source_block(*functions) -> str:
     return "```python\n" + "\n\n".join(parts) + "\n```"
 
 
-def _jshtml(fig: plt.Figure, draw, frames: int, interval: int):
-    """``draw(k)`` for each frame as a kernel-free JavaScript animation (``IPython.display.HTML``)."""
+def _jshtml(fig: plt.Figure, draw, frames: int, interval: int, alt: str | None = None):
+    """``draw(k)`` for each frame as a kernel-free JavaScript animation (``IPython.display.HTML``);
+    ``alt``, where given, is the alt text of the animation's image."""
+    import html as html_lib
+
     from IPython.display import HTML
 
     anim = animation.FuncAnimation(fig, draw, frames=frames, interval=interval, blit=False)
     # matplotlib links Font Awesome from a CDN for the player's buttons; the book's theme has it already
     html = re.sub(r"<link[^>]*font-awesome[^>]*>", "", anim.to_jshtml(default_mode="once"))
+    if alt:
+        html = html.replace('<img id="_anim_img', f'<img alt="{html_lib.escape(alt)}" id="_anim_img', 1)
     plt.close(fig)
     return HTML(html)
 
@@ -95,12 +100,13 @@ def markdown_table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def not_stored(what: str, command: str) -> plt.Figure:
-    """A placeholder where a figure's results are not stored yet: ``what`` and the ``command`` that
-    makes them (chapters 2 and 4, for their added experiments)."""
+def not_stored(what: str, command: str = "") -> plt.Figure:
+    """A placeholder where a figure's results are not stored yet: ``what`` and, where given, the
+    ``command`` that makes them (chapters 2 and 4, for their added experiments; a page that names
+    the command once, in its text, passes none)."""
     fig, ax = plt.subplots(figsize=(COLUMN, 0.9))
     wrapped = textwrap.fill(command, 88, break_on_hyphens=False)  # within the page's column
-    ax.text(0.5, 0.5, f"{what}: not stored yet\n{wrapped}", ha="center", va="center", fontsize=8,
-            family="monospace")
+    text = f"{what}: not stored yet" + (f"\n{wrapped}" if command else "")
+    ax.text(0.5, 0.5, text, ha="center", va="center", fontsize=8, family="monospace")
     ax.axis("off")
     return fig
