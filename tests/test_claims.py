@@ -1047,12 +1047,27 @@ def test_structure_base_models_solve_agreement_and_inside_contact(structure_foun
         assert structure_found[f"{rule}/base"].holds, structure_found[f"{rule}/base"].text
 
 
+def test_structure_number_contact_falls_short_of_the_gate_and_is_not_searched(structure_runs, structure_found):
+    # the page: Number-Contact's base models fall just short of the 0.95 gate (the other two rules'
+    # pass it), they solve the number-only test set and miss more of the contact-only one, and no
+    # mask is searched in them, so the chapter makes no Number-Contact claim
+    assert structure_found["inside-contact/base"].holds, structure_found["inside-contact/base"].text
+    assert not structure_found["number-contact/base"].holds
+    trained = [r.metrics for r in structure_runs.rows.values()
+               if r.metrics["rule"] == "number-contact" and r.metrics["trained"]]
+    assert len(trained) == 3 and not any(m["searched"] or m.get("subroutines") for m in trained)
+    for m in trained:
+        assert 0.9 <= m["base"]["task"] < structure_runs.settings.base_gate, m["base"]
+        assert m["base"]["only-0"] > m["base"]["only-1"], m["base"]
+    assert [k for k in structure_found if k.startswith("number-contact/")] == ["number-contact/base"]
+
+
 def test_structure_every_searched_subnetwork_does_its_own_subroutine(structure_table):
     # the paper's first test, target half: every subnetwork chosen through the selection gate
-    # reaches 0.9 on its target's test set (Number-Contact's number mask missed the gate: below)
+    # reaches 0.9 on its target's test set (Inside-Contact and agreement, two subroutines each)
     passed = structure_table[structure_table["trained"] & structure_table["passed_gate"]]
     means = passed.groupby(["rule", "subroutine"])["sub_target"].mean()
-    assert len(means) == 5 and (means >= sc_findings.GATE_TARGET).all(), means
+    assert len(means) == 4 and (means >= sc_findings.GATE_TARGET).all(), means
 
 
 def test_structure_trained_masks_are_as_sparse_as_the_papers(structure_found, structure_table):
@@ -1062,136 +1077,158 @@ def test_structure_trained_masks_are_as_sparse_as_the_papers(structure_found, st
     trained = structure_table[structure_table["trained"]]
     assert not sc_findings.degenerate(trained["kept"]), trained["kept"].describe()
     density = [k for k in structure_found if k.endswith("/density")]
-    assert density and all(structure_found[k].holds for k in density), [structure_found[k].text for k in density]
+    assert len(density) == 4 and all(structure_found[k].holds for k in density), [
+        structure_found[k].text for k in density]
     assert trained["kept"].median() <= sc_findings.TARGET_KEPT, trained.groupby(["rule", "subroutine"])["kept"].mean()
 
 
+def test_structure_chosen_masks_converged(structure_table):
+    # the page (Fig. 5.5): the chosen masks' kept share stopped falling; most runs converged (a
+    # configuration is chosen only when its search mask converged; the three mask seeds then rerun it)
+    trained = structure_table[structure_table["trained"]]
+    assert (trained["converged"] == True).mean() >= 0.75, trained.groupby(["rule", "subroutine"])["converged"].mean()  # noqa: E712
+
+
 def test_structure_vision_subnetworks_fail_the_other_subroutine(structure_found, structure_table):
-    # Inside-Contact: as in the paper (.99/.21, .98/.45), each subnetwork is near chance on the other
+    # Inside-Contact: as in the paper, each subnetwork alone is near chance on the other subroutine
     for sub in ("inside", "contact"):
         assert _outcome(structure_found, f"inside-contact/{sub}/subnetwork") == stats.REPRODUCED
         assert _rows(structure_table, "inside-contact", sub)["sub_other"].mean() < 0.4
 
 
-def test_structure_language_subnetworks_keep_the_other_subroutine(structure_found, structure_table):
-    # the page: the paper's BERT subject subnetwork falls to .45 on verb problems; here the subject
-    # subnetwork stays high on verb problems (the interval excludes the paper's +0.55: not reproduced);
-    # the verb subnetwork's interval is wide enough for both
-    assert _outcome(structure_found, "sv-plural/subject/subnetwork") == stats.NOT_REPRODUCED
-    assert _outcome(structure_found, "sv-plural/verb/subnetwork") == stats.UNDECIDED
+def test_structure_vision_random_subnetworks_of_the_same_size_fail(structure_found, structure_table):
+    # the page: a random subnetwork of the found one's size per layer is near chance on the target
+    for sub in ("inside", "contact"):
+        assert _outcome(structure_found, f"inside-contact/{sub}/random") == stats.REPRODUCED
+        assert _rows(structure_table, "inside-contact", sub)["random_target"].mean() < 0.4
+
+
+def test_structure_language_subnetworks_do_both_subroutines_as_any_subnetwork_would(structure_found, structure_table):
+    # the page: at the density reached, the subject subnetwork alone is as good on verb problems as on
+    # its own, and a random subnetwork of the same size already does well on the target: neither the
+    # first test nor its control can be decided
+    subject = _rows(structure_table, "sv-plural", "subject")
+    assert subject["sub_other"].mean() >= subject["sub_target"].mean() - 0.05
     for sub in ("subject", "verb"):
-        assert _rows(structure_table, "sv-plural", sub)["sub_other"].mean() >= 0.8
+        assert _outcome(structure_found, f"sv-plural/{sub}/subnetwork") == stats.UNDECIDED
+        assert _outcome(structure_found, f"sv-plural/{sub}/random") == stats.UNDECIDED
+        rows = _rows(structure_table, "sv-plural", sub)
+        assert rows["sub_target"].mean() >= 0.95 and rows["random_target"].mean() >= 0.75, rows.mean(numeric_only=True)
 
 
-def test_structure_ablation_contact_reproduced_subject_too_wide_with_three_models(structure_found, structure_table):
-    # the paper's second test: removing the contact subnetwork hurts contact problems far more than
-    # inside problems (reproduced); for the subject subnetwork the effect is large in two of the three
-    # base models and small in the third, so the t interval over three includes 0
-    assert _outcome(structure_found, "inside-contact/contact/ablation") == stats.REPRODUCED
-    assert _outcome(structure_found, "sv-plural/subject/ablation") == stats.UNDECIDED
-    rows = _rows(structure_table, "sv-plural", "subject")
-    effect = rows.assign(e=rows["abl_other"] - rows["abl_target"]).groupby("model")["e"].mean()
-    assert len(effect) == 3 and (effect > 0.2).all(), effect
-
-
-def test_structure_verb_ablation_smaller_and_undecided(structure_found, structure_table):
-    assert _outcome(structure_found, "sv-plural/verb/ablation") == stats.UNDECIDED
-    rows = {sub: _rows(structure_table, "sv-plural", sub) for sub in ("subject", "verb")}
-    effect = {sub: (r["abl_other"] - r["abl_target"]).mean() for sub, r in rows.items()}
-    assert effect["verb"] < effect["subject"] / 2, effect
-
-
-def test_structure_removing_inside_leaves_both_at_the_floor(structure_found, structure_table):
-    # the page: removing the inside subnetwork leaves both subroutines near chance; there selectivity
-    # cannot be measured (a floor in both arms), so the rule says "cannot be decided", not ✗
-    f = structure_found["inside-contact/inside/ablation"]
-    assert f.outcome == stats.UNDECIDED and "floor or ceiling" in f.text, f.text
-    rows = _rows(structure_table, "inside-contact", "inside")
-    assert rows["abl_target"].mean() < 0.4 and rows["abl_other"].mean() < 0.4
-
-
-def test_structure_reinitialising_keeps_the_contact_and_subject_effects(structure_found):
-    for key in ("inside-contact/contact", "sv-plural/subject"):
-        assert _outcome(structure_found, f"{key}/reinit") == stats.REPRODUCED, structure_found[f"{key}/reinit"].text
-
-
-def test_structure_random_subnetworks_fail_in_vision_and_cannot_decide_in_language(structure_found, structure_table):
-    # the page: in the tiny ResNet a random contact subnetwork of the same size is far worse than the
-    # found one; in the 2-layer BERT found and random subnetworks both sit at the ceiling, where the
-    # comparison cannot be made (the first test says nothing there; the ablation test carries it)
-    assert _outcome(structure_found, "inside-contact/contact/random") == stats.REPRODUCED
+def test_structure_removing_an_agreement_subnetwork_changes_nothing(structure_found, structure_table):
+    # the page: removing either subnetwork leaves both subroutines at the ceiling, where the rule
+    # cannot decide (zeroed or re-initialised)
     for sub in ("subject", "verb"):
-        f = structure_found[f"sv-plural/{sub}/random"]
-        assert f.outcome == stats.UNDECIDED and "floor or ceiling" in f.text, f.text
+        rows = _rows(structure_table, "sv-plural", sub)
+        assert (rows[["abl_target", "abl_other"]].mean() >= 0.95).all(), rows[["abl_target", "abl_other"]].mean()
+        for key in ("ablation", "reinit"):
+            f = structure_found[f"sv-plural/{sub}/{key}"]
+            assert f.outcome == stats.UNDECIDED and "floor or ceiling" in f.text, f.text
+
+
+def _removed_per_model(table, sub):
+    rows = _rows(table, "inside-contact", sub)
+    return rows.groupby("model")[["abl_target", "abl_other", "kept", "lam"]].mean()
+
+
+def test_structure_inside_removal_hurts_inside_in_two_base_models_and_not_the_third(structure_found, structure_table):
+    # the page: removing the inside subnetwork leaves inside problems worse than contact problems on
+    # average (the paper's direction), but one base model barely notices: cannot be decided
+    assert _outcome(structure_found, "inside-contact/inside/ablation") == stats.UNDECIDED
+    m = _removed_per_model(structure_table, "inside")
+    assert (m["abl_other"] - m["abl_target"]).mean() > 0.1, m
+    assert (m["abl_target"] >= 0.9).sum() == 1 and (m["abl_target"] < 0.6).sum() == 2, m
+
+
+def test_structure_contact_removal_breaks_both_in_two_base_models_and_neither_in_the_third(structure_found, structure_table):
+    assert _outcome(structure_found, "inside-contact/contact/ablation") == stats.UNDECIDED
+    m = _removed_per_model(structure_table, "contact")
+    broken = (m["abl_target"] < 0.3) & (m["abl_other"] < 0.5)
+    spared = (m["abl_target"] >= 0.9) & (m["abl_other"] >= 0.9)
+    assert broken.sum() == 2 and spared.sum() == 1, m
+
+
+def test_structure_the_masks_whose_removal_hurts_nothing_are_the_sparsest(structure_table):
+    # the page: the two Inside-Contact masks whose removal leaves the target at 0.9 or more are the
+    # ones for which the search chose x100 (under 1 % kept); the others were chosen at x30
+    spared = []
+    for sub in ("inside", "contact"):
+        m = _removed_per_model(structure_table, sub)
+        spared += [(sub, model) for model in m.index[m["abl_target"] >= 0.9]]
+        assert (m.loc[m["abl_target"] >= 0.9, "lam"] == 100).all() and (m.loc[m["abl_target"] >= 0.9, "kept"] < 0.01).all(), m
+        assert (m.loc[m["abl_target"] < 0.9, "lam"] < 100).all(), m
+    assert len(spared) == 2, spared
+
+
+def test_structure_random_removal_of_the_same_size_hurts_nothing(structure_found, structure_table):
+    # the page: removing as many weights per layer at random leaves Inside-Contact's subroutines intact,
+    # so where removing the subnetwork hurts, it is these weights and not their number
+    for sub in ("inside", "contact"):
+        rows = _rows(structure_table, "inside-contact", sub)
+        assert rows["rand_abl_target"].mean() >= 0.95 and rows["abl_target"].mean() < 0.8, rows.mean(numeric_only=True)
+        assert structure_found[f"inside-contact/{sub}/random_ablation"].outcome != stats.NOT_REPRODUCED
+
+
+def test_structure_reinitialising_gives_the_same_picture_as_zeroing(structure_found, structure_table):
+    for sub in ("inside", "contact"):
+        rows = _rows(structure_table, "inside-contact", sub)
+        for arm in ("target", "other"):
+            assert abs(rows[f"reinit_{arm}"].mean() - rows[f"abl_{arm}"].mean()) < 0.1, rows.mean(numeric_only=True)
+        assert _outcome(structure_found, f"inside-contact/{sub}/reinit") == _outcome(
+            structure_found, f"inside-contact/{sub}/ablation")
 
 
 def test_structure_untrained_networks_one_each_cannot_decide(structure_runs, structure_found, structure_table):
     # one untrained network per rule, its masks trained with its trained twin's chosen configuration
-    # (as the paper does): the comparison with the trained base models cannot be decided; a control
-    # whose masks keep nothing (or everything) is degenerate, never a pass; no ablation in an
-    # untrained network is selective
+    # where the twin was searched (as the paper does): the comparison with the trained base models
+    # cannot be decided; a control whose masks keep nothing (or everything) is degenerate, never a
+    # pass; no ablation in an untrained network is selective
     untrained = [k for k in structure_found if k.endswith("/untrained")]
-    assert len(untrained) == 6 and all(structure_found[k].outcome == stats.UNDECIDED for k in untrained)
+    assert len(untrained) == 4 and all(structure_found[k].outcome == stats.UNDECIDED for k in untrained)
     for r in structure_runs.rows.values():
-        if not r.metrics["trained"]:
-            twin = structure_runs.rows[f"{r.metrics['rule']}-{r.metrics['seed']}"]
+        twin = structure_runs.rows.get(f"{r.metrics['rule']}-{r.metrics['seed']}")
+        if not r.metrics["trained"] and twin.metrics.get("subroutines"):
             for sub, found in r.metrics["subroutines"].items():
                 assert found.get("chosen_from") == "given"
                 assert found["chosen"] == twin.metrics["subroutines"][sub]["chosen"]
     rows = structure_table[~structure_table["trained"]]
     for (rule, sub), g in rows.groupby(["rule", "subroutine"]):
-        text = structure_found[f"{rule}/{sub}/untrained"].text
-        assert ("degenerate, not a pass" in text) == sc_findings.degenerate(g["kept"]), text
+        if f"{rule}/{sub}/untrained" in structure_found:
+            text = structure_found[f"{rule}/{sub}/untrained"].text
+            assert ("degenerate, not a pass" in text) == sc_findings.degenerate(g["kept"]), text
     live = rows[~rows.groupby(["rule", "subroutine"])["kept"].transform(sc_findings.degenerate).astype(bool)]
-    assert ((live["abl_other"] - live["abl_target"]).abs() < 0.1).all()
+    assert len(live) and ((live["abl_other"] - live["abl_target"]).abs() < 0.1).all()
 
 
-def test_structure_number_contact_one_base_model_cannot_decide(structure_runs, structure_found, structure_table):
-    # the page: at 32 pixels 2 of 3 base models stop under the 0.95 gate; in the one searched, the
-    # number subnetwork misses the 0.9 selection gate; every Number-Contact claim rests on one base
-    # model, so none can be decided here (the contact ablation's +0.09 included)
-    assert not structure_found["number-contact/base"].holds
-    searched = [r for r in structure_runs.rows.values()
-                if r.metrics["rule"] == "number-contact" and r.metrics["trained"] and r.metrics["searched"]]
-    assert len(searched) == 1
-    assert not searched[0].metrics["subroutines"]["number"]["passed_gate"]
-    keys = [k for k in structure_found if k.startswith("number-contact/") and k != "number-contact/base"]
-    assert len(keys) == 10 and all(structure_found[k].outcome == stats.UNDECIDED for k in keys)
-    contact = _rows(structure_table, "number-contact", "contact")
-    assert 0 < (contact["abl_other"] - contact["abl_target"]).mean() < 0.15
-
-
-def test_structure_verb_ablation_spares_everything_in_base_model_2(structure_table):
-    rows = _rows(structure_table, "sv-plural", "verb")
-    assert (rows[rows["model"] == 2][["abl_target", "abl_other"]] >= 0.95).all().all()
-
-
-def test_structure_one_contact_mask_collapsed(structure_table):
-    # the page: one of the nine Inside-Contact contact masks (base model 1, mask seed 1) kept about
-    # 5% of the weights and does nothing; the other eight solve contact problems
-    rows = _rows(structure_table, "inside-contact", "contact")
-    failed = rows[rows["sub_target"] < 0.5]
-    assert [(int(m), int(s)) for m, s in zip(failed["model"], failed["mask_seed"])] == [(1, 1)]
-    assert failed["kept"].iloc[0] < 0.1 and (rows.drop(failed.index)["sub_target"] >= 0.99).all()
-
-
-def test_structure_reinit_is_less_selective_than_zeroing_for_contact(structure_table):
-    rows = _rows(structure_table, "inside-contact", "contact")
-    assert rows["reinit_other"].mean() < rows["abl_other"].mean() - 0.1
+def test_structure_the_untrained_resnet_has_an_inside_subnetwork(structure_table):
+    # the page: an inside mask trained in the never-trained ResNet keeps a few percent and passes
+    # test 1 (near the ceiling on inside problems, near chance on contact), as the paper's untrained
+    # ResNet-50 did; the other untrained masks of Inside-Contact and agreement keep nothing
+    inside = _rows(structure_table, "inside-contact", "inside", trained=False)
+    assert not sc_findings.degenerate(inside["kept"]) and inside["kept"].mean() < 0.1, inside["kept"]
+    assert inside["sub_target"].mean() >= 0.9 and inside["sub_other"].mean() < 0.4, inside.mean(numeric_only=True)
+    for rule, sub in (("inside-contact", "contact"), ("sv-plural", "subject"), ("sv-plural", "verb")):
+        assert (_rows(structure_table, rule, sub, trained=False)["kept"] == 0).all()
 
 
 def _overlap_over_chance(run):
     """Per masked layer: the seed-0 masks' IoU over that of independent random masks of their sizes."""
     subs = list(run.metrics["subroutines"])
     p, q = (run.arrays[f"kept-{sub}"][0] for sub in subs)
-    return run.arrays["overlap"] / (p * q / (p + q - p * q)), run.metrics["overlap"]["layers"]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return run.arrays["overlap"] / (p * q / (p + q - p * q)), run.metrics["overlap"]["layers"]
 
 
 def test_structure_vision_masks_share_the_head_not_the_convolutions(structure_runs):
-    for name in ("inside-contact-0", "inside-contact-1", "inside-contact-2", "number-contact-1"):
-        ratio, layers = _overlap_over_chance(structure_runs.rows[name])
+    # the page: the median convolution near chance overlap, the head many times it; two masks of one
+    # subroutine from two mask seeds overlap far more than inside and contact masks do anywhere
+    for name in ("inside-contact-0", "inside-contact-1", "inside-contact-2"):
+        run = structure_runs.rows[name]
+        ratio, layers = _overlap_over_chance(run)
         head = np.array([n.startswith("head.") for n in layers])
-        assert ((ratio[~head] > 0.6) & (ratio[~head] < 1.2)).all() and (ratio[head] > 7).all(), (name, ratio)
+        assert 0.5 < np.nanmedian(ratio[~head]) < 2 and np.nanmedian(ratio[head]) > 7, (name, ratio)
+        assert min(run.metrics["seed_overlap"].values()) > np.nanmax(run.arrays["overlap"]), name
 
 
 def test_structure_language_masks_share_the_feed_forward_blocks(structure_runs):
@@ -1199,8 +1236,7 @@ def test_structure_language_masks_share_the_feed_forward_blocks(structure_runs):
         ratio, layers = _overlap_over_chance(structure_runs.rows[name])
         ffn = np.array(["intermediate" in n or n.endswith("output.dense.weight") and "attention" not in n
                         for n in layers])
-        key = np.array([".key." in n for n in layers])
-        assert (ratio[ffn] > 2).all() and (ratio[key] < 1).all(), (name, ratio)
+        assert np.nanmedian(ratio[ffn]) > 5 > np.nanmedian(ratio[~ffn]), (name, ratio)
 
 
 # --- chapter 6: pretraining and the consistency of modular structure ------------------------------

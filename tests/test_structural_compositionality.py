@@ -386,8 +386,27 @@ def test_the_verdict_table_holds_each_verdict_once_and_the_sweep_says_where_test
     pts = [{"lam": lam, "subroutine": "subject", "kept": kept, "hard": [1.0, 0.5], "random": [1.0, other]}
            for lam, kept, other in ((1.0, 0.3, 1.0), (10.0, 0.05, 1.0), (100.0, 0.01, 0.4))]
     f = findings.sweep_findings({"sv-plural": {"points": pts}})["sv-plural/subject/sweep"]
-    assert f.holds and "below 1.00% kept" in f.text
+    assert f.holds and "from 1.00% kept" in f.text
     flat = [dict(p, random=[1.0, 1.0]) for p in pts]
     assert not findings.sweep_findings({"sv-plural": {"points": flat}})["sv-plural/subject/sweep"].holds
     swept = {rule: r.metrics for rule, r in sweep.run("smoke", torch.device("cpu")).items()}
     assert set(findings.sweep_findings(swept)) == {f"{rule}/{sub}/sweep" for rule in swept for sub in sc.RULES[rule]}
+
+
+def test_the_numbers_the_page_quotes_cover_every_searched_subroutine(smoke_runs):
+    # chapter 5 glues these into its prose: one set per trained (rule, subroutine), the untrained
+    # control's where it ran, and the overlaps per rule
+    table = findings.structure_table(smoke_runs)
+    quoted = findings.page_numbers(table)
+    for (rule, sub), g in table.groupby(["rule", "subroutine"]):
+        if g["trained"].any():
+            for what in ("kept", "alone", "removed", "reinit", "random", "random-removed", "removed-models"):
+                assert f"{rule}-{sub}-{what}" in quoted, (rule, sub, what)
+            assert quoted[f"{rule}-{sub}-kept"] == findings.pct(g[g["trained"]]["kept"])
+        if (~g["trained"]).any():
+            assert {f"{rule}-{sub}-untrained", f"{rule}-{sub}-untrained-kept"} <= set(quoted)
+    overlaps = findings.layer_numbers(smoke_runs)
+    searched = {r.metrics["rule"] for r in smoke_runs.rows.values()
+                if r.metrics["trained"] and r.metrics.get("subroutines")}
+    assert {k.rsplit("-seed-iou", 1)[0] for k in overlaps if k.endswith("-seed-iou")} == searched
+    assert all(" to " in v for v in overlaps.values()), overlaps

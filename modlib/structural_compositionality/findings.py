@@ -292,6 +292,67 @@ def verdict_table(table, found: dict[str, Finding]) -> list[dict[str, str]]:
     return rows
 
 
+def page_numbers(table) -> dict[str, str]:
+    """The numbers chapter 5's prose quotes, per (rule, subroutine) of ``table``'s trained runs
+    (:func:`structure_table`), keyed ``"{rule}-{subroutine}-{what}"`` for the page to glue:
+    ``kept`` (mean ± sd, %), ``alone``, ``removed`` and ``reinit`` (the removed weights
+    re-initialised) as target / other, means over runs,
+    ``random`` (a random subnetwork of the same size on the target), ``random-removed`` (the
+    target after removing as many random weights), ``removed-models`` (the ablated target per
+    base model, mask seeds averaged), ``untrained`` and ``untrained-kept`` (the untrained network's
+    subnetwork on the target, and its kept share)."""
+    out = {}
+    if table.empty:
+        return out
+    for (rule, sub), rows in table.groupby(["rule", "subroutine"], sort=False):
+        t, u = rows[rows["trained"]], rows[~rows["trained"]]
+        key = f"{rule}-{sub}"
+        if not t.empty:
+            per_model = t.groupby("model")["abl_target"].mean()
+            out |= {f"{key}-kept": pct(t["kept"]),
+                    f"{key}-alone": f"{t['sub_target'].mean():.2f} / {t['sub_other'].mean():.2f}",
+                    f"{key}-removed": f"{t['abl_target'].mean():.2f} / {t['abl_other'].mean():.2f}",
+                    f"{key}-random": f"{t['random_target'].mean():.2f}",
+                    f"{key}-reinit": f"{t['reinit_target'].mean():.2f} / {t['reinit_other'].mean():.2f}",
+                    f"{key}-random-removed": f"{t['rand_abl_target'].mean():.2f}",
+                    f"{key}-removed-models": ", ".join(f"{v:.2f}" for v in per_model)}
+        if not u.empty:
+            out |= {f"{key}-untrained": f"{u['sub_target'].mean():.2f}", f"{key}-untrained-kept": pct(u["kept"])}
+    return out
+
+
+def layer_numbers(runs) -> dict[str, str]:
+    """How much two masks overlap, as chapter 5's section on layers quotes it, per rule over its
+    searched base models (:class:`~modlib.structural_compositionality.StructureRuns` ``runs``):
+    ``"{rule}-{group}-ratio"``, the range over base models of the median, over the group's layers,
+    of the two subroutines' seed-0 overlap (IoU) divided by the overlap two random masks of those
+    sizes would have (groups: a ResNet's ``convolutions`` and ``head``, BERT's ``attention`` and
+    ``feed-forward``); and ``"{rule}-seed-iou"``, the range of the overlap of one subroutine's masks
+    from mask seeds 0 and 1 over the whole mask, the reference for overlap."""
+    from modlib.structural_compositionality.figures import short_layer
+
+    def group(layer: str) -> str:
+        name = short_layer(layer)
+        if name.startswith("L"):
+            return "feed-forward" if "ffn" in name else "attention"
+        return "head" if name.startswith("head") else "convolutions"
+
+    ratios, seeds = {}, {}
+    for r in runs.rows.values():
+        m = r.metrics
+        if not (m["trained"] and m.get("subroutines")):
+            continue
+        a, b = (r.arrays[f"kept-{sub}"][0] for sub in m["subroutines"])
+        with np.errstate(invalid="ignore", divide="ignore"):
+            ratio = r.arrays["overlap"] / (a * b / (a + b - a * b))
+        groups = np.array([group(n) for n in m["overlap"]["layers"]])
+        for g in dict.fromkeys(groups):
+            ratios.setdefault((m["rule"], g), []).append(np.nanmedian(ratio[groups == g]))
+        seeds.setdefault(m["rule"], []).extend(v for v in m["seed_overlap"].values() if np.isfinite(v))
+    out = {f"{rule}-{g}-ratio": f"{min(v):.1f} to {max(v):.1f}" for (rule, g), v in ratios.items()}
+    return out | {f"{rule}-seed-iou": f"{min(v):.2f} to {max(v):.2f}" for rule, v in seeds.items()}
+
+
 def sweep_findings(sweeps: dict) -> dict[str, Finding]:
     """What the density sweeps (:mod:`modlib.structural_compositionality.sweep`, ``sweeps``: rule ->
     stored metrics) show, per (rule, subroutine), as checks (no verdict: the paper ran no sweep):
@@ -304,8 +365,8 @@ def sweep_findings(sweeps: dict) -> dict[str, Finding]:
             pts = sorted((p for p in m["points"] if p["subroutine"] == sub), key=lambda p: -p["kept"])
             can_fail = [p for p in pts if p["random"][1] < GATE_TARGET]
             spread = pts[-1]["kept"] < pts[0]["kept"]
-            where = (f"below {can_fail[0]['kept']:.2%} kept (lambda x{can_fail[0]['lam']:g}) a random subnetwork "
-                     f"of the same size gets {can_fail[0]['random'][1]:.2f} on the other subroutine"
+            where = (f"from {can_fail[0]['kept']:.2%} kept (lambda x{can_fail[0]['lam']:g}) down, a random "
+                     f"subnetwork of the same size gets {can_fail[0]['random'][1]:.2f} on the other subroutine"
                      if can_fail else f"a random subnetwork of the same size stays at {GATE_TARGET} or more on "
                      "the other subroutine at every density swept")
             points = "; ".join(f"x{p['lam']:g}: {p['kept']:.2%} kept, alone {p['hard'][0]:.2f} / "
