@@ -1013,20 +1013,26 @@ def structure_sweeps():
     return {r.metrics["rule"]: r.metrics for r in rows.values()}
 
 
-def test_structure_sweep_test_1_cannot_fail_at_the_papers_lambda_and_can_when_sparse(structure_sweeps):
-    # the page: at x1 a random subnetwork of the same size solves the other subroutine in BERT (the
-    # grey line near the top); it falls towards chance only when the masks keep a few percent or less
+def test_structure_sweep_test_1_can_fail_at_every_density_in_the_resnet_and_at_none_in_bert(structure_sweeps):
+    # the page: at x1 a random subnetwork of the mask's size solves the other subroutine in BERT; in
+    # the ResNet a random subnetwork is near chance at every density and the found one passes test 1
+    # at every density; in BERT, at every density swept, either a random subnetwork of the mask's size
+    # gets most of the other subroutine right or the mask misses its own (the gate)
     from modlib.structural_compositionality import findings as f
 
-    pts = structure_sweeps["sv-plural"]["points"]
-    dense = [p for p in pts if p["lam"] == 1.0]
-    assert dense and all(p["random"][1] >= f.GATE_TARGET for p in dense), [p["random"] for p in dense]
-    assert all(p["kept"] > 0.1 for p in dense), [p["kept"] for p in dense]  # x1 is dense here
+    bert = structure_sweeps["sv-plural"]["points"]
+    dense = [p for p in bert if p["lam"] == 1.0]
+    assert len(dense) == 2 and all(p["random"][1] >= f.GATE_TARGET and p["kept"] > 0.1 for p in dense), dense
+    assert all(p["random"][1] >= 0.8 for p in bert if p["kept"] >= 0.1), bert
+    assert all(p["random"][1] >= 0.7 or p["hard"][0] < f.GATE_TARGET for p in bert), bert
+    assert any(p["random"][1] < 0.4 for p in bert)  # the sparsest verb mask takes a random one to chance
+    resnet = structure_sweeps["inside-contact"]["points"]
+    assert len(resnet) == 10 and max(p["kept"] for p in resnet) > 0.2, resnet
+    for p in resnet:
+        assert p["random"][0] < 0.5 and p["random"][1] < 0.65, p
+        assert p["hard"][0] >= f.GATE_TARGET and p["hard"][1] < 0.4, p
     found = f.sweep_findings(structure_sweeps)
-    for key, finding in found.items():
-        assert finding.holds, finding.text  # each subroutine's random control falls below the gate somewhere
-    falls = [p for p in pts if p["random"][1] < f.GATE_TARGET]
-    assert max(p["kept"] for p in falls) <= 0.1, [(p["kept"], p["random"]) for p in falls]
+    assert len(found) == 4 and all(finding.holds for finding in found.values()), [x.text for x in found.values()]
 
 
 def _rows(table, rule, sub, trained=True):
@@ -1087,6 +1093,7 @@ def test_structure_chosen_masks_converged(structure_table):
     # configuration is chosen only when its search mask converged; the three mask seeds then rerun it)
     trained = structure_table[structure_table["trained"]]
     assert (trained["converged"] == True).mean() >= 0.75, trained.groupby(["rule", "subroutine"])["converged"].mean()  # noqa: E712
+    assert (trained["kept"] > 0).all() and (trained["kept"] < 0.1).all(), trained["kept"].describe()  # where they settled
 
 
 def test_structure_vision_subnetworks_fail_the_other_subroutine(structure_found, structure_table):
@@ -1103,28 +1110,35 @@ def test_structure_vision_random_subnetworks_of_the_same_size_fail(structure_fou
         assert _rows(structure_table, "inside-contact", sub)["random_target"].mean() < 0.4
 
 
-def test_structure_language_subnetworks_do_both_subroutines_as_any_subnetwork_would(structure_found, structure_table):
-    # the page: at the density reached, the subject subnetwork alone is as good on verb problems as on
-    # its own, and a random subnetwork of the same size already does well on the target: neither the
-    # first test nor its control can be decided
+def test_structure_language_subnetworks_do_both_subroutines(structure_found, structure_table):
+    # the page: the subject subnetwork alone is as good on verb problems as on its own (both at the
+    # ceiling: cannot be decided); the verb subnetwork's gap is far smaller than the paper's (✗); the
+    # subject subnetwork beats a random one of its size, which still gets most subject problems right
     subject = _rows(structure_table, "sv-plural", "subject")
     assert subject["sub_other"].mean() >= subject["sub_target"].mean() - 0.05
-    for sub in ("subject", "verb"):
-        assert _outcome(structure_found, f"sv-plural/{sub}/subnetwork") == stats.UNDECIDED
-        assert _outcome(structure_found, f"sv-plural/{sub}/random") == stats.UNDECIDED
-        rows = _rows(structure_table, "sv-plural", sub)
-        assert rows["sub_target"].mean() >= 0.95 and rows["random_target"].mean() >= 0.75, rows.mean(numeric_only=True)
-
-
-def test_structure_removing_an_agreement_subnetwork_changes_nothing(structure_found, structure_table):
-    # the page: removing either subnetwork leaves both subroutines at the ceiling, where the rule
-    # cannot decide (zeroed or re-initialised)
+    assert _outcome(structure_found, "sv-plural/subject/subnetwork") == stats.UNDECIDED
+    assert _outcome(structure_found, "sv-plural/verb/subnetwork") == stats.NOT_REPRODUCED
+    assert _outcome(structure_found, "sv-plural/subject/random") == stats.REPRODUCED
+    assert 0.75 <= subject["random_target"].mean() < subject["sub_target"].mean() - 0.1, subject.mean(numeric_only=True)
     for sub in ("subject", "verb"):
         rows = _rows(structure_table, "sv-plural", sub)
-        assert (rows[["abl_target", "abl_other"]].mean() >= 0.95).all(), rows[["abl_target", "abl_other"]].mean()
-        for key in ("ablation", "reinit"):
-            f = structure_found[f"sv-plural/{sub}/{key}"]
-            assert f.outcome == stats.UNDECIDED and "floor or ceiling" in f.text, f.text
+        assert rows["sub_target"].mean() >= 0.95 and rows["sub_other"].mean() >= 0.75, rows.mean(numeric_only=True)
+
+
+def test_structure_removing_an_agreement_subnetwork_is_not_selective(structure_found, structure_table):
+    # the page: removing the verb subnetwork leaves both at the ceiling (cannot be decided); removing
+    # the subject subnetwork changes nothing in two base models and takes both subroutines down in
+    # the third: the paper's +0.31 is excluded, zeroed or re-initialised
+    verb = _rows(structure_table, "sv-plural", "verb")
+    assert (verb[["abl_target", "abl_other"]].mean() >= 0.95).all(), verb[["abl_target", "abl_other"]].mean()
+    for key in ("ablation", "reinit"):
+        f = structure_found[f"sv-plural/verb/{key}"]
+        assert f.outcome == stats.UNDECIDED and "floor or ceiling" in f.text, f.text
+        assert _outcome(structure_found, f"sv-plural/subject/{key}") == stats.NOT_REPRODUCED
+    m = _rows(structure_table, "sv-plural", "subject").groupby("model")[["abl_target", "abl_other"]].mean()
+    assert (m["abl_target"] >= 0.95).sum() == 2, m
+    fallen = m[m["abl_target"] < 0.6]
+    assert len(fallen) == 1 and (fallen["abl_other"] < 0.6).all(), m
 
 
 def _removed_per_model(table, sub):
@@ -1171,8 +1185,10 @@ def test_structure_random_removal_of_the_same_size_hurts_nothing(structure_found
 
 
 def test_structure_reinitialising_gives_the_same_picture_as_zeroing(structure_found, structure_table):
+    # the page: where zeroing Inside-Contact's subnetworks hurts, re-initialising them hurts as much
     for sub in ("inside", "contact"):
         rows = _rows(structure_table, "inside-contact", sub)
+        assert rows["reinit_target"].mean() < 0.8, rows.mean(numeric_only=True)
         for arm in ("target", "other"):
             assert abs(rows[f"reinit_{arm}"].mean() - rows[f"abl_{arm}"].mean()) < 0.1, rows.mean(numeric_only=True)
         assert _outcome(structure_found, f"inside-contact/{sub}/reinit") == _outcome(

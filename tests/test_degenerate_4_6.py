@@ -436,6 +436,27 @@ def _fake_runs5(runs, name):
     return SimpleNamespace(rows=rows, settings=runs.settings)
 
 
+def _sweeps5(name):
+    """Chapter 5's stored density sweeps (rule -> metrics) as the variant ``name`` would have them:
+    every point at chance, a mask that keeps everything (subnetwork and random one the full
+    model) or nothing, the random control equal to the found subnetwork, the found one untrained.
+    A sweep has one base model, so "identical units" and "never fit" leave it as stored."""
+    from modlib.structural_compositionality import experiment, sweep
+
+    c = sc_findings.CHANCE
+    change = {"chance": {"hard": [c, c], "random": [c, c]},
+              "keeps everything": {"kept": 1.0, "hard": [1.0, 1.0], "random": [1.0, 1.0]},
+              "keeps nothing": {"kept": 0.0, "hard": [c, c], "random": [c, c]},
+              "one arm untrained": {"hard": [c, c]}}.get(name, {})
+    out = {}
+    for rule in sweep.settings("full").rules:
+        m = _read(experiment.CHAPTER, f"sweep-{rule}").metrics
+        points = [dict(p, **change, **({"random": p["hard"]} if name == "control = treatment" else {}))
+                  for p in m["points"]]
+        out[rule] = {**m, "points": points}
+    return out
+
+
 def test_chapter5_claims_tests_fail_on_degenerate_results():
     from modlib import structural_compositionality as sc
 
@@ -445,7 +466,7 @@ def test_chapter5_claims_tests_fail_on_degenerate_results():
     tests = _tests("test_structure")
     assert len(tests) >= 15
     _check_tests(tests, {name: {"structure_found": claims5(t, b, gate), "structure_table": t,
-                                "structure_runs": _fake_runs5(runs, name)}
+                                "structure_runs": _fake_runs5(runs, name), "structure_sweeps": _sweeps5(name)}
                          for name, (t, b) in variants5(table, bases).items()})
 
 

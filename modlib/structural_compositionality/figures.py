@@ -37,10 +37,11 @@ def odd_one_out_problems(problems: dict[str, dict], titles: dict[str, str]) -> p
 def subnetwork_bars(table, paper: dict | None = None) -> plt.Figure:
     """The paper's results figure: per (rule, subroutine), the subnetwork's and the ablated model's
     accuracy on the target (blue) and the other subroutine (orange), mean over runs (bars) and each
-    run (dots), chance dashed; the paper's means as black diamonds where ``paper`` has them.
+    run (dots), chance dashed; the paper's means as black diamonds where ``paper`` has them; each
+    panel's title gives the masks' mean kept share.
     ``table``: :func:`modlib.structural_compositionality.findings.structure_table` rows of trained base models."""
     groups = list(dict.fromkeys(zip(table["rule"], table["subroutine"])))
-    ncols = min(3, len(groups))
+    ncols = 2 if len(groups) == 4 else min(3, len(groups))
     nrows = -(-len(groups) // ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(COLUMN, 2.3 * nrows), squeeze=False, sharey=True)
     for ax, (rule, sub) in zip(axes.flat, groups):
@@ -56,7 +57,7 @@ def subnetwork_bars(table, paper: dict | None = None) -> plt.Figure:
             ax.plot(x, paper[(rule, sub)], "D", color="black", ms=4, label="paper")
         ax.axhline(0.25, color="0.4", ls="--", lw=0.8)
         ax.set_xticks([0.4, 2.6], ["subnetwork", "ablated"])
-        ax.set_title(f"{rule}\n{sub} mask", fontsize=9)
+        ax.set_title(f"{rule}, {sub} mask\n{100 * rows['kept'].mean():.1f} % kept", fontsize=9)
         ax.set_ylim(0, 1.05)
     for ax in axes[:, 0]:
         ax.set_ylabel("accuracy")
@@ -79,8 +80,10 @@ def control_bars(table) -> plt.Figure:
     """Per (rule, subroutine), top: the ablated model's other-minus-target accuracy (the modular effect)
     with the removed weights zeroed and re-initialised and with as many weights removed at random, for
     the trained base models, and zeroed for the untrained control; bottom: the target accuracy of the found subnetwork against a random one of
-    the same size. Dots: runs; bars: means."""
-    groups = list(dict.fromkeys(zip(table["rule"], table["subroutine"])))
+    the same size. Dots: runs; bars: means. Only the (rule, subroutine) pairs searched in a trained
+    base model are drawn: an untrained control alone has nothing to be compared with."""
+    trained = table[table["trained"]]
+    groups = list(dict.fromkeys(zip(trained["rule"], trained["subroutine"])))
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(COLUMN, 5.6), sharey=False)
     width = 0.2
     labels = [rule.replace("-", "-\n") + f"\n({sub})" for rule, sub in groups]  # 3 short lines
@@ -119,7 +122,8 @@ def control_bars(table) -> plt.Figure:
 def kept_by_layer(arrays: dict, subroutines: tuple[str, str], layers: list[str], ax: plt.Axes | None = None):
     """One stored result's per-layer kept fractions (both subroutines, mean over mask seeds) and
     the overlap (IoU) of their seed-0 masks, layer by layer, against the overlap two independent
-    random masks of the seed-0 masks' sizes would have, ``pq / (p + q - pq)``. (Chapter 5.)"""
+    random masks of the seed-0 masks' sizes would have, ``pq / (p + q - pq)``, on a log axis
+    (a zero drops to the bottom). (Chapter 5.)"""
     fig = None
     if ax is None:
         fig, ax = plt.subplots(figsize=(COLUMN, 2.6))
@@ -130,8 +134,9 @@ def kept_by_layer(arrays: dict, subroutines: tuple[str, str], layers: list[str],
     p, q = (arrays[f"kept-{sub}"][0] for sub in subroutines)
     ax.plot(x, p * q / (p + q - p * q), ":", color="0.5", label="overlap of random masks")
     ax.set_xticks(x, [short_layer(n) for n in layers], rotation=60, ha="right", fontsize=7)
-    ax.set_ylim(0, 1.02)
-    ax.set_ylabel("fraction")
+    ax.set_yscale("log")  # sparse masks keep 0.1-30 % per layer
+    ax.set_ylim(1e-3, 1.2)
+    ax.set_ylabel("fraction (log)")
     ax.legend(fontsize=7, frameon=False)
     if fig is not None:
         fig.tight_layout()

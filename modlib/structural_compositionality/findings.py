@@ -353,6 +353,21 @@ def layer_numbers(runs) -> dict[str, str]:
     return out | {f"{rule}-seed-iou": f"{min(v):.2f} to {max(v):.2f}" for rule, v in seeds.items()}
 
 
+def sweep_numbers(sweeps: dict) -> dict[str, str]:
+    """The density sweeps' points as chapter 5's prose quotes them (``sweeps``: rule -> stored
+    metrics), keyed ``"sweep-{rule}-{subroutine}-x{multiple of lambda}-{what}"``: ``kept`` (%),
+    ``alone`` (the found subnetwork, target / other) and ``random`` (a random one of its size,
+    target / other)."""
+    out = {}
+    for rule, m in sweeps.items():
+        for p in m["points"]:
+            key = f"sweep-{rule}-{p['subroutine']}-x{p['lam']:g}"
+            out |= {f"{key}-kept": f"{p['kept']:.2%}",
+                    f"{key}-alone": f"{p['hard'][0]:.2f} / {p['hard'][1]:.2f}",
+                    f"{key}-random": f"{p['random'][0]:.2f} / {p['random'][1]:.2f}"}
+    return out
+
+
 def sweep_findings(sweeps: dict) -> dict[str, Finding]:
     """What the density sweeps (:mod:`modlib.structural_compositionality.sweep`, ``sweeps``: rule ->
     stored metrics) show, per (rule, subroutine), as checks (no verdict: the paper ran no sweep):
