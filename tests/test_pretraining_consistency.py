@@ -130,3 +130,13 @@ def test_masks_are_compared_at_equal_density_by_the_grid_configuration_nearest_a
     assert rows[0]["more modular"] == "–"  # not in found
     fig = pc_figures.density_by_arm(effects, table)
     assert len(fig.axes) == 2 and all(len(ax.lines) >= 4 for ax in fig.axes)  # 2 arms, dots and crosses
+
+
+def test_the_pretraining_numbers_the_page_quotes():
+    made = {"language": {"losses": [4.2451, 2.0], "final_loss": 1.3276, "probe_untrained": 0.56, "probe": 1.0},
+            "vision": {"final_loss": 0.0719, "probe": {"inside": 0.974, "contact": 0.71},
+                       "probe_untrained": {"inside": 0.751, "contact": 0.526}}}
+    quoted = pc_findings.pretraining_numbers(made)
+    assert quoted == {"lm-loss-first": "4.25", "lm-loss-last": "1.33", "lm-probe-untrained": "56%",
+                      "lm-probe": "100%", "simclr-loss-last": "0.07", "probe-inside": "97%",
+                      "probe-inside-untrained": "75%", "probe-contact": "71%", "probe-contact-untrained": "53%"}

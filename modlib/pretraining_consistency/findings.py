@@ -107,6 +107,22 @@ def pretraining(runs) -> dict[str, Finding]:
             **matched_from(matched_density(runs), base_gate)}
 
 
+def pretraining_numbers(made: dict) -> dict[str, str]:
+    """The numbers chapter 6's section on the two pretraining runs quotes, from their stored metrics
+    (``made``: ``"language"`` / ``"vision"`` -> metrics), keyed for the page to glue: the masked-word
+    loss at the first and last step (``lm-loss-first``, ``lm-loss-last``), the agreement probe
+    before and after (``lm-probe-untrained``, ``lm-probe``), SimCLR's last loss (``simclr-loss-last``)
+    and the linear probes of each property on an untrained and the pretrained ResNet
+    (``probe-{property}-untrained``, ``probe-{property}``), as percentages."""
+    lm, vis = made["language"], made["vision"]
+    out = {"lm-loss-first": f"{lm['losses'][0]:.2f}", "lm-loss-last": f"{lm['final_loss']:.2f}",
+           "lm-probe-untrained": f"{lm['probe_untrained']:.0%}", "lm-probe": f"{lm['probe']:.0%}",
+           "simclr-loss-last": f"{vis['final_loss']:.2f}"}
+    for prop, acc in vis["probe"].items():
+        out |= {f"probe-{prop}": f"{acc:.0%}", f"probe-{prop}-untrained": f"{vis['probe_untrained'][prop]:.0%}"}
+    return out
+
+
 # The share of masked weights the paper's masks keep in BERT-small fine-tuned from its MLM weights (the
 # authors' L0_Reporting files; issue 31); from scratch and the ResNets: chapter 5's PAPER_KEPT
 PAPER_KEPT_PRETRAINED = (0.0007, 0.015)
