@@ -1110,14 +1110,35 @@ def test_structure_vision_random_subnetworks_of_the_same_size_fail(structure_fou
         assert _rows(structure_table, "inside-contact", sub)["random_target"].mean() < 0.4
 
 
+def _gated(table, rule, sub):
+    rows = _rows(table, rule, sub)
+    return rows[rows["passed_gate"] == True]  # noqa: E712 (the base models the verdicts count)
+
+
+def test_structure_agreement_base_model_1_missed_the_selection_gate(structure_runs, structure_table):
+    # the page: base model 1's agreement masks missed the gate (too few of their own mask-training
+    # problems), so the verdicts count base models 0 and 2; the others passed
+    m = structure_runs.rows["sv-plural-1"].metrics
+    assert all(not f["passed_gate"] for f in m["subroutines"].values())
+    for sub in ("subject", "verb"):
+        rows = _rows(structure_table, "sv-plural", sub)
+        assert sorted(rows[rows["passed_gate"] == True]["model"].unique()) == [0, 2], rows[["model", "passed_gate"]]  # noqa: E712
+        assert (rows[rows["model"] == 1]["own"] < sc_findings.GATE_TARGET).all()
+    inside = structure_table[structure_table["rule"] == "inside-contact"]
+    assert inside[inside["trained"]]["passed_gate"].all()
+
+
 def test_structure_language_subnetworks_do_both_subroutines(structure_found, structure_table):
     # the page: the subject subnetwork alone is as good on verb problems as on its own (both at the
-    # ceiling: cannot be decided); the verb subnetwork's gap is far smaller than the paper's (✗); the
-    # subject subnetwork beats a random one of its size, which still gets most subject problems right
-    subject = _rows(structure_table, "sv-plural", "subject")
+    # ceiling: cannot be decided); the verb subnetwork is not shown to beat a random subnetwork of its
+    # size, so its test 1 cannot be decided either; the subject subnetwork beats a random one of its
+    # size, which still gets most subject problems right
+    subject = _gated(structure_table, "sv-plural", "subject")
     assert subject["sub_other"].mean() >= subject["sub_target"].mean() - 0.05
     assert _outcome(structure_found, "sv-plural/subject/subnetwork") == stats.UNDECIDED
-    assert _outcome(structure_found, "sv-plural/verb/subnetwork") == stats.NOT_REPRODUCED
+    assert _outcome(structure_found, "sv-plural/verb/random") == stats.UNDECIDED
+    verb = structure_found["sv-plural/verb/subnetwork"]
+    assert verb.outcome == stats.UNDECIDED and "a control failed" in verb.verdict.why, verb.text
     assert _outcome(structure_found, "sv-plural/subject/random") == stats.REPRODUCED
     assert 0.75 <= subject["random_target"].mean() < subject["sub_target"].mean() - 0.1, subject.mean(numeric_only=True)
     for sub in ("subject", "verb"):
@@ -1128,17 +1149,50 @@ def test_structure_language_subnetworks_do_both_subroutines(structure_found, str
 def test_structure_removing_an_agreement_subnetwork_is_not_selective(structure_found, structure_table):
     # the page: removing the verb subnetwork leaves both at the ceiling (cannot be decided); removing
     # the subject subnetwork changes nothing in two base models and takes both subroutines down in
-    # the third: the paper's +0.31 is excluded, zeroed or re-initialised
+    # the third; over the two base models that count, the zeroing verdict cannot be decided
     verb = _rows(structure_table, "sv-plural", "verb")
     assert (verb[["abl_target", "abl_other"]].mean() >= 0.95).all(), verb[["abl_target", "abl_other"]].mean()
     for key in ("ablation", "reinit"):
         f = structure_found[f"sv-plural/verb/{key}"]
         assert f.outcome == stats.UNDECIDED and "floor or ceiling" in f.text, f.text
-        assert _outcome(structure_found, f"sv-plural/subject/{key}") == stats.NOT_REPRODUCED
+    f = structure_found["sv-plural/subject/ablation"]
+    assert f.outcome == stats.UNDECIDED and "over 2 base models" in f.text, f.text
     m = _rows(structure_table, "sv-plural", "subject").groupby("model")[["abl_target", "abl_other"]].mean()
     assert (m["abl_target"] >= 0.95).sum() == 2, m
     fallen = m[m["abl_target"] < 0.6]
     assert len(fallen) == 1 and (fallen["abl_other"] < 0.6).all(), m
+
+
+def test_structure_the_convergence_condition_decided_one_inside_mask(structure_runs):
+    # the page: only base model 1's inside choice changes without the book's convergence condition
+    # (x30 instead of x100); chosen as the authors' code chooses, the inside ablation is reproduced,
+    # and that x30 mask's removal hurts inside problems far more than contact ones
+    found = sc_findings.without_convergence_rule(structure_runs)
+    assert list(found) == ["inside-contact/inside/ablation-argmax"], list(found)
+    f = found["inside-contact/inside/ablation-argmax"]
+    assert f.outcome == stats.REPRODUCED and "base model 1: ×30" in f.text, f.text
+    grid = structure_runs.rows["inside-contact-1"].metrics["subroutines"]["inside"]["grid"]
+    x30 = next(c for c in grid if c["lam"] == 30)
+    assert not x30["converged"] and x30["test"]["complement"][1] - x30["test"]["complement"][0] > 0.3, x30["test"]
+
+
+def test_structure_sweep_the_second_test_fades_as_masks_get_sparser(structure_sweeps):
+    # the page: removing a mask of a few percent hurts its own subroutine more than the other in the
+    # ResNet, removing the sparsest hurts neither; in BERT removing the subject mask hurts subject
+    # problems more while the mask keeps a tenth or more, and nothing from x300 down
+    def removed(rule, sub, lam):
+        (p,) = [p for p in structure_sweeps[rule]["points"] if p["subroutine"] == sub and p["lam"] == lam]
+        return p["complement"], p["random_complement"]
+
+    (t, o), (rt, _) = removed("inside-contact", "inside", 10.0)
+    assert o - t > 0.3 and rt >= 0.95, (t, o, rt)
+    for sub in ("inside", "contact"):
+        assert min(removed("inside-contact", sub, 100.0)[0]) >= 0.9
+    for lam in (1.0, 10.0, 100.0):
+        (t, o), _ = removed("sv-plural", "subject", lam)
+        assert o - t > 0.1, (lam, t, o)
+    for lam in (300.0, 1000.0):
+        assert min(removed("sv-plural", "subject", lam)[0]) >= 0.95
 
 
 def _removed_per_model(table, sub):

@@ -423,6 +423,7 @@ def _fake_runs5(runs, name):
     runs themselves (base models searched, masks' per-layer overlaps)."""
     from types import SimpleNamespace
 
+    c = sc_findings.CHANCE
     rows = {}
     for key, r in runs.rows.items():
         metrics, arrays = dict(r.metrics), dict(r.arrays)
@@ -432,6 +433,11 @@ def _fake_runs5(runs, name):
             fill = 1.0 if name == "keeps everything" else 0.0
             arrays = {k: np.full_like(np.asarray(x, dtype=float), fill) if k == "overlap" or k.startswith("kept-")
                       else x for k, x in arrays.items()}
+        removed = {"chance": [c, c], "keeps everything": [c, c], "keeps nothing": [1.0, 1.0]}.get(name)
+        if removed and metrics.get("subroutines"):  # the search's masks, as the variant would have them
+            metrics["subroutines"] = {sub: {**f, "grid": [{**g, "test": {**g["test"], "complement": removed}}
+                                                          for g in f.get("grid", [])]}
+                                      for sub, f in metrics["subroutines"].items()}
         rows[key] = SimpleNamespace(metrics=metrics, arrays=arrays)
     return SimpleNamespace(rows=rows, settings=runs.settings)
 
@@ -444,14 +450,17 @@ def _sweeps5(name):
     from modlib.structural_compositionality import experiment, sweep
 
     c = sc_findings.CHANCE
-    change = {"chance": {"hard": [c, c], "random": [c, c]},
-              "keeps everything": {"kept": 1.0, "hard": [1.0, 1.0], "random": [1.0, 1.0]},
-              "keeps nothing": {"kept": 0.0, "hard": [c, c], "random": [c, c]},
-              "one arm untrained": {"hard": [c, c]}}.get(name, {})
+    change = {"chance": {"hard": [c, c], "random": [c, c], "complement": [c, c], "random_complement": [c, c]},
+              "keeps everything": {"kept": 1.0, "hard": [1.0, 1.0], "random": [1.0, 1.0],
+                                   "complement": [c, c], "random_complement": [c, c]},
+              "keeps nothing": {"kept": 0.0, "hard": [c, c], "random": [c, c],
+                                "complement": [1.0, 1.0], "random_complement": [1.0, 1.0]},
+              "one arm untrained": {"hard": [c, c], "complement": [c, c]}}.get(name, {})
     out = {}
     for rule in sweep.settings("full").rules:
         m = _read(experiment.CHAPTER, f"sweep-{rule}").metrics
-        points = [dict(p, **change, **({"random": p["hard"]} if name == "control = treatment" else {}))
+        points = [dict(p, **change, **({"random": p["hard"], "random_complement": p["complement"]}
+                                       if name == "control = treatment" else {}))
                   for p in m["points"]]
         out[rule] = {**m, "points": points}
     return out

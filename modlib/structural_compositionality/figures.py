@@ -11,6 +11,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from modlib.plots import COLUMN, count
+from modlib.profiles import check_choice
 
 TARGET, OTHER = "#1f77b4", "#ff7f0e"  # the subnetwork's own subroutine, the other one
 
@@ -215,12 +216,25 @@ def diagram_two_tests() -> plt.Figure:
     return fig
 
 
-def density_sweep(sweeps: dict, paper: dict[str, tuple[float, float]]) -> plt.Figure:
-    """The two tests against density (:mod:`modlib.structural_compositionality.sweep`): one panel per
-    (rule, subroutine), across the share of masked weights the mask keeps (log scale), the
-    subnetwork's accuracy on its own subroutine (blue) and on the other (orange), and a random
-    subnetwork of the same size on the other (grey); the paper's range of kept shares shaded and
-    chance dashed. ``sweeps``: rule -> a stored sweep's metrics; ``paper``: rule -> (low, high)."""
+DENSITY_TESTS = {  # test -> (the found mask's arm, the random control's arm, its side, legend labels)
+    "alone": ("hard", "random", 1, ("subnetwork, own subroutine", "subnetwork, other subroutine",
+                                    "random same-size subnetwork, other")),
+    "removed": ("complement", "random_complement", 0, ("subnetwork removed: own subroutine",
+                                                       "subnetwork removed: other subroutine",
+                                                       "as many random weights removed: own")),
+}
+
+
+def density_sweep(sweeps: dict, paper: dict[str, tuple[float, float]], test: str = "alone") -> plt.Figure:
+    """One of the two tests against density (:mod:`modlib.structural_compositionality.sweep`): one
+    panel per (rule, subroutine), across the share of masked weights the mask keeps (log scale),
+    accuracy on the mask's own subroutine (blue) and on the other (orange), and the random control
+    (grey) -- for ``test="alone"`` the subnetwork alone and a random subnetwork of the same size on
+    the other subroutine; for ``"removed"`` the model without the subnetwork and without as many
+    random weights, on the own subroutine. The paper's range of kept shares shaded, chance dotted.
+    ``sweeps``: rule -> a stored sweep's metrics; ``paper``: rule -> (low, high)."""
+    check_choice("test", test, DENSITY_TESTS)
+    arm, control, side, names = DENSITY_TESTS[test]
     groups = [(rule, sub) for rule, m in sweeps.items() for sub in dict.fromkeys(p["subroutine"] for p in m["points"])]
     ncols = min(2, len(groups))
     nrows = -(-len(groups) // ncols)
@@ -230,9 +244,9 @@ def density_sweep(sweeps: dict, paper: dict[str, tuple[float, float]]) -> plt.Fi
         kept = np.array([max(p["kept"], 1e-5) for p in pts])
         low, high = paper[rule]
         ax.axvspan(low, high, color="0.92", zorder=0)
-        ax.plot(kept, [p["hard"][0] for p in pts], "o-", color=TARGET, ms=4)
-        ax.plot(kept, [p["hard"][1] for p in pts], "o-", color=OTHER, ms=4)
-        ax.plot(kept, [p["random"][1] for p in pts], "s--", color="0.5", ms=3)
+        ax.plot(kept, [p[arm][0] for p in pts], "o-", color=TARGET, ms=4)
+        ax.plot(kept, [p[arm][1] for p in pts], "o-", color=OTHER, ms=4)
+        ax.plot(kept, [p[control][side] for p in pts], "s--", color="0.5", ms=3)
         for p, k in zip(pts, kept):
             ax.annotate(f"×{p['lam']:g}", (k, 0.04), fontsize=6.5, ha="center", color="0.35")
         ax.axhline(0.25, color="0.4", ls=":", lw=0.8)
@@ -247,8 +261,7 @@ def density_sweep(sweeps: dict, paper: dict[str, tuple[float, float]]) -> plt.Fi
         ax.axis("off")
     handles = [plt.Line2D([], [], color=TARGET, marker="o"), plt.Line2D([], [], color=OTHER, marker="o"),
                plt.Line2D([], [], color="0.5", marker="s", ls="--"), plt.Rectangle((0, 0), 1, 1, color="0.92")]
-    labels = ["subnetwork, own subroutine", "subnetwork, other subroutine",
-              "random same-size subnetwork, other", "the paper's kept shares"]
+    labels = [*names, "the paper's kept shares"]
     fig.legend(handles, labels, loc="lower center", ncol=2, fontsize=8, frameon=False)
     fig.tight_layout(rect=(0, 0.1, 1, 1))
     return fig

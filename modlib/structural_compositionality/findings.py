@@ -208,25 +208,36 @@ def structural_from(table, bases: list[dict], base_gate: float) -> dict[str, Fin
             f"{len(trained_bases)} pass {base_gate} and are searched.")
         for sub in dict.fromkeys(table[table["rule"] == rule]["subroutine"]):
             rows = table[(table["rule"] == rule) & (table["subroutine"] == sub)]
-            t, u = rows[rows["trained"]], rows[~rows["trained"]]
+            trained, u = rows[rows["trained"]], rows[~rows["trained"]]
+            t = trained[trained["passed_gate"] == True]  # noqa: E712 (the selection gate, on validation)
             name, paper = f"{rule}/{sub}", paper_effects(rule, sub)
-            if t.empty:
+            if trained.empty:
                 continue
+            left_out = trained["model"].nunique() - t["model"].nunique()
+            gated = (f"; {left_out} base model{'s' if left_out > 1 else ''} whose masks missed the selection "
+                     "gate left out" if left_out else "")
+            if t.empty:  # no unit counts: every claim below is read off all of them and cannot be decided
+                t, gated = trained, "; no base model's masks passed the selection gate"
             fit = all(task.get((rule, m, True), 0) >= base_gate for m in dict.fromkeys(t["model"]))
-            masks_ok = not degenerate(t["kept"])
-            kept = f"{_ms(t['kept'])} of the masked weights kept"
+            masks_ok = not degenerate(t["kept"]) and bool((t["passed_gate"] == True).all())  # noqa: E712
+            kept = f"{_ms(t['kept'])} of the masked weights kept{gated}"
             models = t["model"].nunique()
             col = lambda c: _by_model(t, c)  # noqa: E731
             gate = bool(t["sub_target"].mean() >= GATE_TARGET)
+            random = stats.paired(col("sub_target"), col("random_target"), unit="base model").verdict(
+                paper=LOWER, margin=LOWER, source="the stated margin of", trained=fit, controls=masks_ok,
+                measurable=_measurable(col("sub_target"), col("random_target")))
             value, source, words = paper["subnetwork"]
             v = stats.paired(col("sub_target"), col("sub_other"), unit="base model").verdict(
-                paper=value, margin=LOWER, source=source, trained=fit, controls=masks_ok and gate,
+                paper=value, margin=LOWER, source=source, trained=fit,
+                controls=masks_ok and gate and random.reproduced,
                 measurable=_measurable(col("sub_target"), col("sub_other")))
             out[f"{name}/subnetwork"] = stats.claim(
                 f"{name}/subnetwork", v,
                 f"{rule}, {sub} subnetwork ({len(t)} runs over {models} base models, {kept}): "
                 f"{_ms(t['sub_target'])} on {sub} problems, {_ms(t['sub_other'])} on the other "
-                f"subroutine's (the gate on the target: {GATE_TARGET}, {'met' if gate else 'missed'}); "
+                f"subroutine's (the gate on the target: {GATE_TARGET}, {'met' if gate else 'missed'}; "
+                f"better than a random subnetwork of its size: {'yes' if random.reproduced else 'not shown'}); "
                 f"target minus other ({words}):")
             for key, prefix, what in (("ablation", "abl", "Removing it (zeroed)"),
                                       ("reinit", "reinit", "Removing it (re-initialised)")):
@@ -239,11 +250,8 @@ def structural_from(table, bases: list[dict], base_gate: float) -> dict[str, Fin
                     f"{rule}, {sub}: {what} leaves {_ms(t[f'{prefix}_target'])} on {sub} problems and "
                     f"{_ms(t[f'{prefix}_other'])} on the other subroutine's ({kept}); other minus target "
                     f"({words}):")
-            v = stats.paired(col("sub_target"), col("random_target"), unit="base model").verdict(
-                paper=LOWER, margin=LOWER, source="the stated margin of", trained=fit, controls=masks_ok,
-                measurable=_measurable(col("sub_target"), col("random_target")))
             out[f"{name}/random"] = stats.claim(
-                f"{name}/random", v,
+                f"{name}/random", random,
                 f"{rule}, {sub}: a random subnetwork of the same size per layer ({kept}) gets "
                 f"{_ms(t['random_target'])} on {sub} problems against the found one's "
                 f"{_ms(t['sub_target'])}; found minus random:")
@@ -276,13 +284,16 @@ VERDICTS = {"subnetwork": "test 1: alone", "ablation": "test 2: removed", "rando
 
 def verdict_table(table, found: dict[str, Finding]) -> list[dict[str, str]]:
     """Every verdict of the page, once: one row per (rule, subroutine) of ``table``'s trained runs
-    (:func:`structure_table`) with the masks' kept share, the subnetwork's and the ablated model's
-    accuracies (target / other, means over runs) and the mark of each claim of ``found``
+    (:func:`structure_table`) with how many base models' masks passed the selection gate (the units
+    the verdicts count), their masks' kept share, the subnetwork's and the ablated model's
+    accuracies (target / other, means over those runs) and the mark of each claim of ``found``
     (:func:`structural`) in :data:`VERDICTS` ("–" where the claim was not made)."""
     rows = []
     trained = table[table["trained"]]
-    for (rule, sub), t in trained.groupby(["rule", "subroutine"], sort=False):
-        row = {"rule": rule, "subroutine": sub, "kept": pct(t["kept"]),
+    for (rule, sub), every in trained.groupby(["rule", "subroutine"], sort=False):
+        t = every[every["passed_gate"] == True]  # noqa: E712 (the units the verdicts count)
+        row = {"rule": rule, "subroutine": sub,
+               "base models": f"{t['model'].nunique()} of {every['model'].nunique()}", "kept": pct(t["kept"]),
                "alone: target / other": f"{t['sub_target'].mean():.2f} / {t['sub_other'].mean():.2f}",
                "removed: target / other": f"{t['abl_target'].mean():.2f} / {t['abl_other'].mean():.2f}"}
         for key, heading in VERDICTS.items():
@@ -290,6 +301,43 @@ def verdict_table(table, found: dict[str, Finding]) -> list[dict[str, str]]:
             row[heading] = f.mark if f is not None else "–"
         rows.append(row)
     return rows
+
+
+def without_convergence_rule(runs) -> dict[str, Finding]:
+    """The ablation claim again with the authors' plain selection (the configuration of highest
+    quality, the first in grid order on a tie, converged or not), where the book's rule that a
+    configuration must have converged changed a choice: per (rule, subroutine), keyed
+    ``"{rule}/{sub}/ablation-argmax"``, a claim over the trained base models whose search passed the
+    gate, from the seed-0 search masks' test-set results (the only masks stored for a configuration
+    that was not chosen; the chosen configuration's are read the same way, so the two are alike)."""
+    out = {}
+    effects = {}
+    for r in runs.rows.values():
+        m = r.metrics
+        if not m["trained"]:
+            continue
+        for sub, f in (m.get("subroutines") or {}).items():
+            if not (f.get("grid") and f["passed_gate"]):
+                continue
+            best = max(f["grid"], key=lambda c: c["quality"])  # max keeps the first of equals
+            key = lambda c: {k: c[k] for k in f["chosen"]}  # noqa: E731
+            chosen = next(c for c in f["grid"] if key(c) == f["chosen"])
+            effects.setdefault((m["rule"], sub), []).append(
+                (m["seed"], key(best) != f["chosen"], best, chosen))
+    for (rule, sub), rows in effects.items():
+        if not any(changed for _, changed, _, _ in rows):
+            continue
+        argmax = np.array([b["test"]["complement"][1] - b["test"]["complement"][0] for _, _, b, _ in rows])
+        ablated = [b["test"]["complement"] for _, _, b, _ in rows]
+        value, source, words = paper_effects(rule, sub)["ablation"]
+        v = stats.paired(argmax, np.zeros_like(argmax), unit="base model").verdict(paper=value, source=source)
+        changed = ", ".join(f"base model {seed}: ×{c['lam']:g}, {c['kept']:.2%} kept, instead of ×{ch['lam']:g}, "
+                            f"{ch['kept']:.2%}" for seed, moved, c, ch in rows if moved)
+        out[f"{rule}/{sub}/ablation-argmax"] = stats.claim(
+            f"{rule}/{sub}/ablation-argmax", v,
+            f"the {sub} masks chosen so ({changed}) leave {', '.join(f'{a:.2f} / {b:.2f}' for a, b in ablated)} "
+            f"when removed ({sub} / other, per base model); other minus target ({words}):")
+    return out
 
 
 def page_numbers(table) -> dict[str, str]:
@@ -356,15 +404,16 @@ def layer_numbers(runs) -> dict[str, str]:
 def sweep_numbers(sweeps: dict) -> dict[str, str]:
     """The density sweeps' points as chapter 5's prose quotes them (``sweeps``: rule -> stored
     metrics), keyed ``"sweep-{rule}-{subroutine}-x{multiple of lambda}-{what}"``: ``kept`` (%),
-    ``alone`` (the found subnetwork, target / other) and ``random`` (a random one of its size,
-    target / other)."""
+    ``alone`` (the found subnetwork, target / other), ``random`` (a random one of its size,
+    target / other) and ``removed`` (the model without the subnetwork, target / other)."""
     out = {}
     for rule, m in sweeps.items():
         for p in m["points"]:
             key = f"sweep-{rule}-{p['subroutine']}-x{p['lam']:g}"
             out |= {f"{key}-kept": f"{p['kept']:.2%}",
                     f"{key}-alone": f"{p['hard'][0]:.2f} / {p['hard'][1]:.2f}",
-                    f"{key}-random": f"{p['random'][0]:.2f} / {p['random'][1]:.2f}"}
+                    f"{key}-random": f"{p['random'][0]:.2f} / {p['random'][1]:.2f}",
+                    f"{key}-removed": f"{p['complement'][0]:.2f} / {p['complement'][1]:.2f}"}
     return out
 
 
