@@ -89,17 +89,6 @@ def count(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
-def markdown_table(rows: list[dict]) -> str:
-    """``rows`` (dicts with the same keys) as a Markdown table for the page (show it with
-    ``IPython.display.Markdown``); chapters 5 and 6 print their tables of verdicts with it."""
-    if not rows:
-        return "(no rows)"
-    keys = list(rows[0])
-    lines = ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
-    lines += ["| " + " | ".join(str(r[k]) for k in keys) + " |" for r in rows]
-    return "\n".join(lines)
-
-
 def not_stored(what: str, command: str = "") -> plt.Figure:
     """A placeholder where a figure's results are not stored yet: ``what`` and, where given, the
     ``command`` that makes them (chapters 2 and 4, for their added experiments; a page that names

@@ -381,7 +381,6 @@ def test_the_verdict_table_holds_each_verdict_once_and_the_sweep_says_where_test
         for key, heading in findings.VERDICTS.items():
             f = found.get(f"{r['rule']}/{r['subroutine']}/{key}")
             assert r[heading] == (f.mark if f else "–")
-    assert plots.markdown_table(rows).count("\n") == len(rows) + 1
     # a random subnetwork at the ceiling everywhere: test 1 can fail nowhere; below the gate once: there
     pts = [{"lam": lam, "subroutine": "subject", "kept": kept, "hard": [1.0, 0.5], "random": [1.0, other]}
            for lam, kept, other in ((1.0, 0.3, 1.0), (10.0, 0.05, 1.0), (100.0, 0.01, 0.4))]

@@ -93,14 +93,19 @@ def control_bars(table) -> plt.Figure:
               ("random removal", lambda t: t[t["trained"]], "rand_abl", "0.55"),
               ("untrained net", lambda t: t[~t["trained"]], "abl", "#8c564b")]
     for j, (label, pick, prefix, colour) in enumerate(series):
+        labelled = False
         for i, (rule, sub) in enumerate(groups):
             rows = pick(table[(table["rule"] == rule) & (table["subroutine"] == sub)])
             if rows.empty or f"{prefix}_other" not in rows or rows[f"{prefix}_other"].isna().all():
                 continue
-            effect = rows[f"{prefix}_other"] - rows[f"{prefix}_target"]
             xi = i + (j - 1.5) * width
-            top.bar(xi, effect.mean(), width, color=colour, label=label if i == 0 else None)
+            if (rows["kept"] <= 1e-4).all():  # masks that keep nothing: no control, no bar
+                top.text(xi, 0.01, "kept\nnothing", fontsize=6, ha="center", va="bottom", color=colour)
+                continue
+            effect = rows[f"{prefix}_other"] - rows[f"{prefix}_target"]
+            top.bar(xi, effect.mean(), width, color=colour, label=None if labelled else label)
             top.plot(np.full(len(effect), xi), effect, ".", color="0.2", ms=3)
+            labelled = True
     top.axhline(0, color="0.3", lw=0.8)
     top.set_xticks(range(len(groups)), labels, fontsize=8)
     top.set_ylabel("ablated: other − target")
@@ -135,8 +140,8 @@ def kept_by_layer(arrays: dict, subroutines: tuple[str, str], layers: list[str],
     p, q = (arrays[f"kept-{sub}"][0] for sub in subroutines)
     ax.plot(x, p * q / (p + q - p * q), ":", color="0.5", label="overlap of random masks")
     ax.set_xticks(x, [short_layer(n) for n in layers], rotation=60, ha="right", fontsize=7)
+    ax.set_ylim(1e-3, 1.2)  # before the log scale: a mask that keeps nothing has no positive value
     ax.set_yscale("log")  # sparse masks keep 0.1-30 % per layer
-    ax.set_ylim(1e-3, 1.2)
     ax.set_ylabel("fraction (log)")
     ax.legend(fontsize=7, frameon=False)
     if fig is not None:
@@ -247,8 +252,8 @@ def density_sweep(sweeps: dict, paper: dict[str, tuple[float, float]], test: str
         ax.plot(kept, [p[arm][0] for p in pts], "o-", color=TARGET, ms=4)
         ax.plot(kept, [p[arm][1] for p in pts], "o-", color=OTHER, ms=4)
         ax.plot(kept, [p[control][side] for p in pts], "s--", color="0.5", ms=3)
-        for p, k in zip(pts, kept):
-            ax.annotate(f"×{p['lam']:g}", (k, 0.04), fontsize=6.5, ha="center", color="0.35")
+        for i, (p, k) in enumerate(zip(pts, kept)):  # staggered: neighbours can sit close
+            ax.annotate(f"×{p['lam']:g}", (k, 0.04 + 0.08 * (i % 2)), fontsize=7.5, ha="center", color="0.3")
         ax.axhline(0.25, color="0.4", ls=":", lw=0.8)
         ax.set_xscale("log")
         ax.set_xlim(min(kept.min(), low) / 1.6, 1.0)

@@ -333,16 +333,18 @@ def without_convergence_rule(runs) -> dict[str, Finding]:
         v = stats.paired(argmax, np.zeros_like(argmax), unit="base model").verdict(paper=value, source=source)
         changed = ", ".join(f"base model {seed}: ×{c['lam']:g}, {c['kept']:.2%} kept, instead of ×{ch['lam']:g}, "
                             f"{ch['kept']:.2%}" for seed, moved, c, ch in rows if moved)
-        out[f"{rule}/{sub}/ablation-argmax"] = stats.claim(
+        out[f"{rule}/{sub}/ablation-argmax"] = stats.claim(  # its text ends with the verdict
             f"{rule}/{sub}/ablation-argmax", v,
-            f"the {sub} masks chosen so ({changed}) leave {', '.join(f'{a:.2f} / {b:.2f}' for a, b in ablated)} "
-            f"when removed ({sub} / other, per base model); other minus target ({words}):")
+            f"{rule}, {sub} masks chosen as the authors' code chooses, converged or not ({changed}): "
+            f"removing them leaves {', '.join(f'{a:.2f} / {b:.2f}' for a, b in ablated)} ({sub} / other, "
+            f"per base model, the search's seed-0 masks); other minus target ({words}):")
     return out
 
 
 def page_numbers(table) -> dict[str, str]:
     """The numbers chapter 5's prose quotes, per (rule, subroutine) of ``table``'s trained runs
-    (:func:`structure_table`), keyed ``"{rule}-{subroutine}-{what}"`` for the page to glue:
+    (:func:`structure_table`; those of base models whose masks passed the selection gate, the units
+    of the verdicts and of :func:`verdict_table`, where any did), keyed ``"{rule}-{subroutine}-{what}"`` for the page to glue:
     ``kept`` (mean ± sd, %), ``alone``, ``removed`` and ``reinit`` (the removed weights
     re-initialised) as target / other, means over runs,
     ``random`` (a random subnetwork of the same size on the target), ``random-removed`` (the
@@ -354,6 +356,8 @@ def page_numbers(table) -> dict[str, str]:
         return out
     for (rule, sub), rows in table.groupby(["rule", "subroutine"], sort=False):
         t, u = rows[rows["trained"]], rows[~rows["trained"]]
+        if (t["passed_gate"] == True).any():  # noqa: E712 (the units the verdicts count, as the table)
+            t = t[t["passed_gate"] == True]  # noqa: E712
         key = f"{rule}-{sub}"
         if not t.empty:
             per_model = t.groupby("model")["abl_target"].mean()
