@@ -187,14 +187,14 @@ def sharpness_figure(runs, rows: list[str], sharpness: list[float], fit: float =
 
 def support_schematic() -> plt.Figure:
     """Three training supports of a two-slot process with one latent per slot, drawn in the unit
-    square (slot 1's latent across, slot 2's up) with each slot's marginal support as a bar on its
+    square (slot 0's latent across, slot 1's up) with each slot's marginal support as a bar on its
     axis: orthogonal lines, a diagonal band, lines with a gap. (Chapter 2's theory page.)"""
     fig, axes = plt.subplots(1, 3, figsize=(COLUMN, 2.4))
     t = np.linspace(0, 1, 2)
     panels = {
         "orthogonal lines": [((t, 0.2 + 0 * t), None), ((0.3 + 0 * t, t), None)],
         "diagonal band": [(None, 0.12)],
-        "lines with a gap in $z_1$": [((np.array([0, 0.25]), [0.2, 0.2]), None),
+        "lines with a gap in $z_0$": [((np.array([0, 0.25]), [0.2, 0.2]), None),
                                    ((np.array([0.6, 1]), [0.2, 0.2]), None), (([0.8, 0.8], t), None)],
     }
     for ax, (title, parts) in zip(axes, panels.items()):
@@ -211,16 +211,15 @@ def support_schematic() -> plt.Figure:
             ax.plot([x0, x1], [-0.045, -0.045], color="black", lw=4, clip_on=False, solid_capstyle="butt")
             ax.plot([-0.045, -0.045], [y0, y1], color="black", lw=4, clip_on=False, solid_capstyle="butt")
         ax.set(xlim=(0, 1), ylim=(0, 1), aspect="equal", xticks=[], yticks=[])
-        ax.set_xlabel("$z_1$ (slot 1), 0 to 1", fontsize=9, labelpad=16)
-        ax.set_ylabel("$z_2$ (slot 2), 0 to 1", fontsize=9, labelpad=16)
+        ax.set_xlabel("$z_0$ (slot 0), 0 to 1", fontsize=9, labelpad=16)
+        ax.set_ylabel("$z_1$ (slot 1), 0 to 1", fontsize=9, labelpad=16)
         ax.set_title(title, fontsize=9)
     fig.tight_layout()
     return fig
 
 
 def visibility_figure(size: int = 32, sharpness: float = 64.0) -> plt.Figure:
-    """Why the authors' orthogonal support has a third plane: one sprite of the lower slot (code's
-    slot 1) in the bottom-left corner, behind the top slot fixed as on the second plane (a small
+    """Why the authors' orthogonal support has a third plane: one sprite of the lower slot (slot 1) in the bottom-left corner, behind the top slot fixed as on the second plane (a small
     triangle in the corner) and as on the third (a small square in the middle), with near-hard
     occlusion; and, for each, the weight C gives the lower slot, sigmoid(-k * sum_rgb top)."""
     import torch
@@ -254,11 +253,12 @@ def animate_rows(runs, rows: list[str], labels: list[str]):
     gives R^2 in-domain and on the whole cube (mean over seeds)."""
     top = max(float(runs.arrays(r)["slice_mse"].mean(0).max()) for r in rows)
     fig = plt.figure(figsize=(COLUMN, 2.9), dpi=100)
-    grid = fig.add_gridspec(2, 6, width_ratios=[1.5, 1.5, 0.07, 0.3, 1, 1])
+    grid = fig.add_gridspec(2, 5, width_ratios=[1.5, 1.5, 0.02, 1, 1])
     ax_support, ax_error = fig.add_subplot(grid[:, 0]), fig.add_subplot(grid[:, 1])
-    ax_true, ax_pred = fig.add_subplot(grid[0, 4:]), fig.add_subplot(grid[1, 4:])
+    ax_true, ax_pred = fig.add_subplot(grid[0, 3:]), fig.add_subplot(grid[1, 3:])
     norm = PowerNorm(0.5, vmin=0, vmax=top)  # a square-root scale: low errors stay apart
-    bar = fig.colorbar(ScalarMappable(norm, "magma"), cax=fig.add_subplot(grid[:, 2]))
+    bar = fig.colorbar(ScalarMappable(norm, "magma"), ax=ax_error, fraction=0.08, pad=0.04,
+                       shrink=0.55)
     bar.set_label("MSE per pixel", fontsize=8)
     bar.ax.tick_params(labelsize=7)
 
@@ -269,7 +269,7 @@ def animate_rows(runs, rows: list[str], labels: list[str]):
         support_panel(ax_support, unscaled(a["train_z"]), "training scenes")
         ax_error.imshow(a["slice_mse"].mean(0), origin="lower", extent=(0, 1, 0, 1), cmap="magma",
                         norm=norm)
-        ax_error.set(xticks=[0, 1], yticks=[0, 1], title="error (scale right)",
+        ax_error.set(xticks=[0, 1], yticks=[0, 1], title="error",
                      xlabel="slot 0: x", ylabel="slot 1: x")
         ax_error.xaxis.label.set_fontsize(8), ax_error.yaxis.label.set_fontsize(8)
         ax_error.title.set_fontsize(9)
