@@ -35,6 +35,15 @@ def odd_one_out_problems(problems: dict[str, dict], titles: dict[str, str]) -> p
     return fig
 
 
+RULE_TITLES = {"inside-contact": "Inside-Contact", "number-contact": "Number-Contact",
+               "inside-number": "Inside-Number", "sv-plural": "Agreement"}  # rules as figures name them
+
+
+def rule_title(rule: str) -> str:
+    """A rule's name in a figure's title: ``"sv-plural"`` -> ``"Agreement"``."""
+    return RULE_TITLES.get(rule, rule)
+
+
 def subnetwork_bars(table, paper: dict | None = None) -> plt.Figure:
     """The paper's results figure: per (rule, subroutine), the subnetwork's and the ablated model's
     accuracy on the target (blue) and the other subroutine (orange), mean over runs (bars) and each
@@ -58,7 +67,7 @@ def subnetwork_bars(table, paper: dict | None = None) -> plt.Figure:
             ax.plot(x, paper[(rule, sub)], "D", color="black", ms=4, label="paper")
         ax.axhline(0.25, color="0.4", ls="--", lw=0.8)
         ax.set_xticks([0.4, 2.6], ["subnetwork", "ablated"])
-        ax.set_title(f"{rule}, {sub} mask\n{100 * rows['kept'].mean():.1f} % kept", fontsize=9)
+        ax.set_title(f"{rule_title(rule)}, {sub} mask\n{100 * rows['kept'].mean():.1f} % kept", fontsize=9)
         ax.set_ylim(0, 1.05)
     for ax in axes[:, 0]:
         ax.set_ylabel("accuracy")
@@ -87,7 +96,7 @@ def control_bars(table) -> plt.Figure:
     groups = list(dict.fromkeys(zip(trained["rule"], trained["subroutine"])))
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(COLUMN, 5.6), sharey=False)
     width = 0.2
-    labels = [rule.replace("-", "-\n") + f"\n({sub})" for rule, sub in groups]  # 3 short lines
+    labels = [rule_title(rule).replace("-", "-\n") + f"\n({sub})" for rule, sub in groups]  # short lines
     series = [("zeroed", lambda t: t[t["trained"]], "abl", "#2ca02c"),
               ("re-initialised", lambda t: t[t["trained"]], "reinit", "#9467bd"),
               ("random removal", lambda t: t[t["trained"]], "rand_abl", "0.55"),
@@ -258,7 +267,7 @@ def density_sweep(sweeps: dict, paper: dict[str, tuple[float, float]], test: str
         ax.set_xscale("log")
         ax.set_xlim(min(kept.min(), low) / 1.6, 1.0)
         ax.set_ylim(0, 1.05)
-        ax.set_title(f"{rule}: {sub} mask", fontsize=9)
+        ax.set_title(f"{rule_title(rule)}: {sub} mask", fontsize=9)
         ax.set_xlabel("share of masked weights kept", fontsize=8)
     for ax in axes[:, 0]:
         ax.set_ylabel("accuracy (test)")
@@ -286,7 +295,7 @@ def kept_over_training(table_runs: dict) -> plt.Figure:
                 ax.plot(epochs, np.maximum(traj, 1e-5), color=colour, lw=0.8, alpha=0.7,
                         label=sub if i == 0 else None)
         ax.set_yscale("log")
-        ax.set_title(rule, fontsize=9)
+        ax.set_title(rule_title(rule), fontsize=9)
         ax.set_xlabel("mask epoch", fontsize=8)
         ax.legend(fontsize=7, frameon=False)
     axes[0, 0].set_ylabel("share kept")
