@@ -149,10 +149,11 @@ def kept_by_layer(arrays: dict, subroutines: tuple[str, str], layers: list[str],
     p, q = (arrays[f"kept-{sub}"][0] for sub in subroutines)
     ax.plot(x, p * q / (p + q - p * q), ":", color="0.5", label="overlap of random masks")
     ax.set_xticks(x, [short_layer(n) for n in layers], rotation=60, ha="right", fontsize=7)
-    ax.set_ylim(1e-3, 1.2)  # before the log scale: a mask that keeps nothing has no positive value
-    ax.set_yscale("log")  # sparse masks keep 0.1-30 % per layer
+    ax.set_ylim(1e-3, 12)  # before the log scale: a mask that keeps nothing has no positive value
+    ax.set_yscale("log")  # sparse masks keep 0.1-30 % per layer; above 1, room for the legend
+    ax.set_yticks([1e-3, 1e-2, 1e-1, 1])
     ax.set_ylabel("fraction (log)")
-    ax.legend(fontsize=7, frameon=False)
+    ax.legend(fontsize=7, frameon=False, ncol=4, loc="upper center", handlelength=1.5, columnspacing=1)
     if fig is not None:
         fig.tight_layout()
     return fig
