@@ -37,6 +37,7 @@ from modlib.pretraining_consistency import pretraining
 from modlib.profiles import check_choices, check_int, check_range, settings_for
 from modlib.runtime import describe
 from modlib.structural_compositionality import experiment as sc  # chapter 5's experiment, reused by name
+from modlib.structural_compositionality import sweep as sc_sweep
 
 CHAPTER = "pretraining_consistency"
 INITS = ("scratch", "pretrained")
@@ -258,6 +259,42 @@ def run_one(rule: str, seed: int, profile: str, device: torch.device,
     data = sc._data(rule, s)  # chapter 5's problem sets, shared
     model = pretrained_model(rule, seed, profile, device).to(device)
     return sc.study(model, data, rule, seed, True, s, show)
+
+
+# ---------------------------------------------------------------- the two tests against density
+
+def sweep_pretrained(rule: str, profile: str, device: torch.device, show: bool = False) -> tuple[dict, dict]:
+    """Chapter 5's sweep of lambda (:func:`modlib.structural_compositionality.sweep.sweep_model`)
+    in base model 0 of ``rule`` fine-tuned from the pretrained weights: the pretrained arm's masks
+    at every density, to set beside chapter 5's sweep of the same base model from scratch."""
+    model = pretrained_model(rule, 0, profile, device).to(device)
+    return sc_sweep.sweep_model(model, rule, sc.settings(profile), sc_sweep.settings(profile), show)
+
+
+def sweep_names(profile: str) -> list[str]:
+    """The pretrained sweeps of ``profile``: ``sweep-{rule}-pretrained`` for each rule chapter 5
+    sweeps (:data:`modlib.structural_compositionality.sweep.SETTINGS`) that this chapter studies."""
+    rules = settings(profile).rules
+    return [f"sweep-{rule}-pretrained" for rule in sc_sweep.settings(profile).rules if rule in rules]
+
+
+def sweep(rule: str, profile: str, device: torch.device, show: bool = False) -> results.Result:
+    """Load (or compute and store) the pretrained sweep of ``rule`` at ``profile``."""
+    p, s, w = settings(profile), sc.settings(profile), sc_sweep.settings(profile)
+    checkpoint = pretrained("vision" if rule in sc.VISION else "language", profile, device)
+    config = {"structure": sc._config(s, rule), "lams": list(sc_sweep.lams(rule, w)),
+              "pretraining": {k: v for k, v in asdict(p).items() if k not in ("rules", "seeds")}}
+    return results.fetch(CHAPTER, f"sweep-{rule}-pretrained", config,
+                         lambda: sweep_pretrained(rule, profile, device, show), profile=profile,
+                         device=describe(device), code=sweep_pretrained, depends=[checkpoint])
+
+
+def sweeps(profile: str, device: torch.device, show: bool = False) -> dict[str, dict[str, results.Result]]:
+    """Both arms' sweeps of ``profile`` by rule: ``{rule: {"scratch": chapter 5's, "pretrained": this
+    chapter's}}``."""
+    rules = [name.split("-", 1)[1].rsplit("-", 1)[0] for name in sweep_names(profile)]
+    return {rule: {"scratch": sc_sweep.fetch(rule, profile, device, show),
+                   "pretrained": sweep(rule, profile, device, show)} for rule in rules}
 
 
 # ---------------------------------------------------------------- stored results

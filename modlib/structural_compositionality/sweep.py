@@ -61,14 +61,22 @@ def lams(rule: str, w: SweepSettings) -> tuple[float, ...]:
 
 def sweep_one(rule: str, s: ex.StructureSettings, w: SweepSettings, device: torch.device,
               show: bool = False) -> tuple[dict, dict]:
-    """One stored sweep: ``(metrics, {})`` with ``metrics["points"]``, one per (multiple of lambda,
+    """One stored sweep of chapter 5: :func:`sweep_model` in base model 0 of ``rule``, trained from
+    random weights."""
+    return sweep_model(ex.make_model(rule, s, 0).to(device), rule, s, w, show)
+
+
+def sweep_model(model: torch.nn.Module, rule: str, s: ex.StructureSettings, w: SweepSettings,
+                show: bool = False) -> tuple[dict, dict]:
+    """Train ``model`` (on its device) on ``rule``'s task as chapter 5 trains base model 0 (data
+    order seed 0), then sweep lambda in it (chapter 6 passes a model that starts from pretrained
+    weights): ``(metrics, {})`` with ``metrics["points"]``, one per (multiple of lambda,
     subroutine): ``lam``, ``subroutine``, ``kept`` (share of masked weights kept), ``kept_trajectory``
     (per epoch), ``converged``, and the test accuracies ``(target, other)`` of ``hard`` (the
     subnetwork alone), ``complement`` (ablated), ``random`` (a random subnetwork of the same size per
     layer) and ``random_complement`` (that random set removed), plus ``own`` (the subnetwork on its
     mask-training distribution)."""
     data = ex._data(rule, s)
-    model = ex.make_model(rule, s, 0).to(device)
     lr = s.vision_lr if rule in VISION else s.language_lr
     ex.train_base(model, data[("train", "task")], epochs=s.epochs, batch=s.batch, lr=lr, seed=0, show=show)
     test = {k: v for (split, k), v in data.items() if split == "test"}
@@ -108,4 +116,5 @@ def run(profile: str, device: torch.device, show: bool = False) -> dict[str, res
     return {rule: fetch(rule, profile, device, show) for rule in settings(profile).rules}
 
 
-__all__ = ["SweepSettings", "SETTINGS", "settings", "lams", "sweep_one", "result_names", "fetch", "run"]
+__all__ = ["SweepSettings", "SETTINGS", "settings", "lams", "sweep_one", "sweep_model", "result_names",
+           "fetch", "run"]
