@@ -1,6 +1,6 @@
 """Chapter 6's figures (notebooks/pretraining_consistency.ipynb): SimCLR's views, the pretraining
-curves and the ablation effect of every base model from scratch and pretrained; each handed to a
-numbered caption with :func:`modlib.plots.glue`.
+curves, the ablation effect of every base model from scratch and pretrained, and both arms against
+density; each handed to a numbered caption with :func:`modlib.plots.glue`.
 """
 
 from __future__ import annotations
@@ -148,6 +148,51 @@ def density_by_arm(df, matched=None) -> plt.Figure:
         labels += ["at the common share", "common share"]
     fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=8, frameon=False)
     fig.tight_layout(rect=(0, 0.07, 1, 1))
+    return fig
+
+
+SWEEP_TESTS = {"alone": ("hard", 1, "random", "test 1: the subnetwork\nalone, other subroutine"),
+               "removed": ("complement", 0, "random_complement", "test 2: subnetwork\nremoved, own subroutine")}
+
+
+def sweep_arms(sweeps: dict, paper: dict[str, tuple[float, float]]) -> plt.Figure:
+    """Both arms against density (issue 31): for base model 0 of each rule, from scratch (grey, chapter
+    5's sweep) and pretrained (red, :func:`modlib.pretraining_consistency.sweep`), each mask of the
+    lambda sweep at its kept share (log scale). Top row, the first test: the subnetwork alone on the
+    *other* subroutine (solid), with a random subnetwork of the same size (dashed); bottom row, the
+    second test: the model without the subnetwork on its *own* subroutine (solid), and without as
+    many random weights (dashed). One column per (rule, subroutine); the paper's range of kept
+    shares shaded, chance (0.25) dotted. ``sweeps``: rule -> {"scratch": metrics, "pretrained":
+    metrics}; ``paper``: rule -> (low, high)."""
+    from modlib.structural_compositionality.figures import rule_title
+
+    groups = [(rule, sub) for rule, arms in sweeps.items()
+              for sub in dict.fromkeys(q["subroutine"] for q in arms["scratch"]["points"])]
+    fig, axes = plt.subplots(2, len(groups), figsize=(COLUMN, 4.4), squeeze=False, sharey=True)
+    for j, (rule, sub) in enumerate(groups):
+        low, high = paper[rule]
+        for i, (arm, side, control, label) in enumerate(SWEEP_TESTS.values()):
+            ax = axes[i, j]
+            ax.axvspan(low, high, color="0.92", zorder=0)
+            ax.axhline(0.25, color="0.4", ls=":", lw=0.8)
+            for init, m in sweeps[rule].items():
+                pts = sorted((q for q in m["points"] if q["subroutine"] == sub), key=lambda q: q["kept"])
+                kept = [max(q["kept"], 1e-5) for q in pts]
+                colour = INIT_COLOURS[init]
+                ax.plot(kept, [q[arm][side] for q in pts], "o-", color=colour, ms=3.5, lw=1.2)
+                ax.plot(kept, [q[control][side] for q in pts], "--", color=colour, lw=0.9, alpha=0.8)
+            ax.set_xscale("log")
+            ax.set_ylim(0, 1.05)
+            ax.tick_params(labelsize=7)
+            if j == 0:
+                ax.set_ylabel(label, fontsize=8)
+        axes[0, j].set_title(f"{rule_title(rule)}:\n{sub} mask", fontsize=8.5)
+        axes[1, j].set_xlabel("share kept", fontsize=8)
+    handles = [plt.Line2D([], [], color=INIT_COLOURS[i], marker="o", ms=3.5) for i in INIT_COLOURS]
+    handles += [plt.Line2D([], [], color="0.4", ls="--"), plt.Rectangle((0, 0), 1, 1, color="0.92")]
+    labels = ["from scratch", "pretrained", "random weights of the same number", "the paper's kept shares"]
+    fig.legend(handles, labels, loc="lower center", ncol=2, fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.09, 1, 1), h_pad=0.6, w_pad=0.4)
     return fig
 
 

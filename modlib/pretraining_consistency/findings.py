@@ -12,7 +12,7 @@ import numpy as np
 
 from modlib import stats
 from modlib.stats import CLEAR, Finding, _ms, permutation_test, spread
-from modlib.structural_compositionality.findings import LEPORI, LOWER  # chapter 5's, reused by name
+from modlib.structural_compositionality.findings import LEPORI, LOWER, paper_kept  # chapter 5's, reused
 
 
 # Lepori et al. (2023), means of 9 runs (subnetwork target, other, ablated target, other) of BERT-small
@@ -31,6 +31,16 @@ def paper_effects() -> dict[tuple[str, str, str], float]:
             out[(rule, sub, init)] = round(other - target, 2)
     return out
 MARGIN = 0.1  # the modular pattern: the ablated model keeps the other subroutine this much better
+
+# what a base model measured, per subroutine: two base models are the same unit only where all agree
+MEASURED = ["sub_target", "sub_other", "target", "other", "kept"]
+
+
+def _units(s, p) -> int:
+    """Distinct base models in the smaller of two arms' rows (``s``, ``p``), told apart by every
+    measurement (:data:`MEASURED`), not only by the compared one: ablated accuracies at the
+    ceiling give every base model an effect of 0, yet they are different models."""
+    return min(stats.distinct_units(g[MEASURED].to_numpy()) for g in (s, p))
 
 
 def pretraining_effects(runs):
@@ -174,6 +184,59 @@ def matched_density(runs, kept: float | None = None):
     return out
 
 
+def sweep_gaps(sweeps: dict) -> dict[tuple[str, str], dict[str, float]]:
+    """Both arms' sweeps compared at equal density (one base model per arm: a description, no
+    verdict). ``sweeps``: rule -> {"scratch": metrics, "pretrained": metrics} (chapter 5's sweep and
+    :func:`modlib.pretraining_consistency.sweep`). Per (rule, subroutine), over the kept shares
+    both arms' sweeps span (``low``, ``high``; nan where they do not overlap), each arm's accuracy
+    interpolated on the log of the kept share at 20 shares and averaged: ``specific`` (scratch
+    minus pretrained, the subnetwork alone on the other subroutine: positive where the pretrained
+    one is more specific) and ``removal`` (scratch minus pretrained, the model without the
+    subnetwork on its own subroutine: positive where removing the pretrained one costs more); and
+    each arm's sparsest and densest mask (``{init}_kept``: (min, max))."""
+    out = {}
+    for rule, arms in sweeps.items():
+        for sub in dict.fromkeys(q["subroutine"] for q in arms["scratch"]["points"]):
+            curves = {}
+            for init, m in arms.items():
+                pts = sorted((q for q in m["points"] if q["subroutine"] == sub and q["kept"] > 0),
+                             key=lambda q: q["kept"])
+                curves[init] = (np.log([q["kept"] for q in pts]), np.array([q["hard"][1] for q in pts]),
+                                np.array([q["complement"][0] for q in pts]))
+            low = max(c[0].min() for c in curves.values())
+            high = min(c[0].max() for c in curves.values())
+            row = {f"{init}_kept": (float(np.exp(c[0].min())), float(np.exp(c[0].max())))
+                   for init, c in curves.items()}
+            row.update(low=np.nan, high=np.nan, specific=np.nan, removal=np.nan)
+            if high > low:
+                grid = np.linspace(low, high, 20)
+                at = {init: [np.interp(grid, c[0], y) for y in c[1:]] for init, c in curves.items()}
+                row.update(low=float(np.exp(low)), high=float(np.exp(high)),
+                           specific=float(np.mean(at["scratch"][0] - at["pretrained"][0])),
+                           removal=float(np.mean(at["scratch"][1] - at["pretrained"][1])))
+            out[(rule, sub)] = row
+    return out
+
+
+def sweep_numbers(gaps: dict) -> dict[str, str]:
+    """The numbers the page quotes from :func:`sweep_gaps`, keyed ``"{rule}-{sub}-{what}"`` for it
+    to glue: ``range`` (the kept shares both arms' sweeps span, "2.2 to 9.5 %"), ``specific`` and
+    ``removal`` (signed, two decimals), and each arm's sparsest mask (``{init}-sparsest``)."""
+    out = {}
+    for (rule, sub), g in gaps.items():
+        key = f"{rule}-{sub}"
+        out[f"{key}-range"] = (f"{100 * g['low']:.1f} to {100 * g['high']:.1f} %" if np.isfinite(g["low"])
+                               else "no common range")
+        for what in ("specific", "removal"):
+            out[f"{key}-{what}"] = f"{g[what]:+.2f}" if np.isfinite(g[what]) else "nothing to compare"
+        for init in ("scratch", "pretrained"):
+            out[f"{key}-{init}-sparsest"] = f"{100 * g[f'{init}_kept'][0]:.2f} %"
+    return out
+
+
+DENSITY_RATIO = 2.0  # "equal density": the arms' matched masks keep within this factor of each other (medians)
+
+
 def matched_from(df, base_gate: float = 0.95) -> dict[str, Finding]:
     """The paper's two claims about the pretrained masks again at equal density, from
     :func:`matched_density`'s table, keyed ``"{rule}/{sub}/{what}"``, each decided by the book's
@@ -185,7 +248,9 @@ def matched_from(df, base_gate: float = 0.95) -> dict[str, Finding]:
                           :data:`LOWER`).
 
     Each needs every base model trained and searched and a matched mask for each that keeps
-    neither nothing nor everything.
+    neither nothing nor everything, and the two arms' matched masks within :data:`DENSITY_RATIO`
+    of each other (medians); otherwise it cannot be decided. Base models without a matched mask
+    are left out.
     """
     from modlib.structural_compositionality.findings import degenerate, pct
 
@@ -195,7 +260,7 @@ def matched_from(df, base_gate: float = 0.95) -> dict[str, Finding]:
     for (rule, sub), g in df.groupby(["rule", "subroutine"], sort=False):
         s, p = g[g["init"] == "scratch"], g[g["init"] == "pretrained"]
         trained = bool(g["searched"].all() and (g["task"] >= base_gate).all())
-        masks_ok = bool(g["kept"].notna().all()) and not degenerate(g["kept"].dropna())
+        masks_ok = not degenerate(g["kept"].dropna())
         kept = (f"common share {g['common'].iloc[0]:.2%}; matched masks keep {pct(s['kept'].dropna())} "
                 f"from scratch and {pct(p['kept'].dropna())} pretrained")
         name = f"{rule}/{sub}"
@@ -206,6 +271,14 @@ def matched_from(df, base_gate: float = 0.95) -> dict[str, Finding]:
                                   + " and ".join(missing))
                 out[f"{name}/{what}"] = stats.claim(f"{name}/{what}", v, f"{rule}, {sub}, at equal density:")
             continue
+        s, p = s[s["kept"].notna()], p[p["kept"].notna()]
+        ratio = float(np.exp(abs(np.log(s["kept"].median() / p["kept"].median()))))
+        if ratio > DENSITY_RATIO:
+            for what in ("matched_effect", "matched_specific"):
+                v = stats.Verdict(stats.UNDECIDED, f"the searched configurations hold no masks of one density: "
+                                  f"the nearest keep {ratio:.0f} times more in one arm than in the other")
+                out[f"{name}/{what}"] = stats.claim(f"{name}/{what}", v, f"{rule}, {sub}, at equal density ({kept}):")
+            continue
         claims = (("matched_effect", p["effect"], s["effect"], MARGIN,
                    f"ablated, {_ms(s['target'])} on {sub} problems and {_ms(s['other'])} on the other's from "
                    f"scratch, {_ms(p['target'])} and {_ms(p['other'])} pretrained; pretrained minus scratch "
@@ -215,7 +288,7 @@ def matched_from(df, base_gate: float = 0.95) -> dict[str, Finding]:
                    f"scratch and {_ms(p['sub_other'])} pretrained (on its own, {_ms(s['sub_target'])} and "
                    f"{_ms(p['sub_target'])}); scratch minus pretrained:"))
         for what, a, b, paper, text in claims:
-            v = stats.unpaired(a.dropna(), b.dropna(), unit="base model").verdict(
+            v = stats.unpaired(a, b, unit="base model", units=_units(s, p)).verdict(
                 paper=paper, margin=CLEAR, source="the stated margin of", trained=trained,
                 controls=masks_ok)
             out[f"{name}/{what}"] = stats.claim(f"{name}/{what}", v,
@@ -317,15 +390,16 @@ def pretraining_from(df, metrics: dict, base_gate: float = 0.95) -> dict[str, Fi
                 f"{rule}, {sub} mask. {describe(s, es, 'Scratch')}. {describe(p, ep, 'Pretrained')}. "
                 f"Share of modular base models, pretrained minus scratch:")
             if len(ep) > 1 and len(es) > 1:
+                units = _units(s[s["effect"].notna()], p[p["effect"].notna()])
                 _, p_value = permutation_test(spread(es), spread(ep))
-                v = stats.unpaired(spread(es), spread(ep), unit="base model").verdict(
+                v = stats.unpaired(spread(es), spread(ep), unit="base model", units=units).verdict(
                     paper=PAPER_SPREAD, source="the stated margin of", trained=trained, controls=masks_ok)
                 out[f"{name}/spread"] = stats.claim(
                     f"{name}/spread", v,
                     f"{rule}, {sub}: the ablation effect's mean absolute deviation from its median is "
                     f"{spread(es).mean():.2f} from scratch and {spread(ep).mean():.2f} pretrained (Brown-Forsythe; "
                     f"one-sided exact permutation p = {p_value:.2f}); scratch minus pretrained:")
-                v = stats.unpaired(ep, es, unit="base model").verdict(
+                v = stats.unpaired(ep, es, unit="base model", units=units).verdict(
                     paper=paper_gap, trained=trained, controls=masks_ok,
                     source="the paper's" if paper_gap != MARGIN else "the stated margin of")
                 out[f"{name}/effect"] = stats.claim(
@@ -334,7 +408,7 @@ def pretraining_from(df, metrics: dict, base_gate: float = 0.95) -> dict[str, Fi
                     f"({'the paper' if paper_gap != MARGIN else 'the stated margin'} {paper_gap:+.2f}; masks keep {_ms(s['kept'].dropna())} of the masked weights "
                     f"from scratch, {_ms(p['kept'].dropna())} pretrained):")
                 ss, sp = s["sub_other"].dropna(), p["sub_other"].dropna()
-                v = stats.unpaired(ss, sp, unit="base model").verdict(
+                v = stats.unpaired(ss, sp, unit="base model", units=units).verdict(
                     paper=LOWER, margin=CLEAR, source="the stated margin of", trained=trained, controls=masks_ok)
                 out[f"{name}/specific"] = stats.claim(
                     f"{name}/specific", v,
