@@ -1373,13 +1373,16 @@ def test_pretraining_every_base_model_reaches_the_task_and_is_searched(pretraini
 
 
 def test_pretraining_masks_are_as_sparse_as_the_papers(pretraining_table):
-    # issue 31: both arms' masks keep some but few of the masked weights, each (rule, subroutine,
-    # init) on average within the paper's range for the modality (chapter 5's; the paper's
-    # pretrained BERT-small masks were sparser still, 0.07-1.5 %), none nothing or everything
+    # issue 31: both arms' masks keep some but few of the masked weights, none nothing or
+    # everything; each (rule, subroutine, init) on average within the paper's range for the
+    # modality (chapter 5's), the pretrained BERTs' within the paper's pretrained range (0.07-1.5 %)
     kept = pretraining_table["kept"]
-    assert kept.notna().all() and not sc_findings.degenerate(kept), kept.describe()
-    for (rule, sub, init), g in pretraining_table.groupby(["rule", "subroutine", "init"]):
-        low, high = sc_findings.paper_kept(rule)
+    assert not sc_findings.degenerate(kept.dropna()), kept.describe()
+    for (rule, sub, init), g in pretraining_table[pretraining_table["searched"]].groupby(
+            ["rule", "subroutine", "init"]):
+        assert g["kept"].notna().all(), (rule, sub, init)
+        low, high = (pc_findings.PAPER_KEPT_PRETRAINED if (rule, init) == ("sv-plural", "pretrained")
+                     else sc_findings.paper_kept(rule))
         assert low <= g["kept"].mean() <= high, (rule, sub, init, g["kept"].tolist())
 
 
@@ -1387,61 +1390,73 @@ def test_pretraining_masks_are_as_sparse_as_the_papers(pretraining_table):
 # averaged within each), pretrained against scratch, Welch t intervals.
 
 
-def test_pretraining_language_effect_and_specificity_reproduce_the_paper(pretraining_found, pretraining_table):
-    # the page: a larger ablation effect and more specific subnetworks, for both masks
+def test_pretraining_language_subnetworks_are_specific_as_the_papers(pretraining_found, pretraining_table):
+    # the page: each pretrained subnetwork alone solves its subroutine and falls to chance on the
+    # other (the paper: 0.27 and 0.31), a scratch one stays well above: reproduced for both
     for sub in ("subject", "verb"):
-        for claim in ("effect", "specific"):
-            f = pretraining_found[f"sv-plural/{sub}/{claim}"]
-            assert f.outcome == stats.REPRODUCED, f.text
-    pre, raw = (_arm(pretraining_table, "sv-plural", "subject", init) for init in ("pretrained", "scratch"))
-    # the page: pretrained 0.69 to 0.76, scratch 0.23 to 0.56; ablated subject near the paper's 0.27
-    assert pre["effect"].min() > raw["effect"].max()
-    assert abs(pre["target"].mean() - 0.27) < 0.05 and pre["other"].mean() > 0.95
-    # the subnetwork alone: near the paper's 0.27 on verb problems pretrained, above 0.85 from scratch
-    assert pre["sub_other"].mean() < 0.4 and raw["sub_other"].mean() > 0.85
-    assert (raw["sub_other"] > raw["sub_target"] - 0.1).sum() == 3  # three fail chapter 5's subnetwork test
+        f = pretraining_found[f"sv-plural/{sub}/specific"]
+        assert f.outcome == stats.REPRODUCED, f.text
+        pre, raw = (_arm(pretraining_table, "sv-plural", sub, init) for init in ("pretrained", "scratch"))
+        assert (pre["sub_target"] >= 0.95).all() and (pre["sub_other"] < 0.35).all(), pre
+        assert raw["sub_other"].mean() > 0.6, raw
 
 
-def test_pretraining_language_count_and_spread_cannot_be_decided(pretraining_found, pretraining_table):
-    # subject: 5 of 5 modular in both arms, a ceiling (not "more consistent" on a tie); verb: 5 of 5
-    # against 3 of 5, an interval over five per arm wide enough for both; the spreads: subject's looks
-    # smaller (p = 0.07) near the effect's ceiling, verb's scratch effects are consistently weak
-    f = pretraining_found["sv-plural/subject/consistency"]
-    assert f.outcome == stats.UNDECIDED and "floor or ceiling" in f.text, f.text
-    assert pretraining_found["sv-plural/verb/consistency"].outcome == stats.UNDECIDED
+def test_pretraining_removing_a_pretrained_language_subnetwork_costs_nothing(pretraining_found, pretraining_table):
+    # the page: without its subnetwork a pretrained model still solves both subroutines, so none is
+    # modular; the subject's larger effect (the paper +0.16) is not reproduced; the verb's cannot be
+    # decided (no removal costs anything in either arm); nor can the count or the spread
     for sub in ("subject", "verb"):
-        assert pretraining_found[f"sv-plural/{sub}/spread"].outcome == stats.UNDECIDED
-    pre, raw = (_arm(pretraining_table, "sv-plural", "subject", init) for init in ("pretrained", "scratch"))
-    assert pre["modular"].all() and raw["modular"].all()
-    assert int(pre["both_tests"].sum()) == 5 and int(raw["both_tests"].sum()) == 2
-    _, p_value = stats.permutation_test(stats.spread(raw["effect"]), stats.spread(pre["effect"]))
-    assert 0.05 <= p_value < 0.1
-    pre, raw = (_arm(pretraining_table, "sv-plural", "verb", init) for init in ("pretrained", "scratch"))
-    assert int(pre["modular"].sum()) == 5 and int(raw["modular"].sum()) == 3
-    assert raw["effect"].max() < 0.25 and pre["effect"].min() > 0.5
+        pre = _arm(pretraining_table, "sv-plural", sub, "pretrained")
+        assert (pre["target"] >= 0.95).all() and (pre["other"] >= 0.95).all() and not pre["modular"].any(), pre
+        assert pretraining_found[f"sv-plural/{sub}/consistency"].outcome == stats.UNDECIDED
+    assert pretraining_found["sv-plural/subject/effect"].outcome == stats.NOT_REPRODUCED
+    verb = pretraining_found["sv-plural/verb/effect"]
+    assert verb.outcome == stats.UNDECIDED and "floor or ceiling" in verb.text, verb.text
+    raw = _arm(pretraining_table, "sv-plural", "verb", "scratch")
+    assert (raw["effect"].abs() < 0.05).all(), raw
 
 
-def test_pretraining_vision_shows_no_larger_effect_at_this_scale(pretraining_found, pretraining_table):
-    # the page (the paper states its finding for language only): contact modular in all ten base
-    # models, inside in none, whatever the start (floor and ceiling: the count cannot be decided); the
-    # contact effect's interval excludes a gain of the margin (+0.10): not reproduced; the inside
-    # effect's interval is wide enough for both; contact subnetworks slightly more specific
-    for sub in ("inside", "contact"):
-        f = pretraining_found[f"inside-contact/{sub}/consistency"]
-        assert f.outcome == stats.UNDECIDED and "floor or ceiling" in f.text, f.text
-        assert pretraining_found[f"inside-contact/{sub}/spread"].outcome == stats.UNDECIDED
-    assert pretraining_found["inside-contact/contact/effect"].outcome == stats.NOT_REPRODUCED
-    assert pretraining_found["inside-contact/inside/effect"].outcome == stats.UNDECIDED
-    assert pretraining_found["inside-contact/contact/specific"].outcome == stats.REPRODUCED
-    assert pretraining_found["inside-contact/inside/specific"].outcome == stats.NOT_REPRODUCED
-    contact = pretraining_table[(pretraining_table["rule"] == "inside-contact")
-                                & (pretraining_table["subroutine"] == "contact")]
-    inside = pretraining_table[(pretraining_table["rule"] == "inside-contact")
-                               & (pretraining_table["subroutine"] == "inside")]
-    assert contact["modular"].all() and not inside["modular"].any() and (inside["effect"] <= 0.01).all()
-    pre, raw = (_arm(pretraining_table, "inside-contact", "contact", init) for init in ("pretrained", "scratch"))
-    assert 0 < raw["sub_other"].mean() - pre["sub_other"].mean() < 0.1
+def test_pretraining_language_arms_cannot_be_matched_in_density_by_the_search(pretraining_found, pretraining_table):
+    # the page: at the same penalty weights the pretrained BERTs' masks keep several times less; the
+    # search's configurations hold no masks of one density, so the matched claims cannot be decided
+    for sub in ("subject", "verb"):
+        pre, raw = (_arm(pretraining_table, "sv-plural", sub, init) for init in ("pretrained", "scratch"))
+        assert raw["kept"].median() > 3 * pre["kept"].median(), (raw["kept"], pre["kept"])
+        assert (pre["lam"] == raw["lam"].iloc[0]).all()  # the same penalty chosen in both arms
+        for what in ("matched_effect", "matched_specific"):
+            f = pretraining_found[f"sv-plural/{sub}/{what}"]
+            assert f.outcome == stats.UNDECIDED and "no masks of one density" in f.text, f.text
 
+
+@pytest.fixture(scope="module")
+def pretraining_sweeps():
+    """Both arms' stored sweeps by rule (chapter 5's from scratch, chapter 6's pretrained), metrics
+    only, read as the book build reads them."""
+    import os
+
+    import torch
+
+    from modlib import pretraining_consistency as pc
+
+    before = {k: os.environ.get(k) for k in (results.FROM_STORE_ENV, results.ROOT_ENV)}
+    os.environ[results.FROM_STORE_ENV] = "1"
+    os.environ[results.ROOT_ENV] = str(FULL.parent)
+    try:
+        swept = pc.sweeps("full", torch.device("cpu"))
+    except results.StaleResultError as err:
+        if "no stored result" in str(err):
+            pytest.skip(f"chapter 6's sweeps are not all stored yet: {err}")
+        pytest.fail(str(err))
+    finally:
+        for k, v in before.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    return {rule: {init: r.metrics for init, r in arms.items()} for rule, arms in swept.items()}
+
+
+# TODO(issue 31): the sweeps' claims and the vision claims, once recomputed.
 
 
 # --- chapter 2, the rows recomputed with data drawn per seed (issue 32) ----------------------------
