@@ -327,7 +327,9 @@ def pretraining_from(df, metrics: dict, base_gate: float = 0.95) -> dict[str, Fi
     The paper's claims, each decided by the book's rule (:func:`modlib.stats.verdict`) over base
     models (5 per arm; mask seeds averaged within each), pretrained against scratch, Welch t
     intervals; each needs both arms' base models trained (searched, task at least ``base_gate``),
-    the pretraining itself to have worked, and masks that keep neither nothing nor everything:
+    the pretraining itself to have worked, and masks that keep neither nothing nor everything; the
+    effect and its spread also need a removal that costs something in one arm at least (where every
+    ablated model of both arms keeps its target at the ceiling, 0.95, they cannot be decided):
 
     ``{rule}/{sub}/consistency``  more pretrained base models show the modular pattern (share of
                               modular base models; margin :data:`PAPER_COUNT`); all or none in both
@@ -340,7 +342,7 @@ def pretraining_from(df, metrics: dict, base_gate: float = 0.95) -> dict[str, Fi
     ``{rule}/{sub}/specific`` the pretrained models' subnetworks are more specific: lower accuracy
                               on the other subroutine's problems (scratch minus pretrained).
     """
-    from modlib.structural_compositionality.findings import degenerate
+    from modlib.structural_compositionality.findings import CEILING, degenerate
 
     out = {}
     paper = paper_effects()
@@ -408,16 +410,19 @@ def pretraining_from(df, metrics: dict, base_gate: float = 0.95) -> dict[str, Fi
                 f"Share of modular base models, pretrained minus scratch:")
             if len(ep) > 1 and len(es) > 1:
                 units = _units(s[s["effect"].notna()], p[p["effect"].notna()])
+                # removal costs nothing in either arm: no effect or spread to compare
+                readable = not all((arm["target"].dropna() >= CEILING).all() for arm in (s, p))
                 _, p_value = permutation_test(spread(es), spread(ep))
                 v = stats.unpaired(spread(es), spread(ep), unit="base model", units=units).verdict(
-                    paper=PAPER_SPREAD, source="the stated margin of", trained=trained, controls=masks_ok)
+                    paper=PAPER_SPREAD, source="the stated margin of", trained=trained, controls=masks_ok,
+                    measurable=readable)
                 out[f"{name}/spread"] = stats.claim(
                     f"{name}/spread", v,
                     f"{rule}, {sub}: the ablation effect's mean absolute deviation from its median is "
                     f"{spread(es).mean():.2f} from scratch and {spread(ep).mean():.2f} pretrained (Brown-Forsythe; "
                     f"one-sided exact permutation p = {p_value:.2f}); scratch minus pretrained:")
                 v = stats.unpaired(ep, es, unit="base model", units=units).verdict(
-                    paper=paper_gap, trained=trained, controls=masks_ok,
+                    paper=paper_gap, trained=trained, controls=masks_ok, measurable=readable,
                     source="the paper's" if paper_gap != MARGIN else "the stated margin of")
                 out[f"{name}/effect"] = stats.claim(
                     f"{name}/effect", v,
