@@ -132,6 +132,9 @@ def _pretraining(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
             continue
         needs = (pre["language"],) + ((pre["vision"],) if rule in sc.VISION else ())  # pc.run loads them
         out[f"{pc.CHAPTER}/{name}"] = (needs, lambda d, n=name: pc.run(profile, d, names=[n]))
+    for name, (rule, seed) in pc.matched_names(profile).items():  # pretrained masks at the scratch density
+        out[f"{pc.CHAPTER}/{name}"] = ((pre["vision" if rule in sc.VISION else "language"],),
+                                       lambda d, r=rule, i=seed: pc.matched(r, i, profile, d))
     for name in pc.sweep_names(profile):  # the pretrained arm against density
         rule = name.split("-", 1)[1].rsplit("-", 1)[0]
         out[f"{pc.CHAPTER}/{name}"] = ((pre["vision" if rule in sc.VISION else "language"],),

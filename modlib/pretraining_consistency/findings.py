@@ -155,10 +155,19 @@ def pretraining_numbers(made: dict) -> dict[str, str]:
 PAPER_KEPT_PRETRAINED = (0.0007, 0.015)
 
 
+def _as_configuration(point: dict, configuration: dict) -> dict:
+    """A sweep's point (:func:`modlib.structural_compositionality.sweep.sweep_model`) written as an
+    entry of a search's grid, for :func:`matched_density`."""
+    return {"lam": point["lam"], "stages": configuration["stages"], "kept": point["kept"], "own": point["own"],
+            "converged": point["converged"], "test": {"hard": point["hard"], "complement": point["complement"]}}
+
+
 def matched_density(runs, kept: float | None = None):
     """Pretrained and scratch masks at equal density (issue 31): one row per (rule, subroutine,
     init, base model) of chapter 6's stored results, from the searched grid (each configuration's
-    seed-0 mask, tested on the test sets): the configuration whose kept share is nearest (by ratio)
+    seed-0 mask, tested on the test sets) and, for the pretrained base models, their masks at
+    :data:`modlib.pretraining_consistency.MATCH_LAMS` (``runs.matched``, the same mask seed and
+    configuration at another lambda): the configuration whose kept share is nearest (by ratio)
     a common share, among those that passed the 0.9 gate on validation and converged; chosen by
     density alone, never by a test accuracy. The common share, per (rule, subroutine): ``kept`` if
     given, else the geometric mean of the two inits' median kept shares of their selected masks.
@@ -172,9 +181,14 @@ def matched_density(runs, kept: float | None = None):
     for name, r in runs.rows.items():
         rule, init, seed = name.rsplit("-", 2)
         m = r.metrics
+        more = getattr(runs, "matched", {}).get(f"matched-{name}")  # masks at MATCH_LAMS, pretrained
         for sub, found in (m.get("subroutines") or {}).items():
             chosen = np.mean([run["kept"] for run in found["runs"]])
-            fit = [g for g in found.get("grid", []) if "test" in g and g["own"] >= 0.9 and g["converged"]]
+            grid = list(found.get("grid", []))
+            if more is not None:
+                grid += [_as_configuration(q, more.metrics["configuration"]) for q in more.metrics["points"]
+                         if q["subroutine"] == sub]
+            fit = [g for g in grid if "test" in g and g["own"] >= 0.9 and g["converged"]]
             rows.append({"rule": rule, "init": init, "seed": int(seed), "subroutine": sub, "selected": chosen,
                          "task": m["base"]["task"], "searched": m["searched"], "grid": fit})
     if not rows:

@@ -67,9 +67,9 @@ def sweep_one(rule: str, s: ex.StructureSettings, w: SweepSettings, device: torc
 
 
 def sweep_model(model: torch.nn.Module, rule: str, s: ex.StructureSettings, w: SweepSettings,
-                show: bool = False) -> tuple[dict, dict]:
-    """Train ``model`` (on its device) on ``rule``'s task as chapter 5 trains base model 0 (data
-    order seed 0), then sweep lambda in it (chapter 6 passes a model that starts from pretrained
+                show: bool = False, seed: int = 0) -> tuple[dict, dict]:
+    """Train ``model`` (on its device) on ``rule``'s task as chapter 5 trains base model ``seed``
+    (its data order), then sweep lambda in it (chapter 6 passes a model that starts from pretrained
     weights): ``(metrics, {})`` with ``metrics["points"]``, one per (multiple of lambda,
     subroutine): ``lam``, ``subroutine``, ``kept`` (share of masked weights kept), ``kept_trajectory``
     (per epoch), ``converged``, and the test accuracies ``(target, other)`` of ``hard`` (the
@@ -78,7 +78,7 @@ def sweep_model(model: torch.nn.Module, rule: str, s: ex.StructureSettings, w: S
     mask-training distribution)."""
     data = ex._data(rule, s)
     lr = s.vision_lr if rule in VISION else s.language_lr
-    ex.train_base(model, data[("train", "task")], epochs=s.epochs, batch=s.batch, lr=lr, seed=0, show=show)
+    ex.train_base(model, data[("train", "task")], epochs=s.epochs, batch=s.batch, lr=lr, seed=seed, show=show)
     test = {k: v for (split, k), v in data.items() if split == "test"}
     stages, _, schedule = ex.grid_settings(rule, s)
     base = {kind: ex.accuracy(model, test[kind]) for kind in test}
