@@ -104,20 +104,22 @@ def pretraining_consistency(df):
     return pd.DataFrame.from_dict(rows, orient="index").rename_axis(["rule", "subroutine", "init"])
 
 
-def arm_numbers(df) -> dict[str, str]:
+def arm_numbers(df, matched: bool = False) -> dict[str, str]:
     """The per-arm numbers the page's verdict paragraphs quote, from :func:`pretraining_effects`'
-    table, keyed ``"{rule}-{sub}-{init}-{what}"`` for it to glue: means over the searched base
-    models of the subnetwork alone (``sub_target``, ``sub_other``), the ablated model (``target``,
-    ``other``) and ``effect`` (two decimals), the mean ``kept`` share (a percentage) and the count
-    of ``modular`` base models ("2 of 5")."""
+    table (or, ``matched``, :func:`matched_density`'s, then keyed ``"matched-..."``), keyed
+    ``"{rule}-{sub}-{init}-{what}"`` for it to glue: means over the searched base models (with a
+    matched mask) of the subnetwork alone (``sub_target``, ``sub_other``), the ablated model
+    (``target``, ``other``) and ``effect`` (two decimals), the mean ``kept`` share (a percentage)
+    and the count of ``modular`` base models ("2 of 5"; not for ``matched``)."""
     out = {}
     for (rule, sub, init), g in df.groupby(["rule", "subroutine", "init"], sort=False):
-        key = f"{rule}-{sub}-{init}"
-        searched = g[g["searched"] & g["passed_gate"]]
+        key = f"{'matched-' if matched else ''}{rule}-{sub}-{init}"
+        searched = g[g["kept"].notna()] if matched else g[g["searched"] & g["passed_gate"]]
         for col in ("sub_target", "sub_other", "target", "other", "effect"):
             out[f"{key}-{col}"] = f"{searched[col].mean():.2f}" if len(searched) else "none searched"
         out[f"{key}-kept"] = f"{100 * searched['kept'].mean():.2f} %" if len(searched) else "no mask"
-        out[f"{key}-modular"] = f"{int(g['modular'].sum())} of {len(g)}"
+        if not matched:
+            out[f"{key}-modular"] = f"{int(g['modular'].sum())} of {len(g)}"
     return out
 
 
