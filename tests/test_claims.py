@@ -1456,7 +1456,40 @@ def pretraining_sweeps():
     return {rule: {init: r.metrics for init, r in arms.items()} for rule, arms in swept.items()}
 
 
-# TODO(issue 31): the sweeps' claims and the vision claims, once recomputed.
+def language_sweep_claims(curves) -> dict[str, bool]:
+    """What the page says about the BERT's two sweeps (one base model per arm), each True where it
+    holds on ``curves`` (rule -> {"scratch", "pretrained"} -> a sweep's metrics); a function so that
+    tests/test_degenerate_4_6.py can run it on degenerate variants."""
+    from modlib.pretraining_consistency import findings as f
+
+    pre, raw = (curves["sv-plural"][init]["points"] for init in ("pretrained", "scratch"))
+    fit = [q for q in pre if q["own"] >= 0.9]
+    gaps = f.sweep_gaps(curves)
+    return {
+        # the first test holds at every density in the pretrained BERT, and a random subnetwork of the
+        # same size does far better on the other subroutine (the test could have failed)
+        "specific at every density": bool(fit) and all(q["hard"][1] < 0.35 and q["random"][1] > q["hard"][1] + 0.2
+                                                       for q in fit),
+        # removing a pretrained subnetwork of a few percent takes its own subroutine down and leaves the
+        # other; removing one of 1 % or less costs nothing
+        "removal costs at a few percent": any(0.02 <= q["kept"] <= 0.06 for q in fit) and all(
+            q["complement"][0] < 0.5 and q["complement"][1] > 0.95 for q in fit if 0.02 <= q["kept"] <= 0.06),
+        "removal costs nothing under 1 %": any(q["kept"] < 0.012 for q in fit) and all(
+            min(q["complement"]) >= 0.99 for q in fit if q["kept"] < 0.012),
+        # the scratch subnetwork alone solves the other subroutine at the densities the pretrained masks reach
+        "scratch not specific": all(q["hard"][1] > 0.6 for q in raw if 0.02 <= q["kept"] <= 0.15),
+        # over the common range, the pretrained subnetworks are more specific and their removal costs more
+        "gaps": all(gaps[("sv-plural", sub)]["specific"] > 0.3 and gaps[("sv-plural", sub)]["removal"] > 0.2
+                    for sub in ("subject", "verb")),
+    }
+
+
+def test_pretraining_language_sweeps_show_the_papers_pattern_only_in_the_pretrained_bert(pretraining_sweeps):
+    claims = language_sweep_claims(pretraining_sweeps)
+    assert all(claims.values()), claims
+
+
+# TODO(issue 31): the vision claims, once recomputed.
 
 
 # --- chapter 2, the rows recomputed with data drawn per seed (issue 32) ----------------------------

@@ -695,3 +695,38 @@ def test_chapter4_added_claims_tests_fail_on_degenerate_results(monkeypatch):
 
 def test_chapter4_added_claims_tests_fail_on_degenerate_synthetic_results(monkeypatch):
     _check_added_tests(twc.synthetic(), monkeypatch, must_pass=True)
+
+
+def test_chapter6_sweep_claims_fail_on_degenerate_sweeps():
+    # the page's reading of the BERT's two sweeps (one base model per arm; no verdict): each statement
+    # must fail on some degenerate variant of the stored sweeps
+    import copy
+
+    from test_claims import language_sweep_claims
+
+    curves = {"sv-plural": {"scratch": _read("structural_compositionality", "sweep-sv-plural").metrics,
+                            "pretrained": _read("pretraining_consistency", "sweep-sv-plural-pretrained").metrics}}
+
+    def each(values: dict, init: str | None = None):
+        out = copy.deepcopy(curves)
+        for arm, m in out["sv-plural"].items():
+            if init in (None, arm):
+                for q in m["points"]:
+                    q.update(copy.deepcopy(values))
+        return out
+
+    c = sc_findings.CHANCE
+    variants = {
+        "pretrained = scratch": {"sv-plural": {"scratch": curves["sv-plural"]["scratch"],
+                                               "pretrained": curves["sv-plural"]["scratch"]}},
+        "scratch = pretrained": {"sv-plural": {"scratch": curves["sv-plural"]["pretrained"],
+                                               "pretrained": curves["sv-plural"]["pretrained"]}},
+        "keeps everything": each({"kept": 1.0, "hard": [1.0, 1.0], "random": [1.0, 1.0], "complement": [c, c]}),
+        "keeps nothing": each({"kept": 0.0, "hard": [c, c], "random": [c, c], "complement": [1.0, 1.0]}),
+        "chance": each({"hard": [c, c], "random": [c, c], "complement": [c, c], "own": c}),
+    }
+    stored = language_sweep_claims(curves)
+    assert all(stored.values()), stored
+    found = {name: language_sweep_claims(v) for name, v in variants.items()}
+    never = [k for k in stored if all(f[k] for f in found.values())]
+    assert not never, f"sweep statements that hold on every degenerate variant (cannot fail): {never}"

@@ -236,11 +236,14 @@ def sweep_gaps(sweeps: dict) -> dict[tuple[str, str], dict[str, float]]:
                              key=lambda q: q["kept"])
                 curves[init] = (np.log([q["kept"] for q in pts]), np.array([q["hard"][1] for q in pts]),
                                 np.array([q["complement"][0] for q in pts]))
+            row = {f"{init}_kept": (float(np.exp(c[0].min())), float(np.exp(c[0].max()))) if len(c[0])
+                   else (np.nan, np.nan) for init, c in curves.items()}
+            row.update(low=np.nan, high=np.nan, specific=np.nan, removal=np.nan)
+            if any(len(c[0]) < 2 for c in curves.values()):  # a mask that keeps nothing has no density
+                out[(rule, sub)] = row
+                continue
             low = max(c[0].min() for c in curves.values())
             high = min(c[0].max() for c in curves.values())
-            row = {f"{init}_kept": (float(np.exp(c[0].min())), float(np.exp(c[0].max())))
-                   for init, c in curves.items()}
-            row.update(low=np.nan, high=np.nan, specific=np.nan, removal=np.nan)
             if high > low:
                 grid = np.linspace(low, high, 20)
                 at = {init: [np.interp(grid, c[0], y) for y in c[1:]] for init, c in curves.items()}
