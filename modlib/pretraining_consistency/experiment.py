@@ -290,7 +290,7 @@ def sweep(rule: str, profile: str, device: torch.device, show: bool = False) -> 
 
 
 # The multiples of lambda at which every pretrained base model of a rule gets one more mask per
-# subroutine, so that the two arms can be compared at equal density (findings.matched_density): the
+# subroutine, so that the two arms can be compared at comparable density (findings.matched_density): the
 # search's own multiples (x300, x1000) leave the pretrained BERT's masks about eight times sparser than
 # the scratch arm's; at x10 they keep about as much (base model 0's sweep: 4-5 %, scratch 4-8 %)
 MATCH_LAMS = {"sv-plural": (10.0,)}

@@ -8,6 +8,8 @@ clear (:data:`LOWER`) are chapter 5's, imported from :mod:`modlib.structural_com
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from modlib import stats
@@ -165,14 +167,17 @@ def _as_configuration(point: dict, configuration: dict) -> dict:
 
 
 def matched_density(runs, kept: float | None = None):
-    """Pretrained and scratch masks at equal density (issue 31): one row per (rule, subroutine,
+    """Pretrained and scratch masks at comparable density (issue 31): one row per (rule, subroutine,
     init, base model) of chapter 6's stored results, from the searched grid (each configuration's
     seed-0 mask, tested on the test sets) and, for the pretrained base models, their masks at
     :data:`modlib.pretraining_consistency.MATCH_LAMS` (``runs.matched``, the same mask seed and
     configuration at another lambda): the configuration whose kept share is nearest (by ratio)
-    a common share, among those that passed the 0.9 gate on validation and converged; chosen by
+    a common share, among those that passed the 0.9 gate (on validation problems in the search's
+    grid, on test problems for the extra masks, as a sweep measures them) and converged; chosen by
     density alone, never by a test accuracy. The common share, per (rule, subroutine): ``kept`` if
-    given, else the geometric mean of the two inits' median kept shares of their selected masks.
+    given, else the median kept share of the scratch arm's selected masks (the arm the search's
+    penalties were set for), so that scratch base models keep their selected configuration where
+    it qualifies.
     Columns: the common share (``common``), the matched mask's ``kept``, ``lam`` and ``stages``,
     the subnetwork's (``sub_target``, ``sub_other``) and the ablated model's (``target``,
     ``other``) accuracies, ``effect`` (other minus target), and the base model's ``task`` and
@@ -198,10 +203,7 @@ def matched_density(runs, kept: float | None = None):
     df = pd.DataFrame(rows)
     out = []
     for (rule, sub), g in df.groupby(["rule", "subroutine"], sort=False):
-        medians = [g[g["init"] == init]["selected"].median() for init in ("scratch", "pretrained")]
-        medians = [x for x in medians if np.isfinite(x)]
-        common = kept if kept is not None else (
-            float(np.exp(np.mean(np.log(np.clip(medians, 1e-6, 1))))) if medians else np.nan)
+        common = kept if kept is not None else float(g[g["init"] == "scratch"]["selected"].median())
         for _, row in g.iterrows():
             rec = {k: row[k] for k in ("rule", "init", "seed", "subroutine", "task", "searched")}
             rec.update(common=common, kept=np.nan, lam=np.nan, stages="", sub_target=np.nan, sub_other=np.nan,
@@ -217,64 +219,22 @@ def matched_density(runs, kept: float | None = None):
     return out
 
 
-def sweep_gaps(sweeps: dict) -> dict[tuple[str, str], dict[str, float]]:
-    """Both arms' sweeps compared at equal density (one base model per arm: a description, no
-    verdict). ``sweeps``: rule -> {"scratch": metrics, "pretrained": metrics} (chapter 5's sweep and
-    :func:`modlib.pretraining_consistency.sweep`). Per (rule, subroutine), over the kept shares
-    both arms' sweeps span (``low``, ``high``; nan where they do not overlap), each arm's accuracy
-    interpolated on the log of the kept share at 20 shares and averaged: ``specific`` (scratch
-    minus pretrained, the subnetwork alone on the other subroutine: positive where the pretrained
-    one is more specific) and ``removal`` (scratch minus pretrained, the model without the
-    subnetwork on its own subroutine: positive where removing the pretrained one costs more); and
-    each arm's sparsest and densest mask (``{init}_kept``: (min, max))."""
-    out = {}
-    for rule, arms in sweeps.items():
-        for sub in dict.fromkeys(q["subroutine"] for q in arms["scratch"]["points"]):
-            curves = {}
-            for init, m in arms.items():
-                pts = sorted((q for q in m["points"] if q["subroutine"] == sub and q["kept"] > 0),
-                             key=lambda q: q["kept"])
-                curves[init] = (np.log([q["kept"] for q in pts]), np.array([q["hard"][1] for q in pts]),
-                                np.array([q["complement"][0] for q in pts]))
-            row = {f"{init}_kept": (float(np.exp(c[0].min())), float(np.exp(c[0].max()))) if len(c[0])
-                   else (np.nan, np.nan) for init, c in curves.items()}
-            row.update(low=np.nan, high=np.nan, specific=np.nan, removal=np.nan)
-            if any(len(c[0]) < 2 for c in curves.values()):  # a mask that keeps nothing has no density
-                out[(rule, sub)] = row
-                continue
-            low = max(c[0].min() for c in curves.values())
-            high = min(c[0].max() for c in curves.values())
-            if high > low:
-                grid = np.linspace(low, high, 20)
-                at = {init: [np.interp(grid, c[0], y) for y in c[1:]] for init, c in curves.items()}
-                row.update(low=float(np.exp(low)), high=float(np.exp(high)),
-                           specific=float(np.mean(at["scratch"][0] - at["pretrained"][0])),
-                           removal=float(np.mean(at["scratch"][1] - at["pretrained"][1])))
-            out[(rule, sub)] = row
-    return out
+def masked_weights(rule: str, s, stages: str = "all") -> int:
+    """How many weights chapter 5's masks cover in ``rule``'s model at settings ``s`` (chapter 5's
+    :class:`~modlib.structural_compositionality.StructureSettings`) for the layer set ``stages``:
+    a kept share times this is the number of weights a mask keeps."""
+    from modlib import masks
+    from modlib.structural_compositionality import experiment as sc
+
+    model = sc.make_model(rule, s, 0)
+    return int(masks.attach(model, "sparsify", names=sc.mask_patterns(model, stages)).stats()["weights"].sum())
 
 
-def sweep_numbers(gaps: dict) -> dict[str, str]:
-    """The numbers the page quotes from :func:`sweep_gaps`, keyed ``"{rule}-{sub}-{what}"`` for it
-    to glue: ``range`` (the kept shares both arms' sweeps span, "2.2 to 9.5 %"), ``specific`` and
-    ``removal`` (signed, two decimals), and each arm's sparsest mask (``{init}-sparsest``)."""
-    out = {}
-    for (rule, sub), g in gaps.items():
-        key = f"{rule}-{sub}"
-        out[f"{key}-range"] = (f"{100 * g['low']:.1f} to {100 * g['high']:.1f} %" if np.isfinite(g["low"])
-                               else "no common range")
-        for what in ("specific", "removal"):
-            out[f"{key}-{what}"] = f"{g[what]:+.2f}" if np.isfinite(g[what]) else "nothing to compare"
-        for init in ("scratch", "pretrained"):
-            out[f"{key}-{init}-sparsest"] = f"{100 * g[f'{init}_kept'][0]:.2f} %"
-    return out
-
-
-DENSITY_RATIO = 2.0  # "equal density": the arms' matched masks keep within this factor of each other (medians)
+DENSITY_RATIO = 2.0  # "comparable density": the arms' matched masks keep within this factor of each other (medians)
 
 
 def matched_from(df, base_gate: float = 0.95) -> dict[str, Finding]:
-    """The paper's two claims about the pretrained masks again at equal density, from
+    """The paper's two claims about the pretrained masks again at comparable density, from
     :func:`matched_density`'s table, keyed ``"{rule}/{sub}/{what}"``, each decided by the book's
     rule over base models (Welch t, pretrained against scratch), recording both arms' kept shares:
 
@@ -305,7 +265,7 @@ def matched_from(df, base_gate: float = 0.95) -> dict[str, Finding]:
             for what in ("matched_effect", "matched_specific"):
                 v = stats.Verdict(stats.UNDECIDED, "no mask to match: none passed the gate and converged in "
                                   + " and ".join(missing))
-                out[f"{name}/{what}"] = stats.claim(f"{name}/{what}", v, f"{rule}, {sub}, at equal density:")
+                out[f"{name}/{what}"] = stats.claim(f"{name}/{what}", v, f"{rule}, {sub}, at comparable density:")
             continue
         s, p = s[s["kept"].notna()], p[p["kept"].notna()]
         ratio = float(np.exp(abs(np.log(s["kept"].median() / p["kept"].median()))))
@@ -313,7 +273,7 @@ def matched_from(df, base_gate: float = 0.95) -> dict[str, Finding]:
             for what in ("matched_effect", "matched_specific"):
                 v = stats.Verdict(stats.UNDECIDED, f"the searched configurations hold no masks of one density: "
                                   f"the nearest keep {ratio:.0f} times more in one arm than in the other")
-                out[f"{name}/{what}"] = stats.claim(f"{name}/{what}", v, f"{rule}, {sub}, at equal density ({kept}):")
+                out[f"{name}/{what}"] = stats.claim(f"{name}/{what}", v, f"{rule}, {sub}, at comparable density ({kept}):")
             continue
         claims = (("matched_effect", p["effect"], s["effect"], MARGIN,
                    f"ablated, {_ms(s['target'])} on {sub} problems and {_ms(s['other'])} on the other's from "
@@ -323,12 +283,17 @@ def matched_from(df, base_gate: float = 0.95) -> dict[str, Finding]:
                    f"the subnetwork alone gets {_ms(s['sub_other'])} on the other subroutine's problems from "
                    f"scratch and {_ms(p['sub_other'])} pretrained (on its own, {_ms(s['sub_target'])} and "
                    f"{_ms(p['sub_target'])}); scratch minus pretrained:"))
+        held = p["seed"] != 0  # base model 0's sweep chose the extra penalty weight: the others are held out
         for what, a, b, paper, text in claims:
             v = stats.unpaired(a, b, unit="base model", units=_units(s, p)).verdict(
                 paper=paper, margin=CLEAR, source="the stated margin of", trained=trained,
                 controls=masks_ok)
-            out[f"{name}/{what}"] = stats.claim(f"{name}/{what}", v,
-                                                f"{rule}, {sub}, at equal density ({kept}): {text}")
+            first = a if what == "matched_effect" else b  # the pretrained arm
+            rest = (first[held], b) if what == "matched_effect" else (a, first[held])
+            found = stats.claim(f"{name}/{what}", v, f"{rule}, {sub}, at comparable density ({kept}): {text}")
+            out_of = stats.unpaired(*rest, unit="base model").text(percent=False)
+            out[f"{name}/{what}"] = replace(found, text=f"{found.text} Without pretrained base model 0, whose "
+                                            f"sweep chose the extra penalty weight: {out_of}.")
     return out
 
 
@@ -427,27 +392,34 @@ def pretraining_from(df, metrics: dict, base_gate: float = 0.95) -> dict[str, Fi
                 f"{name}/consistency", v,
                 f"{rule}, {sub} mask. {describe(s, es, 'Scratch')}. {describe(p, ep, 'Pretrained')}. "
                 f"Share of modular base models, pretrained minus scratch:")
+            # the effect, its spread and the subnetwork alone: base models whose masks passed the gate
+            s, p = s[s["passed_gate"]], p[p["passed_gate"]]
+            es, ep = s["effect"].dropna(), p["effect"].dropna()
             if len(ep) > 1 and len(es) > 1:
-                units = _units(s[s["effect"].notna()], p[p["effect"].notna()])
+                units = _units(s, p)
                 # removal costs nothing in either arm: no effect or spread to compare
-                readable = not all((arm["target"].dropna() >= CEILING).all() for arm in (s, p))
+                readable = not all((arm["target"] >= CEILING).all() for arm in (s, p))
+                consistent = readable and ep.mean() >= MARGIN  # a spread of no effect says nothing
                 _, p_value = permutation_test(spread(es), spread(ep))
                 v = stats.unpaired(spread(es), spread(ep), unit="base model", units=units).verdict(
                     paper=PAPER_SPREAD, source="the stated margin of", trained=trained, controls=masks_ok,
-                    measurable=readable)
+                    measurable=consistent)
+                exact = f"; one-sided exact permutation p = {p_value:.2f}" if consistent else ""
                 out[f"{name}/spread"] = stats.claim(
                     f"{name}/spread", v,
                     f"{rule}, {sub}: the ablation effect's mean absolute deviation from its median is "
-                    f"{spread(es).mean():.2f} from scratch and {spread(ep).mean():.2f} pretrained (Brown-Forsythe; "
-                    f"one-sided exact permutation p = {p_value:.2f}); scratch minus pretrained:")
+                    f"{spread(es).mean():.2f} from scratch and {spread(ep).mean():.2f} pretrained (Brown-Forsythe"
+                    f"{exact}; the pretrained mean effect {ep.mean():+.2f}, and a spread is read only where it "
+                    f"reaches {MARGIN}); scratch minus pretrained:")
                 v = stats.unpaired(ep, es, unit="base model", units=units).verdict(
                     paper=paper_gap, trained=trained, controls=masks_ok, measurable=readable,
                     source="the paper's" if paper_gap != MARGIN else "the stated margin of")
                 out[f"{name}/effect"] = stats.claim(
                     f"{name}/effect", v,
                     f"{rule}, {sub}: pretrained minus scratch mean ablation effect {ep.mean() - es.mean():+.2f} "
-                    f"({'the paper' if paper_gap != MARGIN else 'the stated margin'} {paper_gap:+.2f}; masks keep {_ms(s['kept'].dropna())} of the masked weights "
-                    f"from scratch, {_ms(p['kept'].dropna())} pretrained):")
+                    f"({'the paper' if paper_gap != MARGIN else 'the stated margin'} {paper_gap:+.2f}; "
+                    f"{len(es)} and {len(ep)} base models whose masks passed the gate, keeping {_ms(s['kept'])} of "
+                    f"the masked weights from scratch and {_ms(p['kept'])} pretrained):")
                 ss, sp = s["sub_other"].dropna(), p["sub_other"].dropna()
                 v = stats.unpaired(ss, sp, unit="base model", units=units).verdict(
                     paper=LOWER, margin=CLEAR, source="the stated margin of", trained=trained, controls=masks_ok)
@@ -455,15 +427,16 @@ def pretraining_from(df, metrics: dict, base_gate: float = 0.95) -> dict[str, Fi
                     f"{name}/specific", v,
                     f"{rule}, {sub}: the subnetwork alone gets {_ms(ss)} on the other subroutine's "
                     f"problems from scratch and {_ms(sp)} pretrained (on its own, {_ms(s['sub_target'])} "
-                    f"and {_ms(p['sub_target'])}; kept {_ms(s['kept'].dropna())} and {_ms(p['kept'].dropna())}); "
+                    f"and {_ms(p['sub_target'])}; kept {_ms(s['kept'])} and {_ms(p['kept'])}; a denser arm "
+                    f"is less specific for density alone: see the comparison at comparable density); "
                     f"scratch minus pretrained:")
     return out
 
 
 # the columns of :func:`verdict_table`: claim key -> heading
 VERDICTS = {"consistency": "more modular", "spread": "smaller spread", "effect": "larger effect",
-            "specific": "more specific", "matched_effect": "larger effect, equal density",
-            "matched_specific": "more specific, equal density"}
+            "specific": "more specific", "matched_effect": "larger effect, comparable density",
+            "matched_specific": "more specific, comparable density"}
 
 
 def verdict_table(df, found: dict[str, Finding]) -> list[dict[str, str]]:
