@@ -403,7 +403,10 @@ def pretraining_from(df, metrics: dict, base_gate: float = 0.95) -> dict[str, Fi
                 _, p_value = permutation_test(spread(es), spread(ep))
                 v = stats.unpaired(spread(es), spread(ep), unit="base model", units=units).verdict(
                     paper=PAPER_SPREAD, source="the stated margin of", trained=trained, controls=masks_ok,
-                    measurable=consistent)
+                    measurable=readable)
+                if readable and not consistent:
+                    v = stats.Verdict(stats.UNDECIDED, "the pretrained models show no effect whose spread "
+                                      "could be compared")
                 exact = f"; one-sided exact permutation p = {p_value:.2f}" if consistent else ""
                 out[f"{name}/spread"] = stats.claim(
                     f"{name}/spread", v,
