@@ -162,8 +162,9 @@ def sweep_arms(sweeps: dict, paper: dict[str, tuple[float, float]]) -> plt.Figur
     *other* subroutine (solid), with a random subnetwork of the same size (dashed); bottom row, the
     second test: the model without the subnetwork on its *own* subroutine (solid), and without as
     many random weights (dashed). One column per (rule, subroutine); the paper's range of kept
-    shares shaded, chance (0.25) dotted. ``sweeps``: rule -> {"scratch": metrics, "pretrained":
-    metrics}; ``paper``: rule -> (low, high)."""
+    shares shaded, chance (0.25) dotted; an open marker is a mask still shrinking when its training
+    stopped (not converged). ``sweeps``: rule -> {"scratch": metrics, "pretrained": metrics};
+    ``paper``: rule -> (low, high)."""
     from modlib.structural_compositionality.figures import rule_title
 
     groups = [(rule, sub) for rule, arms in sweeps.items()
@@ -179,7 +180,9 @@ def sweep_arms(sweeps: dict, paper: dict[str, tuple[float, float]]) -> plt.Figur
                 pts = sorted((q for q in m["points"] if q["subroutine"] == sub), key=lambda q: q["kept"])
                 kept = [max(q["kept"], 1e-5) for q in pts]
                 colour = INIT_COLOURS[init]
-                ax.plot(kept, [q[arm][side] for q in pts], "o-", color=colour, ms=3.5, lw=1.2)
+                ax.plot(kept, [q[arm][side] for q in pts], "-", color=colour, lw=1.2)
+                for k, q in zip(kept, pts):  # open: the mask was still shrinking when training stopped
+                    ax.plot(k, q[arm][side], "o", color=colour, ms=3.5, mfc=colour if q["converged"] else "white")
                 ax.plot(kept, [q[control][side] for q in pts], "--", color=colour, lw=0.9, alpha=0.8)
             ax.set_xscale("log")
             ax.set_ylim(0, 1.05)
@@ -189,9 +192,11 @@ def sweep_arms(sweeps: dict, paper: dict[str, tuple[float, float]]) -> plt.Figur
         axes[0, j].set_title(f"{rule_title(rule)}:\n{sub} mask", fontsize=8.5)
         axes[1, j].set_xlabel("share kept", fontsize=8)
     handles = [plt.Line2D([], [], color=INIT_COLOURS[i], marker="o", ms=3.5) for i in INIT_COLOURS]
-    handles += [plt.Line2D([], [], color="0.4", ls="--"), plt.Rectangle((0, 0), 1, 1, color="0.92")]
-    labels = ["from scratch", "pretrained", "random weights of the same number", "the paper's kept shares"]
-    fig.legend(handles, labels, loc="lower center", ncol=2, fontsize=8, frameon=False)
+    handles += [plt.Line2D([], [], color="0.4", marker="o", ms=3.5, mfc="white", ls=""),
+                plt.Line2D([], [], color="0.4", ls="--"), plt.Rectangle((0, 0), 1, 1, color="0.92")]
+    labels = ["from scratch", "pretrained", "mask not converged", "random weights of the same number",
+              "the paper's kept shares"]
+    fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=8, frameon=False)
     fig.tight_layout(rect=(0, 0.09, 1, 1), h_pad=0.6, w_pad=0.4)
     return fig
 
