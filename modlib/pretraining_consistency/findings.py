@@ -179,6 +179,7 @@ def matched_density(runs, kept: float | None = None):
     penalties were set for), so that scratch base models keep their selected configuration where
     it qualifies.
     Columns: the common share (``common``), the matched mask's ``kept``, ``lam`` and ``stages``,
+    ``extra`` (whether it is one of the masks at MATCH_LAMS rather than of the search's grid),
     the subnetwork's (``sub_target``, ``sub_other``) and the ablated model's (``target``,
     ``other``) accuracies, ``effect`` (other minus target), and the base model's ``task`` and
     ``searched``; nan where no configuration qualifies."""
@@ -193,8 +194,8 @@ def matched_density(runs, kept: float | None = None):
             chosen = np.mean([run["kept"] for run in found["runs"]])
             grid = list(found.get("grid", []))
             if more is not None:
-                grid += [_as_configuration(q, more.metrics["configuration"]) for q in more.metrics["points"]
-                         if q["subroutine"] == sub]
+                grid += [{**_as_configuration(q, more.metrics["configuration"]), "extra": True}
+                         for q in more.metrics["points"] if q["subroutine"] == sub]
             fit = [g for g in grid if "test" in g and g["own"] >= 0.9 and g["converged"]]
             rows.append({"rule": rule, "init": init, "seed": int(seed), "subroutine": sub, "selected": chosen,
                          "task": m["base"]["task"], "searched": m["searched"], "grid": fit})
@@ -206,11 +207,11 @@ def matched_density(runs, kept: float | None = None):
         common = kept if kept is not None else float(g[g["init"] == "scratch"]["selected"].median())
         for _, row in g.iterrows():
             rec = {k: row[k] for k in ("rule", "init", "seed", "subroutine", "task", "searched")}
-            rec.update(common=common, kept=np.nan, lam=np.nan, stages="", sub_target=np.nan, sub_other=np.nan,
-                       target=np.nan, other=np.nan)
+            rec.update(common=common, kept=np.nan, lam=np.nan, stages="", extra=False, sub_target=np.nan,
+                       sub_other=np.nan, target=np.nan, other=np.nan)
             if row["grid"] and np.isfinite(common):
                 best = min(row["grid"], key=lambda c: abs(np.log(max(c["kept"], 1e-6) / common)))
-                rec.update(kept=best["kept"], lam=best["lam"], stages=best["stages"],
+                rec.update(kept=best["kept"], lam=best["lam"], stages=best["stages"], extra=best.get("extra", False),
                            sub_target=best["test"]["hard"][0], sub_other=best["test"]["hard"][1],
                            target=best["test"]["complement"][0], other=best["test"]["complement"][1])
             out.append(rec)
@@ -284,6 +285,7 @@ def matched_from(df, base_gate: float = 0.95) -> dict[str, Finding]:
                    f"scratch and {_ms(p['sub_other'])} pretrained (on its own, {_ms(s['sub_target'])} and "
                    f"{_ms(p['sub_target'])}); scratch minus pretrained:"))
         held = p["seed"] != 0  # base model 0's sweep chose the extra penalty weight: the others are held out
+        extra = bool(p["extra"].any())
         for what, a, b, paper, text in claims:
             v = stats.unpaired(a, b, unit="base model", units=_units(s, p)).verdict(
                 paper=paper, margin=CLEAR, source="the stated margin of", trained=trained,
@@ -291,9 +293,11 @@ def matched_from(df, base_gate: float = 0.95) -> dict[str, Finding]:
             first = a if what == "matched_effect" else b  # the pretrained arm
             rest = (first[held], b) if what == "matched_effect" else (a, first[held])
             found = stats.claim(f"{name}/{what}", v, f"{rule}, {sub}, at comparable density ({kept}): {text}")
-            out_of = stats.unpaired(*rest, unit="base model").text(percent=False)
-            out[f"{name}/{what}"] = replace(found, text=f"{found.text} Without pretrained base model 0, whose "
-                                            f"sweep chose the extra penalty weight: {out_of}.")
+            if extra:
+                out_of = stats.unpaired(*rest, unit="base model").text(percent=False)
+                found = replace(found, text=f"{found.text} Without pretrained base model 0, whose sweep chose the "
+                                f"extra penalty weight: {out_of}.")
+            out[f"{name}/{what}"] = found
     return out
 
 
