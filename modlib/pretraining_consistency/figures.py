@@ -10,6 +10,7 @@ import numpy as np
 
 from modlib.data import sentences as agreement
 from modlib.plots import COLUMN, count
+from modlib.structural_compositionality.figures import rule_title  # chapter 5's, reused by name
 
 INIT_COLOURS = {"scratch": "#7f7f7f", "pretrained": "#d62728"}
 
@@ -108,13 +109,28 @@ def pretraining_provenance(runs) -> str:
             f"(seeds 0–{n - 1}) × {count(masks, 'mask seed')}")
 
 
+def _percent_axis(ax) -> None:
+    """A log x-axis of kept shares labelled in percent: ticked at each decade, or at 1, 2 and 5 of
+    each where the data span under a decade and a half (call it after drawing)."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    ax.set_xscale("log")
+    low, high = ax.get_xlim()
+    narrow = np.log10(high / low) < 1.5
+    ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0) if narrow else (1.0,)))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{100 * v:.2g} %"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.tick_params(labelsize=7)
+
+
 def density_by_arm(df, matched=None) -> plt.Figure:
     """Chapter 6's density check (issue 31): per (rule, subroutine), each searched base model's
     selected masks at their kept share (across, log scale) against the subnetwork's accuracy on the
     *other* subroutine (top row) and the ablation effect (bottom row), from scratch (grey) and
     pretrained (red). If one arm's masks are denser, differences between the arms can come from
     density alone; ``matched`` (:func:`modlib.pretraining_consistency.findings.matched_density`)
-    adds the masks chosen at one common kept share (crosses) and that share (dotted line).
+    adds each base model's mask nearest the common kept share, the scratch arm's median (crosses),
+    and that share (dotted line).
     ``df``: :func:`modlib.pretraining_consistency.findings.pretraining_effects`."""
     rows = df[df["searched"] & df["kept"].notna()]
     groups = list(dict.fromkeys(zip(rows["rule"], rows["subroutine"])))
@@ -133,10 +149,9 @@ def density_by_arm(df, matched=None) -> plt.Figure:
                 for ax in axes[:, j]:
                     if len(m):
                         ax.axvline(m["common"].iloc[0], color="0.5", ls=":", lw=0.8)
-        axes[0, j].set_title(f"{rule}\n{sub} mask", fontsize=9)
+        axes[0, j].set_title(f"{rule_title(rule)}:\n{sub} mask", fontsize=8.5)
         for ax in axes[:, j]:
-            ax.set_xscale("log")
-            ax.tick_params(labelsize=7)
+            _percent_axis(ax)
         axes[1, j].axhline(0, color="0.3", lw=0.8)
         axes[1, j].set_xlabel("share kept", fontsize=8)
     axes[0, 0].set_ylabel("subnetwork alone:\nother subroutine", fontsize=8)
@@ -145,7 +160,7 @@ def density_by_arm(df, matched=None) -> plt.Figure:
     labels = ["scratch", "pretrained"]
     if matched is not None:
         handles += [plt.Line2D([], [], marker="x", color="0.3", ls="", ms=5), plt.Line2D([], [], color="0.5", ls=":")]
-        labels += ["at the common share", "common share"]
+        labels += ["mask nearest the scratch median", "scratch median"]
     fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=8, frameon=False)
     fig.tight_layout(rect=(0, 0.07, 1, 1))
     return fig
@@ -165,8 +180,6 @@ def sweep_arms(sweeps: dict, paper: dict[str, tuple[float, float]]) -> plt.Figur
     shares shaded, chance (0.25) dotted; an open marker is a mask still shrinking when its training
     stopped (not converged). ``sweeps``: rule -> {"scratch": metrics, "pretrained": metrics};
     ``paper``: rule -> (low, high)."""
-    from modlib.structural_compositionality.figures import rule_title
-
     groups = [(rule, sub) for rule, arms in sweeps.items()
               for sub in dict.fromkeys(q["subroutine"] for q in arms["scratch"]["points"])]
     fig, axes = plt.subplots(2, len(groups), figsize=(COLUMN, 4.4), squeeze=False, sharey=True)
@@ -184,9 +197,8 @@ def sweep_arms(sweeps: dict, paper: dict[str, tuple[float, float]]) -> plt.Figur
                 for k, q in zip(kept, pts):  # open: the mask was still shrinking when training stopped
                     ax.plot(k, q[arm][side], "o", color=colour, ms=3.5, mfc=colour if q["converged"] else "white")
                 ax.plot(kept, [q[control][side] for q in pts], "--", color=colour, lw=0.9, alpha=0.8)
-            ax.set_xscale("log")
+            _percent_axis(ax)
             ax.set_ylim(0, 1.05)
-            ax.tick_params(labelsize=7)
             if j == 0:
                 ax.set_ylabel(label, fontsize=8)
         axes[0, j].set_title(f"{rule_title(rule)}:\n{sub} mask", fontsize=8.5)
