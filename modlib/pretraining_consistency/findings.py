@@ -249,7 +249,7 @@ def matched_from(df, base_gate: float = 0.95) -> dict[str, Finding]:
     of each other (medians); otherwise it cannot be decided. Base models without a matched mask
     are left out.
     """
-    from modlib.structural_compositionality.findings import degenerate, pct
+    from modlib.structural_compositionality.findings import _measurable, degenerate, pct
 
     out = {}
     if df.empty:
@@ -289,7 +289,7 @@ def matched_from(df, base_gate: float = 0.95) -> dict[str, Finding]:
         for what, a, b, paper, text in claims:
             v = stats.unpaired(a, b, unit="base model", units=_units(s, p)).verdict(
                 paper=paper, margin=CLEAR, source="the stated margin of", trained=trained,
-                controls=masks_ok)
+                controls=masks_ok, measurable=what != "matched_specific" or _measurable(a, b))
             first = a if what == "matched_effect" else b  # the pretrained arm
             rest = (first[held], b) if what == "matched_effect" else (a, first[held])
             found = stats.claim(f"{name}/{what}", v, f"{rule}, {sub}, at comparable density ({kept}): {text}")
@@ -330,7 +330,7 @@ def pretraining_from(df, metrics: dict, base_gate: float = 0.95) -> dict[str, Fi
     ``{rule}/{sub}/specific`` the pretrained models' subnetworks are more specific: lower accuracy
                               on the other subroutine's problems (scratch minus pretrained).
     """
-    from modlib.structural_compositionality.findings import CEILING, degenerate
+    from modlib.structural_compositionality.findings import CEILING, _measurable, degenerate
 
     out = {}
     paper = paper_effects()
@@ -429,7 +429,8 @@ def pretraining_from(df, metrics: dict, base_gate: float = 0.95) -> dict[str, Fi
                     f"the masked weights from scratch and {_ms(p['kept'])} pretrained):")
                 ss, sp = s["sub_other"].dropna(), p["sub_other"].dropna()
                 v = stats.unpaired(ss, sp, unit="base model", units=units).verdict(
-                    paper=LOWER, margin=CLEAR, source="the stated margin of", trained=trained, controls=masks_ok)
+                    paper=LOWER, margin=CLEAR, source="the stated margin of", trained=trained, controls=masks_ok,
+                    measurable=_measurable(ss, sp))  # both at chance: nothing to be more specific than
                 out[f"{name}/specific"] = stats.claim(
                     f"{name}/specific", v,
                     f"{rule}, {sub}: the subnetwork alone gets {_ms(ss)} on the other subroutine's "
