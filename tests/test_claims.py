@@ -1433,7 +1433,7 @@ def test_pretraining_language_arms_at_comparable_density(pretraining_runs, pretr
         mp, ms = m[m["init"] == "pretrained"], m[m["init"] == "scratch"]
         assert mp["kept"].notna().all() and (mp["lam"] == pc.MATCH_LAMS["sv-plural"][0]).all(), mp
         assert ms["kept"].median() / mp["kept"].median() < pc_findings.DENSITY_RATIO, (ms["kept"], mp["kept"])
-        assert (mp["target"] < 0.5).all() and (mp["other"] > 0.95).all(), mp
+        assert (mp["other"] > 0.95).all() and (mp["target"] < 0.5).all() == (sub == "verb"), mp  # subject weaker
         assert (mp["sub_other"] < 0.35).all() and (ms["sub_other"].dropna() > 0.6).all(), (mp, ms)
         for what in ("matched_effect", "matched_specific"):
             f = pretraining_found[f"sv-plural/{sub}/{what}"]
@@ -1479,7 +1479,31 @@ def test_pretraining_language_sweeps_show_the_papers_pattern_only_in_the_pretrai
     assert all(claims.values()), claims
 
 
-# TODO(issue 31): the vision claims, once recomputed.
+def test_pretraining_vision_inside_is_less_separable_after_pretraining(pretraining_found, pretraining_table):
+    # the page: from scratch 3 of 5 base models are modular for inside, pretrained none; the larger
+    # effect and the larger count are not reproduced; contact does not differ clearly; "more specific"
+    # cannot be decided (both arms' subnetworks at chance on the other subroutine)
+    pre, raw = (_arm(pretraining_table, "inside-contact", "inside", init) for init in ("pretrained", "scratch"))
+    assert int(raw["modular"].sum()) == 3 and int(pre["modular"].sum()) == 0
+    assert (pre["effect"] < pc_findings.MARGIN).all() and raw["effect"].max() > 0.3
+    for claim in ("consistency", "effect"):
+        f = pretraining_found[f"inside-contact/inside/{claim}"]
+        assert f.outcome == stats.NOT_REPRODUCED, f.text
+    # three pretrained inside masks were chosen at x100 (the x30 ones had not converged), two at x30
+    assert sorted(pre["lam"].tolist()) == [30.0, 30.0, 100.0, 100.0, 100.0]
+    assert (pre[pre["lam"] == 100.0]["target"] >= 0.95).all()  # removal costs nothing there
+    for what in ("consistency", "effect"):
+        assert pretraining_found[f"inside-contact/contact/{what}"].outcome == stats.UNDECIDED
+    for sub in ("inside", "contact"):
+        f = pretraining_found[f"inside-contact/{sub}/specific"]
+        assert f.outcome == stats.UNDECIDED and "floor or ceiling" in f.text, f.text
+        rows = pretraining_table[(pretraining_table["rule"] == "inside-contact")
+                                 & (pretraining_table["subroutine"] == sub)]
+        assert (rows["sub_other"] < 0.35).all(), rows["sub_other"]
+    # at comparable density: inside's converged pretrained masks are too sparse to match; contact undecided
+    f = pretraining_found["inside-contact/inside/matched_effect"]
+    assert f.outcome == stats.UNDECIDED and "no masks of one density" in f.text, f.text
+    assert pretraining_found["inside-contact/contact/matched_effect"].outcome == stats.UNDECIDED
 
 
 # --- chapter 2, the rows recomputed with data drawn per seed (issue 32) ----------------------------
