@@ -1351,6 +1351,17 @@ def pretraining_table(pretraining_runs):
     return pc_findings.pretraining_effects(pretraining_runs)
 
 
+@pytest.fixture(scope="module")
+def pretraining_matched(pretraining_runs):
+    return pc_findings.matched_density(pretraining_runs)
+
+
+def _claim(found: dict, key: str):
+    """The claim ``key`` of ``found``, which must have been made."""
+    assert key in found, f"no claim {key}"
+    return found[key]
+
+
 def _arm(table, rule, sub, init):
     return table[(table["rule"] == rule) & (table["subroutine"] == sub) & (table["init"] == init)]
 
@@ -1396,7 +1407,7 @@ def test_pretraining_language_subnetworks_are_specific_as_the_papers(pretraining
     # the page: each pretrained subnetwork alone solves its subroutine and falls to chance on the
     # other (the paper: 0.27 and 0.31), a scratch one stays well above: reproduced for both
     for sub in ("subject", "verb"):
-        f = pretraining_found[f"sv-plural/{sub}/specific"]
+        f = _claim(pretraining_found, f"sv-plural/{sub}/specific")
         assert f.outcome == stats.REPRODUCED, f.text
         pre, raw = (_arm(pretraining_table, "sv-plural", sub, init) for init in ("pretrained", "scratch"))
         assert (pre["sub_target"] >= 0.95).all() and (pre["sub_other"] < 0.35).all(), pre
@@ -1410,24 +1421,23 @@ def test_pretraining_removing_a_pretrained_language_subnetwork_costs_nothing(pre
     for sub in ("subject", "verb"):
         pre = _arm(pretraining_table, "sv-plural", sub, "pretrained")
         assert (pre["target"] >= 0.95).all() and (pre["other"] >= 0.95).all() and not pre["modular"].any(), pre
-        assert pretraining_found[f"sv-plural/{sub}/consistency"].outcome == stats.UNDECIDED
-    assert pretraining_found["sv-plural/subject/effect"].outcome == stats.NOT_REPRODUCED
-    verb = pretraining_found["sv-plural/verb/effect"]
+        assert _claim(pretraining_found, f"sv-plural/{sub}/consistency").outcome == stats.UNDECIDED
+    assert _claim(pretraining_found, "sv-plural/subject/effect").outcome == stats.NOT_REPRODUCED
+    verb = _claim(pretraining_found, "sv-plural/verb/effect")
     assert verb.outcome == stats.UNDECIDED and "floor or ceiling" in verb.text, verb.text
     raw = _arm(pretraining_table, "sv-plural", "verb", "scratch")
     assert (raw["effect"].abs() < 0.05).all(), raw
 
 
-def test_pretraining_language_arms_at_comparable_density(pretraining_runs, pretraining_found):
+def test_pretraining_language_arms_at_comparable_density(pretraining_table, pretraining_matched, pretraining_found):
     # the page: at the search's penalties the pretrained masks keep several times less than the
     # scratch ones; with one more penalty weight (x10) every pretrained BERT has a mask within a factor
     # 2 of the scratch arm's median, and there both of the paper's claims are reproduced: removing a
     # pretrained subnetwork takes its own subroutine down and leaves the other, and alone it stays at
     # chance on the other subroutine
-    table = pc_findings.pretraining_effects(pretraining_runs)
-    matched = pc_findings.matched_density(pretraining_runs)
+    matched = pretraining_matched
     for sub in ("subject", "verb"):
-        pre, raw = (_arm(table, "sv-plural", sub, init) for init in ("pretrained", "scratch"))
+        pre, raw = (_arm(pretraining_table, "sv-plural", sub, init) for init in ("pretrained", "scratch"))
         assert raw["kept"].median() > 3 * pre["kept"].median(), (raw["kept"], pre["kept"])
         m = matched[(matched["rule"] == "sv-plural") & (matched["subroutine"] == sub)]
         mp, ms = m[m["init"] == "pretrained"], m[m["init"] == "scratch"]
@@ -1436,7 +1446,7 @@ def test_pretraining_language_arms_at_comparable_density(pretraining_runs, pretr
         assert (mp["other"] > 0.95).all() and (mp["target"] < 0.5).all() == (sub == "verb"), mp  # subject weaker
         assert (mp["sub_other"] < 0.35).all() and (ms["sub_other"].dropna() > 0.6).all(), (mp, ms)
         for what in ("matched_effect", "matched_specific"):
-            f = pretraining_found[f"sv-plural/{sub}/{what}"]
+            f = _claim(pretraining_found, f"sv-plural/{sub}/{what}")
             assert f.outcome == stats.REPRODUCED and "Without pretrained base model 0" in f.text, f.text
         # the page: without base model 0 (its sweep chose x10) the subject's interval reaches below 0,
         # the verb's does not
@@ -1487,23 +1497,23 @@ def test_pretraining_vision_inside_is_less_separable_after_pretraining(pretraini
     assert int(raw["modular"].sum()) == 3 and int(pre["modular"].sum()) == 0
     assert (pre["effect"] < pc_findings.MARGIN).all() and raw["effect"].max() > 0.3
     for claim in ("consistency", "effect"):
-        f = pretraining_found[f"inside-contact/inside/{claim}"]
+        f = _claim(pretraining_found, f"inside-contact/inside/{claim}")
         assert f.outcome == stats.NOT_REPRODUCED, f.text
     # three pretrained inside masks were chosen at x100 (the x30 ones had not converged), two at x30
     assert sorted(pre["lam"].tolist()) == [30.0, 30.0, 100.0, 100.0, 100.0]
     assert (pre[pre["lam"] == 100.0]["target"] >= 0.95).all()  # removal costs nothing there
     for what in ("consistency", "effect"):
-        assert pretraining_found[f"inside-contact/contact/{what}"].outcome == stats.UNDECIDED
+        assert _claim(pretraining_found, f"inside-contact/contact/{what}").outcome == stats.UNDECIDED
     for sub in ("inside", "contact"):
-        f = pretraining_found[f"inside-contact/{sub}/specific"]
+        f = _claim(pretraining_found, f"inside-contact/{sub}/specific")
         assert f.outcome == stats.UNDECIDED and "floor or ceiling" in f.text, f.text
         rows = pretraining_table[(pretraining_table["rule"] == "inside-contact")
                                  & (pretraining_table["subroutine"] == sub)]
         assert (rows["sub_other"] < 0.35).all(), rows["sub_other"]
     # at comparable density: inside's converged pretrained masks are too sparse to match; contact undecided
-    f = pretraining_found["inside-contact/inside/matched_effect"]
+    f = _claim(pretraining_found, "inside-contact/inside/matched_effect")
     assert f.outcome == stats.UNDECIDED and "no masks of one density" in f.text, f.text
-    assert pretraining_found["inside-contact/contact/matched_effect"].outcome == stats.UNDECIDED
+    assert _claim(pretraining_found, "inside-contact/contact/matched_effect").outcome == stats.UNDECIDED
 
 
 # --- chapter 2, the rows recomputed with data drawn per seed (issue 32) ----------------------------

@@ -483,10 +483,15 @@ def test_chapter6_claims_tests_fail_on_degenerate_results():
     from types import SimpleNamespace
 
     df, metrics = _chapter6()
+    matched = pc_findings.matched_density(_runs6())
+    scratch = _read("structural_compositionality", "sweep-sv-plural").metrics  # the pretrained arm's sweep is
+    sweeps = {"sv-plural": {"scratch": scratch, "pretrained": scratch}}  # its control (also tested below)
     tests = _tests("test_pretraining")
     assert len(tests) >= 5
-    _check_tests(tests, {name: {"pretraining_found": pc_findings.pretraining_from(d, m), "pretraining_table": d,
-                                "pretraining_runs": SimpleNamespace(
+    _check_tests(tests, {name: {"pretraining_found": {**pc_findings.pretraining_from(d, m),
+                                                      **pc_findings.matched_from(matched)},
+                                "pretraining_table": d, "pretraining_matched": matched,
+                                "pretraining_sweeps": sweeps, "pretraining_runs": SimpleNamespace(
                                     pretraining={k: SimpleNamespace(metrics=x) for k, x in m.items()})}
                          for name, (d, m) in variants6(df, metrics).items()})
 

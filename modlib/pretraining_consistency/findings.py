@@ -390,7 +390,7 @@ def pretraining_from(df, metrics: dict, base_gate: float = 0.95) -> dict[str, Fi
 
             name = f"{rule}/{sub}"
             v = stats.unpaired(p["modular"].astype(float), s["modular"].astype(float), unit="base model",
-                           shares=True).verdict(
+                               shares=True, units=_units(s, p)).verdict(
                 paper=PAPER_COUNT, source="the stated margin of", trained=trained, controls=masks_ok)
             out[f"{name}/consistency"] = stats.claim(
                 f"{name}/consistency", v,
