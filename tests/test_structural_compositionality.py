@@ -1,5 +1,6 @@
 """Chapter 5's models, mask search, stored results, findings, figures and explorer (smoke sizes)."""
 
+import copy
 import numpy as np
 import pytest
 import torch
@@ -409,3 +410,9 @@ def test_the_numbers_the_page_quotes_cover_every_searched_subroutine(smoke_runs)
                 if r.metrics["trained"] and r.metrics.get("subroutines")}
     assert {k.rsplit("-seed-iou", 1)[0] for k in overlaps if k.endswith("-seed-iou")} == searched
     assert all(" to " in v for v in overlaps.values()), overlaps
+    one_seed = copy.deepcopy(smoke_runs)  # the default profile trains one mask seed: no seed overlap
+    for r in one_seed.rows.values():
+        if "seed_overlap" in r.metrics:
+            r.metrics["seed_overlap"] = {}
+    quoted = findings.layer_numbers(one_seed)
+    assert {quoted[f"{rule}-seed-iou"] for rule in searched} == {"not measured"}, quoted

@@ -380,7 +380,8 @@ def layer_numbers(runs) -> dict[str, str]:
     of the two subroutines' seed-0 overlap (IoU) divided by the overlap two random masks of those
     sizes would have (groups: a ResNet's ``convolutions`` and ``head``, BERT's ``attention`` and
     ``feed-forward``); and ``"{rule}-seed-iou"``, the range of the overlap of one subroutine's masks
-    from mask seeds 0 and 1 over the whole mask, the reference for overlap."""
+    from mask seeds 0 and 1 over the whole mask, the reference for overlap ("not measured" where the
+    profile trains one mask seed, as ``default`` does)."""
     from modlib.structural_compositionality.figures import short_layer
 
     def group(layer: str) -> str:
@@ -400,9 +401,14 @@ def layer_numbers(runs) -> dict[str, str]:
         groups = np.array([group(n) for n in m["overlap"]["layers"]])
         for g in dict.fromkeys(groups):
             ratios.setdefault((m["rule"], g), []).append(np.nanmedian(ratio[groups == g]))
-        seeds.setdefault(m["rule"], []).extend(v for v in m["seed_overlap"].values() if np.isfinite(v))
-    out = {f"{rule}-{g}-ratio": f"{min(v):.1f} to {max(v):.1f}" for (rule, g), v in ratios.items()}
-    return out | {f"{rule}-seed-iou": f"{min(v):.2f} to {max(v):.2f}" for rule, v in seeds.items()}
+        seeds.setdefault(m["rule"], []).extend(m["seed_overlap"].values())  # {} with one mask seed
+
+    def span(values: list, digits: int) -> str:  # "not measured" where no run has the number
+        values = [v for v in values if np.isfinite(v)]
+        return f"{min(values):.{digits}f} to {max(values):.{digits}f}" if values else "not measured"
+
+    out = {f"{rule}-{g}-ratio": span(v, 1) for (rule, g), v in ratios.items()}
+    return out | {f"{rule}-seed-iou": span(v, 2) for rule, v in seeds.items()}
 
 
 def sweep_numbers(sweeps: dict) -> dict[str, str]:
