@@ -1403,12 +1403,16 @@ def test_pretraining_masks_are_as_sparse_as_the_papers(pretraining_table):
 # averaged within each), pretrained against scratch, Welch t intervals.
 
 
-def test_pretraining_language_subnetworks_are_specific_as_the_papers(pretraining_found, pretraining_table):
+def test_pretraining_language_masks_are_too_far_apart_in_density_at_the_search(pretraining_found, pretraining_table):
     # the page: each pretrained subnetwork alone solves its subroutine and falls to chance on the
-    # other (the paper: 0.27 and 0.31), a scratch one stays well above: reproduced for both
+    # other (the paper: 0.27 and 0.31), a scratch one stays well above; but the arms' masks are
+    # several times apart in density, so none of the four comparisons is decided there
     for sub in ("subject", "verb"):
-        f = _claim(pretraining_found, f"sv-plural/{sub}/specific")
-        assert f.outcome == stats.REPRODUCED, f.text
+        for what in ("consistency", "spread", "effect", "specific"):
+            f = _claim(pretraining_found, f"sv-plural/{sub}/{what}")
+            assert f.outcome == stats.UNDECIDED and "times apart in density" in f.text, f.text
+        pre, raw = (_arm(pretraining_table, "sv-plural", sub, init) for init in ("pretrained", "scratch"))
+        assert pc_findings.density_ratio(raw, pre) > 2 * pc_findings.DENSITY_RATIO
         pre, raw = (_arm(pretraining_table, "sv-plural", sub, init) for init in ("pretrained", "scratch"))
         assert (pre["sub_target"] >= 0.95).all() and (pre["sub_other"] < 0.35).all(), pre
         assert raw["sub_other"].mean() > 0.6, raw
@@ -1416,15 +1420,10 @@ def test_pretraining_language_subnetworks_are_specific_as_the_papers(pretraining
 
 def test_pretraining_removing_a_pretrained_language_subnetwork_costs_nothing(pretraining_found, pretraining_table):
     # the page: without its subnetwork a pretrained model still solves both subroutines, so none is
-    # modular; the subject's larger effect (the paper +0.16) is not reproduced; the verb's cannot be
-    # decided (no removal costs anything in either arm); nor can the count or the spread
+    # modular (at the search's density, where nothing is decided: the test above)
     for sub in ("subject", "verb"):
         pre = _arm(pretraining_table, "sv-plural", sub, "pretrained")
         assert (pre["target"] >= 0.95).all() and (pre["other"] >= 0.95).all() and not pre["modular"].any(), pre
-        assert _claim(pretraining_found, f"sv-plural/{sub}/consistency").outcome == stats.UNDECIDED
-    assert _claim(pretraining_found, "sv-plural/subject/effect").outcome == stats.NOT_REPRODUCED
-    verb = _claim(pretraining_found, "sv-plural/verb/effect")
-    assert verb.outcome == stats.UNDECIDED and "floor or ceiling" in verb.text, verb.text
     raw = _arm(pretraining_table, "sv-plural", "verb", "scratch")
     assert (raw["effect"].abs() < 0.05).all(), raw
 
@@ -1448,6 +1447,12 @@ def test_pretraining_language_arms_at_comparable_density(pretraining_table, pret
         for what in ("matched_effect", "matched_specific"):
             f = _claim(pretraining_found, f"sv-plural/{sub}/{what}")
             assert f.outcome == stats.REPRODUCED and "Without pretrained base model 0" in f.text, f.text
+        # every pretrained BERT modular at this density, few scratch ones: more modular, reproduced;
+        # the scratch BERTs show almost no effect, so a spread cannot be compared
+        assert (mp["effect"] >= pc_findings.MARGIN).all() and (ms["effect"].dropna() >= pc_findings.MARGIN).sum() <= 1
+        assert _claim(pretraining_found, f"sv-plural/{sub}/matched_consistency").outcome == stats.REPRODUCED
+        f = _claim(pretraining_found, f"sv-plural/{sub}/matched_spread")
+        assert f.outcome == stats.UNDECIDED and "no effect whose spread" in f.text, f.text
         # the page: without base model 0 (its sweep chose x10) the subject's interval reaches below 0,
         # the verb's does not
         held = stats.unpaired(mp[mp["seed"] != 0]["effect"], ms["effect"].dropna(), unit="base model")
@@ -1489,31 +1494,38 @@ def test_pretraining_language_sweeps_show_the_papers_pattern_only_in_the_pretrai
     assert all(claims.values()), claims
 
 
-def test_pretraining_vision_inside_is_less_separable_after_pretraining(pretraining_found, pretraining_table):
-    # the page: from scratch 3 of 5 base models are modular for inside, pretrained none; the larger
-    # effect and the larger count are not reproduced; contact does not differ clearly; "more specific"
-    # cannot be decided (both arms' subnetworks at chance on the other subroutine)
+def test_pretraining_vision_decides_nothing(pretraining_found, pretraining_table, pretraining_matched):
+    # the page: from scratch 3 of 5 base models are modular for inside, pretrained none, but the
+    # pretrained inside masks are about 3 times sparser (medians): not decided; contact does not
+    # differ clearly; "more specific" cannot be decided (both arms' subnetworks at chance on the other)
     pre, raw = (_arm(pretraining_table, "inside-contact", "inside", init) for init in ("pretrained", "scratch"))
     assert int(raw["modular"].sum()) == 3 and int(pre["modular"].sum()) == 0
     assert (pre["effect"] < pc_findings.MARGIN).all() and raw["effect"].max() > 0.3
-    for claim in ("consistency", "effect"):
+    assert pc_findings.density_ratio(raw[raw["searched"]], pre[pre["searched"]]) > pc_findings.DENSITY_RATIO
+    for claim in ("consistency", "effect", "specific"):
         f = _claim(pretraining_found, f"inside-contact/inside/{claim}")
-        assert f.outcome == stats.NOT_REPRODUCED, f.text
+        assert f.outcome == stats.UNDECIDED and "times apart in density" in f.text, f.text
+    # the hint the page gives: the pretrained ResNets whose converged inside masks are as dense as the
+    # scratch ones' (two) are not modular
+    near = pc_findings.near_numbers(pretraining_matched)
+    assert near["near-inside-contact-inside"] == "2 of 5", near
+    assert all(float(e) < pc_findings.MARGIN for e in near["near-inside-contact-inside-effect"].split(" and "))
     # three pretrained inside masks were chosen at x100 (the x30 ones had not converged), two at x30
     assert sorted(pre["lam"].tolist()) == [30.0, 30.0, 100.0, 100.0, 100.0]
     assert (pre[pre["lam"] == 100.0]["target"] >= 0.95).all()  # removal costs nothing there
     for what in ("consistency", "effect"):
         assert _claim(pretraining_found, f"inside-contact/contact/{what}").outcome == stats.UNDECIDED
+    f = _claim(pretraining_found, "inside-contact/contact/specific")
+    assert f.outcome == stats.UNDECIDED and "floor or ceiling" in f.text, f.text
     for sub in ("inside", "contact"):
-        f = _claim(pretraining_found, f"inside-contact/{sub}/specific")
-        assert f.outcome == stats.UNDECIDED and "floor or ceiling" in f.text, f.text
         rows = pretraining_table[(pretraining_table["rule"] == "inside-contact")
                                  & (pretraining_table["subroutine"] == sub)]
         assert (rows["sub_other"] < 0.35).all(), rows["sub_other"]
     # at comparable density: inside's converged pretrained masks are too sparse to match; contact undecided
     f = _claim(pretraining_found, "inside-contact/inside/matched_effect")
     assert f.outcome == stats.UNDECIDED and "no masks of one density" in f.text, f.text
-    assert _claim(pretraining_found, "inside-contact/contact/matched_effect").outcome == stats.UNDECIDED
+    for what in pc_findings.MATCHED:
+        assert _claim(pretraining_found, f"inside-contact/contact/{what}").outcome == stats.UNDECIDED
 
 
 # --- chapter 2, the rows recomputed with data drawn per seed (issue 32) ----------------------------

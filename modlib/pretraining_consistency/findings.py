@@ -112,7 +112,8 @@ def arm_numbers(df, matched: bool = False) -> dict[str, str]:
     ``"{rule}-{sub}-{init}-{what}"`` for it to glue: means over the searched base models (with a
     matched mask) of the subnetwork alone (``sub_target``, ``sub_other``), the ablated model
     (``target``, ``other``) and ``effect`` (two decimals), the mean ``kept`` share (a percentage)
-    and the count of ``modular`` base models ("2 of 5"; not for ``matched``)."""
+    and the count of ``modular`` base models ("2 of 5"; for ``matched``, of the base models with a
+    matched mask)."""
     out = {}
     for (rule, sub, init), g in df.groupby(["rule", "subroutine", "init"], sort=False):
         key = f"{'matched-' if matched else ''}{rule}-{sub}-{init}"
@@ -120,7 +121,9 @@ def arm_numbers(df, matched: bool = False) -> dict[str, str]:
         for col in ("sub_target", "sub_other", "target", "other", "effect"):
             out[f"{key}-{col}"] = f"{searched[col].mean():.2f}" if len(searched) else "none searched"
         out[f"{key}-kept"] = f"{100 * searched['kept'].mean():.2f} %" if len(searched) else "no mask"
-        if not matched:
+        if matched:  # a matched mask passed its own gate: modular where its effect reaches MARGIN
+            out[f"{key}-modular"] = f"{int((searched['effect'] >= MARGIN).sum())} of {len(searched)}"
+        else:
             out[f"{key}-modular"] = f"{int(g['modular'].sum())} of {len(g)}"
     return out
 
@@ -231,25 +234,79 @@ def masked_weights(rule: str, s, stages: str = "all") -> int:
     return int(masks.attach(model, "sparsify", names=sc.mask_patterns(model, stages)).stats()["weights"].sum())
 
 
-DENSITY_RATIO = 2.0  # "comparable density": the arms' matched masks keep within this factor of each other (medians)
+DENSITY_RATIO = 2.0  # "comparable density": the arms' masks keep within this factor of each other (medians)
+
+
+def density_ratio(s, p) -> float:
+    """How many times more the denser of two arms' masks keep than the sparser, by the medians of
+    their ``kept`` columns (``s``, ``p``: rows of one rule and subroutine); over
+    :data:`DENSITY_RATIO`, a comparison of the arms' masks compares densities as much as
+    pretraining (chapter 5's sweep: removing masks of 1 % or less costs nothing), and cannot be
+    decided."""
+    return float(np.exp(abs(np.log(s["kept"].median() / p["kept"].median()))))
+
+
+def _apart(ratio: float, s, p) -> stats.Verdict:
+    """The verdict of a comparison whose arms' masks are ``ratio`` (> :data:`DENSITY_RATIO`) apart."""
+    return stats.Verdict(stats.UNDECIDED, f"the two arms' masks are {ratio:.0f} times apart in density "
+                         f"(median kept {s['kept'].median():.2%} from scratch and {p['kept'].median():.2%} "
+                         f"pretrained; comparable means within {DENSITY_RATIO:.0f} times): see the comparison "
+                         "at comparable density")
+
+
+def _no_effect(es, ep) -> stats.Verdict | None:
+    """Where either arm's mean ablation effect (``es``, ``ep``) stays under :data:`MARGIN`, a
+    spread compares the scatter of no effect: it cannot be decided (the count says more)."""
+    if min(es.mean(), ep.mean()) < MARGIN:
+        arm = "pretrained" if ep.mean() < MARGIN else "scratch"
+        return stats.Verdict(stats.UNDECIDED, f"the {arm} models show no effect whose spread could be compared "
+                             f"(mean effect {min(es.mean(), ep.mean()):+.2f}, under {MARGIN})")
+    return None
+
+
+def near_numbers(matched) -> dict[str, str]:
+    """Per (rule, subroutine) of :func:`matched_density`'s table ``matched``, the pretrained base
+    models whose matched mask lies within :data:`DENSITY_RATIO` of the scratch arm's median kept
+    share, for the page to glue where the arms as a whole are too far apart to compare, keyed
+    ``"near-{rule}-{sub}"`` (how many: "2 of 5"), ``"near-{rule}-{sub}-kept"`` and
+    ``"near-{rule}-{sub}-effect"`` (their kept shares and ablation effects, listed)."""
+    out = {}
+    for (rule, sub), g in matched.groupby(["rule", "subroutine"], sort=False):
+        s, p = g[g["init"] == "scratch"], g[g["init"] == "pretrained"]
+        common = s["kept"].median()
+        near = p[np.exp(np.abs(np.log(p["kept"] / common))) <= DENSITY_RATIO]
+        key = f"near-{rule}-{sub}"
+        out[key] = f"{len(near)} of {len(p)}"
+        out[f"{key}-kept"] = " and ".join(f"{100 * k:.1f} %" for k in near["kept"]) or "none"
+        out[f"{key}-effect"] = " and ".join(f"{e:+.2f}" for e in near["effect"]) or "none"
+        out[f"{key}-scratch-kept"] = f"{100 * common:.1f} %"
+    return out
+
+
+MATCHED = ("matched_effect", "matched_specific", "matched_consistency", "matched_spread")
 
 
 def matched_from(df, base_gate: float = 0.95) -> dict[str, Finding]:
-    """The paper's two claims about the pretrained masks again at comparable density, from
+    """Chapter 6's four comparisons of the pretrained masks again at comparable density, from
     :func:`matched_density`'s table, keyed ``"{rule}/{sub}/{what}"``, each decided by the book's
     rule over base models (Welch t, pretrained against scratch), recording both arms' kept shares:
 
     ``matched_effect``    the pretrained models' ablation effect is larger (margin :data:`MARGIN`);
     ``matched_specific``  their subnetworks are lower on the other subroutine's problems (scratch
                           minus pretrained; margin :data:`CLEAR`, the paper's direction
-                          :data:`LOWER`).
+                          :data:`LOWER`);
+    ``matched_consistency``  more pretrained base models are modular (effect at least
+                          :data:`MARGIN`; margin :data:`PAPER_COUNT`);
+    ``matched_spread``    the pretrained models' effect varies less (Brown-Forsythe; margin
+                          :data:`PAPER_SPREAD`; read only where both arms' mean effects reach
+                          :data:`MARGIN`).
 
     Each needs every base model trained and searched and a matched mask for each that keeps
     neither nothing nor everything, and the two arms' matched masks within :data:`DENSITY_RATIO`
     of each other (medians); otherwise it cannot be decided. Base models without a matched mask
     are left out.
     """
-    from modlib.structural_compositionality.findings import _measurable, degenerate, pct
+    from modlib.structural_compositionality.findings import CEILING, _measurable, degenerate, pct
 
     out = {}
     if df.empty:
@@ -263,15 +320,15 @@ def matched_from(df, base_gate: float = 0.95) -> dict[str, Finding]:
         name = f"{rule}/{sub}"
         if s["kept"].isna().all() or p["kept"].isna().all():
             missing = [init for init, arm in (("scratch", s), ("pretrained", p)) if arm["kept"].isna().all()]
-            for what in ("matched_effect", "matched_specific"):
+            for what in MATCHED:
                 v = stats.Verdict(stats.UNDECIDED, "no mask to match: none passed the gate and converged in "
                                   + " and ".join(missing))
                 out[f"{name}/{what}"] = stats.claim(f"{name}/{what}", v, f"{rule}, {sub}, at comparable density:")
             continue
         s, p = s[s["kept"].notna()], p[p["kept"].notna()]
-        ratio = float(np.exp(abs(np.log(s["kept"].median() / p["kept"].median()))))
+        ratio = density_ratio(s, p)
         if ratio > DENSITY_RATIO:
-            for what in ("matched_effect", "matched_specific"):
+            for what in MATCHED:
                 v = stats.Verdict(stats.UNDECIDED, f"the searched configurations hold no masks of one density: "
                                   f"the nearest keep {ratio:.0f} times more in one arm than in the other")
                 out[f"{name}/{what}"] = stats.claim(f"{name}/{what}", v, f"{rule}, {sub}, at comparable density ({kept}):")
@@ -298,6 +355,28 @@ def matched_from(df, base_gate: float = 0.95) -> dict[str, Finding]:
                 found = replace(found, text=f"{found.text} Without pretrained base model 0, whose sweep chose the "
                                 f"extra penalty weight: {out_of}.")
             out[f"{name}/{what}"] = found
+        # the paper's own claims, the count of modular base models and the effect's spread, on these masks
+        # (each passed its own gate, 0.9, so a base model is modular where its effect reaches MARGIN)
+        ms, mp = (s["effect"] >= MARGIN).astype(float), (p["effect"] >= MARGIN).astype(float)
+        v = stats.unpaired(mp, ms, unit="base model", shares=True, units=_units(s, p)).verdict(
+            paper=PAPER_COUNT, source="the stated margin of", trained=trained, controls=masks_ok)
+        out[f"{name}/matched_consistency"] = stats.claim(
+            f"{name}/matched_consistency", v,
+            f"{rule}, {sub}, at comparable density ({kept}): {int(ms.sum())} of {len(ms)} base models modular "
+            f"from scratch and {int(mp.sum())} of {len(mp)} pretrained (effect at least {MARGIN}); share of "
+            "modular base models, pretrained minus scratch:")
+        readable = not all((arm["target"] >= CEILING).all() for arm in (s, p))
+        v = stats.unpaired(spread(s["effect"]), spread(p["effect"]), unit="base model", units=_units(s, p)).verdict(
+            paper=PAPER_SPREAD, source="the stated margin of", trained=trained, controls=masks_ok,
+            measurable=readable)
+        if readable:
+            v = _no_effect(s["effect"], p["effect"]) or v
+        out[f"{name}/matched_spread"] = stats.claim(
+            f"{name}/matched_spread", v,
+            f"{rule}, {sub}, at comparable density ({kept}): the ablation effect's mean absolute deviation from "
+            f"its median is {spread(s['effect']).mean():.2f} from scratch and {spread(p['effect']).mean():.2f} "
+            f"pretrained (Brown-Forsythe; mean effect {s['effect'].mean():+.2f} and {p['effect'].mean():+.2f}, read "
+            f"only where both reach {MARGIN}); scratch minus pretrained:")
     return out
 
 
@@ -315,7 +394,8 @@ def pretraining_from(df, metrics: dict, base_gate: float = 0.95) -> dict[str, Fi
     The paper's claims, each decided by the book's rule (:func:`modlib.stats.verdict`) over base
     models (5 per arm; mask seeds averaged within each), pretrained against scratch, Welch t
     intervals; each needs both arms' base models trained (searched, task at least ``base_gate``),
-    the pretraining itself to have worked, and masks that keep neither nothing nor everything; the
+    the pretraining itself to have worked, masks that keep neither nothing nor everything, and the
+    arms' masks within :data:`DENSITY_RATIO` of each other in density (:func:`density_ratio`); the
     effect and its spread also need a removal that costs something in one arm at least (where every
     ablated model of both arms keeps its target at the ceiling, 0.95, they cannot be decided):
 
@@ -324,7 +404,8 @@ def pretraining_from(df, metrics: dict, base_gate: float = 0.95) -> dict[str, Fi
                               arms is a ceiling or floor: cannot be decided;
     ``{rule}/{sub}/spread``   the pretrained models' ablation effect varies less (Brown-Forsythe
                               deviations from the median, scratch minus pretrained; the exact
-                              permutation p beside it; margin :data:`PAPER_SPREAD`);
+                              permutation p beside it; margin :data:`PAPER_SPREAD`; read only where
+                              both arms' mean effects reach :data:`MARGIN`);
     ``{rule}/{sub}/effect``   the pretrained models' mean ablation effect is larger (the paper's
                               difference where it reports both, else :data:`MARGIN`);
     ``{rule}/{sub}/specific`` the pretrained models' subnetworks are more specific: lower accuracy
@@ -389,8 +470,10 @@ def pretraining_from(df, metrics: dict, base_gate: float = 0.95) -> dict[str, Fi
                         f"{_ms(e)} (range {e.min():+.2f} to {e.max():+.2f})")
 
             name = f"{rule}/{sub}"
-            v = stats.unpaired(p["modular"].astype(float), s["modular"].astype(float), unit="base model",
-                               shares=True, units=_units(s, p)).verdict(
+            ratio = density_ratio(s[s["searched"]], p[p["searched"]])
+            apart = _apart(ratio, s, p) if ratio > DENSITY_RATIO else None  # then no comparison is decided
+            v = apart or stats.unpaired(p["modular"].astype(float), s["modular"].astype(float), unit="base model",
+                                        shares=True, units=_units(s, p)).verdict(
                 paper=PAPER_COUNT, source="the stated margin of", trained=trained, controls=masks_ok)
             out[f"{name}/consistency"] = stats.claim(
                 f"{name}/consistency", v,
@@ -403,24 +486,23 @@ def pretraining_from(df, metrics: dict, base_gate: float = 0.95) -> dict[str, Fi
                 units = _units(s, p)
                 # removal costs nothing in either arm: no effect or spread to compare
                 readable = not all((arm["target"] >= CEILING).all() for arm in (s, p))
-                consistent = readable and ep.mean() >= MARGIN  # a spread of no effect says nothing
+                consistent = readable and _no_effect(es, ep) is None  # a spread of no effect says nothing
                 _, p_value = permutation_test(spread(es), spread(ep))
                 v = stats.unpaired(spread(es), spread(ep), unit="base model", units=units).verdict(
                     paper=PAPER_SPREAD, source="the stated margin of", trained=trained, controls=masks_ok,
                     measurable=readable)
-                if readable and not consistent:
-                    v = stats.Verdict(stats.UNDECIDED, "the pretrained models show no effect whose spread "
-                                      "could be compared")
+                v = apart or (_no_effect(es, ep) if readable and not consistent else None) or v
                 exact = f"; one-sided exact permutation p = {p_value:.2f}" if consistent else ""
                 out[f"{name}/spread"] = stats.claim(
                     f"{name}/spread", v,
                     f"{rule}, {sub}: the ablation effect's mean absolute deviation from its median is "
                     f"{spread(es).mean():.2f} from scratch and {spread(ep).mean():.2f} pretrained (Brown-Forsythe"
-                    f"{exact}; the pretrained mean effect {ep.mean():+.2f}, and a spread is read only where it "
-                    f"reaches {MARGIN}); scratch minus pretrained:")
+                    f"{exact}; mean effect {es.mean():+.2f} from scratch and {ep.mean():+.2f} pretrained, and a spread "
+                    f"is read only where both reach {MARGIN}); scratch minus pretrained:")
                 v = stats.unpaired(ep, es, unit="base model", units=units).verdict(
                     paper=paper_gap, trained=trained, controls=masks_ok, measurable=readable,
                     source="the paper's" if paper_gap != MARGIN else "the stated margin of")
+                v = apart or v
                 out[f"{name}/effect"] = stats.claim(
                     f"{name}/effect", v,
                     f"{rule}, {sub}: pretrained minus scratch mean ablation effect {ep.mean() - es.mean():+.2f} "
@@ -431,37 +513,45 @@ def pretraining_from(df, metrics: dict, base_gate: float = 0.95) -> dict[str, Fi
                 v = stats.unpaired(ss, sp, unit="base model", units=units).verdict(
                     paper=LOWER, margin=CLEAR, source="the stated margin of", trained=trained, controls=masks_ok,
                     measurable=_measurable(ss, sp))  # both at chance: nothing to be more specific than
+                v = apart or v
                 out[f"{name}/specific"] = stats.claim(
                     f"{name}/specific", v,
                     f"{rule}, {sub}: the subnetwork alone gets {_ms(ss)} on the other subroutine's "
                     f"problems from scratch and {_ms(sp)} pretrained (on its own, {_ms(s['sub_target'])} "
-                    f"and {_ms(p['sub_target'])}; kept {_ms(s['kept'])} and {_ms(p['kept'])}; a denser arm "
-                    f"is less specific for density alone: see the comparison at comparable density); "
+                    f"and {_ms(p['sub_target'])}; kept {_ms(s['kept'])} and {_ms(p['kept'])}); "
                     f"scratch minus pretrained:")
     return out
 
 
 # the columns of :func:`verdict_table`: claim key -> heading
 VERDICTS = {"consistency": "more modular", "spread": "smaller spread", "effect": "larger effect",
-            "specific": "more specific", "matched_effect": "larger effect, comparable density",
-            "matched_specific": "more specific, comparable density"}
+            "specific": "more specific"}
 
 
-def verdict_table(df, found: dict[str, Finding]) -> list[dict[str, str]]:
+def verdict_table(df, found: dict[str, Finding], matched=None) -> list[dict[str, str]]:
     """Every verdict of chapter 6 once: one row per (rule, subroutine) of ``df``
-    (:func:`pretraining_effects`) with each arm's kept share (mean ± sd over searched base models),
-    its count of modular base models and the mark of each claim of ``found`` (:func:`pretraining`)
-    in :data:`VERDICTS` ("–" where the claim was not made)."""
+    (:func:`pretraining_effects`) at the search's density and, given :func:`matched_density`'s
+    table ``matched``, one more at comparable density, each with both arms' kept shares (median and
+    range over the base models with a mask), their counts of modular base models, and the mark of
+    each claim of ``found`` (:func:`pretraining`) in :data:`VERDICTS` (``matched_`` ones in the
+    comparable rows; "–" where the claim was not made)."""
+    tables = [("searched", df, "")] + ([("comparable", matched, "matched_")] if matched is not None else [])
     rows = []
-    for (rule, sub), g in df.groupby(["rule", "subroutine"], sort=False):
-        row = {"rule": rule, "subroutine": sub}
-        for init in ("scratch", "pretrained"):
-            a = g[g["init"] == init]
-            kept = 100 * a["kept"].dropna()
-            row[f"kept, {init}"] = f"{kept.mean():.2f} ± {kept.std(ddof=0):.2f} %" if len(kept) else "no mask"
-            row[f"modular, {init}"] = f"{int(a['modular'].sum())} of {len(a)}"
-        for key, heading in VERDICTS.items():
-            f = found.get(f"{rule}/{sub}/{key}")
-            row[heading] = f.mark if f is not None else "–"
-        rows.append(row)
+    for (rule, sub), _ in df.groupby(["rule", "subroutine"], sort=False):
+        for density, table, prefix in tables:
+            g = table[(table["rule"] == rule) & (table["subroutine"] == sub)]
+            row = {"rule": rule, "subroutine": sub, "density": density}
+            for init in ("scratch", "pretrained"):
+                a = g[g["init"] == init]
+                kept = 100 * a["kept"].dropna()
+                row[f"kept, {init}"] = (f"{kept.median():.2f} % ({kept.min():.2f}–{kept.max():.2f})" if len(kept)
+                                        else "no mask")
+                if "modular" in a:  # the search's masks: every base model
+                    row[f"modular, {init}"] = f"{int(a['modular'].sum())} of {len(a)}"
+                else:  # the matched masks: the base models that have one
+                    row[f"modular, {init}"] = f"{int((a['effect'] >= MARGIN).sum())} of {int(a['kept'].notna().sum())}"
+            for key, heading in VERDICTS.items():
+                f = found.get(f"{rule}/{sub}/{prefix}{key}")
+                row[heading] = f.mark if f is not None else "–"
+            rows.append(row)
     return rows
