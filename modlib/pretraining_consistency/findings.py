@@ -111,7 +111,8 @@ def arm_numbers(df, matched: bool = False) -> dict[str, str]:
     table (or, ``matched``, :func:`matched_density`'s, then keyed ``"matched-..."``), keyed
     ``"{rule}-{sub}-{init}-{what}"`` for it to glue: means over the searched base models (with a
     matched mask) of the subnetwork alone (``sub_target``, ``sub_other``), the ablated model
-    (``target``, ``other``) and ``effect`` (two decimals), the mean ``kept`` share (a percentage)
+    (``target``, ``other``) and ``effect`` (two decimals), the median ``kept`` share (a percentage, as
+    :func:`verdict_table` gives it)
     and the count of ``modular`` base models ("2 of 5"; for ``matched``, of the base models with a
     matched mask)."""
     out = {}
@@ -120,7 +121,7 @@ def arm_numbers(df, matched: bool = False) -> dict[str, str]:
         searched = g[g["kept"].notna()] if matched else g[g["searched"] & g["passed_gate"]]
         for col in ("sub_target", "sub_other", "target", "other", "effect"):
             out[f"{key}-{col}"] = f"{searched[col].mean():.2f}" if len(searched) else "none searched"
-        out[f"{key}-kept"] = f"{100 * searched['kept'].mean():.2f} %" if len(searched) else "no mask"
+        out[f"{key}-kept"] = f"{100 * searched['kept'].median():.2f} %" if len(searched) else "no mask"
         if matched:  # a matched mask passed its own gate: modular where its effect reaches MARGIN
             out[f"{key}-modular"] = f"{int((searched['effect'] >= MARGIN).sum())} of {len(searched)}"
         else:
