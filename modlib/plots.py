@@ -51,7 +51,8 @@ def stamp(fig: plt.Figure, provenance: str) -> plt.Figure:
 def source_block(*functions) -> str:
     """The source of ``functions`` as one Markdown code block for the page (show it with
     ``IPython.display.Markdown``): each headed by a comment naming it, docstrings left out. The
-    functions' code is kept within the page's 75-character code lines in ``modlib`` itself."""
+    functions' code is kept within the page's 75-character code lines in ``modlib`` itself
+    (tests/test_repository.py checks every function a page shows)."""
     import ast
     import inspect
 
