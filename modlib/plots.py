@@ -84,6 +84,14 @@ def _jshtml(fig: plt.Figure, draw, frames: int, interval: int, alt: str | None =
     return HTML(html)
 
 
+def roomy(styler):
+    """A pandas ``Styler`` with room between its columns: the book's theme pads Markdown tables but
+    not a Styler's, whose numbers then run together ("0.0230.000"). Chapters 5 and 6's appendix
+    tables use it."""
+    return styler.set_table_styles(
+        [{"selector": "td, th", "props": "padding: 0.1em 0.45em"}], overwrite=False)
+
+
 def count(n: int, noun: str) -> str:
     """``n`` things in words for captions and page headers (chapters 5 and 6): ``"1 mask seed"``,
     ``"3 mask seeds"``."""
