@@ -51,7 +51,8 @@ def stamp(fig: plt.Figure, provenance: str) -> plt.Figure:
 def source_block(*functions) -> str:
     """The source of ``functions`` as one Markdown code block for the page (show it with
     ``IPython.display.Markdown``): each headed by a comment naming it, docstrings left out. The
-    functions' code is kept within the page's 75-character code lines in ``modlib`` itself."""
+    functions' code is kept within the page's 75-character code lines in ``modlib`` itself
+    (tests/test_repository.py checks every function a page shows)."""
     import ast
     import inspect
 
@@ -81,6 +82,14 @@ def _jshtml(fig: plt.Figure, draw, frames: int, interval: int, alt: str | None =
         html = html.replace('<img id="_anim_img', f'<img alt="{html_lib.escape(alt)}" id="_anim_img', 1)
     plt.close(fig)
     return HTML(html)
+
+
+def roomy(styler):
+    """A pandas ``Styler`` with room between its columns: the book's theme pads Markdown tables but
+    not a Styler's, whose numbers then run together ("0.0230.000"). Chapters 5 and 6's appendix
+    tables use it."""
+    return styler.set_table_styles(
+        [{"selector": "td, th", "props": "padding: 0.1em 0.45em"}], overwrite=False)
 
 
 def count(n: int, noun: str) -> str:

@@ -76,3 +76,58 @@ def long_code_lines() -> list[str]:
 def test_code_lines_fit_the_page_column():
     too_long = long_code_lines()
     assert not too_long, f"{len(too_long)} code lines over {CODE_LINE_LIMIT} characters:\n" + "\n".join(too_long)
+
+
+SHOWS_SOURCE = ("source_block", "getsource")  # calls that print modlib's code on a page
+
+
+def shown_sources() -> list[tuple[str, str]]:
+    """``(what, text)`` for each library source a notebook shows with ``plots.source_block`` or
+    ``inspect.getsource``: the notebooks' own imports (and one-name aliases such as
+    ``bl = toy.baselines``) are run to find the functions named."""
+    import ast
+    import inspect
+
+    from modlib import plots
+
+    found = []
+    for path in NOTEBOOKS:
+        nb = nbformat.read(path, as_version=4)
+        trees = []
+        for cell in nb.cells:
+            if cell.cell_type == "code":
+                try:
+                    trees.append(ast.parse(cell.source))
+                except SyntaxError:  # %pip and other magics
+                    continue
+        names: dict = {}
+        for tree in trees:
+            for node in tree.body:
+                if isinstance(node, (ast.Import, ast.ImportFrom)) or (
+                        isinstance(node, ast.Assign) and isinstance(node.value, ast.Attribute)):
+                    try:
+                        exec(compile(ast.Module([node], []), path.name, "exec"), names)
+                    except Exception:  # an alias of something the page computes
+                        continue
+        for tree in trees:
+            for call in ast.walk(tree):
+                if not (isinstance(call, ast.Call) and ast.unparse(call.func).split(".")[-1]
+                        in SHOWS_SOURCE):
+                    continue
+                functions = [eval(ast.unparse(a), names) for a in call.args]
+                what = f"{path.name}: {ast.unparse(call)}"
+                if ast.unparse(call.func).endswith("source_block"):
+                    found.append((what, plots.source_block(*functions)))
+                else:
+                    found.append((what, inspect.getsource(*functions)))
+    return found
+
+
+def test_library_code_a_page_shows_fits_the_page_column():
+    """The functions a page prints (``plots.source_block``, ``inspect.getsource``) are shown as
+    they are written in ``modlib``: their lines must fit the same column as the page's own code."""
+    shown = shown_sources()
+    assert any("source_block" in what for what, _ in shown)
+    too_long = [f"{what}: {len(line)} characters: {line.strip()[:40]}…"
+                for what, text in shown for line in text.splitlines() if len(line) > CODE_LINE_LIMIT]
+    assert not too_long, "\n".join(too_long)

@@ -86,7 +86,8 @@ def gradient_reach(runs, row: str, n: int = 500) -> np.ndarray:
     from modlib import compositional_sprites as cs
 
     stored = runs.arrays(row)
-    if "reach" in stored:  # the recomputed rows measured it on each seed's own scenes
+    # the recomputed rows measured it on each seed's own scenes
+    if "reach" in stored:
         return np.asarray(stored["reach"], dtype=float)
     s = runs.settings
     z, _ = cs.data(s, row, n, "train", 0)  # [n, 2, 5]

@@ -204,28 +204,36 @@ class HubLanguageModel(nn.Module):
 
 
 def hub_language_model(source: str = HUB_MODEL) -> HubLanguageModel:
-    """The pretrained BERT ``source`` (a hub name or a local ``save_pretrained`` directory holding
-    the model and its tokenizer) through ``from_pretrained``, dropout 0, as a :class:`HubLanguageModel`."""
+    """The pretrained BERT ``source`` (a hub name or a local
+    ``save_pretrained`` directory holding the model and its tokenizer)
+    through ``from_pretrained``, dropout 0, as a :class:`HubLanguageModel`."""
     from transformers import AutoTokenizer, BertModel
 
-    bert = BertModel.from_pretrained(source, add_pooling_layer=False, hidden_dropout_prob=0.0,
+    bert = BertModel.from_pretrained(source, add_pooling_layer=False,
+                                     hidden_dropout_prob=0.0,
                                      attention_probs_dropout_prob=0.0)
     return HubLanguageModel(bert, AutoTokenizer.from_pretrained(source))
 
 
-def language_init(profile: str, device: torch.device | None = None, hub: str = HUB_MODEL):
-    """Where the pretrained language model comes from at ``profile``: ``(hub model or None, stored
-    MLM result or None, a line saying which)``. Tries ``hub`` when the profile's settings ask for it,
-    then falls back to the book's own MLM checkpoint (:func:`pretrained`)."""
+def language_init(profile: str, device: torch.device | None = None,
+                  hub: str = HUB_MODEL):
+    """Where the pretrained language model comes from at ``profile``:
+    ``(hub model or None, stored MLM result or None, a line saying which)``.
+    Tries ``hub`` when the profile's settings ask for it, then falls back to
+    the book's own MLM checkpoint (:func:`pretrained`)."""
     if settings(profile).hub:
         try:
-            return hub_language_model(hub), None, f"pretrained language model: {hub} (from the hub)"
+            return (hub_language_model(hub), None,
+                    f"pretrained language model: {hub} (from the hub)")
         except OSError as err:  # offline, or no such model
-            reason = f"{hub} could not be loaded ({type(err).__name__}: {str(err).splitlines()[0]})"
+            reason = (f"{hub} could not be loaded ({type(err).__name__}: "
+                      f"{str(err).splitlines()[0]})")
         stored = pretrained("language", profile, device)
-        return None, stored, f"{reason}; using the book's own MLM checkpoint instead"
-    return None, pretrained("language", profile, device), \
-        "pretrained language model: the book's own MLM checkpoint (masked-language modelling on the generated corpus)"
+        return (None, stored,
+                f"{reason}; using the book's own MLM checkpoint instead")
+    return (None, pretrained("language", profile, device),
+            "pretrained language model: the book's own MLM checkpoint "
+            "(masked-language modelling on the generated corpus)")
 
 
 # ---------------------------------------------------------------- base models

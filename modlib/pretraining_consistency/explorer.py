@@ -50,7 +50,8 @@ def render(runs, df, margin: float, choices: dict) -> list:
     ax.set(xlim=(0, 1.05), ylim=(0, 1.05), xlabel=f"ablated: {sub} problems (target)",
            ylabel="ablated: other subroutine's")
     ax.set_title(f"{rule}, {sub} mask: above the dotted line (effect ≥ {margin:g}) is modular", fontsize=9)
-    ax.legend(fontsize=8, frameon=False, loc="lower right")
+    # beside the axes: inside, the chance lines and the points run through it
+    ax.legend(fontsize=8, frameon=False, loc="center left", bbox_to_anchor=(1.02, 0.5))
     ax.set_aspect("equal")
     fig.tight_layout(rect=(0, 0.05, 1, 1))  # room for the provenance line below the axes
     plots.stamp(fig, figures.pretraining_provenance(runs))

@@ -316,9 +316,11 @@ def train_base(model: nn.Module, data: dict, *, epochs: int, batch: int, lr: flo
 
 # ---------------------------------------------------------------- subnetwork search
 
-def train_mask(model: nn.Module, data: dict, *, init: float, lr: float, stages: str, epochs: int,
-               batch: int, seed: int, lam: float = 1.0, lam_delay: int = 0, lam_warmup: int = 0,
-               log: list | None = None, show: bool = False) -> masks.MaskSet:
+def train_mask(model: nn.Module, data: dict, *, init: float, lr: float,
+               stages: str, epochs: int, batch: int, seed: int,
+               lam: float = 1.0, lam_delay: int = 0, lam_warmup: int = 0,
+               log: list | None = None,
+               show: bool = False) -> masks.MaskSet:
     """Continuous sparsification over the frozen ``model``: attach masks (scores ``s = init``) to the
     layers ``stages`` names, train them on ``data`` with Adam for ``epochs`` epochs, minimising
     cross-entropy plus ``lam * sum(sigmoid(beta * s))``, with ``beta`` multiplied once per epoch so
@@ -330,18 +332,23 @@ def train_mask(model: nn.Module, data: dict, *, init: float, lr: float, stages: 
     lambda in that epoch, and the share of masked weights kept after it (``kept``, in total;
     ``layer_kept``, per masked weight). Returns the MaskSet, attached and in ``"hard"`` mode;
     ``ms.remove()`` takes it off."""
-    ms = masks.attach(model, "sparsify", names=mask_patterns(model, stages), init=init,
+    ms = masks.attach(model, "sparsify",
+                      names=mask_patterns(model, stages), init=init,
                       beta_growth=200 ** (1 / epochs))
     base = 1e-8 * PAPER_TOTAL_MASKED / int(ms.stats()["weights"].sum())
     opt = torch.optim.Adam(ms.parameters(), lr=lr)
     g = torch.Generator().manual_seed(seed)
     model.eval()  # no dropout, no batch statistics: only the masks change
-    for epoch in bar(range(epochs), f"mask s0={init} lr={lr} {stages} lam x{lam:g}", show):
-        mult = mask_density.lam_multiplier(epoch, lam, lam_delay, lam_warmup)
+    for epoch in bar(range(epochs),
+                     f"mask s0={init} lr={lr} {stages} lam x{lam:g}",
+                     show):
+        mult = mask_density.lam_multiplier(epoch, lam, lam_delay,
+                                           lam_warmup)
         ms.settings["lam"] = base * mult
         ms.mode = "train"
         for b in _batches(data, batch, g, model):
-            loss = F.cross_entropy(score(model, b), b["answer"]) + ms.regularizer()
+            loss = (F.cross_entropy(score(model, b), b["answer"])
+                    + ms.regularizer())
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -349,7 +356,8 @@ def train_mask(model: nn.Module, data: dict, *, init: float, lr: float, stages: 
         ms.anneal()
         if log is not None:
             kept, layer_kept = mask_density.kept_share(ms)
-            log.append({"beta": beta, "lam": mult, "kept": kept, "layer_kept": layer_kept})
+            log.append({"beta": beta, "lam": mult, "kept": kept,
+                        "layer_kept": layer_kept})
     ms.mode = "hard"
     return ms
 
