@@ -46,6 +46,7 @@ import torch
 
 from modlib import profiles, results
 from modlib.batch import check_writable
+from modlib.bridge import experiment as br
 from modlib.compositional_sprites import experiment as cs
 from modlib.pretraining_consistency import experiment as pc
 from modlib.redundant_input_toy import baselines as toy_baselines
@@ -122,8 +123,13 @@ def _pretraining(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
     return out
 
 
+def _bridge(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
+    return {f"{br.CHAPTER}/toy-{f}": ((), lambda d, f=f: br.fetch(profile, f, d))
+            for f in br.settings(profile).formulations}
+
+
 CHAPTERS = {toy.CHAPTER: _toy, cs.CHAPTER: _sprites, rs.CHAPTER: _resists, md.CHAPTER: _masks,
-            sc.CHAPTER: _structure, pc.CHAPTER: _pretraining}
+            sc.CHAPTER: _structure, pc.CHAPTER: _pretraining, br.CHAPTER: _bridge}
 
 
 def jobs(chapters: list[str], profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:

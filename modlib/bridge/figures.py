@@ -1,0 +1,113 @@
+"""Chapter 7's figures (notebooks/bridge.ipynb): the concept diagram of "The question"
+(:func:`diagram_bridge`, no data) and the figures of "Is the solution already inside?"
+(:func:`inside`) and "Surgery" (:func:`surgery`), drawn from the stored arrays per formulation.
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from modlib.bridge.findings import both, failing
+from modlib.plots import COLUMN, stamp
+
+# a small drawn network: 2 inputs, two hidden layers of 4, one output
+_LAYERS = (2, 4, 4, 1)
+# the edges a subnetwork that reads only x1 could keep, (layer, from, to)
+_X1_PATH = {(0, 0, 1), (0, 0, 2), (1, 1, 1), (1, 2, 1), (1, 2, 3), (2, 1, 0), (2, 3, 0)}
+_X2_PATH = {(0, 1, 0), (0, 1, 3), (1, 0, 0), (1, 3, 2), (2, 0, 0), (2, 2, 0)}
+BLUE, ORANGE, GREY = "#1f77b4", "#ff7f0e", "0.8"
+
+
+def _net(ax, kept: set | None, removed: set | None, title: str, note: str) -> None:
+    """One drawn network: every edge grey, ``kept`` edges dark, ``removed`` edges dashed red."""
+    pos = {(l, i): (l, (i - (n - 1) / 2) * 0.8) for l, n in enumerate(_LAYERS) for i in range(n)}
+    for l in range(len(_LAYERS) - 1):
+        for i in range(_LAYERS[l]):
+            for j in range(_LAYERS[l + 1]):
+                e, (x0, y0), (x1, y1) = (l, i, j), pos[(l, i)], pos[(l + 1, j)]
+                if removed is not None and e in removed:
+                    ax.plot([x0, x1], [y0, y1], ls="--", color="tab:red", lw=1.2)
+                elif kept is None or e in kept:
+                    ax.plot([x0, x1], [y0, y1], color="0.25", lw=1.2)
+                else:
+                    ax.plot([x0, x1], [y0, y1], color=GREY, lw=0.6)
+    for (l, i), (x, y) in pos.items():
+        ax.add_patch(plt.Circle((x, y), 0.13, color="white", ec="0.2", zorder=3))
+    ax.text(-0.3, pos[(0, 0)][1], "$x_1$", ha="right", va="center")
+    ax.text(-0.3, pos[(0, 1)][1], "$x_2$", ha="right", va="center")
+    ax.text(3.3, 0, "$z$", ha="left", va="center")
+    ax.set_title(title, fontsize=9)
+    ax.text(1.5, -1.75, note, ha="center", va="top", fontsize=8, wrap=True)
+    ax.set_xlim(-0.7, 3.7), ax.set_ylim(-2.4, 1.6), ax.set_aspect("equal"), ax.axis("off")
+
+
+def diagram_bridge() -> plt.Figure:
+    """The chapter's two experiments on one frozen network: the full network (it leans on x2 and
+    fails the held-out cell); experiment 1, the subnetwork a mask keeps for Y1 on unconfounded data
+    (does it generalize?); experiment 2, the network with a "use X2" mask's weights removed
+    (is it repaired?). Drawn, not measured."""
+    fig, axes = plt.subplots(1, 3, figsize=(COLUMN, 2.6))
+    _net(axes[0], None, None, "trained network (frozen)", "uses $x_1$ and $x_2$;\nfails held-out (1, 1)?")
+    _net(axes[1], _X1_PATH, None, "1. subnetwork for $Y_1$",
+         "mask trained where $x_2$\ntells nothing: generalizes?")
+    _net(axes[2], None, _X2_PATH, "2. \"use $X_2$\" removed", "mask's weights cut:\nrepaired?")
+    fig.tight_layout()
+    return fig
+
+
+def _strip(ax, values: list[np.ndarray], labels: list[str], colors: list[str], fails: np.ndarray) -> None:
+    """Per-seed dots of each arm (failing seeds filled, the others hollow) with each arm's mean
+    over the failing seeds as a bar."""
+    rng = np.random.default_rng(0)
+    for i, (v, c) in enumerate(zip(values, colors)):
+        jitter = rng.uniform(-0.18, 0.18, v.size)
+        ax.scatter(i + jitter[fails], v[fails], s=9, color=c, alpha=0.7, lw=0)
+        ax.scatter(i + jitter[~fails], v[~fails], s=9, facecolor="none", edgecolor=c, alpha=0.5, lw=0.6)
+        if fails.any():
+            ax.plot([i - 0.3, i + 0.3], [v[fails].mean()] * 2, color="k", lw=2)
+    ax.set_xticks(range(len(values)), labels, fontsize=8)
+    ax.set_ylim(-0.03, 1.03)
+
+
+def inside(arrays: dict[str, dict], provenance: str) -> plt.Figure:
+    """Experiment 1, one panel per formulation: the worse of held-out and training accuracy per
+    seed for the full network, its Y1 subnetwork, a random subnetwork of the same size per layer and
+    the Y1 subnetwork of its untrained weights; filled dots are failing networks, black bars their
+    means."""
+    fig, axes = plt.subplots(1, len(arrays), figsize=(COLUMN, 2.8), sharey=True, squeeze=False)
+    arms = [("full", "full"), ("sub", "Y1 sub-\nnetwork"), ("random_sub", "random\nsame size"),
+            ("untrained_sub", "sub of\nuntrained")]
+    for ax, (f, a) in zip(axes[0], arrays.items()):
+        _strip(ax, [both(a, k) for k, _ in arms], [l for _, l in arms],
+               ["0.4", BLUE, "0.7", ORANGE], failing(a))
+        ax.set_title(f"formulation ({f}): {int(failing(a).sum())} of {a['full_held_out'].size} fail",
+                     fontsize=9)
+    axes[0, 0].set_ylabel("min(held-out, train) accuracy", fontsize=8)
+    fig.tight_layout(rect=(0, 0.04, 1, 1))
+    return stamp(fig, provenance)
+
+
+def surgery(arrays: dict[str, dict], provenance: str) -> plt.Figure:
+    """Experiment 2, one panel per formulation: held-out accuracy (left of each pair) and training
+    accuracy (right) of the failing networks before surgery, after removing the "use X2" mask's
+    weights, after removing as many random weights per layer, and with the first layer's weights
+    from x2 set to zero; bars are means over the failing networks, dots seeds."""
+    fig, axes = plt.subplots(1, len(arrays), figsize=(COLUMN, 2.8), sharey=True, squeeze=False)
+    arms = [("full", "before"), ("ablated", "\"use X2\"\nremoved"), ("random_ablated", "random\nremoved"),
+            ("zero_x2", "x2 inputs\nzeroed")]
+    rng = np.random.default_rng(0)
+    for ax, (f, a) in zip(axes[0], arrays.items()):
+        fails = failing(a)
+        for i, (k, _) in enumerate(arms):
+            for off, key, c in ((-0.18, "held_out", BLUE), (0.18, "train", "0.55")):
+                v = a[f"{k}_{key}"][fails]
+                if v.size:
+                    ax.bar(i + off, v.mean(), width=0.34, color=c, alpha=0.35)
+                    ax.scatter(i + off + rng.uniform(-0.1, 0.1, v.size), v, s=6, color=c, lw=0)
+        ax.set_xticks(range(len(arms)), [l for _, l in arms], fontsize=8)
+        ax.set_title(f"formulation ({f}), failing networks", fontsize=9)
+        ax.set_ylim(-0.03, 1.03)
+    axes[0, 0].set_ylabel("accuracy: held-out (blue), train (grey)", fontsize=8)
+    fig.tight_layout(rect=(0, 0.04, 1, 1))
+    return stamp(fig, provenance)

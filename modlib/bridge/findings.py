@@ -1,0 +1,148 @@
+"""The statements of chapter 7's page (notebooks/bridge.ipynb, "Is the solution already inside?",
+"Surgery" and "Appendix: all results"), decided from the stored numbers under the book's verdict
+rule (:mod:`modlib.stats`); the claims tests use the same functions.
+
+Every comparison is paired by seed (one network, its masks) over the *failing* networks, those whose
+held-out accuracy is below chapter 1's ``GENERALIZES``; a seed is one unit. A network or subnetwork
+is scored by the worse of its held-out accuracy and its accuracy on its own training points
+(:func:`both`): a network that answers 1 everywhere is right on every held-out point and wrong on a
+third of the training points, so held-out accuracy alone would call it repaired.
+
+None of these claims is a paper's: the papers leave the question open (Lepori et al.) or do not ask
+it. Each is stated in the direction of the positive answer, and ``CLEAR`` (5 points) stands in for
+the effect a paper would report (``source="the stated margin of"``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from modlib import stats
+from modlib.redundant_input_toy.experiment import GENERALIZES
+
+FIT = 0.9  # a mask "computes its task": median accuracy on fresh points of that task at least this
+TRAINED = 0.95  # the networks trained: median accuracy on their own training points at least this
+KEPT = (0.01, 0.95)  # a mask that keeps less or more of the weights (median) is degenerate here
+MARGIN = "the stated margin of"
+
+
+def both(arrays: dict, arm: str) -> np.ndarray:
+    """``[S]``: the worse of ``arm``'s held-out accuracy and its accuracy on the training points."""
+    return np.minimum(arrays[f"{arm}_held_out"], arrays[f"{arm}_train"])
+
+
+def failing(arrays: dict) -> np.ndarray:
+    """``[S]`` bool: the networks that do not generalize (held-out accuracy below ``GENERALIZES``)."""
+    return arrays["full_held_out"] < GENERALIZES
+
+
+def _kept_ok(arrays: dict, mask: str) -> bool:
+    k = float(np.median(arrays[f"kept_{mask}"]))
+    return KEPT[0] <= k <= KEPT[1]
+
+
+def _trained(arrays: dict) -> bool:
+    return float(np.median(arrays["full_train"])) >= TRAINED
+
+
+def _pct(v: float) -> str:
+    return f"{v:.0%}"
+
+
+def claims(arrays: dict, formulation: str) -> list[stats.Claim]:
+    """The chapter's claims for one formulation's stored arrays, each under the verdict rule."""
+    f = failing(arrays)
+    n = int(f.sum())
+    where = f"formulation ({formulation}), the {n} failing networks"
+    fit_y1 = float(np.median(arrays["sub_unconfounded"]))
+    fit_u = float(np.median(arrays["untrained_sub_unconfounded"]))
+    fit_x2 = float(np.median(arrays["x2_fit"]))
+    ky1, kx2 = (float(np.median(arrays[f"kept_{m}"])) for m in ("y1", "x2"))
+    out = []
+
+    e = stats.paired(both(arrays, "sub")[f], both(arrays, "full")[f])
+    v = e.verdict(paper=stats.CLEAR, trained=_trained(arrays) and fit_y1 >= FIT,
+                  controls=_kept_ok(arrays, "y1"), source=MARGIN)
+    out.append(stats.claim(
+        f"inside-{formulation}", v,
+        f"In {where}, the Y1 subnetwork (median kept share {_pct(ky1)}; it computes Y1 on fresh "
+        f"unconfounded points with median accuracy {_pct(fit_y1)}) scores above the full network on "
+        f"held-out and training points alike: {e.text()}."))
+
+    e = stats.paired(both(arrays, "sub")[f], both(arrays, "random_sub")[f])
+    v = e.verdict(paper=stats.CLEAR, trained=_trained(arrays) and fit_y1 >= FIT,
+                  controls=_kept_ok(arrays, "y1"), source=MARGIN)
+    out.append(stats.claim(
+        f"not-any-{formulation}", v,
+        f"In {where}, the Y1 subnetwork scores above a random subnetwork with as many weights "
+        f"per layer: {e.text()}."))
+
+    e = stats.paired(both(arrays, "sub")[f], both(arrays, "untrained_sub")[f])
+    v = e.verdict(paper=stats.CLEAR, trained=_trained(arrays) and min(fit_y1, fit_u) >= FIT,
+                  controls=_kept_ok(arrays, "y1") and _kept_ok(arrays, "untrained"), source=MARGIN)
+    out.append(stats.claim(
+        f"built-{formulation}", v,
+        f"In {where}, the Y1 subnetwork of the trained weights scores above the one a mask finds "
+        f"in the same network's initial, untrained weights (median kept share "
+        f"{_pct(float(np.median(arrays['kept_untrained'])))}): {e.text()}."))
+
+    e = stats.paired(both(arrays, "ablated")[f], both(arrays, "full")[f])
+    v = e.verdict(paper=stats.CLEAR, trained=_trained(arrays) and fit_x2 >= FIT,
+                  controls=_kept_ok(arrays, "x2"), source=MARGIN)
+    out.append(stats.claim(
+        f"repair-{formulation}", v,
+        f"In {where}, removing the weights of the \"use X2\" mask (median kept share "
+        f"{_pct(kx2)}; it computes 1 - Y2 with median accuracy {_pct(fit_x2)}) raises the worse "
+        f"of held-out and training accuracy: {e.text()}."))
+
+    e = stats.paired(both(arrays, "ablated")[f], both(arrays, "random_ablated")[f])
+    v = e.verdict(paper=stats.CLEAR, trained=_trained(arrays) and fit_x2 >= FIT,
+                  controls=_kept_ok(arrays, "x2"), source=MARGIN)
+    out.append(stats.claim(
+        f"repair-vs-random-{formulation}", v,
+        f"In {where}, removing the \"use X2\" mask's weights scores above removing as many "
+        f"random weights per layer: {e.text()}."))
+    return out
+
+
+def statements(arrays: dict, formulation: str) -> list[stats.Finding]:
+    """Descriptive statements for the appendix: shares, kept shares, the reference surgery."""
+    f = failing(arrays)
+    s = arrays["full_held_out"].size
+    out = [stats.Finding(
+        f"failing-{formulation}", True,
+        f"Formulation ({formulation}): {int(f.sum())} of {s} networks fail the held-out cell "
+        f"(accuracy below {GENERALIZES:.0%}); median accuracy on their training points "
+        f"{_pct(float(np.median(arrays['full_train'])))}.")]
+    for m, what in (("y1", "Y1 mask (trained weights)"), ("untrained", "Y1 mask (untrained weights)"),
+                    ("x2", "\"use X2\" mask")):
+        k = arrays[f"kept_{m}"]
+        layers = np.median(arrays[f"kept_{m}_layers"], axis=0)
+        out.append(stats.Finding(
+            f"kept-{m}-{formulation}", _kept_ok(arrays, m),
+            f"Formulation ({formulation}), {what}: kept share median {_pct(float(np.median(k)))} "
+            f"(range {_pct(float(k.min()))}–{_pct(float(k.max()))}); per layer "
+            + ", ".join(_pct(float(x)) for x in layers) + "."))
+    if f.sum() >= 2:
+        e = stats.paired(both(arrays, "zero_x2")[f], both(arrays, "full")[f])
+        out.append(stats.Finding(
+            f"zero-x2-{formulation}", e.low > 0,
+            f"Formulation ({formulation}): setting the first layer's weights from x2 to zero "
+            f"(no mask needed) changes the worse of held-out and training accuracy of the failing "
+            f"networks by {e.text()}."))
+    return out
+
+
+def table(arrays: dict, formulation: str):
+    """One row per seed: ``pandas.DataFrame`` of every arm's held-out and training accuracy."""
+    import pandas as pd
+
+    from modlib.bridge.experiment import ARMS
+
+    cols = {"seed": np.arange(arrays["full_held_out"].size), "fails": failing(arrays)}
+    for arm in ARMS:
+        cols[f"{arm} held-out"] = arrays[f"{arm}_held_out"].round(3)
+        cols[f"{arm} train"] = arrays[f"{arm}_train"].round(3)
+    for m in ("y1", "untrained", "x2"):
+        cols[f"kept {m}"] = arrays[f"kept_{m}"].round(3)
+    return pd.DataFrame({"formulation": formulation, **cols})
