@@ -146,3 +146,31 @@ def table(arrays: dict, formulation: str):
     for m in ("y1", "untrained", "x2"):
         cols[f"kept {m}"] = arrays[f"kept_{m}"].round(3)
     return pd.DataFrame({"formulation": formulation, **cols})
+
+
+KINDS = {"inside": "the Y1 subnetwork scores above the full network",
+         "not-any": "... and above a random subnetwork as large per layer",
+         "built": "... and above the Y1 subnetwork of the untrained weights",
+         "repair": "removing the \"use X2\" mask's weights repairs the network",
+         "repair-vs-random": "... more than removing as many random weights"}
+
+
+def verdict_table(claims_by_formulation: dict[str, list[stats.Claim]], kinds=tuple(KINDS)) -> str:
+    """The verdicts of ``kinds`` as one Markdown table: a row per claim, a column per formulation
+    (the mark and the outcome; the intervals are in the appendix)."""
+    fs = list(claims_by_formulation)
+    head = "| claim, on the failing networks | " + " | ".join(f"formulation ({f})" for f in fs) + " |"
+    rows = [head, "|---|" + "---|" * len(fs)]
+    for kind in kinds:
+        cells = []
+        for f in fs:
+            c = next(c for c in claims_by_formulation[f] if c.name == f"{kind}-{f}")
+            cells.append(f"{c.mark} {c.outcome}")
+        rows.append(f"| {KINDS[kind]} | " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
+def mean_gain(arrays: dict, arm: str, against: str = "full") -> float:
+    """Mean over the failing networks of ``both(arm) - both(against)`` (nan when none fails)."""
+    f = failing(arrays)
+    return float((both(arrays, arm)[f] - both(arrays, against)[f]).mean()) if f.any() else float("nan")
