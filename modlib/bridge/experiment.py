@@ -124,9 +124,10 @@ def unconfounded(s: toy.ToySettings, formulation: str, seed: int, n: int
 
 
 def train_mask(net, x, y, steps, alpha, lr, batch, samples, seed):
-    """Train a binary weight mask over the frozen ``net`` so that it computes ``y`` from ``x``;
-    return the hard mask (weight name -> bool tensor). The loss is the network's own
-    (the Playground's squared error) plus Csordás et al.'s penalty
+    """Train a binary weight mask over the frozen ``net`` so that it
+    computes ``y`` from ``x``; return the hard mask (weight name ->
+    bool tensor). The loss is the network's own (the Playground's
+    squared error) plus Csordás et al.'s penalty
     alpha * sum(logits) / batch, which pushes weights out."""
     ms = masks.attach(net, "gumbel", alpha=alpha, seed=seed)
     try:
