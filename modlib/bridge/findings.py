@@ -58,50 +58,34 @@ def claims(arrays: dict, formulation: str) -> list[stats.Claim]:
     fit_u = float(np.median(arrays["untrained_sub_unconfounded"]))
     fit_x2 = float(np.median(arrays["x2_fit"]))
     ky1, kx2 = (float(np.median(arrays[f"kept_{m}"])) for m in ("y1", "x2"))
+    ku = _pct(float(np.median(arrays["kept_untrained"])))
+    # (name, arm, compared with, the masks whose fit and kept share the claim needs, what it says)
+    table = [
+        ("inside", "sub", "full", ("y1",),
+         f"the Y1 subnetwork (median kept share {_pct(ky1)}; it computes Y1 on fresh unconfounded "
+         f"points with median accuracy {_pct(fit_y1)}) scores above the full network on held-out "
+         f"and training points alike"),
+        ("not-any", "sub", "random_sub", ("y1",),
+         "the Y1 subnetwork scores above a random subnetwork with as many weights per layer"),
+        ("built", "sub", "untrained_sub", ("y1", "untrained"),
+         f"the Y1 subnetwork of the trained weights scores above the one a mask finds in the same "
+         f"network's initial, untrained weights (median kept share {ku})"),
+        ("repair", "ablated", "full", ("x2",),
+         f"removing the weights of the \"use X2\" mask (median kept share {_pct(kx2)}; it computes "
+         f"1 - Y2 with median accuracy {_pct(fit_x2)}) raises the worse of held-out and training "
+         f"accuracy"),
+        ("repair-vs-random", "ablated", "random_ablated", ("x2",),
+         "removing the \"use X2\" mask's weights scores above removing as many random weights "
+         "per layer"),
+    ]
+    fits = {"y1": fit_y1, "untrained": fit_u, "x2": fit_x2}
     out = []
-
-    e = stats.paired(both(arrays, "sub")[f], both(arrays, "full")[f])
-    v = e.verdict(paper=stats.CLEAR, trained=_trained(arrays) and fit_y1 >= FIT,
-                  controls=_kept_ok(arrays, "y1"), source=MARGIN)
-    out.append(stats.claim(
-        f"inside-{formulation}", v,
-        f"In {where}, the Y1 subnetwork (median kept share {_pct(ky1)}; it computes Y1 on fresh "
-        f"unconfounded points with median accuracy {_pct(fit_y1)}) scores above the full network on "
-        f"held-out and training points alike: {e.text()}."))
-
-    e = stats.paired(both(arrays, "sub")[f], both(arrays, "random_sub")[f])
-    v = e.verdict(paper=stats.CLEAR, trained=_trained(arrays) and fit_y1 >= FIT,
-                  controls=_kept_ok(arrays, "y1"), source=MARGIN)
-    out.append(stats.claim(
-        f"not-any-{formulation}", v,
-        f"In {where}, the Y1 subnetwork scores above a random subnetwork with as many weights "
-        f"per layer: {e.text()}."))
-
-    e = stats.paired(both(arrays, "sub")[f], both(arrays, "untrained_sub")[f])
-    v = e.verdict(paper=stats.CLEAR, trained=_trained(arrays) and min(fit_y1, fit_u) >= FIT,
-                  controls=_kept_ok(arrays, "y1") and _kept_ok(arrays, "untrained"), source=MARGIN)
-    out.append(stats.claim(
-        f"built-{formulation}", v,
-        f"In {where}, the Y1 subnetwork of the trained weights scores above the one a mask finds "
-        f"in the same network's initial, untrained weights (median kept share "
-        f"{_pct(float(np.median(arrays['kept_untrained'])))}): {e.text()}."))
-
-    e = stats.paired(both(arrays, "ablated")[f], both(arrays, "full")[f])
-    v = e.verdict(paper=stats.CLEAR, trained=_trained(arrays) and fit_x2 >= FIT,
-                  controls=_kept_ok(arrays, "x2"), source=MARGIN)
-    out.append(stats.claim(
-        f"repair-{formulation}", v,
-        f"In {where}, removing the weights of the \"use X2\" mask (median kept share "
-        f"{_pct(kx2)}; it computes 1 - Y2 with median accuracy {_pct(fit_x2)}) raises the worse "
-        f"of held-out and training accuracy: {e.text()}."))
-
-    e = stats.paired(both(arrays, "ablated")[f], both(arrays, "random_ablated")[f])
-    v = e.verdict(paper=stats.CLEAR, trained=_trained(arrays) and fit_x2 >= FIT,
-                  controls=_kept_ok(arrays, "x2"), source=MARGIN)
-    out.append(stats.claim(
-        f"repair-vs-random-{formulation}", v,
-        f"In {where}, removing the \"use X2\" mask's weights scores above removing as many "
-        f"random weights per layer: {e.text()}."))
+    for name, arm, other, needs, says in table:
+        e = stats.paired(both(arrays, arm)[f], both(arrays, other)[f])
+        v = e.verdict(paper=stats.CLEAR, source=MARGIN,
+                      trained=_trained(arrays) and min(fits[m] for m in needs) >= FIT,
+                      controls=all(_kept_ok(arrays, m) for m in needs))
+        out.append(stats.claim(f"{name}-{formulation}", v, f"In {where}, {says}: {e.text()}."))
     return out
 
 
