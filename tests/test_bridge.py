@@ -230,6 +230,12 @@ def test_the_exercise_check_passes_the_solution_and_names_the_slips():
     assert "not written yet" in exercises.check_random_same_size(stub).message
 
 
+def test_the_score_check_names_the_slips():
+    assert exercises.check_score(np.minimum)
+    assert "held-out accuracy alone" in exercises.check_score(lambda h, t: h).message
+    assert "np.minimum" in exercises.check_score(lambda h, t: (h + t) / 2).message
+
+
 def test_the_chapters_jobs_are_registered():
     table = jobs.jobs([br.CHAPTER], "smoke")
     assert set(table) == {f"{br.CHAPTER}/toy-a", f"{br.CHAPTER}/toy-b"}

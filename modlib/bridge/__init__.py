@@ -8,7 +8,8 @@ chapter 1's networks retrained, the masks, what is stored). Its other modules ar
 - ``findings``    the verdicts of "Is the solution already inside?" and "Surgery", and the
                   statements of "Appendix: all results"
 - ``figures``     "The question" (``diagram_bridge``), and the figures of both experiments
-- ``exercises``   the check of "Exercises" (the random subnetwork of the same size per layer)
+- ``exercises``   the checks of "Exercises" (the page's score; the random subnetwork of the same
+                  size per layer)
 """
 
 from modlib.bridge.experiment import (ARMS, CHAPTER, CONDITION, SETS, SETTINGS, BridgeSettings,

@@ -1,5 +1,5 @@
-"""Chapter 7's exercise checks (notebooks/bridge.ipynb, "Exercises"): :func:`check_random_same_size`,
-returning a :class:`modlib.checks.Verdict`.
+"""Chapter 7's exercise checks (notebooks/bridge.ipynb, "Exercises"): :func:`check_score` and
+:func:`check_random_same_size`, each returning a :class:`modlib.checks.Verdict`.
 """
 
 from __future__ import annotations
@@ -47,4 +47,29 @@ def check_random_same_size(mine):
         return "every tensor keeps its first weights; place them at random (torch.randperm)"
     if all(torch.equal(torch.as_tensor(a[k]).bool(), torch.as_tensor(b[k]).bool()) for k in mask):
         return "seeds 0 and 1 give the same control; draw the places with a generator seeded by seed"
+    return None
+
+
+@_check
+def check_score(mine):
+    """``mine(held_out, train)``: the page's score of a network, per seed, from its held-out and
+    training accuracies (``[S]`` arrays): the worse of the two (:func:`modlib.bridge.findings.both`).
+    Compared on made-up accuracies, among them a network that answers 1 everywhere."""
+    import numpy as np
+
+    cases = {"a network that answers 1 everywhere": (np.array([1.0, 1.0]), np.array([1 / 3, 0.3])),
+             "a failing network that fits its training points": (np.array([0.6, 0.7]), np.array([1.0, 0.99])),
+             "a repaired network": (np.array([0.97, 0.95]), np.array([0.99, 1.0]))}
+    for name, (held_out, train) in cases.items():
+        got = np.asarray(mine(held_out.copy(), train.copy()), dtype=float)
+        want = np.minimum(held_out, train)
+        if got.shape != want.shape:
+            return f"{name}: shape {got.shape}, expected {want.shape} (one score per seed)"
+        if not np.allclose(got, want):
+            if np.allclose(got, held_out):
+                return f"{name}: got the held-out accuracy alone; it calls a network that says 1 everywhere repaired"
+            if np.allclose(got, (held_out + train) / 2):
+                return (f"{name}: got the mean {got.round(2).tolist()}, expected {want.round(2).tolist()}: "
+                        "a network must do both, so take the worse (np.minimum)")
+            return f"{name}: got {got.round(3).tolist()}, expected {want.round(3).tolist()}"
     return None
