@@ -242,6 +242,27 @@ def test_the_chapters_jobs_are_registered():
     assert br.result_names(br.settings("full")) == ["toy-a", "toy-b"]
 
 
+def test_a_worker_job_stores_what_the_in_process_run_stores(tmp_path):
+    """The chapter's jobs (modlib.jobs, one worker process, one thread) store at smoke the very
+    numbers the notebook's in-process run stores with one thread."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with jobs.store_at(tmp_path / "inline"):
+            inline = br.run("smoke", CPU)
+    finally:
+        torch.set_num_threads(threads)
+    report = jobs.run([br.CHAPTER], "smoke", workers=1, threads=1, out=tmp_path / "out",
+                      root=tmp_path / "jobs")
+    assert {r["status"] for r in report.values()} == {"made"}
+    with jobs.store_at(tmp_path / "jobs"), results.store_only():
+        stored = br.run("smoke", CPU)
+    for f, r in inline.items():
+        assert sorted(stored[f].arrays) == sorted(r.arrays)
+        for name, array in r.arrays.items():
+            assert np.array_equal(stored[f].arrays[name], array), (f, name)
+
+
 def test_the_settings_fail_loudly():
     with pytest.raises(ValueError, match="mask_batch"):
         br.settings("smoke").with_(mask_batch=10, samples=4)
