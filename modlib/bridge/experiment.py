@@ -232,7 +232,7 @@ def compute(s: toy.ToySettings, b: BridgeSettings, formulation: str,
 
 
 def _config(s: toy.ToySettings, b: BridgeSettings, formulation: str) -> dict:
-    cfg = {"bridge": asdict(b), "toy": asdict(s), "formulation": formulation,
+    cfg = {"bridge": asdict(b), "toy": asdict(s), "formulation": formulation, "seeds": b.seeds,
            "condition": list(CONDITION), "activation": ACTIVATION, "loss": LOSS}
     cfg["bridge"].pop("formulations")
     return json_ready(cfg)
