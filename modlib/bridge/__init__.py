@@ -3,13 +3,18 @@
 The package exports the experiment's public names (:mod:`.experiment`: settings per profile,
 chapter 1's networks retrained, the masks, what is stored). Its other modules are imported by name:
 
-- ``experiment``  "The networks", "Is the solution already inside?" (experiment 1) and "Surgery"
-                  (experiment 2): settings per profile, the runs, what is stored
-- ``findings``    the verdicts of "Is the solution already inside?" and "Surgery", and the
-                  statements of "Appendix: all results"
-- ``figures``     "The question" (``diagram_bridge``), and the figures of both experiments
+- ``experiment``  "The networks" (chapter 1's, retrained), "The key code: the mask being trained"
+                  (``train_mask``, shown on the page), "Experiment 1: is the compositional solution
+                  already inside?" and "Experiment 2: surgery": settings per profile, the runs,
+                  what is stored
+- ``findings``    the verdict tables of experiments 1 and 2, and the statements of
+                  "Appendix: all results"
+- ``figures``     "The question" (``diagram_bridge``) and the figures of experiments 1 and 2
 - ``exercises``   the checks of "Exercises" (the page's score; the random subnetwork of the same
                   size per layer)
+
+Experiment 3 (structure against behaviour across seeds) and the MNIST and sprites parts of issue 36
+are not built yet.
 """
 
 from modlib.bridge.experiment import (ARMS, CHAPTER, CONDITION, SETS, SETTINGS, BridgeSettings,
