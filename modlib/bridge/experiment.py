@@ -203,7 +203,38 @@ def measure(s: toy.ToySettings, b: BridgeSettings, formulation: str, seed: int,
     with torch.no_grad():  # how well the "use X2" mask computes its own task
         x2_fit = scored(net, x2_mask, "hard", {"held_out": (fit_x, 1 - fit_y2)})["held_out"]
     return {"scores": out, "kept": {"y1": kept(y1_mask), "untrained": kept(u_mask), "x2": kept(x2_mask)},
-            "x2_fit": x2_fit}
+            "x2_fit": x2_fit, "net": flat(net.state_dict()),
+            "masks": {"y1": flat(y1_mask), "untrained": flat(u_mask), "x2": flat(x2_mask)}}
+
+
+MASKS = ("y1", "untrained", "x2")  # the stored masks: experiment 1's two, experiment 2's "use X2"
+
+
+def flat(tensors: dict) -> np.ndarray:
+    """``tensors`` (name -> tensor, in order) as one flat numpy vector."""
+    return torch.cat([v.detach().reshape(-1).cpu() for v in tensors.values()]).numpy()
+
+
+def unflat(vector, like: dict) -> dict:
+    """:func:`flat`'s inverse: ``vector`` cut into tensors of ``like``'s names, shapes and order."""
+    out, i = {}, 0
+    for k, v in like.items():
+        out[k] = torch.as_tensor(np.asarray(vector[i:i + v.numel()])).reshape(v.shape).to(v.dtype)
+        i += v.numel()
+    return out
+
+
+def network(s: toy.ToySettings, arrays: dict, seed: int) -> torch.nn.Module:
+    """The stored trained network of ``seed`` (array ``net``), rebuilt: nothing is trained."""
+    net = initial_network(s, seed)
+    net.load_state_dict(unflat(arrays["net"][seed], net.state_dict()))
+    return net
+
+
+def stored_mask(net: torch.nn.Module, arrays: dict, name: str, seed: int) -> dict:
+    """The stored mask ``name`` (of :data:`MASKS`) of ``seed`` over ``net``'s weights."""
+    like = {k: v.bool() for k, v in net.state_dict().items() if k.endswith("weight")}
+    return unflat(arrays[f"mask_{name}"][seed], like)
 
 
 def compute(s: toy.ToySettings, b: BridgeSettings, formulation: str,
@@ -213,7 +244,10 @@ def compute(s: toy.ToySettings, b: BridgeSettings, formulation: str,
     Arrays (S seeds, L masked weight tensors): ``<arm>_<set>`` ``[S]`` for every arm of ``ARMS``
     and set of ``SETS`` (accuracies, and the reliance on the held-out points); ``kept_<mask>`` ``[S]``
     and ``kept_<mask>_layers`` ``[S, L]`` for the masks ``y1``, ``untrained``, ``x2``;
-    ``x2_fit`` ``[S]`` (the "use X2" subnetwork's accuracy on its own task)."""
+    ``x2_fit`` ``[S]`` (the "use X2" subnetwork's accuracy on its own task); ``net`` ``[S, P]``
+    (every trained network's parameters, :func:`flat`; :func:`network` rebuilds one) and
+    ``mask_<mask>`` ``[S, W]`` bool (every mask, over the masked weights in order; :func:`stored_mask`),
+    from which experiment 3 and the explorer read the structure."""
     template, params, data = train_networks(s, formulation, b.seeds, device)
     rows = []
     for seed in range(b.seeds):
@@ -221,10 +255,13 @@ def compute(s: toy.ToySettings, b: BridgeSettings, formulation: str,
         rows.append(measure(s, b, formulation, seed, net, data[seed]))
     arrays = {f"{arm}_{k}": np.array([r["scores"][arm][k] for r in rows], dtype=np.float32)
               for arm in ARMS for k in SETS}
-    for name in ("y1", "untrained", "x2"):
+    for name in MASKS:
         arrays[f"kept_{name}"] = np.array([r["kept"][name][0] for r in rows], dtype=np.float32)
         arrays[f"kept_{name}_layers"] = np.array([r["kept"][name][1] for r in rows], dtype=np.float32)
     arrays["x2_fit"] = np.array([r["x2_fit"] for r in rows], dtype=np.float32)
+    arrays["net"] = np.stack([r["net"] for r in rows]).astype(np.float32)
+    for name in MASKS:
+        arrays[f"mask_{name}"] = np.stack([r["masks"][name] for r in rows]).astype(bool)
     metrics = {"formulation": formulation, "seeds": b.seeds,
                "share_generalizing": float((arrays["full_held_out"] >= toy.GENERALIZES).mean()),
                **{f"{k}_mean": float(v.mean()) for k, v in arrays.items() if v.ndim == 1}}
