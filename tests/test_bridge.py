@@ -1,6 +1,7 @@
 """Chapter 7 (the bridge, notebooks/bridge.ipynb): the experiments at smoke sizes, the networks
-against chapter 1's, the page's mask loop against modlib's, the claims on made-up numbers and on
-their degenerate variants, figures and the exercise check. The claims on the stored full results
+against chapter 1's, the stored networks and masks against the stored scores, the page's mask loop
+against modlib's, the claims on made-up numbers and on their degenerate variants (experiment 3's
+also on shuffled seeds), experiment 3's overlap and correlation, figures and the exercise check. The claims on the stored full results
 are at the end; they skip until ``full`` is stored."""
 
 from pathlib import Path
@@ -138,7 +139,16 @@ def _positive(seeds: int = 12) -> dict:
     for m in ("y1", "untrained", "x2"):
         a[f"kept_{m}_layers"] = rng.uniform(0.2, 0.4, (seeds, 4)).astype(np.float32)
         a[f"kept_{m}"] = a[f"kept_{m}_layers"].mean(1)
+    # experiment 3: masks whose overlap falls as held-out accuracy rises (the score predicts it)
+    a["mask_layers"] = np.array(LAYERS)
+    a["mask_y1"] = a["mask_untrained"] = rng.uniform(size=(seeds, sum(LAYERS))) < 0.3
+    shared = 0.9 - (a["full_held_out"] - 0.4) / 0.4 * 0.6  # 0.9 at held-out 0.4, 0.3 at 0.8
+    draw = rng.uniform(size=(seeds, sum(LAYERS)))
+    a["mask_x2"] = np.where(a["mask_y1"], draw < shared[:, None], draw < 0.2)
     return a
+
+
+LAYERS = (16, 64, 64, 8)  # chapter 1's 2-8-8-8-1 network: the weights of its 4 tensors
 
 
 def keep_everything(a: dict) -> dict:
@@ -150,6 +160,7 @@ def keep_everything(a: dict) -> dict:
     a["ablated_held_out"] = a["random_ablated_held_out"] = np.ones_like(a["full_train"])  # z = bias > 0
     for m in ("y1", "untrained", "x2"):
         a[f"kept_{m}"], a[f"kept_{m}_layers"] = np.ones_like(a[f"kept_{m}"]), np.ones_like(a[f"kept_{m}_layers"])
+        a[f"mask_{m}"] = np.ones_like(a[f"mask_{m}"])
     return a
 
 
@@ -165,13 +176,26 @@ def keep_nothing(a: dict) -> dict:
     a["x2_fit"] = np.full_like(a["x2_fit"], 0.5)
     for m in ("y1", "untrained", "x2"):
         a[f"kept_{m}"], a[f"kept_{m}_layers"] = np.zeros_like(a[f"kept_{m}"]), np.zeros_like(a[f"kept_{m}_layers"])
+        a[f"mask_{m}"] = np.zeros_like(a[f"mask_{m}"])
     return a
 
 
 def identical_seeds(a: dict) -> dict:
     """Every seed a copy of the first failing one."""
     first = int(np.flatnonzero(findings.failing(a))[0])
-    return {k: np.repeat(v[first:first + 1], len(v), axis=0) for k, v in a.items()}
+    return {k: v if k == "mask_layers" else np.repeat(v[first:first + 1], len(v), axis=0)
+            for k, v in a.items()}
+
+
+def shuffled_seeds(a: dict, seed: int = 0) -> dict:
+    """Experiment 3's control: every seed's masks (and kept shares) given to another seed, so that
+    structure and behaviour no longer belong to one network."""
+    a = dict(a)
+    order = np.random.default_rng(seed).permutation(len(a["full_held_out"]))
+    for k in list(a):
+        if k.startswith(("mask_", "kept_")) and k != "mask_layers":
+            a[k] = a[k][order]
+    return a
 
 
 def untrained_networks(a: dict) -> dict:
@@ -196,14 +220,83 @@ def test_no_claim_holds_on_a_degenerate_variant(variant):
         assert not c.verdict.reproduced, f"{variant}: {c.text}"
 
 
+def test_the_overlap_is_the_shared_share_above_chance_per_layer():
+    # two tensors of 4 weights: Y1 keeps 2 + 2, "use X2" keeps 1 of them + 0 and 0 + 4
+    y1 = np.array([[1, 1, 0, 0, 1, 1, 0, 0]], dtype=bool)
+    x2 = np.array([[1, 0, 0, 0, 1, 1, 1, 1]], dtype=bool)
+    shared, chance = findings.overlap({"mask_y1": y1, "mask_x2": x2, "mask_layers": np.array([4, 4])})
+    assert shared[0] == 3 / 4  # 1 + 2 of the Y1 mask's 4
+    assert chance[0] == (2 * 1 / 4 + 2 * 4 / 4) / 4  # per tensor: kept Y1 x share kept by X2
+    assert findings.score({"mask_y1": y1, "mask_x2": x2, "mask_layers": np.array([4, 4])})[0] == 3 / 4 - 2.5 / 4
+    empty = findings.overlap({"mask_y1": ~y1 & y1, "mask_x2": x2, "mask_layers": np.array([4, 4])})
+    assert empty[0][0] == empty[1][0] == 0
+
+
+def test_the_correlation_interval_is_fisher_z():
+    """stats.correlation: Spearman's rho, Fisher z with Fieller's standard error, -1 to +1 below
+    4 units, not measurable where a quantity does not vary."""
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=40)
+    y = x + rng.normal(size=40)
+    e = stats.correlation(x, y)
+    half = 1.96 * np.sqrt(1.06 / 37)
+    assert e.low == pytest.approx(np.tanh(np.arctanh(e.mean) - half))
+    assert e.high == pytest.approx(np.tanh(np.arctanh(e.mean) + half))
+    assert e.low > 0 and e.n == 40 and e.measurable
+    assert (stats.correlation(x[:3], y[:3]).low, stats.correlation(x[:3], y[:3]).high) == (-1.0, 1.0)
+    assert not stats.correlation(x, np.ones(40)).measurable
+    assert stats.correlation(x, -y).mean == pytest.approx(-e.mean)
+
+
+def test_the_structure_claim_holds_on_made_up_numbers_and_fails_on_shuffled_seeds():
+    for seeds in (12, 100):
+        a = _positive(seeds)
+        (c,) = findings.structure_claims(a, "b")
+        assert c.verdict.reproduced and c.name == "predicts-b", c.text
+        assert "rho -" in c.text  # the made-up overlap falls as held-out accuracy rises
+    for k in range(5):  # 100 seeds: the shuffled score predicts nothing, and the interval says so
+        (c,) = findings.structure_claims(shuffled_seeds(_positive(100), k), "b")
+        assert not c.verdict.reproduced, c.text
+    (c,) = findings.structure_claims(shuffled_seeds(_positive(100), 0), "b")
+    assert c.verdict.outcome == stats.NOT_REPRODUCED, c.text  # 100 seeds decide it
+
+
+@pytest.mark.parametrize("variant", DEGENERATE)
+def test_the_structure_claim_does_not_hold_on_a_degenerate_variant(variant):
+    (c,) = findings.structure_claims(DEGENERATE[variant](_positive()), "b")
+    assert not c.verdict.reproduced, f"{variant}: {c.text}"
+
+
+def test_the_stored_networks_and_masks_are_the_ones_scored(smoke):
+    """The explorer and experiment 3 read the stored networks and masks: rebuilt, they give the
+    stored scores (held-out accuracy of the network, its Y1 subnetwork, its "use X2" removal)."""
+    from modlib.redundant_input_toy.members import member_data
+
+    s = br.toy_settings("smoke", br.settings("smoke"))
+    for f, r in smoke.items():
+        a = r.arrays
+        assert a["mask_layers"].tolist() == list(LAYERS) and a["net"].shape[1] == 177
+        for seed in range(len(a["full_held_out"])):
+            net = br.experiment.network(s, a, seed)
+            x, y, xt, yt = member_data(s, f, br.CONDITION, seed)
+            sets = {"held_out": (xt, yt), "train": (x, y)}
+            assert br.scored(net, None, "off", sets)["held_out"] == pytest.approx(a["full_held_out"][seed])
+            for arm, name, mode in (("sub", "y1", "hard"), ("ablated", "x2", "complement")):
+                mask = br.experiment.stored_mask(net, a, name, seed)
+                assert br.kept(mask)[0] == pytest.approx(a[f"kept_{name}"][seed])
+                assert br.scored(net, mask, mode, sets)["held_out"] == pytest.approx(a[f"{arm}_held_out"][seed])
+
+
 def test_findings_and_figures_draw_from_smoke_results(smoke):
     arrays = {f: r.arrays for f, r in smoke.items()}
     prov = next(iter(smoke.values())).provenance
     for f, a in arrays.items():
         assert len(findings.claims(a, f)) == 5
+        assert len(findings.structure_claims(a, f)) == 1
         assert all(isinstance(s, stats.Finding) for s in findings.statements(a, f))
         assert len(findings.table(a, f)) == br.settings("smoke").seeds
-    for fig in (figures.diagram_bridge(), figures.inside(arrays, prov), figures.surgery(arrays, prov)):
+    for fig in (figures.diagram_bridge(), figures.diagram_overlap(), figures.inside(arrays, prov),
+                figures.surgery(arrays, prov), figures.structure(arrays, prov)):
         assert fig.get_size_inches()[0] <= 6.6 + 1e-9
         matplotlib.pyplot.close(fig)
 
@@ -299,6 +392,20 @@ def test_full_no_claim_holds_on_a_degenerate_variant(variant):
     for f, a in _full().items():
         for c in findings.claims(DEGENERATE[variant](a), f):
             assert not c.verdict.reproduced, f"{variant}: {c.text}"
+
+
+def test_full_structure_claim_is_decidable_and_fails_on_shuffled_seeds():
+    """Experiment 3 at full: decidable on the stored masks (whatever its verdict), and with every
+    seed's masks given to another seed it predicts nothing: over 20 shuffles rho averages near 0
+    and the claim is reproduced at most 3 times (a 95% interval clears 0 by chance about once in
+    20, and more than 3 of 20 has a chance of under 2%)."""
+    for f, a in _full().items():
+        (c,) = findings.structure_claims(a, f)
+        assert "did not train" not in c.verdict.why and "control failed" not in c.verdict.why, c.text
+        shuffles = [shuffled_seeds(a, k) for k in range(20)]
+        rhos = [stats.correlation(findings.score(x), x["full_held_out"]).mean for x in shuffles]
+        won = [findings.structure_claims(x, f)[0].verdict.reproduced for x in shuffles]
+        assert abs(np.mean(rhos)) < 0.1 and sum(won) <= 3, (f, np.mean(rhos), sum(won))
 
 
 def test_full_networks_are_chapter_ones_stored_networks():

@@ -7,14 +7,17 @@ chapter 1's networks retrained, the masks, what is stored). Its other modules ar
                   (``train_mask``, shown on the page), "Experiment 1: is the compositional solution
                   already inside?" and "Experiment 2: surgery": settings per profile, the runs,
                   what is stored
-- ``findings``    the verdict tables of experiments 1 and 2, and the statements of
-                  "Appendix: all results"
-- ``figures``     "The question" (``diagram_bridge``) and the figures of experiments 1 and 2
+- ``findings``    the verdict tables of experiments 1, 2 and 3 (``score``: the masks' overlap
+                  above chance), and the statements of "Appendix: all results"
+- ``figures``     "The question" (``diagram_bridge``), experiment 3's ``diagram_overlap`` and the
+                  figures of experiments 1, 2 and 3
+- ``explorer``    "Explore the networks": a stored network's boundaries, whole, as its Y1
+                  subnetwork, as a random one, with its "use X2" weights removed
 - ``exercises``   the checks of "Exercises" (the page's score; the random subnetwork of the same
                   size per layer)
 
-Experiment 3 (structure against behaviour across seeds) and the MNIST and sprites parts of issue 36
-are not built yet.
+Experiment 3 ("Experiment 3: does structure predict behaviour?") is computed from what experiments 1
+and 2 store (every network and mask). The MNIST and sprites parts of issue 36 are not built yet.
 """
 
 from modlib.bridge.experiment import (ARMS, CHAPTER, CONDITION, SETS, SETTINGS, BridgeSettings,

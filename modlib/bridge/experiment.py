@@ -246,7 +246,8 @@ def compute(s: toy.ToySettings, b: BridgeSettings, formulation: str,
     and ``kept_<mask>_layers`` ``[S, L]`` for the masks ``y1``, ``untrained``, ``x2``;
     ``x2_fit`` ``[S]`` (the "use X2" subnetwork's accuracy on its own task); ``net`` ``[S, P]``
     (every trained network's parameters, :func:`flat`; :func:`network` rebuilds one) and
-    ``mask_<mask>`` ``[S, W]`` bool (every mask, over the masked weights in order; :func:`stored_mask`),
+    ``mask_<mask>`` ``[S, W]`` bool (every mask, over the masked weights in order;
+    :func:`stored_mask`) and ``mask_layers`` ``[L]`` (how many of the W weights each tensor holds),
     from which experiment 3 and the explorer read the structure."""
     template, params, data = train_networks(s, formulation, b.seeds, device)
     rows = []
@@ -262,9 +263,10 @@ def compute(s: toy.ToySettings, b: BridgeSettings, formulation: str,
     arrays["net"] = np.stack([r["net"] for r in rows]).astype(np.float32)
     for name in MASKS:
         arrays[f"mask_{name}"] = np.stack([r["masks"][name] for r in rows]).astype(bool)
+    arrays["mask_layers"] = np.array([v.numel() for v in stored_mask(net, arrays, "y1", 0).values()])
     metrics = {"formulation": formulation, "seeds": b.seeds,
                "share_generalizing": float((arrays["full_held_out"] >= toy.GENERALIZES).mean()),
-               **{f"{k}_mean": float(v.mean()) for k, v in arrays.items() if v.ndim == 1}}
+               **{f"{k}_mean": float(v.mean()) for k, v in arrays.items() if v.ndim == 1 and k != "mask_layers"}}
     return metrics, arrays
 
 

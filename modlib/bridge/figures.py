@@ -1,6 +1,7 @@
-"""Chapter 7's figures (notebooks/bridge.ipynb): the concept diagram of "The question"
-(:func:`diagram_bridge`, no data) and the figures of "Is the solution already inside?"
-(:func:`inside`) and "Surgery" (:func:`surgery`), drawn from the stored arrays per formulation.
+"""Chapter 7's figures (notebooks/bridge.ipynb): the concept diagrams of "The question"
+(:func:`diagram_bridge`) and of experiment 3 (:func:`diagram_overlap`), no data, and the figures of
+"Is the solution already inside?" (:func:`inside`), "Surgery" (:func:`surgery`) and "Experiment 3"
+(:func:`structure`), drawn from the stored arrays per formulation.
 """
 
 from __future__ import annotations
@@ -52,6 +53,23 @@ def diagram_bridge() -> plt.Figure:
     _net(axes[1], _X1_PATH, None, "1. subnetwork for $Y_1$",
          "mask trained where $x_2$\ntells nothing: generalizes?")
     _net(axes[2], None, _X2_PATH, "2. \"use $X_2$\" removed", "mask's weights cut:\nrepaired?")
+    fig.tight_layout()
+    return fig
+
+
+# a drawn "use X2" mask that shares two edges with _X1_PATH
+_X2_MASK = {(0, 1, 0), (0, 1, 2), (1, 0, 0), (1, 2, 1), (2, 0, 0), (2, 1, 0)}
+
+
+def diagram_overlap() -> plt.Figure:
+    """Experiment 3's score on one network: the weights the Y1 mask keeps, the weights the "use X2"
+    mask keeps, and the weights both keep (their overlap), which is compared with what two masks of
+    the same sizes per layer would share by chance. Drawn, not measured."""
+    fig, axes = plt.subplots(1, 3, figsize=(COLUMN, 2.6))
+    _net(axes[0], _X1_PATH, None, "Y1 mask keeps", "experiment 1's mask")
+    _net(axes[1], _X2_MASK, None, "\"use $X_2$\" mask keeps", "experiment 2's mask")
+    _net(axes[2], _X1_PATH & _X2_MASK, None, "both keep: the overlap",
+         "shared share of the Y1 mask,\nminus what chance gives")
     fig.tight_layout()
     return fig
 
@@ -109,5 +127,34 @@ def surgery(arrays: dict[str, dict], provenance: str) -> plt.Figure:
         ax.set_title(f"formulation ({f}), failing networks", fontsize=9)
         ax.set_ylim(-0.03, 1.03)
     axes[0, 0].set_ylabel("accuracy: held-out (blue), train (grey)", fontsize=8)
+    fig.tight_layout(rect=(0, 0.04, 1, 1))
+    return stamp(fig, provenance)
+
+
+def structure(arrays: dict[str, dict], provenance: str) -> plt.Figure:
+    """Experiment 3, one panel per formulation: per seed, the Y1 and "use X2" masks' overlap above
+    chance (:func:`modlib.bridge.findings.score`) against the network's held-out accuracy; filled
+    dots are failing networks, the dashed line chapter 1's threshold, the title Spearman's rho with
+    its Fisher z interval."""
+    from modlib import stats
+    from modlib.bridge.findings import score
+    from modlib.redundant_input_toy.experiment import GENERALIZES
+
+    fig, axes = plt.subplots(1, len(arrays), figsize=(COLUMN, 2.8), sharey=True, squeeze=False)
+    for ax, (f, a) in zip(axes[0], arrays.items()):
+        x, y, fails = score(a), a["full_held_out"], failing(a)
+        ax.scatter(x[fails], y[fails], s=12, color=BLUE, alpha=0.7, lw=0, label="fails")
+        ax.scatter(x[~fails], y[~fails], s=12, facecolor="none", edgecolor=BLUE, lw=0.7,
+                   label="generalizes")
+        ax.axhline(GENERALIZES, color="0.5", ls="--", lw=0.8)
+        ax.axvline(0, color="0.7", lw=0.6)
+        e = stats.correlation(x, y)
+        rho = (f"rho {e.mean:+.2f} ({e.low:+.2f} to {e.high:+.2f})" if e.measurable
+               else "rho undefined (no spread)")
+        ax.set_title(f"formulation ({f}): {rho}", fontsize=9)
+        ax.set_xlabel("overlap of the masks above chance", fontsize=8)
+        ax.set_ylim(-0.03, 1.03)
+    axes[0, 0].set_ylabel("held-out accuracy", fontsize=8)
+    axes[0, 0].legend(fontsize=7, frameon=False, loc="lower left")
     fig.tight_layout(rect=(0, 0.04, 1, 1))
     return stamp(fig, provenance)

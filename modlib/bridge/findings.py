@@ -1,12 +1,18 @@
 """The statements of chapter 7's page (notebooks/bridge.ipynb, "Is the solution already inside?",
-"Surgery" and "Appendix: all results"), decided from the stored numbers under the book's verdict
-rule (:mod:`modlib.stats`); the claims tests use the same functions.
+"Surgery", "Experiment 3: does structure predict behaviour?" and "Appendix: all results"),
+decided from the stored numbers under the book's verdict rule (:mod:`modlib.stats`); the claims
+tests use the same functions.
 
-Every comparison is paired by seed (one network, its masks) over the *failing* networks, those whose
+In experiments 1 and 2 every comparison is paired by seed (one network, its masks) over the *failing* networks, those whose
 held-out accuracy is below chapter 1's ``GENERALIZES``; a seed is one unit. A network or subnetwork
 is scored by the worse of its held-out accuracy and its accuracy on its own training points
 (:func:`both`): a network that answers 1 everywhere is right on every held-out point and wrong on a
 third of the training points, so held-out accuracy alone would call it repaired.
+
+Experiment 3 (:func:`structure_claims`) is read over *every* network instead: a structural score
+per seed (:func:`score`, the overlap of the Y1 and "use X2" masks above what their kept shares per
+layer give by chance) against held-out accuracy, Spearman's rank correlation with its Fisher z
+interval (:func:`modlib.stats.correlation`), and ``RHO`` as the margin.
 
 None of these claims is a paper's: the papers leave the question open (Lepori et al.) or do not ask
 it. Each is stated in the direction of the positive answer, and ``CLEAR`` (5 points) stands in for
@@ -24,6 +30,7 @@ FIT = 0.9  # a mask "computes its task": median accuracy on fresh points of that
 TRAINED = 0.95  # the networks trained: median accuracy on their own training points at least this
 KEPT = (0.01, 0.95)  # a mask that keeps less or more of the weights (median) is degenerate here
 MARGIN = "the stated margin of"
+RHO = 0.3  # experiment 3: the smallest rank correlation the page calls a prediction (a "moderate" one)
 
 
 def both(arrays: dict, arm: str) -> np.ndarray:
@@ -47,6 +54,51 @@ def _trained(arrays: dict) -> bool:
 
 def _pct(v: float) -> str:
     return f"{v:.0%}"
+
+
+def overlap(arrays: dict) -> tuple[np.ndarray, np.ndarray]:
+    """Experiment 3's structural score per seed: ``(shared, chance)``, each ``[S]``. ``shared`` is
+    the share of the Y1 mask's kept weights that the "use X2" mask keeps too, |Y1 & X2| / |Y1|;
+    ``chance`` is what it would be if the "use X2" mask kept as many weights in each tensor at
+    random places: sum over tensors of |Y1_l| * |X2_l| / n_l, over |Y1|. A Y1 mask that keeps no
+    weight has no overlap (0 and 0)."""
+    y1, x2 = arrays["mask_y1"].astype(bool), arrays["mask_x2"].astype(bool)
+    sizes = np.asarray(arrays["mask_layers"], dtype=int)
+    cuts = np.cumsum(sizes)[:-1]
+    kept_y1 = np.stack([p.sum(1) for p in np.split(y1, cuts, axis=1)], axis=1)  # [S, L]
+    kept_x2 = np.stack([p.sum(1) for p in np.split(x2, cuts, axis=1)], axis=1)
+    total = np.maximum(y1.sum(1), 1)
+    shared = (y1 & x2).sum(1) / total
+    chance = (kept_y1 * kept_x2 / sizes).sum(1) / total
+    return shared.astype(float), chance.astype(float)
+
+
+def score(arrays: dict) -> np.ndarray:
+    """``[S]``: the overlap of the Y1 and "use X2" masks above chance (:func:`overlap`)."""
+    shared, chance = overlap(arrays)
+    return shared - chance
+
+
+def structure_claims(arrays: dict, formulation: str) -> list[stats.Claim]:
+    """Experiment 3's claim for one formulation: over every seed, the masks' overlap above chance
+    (:func:`score`) predicts held-out accuracy, Spearman's rho with its Fisher z interval reaching
+    :data:`RHO` in either direction (two-sided: the sign is read off the data, and the interval
+    must exclude 0). It needs both masks to compute their tasks with kept shares in ``KEPT``, the
+    networks to have trained, and the score and held-out accuracy to vary over the seeds (they need
+    not split into failing and generalizing networks: the accuracy of failing ones varies too)."""
+    f = failing(arrays)
+    held = arrays["full_held_out"]
+    e = stats.correlation(score(arrays), held)
+    fits = min(float(np.median(arrays["sub_unconfounded"])), float(np.median(arrays["x2_fit"])))
+    v = e.verdict(paper=(1.0 if e.mean >= 0 else -1.0) * RHO, margin=RHO, source=MARGIN,
+                  trained=_trained(arrays) and fits >= FIT,
+                  controls=_kept_ok(arrays, "y1") and _kept_ok(arrays, "x2"))
+    ky1, kx2 = (_pct(float(np.median(arrays[f"kept_{m}"]))) for m in ("y1", "x2"))
+    says = (f"In formulation ({formulation}), over all {held.size} networks ({int(f.sum())} failing, "
+            f"{int((~f).sum())} generalizing), the overlap of the Y1 mask (median kept share {ky1}) and "
+            f"the \"use X2\" mask (median kept share {kx2}) above chance predicts held-out accuracy, "
+            f"a rank correlation of at least {RHO:.1f} in either direction: rho {e.text(percent=False)}")
+    return [stats.claim(f"predicts-{formulation}", v, says + ".")]
 
 
 def claims(arrays: dict, formulation: str) -> list[stats.Claim]:
@@ -107,6 +159,19 @@ def statements(arrays: dict, formulation: str) -> list[stats.Finding]:
             f"Formulation ({formulation}), {what}: kept share median {_pct(float(np.median(k)))} "
             f"(range {_pct(float(k.min()))}–{_pct(float(k.max()))}); per layer "
             + ", ".join(_pct(float(x)) for x in layers) + "."))
+    shared, chance = overlap(arrays)
+    out.append(stats.Finding(
+        f"overlap-{formulation}", True,
+        f"Formulation ({formulation}): the \"use X2\" mask keeps a median {_pct(float(np.median(shared)))} "
+        f"of the Y1 mask's weights (range {_pct(float(shared.min()))}–{_pct(float(shared.max()))}), "
+        f"against a median {_pct(float(np.median(chance)))} by chance at the same kept shares per layer."))
+    for m, what in (("y1", "the Y1 mask's"), ("x2", "the \"use X2\" mask's")):
+        e = stats.correlation(arrays[f"kept_{m}"], arrays["full_held_out"])
+        out.append(stats.Finding(
+            f"kept-predicts-{m}-{formulation}", e.measurable,
+            f"Formulation ({formulation}), the kept share alone: {what} kept share against held-out "
+            f"accuracy, rho {e.text(percent=False)} (the score above is corrected for kept shares "
+            f"per layer; this is what the kept share by itself would predict)."))
     if f.sum() >= 2:
         e = stats.paired(both(arrays, "zero_x2")[f], both(arrays, "full")[f])
         out.append(stats.Finding(
@@ -129,6 +194,8 @@ def table(arrays: dict, formulation: str):
         cols[f"{arm} train"] = arrays[f"{arm}_train"].round(3)
     for m in ("y1", "untrained", "x2"):
         cols[f"kept {m}"] = arrays[f"kept_{m}"].round(3)
+    shared, chance = overlap(arrays)
+    cols["overlap"], cols["overlap by chance"] = shared.round(3), chance.round(3)
     return pd.DataFrame({"formulation": formulation, **cols})
 
 
@@ -136,14 +203,16 @@ KINDS = {"inside": "the Y1 subnetwork scores above the full network",
          "not-any": "... and above a random subnetwork as large per layer",
          "built": "... and above the Y1 subnetwork of the untrained weights",
          "repair": "removing the \"use X2\" mask's weights repairs the network",
-         "repair-vs-random": "... more than removing as many random weights"}
+         "repair-vs-random": "... more than removing as many random weights",
+         "predicts": "the Y1 and \"use X2\" masks' overlap above chance predicts held-out accuracy"}
 
 
 def verdict_table(claims_by_formulation: dict[str, list[stats.Claim]], kinds=tuple(KINDS)) -> str:
     """The verdicts of ``kinds`` as one Markdown table: a row per claim, a column per formulation
     (the mark and the outcome; the intervals are in the appendix)."""
     fs = list(claims_by_formulation)
-    head = "| claim, on the failing networks | " + " | ".join(f"formulation ({f})" for f in fs) + " |"
+    scope = "over all networks" if set(kinds) == {"predicts"} else "on the failing networks"
+    head = f"| claim, {scope} | " + " | ".join(f"formulation ({f})" for f in fs) + " |"
     rows = [head, "|---|" + "---|" * len(fs)]
     for kind in kinds:
         cells = []
