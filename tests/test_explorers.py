@@ -253,7 +253,7 @@ def test_bridge_explorer_from_smoke_results(monkeypatch, tmp_path):
     a = runs["a"].arrays
     fig, text = explorer.render({f: r.arrays for f, r in runs.items()}, s, "smoke", {"formulation": "a", "seed": 1})
     assert f"held-out {a['full_held_out'][1]:.2f}" in fig.axes[0].get_title()
-    assert "kept share" in text and len(fig.axes) == len(explorer.VIEWS)
+    assert "weights kept" in text and len(fig.axes) == len(explorer.VIEWS)
     plt.close(fig)
     before, after = check_live(box)
     assert before[0] != after

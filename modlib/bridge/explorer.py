@@ -79,7 +79,7 @@ def render(arrays: dict, s: toy.ToySettings, provenance: str, choices: dict) -> 
     win = toy.window(f, "binary")
     res = s.grid_resolution
     grid = toy._grid(res, torch.tensor(win))
-    fig, axes = plt.subplots(1, len(VIEWS), figsize=(plots.COLUMN, 2.4), sharey=True, layout="constrained")
+    fig, axes = plt.subplots(1, len(VIEWS), figsize=(plots.COLUMN, 2.6), sharey=True)
     for ax, (title, arm, name, mode) in zip(axes, VIEWS):
         mask = None if name is None else ex.stored_mask(net, a, name, seed)
         if mode == "random":  # the control as scored: as many weights per layer, placed with the seed
@@ -94,6 +94,7 @@ def render(arrays: dict, s: toy.ToySettings, provenance: str, choices: dict) -> 
     fails = "fails" if failing(a)[seed] else "generalizes"
     fig.suptitle(f"formulation ({f}), seed {seed}: the network {fails} (dashed box: held-out cell)",
                  fontsize=9)
+    fig.tight_layout(rect=(0, 0.05, 1, 1))  # room for the provenance line below the axes
     plots.stamp(fig, provenance)
     rows = [("full network", "full", "—"),
             ("Y1 subnetwork", "sub", f"{a['kept_y1'][seed]:.0%}"),
@@ -102,7 +103,7 @@ def render(arrays: dict, s: toy.ToySettings, provenance: str, choices: dict) -> 
             ("\"use X2\" mask's weights removed", "ablated", f"{1 - a['kept_x2'][seed]:.0%}"),
             ("as many random weights removed", "random_ablated", f"{1 - a['kept_x2'][seed]:.0%}"),
             ("first layer's weights from x2 zeroed", "zero_x2", "—")]
-    lines = [f"{'':<40} {'held-out':>8} {'train':>6} {'reliance':>9}  kept share"]
+    lines = [f"{'':<40} {'held-out':>8} {'train':>6} {'reliance':>9}  weights kept"]
     lines += [f"{label:<40} {a[f'{arm}_held_out'][seed]:>8.2f} {a[f'{arm}_train'][seed]:>6.2f} "
               f"{a[f'{arm}_reliance'][seed]:>9.2f}  {share}" for label, arm, share in rows]
     return [fig, "<pre>" + html.escape("\n".join(lines)) + "</pre>"]
