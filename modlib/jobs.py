@@ -81,8 +81,13 @@ def _toy(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
 
 
 def _sprites(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
-    return {f"{cs.CHAPTER}/{row}": ((), lambda d, r=row: cs.run(profile, d, rows=(r,)))
-            for row in cs.settings(profile).rows}
+    from modlib.compositional_sprites import causes as cs_causes  # the recomputed rows (issue 32)
+
+    out = {f"{cs.CHAPTER}/{row}": ((), lambda d, r=row: cs.run(profile, d, rows=(r,)))
+           for row in cs.settings(profile).rows}
+    out.update({f"{cs.CHAPTER}/{cs_causes.PREFIX}{row}": ((), lambda d, r=row: cs_causes.fetch(profile, r, d))
+                for row in cs_causes.causes_settings(profile).rows})
+    return out
 
 
 def _resists(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:

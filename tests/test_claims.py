@@ -904,23 +904,36 @@ def test_controls_mnist_without_the_correlation_the_unseen_offset_costs_nothing(
 
 
 def test_controls_scan_without_the_correlation_jump_goes_into_a_new_frame(control_runs, control_found):
+    # the page: C's gap is smaller than A's (the rule's verdict), "jump" is translated almost perfectly
+    # in a frame it was never seen in by most seeds, and C's gap is not shown to be within 5 points of 0
     assert control_found["scan-control-gap"].holds, control_found["scan-control-gap"].text
-    assert control_found["scan-control-agrees"].holds, control_found["scan-control-agrees"].text
     c = control_runs.arrays("scan-C")
-    assert len(set(c["held_out"].tolist())) == len(c["held_out"]) and (c["final_test"] > 0.5).all(), c["final_test"]
+    assert len(set(c["held_out"].tolist())) == len(c["held_out"])  # a different held-out frame per seed
+    assert (c["final_test"] >= 0.95).sum() > len(c["final_test"]) / 2, c["final_test"]
+    assert (c["final_train"] >= 0.95).all(), c["final_train"]  # every seed trained
+    agrees = control_found["scan-control-agrees"]
+    assert agrees.holds == bool((c["final_test"] >= c["final_train"] - 0.05).all()), agrees.text
 
 
 def test_controls_mnist_the_gap_grows_with_the_information(control_runs, control_found):
+    # the page: the gap grows with the bits, by a slope whose interval is above 0, but the verdict is
+    # "cannot be decided" because a seed of one level did not reach the rule's 90 % training accuracy
     f = control_found["mnist-dose-gap"]
-    assert f.holds, f.text
     levels = sorted((control_runs.rows[n].metrics["info_bits"], n) for n in control_runs.rows
                     if n.startswith("mnist-dose-") or n == "mnist-C")
     gaps = [np.mean(control_runs.arrays(n)["final_train"] - control_runs.arrays(n)["final_test"]) for _, n in levels]
     assert gaps[-1] - gaps[0] >= stats.CLEAR, list(zip(levels, gaps))  # the most informative level vs C
+    slopes = rs_findings.dose_slopes(control_runs, [(n, b) for b, n in levels],
+                                     lambda a: a["final_train"] - a["final_test"])
+    _, low, _ = stats.t_interval(slopes)
+    assert low > 0, slopes
+    untrained = [n for _, n in levels if not rs_findings.trained(control_runs.arrays(n))]
+    assert untrained and not f.holds and "did not train" in f.text, (untrained, f.text)
 
 
-def test_controls_mnist_the_head_start_grows_with_the_information(control_found):
-    assert control_found["mnist-dose-early"].holds, control_found["mnist-dose-early"].text
+def test_controls_mnist_the_head_start_is_not_shown_to_grow_with_the_information(control_found):
+    f = control_found["mnist-dose-early"]
+    assert not f.holds and "cannot be decided" in f.text, f.text
 
 
 def test_controls_scan_setting_a_fails_under_the_authors_measure(control_runs, control_found):
@@ -1266,3 +1279,68 @@ def test_pretraining_vision_shows_no_larger_effect_at_this_scale(pretraining_fou
     assert contact["modular"].all() and not inside["modular"].any() and (inside["effect"] <= 0.01).all()
     pre, raw = (_arm(pretraining_table, "inside-contact", "contact", init) for init in ("pretrained", "scratch"))
     assert 0 < raw["sub_other"].mean() - pre["sub_other"].mean() < 0.1
+
+
+
+# --- chapter 2, the rows recomputed with data drawn per seed (issue 32) ----------------------------
+# Skipped until `python -m modlib.batch --profile full --executor local --workers 1
+# notebooks/compositional_sprites.ipynb` has stored them. They pin what must hold whatever the
+# outcome (each seed on its own scenes, the arms trained where a comparison needs it, the opened
+# opacity passing a gradient, each verdict decided by the rule, the seeds named); the outcomes are
+# pinned once the results are computed and the page says them. Meanwhile
+# tests/test_compositional_sprites_causes.py runs these very tests on synthetic numbers (they pass)
+# and on degenerate variants of them (each fails on some).
+
+DRAWN_MAKE = "python -m modlib.batch --profile full --executor local --workers 1 notebooks/compositional_sprites.ipynb"
+
+
+@pytest.fixture(scope="module")
+def sprite_drawn():
+    """(runs, cause settings, statements by name) of the recomputed rows, by row name."""
+    from modlib.compositional_sprites import causes as cs_causes
+
+    s, c = cs.settings("full"), cs_causes.causes_settings("full")
+    names = cs_causes.names("full")
+    missing = [n for n in names if not (FULL / cs.CHAPTER / f"{n}.json").exists()]
+    if missing:
+        pytest.skip(f"{len(missing)} of the {len(names)} recomputed rows of chapter 2 are not stored yet; "
+                    f"make them with `{DRAWN_MAKE}`")
+    found = stored_full(cs.CHAPTER, names, lambda n: cs_causes._config(s, n[len(cs_causes.PREFIX):], c))
+    runs = cs.SpriteRuns(s, {n[len(cs_causes.PREFIX):]: r for n, r in found.items()}, "full")
+    return runs, c, {f.name: f for f in cs_findings.recomputed(runs)}
+
+
+def test_spritesdrawn_headline_rows_have_five_seeds_each_on_its_own_scenes(sprite_drawn):
+    runs, c, _ = sprite_drawn
+    for row in ("orthogonal", "orthogonal-monolithic", "alpha", "alpha-open"):
+        r2 = runs.arrays(row)["r2_in"]
+        assert len(r2) == c.seeds >= 5, row
+        assert runs.rows[row].config["data"] == "per seed"
+        assert stats.distinct_units(r2, runs.arrays(row)["r2_gap"]) == c.seeds, (row, "seeds repeat one another")
+
+
+def test_spritesdrawn_opening_the_opacity_is_decided(sprite_drawn):
+    runs, _, found = sprite_drawn
+    assert (runs.arrays("alpha-open")["reach"] >= 0.5).all(), "the opened opacity passes little gradient"
+    f = found["alpha-open"]
+    if f.verdict.outcome == stats.UNDECIDED:  # allowed only where every seed of both arms fits: nothing to fix
+        assert "floor or ceiling" in f.verdict.why and (runs.arrays("alpha-open")["r2_in"][:, -1]
+                                                        >= cs_findings.FIT).all(), f.text
+    else:
+        assert f.verdict.outcome in DECIDED, f.text
+
+
+def test_spritesdrawn_slot_decoders_measured_on_fitted_seeds(sprite_drawn):
+    runs, _, found = sprite_drawn
+    fit = runs.arrays("orthogonal")["r2_in"][:, -1] >= cs_findings.FIT
+    assert fit.sum() >= 3, fit
+    assert np.isfinite(runs.arrays("orthogonal")["r2_slot"]).all()
+    assert "seeds" in found["slots"].text and "not measured" not in found["slots"].text, found["slots"].text
+
+
+def test_spritesdrawn_gap_scenes_and_delta_order_are_decided_between_trained_rows(sprite_drawn):
+    runs, _, found = sprite_drawn
+    for row in ("gap", "orthogonal", "diagonal-0.1"):
+        assert (runs.arrays(row)["r2_in"][:, -1] >= cs_findings.FIT).all(), row
+    for name in ("gap-scenes", "delta-order"):
+        assert found[name].verdict.outcome in DECIDED, found[name].text

@@ -242,3 +242,38 @@ def test_the_pages_mask_training_loop_is_the_one_the_experiments_run():
         assert same > 0.98, f"{name}: the page's loop and train_mask agree on only {same:.1%} of the weights"
     # and the loop really trains: the masks differ from the all-kept start
     assert any(not m.all() for m in theirs.values())
+
+
+def test_the_pages_network_is_the_one_the_experiments_train():
+    """Chapter 4 writes its network out (make_fnn); from one seed it must have the very layers and
+    initial weights of modlib.models.mlp, which wm.train_network builds."""
+    from modlib.models import mlp
+
+    make_fnn = _notebook_function("make_fnn")
+    for hidden in [(16,), (32, 24), (8, 8, 8)]:
+        torch.manual_seed(5)
+        ours = mlp(42, hidden, 20)
+        torch.manual_seed(5)
+        theirs = make_fnn(hidden)
+        assert [type(m) for m in ours] == [type(m) for m in theirs]
+        a, b = ours.state_dict(), theirs.state_dict()
+        assert a.keys() == b.keys()
+        assert all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_the_pages_measurement_is_wm_score():
+    """Chapter 4 writes its central measurement out (accuracy: both digits right, under a mask or
+    with it removed); it must give wm.score's numbers, the plain network's included."""
+    accuracy = _notebook_function("accuracy")
+    torch.manual_seed(0)
+    net = wm.train_network("addmul", wm.settings("smoke"), 0, "cpu")
+    g = torch.Generator().manual_seed(3)
+    x, y, _ = digits.arithmetic(400, generator=g)
+    mask = {n: torch.rand(p.shape, generator=g) < 0.5  # half of every weight tensor, at random
+            for n, p in net.named_parameters() if n.endswith("weight")}
+    evals = {"all": (x, y, slice(None))}
+    assert accuracy(net, x, y) == pytest.approx(wm.score(net, None, evals)["all"])
+    for removed in (False, True):
+        ours = accuracy(net, x, y, mask, removed=removed)
+        theirs = wm.score(net, mask, evals, complement=removed)["all"]
+        assert ours == pytest.approx(theirs), (removed, ours, theirs)

@@ -285,3 +285,97 @@ def test_control_findings_figures_and_tables_at_smoke(smoke_controls):
     assert tables["mnist"]["C (control)"]["I(Y1;Y2), bits"] == "0.15"
     for draw in (rs_figures.control_curves, rs_figures.dose_response, rs_figures.measures_curves):
         draw(runs)
+
+
+# ---------------------------------------------------------------- the page's code in plain sight
+
+
+def _page_cell(name: str) -> str:
+    """The cell of chapter 3's page that defines ``name`` (exactly one, untagged: shown and run)."""
+    import os
+
+    import nbformat
+
+    nb = nbformat.read(os.path.join(os.path.dirname(__file__), "..", "notebooks", "resists_at_scale.ipynb"),
+                       as_version=4)
+    cells = [c.source for c in nb.cells if c.cell_type == "code" and f"def {name}(" in c.source
+             and not c.metadata.get("tags")]
+    assert len(cells) == 1, f"the page should define {name} in exactly one shown cell; found {len(cells)}"
+    return cells[0]
+
+
+def _page_function(name: str):
+    """``name`` as the page defines it: the definitions of its cell run alone (the imports and
+    functions; the demo around them needs the page's data)."""
+    import ast
+
+    tree = ast.parse(_page_cell(name))
+    keep = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom, ast.FunctionDef))]
+    scope = {"torch": torch, "rs": rs}
+    exec(compile(ast.Module(keep, []), "<page>", "exec"), scope)
+    return scope[name]
+
+
+def _page_body(name: str) -> list[str]:
+    """The stripped lines of the body of the page's function ``name``, its docstring and return left out."""
+    import ast
+
+    source = _page_cell(name)
+    node = next(n for n in ast.parse(source).body if isinstance(n, ast.FunctionDef) and n.name == name)
+    body = node.body[1:] if isinstance(node.body[0], ast.Expr) else node.body
+    return [ast.get_source_segment(source, n).strip() for n in body if not isinstance(n, ast.Return)]
+
+
+def test_the_pages_cnn_is_the_one_the_results_ran():
+    page = _page_function("cnn")
+    torch.manual_seed(0)
+    ours = page()
+    torch.manual_seed(0)
+    theirs = rs.digit_cnn()
+    assert str(ours) == str(theirs)
+    for (n, a), (_, b) in zip(ours.state_dict().items(), theirs.state_dict().items()):
+        assert torch.equal(a, b), n
+
+
+def test_the_pages_training_step_is_the_one_the_results_ran():
+    """The page's ``train_step`` is the step of ``train_digits`` (and of the controls' ``train_offsets``):
+    the same lines in both, and the same weights after a step from the same start."""
+    import inspect
+
+    step = _page_function("train_step")
+    body = _page_body("train_step")
+    assert body[0] == "loss = rs.categorical_hinge(model(x), y)"
+    for source in (inspect.getsource(rs.train_digits), inspect.getsource(rc.train_offsets)):
+        lines = [line.strip() for line in source.splitlines()]
+        # the same lines in the same order (the loss without the page's "rs.")
+        want = [body[0].replace("rs.", "", 1), *body[1:]]
+        at = [lines.index(line) for line in want if line in lines]
+        assert len(at) == len(want) and at == sorted(at) and at[-1] - at[0] == len(want) - 1, \
+            f"the experiments' step is not the page's {want}"
+    torch.manual_seed(0)
+    a, b = rs.digit_cnn(), rs.digit_cnn()
+    b.load_state_dict(a.state_dict())
+    x, y = torch.randn(8, 1, 28, 56, generator=torch.Generator().manual_seed(1)), torch.arange(8)
+    opt_a, opt_b = torch.optim.Adam(a.parameters(), lr=1e-3), torch.optim.Adam(b.parameters(), lr=1e-3)
+    step(a, opt_a, x, y)
+    loss = rs.categorical_hinge(b(x), y)
+    opt_b.zero_grad(set_to_none=True)
+    loss.backward()
+    opt_b.step()
+    for p, q in zip(a.parameters(), b.parameters()):
+        assert torch.equal(p, q)
+
+
+def test_the_pages_swap_cost_is_the_measurement_the_results_stored(pool):
+    """``final_train - swapped`` of ``train_digits`` is the page's ``swap_cost`` on the same pairs
+    and the same random right digits."""
+    import inspect
+
+    swap_cost = _page_function("swap_cost")
+    assert "accuracy(model, train.swap_right(x.cpu(), g).to(device), y)" in inspect.getsource(rs.train_digits)
+    torch.manual_seed(0)
+    model = rs.digit_cnn()
+    x, y, _ = pool.sample(64, "A", "train", torch.Generator().manual_seed(2))
+    g1, g2 = torch.Generator().manual_seed(3), torch.Generator().manual_seed(3)
+    theirs = rs.accuracy(model, x, y) - rs.accuracy(model, pool.swap_right(x.cpu(), g2), y)
+    assert swap_cost(model, pool, x, y, g1) == pytest.approx(theirs)

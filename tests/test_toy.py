@@ -182,6 +182,53 @@ def test_smoke_studies_have_every_arm_and_their_findings_and_figures_draw(store)
             "margin-x1", "formulation-control"} <= set(found)
     assert all(("✓" in f.text) == f.holds for k, f in found.items() if k.split("-")[0] in ("nogd", "built"))
     for fig in (figures.threshold_curve(sweep, toy.GENERALIZES), figures.quantile_seeds(sweep, "b"),
-                figures.baseline_boundaries(st), figures.baseline_reliance(st), figures.mechanism_concept(),
+                figures.baseline_boundaries(st), figures.baseline_reliance(st), figures.diagram_zero_x2_start(),
                 figures.mechanism_curves(st), figures.scale_figure(st)):
         assert fig.get_size_inches()[0] <= 6.6 + 1e-9
+
+
+def _page_function(name: str):
+    """The function ``name`` as chapter 1's page defines it (its cell's ``def``, run alone)."""
+    import ast
+    import json
+    from pathlib import Path
+
+    from modlib import models
+
+    nb = json.loads((Path(__file__).resolve().parents[1] / "notebooks"
+                     / "redundant_input_toy.ipynb").read_text())
+    cells = ["".join(c["source"]) for c in nb["cells"]
+             if c["cell_type"] == "code" and f"def {name}(" in "".join(c["source"])]
+    assert len(cells) == 1, f"the page should define {name} in exactly one cell; found {len(cells)}"
+    tree = ast.parse(cells[0])
+    only = ast.Module([n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name], [])
+    scope = {"torch": torch, "toy": toy, "models": models}
+    exec(compile(only, name, "exec"), scope)
+    return scope[name]
+
+
+@pytest.mark.parametrize("activation, loss, formulation", [("relu", "mse", "b"), ("tanh", "ce", "a")])
+def test_the_pages_training_by_hand_is_the_stacked_training_the_experiments_run(activation, loss,
+                                                                               formulation):
+    """Chapter 1 writes one network's training out (``train_by_hand``); run_group trains the same
+    network, seed and schedule stacked with training.train_seeds: the weights must agree."""
+    from modlib.models import mlp
+    from modlib.training import train_seeds, unstack
+
+    by_hand = _page_function("train_by_hand")
+    s = toy.settings("default")
+    assert tuple(s.hidden) == (8, 8, 8) and s.lr == 0.1 and s.batch == 10  # the page's defaults
+    x, y = toy.training_set(formulation, "binary", 1.0, s.n_train, torch.Generator().manual_seed(0))
+    ours = by_hand(x, y, activation, loss, epochs=3, seed=1)
+    torch.manual_seed(1)
+    template, params = stack([mlp(2, s.hidden, 1, activation, init="playground")])
+    updates, _ = toy.playground_batches(s.n_train, s.batch, 3)
+    updates = [torch.tensor(u) for u in updates]
+    params = train_seeds(template, params, lambda t: (x[None, updates[t]], y[None, updates[t]]),
+                         toy.loss_fn(loss), steps=len(updates), lr=s.lr, progress=False)
+    theirs = unstack(template, params, 0)
+    for (name, a), b in zip(ours.state_dict().items(), theirs.state_dict().values()):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6, msg=name)
+    torch.manual_seed(1)
+    start = mlp(2, s.hidden, 1, activation, init="playground")
+    assert not torch.equal(ours[0].weight, start[0].weight)  # and it trained

@@ -1,6 +1,7 @@
 """Chapter 2's figures (notebooks/compositional_sprites.ipynb): scenes and their supports, R² curves,
-error maps, reconstructions, the sharpness sweep, the support schematic and an animation over
-rows; each handed to a numbered caption with :func:`modlib.plots.glue`.
+error maps, reconstructions, the sharpness sweep, the support schematic, an animation over
+rows, and the recomputed rows of issue 32 (:func:`diagram_slot_recovery`, :func:`recomputed_figure`,
+:func:`not_stored` while they are not stored); each handed to a numbered caption with :func:`modlib.plots.glue`.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from modlib.plots import COLUMN, _jshtml
+from modlib.weight_masks.figures import not_stored  # one placeholder for every chapter's unstored figures
 
 SUPPORT_COLOURS = {"in-domain": "#1f77b4", "whole": "#d62728"}
 
@@ -136,22 +138,33 @@ def reconstructions(runs, rows: list[str], labels: list[str], n: int = 6) -> plt
     return image_grid(images)
 
 
-def sharpness_figure(runs, rows: list[str], sharpness: list[float]) -> plt.Figure:
+def sharpness_figure(runs, rows: list[str], sharpness: list[float], fit: float = 0.8) -> plt.Figure:
     """R^2 in-domain and on the whole cube against the occlusion's sharpness k (log scale): one
-    point per seed, the mean joined by a line."""
+    point per seed, filled where the seed fits its training support (in-domain R^2 >= ``fit``) and
+    hollow where it never trained; the line joins the mean over the seeds that fit only (a mean over
+    stuck seeds is no model's R^2), each point labelled with how many seeds it counts."""
     fig, ax = plt.subplots(figsize=(4.2, 2.8))
+    fitted = [runs.arrays(r)["r2_in"][:, -1] >= fit for r in rows]
     for key, name in (("r2_in", "in-domain"), ("r2_whole", "whole")):
         finals = [runs.arrays(r)[key][:, -1] for r in rows]
         colour = SUPPORT_COLOURS[name]
-        for k, v in zip(sharpness, finals):
-            ax.scatter([k] * len(v), v, color=colour, s=12, alpha=0.5)
-        ax.plot(sharpness, [v.mean() for v in finals], color=colour, marker="o", label=name)
+        for k, v, f in zip(sharpness, finals, fitted):
+            ax.scatter([k] * int(f.sum()), v[f], color=colour, s=12, alpha=0.6)
+            ax.scatter([k] * int((~f).sum()), v[~f], facecolors="none", edgecolors=colour, s=14)
+        means = [v[f].mean() if f.any() else np.nan for v, f in zip(finals, fitted)]
+        ax.plot(sharpness, means, color=colour, marker="o", label=f"{name} (mean of the seeds that fit)")
+    ax.scatter([], [], facecolors="none", edgecolors="grey", s=14, label="a seed that never fit")
+    low = min(float(np.nanmin(runs.arrays(r)[key][:, -1])) for r in rows for key in ("r2_in", "r2_whole"))
+    ax.set_ylim(min(0.0, low) - 0.05, 1.12)
+    for k, f in zip(sharpness, fitted):
+        ax.text(k, 1.02, f"{int(f.sum())} of {f.size} fit", fontsize=6, ha="center", va="bottom")
     ax.set_xscale("log")
+    ax.set_xlim(min(sharpness) / 1.6, max(sharpness) * 1.6)
     ax.set_xticks(sharpness, [f"{k:g}" for k in sharpness])
     ax.set_xlabel("sharpness k of the occlusion σ(k·Σa)", fontsize=8)
     ax.set_ylabel("variance-weighted R²", fontsize=8)
     ax.tick_params(labelsize=7)
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=6, loc="lower left")
     fig.tight_layout()
     return fig
 
@@ -249,3 +262,67 @@ def animate_rows(runs, rows: list[str], labels: list[str]):
     draw(0)
     fig.tight_layout()
     return _jshtml(fig, draw, len(rows), 1500)
+
+
+# ---------------------------------------------------------------- the recomputed rows (issue 32)
+
+def diagram_slot_recovery() -> plt.Figure:
+    """What the slot R² measures (no data): one slot's latents go to the learned slot decoder and,
+    separately, to the renderer drawing that sprite alone; R² compares the two images. The scene
+    R² compares only the composed scenes."""
+    fig, ax = plt.subplots(figsize=(COLUMN, 2.0))
+    ax.set_xlim(0, 10), ax.set_ylim(0, 4), ax.axis("off")
+
+    def box(x, y, text, colour):
+        ax.text(x, y, text, ha="center", va="center", fontsize=7,
+                bbox=dict(boxstyle="round,pad=0.35", facecolor=colour, edgecolor="0.3"))
+
+    def arrow(x0, y0, x1, y1):
+        ax.annotate("", (x1, y1), (x0, y0), arrowprops=dict(arrowstyle="->", color="0.3"))
+
+    box(0.9, 2.0, "latents of\nslot k, $z_k$", "#f2f2f2")
+    box(3.4, 3.1, "learned decoder\n$\\hat\\varphi_k(z_k)$", "#d9e8f5")
+    box(3.4, 0.9, "renderer, slot k alone\n$\\varphi(z_k)$", "#fbe3d6")
+    box(6.3, 2.0, "slot R²: does $\\hat\\varphi_k$\ndraw slot k's sprite?", "#fff5cc")
+    box(8.9, 3.1, "scene R² compares\n$C(\\hat\\varphi_0, \\hat\\varphi_1)$\nwith the scene only", "#ffffff")
+    for y in (3.1, 0.9):
+        arrow(1.6, 2.0, 2.3, y)
+        arrow(4.5, y, 5.2, 2.0)
+    fig.tight_layout()
+    return fig
+
+
+def recomputed_figure(runs) -> plt.Figure:
+    """The recomputed rows (each seed on its own scenes): (a) in-domain R² of alpha compositing per
+    seed, as initialised and with the opacity opened, a line joining each seed's pair; (b) each
+    compositional row's slot R² per seed (slot 0 filled, slot 1 hollow); (c) R² on the gap scenes
+    alone per seed, for every row that has it. Rows missing from ``runs`` are left out."""
+    fig, axes = plt.subplots(1, 3, figsize=(COLUMN, 2.6), gridspec_kw={"width_ratios": [1, 2, 2]})
+    ax = axes[0]
+    if {"alpha", "alpha-open"} <= set(runs.rows):
+        shut, opened = (runs.arrays(r)["r2_in"][:, -1] for r in ("alpha", "alpha-open"))
+        for i, (a, b) in enumerate(zip(shut, opened)):
+            ax.plot([0, 1], [a, b], color="0.6", lw=0.8, marker="o", ms=3)
+        ax.set_xticks([0, 1], ["as\ninitialised", "opacity\nopened"], fontsize=7)
+    ax.set_xlim(-0.4, 1.4)
+    ax.set_title("(a) alpha: in-domain R²", fontsize=8)
+    ax = axes[1]
+    rows = [r for r in runs.rows if "r2_slot" in runs.arrays(r) and np.isfinite(runs.arrays(r)["r2_slot"]).all()]
+    for i, r in enumerate(rows):
+        v = runs.arrays(r)["r2_slot"]
+        ax.scatter(np.full(len(v), i - 0.12), v[:, 0], color="#1f77b4", s=10)
+        ax.scatter(np.full(len(v), i + 0.12), v[:, 1], facecolors="none", edgecolors="#1f77b4", s=10)
+    ax.set_xticks(range(len(rows)), rows, rotation=60, ha="right", fontsize=6)
+    ax.axhline(0.8, color="0.5", lw=0.6, ls=":")
+    ax.set_title("(b) slot R² (slot 0 ●, slot 1 ○)", fontsize=8)
+    ax = axes[2]
+    rows = [r for r in runs.rows if "r2_gap" in runs.arrays(r)]
+    for i, r in enumerate(rows):
+        v = runs.arrays(r)["r2_gap"]
+        ax.scatter(np.full(len(v), i), v, color="#d62728" if r == "gap" else "0.3", s=10)
+    ax.set_xticks(range(len(rows)), rows, rotation=60, ha="right", fontsize=6)
+    ax.set_title("(c) R² on the gap scenes", fontsize=8)
+    for ax in axes:
+        ax.tick_params(labelsize=6)
+    fig.tight_layout()
+    return fig

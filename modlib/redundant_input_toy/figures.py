@@ -59,6 +59,80 @@ def data_figure(samples: dict) -> plt.Figure:
     return fig
 
 
+# ---------------------------------------------------------------- concept diagrams (no data)
+
+def _cells(ax, cells: dict, title: str) -> None:
+    """A design drawn as its cells: ``cells`` maps (y1, y2) to "pos", "neg" or "test"."""
+    style = {"pos": dict(fc=POSITIVE, alpha=0.35, ec=POSITIVE, ls="-"),
+             "neg": dict(fc=NEGATIVE, alpha=0.35, ec=NEGATIVE, ls="-"),
+             "test": dict(fc="white", ec="0.2", ls="--")}
+    words = {"pos": "train\n$Y_1 = 1$", "neg": "train\n$Y_1 = 0$", "test": "held out:\ntest only"}
+    for (y1, y2), kind in cells.items():
+        ax.add_patch(plt.Rectangle((y1 + 0.06, y2 + 0.06), 0.88, 0.88, lw=1.2, **style[kind]))
+        ax.text(y1 + 0.5, y2 + 0.5, words[kind], ha="center", va="center", fontsize=8)
+    rows = 1 + max(y2 for _, y2 in cells)
+    ax.set(xlim=(0, 2), ylim=(0, rows), xticks=[0.5, 1.5], xticklabels=["$Y_1=0$", "$Y_1=1$"],
+           yticks=[k + 0.5 for k in range(rows)], yticklabels=[f"$Y_2={k}$" for k in range(rows)],
+           aspect="equal")
+    ax.tick_params(length=0, labelsize=8)
+    for side in ax.spines.values():
+        side.set_visible(False)
+    ax.set_title(title, fontsize=9)
+
+
+def diagram_held_out_cell() -> plt.Figure:
+    """The toy's held-out cell, as a design of cells (no data, no training). Left, the paper's
+    setting: three cells in training, $(1,1)$ held out, so a high $X_2$ means $Y_1 = 0$ in
+    training. Middle, the middle control: a third band of $Y_2$ keeps $(1,1)$ unseen while $Y_2$
+    has the same mean in both classes. Right, two boundaries that fit the training cells equally
+    well and disagree only on the held-out cell: $x_1 = 0$ (reads $x_1$ only) and one that also
+    reads $x_2$."""
+    fig, axes = plt.subplots(1, 3, figsize=(COLUMN, 2.9), layout="constrained",
+                             gridspec_kw={"width_ratios": [1, 1, 1.15]})
+    _cells(axes[0], {(0, 0): "neg", (0, 1): "neg", (1, 0): "pos", (1, 1): "test"},
+           "paper's setting:\nhigh $X_2$ means $Y_1 = 0$")
+    _cells(axes[1], {(0, 0): "neg", (0, 1): "neg", (0, 2): "neg", (1, 0): "pos",
+                     (1, 1): "test", (1, 2): "pos"},
+           "middle control: $(1,1)$ unseen,\n$X_2$ uncorrelated with $Y_1$")
+    ax = axes[2]
+    _cells(ax, {(0, 0): "neg", (0, 1): "neg", (1, 0): "pos", (1, 1): "test"},
+           "two fits of the same\ntraining cells")
+    ax.set_yticklabels([])
+    ax.plot([1, 1], [0, 2], color="k", lw=2, label="reads $x_1$ only")
+    ax.plot([1, 1.15, 2], [0, 0.98, 0.98], color="k", lw=2, ls=(0, (1, 1)),
+            label="also reads $x_2$")
+    fig.legend(*ax.get_legend_handles_labels(), loc="outside lower right", fontsize=8, ncol=2,
+               frameon=False)
+    return fig
+
+
+def diagram_reliance() -> plt.Figure:
+    """The reliance measure $R = \\mathbb{E}|\\partial z/\\partial x_2| / \\mathbb{E}|\\partial z/
+    \\partial x_1|$ on two made-up logits over points of the held-out cell: the arrows are each
+    point's gradient $(\\partial z/\\partial x_1, \\partial z/\\partial x_2)$, the grey lines the
+    contours of $z$ and the black line $z = 0$. $z = x_1$ ignores $x_2$ ($R = 0$); $z = x_1 - x_2$
+    moves with $x_2$ as much as with $x_1$ ($R = 1$)."""
+    fig, axes = plt.subplots(1, 2, figsize=(COLUMN, 3.0), layout="constrained")
+    grid = np.linspace(-1, 1, 81)
+    g1, g2 = np.meshgrid(grid, grid)
+    points = np.random.default_rng(0).uniform(0.1, 0.9, (12, 2))  # in the held-out cell
+    for ax, (w2, name) in zip(axes, ((0.0, "$z = x_1$"), (-1.0, "$z = x_1 - x_2$"))):
+        ax.contour(g1, g2, g1 + w2 * g2, levels=np.linspace(-2, 2, 9), colors="0.75",
+                   linewidths=0.6, negative_linestyles="solid")
+        ax.contour(g1, g2, g1 + w2 * g2, levels=[0], colors="k", linewidths=1.5)
+        ax.add_patch(plt.Rectangle((0, 0), 1, 1, fill=False, ls="--", lw=1.2, ec="0.2"))
+        ax.quiver(points[:, 0], points[:, 1], np.full(12, 1.0), np.full(12, w2), angles="xy",
+                  scale_units="xy", scale=6, width=0.008, color="#d62728")
+        r = abs(w2) / 1.0
+        ax.set_title(f"{name}: $R = {r:g}$", fontsize=9)
+        ax.set(xlim=(-1, 1.1), ylim=(-1, 1.1), aspect="equal", xlabel="$x_1$", ylabel="$x_2$",
+               xticks=[-1, 0, 1], yticks=[-1, 0, 1])
+        ax.tick_params(labelsize=8)
+    axes[0].text(-0.5, -0.6, "arrows: the gradient of $z$\nat points of the held-out cell",
+                 ha="center", fontsize=7)
+    return fig
+
+
 def boundary(ax: plt.Axes, grid: np.ndarray, win) -> None:
     """Draw a model's P(Y1=1) over the plotting window ``win`` = (x1 low, x1 high, x2 low, x2 high);
     ``grid [res, res]`` uint8 (x 255), row = x2. The black line is the decision boundary (P = 0.5)."""
@@ -446,7 +520,7 @@ def baseline_reliance(st) -> plt.Figure:
 
 # ---------------------------------------------------------------- inherited or built?
 
-def mechanism_concept() -> plt.Figure:
+def diagram_zero_x2_start() -> plt.Figure:
     """Concept figure of the mechanism experiment: the same network twice, its first layer drawn
     from the two inputs; on the left every weight random (the ordinary start), on the right the
     weights from x2 zero (dashed), so that the output starts blind to x2."""

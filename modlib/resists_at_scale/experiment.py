@@ -1,8 +1,10 @@
 """Gradient descent resists compositionality, at scale (chapter 3, notebooks/resists_at_scale.ipynb;
 Li et al., sections 5.1 and 5.2 and appendices A and B).
 
-Two experiments, each in two settings that differ only in whether a redundant input is
-correlated with the answer in training:
+Two experiments, each in two settings that share the test set: in setting A a redundant input is
+correlated with the answer in training, in setting B it is not, and B's training data also show
+the test combinations (so the settings differ in coverage as well; the controls of
+:mod:`modlib.resists_at_scale.controls` remove the correlation with the test still unseen):
 
 - **MNIST pairs** (:mod:`modlib.data.digits`): a CNN reads two digits side by side and must name
   the left one. Setting A ties the right digit to the answer in training; setting B does not.

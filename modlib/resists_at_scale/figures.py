@@ -284,3 +284,106 @@ def measures_curves(runs, sets: tuple[str, ...] = ("train_long", "unseen")) -> p
     axes[0, 0].set_ylabel("accuracy", fontsize=8)
     fig.tight_layout()
     return fig
+
+
+# ---------------------------------------------------------------- concept diagrams (no data, no training)
+
+_TRAIN, _TEST, _BOTH, _EMPTY = "#9ecae1", "#fdae6b", "#a1d99b", "white"
+
+
+def _cell_grid(ax, colours: np.ndarray, xticks, yticks, xlabel: str, ylabel: str, title: str) -> None:
+    rows, cols = colours.shape[:2]
+    for i in range(rows):
+        for j in range(cols):
+            ax.add_patch(plt.Rectangle((j, rows - 1 - i), 1, 1, facecolor=colours[i, j], edgecolor="0.6",
+                                       lw=0.4))
+    ax.set_xlim(0, cols)
+    ax.set_ylim(0, rows)
+    ax.set_aspect("equal")
+    ax.set_xticks(np.arange(cols) + 0.5, xticks, fontsize=6, rotation=0)
+    ax.set_yticks(np.arange(rows) + 0.5, yticks[::-1], fontsize=6)
+    ax.tick_params(length=0)
+    ax.set_xlabel(xlabel, fontsize=7)
+    ax.set_ylabel(ylabel, fontsize=7)
+    ax.set_title(title, fontsize=8)
+
+
+def diagram_settings() -> plt.Figure:
+    """Chapter 3's designs as grids of combinations (a concept diagram: no data, no training). Top:
+    MNIST pairs, the left digit's label $Y_1$ across and the offset $(Y_2 - Y_1) \\bmod 10$ down;
+    bottom: SCAN, the action word across and the verb-phrase frame it sits in down. Blue: shown in
+    training only; orange: tested, never shown in training; green: tested and also shown in
+    training. Columns: setting A, setting B and control C (SCAN's C holds "jump" out of one frame,
+    here "X around right"; each seed holds out another)."""
+    from modlib.data import scan
+
+    fig, axes = plt.subplots(2, 3, figsize=(COLUMN, 4.6))
+    designs = {"A": (range(2), range(2, 10)), "B": (range(10), range(2, 10)), "C": (range(9), range(9, 10))}
+    for ax, (name, (train, test)) in zip(axes[0], designs.items()):
+        colours = np.full((10, 10), _EMPTY, dtype=object)
+        for offset in range(10):
+            seen, tested = offset in train, offset in test
+            colours[offset, :] = _BOTH if seen and tested else _TRAIN if seen else _TEST if tested else _EMPTY
+        _cell_grid(ax, colours, range(10), range(10), "left digit $Y_1$",
+                   "offset $Y_2 - Y_1$" if name == "A" else "", f"MNIST, {'control ' if name == 'C' else 'setting '}{name}")
+    words = ("walk", "run", "look", "jump")
+    frames = [f.replace(scan.SLOT, "X") for f in scan.VERB_FRAMES]
+    held = len(frames) - 1
+    for ax, name in zip(axes[1], "ABC"):
+        colours = np.full((len(frames), len(words)), _TRAIN, dtype=object)
+        if name == "A":
+            colours[:, 3] = _TEST  # "jump" in frame X: alone in training, in longer commands tested
+        elif name == "B":
+            colours[:, 3] = _BOTH
+        else:
+            colours[held, 3] = _TEST
+        _cell_grid(ax, colours, words, frames, "action word", "frame" if name == "A" else "",
+                   f"SCAN, {'control ' if name == 'C' else 'setting '}{name}")
+        if name == "A":  # the one-word command "jump": the only training command with "jump"
+            rows = len(frames)
+            ax.add_patch(plt.Polygon([(3, rows - 1), (3, rows), (4, rows)], facecolor=_TRAIN, edgecolor="0.6",
+                                     lw=0.4))
+            ax.annotate('"jump" alone', (3.3, rows - 0.3), (4.3, rows - 0.2), fontsize=6,
+                        arrowprops=dict(arrowstyle="-", lw=0.5), annotation_clip=False)
+        if name != "A":
+            ax.set_yticklabels([])
+    for ax in axes[0, 1:]:
+        ax.set_yticklabels([])
+    handles = [plt.Rectangle((0, 0), 1, 1, facecolor=c, edgecolor="0.6") for c in (_TRAIN, _TEST, _BOTH)]
+    fig.legend(handles, ["training only", "test, never in training", "test, also in training"],
+               loc="lower center", ncol=3, fontsize=7, frameon=False)
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    return fig
+
+
+def diagram_swap() -> plt.Figure:
+    """Chapter 3's central measurement on MNIST pairs as a diagram (no data, no training): the same
+    training-distribution pair classified twice, once as drawn and once with its right digit
+    replaced by a random digit; the drop in accuracy is what the network takes from the digit it
+    should ignore."""
+    fig, ax = plt.subplots(figsize=(COLUMN, 2.0))
+    ax.set_xlim(0, 11)
+    ax.set_ylim(0, 4.3)
+    ax.axis("off")
+
+    def box(x, y, w, h, text, colour="white"):
+        ax.add_patch(plt.Rectangle((x, y), w, h, facecolor=colour, edgecolor="0.3", lw=0.8))
+        ax.text(x + w / 2, y + h / 2, text, ha="center", va="center", fontsize=8)
+
+    def arrow(x0, y0, x1, y1):
+        ax.annotate("", (x1, y1), (x0, y0), arrowprops=dict(arrowstyle="->", lw=0.8, color="0.3"))
+
+    for y, right, colour, out in ((2.4, "4", _TRAIN, "accuracy on\ntraining pairs"),
+                                  (0.4, "8 (random)", _TEST, "accuracy with the\nright digit replaced")):
+        box(0.2, y, 1.2, 1.0, "3")
+        box(1.4, y, 1.6, 1.0, right, colour)
+        arrow(3.1, y + 0.5, 4.1, y + 0.5)
+        box(4.2, y + 0.1, 1.4, 0.8, "the same\nCNN")
+        arrow(5.7, y + 0.5, 6.3, y + 0.5)
+        box(6.4, y + 0.1, 2.6, 0.8, out)
+    ax.text(0.8, 3.55, "left digit\n(the label)", fontsize=7, ha="center", va="bottom")
+    ax.text(2.2, 3.55, "right digit", fontsize=7, ha="center", va="bottom")
+    arrow(9.1, 2.9, 9.6, 2.0)
+    arrow(9.1, 0.9, 9.6, 1.8)
+    ax.text(9.7, 1.9, "the drop:\nreliance", fontsize=8, va="center")
+    return fig

@@ -1,5 +1,6 @@
 """Chapter 4's figures (notebooks/weight_masks.ipynb): accuracy tables, per-layer bars, input usage,
-the alpha sweep, confusion grids, class removal and the concept diagram of a weight mask; each
+the alpha sweep, confusion grids, class removal and the concept diagrams (``diagram_*``: a weight
+mask and its complement, the specialization and reuse tests; no data, no training); each
 handed to a numbered caption with :func:`modlib.plots.glue`.
 """
 
@@ -286,25 +287,147 @@ def not_stored(what: str, command: str) -> plt.Figure:
     return fig
 
 
-def mask_concept(seed: int = 0) -> plt.Figure:
-    """Concept figure of chapter 4, "The tool": a layer's weights ``W [6, 8]`` (random numbers), a
-    binary mask ``m`` of the same shape, and the weights the masked network computes with, ``W * m``."""
+# --- concept diagrams (no data, no training): the page's methods drawn ----------------------------
+
+_KEPT, _OTHER, _GONE = "#d95f02", "#1b9e77", "#cccccc"
+
+
+def diagram_mask_and_complement(seed: int = 0) -> plt.Figure:
+    """Concept diagram of chapter 4's two uses of one mask ``m`` on a layer's frozen weights ``W``
+    (random numbers, an illustration): the module alone computes with ``W ⊙ m``, the module removed
+    (the ablation) with ``W ⊙ (1 - m)``. The two together are the whole layer."""
     g = np.random.default_rng(seed)
     w = g.normal(size=(6, 8))
-    m = (g.random((6, 8)) < 0.45).astype(float)
-    fig, axes = plt.subplots(1, 3, figsize=(COLUMN, 2.0))
+    m = (g.random((6, 8)) < 0.35).astype(float)
     limit = np.abs(w).max()
-    panels = [(w, "RdBu", -limit, limit, "weights $W$ (frozen)"),
-              (m, "Greys", 0, 1, "mask $m$ (black: 1, kept)"),
-              (w * m, "RdBu", -limit, limit, r"what the network uses: $W \odot m$")]
+    fig, axes = plt.subplots(1, 4, figsize=(COLUMN, 2.1))
+    panels = [(w, "RdBu", -limit, limit, "frozen weights $W$"),
+              (m, "Greys", 0, 1, "mask $m$\n(black: kept)"),
+              (w * m, "RdBu", -limit, limit, "module alone\n$W \\odot m$"),
+              (w * (1 - m), "RdBu", -limit, limit, "module removed\n$W \\odot (1 - m)$")]
     for ax, (values, cmap, lo, hi, title) in zip(axes, panels):
         ax.imshow(values, cmap=cmap, vmin=lo, vmax=hi)
-        ax.set_title(title, fontsize=9)
+        ax.set_title(title, fontsize=8)
         ax.set_xticks([])
         ax.set_yticks([])
-        ax.set_xlabel("inputs", fontsize=8)
     axes[0].set_ylabel("outputs", fontsize=8)
-    fig.text(0.345, 0.5, "×", fontsize=16, ha="center", va="center")
-    fig.text(0.665, 0.5, "=", fontsize=16, ha="center", va="center")
-    fig.tight_layout(w_pad=2.5)
+    axes[0].set_xlabel("inputs", fontsize=8)
+    for ax in axes[2:]:
+        for spine in ax.spines.values():
+            spine.set_edgecolor(_KEPT if ax is axes[2] else _OTHER)
+            spine.set_linewidth(2)
+    fig.tight_layout(w_pad=1.2)
+    return fig
+
+
+def _net(ax, widths, edges, title, removed=()):
+    """A small layered network on ``ax``: ``widths`` nodes per layer; ``edges`` maps a colour to the
+    set of (layer, i, j) edges drawn in it (the rest light grey); ``removed`` edges are dashed."""
+    xs = np.arange(len(widths))
+    pos = [[(x, (i - (n - 1) / 2) * 0.8) for i in range(n)] for x, n in zip(xs, widths)]
+    coloured = {e: c for c, es in edges.items() for e in es}
+    for layer in range(len(widths) - 1):
+        for i, a in enumerate(pos[layer]):
+            for j, b in enumerate(pos[layer + 1]):
+                e = (layer, i, j)
+                colour = coloured.get(e)
+                if e in removed:
+                    ax.plot(*zip(a, b), color="#777777", lw=1.1, ls=(0, (2, 2)), zorder=2)
+                elif colour is None:
+                    ax.plot(*zip(a, b), color=_GONE, lw=0.6, zorder=1)
+                else:
+                    ax.plot(*zip(a, b), color=colour, lw=1.8, zorder=2)
+    for layer in pos:
+        ax.scatter(*zip(*layer), s=40, color="white", edgecolor="black", lw=0.8, zorder=3)
+    ax.set_title(title, fontsize=8)
+    ax.set_xlim(-0.4, len(widths) - 0.6)
+    ax.set_ylim(-3.1, 2.0)
+    ax.axis("off")
+    return pos
+
+
+# edges of a made-up "+ module" and "× module" in a 4-5-5-3 network (layer, from, to)
+_PLUS = {(0, 0, 0), (0, 1, 1), (0, 3, 1), (1, 0, 0), (1, 1, 1), (1, 1, 2), (2, 0, 0), (2, 2, 1)}
+_TIMES = {(0, 2, 3), (0, 3, 4), (0, 1, 3), (1, 3, 3), (1, 4, 4), (1, 3, 2), (2, 3, 1), (2, 4, 2), (2, 2, 2)}
+
+
+def diagram_specialization() -> plt.Figure:
+    """Concept diagram of the specialization test on the two-operation task (made-up modules in a
+    tiny network, an illustration): the + mask's module alone, then the network with that module
+    removed, each scored on + and on ×, with what the paper's specialization predicts."""
+    fig, axes = plt.subplots(1, 3, figsize=(COLUMN, 2.5))
+    widths = (4, 5, 5, 3)
+    _net(axes[0], widths, {_KEPT: _PLUS, _OTHER: _TIMES}, "trained network\n(both operations)")
+    _net(axes[1], widths, {_KEPT: _PLUS}, "+ module alone")
+    _net(axes[2], widths, {_OTHER: _TIMES}, "+ module removed", removed=_PLUS)
+    notes = ["inputs: $a$, $b$, + or ×\noutputs: two digits",
+             "should: + high, × low\n(test 1: it works alone)",
+             "should: + low, × high\n(test 2: removal spares ×)"]
+    for ax, note in zip(axes, notes):
+        ax.text(1.5, -3.05, note, ha="center", va="bottom", fontsize=7)
+    fig.legend(handles=[plt.Line2D([], [], color=_KEPT, lw=2, label="+ mask keeps"),
+                        plt.Line2D([], [], color=_OTHER, lw=2, label="the rest, e.g. what × uses")],
+               loc="lower center", ncol=2, fontsize=7, frameon=False)
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
+    return fig
+
+
+def diagram_reuse() -> plt.Figure:
+    """Concept diagram of the reuse test on the double addition (made-up masks, an illustration):
+    the network is run once per pair with the other pair's digits set to zero; the pair-1 and
+    pair-2 masks either share their hidden-layer weights (reuse: high IoU) or not (no reuse: low
+    IoU). The first and last layers differ by construction, so only the hidden layers are read."""
+    fig, axes = plt.subplots(1, 2, figsize=(COLUMN, 2.6))
+    widths = (4, 5, 5, 4)
+    inputs1 = {(0, 0, 1), (0, 1, 2), (0, 0, 2)}
+    inputs2 = {(0, 2, 1), (0, 3, 2), (0, 3, 1)}
+    out1, out2 = {(2, 1, 0), (2, 2, 1)}, {(2, 1, 2), (2, 2, 3)}
+    shared = {(1, 1, 1), (1, 2, 2), (1, 1, 2)}
+    own1, own2 = {(1, 0, 0), (1, 1, 0)}, {(1, 3, 3), (1, 4, 4)}
+    p1, p2 = "#1f77b4", "#ff7f0e"
+    _net(axes[0], widths, {p1: inputs1 | out1, p2: inputs2 | out2, "#7b3294": shared},
+         "reuse: one adder for both pairs\nhidden-layer IoU high")
+    sep1 = {(0, 0, 0), (0, 1, 1), (2, 0, 0), (2, 1, 1)} | {(1, 0, 0), (1, 1, 1), (1, 0, 1)}
+    sep2 = {(0, 2, 3), (0, 3, 4), (2, 3, 2), (2, 4, 3)} | {(1, 3, 3), (1, 4, 4), (1, 3, 4)}
+    _net(axes[1], (4, 5, 5, 4), {p1: sep1, p2: sep2}, "no reuse: a separate adder each\nhidden-layer IoU low")
+    for ax in axes:
+        ax.text(0, -2.3, "digits of\n$a, b, c, d$", ha="center", va="top", fontsize=7)
+        ax.text(3, -2.3, "digits of\nthe two sums", ha="center", va="top", fontsize=7)
+        ax.axvspan(0.5, 2.5, color="#f2f2f2", zorder=0)
+        ax.set_ylim(-3.1, 2.5)
+        ax.text(1.5, 2.0, "hidden layers: read here", ha="center", fontsize=7, color="#555555")
+    fig.legend(handles=[plt.Line2D([], [], color=p1, lw=2, label="pair-1 mask"),
+                        plt.Line2D([], [], color=p2, lw=2, label="pair-2 mask"),
+                        plt.Line2D([], [], color="#7b3294", lw=2, label="kept by both")],
+               loc="lower center", ncol=3, fontsize=7, frameon=False)
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
+    return fig
+
+
+def diagram_class_removal() -> plt.Figure:
+    """Concept diagram of class removal in the CNN (made-up masks in a tiny network standing for
+    it, an illustration): the all-classes mask is the reference; the mask for "class 3 removed" is
+    trained on the other classes only, with the output layer's mask copied from the reference and
+    kept fixed, so it can drop class 3's path only inside the network."""
+    fig, axes = plt.subplots(1, 2, figsize=(COLUMN, 2.7))
+    widths = (4, 5, 5, 5)
+    inner = {(0, 0, 0), (0, 1, 1), (0, 2, 2), (0, 3, 3), (0, 2, 4), (0, 1, 0),
+             (1, 0, 0), (1, 1, 1), (1, 2, 2), (1, 3, 3), (1, 4, 4), (1, 2, 3)}
+    output = {(2, 0, 0), (2, 1, 1), (2, 2, 2), (2, 3, 3), (2, 4, 4), (2, 1, 0)}
+    path3 = {(1, 3, 3), (1, 2, 3)}  # the hidden weights only class 3's output unit reads
+    fixed = "#7570b3"
+    _net(axes[0], widths, {_OTHER: inner, fixed: output}, "all-classes mask\n(the reference)")
+    _net(axes[1], widths, {_OTHER: inner - path3, fixed: output},
+         "class 3 removed: trained on\nthe other classes only", removed=path3)
+    for ax in axes:
+        for k in range(5):
+            ax.text(3.25, (k - 2) * 0.8, f"class {k}", va="center", fontsize=7)
+        ax.set_xlim(-0.4, 3.9)
+    axes[1].text(1.5, -2.5, "class 3's path is cut inside (dashed);\nthe other classes keep theirs",
+                 ha="center", va="top", fontsize=7)
+    axes[0].text(1.5, -2.5, "test: accuracy per class", ha="center", va="top", fontsize=7)
+    fig.legend(handles=[plt.Line2D([], [], color=_OTHER, lw=2, label="kept, trained"),
+                        plt.Line2D([], [], color=fixed, lw=2, label="output layer: copied, fixed")],
+               loc="lower center", ncol=2, fontsize=7, frameon=False)
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
     return fig

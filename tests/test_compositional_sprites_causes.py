@@ -1,0 +1,218 @@
+"""Chapter 2's recomputed rows (issue 32; modlib/compositional_sprites/causes.py): the data drawn
+per seed, the opened opacity, the slot decoders' and the gap scenes' R² at tiny sizes, and the
+statements of findings.recomputed on synthetic numbers (where they must hold) and on degenerate
+variants of them (where each must not). The claims on the stored full results are in
+tests/test_claims.py (test_spritesdrawn_*), skipped until stored."""
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import torch
+
+from modlib.compositional_sprites import causes, experiment as ex, findings
+from modlib.data import sprites
+
+
+def test_each_seed_draws_its_own_scenes_and_rows_of_one_support_share_them():
+    s = ex.settings("smoke")
+    a, b = (ex.data(s, "orthogonal", 40, "train", seed)[0] for seed in (0, 1))
+    assert not torch.equal(a, b)
+    assert torch.equal(ex.data(s, "alpha", 40, "train", 1)[0], b)  # alpha-open trains the alpha row's scenes
+
+
+def test_the_opened_model_differs_from_alpha_only_in_the_opacity_bias():
+    s = ex.settings("smoke")
+    torch.manual_seed(1)
+    shut = causes.build(s, "alpha", 0.5)
+    torch.manual_seed(1)
+    opened = causes.build(s, causes.OPEN, 0.5)
+    pairs = list(zip(shut.parameters(), opened.parameters()))  # one decoder draws both slots: listed once
+    changed = [(a, b) for a, b in pairs if not torch.equal(a, b)]
+    assert len(changed) == 1 and changed[0][0].shape == (4,), [a.shape for a, _ in changed]
+    a, b = changed[0]
+    assert torch.allclose(b - a, torch.tensor([0, 0, 0, 0.5])), b - a
+
+
+def test_gap_scenes_put_slot_0_in_the_gap_only():
+    z = causes.gap_latents(500, torch.Generator().manual_seed(0))
+    assert ((z[:, 0, 0] >= sprites.GAP[0]) & (z[:, 0, 0] <= sprites.GAP[1])).all()
+    assert z[:, 1, 0].min() < 0.05 and z[:, 1, 0].max() > 0.95
+
+
+class Renderer(torch.nn.Module):
+    """A 'model' whose slot decoders are the renderer itself: slot R² must be 1."""
+
+    def __init__(self, size, composition):
+        super().__init__()
+        self.size, self.rgba = size, composition == "alpha"
+
+    def slot_images(self, z_scaled):
+        # undo scale_latents for x, y, scale, hue (shape is rounded: recover it exactly from 0, 1, 2)
+        z = z_scaled.clone()
+        for i, name in enumerate(sprites.LATENT_NAMES):
+            if name == "shape":
+                z[..., i] = z_scaled[..., i] / 2
+            else:
+                low, high = sprites.LATENT_RANGES[name]
+                z[..., i] = (z_scaled[..., i] - low) / (high - low)
+        return sprites.render_slots(z, self.size, self.rgba)
+
+
+@pytest.mark.parametrize("composition", ["soft", "alpha"])
+def test_slot_r2_is_one_for_the_renderer_and_low_for_swapped_slots(composition):
+    z = torch.rand(200, 2, 5, generator=torch.Generator().manual_seed(0))
+    z[..., 2] = torch.round(2 * z[..., 2]) / 2  # shapes the rounding keeps
+    model = Renderer(8, composition)
+    assert np.allclose(causes.slot_r2(model, z, 8, composition), 1.0, atol=1e-6)
+
+    class Swapped(Renderer):
+        def slot_images(self, z_scaled):
+            return super().slot_images(z_scaled).flip(1)
+
+    assert (causes.slot_r2(Swapped(8, composition), z, 8, composition) < 0.5).all()
+
+
+def test_a_recomputed_row_is_stored_with_its_measures(tmp_path, monkeypatch):
+    monkeypatch.setenv("MODLIB_RESULTS", str(tmp_path))
+    r = causes.fetch("smoke", causes.OPEN, torch.device("cpu"))
+    c = causes.causes_settings("smoke")
+    seeds = c.seeds_of(causes.OPEN)
+    assert r.arrays["r2_in"].shape[0] == seeds and r.arrays["r2_slot"].shape == (seeds, 2)
+    assert r.arrays["r2_gap"].shape == (seeds,) and np.isfinite(r.arrays["r2_gap"]).all()
+    assert (r.arrays["reach"] == 1).all()  # opened: every opacity passes a gradient at the start
+    assert r.config["data"] == "per seed" and r.config["open_bias"] == c.open_bias
+    assert causes.stored("smoke") is None  # the other smoke rows are not stored here
+
+
+# --- the statements, on synthetic numbers -----------------------------------------------------------
+
+
+class Synthetic:
+    """A SpriteRuns stand-in: rows -> arrays (each row's config says its data were drawn per seed)."""
+
+    def __init__(self, arrays):
+        self.rows = {r: SimpleNamespace(config={"data": "per seed"}) for r in arrays}
+        self._a = arrays
+
+    def arrays(self, row):
+        return self._a[row]
+
+
+def synthetic(seed: int = 0) -> Synthetic:
+    rng = np.random.default_rng(seed)
+
+    def row(r_in, r_whole, gap, slot=0.9, fit=None, n=5):
+        r_in = np.full(n, r_in) + rng.normal(0, 0.005, n)
+        if fit is not None:
+            r_in[~fit] = 0.1
+        return {"r2_in": np.stack([r_in - 0.2, r_in], 1), "r2_whole": np.stack([r_in - 0.25, np.full(n, r_whole)
+                                                                                + rng.normal(0, 0.005, n)], 1),
+                "r2_gap": np.full(n, gap) + rng.normal(0, 0.01, n), "r2_slot": slot + rng.normal(0, 0.01, (n, 2)),
+                "reach": np.where(fit if fit is not None else np.ones(n, bool), 0.5, 0.0)}
+
+    stuck = np.array([True, False, True, False, False])
+    mono = row(0.9, -0.5, -0.4)
+    mono["r2_slot"], mono["reach"] = np.full((5, 2), np.nan), np.full(5, np.nan)
+    opened = row(0.95, 0.94, 0.9)
+    opened["reach"] = np.ones(5)
+    return Synthetic({"orthogonal": row(0.93, 0.92, 0.90), "orthogonal-monolithic": mono,
+                      "gap": row(0.93, 0.85, 0.60), "diagonal-0.1": row(0.93, 0.85, 0.85),
+                      "alpha": row(0.95, 0.94, 0.9, fit=stuck), "alpha-open": opened})
+
+
+def _found(runs):
+    return {f.name: f for f in findings.recomputed(runs)}
+
+
+def test_every_recomputed_statement_holds_on_the_synthetic_numbers():
+    found = _found(synthetic())
+    assert set(found) == {"alpha-open", "slots", "gap-scenes", "delta-order"}
+    for f in found.values():
+        assert f.holds, f.text
+    assert "2 (seeds 0, 2)" in found["alpha-open"].text  # which seeds fit is named, not averaged
+
+
+PARTNER = {"gap": "orthogonal", "alpha-open": "alpha", "diagonal-0.1": "orthogonal",
+           "orthogonal-monolithic": "orthogonal"}  # each row's comparison arm
+
+
+def _variant(runs, change):
+    return Synthetic({r: change(r, {k: np.array(v, copy=True) for k, v in runs.arrays(r).items()})
+                      for r in runs.rows})
+
+
+def _chance(row, a):
+    for k in ("r2_in", "r2_whole", "r2_gap", "r2_slot"):
+        a[k] = np.zeros_like(a[k])
+    return a
+
+
+def _identical(row, a):
+    for k in ("r2_in", "r2_whole", "r2_gap", "r2_slot"):
+        a[k] = np.repeat(a[k][:1], len(a[k]), axis=0)
+    return a
+
+
+def _never_fit(row, a):
+    for k in ("r2_in", "r2_whole"):
+        a[k] = np.repeat(a[k][:, :1], a[k].shape[1], axis=1)  # never left the first evaluation
+    a["r2_in"] = np.minimum(a["r2_in"], findings.FIT - 0.3)
+    return a
+
+
+DEGENERATE = {
+    "chance": _chance,
+    "never-fit": _never_fit,
+    "identical": _identical,
+    "control=treatment": lambda row, a: dict(synthetic().arrays(PARTNER.get(row, row))),
+    "one-untrained": lambda row, a: _chance(row, a) if row == "orthogonal" else a,
+}
+
+
+@pytest.mark.parametrize("name", ["alpha-open", "slots", "gap-scenes", "delta-order"])
+def test_each_recomputed_statement_fails_on_some_degenerate_variant(name):
+    base = synthetic()
+    held = {v: _found(_variant(base, change)).get(name) for v, change in DEGENERATE.items()}
+    assert any(f is None or not f.holds for f in held.values()), {v: f.text for v, f in held.items()}
+
+
+def test_no_recomputed_statement_holds_on_a_single_unit():
+    found = _found(_variant(synthetic(), _identical))
+    assert not [k for k, f in found.items() if f.holds], {k: f.text for k, f in found.items()}
+
+
+# --- the claims tests of tests/test_claims.py (test_spritesdrawn_*), on synthetic numbers -----------
+
+def _claims_tests():
+    import test_claims as tc  # as tests/test_degenerate_1_3.py imports it
+
+    return {name: fn for name, fn in vars(tc).items() if name.startswith("test_spritesdrawn_")}
+
+
+def _drawn(runs):
+    from modlib.compositional_sprites import causes as cs_causes
+
+    c = cs_causes.causes_settings("full")
+    return runs, c, {f.name: f for f in findings.recomputed(runs)}
+
+
+def test_the_claims_tests_of_the_recomputed_rows_pass_on_the_synthetic_numbers():
+    tests = _claims_tests()
+    assert len(tests) == 4, list(tests)
+    for name, fn in tests.items():
+        fn(_drawn(synthetic()))
+
+
+@pytest.mark.parametrize("name", ["test_spritesdrawn_headline_rows_have_five_seeds_each_on_its_own_scenes",
+                                  "test_spritesdrawn_opening_the_opacity_is_decided",
+                                  "test_spritesdrawn_slot_decoders_measured_on_fitted_seeds",
+                                  "test_spritesdrawn_gap_scenes_and_delta_order_are_decided_between_trained_rows"])
+def test_each_claims_test_of_the_recomputed_rows_fails_on_some_degenerate_variant(name):
+    fn, failed_on = _claims_tests()[name], []
+    for variant, change in DEGENERATE.items():
+        try:
+            fn(_drawn(_variant(synthetic(), change)))
+        except (AssertionError, KeyError):
+            failed_on.append(variant)
+    assert failed_on, f"{name} passes on every degenerate variant"
