@@ -46,6 +46,7 @@ import torch
 
 from modlib import profiles, results
 from modlib.batch import check_writable
+from modlib.bridge import digits as br_digits
 from modlib.bridge import experiment as br
 from modlib.compositional_sprites import experiment as cs
 from modlib.pretraining_consistency import experiment as pc
@@ -129,8 +130,10 @@ def _pretraining(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
 
 
 def _bridge(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
-    return {f"{br.CHAPTER}/toy-{f}": ((), lambda d, f=f: br.fetch(profile, f, d))
-            for f in br.settings(profile).formulations}
+    out = {f"{br.CHAPTER}/toy-{f}": ((), lambda d, f=f: br.fetch(profile, f, d))
+           for f in br.settings(profile).formulations}
+    out[f"{br.CHAPTER}/{br_digits.RESULT}"] = ((), lambda d: br_digits.fetch(profile, d))
+    return out
 
 
 CHAPTERS = {toy.CHAPTER: _toy, cs.CHAPTER: _sprites, rs.CHAPTER: _resists, md.CHAPTER: _masks,

@@ -123,17 +123,19 @@ def unconfounded(s: toy.ToySettings, formulation: str, seed: int, n: int
     return x, y1, (x[:, 1] > 0).float()
 
 
-def train_mask(net, x, y, steps, alpha, lr, batch, samples, seed):
+def train_mask(net, x, y, steps, alpha, lr, batch, samples, seed, *, loss_fn=None):
     """Train a binary weight mask over the frozen ``net`` so that it
     computes ``y`` from ``x``; return the hard mask (weight name ->
-    bool tensor). The loss is the network's own (the Playground's
-    squared error) plus Csordás et al.'s penalty
-    alpha * sum(logits) / batch, which pushes weights out."""
+    bool tensor). The loss is the network's own (``loss_fn``; default
+    the Playground's squared error, chapter 1's networks; chapter 3's
+    CNNs pass their categorical hinge, :mod:`modlib.bridge.digits`) plus
+    Csordás et al.'s penalty alpha * sum(logits) / batch, which pushes
+    weights out."""
     ms = masks.attach(net, "gumbel", alpha=alpha, seed=seed)
     try:
         opt = torch.optim.Adam(ms.parameters(), lr=lr)
         g = torch.Generator().manual_seed(seed)
-        loss_fn = toy.loss_fn("mse")
+        loss_fn = loss_fn or toy.loss_fn("mse")
         for _ in range(steps):
             i = torch.randint(len(x), (batch,), generator=g)
             loss = ms.sampled_loss(loss_fn, x[i], y[i], samples)

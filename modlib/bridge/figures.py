@@ -158,3 +158,39 @@ def structure(arrays: dict[str, dict], provenance: str) -> plt.Figure:
     axes[0, 0].legend(fontsize=7, frameon=False, loc="lower left")
     fig.tight_layout(rect=(0, 0.04, 1, 1))
     return stamp(fig, provenance)
+
+
+# the CNN's masked weight tensors (modlib.bridge.digits.LAYERS), as the figure names them
+_CNN_LAYERS = ("conv 1", "conv 2", "dense\n17600→64", "dense\n64→64", "out")
+
+
+def digits_inside(arrays: dict, provenance: str) -> plt.Figure:
+    """Experiment 1 on chapter 3's setting-A CNNs (:mod:`modlib.bridge.digits`). Left: per seed the
+    worse of held-out and training accuracy for the full CNN, its Y1 subnetwork, a random
+    subnetwork with as many weights per tensor and the Y1 subnetwork of its untrained weights
+    (filled dots: CNNs that fail the held-out pairs; black bars their means). Right: the kept share
+    of each weight tensor, per seed, of the two Y1 masks (log scale)."""
+    from modlib.bridge.findings import digit_failing
+
+    fig, (ax, kx) = plt.subplots(1, 2, figsize=(COLUMN, 2.9), gridspec_kw={"width_ratios": (1.1, 1)})
+    arms = [("full", "full"), ("sub", "Y1 sub-\nnetwork"), ("random_sub", "random\nsame size"),
+            ("untrained_sub", "sub of\nuntrained")]
+    fails = digit_failing(arrays)
+    _strip(ax, [both(arrays, k) for k, _ in arms], [l for _, l in arms], ["0.4", BLUE, "0.7", ORANGE], fails)
+    ax.axhline(0.1, color="0.6", ls=":", lw=0.8)
+    ax.set_title(f"{int(fails.sum())} of {fails.size} CNNs fail", fontsize=9)
+    ax.set_ylabel("min(held-out, train) accuracy", fontsize=8)
+    x = np.arange(len(_CNN_LAYERS))
+    for off, (m, label, c) in zip((-0.15, 0.15), (("y1", "Y1 mask, trained", BLUE),
+                                                  ("untrained", "Y1 mask, untrained", ORANGE))):
+        k = np.maximum(np.asarray(arrays[f"kept_{m}_layers"], dtype=float), 1e-6)  # [S, L]
+        for row in k:
+            kx.scatter(x + off, row, s=10, color=c, alpha=0.7, lw=0)
+        kx.plot(x + off, np.median(k, axis=0), "_", color=c, ms=12, mew=2, label=label)
+    kx.set_yscale("log")
+    kx.set_xticks(x, _CNN_LAYERS, fontsize=7)
+    kx.set_ylabel("kept share of the tensor", fontsize=8)
+    kx.set_title("what each mask keeps", fontsize=9)
+    kx.legend(fontsize=7, frameon=False, loc="lower left")
+    fig.tight_layout(rect=(0, 0.04, 1, 1))
+    return stamp(fig, provenance)

@@ -227,3 +227,130 @@ def mean_gain(arrays: dict, arm: str, against: str = "full") -> float:
     """Mean over the failing networks of ``both(arm) - both(against)`` (nan when none fails)."""
     f = failing(arrays)
     return float((both(arrays, arm)[f] - both(arrays, against)[f]).mean()) if f.any() else float("nan")
+
+
+# ---------------------------------------------------------------- experiment 1 on chapter 3's CNNs
+# (notebooks/bridge.ipynb, "On chapter 3's CNNs"; the arrays of modlib.bridge.digits)
+
+GAP = stats.CLEAR  # a CNN fails the held-out pairs: held-out accuracy at least this below its training accuracy
+DIGIT_KINDS = ("inside", "not-any", "built")
+
+
+def digit_failing(arrays: dict) -> np.ndarray:
+    """``[S]`` bool: the CNNs whose held-out accuracy falls at least :data:`GAP` below their
+    accuracy on fresh pairs of their training distribution (Li et al.'s failure: the held-out
+    combinations answered worse than the seen ones)."""
+    return arrays["full_held_out"] <= arrays["full_train"] - GAP
+
+
+def _digit_kept_ok(arrays: dict, mask: str) -> bool:
+    """A CNN mask is not degenerate: in the median seed it keeps at most ``KEPT[1]`` of the weights
+    and at least one weight of every tensor (else the output is the biases' constant). A small
+    pooled share is not degenerate here: 98% of the CNN's weights sit in one dense layer."""
+    pooled = float(np.median(arrays[f"kept_{mask}"]))
+    fewest = float(np.median(arrays[f"kept_{mask}_layers"].min(axis=1)))
+    return fewest > 0 and pooled <= KEPT[1]
+
+
+def digit_claims(arrays: dict) -> list[stats.Claim]:
+    """Experiment 1's claims on chapter 3's setting-A CNNs (:mod:`modlib.bridge.digits`), as
+    :func:`claims` states them for the toy: paired by seed over the failing CNNs
+    (:func:`digit_failing`), each arm scored by the worse of held-out and training accuracy
+    (:func:`both`). They need the CNNs to have trained (median training accuracy at least chapter
+    3's ``TRAINED``), the masks they compare to compute Y1 on fresh unconfounded pairs (median at
+    least ``FIT``) and to be non-degenerate (:func:`_digit_kept_ok`)."""
+    from modlib.resists_at_scale.findings import TRAINED as CH3_TRAINED
+
+    f = digit_failing(arrays)
+    where = f"chapter 3's setting-A CNNs, the {int(f.sum())} of {f.size} that fail the held-out pairs"
+    fits = {m: float(np.median(arrays[f"{arm}_unconfounded"]))
+            for m, arm in (("y1", "sub"), ("untrained", "untrained_sub"))}
+    ks = {m: _pct(float(np.median(arrays[f"kept_{m}"]))) for m in MASKS_DIGITS}
+    table = [
+        ("inside", "sub", "full", ("y1",),
+         f"the Y1 subnetwork (median kept share {ks['y1']}; it names the left digit of fresh "
+         f"unconfounded pairs with median accuracy {_pct(fits['y1'])}) scores above the full CNN on "
+         f"held-out and training pairs alike"),
+        ("not-any", "sub", "random_sub", ("y1",),
+         "the Y1 subnetwork scores above a random subnetwork with as many weights per tensor"),
+        ("built", "sub", "untrained_sub", ("y1", "untrained"),
+         f"the Y1 subnetwork of the trained weights scores above the one a mask finds in the same "
+         f"CNN's initial, untrained weights (median kept share {ks['untrained']}; median accuracy "
+         f"{_pct(fits['untrained'])} on fresh unconfounded pairs)"),
+    ]
+    trained = float(np.median(arrays["full_train"])) >= CH3_TRAINED
+    out = []
+    for name, arm, other, needs, says in table:
+        e = stats.paired(both(arrays, arm)[f], both(arrays, other)[f])
+        v = e.verdict(paper=stats.CLEAR, source=MARGIN,
+                      trained=trained and min(fits[m] for m in needs) >= FIT,
+                      controls=all(_digit_kept_ok(arrays, m) for m in needs))
+        out.append(stats.claim(f"{name}-mnist", v, f"In {where}, {says}: {e.text()}."))
+    return out
+
+
+MASKS_DIGITS = ("y1", "untrained")  # the CNN masks of modlib.bridge.digits
+
+
+def digit_statements(arrays: dict) -> list[stats.Finding]:
+    """Descriptive statements for the appendix: the CNNs against chapter 3's numbers, every mask's
+    kept share (pooled and per weight tensor), and how much each arm leans on the right digit (the
+    swap test)."""
+    f = digit_failing(arrays)
+    med = lambda k: _pct(float(np.median(arrays[k])))  # noqa: E731
+    out = [stats.Finding(
+        "failing-mnist", True,
+        f"Chapter 3's setting-A CNNs: {int(f.sum())} of {f.size} fail the held-out pairs (held-out "
+        f"accuracy at least {GAP * 100:.0f} points below training accuracy); median held-out "
+        f"accuracy {med('full_held_out')}, training {med('full_train')}; chapter 3's own final "
+        f"measurement of the same CNNs: held-out {med('ch3_final_test')}, training "
+        f"{med('ch3_final_train')}.")]
+    for m, what in (("y1", "Y1 mask (trained weights)"), ("untrained", "Y1 mask (untrained weights)")):
+        k = arrays[f"kept_{m}"]
+        layers = np.median(arrays[f"kept_{m}_layers"], axis=0)
+        out.append(stats.Finding(
+            f"kept-{m}-mnist", _digit_kept_ok(arrays, m),
+            f"Chapter 3's CNNs, {what}: kept share median {float(np.median(k)):.2%} (range "
+            f"{float(k.min()):.2%}–{float(k.max()):.2%}); per weight tensor "
+            + ", ".join(f"{float(x):.1%}" for x in layers) + "."))
+    for arm, what in (("full", "the full CNNs"), ("sub", "their Y1 subnetworks"),
+                      ("untrained_sub", "the Y1 subnetworks of the untrained weights")):
+        out.append(stats.Finding(
+            f"swapped-{arm}-mnist", True,
+            f"Chapter 3's CNNs, {what}: median accuracy {med(f'{arm}_swapped')} on training pairs "
+            f"whose right digit is replaced by a random one, against {med(f'{arm}_train')} on the "
+            f"pairs themselves (equal: the right digit is not used)."))
+    return out
+
+
+def digit_table(arrays: dict):
+    """One row per seed: ``pandas.DataFrame`` of every arm's accuracy on every scored set and
+    every mask's kept share."""
+    import pandas as pd
+
+    from modlib.bridge.digits import ARMS as DIGIT_ARMS
+    from modlib.bridge.digits import SETS as DIGIT_SETS
+
+    cols = {"seed": np.arange(arrays["full_held_out"].size), "fails": digit_failing(arrays)}
+    for arm in DIGIT_ARMS:
+        for k in DIGIT_SETS:
+            cols[f"{arm} {k.replace('_', '-')}"] = arrays[f"{arm}_{k}"].round(3)
+    for m in MASKS_DIGITS:
+        cols[f"kept {m}"] = arrays[f"kept_{m}"].round(4)
+    return pd.DataFrame(cols)
+
+
+def digit_verdict_table(claims: list[stats.Claim]) -> str:
+    """The verdicts of :func:`digit_claims` as one Markdown table (the intervals are in the
+    appendix)."""
+    rows = ["| claim, on the failing CNNs | chapter 3's CNNs, setting A |", "|---|---|"]
+    for kind in DIGIT_KINDS:
+        c = next(c for c in claims if c.name == f"{kind}-mnist")
+        rows.append(f"| {KINDS[kind]} | {c.mark} {c.outcome} |")
+    return "\n".join(rows)
+
+
+def digit_gain(arrays: dict, arm: str, against: str = "full") -> float:
+    """Mean over the failing CNNs of ``both(arm) - both(against)`` (nan when none fails)."""
+    f = digit_failing(arrays)
+    return float((both(arrays, arm)[f] - both(arrays, against)[f]).mean()) if f.any() else float("nan")
