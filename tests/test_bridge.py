@@ -331,7 +331,7 @@ def test_the_score_check_names_the_slips():
 
 def test_the_chapters_jobs_are_registered():
     table = jobs.jobs([br.CHAPTER], "smoke")
-    assert set(table) == {f"{br.CHAPTER}/toy-a", f"{br.CHAPTER}/toy-b"}
+    assert set(table) == {f"{br.CHAPTER}/toy-a", f"{br.CHAPTER}/toy-b", f"{br.CHAPTER}/mnist-a"}
     assert br.result_names(br.settings("full")) == ["toy-a", "toy-b"]
 
 

@@ -11,13 +11,17 @@ chapter 1's networks retrained, the masks, what is stored). Its other modules ar
                   above chance), and the statements of "Appendix: all results"
 - ``figures``     "The question" (``diagram_bridge``), experiment 3's ``diagram_overlap`` and the
                   figures of experiments 1, 2 and 3
+- ``digits``      "Experiment 1", subsection "On chapter 3's CNNs": experiment 1 on chapter 3's
+                  MNIST setting-A CNNs (retrained by chapter 3's code), settings per profile, the
+                  result ``mnist-a``
 - ``explorer``    "Explore the networks": a stored network's boundaries, whole, as its Y1
                   subnetwork, as a random one, with its "use X2" weights removed
 - ``exercises``   the checks of "Exercises" (the page's score; the random subnetwork of the same
                   size per layer)
 
 Experiment 3 ("Experiment 3: does structure predict behaviour?") is computed from what experiments 1
-and 2 store (every network and mask). The MNIST and sprites parts of issue 36 are not built yet.
+and 2 store (every network and mask). Of issue 36's MNIST part, experiment 1 is built
+(:mod:`.digits`); the sprites part is not built yet.
 """
 
 from modlib.bridge.experiment import (ARMS, CHAPTER, CONDITION, SETS, SETTINGS, BridgeSettings,
