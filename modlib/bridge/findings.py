@@ -265,7 +265,7 @@ def digit_claims(arrays: dict) -> list[stats.Claim]:
     where = f"chapter 3's setting-A CNNs, the {int(f.sum())} of {f.size} that fail the held-out pairs"
     fits = {m: float(np.median(arrays[f"{arm}_unconfounded"]))
             for m, arm in (("y1", "sub"), ("untrained", "untrained_sub"))}
-    ks = {m: _pct(float(np.median(arrays[f"kept_{m}"]))) for m in MASKS_DIGITS}
+    ks = {m: _share(float(np.median(arrays[f"kept_{m}"]))) for m in MASKS_DIGITS}
     table = [
         ("inside", "sub", "full", ("y1",),
          f"the Y1 subnetwork (median kept share {ks['y1']}; it names the left digit of fresh "
@@ -292,6 +292,11 @@ def digit_claims(arrays: dict) -> list[stats.Claim]:
 MASKS_DIGITS = ("y1", "untrained")  # the CNN masks of modlib.bridge.digits
 
 
+def _share(v: float) -> str:
+    """A kept share with two significant digits: "1.9%", "0.088%", "88%" (a CNN mask keeps little)."""
+    return f"{100 * v:.2g}%"
+
+
 def digit_statements(arrays: dict) -> list[stats.Finding]:
     """Descriptive statements for the appendix: the CNNs against chapter 3's numbers, every mask's
     kept share (pooled and per weight tensor), and how much each arm leans on the right digit (the
@@ -310,9 +315,9 @@ def digit_statements(arrays: dict) -> list[stats.Finding]:
         layers = np.median(arrays[f"kept_{m}_layers"], axis=0)
         out.append(stats.Finding(
             f"kept-{m}-mnist", _digit_kept_ok(arrays, m),
-            f"Chapter 3's CNNs, {what}: kept share median {float(np.median(k)):.2%} (range "
-            f"{float(k.min()):.2%}–{float(k.max()):.2%}); per weight tensor "
-            + ", ".join(f"{float(x):.1%}" for x in layers) + "."))
+            f"Chapter 3's CNNs, {what}: kept share median {_share(float(np.median(k)))} (range "
+            f"{_share(float(k.min()))}–{_share(float(k.max()))}); per weight tensor "
+            + ", ".join(_share(float(x)) for x in layers) + "."))
     for arm, what in (("full", "the full CNNs"), ("sub", "their Y1 subnetworks"),
                       ("untrained_sub", "the Y1 subnetworks of the untrained weights")):
         out.append(stats.Finding(
