@@ -131,13 +131,23 @@ def claims(arrays: dict, formulation: str) -> list[stats.Claim]:
          "per layer"),
     ]
     fits = {"y1": fit_y1, "untrained": fit_u, "x2": fit_x2}
+    return decided(arrays, f, table, formulation, where, _trained(arrays), fits,
+                   lambda m: _kept_ok(arrays, m))
+
+
+def decided(arrays: dict, units: np.ndarray, table: list, suffix: str, where: str, trained: bool,
+            fits: dict, kept_ok) -> list[stats.Claim]:
+    """Each row ``(name, arm, other, needs, says)`` of ``table`` decided under the rule: ``arm``
+    against ``other`` paired over the seeds ``units`` ``[S]`` bool (by :func:`both`), against
+    :data:`stats.CLEAR`; undecided unless ``trained``, each mask of ``needs`` has ``fits[m] >= FIT``
+    and ``kept_ok(m)``. Named ``<name>-<suffix>``."""
     out = []
     for name, arm, other, needs, says in table:
-        e = stats.paired(both(arrays, arm)[f], both(arrays, other)[f])
+        e = stats.paired(both(arrays, arm)[units], both(arrays, other)[units])
         v = e.verdict(paper=stats.CLEAR, source=MARGIN,
-                      trained=_trained(arrays) and min(fits[m] for m in needs) >= FIT,
-                      controls=all(_kept_ok(arrays, m) for m in needs))
-        out.append(stats.claim(f"{name}-{formulation}", v, f"In {where}, {says}: {e.text()}."))
+                      trained=trained and min(fits[m] for m in needs) >= FIT,
+                      controls=all(kept_ok(m) for m in needs))
+        out.append(stats.claim(f"{name}-{suffix}", v, f"In {where}, {says}: {e.text()}."))
     return out
 
 
@@ -279,14 +289,7 @@ def digit_claims(arrays: dict) -> list[stats.Claim]:
          f"{_pct(fits['untrained'])} on fresh unconfounded pairs)"),
     ]
     trained = float(np.median(arrays["full_train"])) >= CH3_TRAINED
-    out = []
-    for name, arm, other, needs, says in table:
-        e = stats.paired(both(arrays, arm)[f], both(arrays, other)[f])
-        v = e.verdict(paper=stats.CLEAR, source=MARGIN,
-                      trained=trained and min(fits[m] for m in needs) >= FIT,
-                      controls=all(_digit_kept_ok(arrays, m) for m in needs))
-        out.append(stats.claim(f"{name}-mnist", v, f"In {where}, {says}: {e.text()}."))
-    return out
+    return decided(arrays, f, table, "mnist", where, trained, fits, lambda m: _digit_kept_ok(arrays, m))
 
 
 MASKS_DIGITS = ("y1", "untrained")  # the CNN masks of modlib.bridge.digits
