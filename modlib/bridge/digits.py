@@ -45,6 +45,7 @@ from modlib import masks, profiles, results
 from modlib.bridge.experiment import CHAPTER, kept, train_mask
 from modlib.data import digits
 from modlib.profiles import check_int, check_range, settings_for
+from modlib.resists_at_scale import controls
 from modlib.resists_at_scale import experiment as rs
 from modlib.resists_at_scale import networks
 from modlib.runtime import describe
@@ -228,7 +229,7 @@ def compute(s: networks.ResistSettings, d: DigitSettings, device: torch.device) 
     (weights per tensor); and chapter 3's own numbers for each network, ``ch3_final_test``,
     ``ch3_final_train``, ``ch3_swapped`` ``[S]`` (what :func:`train_digits` measured, comparable
     with chapter 3's stored ``mnist-A``)."""
-    pools, source = networks.digit_pools()
+    pools, source = controls.pools()  # chapter 3's digits, read once per process
     rows, ch3 = [], []
     for seed in range(d.seeds):
         net, untrained, numbers = train_network(s, seed, pools, device)
