@@ -129,8 +129,13 @@ def _pretraining(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
 
 
 def _bridge(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
-    return {f"{br.CHAPTER}/toy-{f}": ((), lambda d, f=f: br.fetch(profile, f, d))
-            for f in br.settings(profile).formulations}
+    from modlib.bridge import sprites as br_sprites  # "Chapter 2's decoders"
+
+    out = {f"{br.CHAPTER}/toy-{f}": ((), lambda d, f=f: br.fetch(profile, f, d))
+           for f in br.settings(profile).formulations}
+    out.update({f"{br.CHAPTER}/{br_sprites.PREFIX}{m}": ((), lambda d, m=m: br_sprites.fetch(profile, m, d))
+                for m in br_sprites.settings(profile).models})
+    return out
 
 
 CHAPTERS = {toy.CHAPTER: _toy, cs.CHAPTER: _sprites, rs.CHAPTER: _resists, md.CHAPTER: _masks,
