@@ -215,11 +215,12 @@ def test_findings_and_figures_draw_from_smoke_results(smoke):
     prov = results.provenance(list(run.values()))
     for m, a in arrays.items():
         cl = findings.sprite_claims(a, m)
-        assert [c.name for c in cl] == [f"{k}-{m}" for k in findings.SPRITE_KINDS]
+        assert [c.name for c in cl] == [f"{k}-{m}" for k in findings.SPRITE_KINDS if k != "vs-reference"]
         assert all(isinstance(s, stats.Finding) for s in findings.sprite_statements(a, m))
         assert len(findings.sprite_table(a, m)) == brs.settings("smoke").seeds_of(m)
-    table = findings.sprite_verdict_table({m: findings.sprite_claims(a, m) for m, a in arrays.items()})
-    assert table.count("\n") == 1 + len(findings.SPRITE_KINDS)
+    table = findings.sprite_verdict_table(findings.all_sprite_claims(arrays))
+    assert table.count("\n") == 1 + len(findings.SPRITE_KINDS)  # a header, its rule, a row per kind
+    assert "vs-reference-monolithic" in [c.name for c in findings.all_sprite_claims(arrays)["monolithic"]]
     for fig in (figures.diagram_slot_targets(), figures.sprite_masks(arrays, prov)):
         assert fig.get_size_inches()[0] <= 6.6 + 1e-9
         matplotlib.pyplot.close(fig)
@@ -230,13 +231,13 @@ def test_findings_and_figures_draw_from_smoke_results(smoke):
 LAYERS = (40, 60)
 
 
-def _positive(seeds: int = 12) -> dict:
+def _positive(seeds: int = 12, most: float = 0.8) -> dict:
     """Made-up arrays of monolithic decoders in which every claim holds: fitted decoders, slot
     subnetworks that draw their sprite, masks in disjoint halves of every layer plus a share of the
     other's half that grows as the whole-cube R^2 falls, and removals that harm their own sprite."""
     rng = np.random.default_rng(0)
     u = lambda lo, hi, *shape: rng.uniform(lo, hi, (seeds, *shape))  # noqa: E731
-    q = np.linspace(0.0, 0.8, seeds)  # how much of slot 0's half slot 1's mask also keeps
+    q = np.linspace(0.0, most, seeds)  # how much of slot 0's half slot 1's mask also keeps
     mask = np.zeros((seeds, 2, sum(LAYERS)), dtype=bool)
     start = 0
     for n in LAYERS:
@@ -297,7 +298,7 @@ def test_the_overlap_is_iou_against_the_chance_of_the_kept_counts_per_layer():
     m = np.array([[[1, 1, 0, 0, 1, 1, 0, 0], [1, 0, 0, 0, 1, 1, 1, 1]]], dtype=bool)
     a = {"mask": m, "mask_layers": np.array([4, 4])}
     iou, chance = findings.slot_overlap(a)
-    assert iou[0] == 3 / 7  # 3 shared of 4 + 5 - 3
+    assert iou[0] == 3 / 6  # 3 shared, of 4 + 5 - 3 kept by either
     expected = 2 * 1 / 4 + 2 * 4 / 4
     assert chance[0] == pytest.approx(expected / (4 + 5 - expected))
     li, lc = findings.slot_overlap(a, per_layer=True)
@@ -322,6 +323,15 @@ def test_no_claim_holds_on_a_degenerate_variant(variant):
     for c in findings.sprite_claims(DEGENERATE[variant](_positive()), "monolithic"):
         assert not c.verdict.reproduced, f"{variant}: {c.text}"
         assert c.verdict.outcome == stats.UNDECIDED, f"{variant} is void, never ✗: {c.text}"
+
+
+def test_the_comparison_with_the_reference_holds_on_made_up_numbers_and_fails_on_degenerate_ones():
+    mono, comp = _positive(), _positive(most=0.1)  # the reference's masks overlap less
+    assert findings.reference_claim(mono, comp).verdict.reproduced, findings.reference_claim(mono, comp).text
+    assert not findings.reference_claim(comp, mono).verdict.reproduced
+    for name, variant in DEGENERATE.items():
+        for c in (findings.reference_claim(variant(mono), comp), findings.reference_claim(mono, variant(comp))):
+            assert c.verdict.outcome == stats.UNDECIDED, f"{name}: {c.text}"
 
 
 def test_three_seeds_cannot_decide_a_correlation():
@@ -365,6 +375,9 @@ def test_full_decoders_fit_their_support():
 
 @pytest.mark.parametrize("variant", DEGENERATE)
 def test_full_no_claim_holds_on_a_degenerate_variant(variant):
-    for m, a in _full().items():
+    full = _full()
+    for m, a in full.items():
         for c in findings.sprite_claims(DEGENERATE[variant](a), m):
             assert not c.verdict.reproduced, f"{variant}: {c.text}"
+    c = findings.reference_claim(DEGENERATE[variant](full["monolithic"]), full["compositional"])
+    assert not c.verdict.reproduced, f"{variant}: {c.text}"
