@@ -123,17 +123,21 @@ def unconfounded(s: toy.ToySettings, formulation: str, seed: int, n: int
     return x, y1, (x[:, 1] > 0).float()
 
 
-def train_mask(net, x, y, steps, alpha, lr, batch, samples, seed):
+def train_mask(net, x, y, steps, alpha, lr, batch, samples, seed, loss_fn=None, init=None):
     """Train a binary weight mask over the frozen ``net`` so that it
     computes ``y`` from ``x``; return the hard mask (weight name ->
     bool tensor). The loss is the network's own (the Playground's
     squared error) plus Csordás et al.'s penalty
-    alpha * sum(logits) / batch, which pushes weights out."""
-    ms = masks.attach(net, "gumbel", alpha=alpha, seed=seed)
+    alpha * sum(logits) / batch, which pushes weights out.
+    ``loss_fn`` and ``init`` (the logits' start; default
+    ``masks.DEFAULTS``) let chapter 2's decoders use the same loop
+    (:func:`modlib.bridge.sprites.train_slot_mask`)."""
+    start = {} if init is None else {"init": init}
+    ms = masks.attach(net, "gumbel", alpha=alpha, seed=seed, **start)
     try:
         opt = torch.optim.Adam(ms.parameters(), lr=lr)
         g = torch.Generator().manual_seed(seed)
-        loss_fn = toy.loss_fn("mse")
+        loss_fn = loss_fn or toy.loss_fn("mse")
         for _ in range(steps):
             i = torch.randint(len(x), (batch,), generator=g)
             loss = ms.sampled_loss(loss_fn, x[i], y[i], samples)

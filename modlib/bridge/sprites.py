@@ -62,7 +62,7 @@ import torch
 from torch import nn
 
 from modlib import masks, profiles, results
-from modlib.bridge.experiment import CHAPTER, CLIP
+from modlib.bridge.experiment import CHAPTER, train_mask
 from modlib.compositional_sprites import experiment as cs
 from modlib.data import sprites
 from modlib.profiles import check_choices, check_int, check_range, settings_for
@@ -208,23 +208,10 @@ def train_slot_mask(net: nn.Module, z: torch.Tensor, y: torch.Tensor, b: SpriteM
                     seed: int) -> dict[str, torch.Tensor]:
     """A binary weight mask over the frozen ``net`` so that it renders ``y [N, 3, H, W]`` from the
     scaled latents ``z [N, 2, 5]``; returns the hard mask (weight name -> bool tensor). The loss is
-    the squared error plus Csordás et al.'s penalty ``alpha * sum(logits) / batch``; as
+    the squared error plus Csordás et al.'s penalty ``alpha * sum(logits) / batch``: the loop of
     :func:`modlib.bridge.train_mask`, with the logits starting at ``b.init``."""
-    ms = masks.attach(net, "gumbel", alpha=b.alpha, init=b.init, seed=seed)
-    try:
-        opt = torch.optim.Adam(ms.parameters(), lr=b.mask_lr)
-        g = torch.Generator().manual_seed(seed)
-        for _ in range(b.mask_steps):
-            i = torch.randint(len(z), (b.mask_batch,), generator=g)
-            loss = ms.sampled_loss(nn.functional.mse_loss, z[i], y[i], b.samples)
-            loss = loss + ms.regularizer() / b.mask_batch
-            opt.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(ms.parameters(), CLIP)
-            opt.step()
-        return ms.hard_masks()
-    finally:
-        ms.remove()
+    return train_mask(net, z, y, b.mask_steps, b.alpha, b.mask_lr, b.mask_batch, b.samples, seed,
+                      loss_fn=nn.functional.mse_loss, init=b.init)
 
 
 @torch.no_grad()
