@@ -48,6 +48,7 @@ from modlib import profiles, results
 from modlib.batch import check_writable
 from modlib.bridge import digits as br_digits
 from modlib.bridge import experiment as br
+from modlib.bridge import sprites as br_sprites
 from modlib.compositional_sprites import experiment as cs
 from modlib.pretraining_consistency import experiment as pc
 from modlib.redundant_input_toy import baselines as toy_baselines
@@ -133,6 +134,8 @@ def _bridge(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
     out = {f"{br.CHAPTER}/toy-{f}": ((), lambda d, f=f: br.fetch(profile, f, d))
            for f in br.settings(profile).formulations}
     out[f"{br.CHAPTER}/{br_digits.RESULT}"] = ((), lambda d: br_digits.fetch(profile, d))
+    out.update({f"{br.CHAPTER}/{br_sprites.PREFIX}{m}": ((), lambda d, m=m: br_sprites.fetch(profile, m, d))
+                for m in br_sprites.settings(profile).models})
     return out
 
 

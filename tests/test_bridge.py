@@ -331,7 +331,8 @@ def test_the_score_check_names_the_slips():
 
 def test_the_chapters_jobs_are_registered():
     table = jobs.jobs([br.CHAPTER], "smoke")
-    assert set(table) == {f"{br.CHAPTER}/toy-a", f"{br.CHAPTER}/toy-b", f"{br.CHAPTER}/mnist-a"}
+    assert set(table) == {f"{br.CHAPTER}/toy-a", f"{br.CHAPTER}/toy-b", f"{br.CHAPTER}/mnist-a",
+                          f"{br.CHAPTER}/sprites-monolithic", f"{br.CHAPTER}/sprites-compositional"}
     assert br.result_names(br.settings("full")) == ["toy-a", "toy-b"]
 
 

@@ -18,10 +18,13 @@ chapter 1's networks retrained, the masks, what is stored). Its other modules ar
                   subnetwork, as a random one, with its "use X2" weights removed
 - ``exercises``   the checks of "Exercises" (the page's score; the random subnetwork of the same
                   size per layer)
+- ``sprites``     "Chapter 2's decoders" (in experiment 3): chapter 2's monolithic and
+                  compositional decoders retrained, a mask per slot, their overlap and removals,
+                  stored as ``sprites-monolithic`` and ``sprites-compositional``
 
 Experiment 3 ("Experiment 3: does structure predict behaviour?") is computed from what experiments 1
-and 2 store (every network and mask). Of issue 36's MNIST part, experiment 1 is built
-(:mod:`.digits`); the sprites part is not built yet.
+and 2 store (every network and mask); experiment 1 on chapter 3's CNNs (:mod:`.digits`) and
+experiment 3 on chapter 2's decoders (:mod:`.sprites`) store theirs.
 """
 
 from modlib.bridge.experiment import (ARMS, CHAPTER, CONDITION, SETS, SETTINGS, BridgeSettings,

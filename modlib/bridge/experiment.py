@@ -123,15 +123,18 @@ def unconfounded(s: toy.ToySettings, formulation: str, seed: int, n: int
     return x, y1, (x[:, 1] > 0).float()
 
 
-def train_mask(net, x, y, steps, alpha, lr, batch, samples, seed, *, loss_fn=None):
+def train_mask(net, x, y, steps, alpha, lr, batch, samples, seed, *, loss_fn=None, init=None):
     """Train a binary weight mask over the frozen ``net`` so that it
     computes ``y`` from ``x``; return the hard mask (weight name ->
     bool tensor). The loss is the network's own (``loss_fn``; default
     the Playground's squared error, chapter 1's networks; chapter 3's
-    CNNs pass their categorical hinge, :mod:`modlib.bridge.digits`) plus
+    CNNs pass their categorical hinge, :mod:`modlib.bridge.digits`,
+    chapter 2's decoders theirs, :mod:`modlib.bridge.sprites`) plus
     Csordás et al.'s penalty alpha * sum(logits) / batch, which pushes
-    weights out."""
-    ms = masks.attach(net, "gumbel", alpha=alpha, seed=seed)
+    weights out. ``init``: the logits' start (default
+    ``masks.DEFAULTS``)."""
+    start = {} if init is None else {"init": init}
+    ms = masks.attach(net, "gumbel", alpha=alpha, seed=seed, **start)
     try:
         opt = torch.optim.Adam(ms.parameters(), lr=lr)
         g = torch.Generator().manual_seed(seed)

@@ -193,4 +193,81 @@ def digits_inside(arrays: dict, provenance: str) -> plt.Figure:
     kx.set_title("what each mask keeps", fontsize=9)
     kx.legend(fontsize=7, frameon=False, loc="lower left")
     fig.tight_layout(rect=(0, 0.04, 1, 1))
+
+
+# ---------------------------------------------------------------- chapter 2's decoders
+
+
+def diagram_slot_targets(size: int = 32) -> plt.Figure:
+    """What a slot mask of "Chapter 2's decoders" is trained to draw, for one scene of chapter 2's
+    renderer (:func:`modlib.bridge.sprites.slot_target`, at ``size`` pixels for legibility): the
+    scene, the scene with sprite 0 alone (slot 1 drawn empty) and with sprite 1 alone (slot 0
+    empty, so that soft occlusion draws it at half brightness). Drawn by the renderer, no model."""
+    import torch
+
+    from modlib.bridge.sprites import slot_target
+    from modlib.data import sprites
+
+    z = torch.tensor([[[0.35, 0.6, 0.5, 1.0, 0.05], [0.6, 0.45, 1.0, 1.0, 0.6]]])  # [1, 2, 5]
+    images = [sprites.scenes(z, size)[0], slot_target(z, 0, size)[0], slot_target(z, 1, size)[0]]
+    titles = ["the scene $C(\\varphi(z_0), \\varphi(z_1))$", "slot 0's mask: $C(\\varphi(z_0), 0)$",
+              "slot 1's mask: $C(0, \\varphi(z_1))$"]
+    fig, axes = plt.subplots(1, 3, figsize=(COLUMN, 2.5))
+    for ax, image, title in zip(axes, images, titles):
+        ax.imshow(image.permute(1, 2, 0).clamp(0, 1).numpy(), interpolation="nearest")
+        ax.set_title(title, fontsize=8)
+        ax.set_xticks([]), ax.set_yticks([])
+    fig.text(0.5, 0.03, "every mask sees the latents of both slots", ha="center", fontsize=8)
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    return fig
+
+
+def sprite_masks(arrays: dict[str, dict], provenance: str) -> plt.Figure:
+    """"Chapter 2's decoders", one panel per question, a column of dots per model (blue monolithic,
+    orange compositional): (a) each slot subnetwork's R^2 against its one-sprite scene (filled) and
+    a random subnetwork's as large per layer (hollow), per seed and slot, values below -1 drawn at
+    -1; (b) the slot masks' IoU per seed (filled) and what chance gives at their kept shares per
+    layer (hollow), joined per seed; (c) per seed, the overlap above chance against the decoder's
+    whole-cube R^2, with Spearman's rho of the monolithic decoders in the title."""
+    from modlib import stats
+    from modlib.bridge.findings import MASK_FIT, slot_overlap, slot_score
+
+    colors = {"monolithic": BLUE, "compositional": ORANGE}
+    fig, axes = plt.subplots(1, 3, figsize=(COLUMN, 2.9))
+    rng = np.random.default_rng(0)
+    names = list(arrays)
+    for i, (m, a) in enumerate(arrays.items()):
+        c = colors.get(m, "0.4")
+        for off, key, fill in ((-0.17, "slot_in", True), (0.17, "random_in", False)):
+            v = np.clip(a[key].ravel(), -1, 1)
+            x = i + off + rng.uniform(-0.07, 0.07, v.size)
+            axes[0].scatter(x, v, s=10, color=c if fill else "none", edgecolor=c, lw=0.7)
+        iou, chance = slot_overlap(a)
+        for s_iou, s_chance in zip(iou, chance):
+            axes[1].plot([i - 0.15, i + 0.15], [s_iou, s_chance], color=c, lw=0.6, alpha=0.6)
+        axes[1].scatter(np.full(iou.size, i - 0.15), iou, s=12, color=c, lw=0)
+        axes[1].scatter(np.full(chance.size, i + 0.15), chance, s=12, facecolor="none", edgecolor=c, lw=0.7)
+        axes[2].scatter(slot_score(a), a["r2_whole"], s=14, color=c, lw=0, label=m)
+    axes[0].axhline(MASK_FIT, color="0.6", ls="--", lw=0.8)
+    axes[0].set_ylim(-1.05, 1.05)
+    axes[0].set_title("(a) R² of the one-sprite scene\nfilled: mask, hollow: random", fontsize=8)
+    axes[1].set_title("(b) IoU of the two slot masks\nfilled: found, hollow: chance", fontsize=8)
+    axes[1].set_ylim(0, 1)
+    for ax in axes[:2]:
+        ax.set_xticks(range(len(names)), [n[:4] + "." for n in names], fontsize=8)
+        ax.set_xlim(-0.6, len(names) - 0.4)
+    mono = arrays.get("monolithic")
+    rho = ""
+    if mono is not None:
+        e = stats.correlation(slot_score(mono), mono["r2_whole"])
+        rho = f"\nmonolithic rho {e.mean:+.2f} ({e.low:+.2f} to {e.high:+.2f})" if e.measurable else \
+            "\nmonolithic rho undefined"
+    axes[2].set_title(f"(c) structure and behaviour{rho}", fontsize=8)
+    axes[2].set_xlabel("IoU above chance", fontsize=8)
+    axes[2].set_ylabel("decoder's whole-cube R²", fontsize=8)
+    axes[2].axvline(0, color="0.7", lw=0.6)
+    axes[2].legend(fontsize=7, frameon=False)
+    for ax in axes:
+        ax.tick_params(labelsize=7)
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
     return stamp(fig, provenance)

@@ -362,3 +362,239 @@ def digit_gain(arrays: dict, arm: str, against: str = "full") -> float:
     """Mean over the failing CNNs of ``both(arm) - both(against)`` (nan when none fails)."""
     f = digit_failing(arrays)
     return float((both(arrays, arm)[f] - both(arrays, against)[f]).mean()) if f.any() else float("nan")
+
+
+# ---------------------------------------------------------------- chapter 2's decoders
+# "Chapter 2's decoders" (experiment 3), from the stored results of :mod:`modlib.bridge.sprites`
+# (arrays per model: "monolithic", "compositional"). A decoder seed is one unit. The masks are read
+# only where the decoders fit their training support (median in-domain R^2 at least chapter 2's
+# ``FIT``) and each slot's subnetwork draws its sprite alone (median R^2 against that scene at
+# least ``MASK_FIT``), with kept shares inside ``KEPT``.
+
+MASK_FIT = 0.5  # a slot subnetwork draws its sprite: median R^2 against the one-sprite scene at least this
+SPRITE_KINDS = {
+    "renders": "each slot's subnetwork draws its sprite alone better than a random one as large",
+    "separate": "the two slot masks share fewer weights than chance",
+    "selective": "removing a slot's own weights harms its own sprite more than the other",
+    "predicts": "the slot masks' overlap above chance predicts whole-cube R²",
+    "vs-reference": "the slot masks overlap more (above chance) than the compositional model's",
+}
+
+
+def _decoder_fit() -> float:
+    from modlib.compositional_sprites.findings import FIT as decoder_fit
+
+    return decoder_fit
+
+
+def _layer_counts(arrays: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per seed and masked tensor: the weights slot 0's mask keeps, slot 1's, and both keep
+    (each ``[S, L]``), from the stored masks ``mask [S, 2, W]`` and ``mask_layers [L]``."""
+    m = np.asarray(arrays["mask"], dtype=bool)
+    cuts = np.cumsum(np.asarray(arrays["mask_layers"], dtype=int))[:-1]
+    parts = np.split(m, cuts, axis=2)  # L arrays [S, 2, n_l]
+    a = np.stack([p[:, 0].sum(1) for p in parts], axis=1)
+    b = np.stack([p[:, 1].sum(1) for p in parts], axis=1)
+    both = np.stack([(p[:, 0] & p[:, 1]).sum(1) for p in parts], axis=1)
+    return a.astype(float), b.astype(float), both.astype(float)
+
+
+def _iou(inter: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    union = a + b - inter
+    return np.where(union > 0, inter / np.maximum(union, 1e-12), 0.0)
+
+
+def slot_overlap(arrays: dict, per_layer: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """The two slot masks' overlap: ``(iou, chance)``, each ``[S]`` (pooled over the masked
+    weights) or ``[S, L]`` (per tensor). ``iou`` is |m0 & m1| / |m0 | m1|; ``chance`` the same
+    with the intersection two masks of these kept counts per tensor would have at random places,
+    sum over tensors of |m0_l| |m1_l| / n_l. Two masks that keep nothing overlap 0 (and 0)."""
+    a, b, both = _layer_counts(arrays)
+    expected = a * b / np.asarray(arrays["mask_layers"], dtype=float)
+    if per_layer:
+        return _iou(both, a, b), _iou(expected, a, b)
+    return _iou(both.sum(1), a.sum(1), b.sum(1)), _iou(expected.sum(1), a.sum(1), b.sum(1))
+
+
+def slot_score(arrays: dict) -> np.ndarray:
+    """``[S]``: the slot masks' overlap above chance (:func:`slot_overlap`, pooled): below 0 they
+    share fewer weights than chance (the slots separate), above 0 more."""
+    iou, chance = slot_overlap(arrays)
+    return iou - chance
+
+
+def selectivity(damage: np.ndarray) -> np.ndarray:
+    """``[S]`` from ``damage [S, j, k]`` (the rise of the error on sprite k's pixels with the weights
+    only slot j's mask keeps removed, :func:`modlib.bridge.sprites.exclusive`): (own sprites' damage
+    - the other's) / the sum of all four magnitudes, from -1 to 1; 1: removing a slot's own weights
+    harms only its own sprite; 0 where nothing changes."""
+    d = np.asarray(damage, dtype=float)
+    own, other = d[:, 0, 0] + d[:, 1, 1], d[:, 0, 1] + d[:, 1, 0]
+    total = np.abs(d).sum((1, 2))
+    return np.where(total > 0, (own - other) / np.maximum(total, 1e-12), 0.0)
+
+
+def _sprite_gates(arrays: dict) -> tuple[bool, bool, bool]:
+    """``(decoders fit, slot subnetworks fit, kept shares inside KEPT)``."""
+    trained = float(np.median(arrays["r2_in"])) >= _decoder_fit()
+    fits = bool((np.median(arrays["slot_in"], axis=0) >= MASK_FIT).all())
+    k = np.median(arrays["kept"], axis=0)
+    return trained, fits, bool(((k >= KEPT[0]) & (k <= KEPT[1])).all())
+
+
+def sprite_claims(arrays: dict, model: str) -> list[stats.Claim]:
+    """The claims of "Chapter 2's decoders" for one model's stored arrays, under the verdict rule:
+    ``renders`` (each slot subnetwork's R^2 against its one-sprite scene, mean over the two slots,
+    above a random subnetwork as large per layer; paired t over seeds), ``separate`` (chance minus
+    observed IoU of the two masks; paired t), ``selective`` (:func:`selectivity` above that of
+    random removals; paired t), each with :data:`modlib.stats.CLEAR` as margin, and ``predicts``
+    (Spearman's rho of :func:`slot_score` with whole-cube R^2, Fisher z, two-sided, margin
+    :data:`RHO`). ``renders`` needs the decoders to fit and the kept shares inside ``KEPT``; the
+    others also need both slot subnetworks to fit (``MASK_FIT``)."""
+    trained, fits, kept_ok = _sprite_gates(arrays)
+    n = arrays["r2_in"].size
+    iou, chance = slot_overlap(arrays)
+    sel, sel_random = selectivity(arrays["damage"]), selectivity(arrays["damage_random"])
+    k0, k1 = (_pct(float(np.median(arrays["kept"][:, j]))) for j in range(2))
+    s0, s1 = (f"{float(np.median(arrays['slot_in'][:, j])):.2f}" for j in range(2))
+    where = f"The {n} {model} decoders' slot masks (median kept shares {k0} and {k1})"
+    out = []
+    e = stats.paired(arrays["slot_in"].mean(1), arrays["random_in"].mean(1))
+    v = e.verdict(paper=stats.CLEAR, source=MARGIN, trained=trained, controls=kept_ok)
+    out.append(stats.claim(f"renders-{model}", v, (
+        f"{where}: each slot's subnetwork draws the scene with its sprite alone (median R² {s0} and "
+        f"{s1} in-domain) better than a random subnetwork as large per layer, R² "
+        f"{e.text(percent=False)}")))
+    table = [("separate", stats.paired(chance, iou),
+              "share fewer weights than two masks of their sizes per layer at random places: "
+              "chance minus observed IoU"),
+             ("selective", stats.paired(sel, sel_random),
+              "are selective: removing the weights only one slot's mask keeps harms its own sprite's "
+              "pixels more than the other's, selectivity above random removals by")]
+    for name, e, says in table:
+        v = e.verdict(paper=stats.CLEAR, source=MARGIN, trained=trained and fits, controls=kept_ok)
+        out.append(stats.claim(f"{name}-{model}", v, f"{where} {says} {e.text(percent=False)}"))
+    e = stats.correlation(slot_score(arrays), arrays["r2_whole"])
+    v = e.verdict(paper=(1.0 if e.mean >= 0 else -1.0) * RHO, margin=RHO, source=MARGIN,
+                  trained=trained and fits, controls=kept_ok)
+    out.append(stats.claim(f"predicts-{model}", v, (
+        f"Over the {n} {model} decoders, their slot masks' overlap above chance predicts the "
+        f"decoder's whole-cube R², a rank correlation of at least {RHO:.1f} in either direction: "
+        f"rho {e.text(percent=False)}")))
+    return out
+
+
+def sprite_statements(arrays: dict, model: str) -> list[stats.Finding]:
+    """Descriptive statements for the appendix: the decoders' fit, each slot mask's kept share and
+    R^2, the overlap per layer, the selectivity and what it alone would predict."""
+    r_in, r_whole = arrays["r2_in"], arrays["r2_whole"]
+    fit = _decoder_fit()
+    out = [stats.Finding(
+        f"decoders-{model}", float(np.median(r_in)) >= fit,
+        f"The {r_in.size} {model} decoders: R² in-domain {stats._ms(r_in)} (chapter 2's fit "
+        f"threshold {fit}), on the whole cube {stats._ms(r_whole)}.")]
+    for j in range(2):
+        k, layers = arrays["kept"][:, j], np.median(arrays["kept_layers"][:, j], axis=0)
+        out.append(stats.Finding(
+            f"slot{j}-{model}", float(np.median(arrays["slot_in"][:, j])) >= MASK_FIT,
+            f"{model.capitalize()}, slot {j}'s mask: kept share median {_pct(float(np.median(k)))} (range "
+            f"{_pct(float(k.min()))}–{_pct(float(k.max()))}; per layer "
+            + ", ".join(_pct(float(x)) for x in layers)
+            + f"); R² against the scene with sprite {j} alone: subnetwork {stats._ms(arrays['slot_in'][:, j])} "
+            f"in-domain and {stats._ms(arrays['slot_whole'][:, j])} on the whole cube, a random "
+            f"subnetwork as large per layer {stats._ms(arrays['random_in'][:, j])}, the whole decoder "
+            f"{stats._ms(arrays['full_slot_in'][:, j])} (in-domain)."))
+    iou, chance = slot_overlap(arrays)
+    li, lc = (np.median(x, axis=0) for x in slot_overlap(arrays, per_layer=True))
+    out.append(stats.Finding(
+        f"overlap-{model}", True,
+        f"{model.capitalize()}: the slot masks' IoU median {float(np.median(iou)):.2f} against "
+        f"{float(np.median(chance)):.2f} by chance; per layer (observed / chance) "
+        + ", ".join(f"{a:.2f}/{c:.2f}" for a, c in zip(li, lc)) + "."))
+    sel, sel_random = selectivity(arrays["damage"]), selectivity(arrays["damage_random"])
+    out.append(stats.Finding(
+        f"selectivity-{model}", True,
+        f"{model.capitalize()}: selectivity of removing the weights only one slot's mask keeps "
+        f"{stats._ms(sel)}, of removing as many random weights per layer {stats._ms(sel_random)} (1: "
+        f"a removal harms only its own sprite's pixels)."))
+    e = stats.correlation(sel, r_whole)
+    out.append(stats.Finding(
+        f"selectivity-predicts-{model}", e.measurable,
+        f"{model.capitalize()}, the selectivity instead of the overlap: against whole-cube R², rho "
+        f"{e.text(percent=False)}."))
+    return out
+
+
+def sprite_table(arrays: dict, model: str):
+    """One row per decoder seed: ``pandas.DataFrame`` of its R^2, each slot mask's kept share and
+    R^2, the overlap and the selectivity."""
+    import pandas as pd
+
+    iou, chance = slot_overlap(arrays)
+    cols = {"model": model, "seed": np.arange(arrays["r2_in"].size),
+            "R² in": arrays["r2_in"].round(3), "R² whole": arrays["r2_whole"].round(3)}
+    for j in range(2):
+        cols[f"kept {j}"] = arrays["kept"][:, j].round(3)
+        cols[f"slot {j} R² in"] = arrays["slot_in"][:, j].round(3)
+        cols[f"slot {j} R² whole"] = arrays["slot_whole"][:, j].round(3)
+        cols[f"random {j} R² in"] = arrays["random_in"][:, j].round(3)
+    cols["IoU"], cols["IoU by chance"] = iou.round(3), chance.round(3)
+    cols["selectivity"] = selectivity(arrays["damage"]).round(3)
+    cols["selectivity random"] = selectivity(arrays["damage_random"]).round(3)
+    return pd.DataFrame(cols)
+
+
+def sprite_verdict_table(claims_by_model: dict[str, list[stats.Claim]], kinds=tuple(SPRITE_KINDS)) -> str:
+    """The verdicts of "Chapter 2's decoders" as one Markdown table: a row per claim, a column per
+    model (the compositional one is the reference); the intervals are in the appendix."""
+    ms = list(claims_by_model)
+    name = {"monolithic": "monolithic decoder", "compositional": "compositional (reference)"}
+    rows = ["| claim, over decoder seeds | " + " | ".join(name.get(m, m) for m in ms) + " |",
+            "|---|" + "---|" * len(ms)]
+    for kind in kinds:
+        cells = [next((f"{c.mark} {c.outcome}" for c in claims_by_model[m] if c.name == f"{kind}-{m}"), "—")
+                 for m in ms]
+        if cells == ["—"] * len(ms):
+            continue
+        rows.append(f"| {SPRITE_KINDS[kind]} | " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
+def sprite_summary(arrays_by_model: dict[str, dict]) -> str:
+    """The page's sentence under "Chapter 2's decoders" figure: the monolithic slot masks' median
+    kept share and each model's median IoU above chance (three numbers)."""
+    parts = []
+    for m, a in arrays_by_model.items():
+        score = f"{float(np.median(slot_score(a))):+.2f}"
+        parts.append((m, _pct(float(np.median(a["kept"]))), score))
+    whose = {"monolithic": "monolithic decoders'", "compositional": "compositional models'"}
+    (m0, k0, s0), rest = parts[0], parts[1:]
+    text = (f"The {whose.get(m0, m0)} slot masks keep a median {k0} of the weights, and their IoU "
+            f"lies {s0} above chance (median over decoders)")
+    text += "".join(f"; the {whose.get(m, m)}, {s}" for m, _, s in rest)
+    return text + "."
+
+
+def reference_claim(mono: dict, comp: dict) -> stats.Claim:
+    """The monolithic decoders against the reference: their slot masks' overlap above chance
+    (:func:`slot_score`) exceeds the compositional models' (Welch's t interval over the two groups
+    of seeds, :data:`modlib.stats.CLEAR` as margin), decided only where both models' decoders and
+    slot subnetworks fit and every kept share lies inside ``KEPT``."""
+    gates = [_sprite_gates(a) for a in (mono, comp)]
+    e = stats.unpaired(slot_score(mono), slot_score(comp))
+    v = e.verdict(paper=stats.CLEAR, source=MARGIN, trained=all(g[0] and g[1] for g in gates),
+                  controls=all(g[2] for g in gates))
+    return stats.claim("vs-reference-monolithic", v, (
+        f"The monolithic decoders' slot masks overlap more, above chance, than the compositional "
+        f"models' (the reference, whose slots are separate by construction): "
+        f"{e.text(percent=False)}"))
+
+
+def all_sprite_claims(arrays_by_model: dict[str, dict]) -> dict[str, list[stats.Claim]]:
+    """Every claim of "Chapter 2's decoders" by model (:func:`sprite_claims`), the comparison with
+    the reference (:func:`reference_claim`) among the monolithic decoders' where both are there."""
+    out = {m: sprite_claims(a, m) for m, a in arrays_by_model.items()}
+    if {"monolithic", "compositional"} <= set(arrays_by_model):
+        out["monolithic"].append(reference_claim(arrays_by_model["monolithic"],
+                                                 arrays_by_model["compositional"]))
+    return out
