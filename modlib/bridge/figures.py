@@ -193,6 +193,7 @@ def digits_inside(arrays: dict, provenance: str) -> plt.Figure:
     kx.set_title("what each mask keeps", fontsize=9)
     kx.legend(fontsize=7, frameon=False, loc="lower left")
     fig.tight_layout(rect=(0, 0.04, 1, 1))
+    return stamp(fig, provenance)
 
 
 # ---------------------------------------------------------------- chapter 2's decoders
