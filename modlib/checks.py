@@ -32,6 +32,18 @@ class Verdict:
         return self.ok
 
 
+BOOK_SOLUTION = "correct (this checked the book's solution, hidden above; replace it with yours)"
+
+
+def book_solution(function):
+    """Mark ``function`` as the book's own solution (a decorator in a notebook's hidden solution
+    cell, which runs before the check in the book's build): its check then says so
+    (:data:`BOOK_SOLUTION`), rather than a bare ``correct`` the learner did not earn. The student
+    edition drops solution cells, so a learner's function is never marked."""
+    function.__book_solution__ = True
+    return function
+
+
 def _check(body):
     """Turn ``body(mine) -> None | str`` (None: correct; a string: what differs) into a check
     that returns a :class:`Verdict` and reports a stub that raises ``NotImplementedError``."""
@@ -42,7 +54,10 @@ def _check(body):
             problem = body(mine)
         except NotImplementedError as stub:
             return Verdict(False, f"not written yet: {stub}" if str(stub) else "not written yet")
-        return Verdict(problem is None, "correct" if problem is None else problem)
+        if problem is not None:
+            return Verdict(False, problem)
+        return Verdict(True, BOOK_SOLUTION if getattr(mine, "__book_solution__", False)
+                       else "correct")
 
     return check
 

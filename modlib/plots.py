@@ -1,12 +1,14 @@
 """Shared figure helpers for every chapter's ``figures`` module and page: each figure's caption
 names the profile, device and seeds that produced it (:func:`glue`); a figure shown without a
 caption (an interactive view) carries :func:`stamp`; :data:`COLUMN` is the page's width,
-:func:`source_block` shows a function's code on the page, and :func:`count` counts things in words.
+:func:`source_block` shows a function's code on the page, :func:`count` counts things in words,
+and :func:`not_stored` stands in for a figure whose results are not stored yet.
 """
 
 from __future__ import annotations
 
 import re
+import textwrap
 
 import matplotlib.pyplot as plt
 from matplotlib import animation
@@ -52,7 +54,6 @@ def source_block(*functions) -> str:
     functions' code is kept within the page's 75-character code lines in ``modlib`` itself."""
     import ast
     import inspect
-    import textwrap
 
     parts = []
     for function in functions:
@@ -66,13 +67,18 @@ def source_block(*functions) -> str:
     return "```python\n" + "\n\n".join(parts) + "\n```"
 
 
-def _jshtml(fig: plt.Figure, draw, frames: int, interval: int):
-    """``draw(k)`` for each frame as a kernel-free JavaScript animation (``IPython.display.HTML``)."""
+def _jshtml(fig: plt.Figure, draw, frames: int, interval: int, alt: str | None = None):
+    """``draw(k)`` for each frame as a kernel-free JavaScript animation (``IPython.display.HTML``);
+    ``alt``, where given, is the alt text of the animation's image."""
+    import html as html_lib
+
     from IPython.display import HTML
 
     anim = animation.FuncAnimation(fig, draw, frames=frames, interval=interval, blit=False)
     # matplotlib links Font Awesome from a CDN for the player's buttons; the book's theme has it already
     html = re.sub(r"<link[^>]*font-awesome[^>]*>", "", anim.to_jshtml(default_mode="once"))
+    if alt:
+        html = html.replace('<img id="_anim_img', f'<img alt="{html_lib.escape(alt)}" id="_anim_img', 1)
     plt.close(fig)
     return HTML(html)
 
@@ -81,3 +87,15 @@ def count(n: int, noun: str) -> str:
     """``n`` things in words for captions and page headers (chapters 5 and 6): ``"1 mask seed"``,
     ``"3 mask seeds"``."""
     return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def not_stored(what: str, command: str = "") -> plt.Figure:
+    """A placeholder where a figure's results are not stored yet: ``what`` and, where given, the
+    ``command`` that makes them (chapters 2 and 4, for their added experiments; a page that names
+    the command once, in its text, passes none)."""
+    fig, ax = plt.subplots(figsize=(COLUMN, 0.9))
+    wrapped = textwrap.fill(command, 88, break_on_hyphens=False)  # within the page's column
+    text = f"{what}: not stored yet" + (f"\n{wrapped}" if command else "")
+    ax.text(0.5, 0.5, text, ha="center", va="center", fontsize=8, family="monospace")
+    ax.axis("off")
+    return fig

@@ -32,6 +32,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import tempfile
 import time
 import zipfile
@@ -70,7 +71,7 @@ class Result:
 
     @property
     def provenance(self) -> str:
-        """One line for figure captions, e.g. ``"profile full · cpu (2 threads) · 100 seeds"``."""
+        """One line for figure captions, e.g. ``"profile full · CPU (2 threads) · 100 seeds"``."""
         return provenance([self])
 
 
@@ -82,7 +83,7 @@ def provenance(runs: list[Result]) -> str:
     if not runs:
         raise ValueError("provenance() needs at least one result; got none")
     profiles = " + ".join(sorted({r.meta["profile"] for r in runs}))
-    devices = " + ".join(sorted({r.meta["device"].replace("(1 threads)", "(1 thread)") for r in runs}))
+    devices = device_text(r.meta["device"] for r in runs)
     if all("seed" in r.config for r in runs):
         seeds = sorted({r.config["seed"] for r in runs})
         what = f"seed {seeds[0]}" if len(seeds) == 1 else f"{len(seeds)} seeds ({seeds[0]}-{seeds[-1]})"
@@ -92,6 +93,29 @@ def provenance(runs: list[Result]) -> str:
         counts = [r.meta.get("seeds") for r in runs]
         what = f"{sum(c if isinstance(c, int) else len(c or []) for c in counts)} seeds"
     return f"profile {profiles} · {devices} · {what}"
+
+
+def device_text(devices) -> str:
+    """The devices that made some results (``meta["device"]`` strings, as
+    :func:`modlib.runtime.describe` wrote them), for a reader: ``"cpu (1 threads)"`` reads
+    ``"CPU (1 thread)"``; several CPU thread counts read ``"CPU (results computed with 1 and 2
+    threads)"``; any other device is named as stored, each once, joined by "and". Display only: the
+    stored strings are left as they are."""
+    threads, others = set(), set()
+    for d in devices:
+        found = re.fullmatch(r"cpu \((\d+) threads?\)", d)
+        if found:
+            threads.add(int(found[1]))
+        else:
+            others.add(d)
+    names = []
+    if len(threads) == 1:
+        n = threads.pop()
+        names.append(f"CPU ({n} thread{'s' if n != 1 else ''})")
+    elif threads:
+        *rest, last = sorted(threads)
+        names.append(f"CPU (results computed with {', '.join(map(str, rest))} and {last} threads)")
+    return " and ".join(names + sorted(others))
 
 
 def default_root() -> Path:

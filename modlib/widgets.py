@@ -131,14 +131,18 @@ def static_html(controls: dict, render, static: dict | None = None, note: str = 
     controls and :data:`SCRIPT` (see the module's docstring). The view first shown is the one the
     live controls start at (else the first that exists). A view's key is the index of its choice in
     each control's list, e.g. ``"0-2"``. A figure's alt text is ``alt`` and the choices shared by
-    every view it belongs to (a figure drawn alike for both settings names only the seed)."""
+    every view it belongs to (a figure drawn alike for both settings names only the seed). A
+    control with a single static choice gets no menu; its value is that choice in every view (say
+    so in the ``note``)."""
     choices = _choices(controls, static)
-    names = list(choices)
+    # a control with one choice gets no menu (a menu of one is no choice): its value is fixed
+    fixed = {n: options[0][1] for n, options in choices.items() if len(options) == 1}
+    names = [n for n in choices if n not in fixed]
     slots: list[dict[tuple[str, bool], list[str]]] = []  # per position in a view: {part: its views}
     keys = []
     for combo in itertools.product(*(range(len(choices[n])) for n in names)):
         chosen = {n: choices[n][i] for n, i in zip(names, combo)}
-        parts = render({n: value for n, (_, value) in chosen.items()})
+        parts = render({**fixed, **{n: value for n, (_, value) in chosen.items()}})
         if parts is None:
             continue
         key = "-".join(map(str, combo))

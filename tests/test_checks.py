@@ -8,7 +8,7 @@ import pytest
 import torch
 from torch.nn import functional as F
 
-from modlib import masks
+from modlib import checks, masks
 from modlib import structural_compositionality as sc
 from modlib.compositional_sprites import exercises as cs_ex
 from modlib.data import scan
@@ -148,3 +148,9 @@ def test_empty_masks_must_give_nan():
     verdict = wm_ex.check_iou(lambda a, b: float((a & b).sum()) / max(int((a | b).sum()), 1))
     assert not verdict.ok and "expected nan" in verdict.message and "two empty masks" in verdict.message
     assert math.isnan(masks.iou({"w": torch.zeros(2, dtype=torch.bool)}, {"w": torch.zeros(2, dtype=torch.bool)})["w"])
+
+
+def test_a_check_of_the_books_marked_solution_says_so():
+    mine = checks.book_solution(lambda weight, logit, u, tau: masks.gumbel_weight(weight, logit, u, tau))
+    verdict = wm_ex.check_gumbel_weight(mine)
+    assert verdict.ok and repr(verdict) == checks.BOOK_SOLUTION and "replace it with yours" in repr(verdict)

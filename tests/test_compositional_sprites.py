@@ -103,3 +103,96 @@ def test_the_paper_profile_is_the_papers_settings():
     p = cs.settings("paper")
     assert (p.size, p.n_train, p.epochs, p.batch, p.lr, p.channels, p.mono_hidden, p.mono_channels) == \
         (64, 100_000, 2000, 512, 1e-3, 32, 320, 64)
+
+
+# ---------------------------------------------------------------- the page's code in plain sight
+
+def _page_scope() -> dict:
+    """The decoder, the models, the training and the measurement as chapter 2's page writes them:
+    the imports and definitions of its shown cells that define them, run alone."""
+    import ast
+    import json
+    from pathlib import Path
+
+    import numpy as np
+
+    nb = json.loads((Path(__file__).resolve().parents[1] / "notebooks"
+                     / "compositional_sprites.ipynb").read_text())
+    scope = {"torch": torch, "np": np, "cs": cs, "sprites": sprites}
+    for name in ("def decoder(", "class Compositional(", "def train(", "def measure("):
+        cells = ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code"
+                 and name in "".join(c["source"]) and not c.get("metadata", {}).get("tags")]
+        assert len(cells) == 1, f"the page should have {name} in exactly one shown cell; found {len(cells)}"
+        tree = ast.parse(cells[0])
+        keep = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom, ast.FunctionDef,
+                                                        ast.ClassDef))]
+        exec(compile(ast.Module(keep, []), "<page>", "exec"), scope)
+    return scope
+
+
+def _same_weights(a: torch.nn.Module, b: torch.nn.Module) -> None:
+    assert str(a) == str(b)
+    sa, sb = a.state_dict(), b.state_dict()
+    assert list(sa) == list(sb)
+    for name in sa:
+        assert torch.equal(sa[name], sb[name]), name
+
+
+@pytest.mark.parametrize("row", ["orthogonal", "sharpness-16", "orthogonal-monolithic"])
+def test_the_pages_models_are_the_ones_the_results_ran(row):
+    page = _page_scope()
+    s = cs.settings("full")
+    _, _, kind, composition, sharpness = cs.ROWS[row]
+    torch.manual_seed(0)
+    ours = page["Monolithic"](s) if kind == "monolithic" else page["Compositional"](s, composition, sharpness)
+    torch.manual_seed(0)
+    theirs = cs.build(s, row)
+    _same_weights(ours, theirs)
+    z = torch.rand(4, 2, 5)
+    assert torch.equal(ours(z), theirs(z))
+
+
+def test_the_pages_decoder_is_the_upsampling_decoder_of_the_results():
+    page = _page_scope()
+    for size in (8, 16, 64):
+        torch.manual_seed(0)
+        ours = page["decoder"](5, 4, size, 16, 8)
+        torch.manual_seed(0)
+        _same_weights(ours, cs.decoder(5, 4, size, 16, 8, "upsample"))
+
+
+def test_the_pages_training_is_the_training_of_the_results():
+    page = _page_scope()
+    z, x = cs.data(TINY, "orthogonal", TINY.n_train, "train", 0)
+    torch.manual_seed(0)
+    ours = page["train"](cs.build(TINY, "orthogonal"), z, x, TINY, seed=0)
+    torch.manual_seed(0)
+    theirs = cs.train(cs.build(TINY, "orthogonal"), z, x, TINY, seed=0)
+    _same_weights(ours, theirs)
+    torch.manual_seed(0)
+    assert not torch.equal(ours.slots[0][0].weight, cs.build(TINY, "orthogonal").slots[0][0].weight)
+
+
+def test_the_pages_measurement_is_the_one_the_results_ran():
+    """``measure``'s two lines are run_row's (without the page's ``cs.``), and give its numbers."""
+    import ast
+    import inspect
+    import json
+    from pathlib import Path
+
+    nb = json.loads((Path(__file__).resolve().parents[1] / "notebooks"
+                     / "compositional_sprites.ipynb").read_text())
+    source = next("".join(c["source"]) for c in nb["cells"]
+                  if c["cell_type"] == "code" and "def measure(" in "".join(c["source"]))
+    node = next(n for n in ast.parse(source).body if isinstance(n, ast.FunctionDef))
+    body = [n for n in node.body if isinstance(n, ast.Assign)]
+    calls = [ast.get_source_segment(source, n.value).replace("cs.", "") for n in body]
+    assert calls == ["r2_score(x_in, predict(model, z_in))", "r2_score(x_wh, predict(model, z_wh))"]
+    run_row = inspect.getsource(cs.run_row)
+    assert all(call in run_row for call in calls)
+    page = _page_scope()
+    z_in, x_in = cs.data(TINY, "orthogonal", 32, "in-domain", 0)
+    z_wh, x_wh = cs.data(TINY, "orthogonal", 32, "whole", 0)
+    model = cs.build(TINY, "orthogonal")
+    assert page["measure"](model, z_in, x_in, z_wh, x_wh) == (
+        cs.r2_score(x_in, cs.predict(model, z_in)), cs.r2_score(x_wh, cs.predict(model, z_wh)))

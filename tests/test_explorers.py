@@ -127,7 +127,9 @@ def test_the_mechanism_writes_each_part_once_and_follows_the_live_controls(monke
         widgets.static_html(controls, render, static={"c": [("x", 1)]})
     box, bundle = shown(monkeypatch, lambda: widgets._wire(controls, render, static={"b": [("0", 0)]}))
     assert {"application/vnd.jupyter.widget-view+json", "text/html"} <= set(bundle)
-    assert parse(bundle["text/html"])["views"] == ["0-0", "1-0", "2-0"]
+    # a control with one static choice gets no menu: its value is fixed in every view
+    assert parse(bundle["text/html"])["views"] == ["0", "1", "2"]
+    assert list(parse(bundle["text/html"])["menus"]) == ["a"]
     assert box.children[-1].value == "<pre>a=2 b=0</pre>"
     controls["b"].value = 1
     assert box.children[-1].value == "<pre>a=2 b=1</pre>"
@@ -147,8 +149,9 @@ def test_chapter_1_explorer(full_store, monkeypatch):
     sets = [c for c in s.conditions if c[0] != "binary" or c[1] in (max(s.reveals), min(s.reveals))]
     x = check_static(bundle["text/html"], len(s.formulations) * len(s.activations) * len(s.losses) * len(sets)
                      * explorer.STATIC_SEEDS)
-    assert list(x["menus"]) == ["formulation", "activation", "loss", "condition", "epoch", "seed"]
-    assert x["menus"]["epoch"] == ["4096"] and "Pre-rendered for this page" in bundle["text/html"]
+    # one epoch on the static page: no menu of one choice, the note and the titles name it
+    assert list(x["menus"]) == ["formulation", "activation", "loss", "condition", "seed"]
+    assert "the last stored epoch (4096" in bundle["text/html"] and "Pre-rendered for this page" in bundle["text/html"]
     check_live(box)  # its view is one figure, drawn into the Output widget
 
 

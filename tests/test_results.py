@@ -324,3 +324,11 @@ def test_a_changed_config_names_only_what_changed_not_tuples_read_back_as_lists(
     fetch(Counter(), {"hidden": (4, 4), "steps": 20})
     out = capsys.readouterr().out
     assert "steps: 10 -> 20" in out and "hidden" not in out
+
+
+def test_device_text_reads_thread_counts_in_words():
+    assert results.device_text(["cpu (1 threads)"]) == "CPU (1 thread)"
+    assert results.device_text(["cpu (2 threads)", "cpu (1 threads)", "cpu (2 threads)"]) == \
+        "CPU (results computed with 1 and 2 threads)"
+    assert results.device_text(["cuda (test)", "cpu (4 threads)"]) == "CPU (4 threads) and cuda (test)"
+    assert results.device_text(["cpu (test)"]) == "cpu (test)"

@@ -45,6 +45,18 @@ def test_the_same_seed_gives_the_same_model():
     assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters()))
 
 
+def test_batches_come_on_the_models_device():
+    # a GPU run failed here once: the problems stayed on the CPU while the model was on CUDA.
+    # A model on the meta device stands in for a GPU: every batch must follow it there.
+    data = {"images": torch.zeros(5, 4, 3, 8, 8, dtype=torch.uint8), "answer": torch.arange(5) % 4,
+            "words": ["not a tensor"] * 5}
+    model = torch.nn.Linear(2, 2, device="meta")
+    batches = list(sc._batches(data, 2, torch.Generator().manual_seed(0), model))
+    assert [len(b["answer"]) for b in batches] == [2, 2, 1]
+    assert all(t.device.type == "meta" for b in batches for t in b.values())
+    assert set(batches[0]) == {"images", "answer"}
+
+
 @pytest.mark.parametrize("rule", ["inside-contact", "sv-plural"])
 def test_mask_patterns_cover_the_named_stages_and_the_head(rule):
     s = sc.settings("smoke").with_(bert_layers=2)

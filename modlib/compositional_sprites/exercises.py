@@ -1,5 +1,6 @@
 """Chapter 2's exercises (notebooks/compositional_sprites.ipynb): :func:`check_soft_occlusion` and
-:func:`check_r2_score`, each returning a :class:`modlib.checks.Verdict`.
+:func:`check_r2_score`, each returning a :class:`modlib.checks.Verdict` (a solution marked
+:func:`modlib.checks.book_solution` is reported as the book's, not the reader's).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Chapter 2's figures (notebooks/compositional_sprites.ipynb): scenes and their supports, R² curves,
 error maps, reconstructions, the sharpness sweep, the support schematic, an animation over
-rows, and the recomputed rows of issue 32 (:func:`diagram_slot_recovery`, :func:`recomputed_figure`,
-:func:`not_stored` while they are not stored); each handed to a numbered caption with :func:`modlib.plots.glue`.
+rows, the concept diagram of the two models (:func:`diagram_models`), and the recomputed rows of issue 32 (:func:`diagram_slot_recovery`, :func:`recomputed_figure`,
+:func:`not_stored_yet` while they are not stored); each handed to a numbered caption with :func:`modlib.plots.glue`.
 """
 
 from __future__ import annotations
@@ -9,10 +9,20 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
-from modlib.plots import COLUMN, _jshtml
-from modlib.weight_masks.figures import not_stored  # one placeholder for every chapter's unstored figures
+from modlib.plots import COLUMN, _jshtml, not_stored
 
 SUPPORT_COLOURS = {"in-domain": "#1f77b4", "whole": "#d62728"}
+
+
+def not_stored_yet(what: str) -> plt.Figure:
+    """A one-line box where ``what`` is not stored yet. The page says once, above the figure, how to
+    make it (so, unlike :func:`modlib.plots.not_stored`, no command is repeated here)."""
+    fig, ax = plt.subplots(figsize=(COLUMN, 0.45))
+    ax.text(0.5, 0.5, f"{what}: not stored yet", ha="center", va="center", fontsize=10, color="0.3")
+    ax.set_xticks([]), ax.set_yticks([])
+    for spine in ax.spines.values():
+        spine.set_color("0.7")
+    return fig
 
 
 def _image(ax: plt.Axes, img: np.ndarray, title: str | None = None) -> None:
@@ -143,7 +153,7 @@ def sharpness_figure(runs, rows: list[str], sharpness: list[float], fit: float =
     point per seed, filled where the seed fits its training support (in-domain R^2 >= ``fit``) and
     hollow where it never trained; the line joins the mean over the seeds that fit only (a mean over
     stuck seeds is no model's R^2), each point labelled with how many seeds it counts."""
-    fig, ax = plt.subplots(figsize=(4.2, 2.8))
+    fig, ax = plt.subplots(figsize=(COLUMN, 3.1))
     fitted = [runs.arrays(r)["r2_in"][:, -1] >= fit for r in rows]
     for key, name in (("r2_in", "in-domain"), ("r2_whole", "whole")):
         finals = [runs.arrays(r)[key][:, -1] for r in rows]
@@ -152,19 +162,19 @@ def sharpness_figure(runs, rows: list[str], sharpness: list[float], fit: float =
             ax.scatter([k] * int(f.sum()), v[f], color=colour, s=12, alpha=0.6)
             ax.scatter([k] * int((~f).sum()), v[~f], facecolors="none", edgecolors=colour, s=14)
         means = [v[f].mean() if f.any() else np.nan for v, f in zip(finals, fitted)]
-        ax.plot(sharpness, means, color=colour, marker="o", label=f"{name} (mean of the seeds that fit)")
+        ax.plot(sharpness, means, color=colour, marker="o", label=f"{name}: mean of\nthe seeds that fit")
     ax.scatter([], [], facecolors="none", edgecolors="grey", s=14, label="a seed that never fit")
     low = min(float(np.nanmin(runs.arrays(r)[key][:, -1])) for r in rows for key in ("r2_in", "r2_whole"))
-    ax.set_ylim(min(0.0, low) - 0.05, 1.12)
+    ax.set_ylim(min(0.0, low) - 0.05, 1.2)
     for k, f in zip(sharpness, fitted):
-        ax.text(k, 1.02, f"{int(f.sum())} of {f.size} fit", fontsize=6, ha="center", va="bottom")
+        ax.text(k, 1.03, f"{int(f.sum())} of {f.size} fit", fontsize=9, ha="center", va="bottom")
     ax.set_xscale("log")
     ax.set_xlim(min(sharpness) / 1.6, max(sharpness) * 1.6)
     ax.set_xticks(sharpness, [f"{k:g}" for k in sharpness])
-    ax.set_xlabel("sharpness k of the occlusion σ(k·Σa)", fontsize=8)
-    ax.set_ylabel("variance-weighted R²", fontsize=8)
-    ax.tick_params(labelsize=7)
-    ax.legend(fontsize=6, loc="lower left")
+    ax.set_xlabel("sharpness k of the occlusion σ(k·Σa)", fontsize=9)
+    ax.set_ylabel("variance-weighted R²", fontsize=9)
+    ax.tick_params(labelsize=9)
+    ax.legend(fontsize=9, loc="center left", bbox_to_anchor=(1.02, 0.5), frameon=False)
     fig.tight_layout()
     return fig
 
@@ -176,9 +186,9 @@ def support_schematic() -> plt.Figure:
     fig, axes = plt.subplots(1, 3, figsize=(COLUMN, 2.4))
     t = np.linspace(0, 1, 2)
     panels = {
-        "orthogonal: compositional": [((t, 0.2 + 0 * t), None), ((0.3 + 0 * t, t), None)],
-        "diagonal band: compositional": [(None, 0.12)],
-        "gap: not compositional": [((np.array([0, 0.25]), [0.2, 0.2]), None),
+        "orthogonal lines": [((t, 0.2 + 0 * t), None), ((0.3 + 0 * t, t), None)],
+        "diagonal band": [(None, 0.12)],
+        "lines with a gap in $z_1$": [((np.array([0, 0.25]), [0.2, 0.2]), None),
                                    ((np.array([0.6, 1]), [0.2, 0.2]), None), (([0.8, 0.8], t), None)],
     }
     for ax, (title, parts) in zip(axes, panels.items()):
@@ -192,12 +202,12 @@ def support_schematic() -> plt.Figure:
                 ax.plot(*line, color="#1f77b4", lw=3)
                 covered.append(((min(line[0]), max(line[0])), (min(line[1]), max(line[1]))))
         for (x0, x1), (y0, y1) in covered:  # the marginal supports, on the axes
-            ax.plot([x0, x1], [-0.05, -0.05], color="black", lw=4, clip_on=False, solid_capstyle="butt")
-            ax.plot([-0.05, -0.05], [y0, y1], color="black", lw=4, clip_on=False, solid_capstyle="butt")
+            ax.plot([x0, x1], [-0.045, -0.045], color="black", lw=4, clip_on=False, solid_capstyle="butt")
+            ax.plot([-0.045, -0.045], [y0, y1], color="black", lw=4, clip_on=False, solid_capstyle="butt")
         ax.set(xlim=(0, 1), ylim=(0, 1), aspect="equal", xticks=[], yticks=[])
-        ax.set_xlabel("$z_1$ (slot 1), 0 to 1", fontsize=8, labelpad=6)
-        ax.set_ylabel("$z_2$ (slot 2), 0 to 1", fontsize=8, labelpad=6)
-        ax.set_title(title, fontsize=8)
+        ax.set_xlabel("$z_1$ (slot 1), 0 to 1", fontsize=9, labelpad=16)
+        ax.set_ylabel("$z_2$ (slot 2), 0 to 1", fontsize=9, labelpad=16)
+        ax.set_title(title, fontsize=9)
     fig.tight_layout()
     return fig
 
@@ -261,7 +271,11 @@ def animate_rows(runs, rows: list[str], labels: list[str]):
 
     draw(0)
     fig.tight_layout()
-    return _jshtml(fig, draw, len(rows), 1500)
+    alt = ("An animation, one frame per stored row: left, the row's training scenes as slot 0's x "
+           "against slot 1's x; middle, its reconstruction error over that plane, dark where low; right, "
+           "three unseen scenes above seed 0's reconstructions of them; the title gives the row's R² "
+           "in-domain and on the whole cube, mean over seeds.")
+    return _jshtml(fig, draw, len(rows), 1500, alt=alt)
 
 
 # ---------------------------------------------------------------- the recomputed rows (issue 32)
@@ -269,25 +283,24 @@ def animate_rows(runs, rows: list[str], labels: list[str]):
 def diagram_slot_recovery() -> plt.Figure:
     """What the slot R² measures (no data): one slot's latents go to the learned slot decoder and,
     separately, to the renderer drawing that sprite alone; R² compares the two images. The scene
-    R² compares only the composed scenes."""
-    fig, ax = plt.subplots(figsize=(COLUMN, 2.0))
+    R² compares only the composed scenes (the caption says so)."""
+    fig, ax = plt.subplots(figsize=(COLUMN, 2.2))
     ax.set_xlim(0, 10), ax.set_ylim(0, 4), ax.axis("off")
 
     def box(x, y, text, colour):
-        ax.text(x, y, text, ha="center", va="center", fontsize=7,
+        ax.text(x, y, text, ha="center", va="center", fontsize=9,
                 bbox=dict(boxstyle="round,pad=0.35", facecolor=colour, edgecolor="0.3"))
 
     def arrow(x0, y0, x1, y1):
         ax.annotate("", (x1, y1), (x0, y0), arrowprops=dict(arrowstyle="->", color="0.3"))
 
-    box(0.9, 2.0, "latents of\nslot k, $z_k$", "#f2f2f2")
-    box(3.4, 3.1, "learned decoder\n$\\hat\\varphi_k(z_k)$", "#d9e8f5")
-    box(3.4, 0.9, "renderer, slot k alone\n$\\varphi(z_k)$", "#fbe3d6")
-    box(6.3, 2.0, "slot R²: does $\\hat\\varphi_k$\ndraw slot k's sprite?", "#fff5cc")
-    box(8.9, 3.1, "scene R² compares\n$C(\\hat\\varphi_0, \\hat\\varphi_1)$\nwith the scene only", "#ffffff")
+    box(1.0, 2.0, "latents of\nslot k, $z_k$", "#f2f2f2")
+    box(4.3, 3.1, "learned decoder\n$\\hat\\varphi_k(z_k)$", "#d9e8f5")
+    box(4.3, 0.9, "renderer, slot k alone\n$\\varphi(z_k)$", "#fbe3d6")
+    box(8.2, 2.0, "slot R²: does $\\hat\\varphi_k$\ndraw slot k's sprite?", "#fff5cc")
     for y in (3.1, 0.9):
-        arrow(1.6, 2.0, 2.3, y)
-        arrow(4.5, y, 5.2, 2.0)
+        arrow(1.9, 2.0, 2.8, y)
+        arrow(5.9, y, 6.7, 2.0)
     fig.tight_layout()
     return fig
 
@@ -296,33 +309,77 @@ def recomputed_figure(runs) -> plt.Figure:
     """The recomputed rows (each seed on its own scenes): (a) in-domain R² of alpha compositing per
     seed, as initialised and with the opacity opened, a line joining each seed's pair; (b) each
     compositional row's slot R² per seed (slot 0 filled, slot 1 hollow); (c) R² on the gap scenes
-    alone per seed, for every row that has it. Rows missing from ``runs`` are left out."""
-    fig, axes = plt.subplots(1, 3, figsize=(COLUMN, 2.6), gridspec_kw={"width_ratios": [1, 2, 2]})
-    ax = axes[0]
+    alone per seed, for every row that has it. Rows run down (b) and (c), named once, so that their
+    names stay legible at 9 pt. Rows missing from ``runs`` are left out."""
+    rows = [r for r in runs.rows if {"r2_slot", "r2_gap"} & set(runs.arrays(r))]
+    fig = plt.figure(figsize=(COLUMN, 1.2 + 0.19 * max(len(rows), 6)), layout="constrained")
+    grid = fig.add_gridspec(1, 3, width_ratios=[1, 1.1, 1])
+    ax = fig.add_subplot(grid[0])
     if {"alpha", "alpha-open"} <= set(runs.rows):
         shut, opened = (runs.arrays(r)["r2_in"][:, -1] for r in ("alpha", "alpha-open"))
-        for i, (a, b) in enumerate(zip(shut, opened)):
+        for a, b in zip(shut, opened):
             ax.plot([0, 1], [a, b], color="0.6", lw=0.8, marker="o", ms=3)
-        ax.set_xticks([0, 1], ["as\ninitialised", "opacity\nopened"], fontsize=7)
-    ax.set_xlim(-0.4, 1.4)
-    ax.set_title("(a) alpha: in-domain R²", fontsize=8)
-    ax = axes[1]
-    rows = [r for r in runs.rows if "r2_slot" in runs.arrays(r) and np.isfinite(runs.arrays(r)["r2_slot"]).all()]
+        ax.set_xticks([0, 1], ["built", "opened"], fontsize=9)
+    ax.set_xlim(-0.6, 1.6)
+    ax.set_title("(a) alpha,\nin-domain R²", fontsize=9)
+    slot_ax = fig.add_subplot(grid[1])
+    gap_ax = fig.add_subplot(grid[2], sharey=slot_ax)
     for i, r in enumerate(rows):
-        v = runs.arrays(r)["r2_slot"]
-        ax.scatter(np.full(len(v), i - 0.12), v[:, 0], color="#1f77b4", s=10)
-        ax.scatter(np.full(len(v), i + 0.12), v[:, 1], facecolors="none", edgecolors="#1f77b4", s=10)
-    ax.set_xticks(range(len(rows)), rows, rotation=60, ha="right", fontsize=6)
-    ax.axhline(0.8, color="0.5", lw=0.6, ls=":")
-    ax.set_title("(b) slot R² (slot 0 ●, slot 1 ○)", fontsize=8)
-    ax = axes[2]
-    rows = [r for r in runs.rows if "r2_gap" in runs.arrays(r)]
-    for i, r in enumerate(rows):
-        v = runs.arrays(r)["r2_gap"]
-        ax.scatter(np.full(len(v), i), v, color="#d62728" if r == "gap" else "0.3", s=10)
-    ax.set_xticks(range(len(rows)), rows, rotation=60, ha="right", fontsize=6)
-    ax.set_title("(c) R² on the gap scenes", fontsize=8)
+        a = runs.arrays(r)
+        if "r2_slot" in a and np.isfinite(a["r2_slot"]).all():
+            v = a["r2_slot"]
+            slot_ax.scatter(v[:, 0], np.full(len(v), i - 0.15), color="#1f77b4", s=10)
+            slot_ax.scatter(v[:, 1], np.full(len(v), i + 0.15), facecolors="none", edgecolors="#1f77b4", s=10)
+        if "r2_gap" in a:
+            v = a["r2_gap"]
+            gap_ax.scatter(v, np.full(len(v), i), color="#d62728" if r == "gap" else "0.3", s=10)
+    slot_ax.set_yticks(range(len(rows)), rows)
+    slot_ax.set_ylim(len(rows) - 0.5, -0.5)  # the first row on top
+    slot_ax.axvline(0.8, color="0.5", lw=0.6, ls=":")
+    slot_ax.set_title("(b) slot R² (0 ●, 1 ○)", fontsize=9)
+    gap_ax.tick_params(labelleft=False)
+    gap_ax.set_title("(c) R², gap scenes", fontsize=9)
+    for ax in fig.axes:
+        ax.tick_params(labelsize=9)
+    return fig
+
+
+# ---------------------------------------------------------------- concept diagrams (issue 34)
+
+def diagram_models() -> plt.Figure:
+    """The two models of "The models and their training" (no data): the compositional model draws
+    each slot with its own decoder and composes the two images with the known C; the monolithic
+    model maps all ten latents to the scene with one decoder."""
+    fig, axes = plt.subplots(1, 2, figsize=(COLUMN, 2.6))
+
+    def box(ax, x, y, text, colour):
+        ax.text(x, y, text, ha="center", va="center", fontsize=9,
+                bbox=dict(boxstyle="round,pad=0.35", facecolor=colour, edgecolor="0.3"))
+
+    def arrow(ax, x0, y0, x1, y1):
+        ax.annotate("", (x1, y1), (x0, y0), arrowprops=dict(arrowstyle="->", color="0.3"))
+
     for ax in axes:
-        ax.tick_params(labelsize=6)
+        ax.set_xlim(0, 10), ax.set_ylim(0, 4), ax.axis("off")
+    left, right = axes
+    left.set_title("compositional: a decoder per slot, then C", fontsize=9)
+    box(left, 1.0, 3.0, "slot 0\n$z_0$ (5)", "#f2f2f2")
+    box(left, 1.0, 1.0, "slot 1\n$z_1$ (5)", "#f2f2f2")
+    box(left, 4.1, 3.0, "decoder\n$\\hat\\varphi_0$", "#d9e8f5")
+    box(left, 4.1, 1.0, "decoder\n$\\hat\\varphi_1$", "#d9e8f5")
+    box(left, 7.4, 2.0, "known\nC", "#fbe3d6")
+    box(left, 9.4, 2.0, "scene", "#ffffff")
+    for y in (3.0, 1.0):
+        arrow(left, 1.8, y, 3.1, y)
+        arrow(left, 5.1, y, 6.7, 2.0 + (y - 2.0) * 0.25)
+    arrow(left, 8.1, 2.0, 8.7, 2.0)
+    right.set_title("monolithic: one decoder for everything", fontsize=9)
+    box(right, 1.0, 3.0, "slot 0\n$z_0$ (5)", "#f2f2f2")
+    box(right, 1.0, 1.0, "slot 1\n$z_1$ (5)", "#f2f2f2")
+    box(right, 5.2, 2.0, "one wider\ndecoder $\\hat f$\nof all 10 latents", "#d9e8f5")
+    box(right, 9.2, 2.0, "scene", "#ffffff")
+    for y in (3.0, 1.0):
+        arrow(right, 1.8, y, 3.2, 2.0 + (y - 2.0) * 0.3)
+    arrow(right, 7.2, 2.0, 8.5, 2.0)
     fig.tight_layout()
     return fig

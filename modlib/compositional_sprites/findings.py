@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from modlib.stats import Finding, Verdict, _ms, _seeds, _span, distinct_units, marked, unpaired
+from modlib.stats import Finding, Verdict, _seeds, _span, distinct_units, marked, unpaired
 
 
 def _r2(runs, row: str) -> tuple[np.ndarray, np.ndarray]:
@@ -18,6 +18,16 @@ def _r2(runs, row: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 FIT = 0.8  # a seed "fits" its training support when its final in-domain R^2 reaches this
+
+
+def mean_sd(values) -> str:
+    """``"0.93 ± 0.02"`` over seeds (just ``"0.93"`` for one seed), as :func:`modlib.stats._ms`, but a
+    spread that rounds to 0.00 reads ``"± <0.01"``: it is small, not zero."""
+    values = np.asarray(values, dtype=float)
+    if values.size < 2:
+        return f"{values.mean():.2f}"
+    sd = values.std()
+    return f"{values.mean():.2f} ± " + (f"{sd:.2f}" if sd >= 0.005 else "<0.01")
 
 
 def compare(x: np.ndarray, y: np.ndarray, *, paper: float, fits: bool) -> tuple[Verdict, str]:
@@ -62,11 +72,11 @@ def paper_comparison(runs):
         r_in, r_whole = _r2(runs, row)
         paper = PAPER_R2.get(row)
         lines.append({
-            "row": row, "R² in-domain": _ms(r_in), "paper in-domain": paper[0] if paper else None,
-            "R² whole": _ms(r_whole), "paper whole": paper[1] if paper else None,
-            "drop": _ms(r_in - r_whole), "paper drop": round(paper[0] - paper[1], 3) if paper else None,
+            "row": row, "R² in-domain": mean_sd(r_in), "paper in-domain": paper[0] if paper else None,
+            "R² whole": mean_sd(r_whole), "paper whole": paper[1] if paper else None,
+            "drop": mean_sd(r_in - r_whole), "paper drop": round(paper[0] - paper[1], 3) if paper else None,
             "seeds fit": f"{int((r_in >= FIT).sum())}/{len(r_in)}",
-            "R² whole, seeds that fit": _ms(r_whole[r_in >= FIT]) if (r_in >= FIT).any() else "none fit",
+            "R² whole, seeds that fit": mean_sd(r_whole[r_in >= FIT]) if (r_in >= FIT).any() else "none fit",
             "differs": (outside(r_in, paper[0]) or outside(r_whole, paper[1])) if paper else None})
     return pd.DataFrame(lines)
 
@@ -131,7 +141,7 @@ def compositional_sprites(runs, sharpness_rows: dict[str, float] | None = None) 
         r_in, r_whole = _r2(runs, row)
         ok = bool((r_in >= FIT).all() and (r_whole >= 0.8).all() and (np.abs(r_in - r_whole) <= 0.05).all()
                   and distinct_units(r_in, r_whole) >= 2)
-        return ok, f"R² {_ms(r_in)} in-domain, {_ms(r_whole)} on the whole cube"
+        return ok, f"R² {mean_sd(r_in)} in-domain, {mean_sd(r_whole)} on the whole cube"
 
     def fitted(row: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         r_in, r_whole = _r2(runs, row)
@@ -148,7 +158,7 @@ def compositional_sprites(runs, sharpness_rows: dict[str, float] | None = None) 
         out["alpha"] = Finding(
             "alpha", bool(fit.any() and (r_whole >= 0.8).all() and (np.abs(r_in - r_whole) <= 0.05).all()),
             f"With alpha compositing (one decoder for both slots), {fit.sum()} of {fit.size} seeds fit "
-            "the training support" + (f", with R² {_ms(r_in)} in-domain and {_ms(r_whole)} on the whole cube"
+            "the training support" + (f", with R² {mean_sd(r_in)} in-domain and {mean_sd(r_whole)} on the whole cube"
                                       if fit.any() else "")
             + (f"; the other {(~fit).sum()} never left their starting output (in-domain R² "
                + (f"{stuck.min():.2f} at every evaluation)" if np.ptp(stuck) < 0.005 else
@@ -163,8 +173,8 @@ def compositional_sprites(runs, sharpness_rows: dict[str, float] | None = None) 
         fails = bool((r_whole <= 0.3).all())  # the claim also needs every monolithic seed to fail
         out["monolithic"] = Finding(
             "monolithic", bool(v.reproduced and fails),
-            f"The monolithic model on the orthogonal support: R² {_ms(r_in)} in-domain, "
-            f"{_ms(r_whole)} on the whole cube; the compositional model minus it on the whole cube {text}"
+            f"The monolithic model on the orthogonal support: R² {mean_sd(r_in)} in-domain, "
+            f"{mean_sd(r_whole)} on the whole cube; the compositional model minus it on the whole cube {text}"
             + ("" if fails or not v.reproduced else
                " (but the claim does not hold: a monolithic seed reaches whole-cube R² above 0.3)") + ".")
     randoms = [r for r in ("random", "random-monolithic") if r in stored]
@@ -179,7 +189,7 @@ def compositional_sprites(runs, sharpness_rows: dict[str, float] | None = None) 
             "On the random support (its domain is the whole cube, so in-domain and whole-cube R² measure the "
             "same thing and only the fit can fail): " + "; ".join(
                 f"{'monolithic' if 'mono' in r else 'compositional'}, {fit[r].sum()} of {fit[r].size} seeds fit, "
-                f"R² {_ms(_r2(runs, r)[0])} in-domain and {_ms(_r2(runs, r)[1])} on the whole cube"
+                f"R² {mean_sd(_r2(runs, r)[0])} in-domain and {mean_sd(_r2(runs, r)[1])} on the whole cube"
                 for r in randoms) + ".")
     if {"diagonal-0.2", "diagonal-0.05"} <= stored:
         wide, narrow = _r2(runs, "diagonal-0.2")[1], _r2(runs, "diagonal-0.05")[1]
@@ -188,9 +198,9 @@ def compositional_sprites(runs, sharpness_rows: dict[str, float] | None = None) 
         apart = bool(narrow.max() < wide.min())  # the claim also needs every narrow seed below every wide one
         out["diagonal"] = Finding(
             "diagonal", bool(v.reproduced and apart),
-            f"Whole-cube R² on the diagonal support: {_ms(wide)} at δ = 0.2, "
-            + (f"{_ms(_r2(runs, 'diagonal-0.1')[1])} at δ = 0.1, " if "diagonal-0.1" in stored else "")
-            + f"{_ms(narrow)} at δ = 0.05; δ = 0.2 minus δ = 0.05 {text}"
+            f"Whole-cube R² on the diagonal support: {mean_sd(wide)} at δ = 0.2, "
+            + (f"{mean_sd(_r2(runs, 'diagonal-0.1')[1])} at δ = 0.1, " if "diagonal-0.1" in stored else "")
+            + f"{mean_sd(narrow)} at δ = 0.05; δ = 0.2 minus δ = 0.05 {text}"
             + ("" if apart or not v.reproduced else
                " (but the claim does not hold: a narrow seed is not below every wide one)") + ".")
     if {"gap", "orthogonal"} <= stored:
@@ -200,8 +210,8 @@ def compositional_sprites(runs, sharpness_rows: dict[str, float] | None = None) 
                           paper=_paper_drop("gap") - _paper_drop("orthogonal"))
         out["gap-drop"] = Finding(
             "gap-drop", v.reproduced,
-            f"From in-domain to the whole cube, R² drops by {_ms(drop['gap'])} with the gap in "
-            f"slot 0's x and by {_ms(drop['orthogonal'])} without it; the gap's drop minus the other {text}.")
+            f"From in-domain to the whole cube, R² drops by {mean_sd(drop['gap'])} with the gap in "
+            f"slot 0's x and by {mean_sd(drop['orthogonal'])} without it; the gap's drop minus the other {text}.")
     if "orthogonal" in stored and stored & set(sharpness_rows or ()):
         ks = {"orthogonal": 1.0, **{r: k for r, k in sharpness_rows.items() if r in stored}}
         ks = dict(sorted(ks.items(), key=lambda item: item[1]))
@@ -211,7 +221,7 @@ def compositional_sprites(runs, sharpness_rows: dict[str, float] | None = None) 
             fits.append(fit.mean())
             ok &= bool((r_whole >= 0.8).all())
             parts.append(f"k = {k:g}, {fit.sum()} of {fit.size} seeds fit ({_seed_list(fit)})"
-                         + (f": R² {_ms(r_in)} in-domain, {_ms(r_whole)} on the whole cube over "
+                         + (f": R² {mean_sd(r_in)} in-domain, {mean_sd(r_whole)} on the whole cube over "
                             f"{'that seed' if fit.sum() == 1 else 'those seeds'}" if fit.any() else ""))
         out["sharpness"] = Finding(
             "sharpness", bool(ok and fits[-1] < fits[0]),
@@ -303,7 +313,7 @@ def recomputed(runs) -> list:
             "slots", ok,
             f"The theorem's conclusion, on the orthogonal support: each learned slot decoder against the "
             f"renderer's image of its slot alone, "
-            + (f"R² {_ms(slot[f, 0])} (slot 0) and {_ms(slot[f, 1])} (slot 1) over the {f.sum()} seed(s) that "
+            + (f"R² {mean_sd(slot[f, 0])} (slot 0) and {mean_sd(slot[f, 1])} (slot 1) over the {f.sum()} seed(s) that "
                f"fit ({_seed_list(f)})" if f.any() else "not measured: no seed fit")
             + (f"; the {(~f).sum()} that did not fit ({_seed_list(~f)}) are left out" if (~f).any() else "")
             + "."))
@@ -314,8 +324,8 @@ def recomputed(runs) -> list:
         v = effect.verdict(paper=stats.CLEAR, source="the stated margin of", trained=trained)
         out.append(stats.claim(
             "gap-scenes", v,
-            f"On the gap scenes alone (slot 0's x between 0.05 and 0.45), R² {_ms(gap)} for the model trained "
-            f"without them and {_ms(full_)} for the one trained on the full orthogonal support (all "
+            f"On the gap scenes alone (slot 0's x between 0.05 and 0.45), R² {mean_sd(gap)} for the model trained "
+            f"without them and {mean_sd(full_)} for the one trained on the full orthogonal support (all "
             f"{len(gap)} and {len(full_)} seeds); the second minus the first {effect.text(percent=False)}."))
     if {"diagonal-0.1", "orthogonal"} <= rows:
         drop = {r: np.subtract(*final(r)) for r in ("diagonal-0.1", "orthogonal")}
@@ -325,6 +335,6 @@ def recomputed(runs) -> list:
         out.append(stats.claim(
             "delta-order", v,
             f"With each seed on its own scenes, R² drops from in-domain to the whole cube by "
-            f"{_ms(drop['diagonal-0.1'])} at δ = 0.1 and {_ms(drop['orthogonal'])} on the orthogonal support "
+            f"{mean_sd(drop['diagonal-0.1'])} at δ = 0.1 and {mean_sd(drop['orthogonal'])} on the orthogonal support "
             f"(all seeds); the difference {effect.text(percent=False)}."))
     return out

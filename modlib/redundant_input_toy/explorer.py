@@ -10,7 +10,7 @@ import matplotlib.pyplot as plt
 
 from modlib import plots
 from modlib.redundant_input_toy import figures
-from modlib.widgets import _wire
+from modlib.widgets import _options, _wire
 
 STATIC_SEEDS = 3  # the static page's seeds: the first few of those with stored boundaries
 
@@ -33,17 +33,25 @@ def toy_explorer(sweep) -> w.VBox:
         "epoch": w.SelectionSlider(options=epochs, value=epochs[-1], description="epoch"),
         "seed": w.IntSlider(value=0, min=0, max=seeds - 1, description="seed"),
     }
+    # a control with one choice is no choice: the live version leaves it out (its value is fixed),
+    # and the static one shows no menu for it (modlib.widgets.static_html)
+    fixed = {n: c.value for n, c in controls.items() if len(_options(c)) == 1}
+    controls = {n: c for n, c in controls.items() if n not in fixed}
     ends = (max(s.reveals), min(s.reveals))
     shown_sets = [(label, (d, r)) for label, (d, r) in sets if d != "binary" or r in ends]
     shown_seeds = min(STATIC_SEEDS, seeds)
-    note = (f"Pre-rendered for this page: the last stored epoch ({epochs[-1]}; the animation below "
-            f"steps through every epoch), seeds 0–{shown_seeds - 1} of the {seeds} with stored "
+    note = (f"Pre-rendered for this page: the last stored epoch ({epochs[-1]}, named in each view's "
+            f"title; the animation below steps through every epoch), seeds 0–{shown_seeds - 1} of "
+            f"the {seeds} with stored "
             f"boundaries, and {len(shown_sets)} of the {len(sets)} training sets. Open the notebook "
             "(Colab) for every epoch, seed and training set.")
-    return _wire(controls, lambda choices: render(sweep, epochs, choices),
-                 layout=[["formulation", "activation"], ["loss", "condition"], ["epoch", "seed"]],
-                 static={"condition": shown_sets, "epoch": [(str(epochs[-1]), epochs[-1])],
-                         "seed": [(str(k), k) for k in range(shown_seeds)]},
+    layout = [[n for n in row if n in controls]
+              for row in (["formulation", "activation"], ["loss", "condition"], ["epoch", "seed"])]
+    static = {"condition": shown_sets, "epoch": [(str(epochs[-1]), epochs[-1])],
+              "seed": [(str(k), k) for k in range(shown_seeds)]}
+    return _wire(controls, lambda choices: render(sweep, epochs, {**fixed, **choices}),
+                 layout=[row for row in layout if row],
+                 static={n: v for n, v in static.items() if n in controls},
                  note=note, alt="the network's decision boundary over its training data")
 
 

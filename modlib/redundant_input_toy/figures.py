@@ -128,8 +128,6 @@ def diagram_reliance() -> plt.Figure:
         ax.set(xlim=(-1, 1.1), ylim=(-1, 1.1), aspect="equal", xlabel="$x_1$", ylabel="$x_2$",
                xticks=[-1, 0, 1], yticks=[-1, 0, 1])
         ax.tick_params(labelsize=8)
-    axes[0].text(-0.5, -0.6, "arrows: the gradient of $z$\nat points of the held-out cell",
-                 ha="center", fontsize=7)
     return fig
 
 
@@ -210,13 +208,19 @@ def boundary_seeds(sweep, formulation: str, activation: str = "relu", loss: str 
     acc = a["test_acc_curve"][:, curve.index(epoch)]
     seeds = range(min(n, a["grids"].shape[0]))
     titles = [f"seed {s}: held-out acc. {acc[s]:.2f}" for s in seeds]
-    return small_multiples(a, formulation, [(s, snaps.index(epoch)) for s in seeds], titles,
-                           design=design)
+    fig = small_multiples(a, formulation, [(s, snaps.index(epoch)) for s in seeds], titles,
+                          design=design)
+    fig.suptitle(f"boundaries and held-out accuracy after epoch {epoch}", fontsize=9)
+    return fig
 
 
 CONTROL_NAMES = {"middle": "middle control", "corner": "corner control",
                  "even": "even-corner control"}
 CONTROL_STYLES = {"middle": "--", "corner": ":", "even": "-."}
+# each ternary control's colour, the same in every figure (the paper's setting is orange, NEGATIVE;
+# the held-out cell in training grey)
+CONTROL_COLOURS = {"middle": "#2ca02c", "corner": "#9467bd", "even": "#8c564b"}
+CELL_COLOUR = "0.5"
 
 
 def condition_label(design: str, reveal: float) -> str:
@@ -229,57 +233,81 @@ def condition_label(design: str, reveal: float) -> str:
 def seed_spread(sweep, activation: str = "relu", loss: str = "mse",
                 threshold: float | None = None) -> plt.Figure:
     """Every seed's held-out-cell accuracy in the paper's setting beside the controls (the ternary
-    ones; reveal 0, the held-out cell in training), one panel per formulation, same axes;
-    ``threshold``: a dotted line where a seed counts as generalising."""
+    ones; reveal 0, the held-out cell in training), one panel per formulation, same axes: the
+    paper's setting filled orange, each other training set an outline in its own colour and line
+    style (:data:`CONTROL_COLOURS`), named in the legend; ``threshold``: a dotted line where a seed
+    counts as generalising, labelled on the axes (not a series of the legend)."""
     s = sweep.settings
-    fig, axes = plt.subplots(1, len(s.formulations), figsize=(COLUMN, 3.1), sharex=True,
+    fig, axes = plt.subplots(1, len(s.formulations), figsize=(COLUMN, 3.3), sharex=True,
                              sharey=True, squeeze=False, layout="constrained")
     bins = np.linspace(0, 1, 21)
-    styles = [(("binary", 1.0), dict(color=NEGATIVE, alpha=0.6)),
-              *[((c, 1.0), dict(histtype="step", color="k", lw=1.5, ls=CONTROL_STYLES[c]))
-                for c in s.controls],
-              (("binary", min(s.reveals)), dict(histtype="step", color="0.55", lw=1.5))]
+    styles = [(("binary", 1.0), dict(color=NEGATIVE, alpha=0.55)),
+              (("binary", min(s.reveals)), dict(histtype="step", color=CELL_COLOUR, lw=2.2)),
+              *[((c, 1.0), dict(histtype="step", color=CONTROL_COLOURS[c], lw=1.8,
+                                ls=CONTROL_STYLES[c]))
+                for c in s.controls]]
     for ax, f in zip(axes[0], s.formulations):
         for (design, r), style in styles:
             if (design, r) not in s.conditions:
                 continue
             acc = sweep.arrays(activation, loss, f, r, design)["test_acc"]
-            ax.hist(np.clip(acc, 0, 1), bins=bins, label=condition_label(design, r), **style)
+            label = condition_label(design, r)
+            if design == "binary" and r == min(s.reveals):
+                label += " (cell in training)"
+            ax.hist(np.clip(acc, 0, 1), bins=bins, label=label, **style)
         if threshold is not None:
-            ax.axvline(threshold, color="0.3", ls=":", lw=1, label=f"generalises (≥ {threshold:g})")
+            ax.axvline(threshold, color="0.2", ls=":", lw=1)
+            ax.text(threshold - 0.01, 0.97, f"cut {threshold:g}: generalises →", ha="right",
+                    va="top", fontsize=8, color="0.2", transform=ax.get_xaxis_transform())
         ax.set_title(FORMULATION_NAMES[f], fontsize=9)
         ax.set_xlabel("held-out-cell accuracy of one seed", fontsize=9)
         ax.tick_params(labelsize=8)
     axes[0, 0].set_ylabel("seeds", fontsize=9)
-    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside lower center", ncol=2,
-               fontsize=8, frameon=False)
+    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside lower center", ncol=3,
+               fontsize=9, frameon=False)
     return fig
+
+
+def curve_sets(settings) -> list[tuple[str, float]]:
+    """The training sets :func:`reliance_curves` draws, six at most so that the lines stay
+    readable: the paper's setting, the held-out cell at its rarest (the largest reveal below 1),
+    the cell in training (the smallest reveal), and the ternary controls."""
+    reveals = sorted(settings.reveals, reverse=True)
+    picked = [reveals[0], *([reveals[1]] if len(reveals) > 2 else []), reveals[-1]]
+    return [("binary", r) for r in dict.fromkeys(picked)] + [(c, 1.0) for c in settings.controls]
+
+
+def _curve_style(settings, design: str, reveal: float) -> tuple[str, str, str]:
+    """``(colour, line style, label)`` of one training set in the curves: orange the paper's
+    setting, red the rare cell, grey the cell in training, each control its own colour and style."""
+    bits = toy.mutual_information(design, reveal)
+    if design in CONTROL_STYLES:
+        return CONTROL_COLOURS[design], CONTROL_STYLES[design], f"{CONTROL_NAMES[design]} ({bits:.2f} bits)"
+    if reveal == max(settings.reveals):
+        return NEGATIVE, "-", f"paper's setting, reveal {reveal:g} ({bits:.2f} bits)"
+    if reveal == min(settings.reveals):
+        return CELL_COLOUR, "-", f"cell in training, reveal {reveal:g} ({bits:.2f} bits)"
+    return "#d62728", "-", f"rare cell, reveal {reveal:g} ({bits:.2f} bits)"
 
 
 def reliance_curves(sweep, activation: str, loss: str, formulation: str, ax: plt.Axes | None = None,
                     legend: bool = True, metric: str = "reliance"):
     """The median of ``metric`` (reliance on x2, or ``test_acc_curve``) over seeds against the
-    epoch, one line per reveal level and a black one per ternary control; the band (25-75% of
-    seeds) only for the paper's setting and the controls, so the lines stay readable."""
+    epoch, one line per training set of :func:`curve_sets` (the other reveal levels are in the
+    sweep's figures and tables); the band (25-75% of seeds) only for the paper's setting and the
+    cell in training, so the lines stay readable."""
     ax = ax or plt.subplots(figsize=(COLUMN / 2, 3))[1]
-    cmap = plt.get_cmap("viridis")
-    conds = sweep.settings.conditions
-    reveals = sweep.settings.reveals
-    for design, r in conds:
+    s = sweep.settings
+    for design, r in curve_sets(s):
         a = sweep.arrays(activation, loss, formulation, r, design)
         epochs = a["curve_epochs"].astype(float)
         epochs[0] = 0.5  # show the initialisation on the log axis
         q25, med, q75 = np.percentile(a[metric], [25, 50, 75], axis=0)
-        bits = toy.mutual_information(design, r)
-        if design in CONTROL_STYLES:
-            colour, style = "k", CONTROL_STYLES[design]
-            label = f"{design} ({bits:.3f} bits)"
-        else:
-            colour = cmap(0.9 * reveals.index(r) / max(len(reveals) - 1, 1))
-            style, label = "-", f"{r:g} ({bits:.3f} bits)"
-        ax.plot(epochs, med, color=colour, lw=1.5, ls=style, label=label)
-        if design != "binary" or r in (max(reveals), min(reveals)):
-            ax.fill_between(epochs, q25, q75, color=colour, alpha=0.12, lw=0)
+        colour, style, label = _curve_style(s, design, r)
+        ax.plot(epochs, med, color=colour, lw=1.8 if r == 1.0 and design == "binary" else 1.4,
+                ls=style, label=label)
+        if design == "binary" and r in (max(s.reveals), min(s.reveals)):
+            ax.fill_between(epochs, q25, q75, color=colour, alpha=0.15, lw=0)
     ax.set_xscale("log")
     ax.set_xlabel("epoch (log scale; init. at 0.5)", fontsize=9)
     ylabel = "reliance $R$ on $x_2$" if metric == "reliance" else "held-out-cell accuracy"
@@ -288,7 +316,7 @@ def reliance_curves(sweep, activation: str, loss: str, formulation: str, ax: plt
     ax.tick_params(labelsize=8)
     ax.grid(alpha=0.3)
     if legend:
-        ax.legend(fontsize=8, title="reveal ($I(Y_1;Y_2)$)", title_fontsize=8)
+        ax.legend(fontsize=8, title="training set ($I(Y_1;Y_2)$)", title_fontsize=8)
     return ax
 
 
@@ -303,19 +331,20 @@ def reliance_figure(sweep, activation: str = "relu", loss: str = "mse",
         reliance_curves(sweep, activation, loss, f, ax=ax, legend=False, metric=metric)
     for ax in axes[0, 1:]:
         ax.set_ylabel("")
-    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside lower center", ncol=4,
-               fontsize=8, frameon=False, title="training set: reveal ($I(Y_1;Y_2)$)",
-               title_fontsize=8)
+    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside lower center", ncol=2,
+               fontsize=9, frameon=False, title="training set ($I(Y_1;Y_2)$ in training)",
+               title_fontsize=9)
     return fig
 
 
 def training_curves(sweep, activation: str = "relu", loss: str = "mse",
                     mark: int | None = None) -> plt.Figure:
     """Median held-out accuracy (top) and reliance (bottom) over seeds against the epoch, one
-    column per formulation, one line per training set (:func:`reliance_curves`); ``mark``: a
-    dotted line at that epoch (the paper's training length)."""
+    column per formulation, one line per training set of :func:`curve_sets`
+    (:func:`reliance_curves`); ``mark``: a dotted line at that epoch (the paper's training length),
+    labelled."""
     fs = sweep.settings.formulations
-    fig, axes = plt.subplots(2, len(fs), figsize=(COLUMN, 6.2), sharex=True, sharey="row",
+    fig, axes = plt.subplots(2, len(fs), figsize=(COLUMN, 6.6), sharex=True, sharey="row",
                              squeeze=False, layout="constrained")
     for j, f in enumerate(fs):
         for i, metric in enumerate(("test_acc_curve", "reliance")):
@@ -323,44 +352,59 @@ def training_curves(sweep, activation: str = "relu", loss: str = "mse",
             reliance_curves(sweep, activation, loss, f, ax=ax, legend=False, metric=metric)
             if mark is not None:
                 ax.axvline(mark, color="0.3", ls=":", lw=1)
+                if i == 0:
+                    ax.text(mark, 0.03, f"epoch {mark} ", ha="right", va="bottom", fontsize=8,
+                            color="0.3", transform=ax.get_xaxis_transform())
             if i == 0:
                 ax.set_xlabel("")
             else:
                 ax.set_title("")
             if j > 0:
                 ax.set_ylabel("")
-    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside lower center", ncol=4,
-               fontsize=8, frameon=False, title="training set: reveal (I(Y₁;Y₂))",
-               title_fontsize=8)
+    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside lower center", ncol=2,
+               fontsize=9, frameon=False, title="training set (I(Y₁;Y₂) in training)",
+               title_fontsize=9)
     return fig
 
 
 def sweep_summary(sweep, metric: str = "test_acc", ylabel: str = "held-out-cell accuracy") -> plt.Figure:
-    """``metric`` (mean over seeds, error bar = std) against how much of the held-out cell training
-    sees (reveal), with the ternary controls left of the paper's setting; one panel per formulation
-    on the same y-axis, one line per (activation, loss), nudged sideways so that the error bars do
-    not hide each other; one legend below the panels."""
+    """``metric`` (mean over seeds, error bar = std) for every training set, one panel per
+    formulation, one above the other on the same y-axis: the ternary controls (squares) on the left,
+    then the reveal levels from the paper's setting (1) to the cell in training (0), each training
+    set at its own equally spaced place on the x-axis (the levels near 1 would otherwise pile up);
+    one line per (activation, loss), the lines side by side within each place so that the error
+    bars stay apart; one legend below the panels."""
     s = sweep.settings
-    fig, axes = plt.subplots(1, len(s.formulations), figsize=(COLUMN, 3.2), sharey=True,
-                             squeeze=False, layout="constrained")
+    fig, axes = plt.subplots(len(s.formulations), 1, figsize=(COLUMN, 2.5 * len(s.formulations) + 0.8),
+                             sharey=True, sharex=True, squeeze=False, layout="constrained")
     n = len(sweep.groups)
-    at = {c: 1.2 + 0.3 * i for i, c in enumerate(s.controls)}  # the controls on the axis
-    for ax, f in zip(axes[0], s.formulations):
+    at = {c: i for i, c in enumerate(s.controls)}  # the controls' places on the x-axis
+    first = len(at) + 0.6 if at else 0  # the reveal levels start after a gap
+    place = {r: first + k for k, r in enumerate(sorted(s.reveals, reverse=True))}
+    for ax, f in zip(axes[:, 0], s.formulations):
         for g, (activation, loss) in enumerate(sweep.groups):
             vals = np.array([sweep.arrays(activation, loss, f, r)[metric] for r in s.reveals])  # [R, S]
-            nudge = (g - (n - 1) / 2) * 0.012
-            line = ax.errorbar(np.array(s.reveals) + nudge, vals.mean(1), yerr=vals.std(1),
-                               marker="o", ms=3, capsize=2, lw=1.2, label=f"{activation}, {loss}")
+            nudge = (g - (n - 1) / 2) * 0.16
+            xs = np.array([place[r] for r in s.reveals]) + nudge
+            line = ax.errorbar(xs, vals.mean(1), yerr=vals.std(1), marker="o", ms=3.5, capsize=2,
+                               lw=1.2, label=f"{activation}, {loss}")
             for c, x in at.items():
                 v = sweep.arrays(activation, loss, f, 1.0, c)[metric]
-                ax.errorbar([x + nudge], [v.mean()], yerr=[v.std()], marker="s", ms=4,
+                ax.errorbar([x + nudge], [v.mean()], yerr=[v.std()], marker="s", ms=4.5,
                             capsize=2, mfc="white", color=line[0].get_color())
-        ax.set_xticks([*at.values(), 1.0, 0.5, 0.0], [*at, "1", "0.5", "0"])
+        ax.set_xticks([*at.values(), *place.values()],
+                      [*at, *[f"{r:g}" for r in place]])
         if at:
-            ax.axvline(1.1, color="0.6", lw=0.8)  # the controls | the reveal levels
-        ax.invert_xaxis()
-    return _finish(fig, axes, s.formulations, "reveal (1: paper's setting; 0: cell in training)",
-                   ylabel, n)
+            ax.axvline(first - 0.8, color="0.6", lw=0.8)  # the controls | the reveal levels
+        ax.set_title(FORMULATION_NAMES[f], fontsize=9)
+        ax.set_ylabel(ylabel, fontsize=9)
+        ax.tick_params(labelsize=8)
+        ax.grid(alpha=0.3)
+    axes[-1, 0].set_xlabel("training set: the ternary controls | reveal (1: paper's setting; "
+                           "0: cell in training)", fontsize=9)
+    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside lower center", ncol=n,
+               fontsize=9, frameon=False)
+    return fig
 
 
 def animate_boundaries(sweep, settings: list[tuple[str, str, str, float, str]], seed: int = 0,
@@ -401,44 +445,51 @@ def _finish(fig, axes, formulations, xlabel: str, ylabel: str, ncol: int) -> plt
         ax.grid(alpha=0.3)
     axes[0, 0].set_ylabel(ylabel, fontsize=9)
     fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside lower center", ncol=ncol,
-               fontsize=8, frameon=False)
+               fontsize=9, frameon=False)
     return fig
 
 
 # ---------------------------------------------------------------- the distribution over seeds
 
-def threshold_curve(sweep, threshold: float, activation: str = "relu", loss: str = "mse") -> plt.Figure:
+def threshold_curve(sweep, threshold: float, activation: str = "relu", loss: str = "mse",
+                    low: float = 0.5) -> plt.Figure:
     """The share of seeds whose held-out accuracy is at least each threshold (y) against the
-    threshold (x), one panel per formulation: the paper's setting with its Wilson 95% band and its
-    median (a dashed line), the ternary controls and ``reveal = 0`` as thin lines; ``threshold``, the
-    chapter's cut, dotted. Reading rule: a curve that stays high far to the right has many seeds
-    that get nearly all of the cell right; the cut reads one point off each curve."""
+    threshold (x, from ``low`` to 1, where the curves part), one panel per formulation: the paper's
+    setting with its Wilson 95% band and its median (a dashed line, labelled beside the curve), the
+    ternary controls (:data:`CONTROL_COLOURS`) and ``reveal = 0`` (grey) as thin lines;
+    ``threshold``, the chapter's cut, dotted. Reading rule: a curve that stays high far to the
+    right has many seeds that get nearly all of the cell right; the cut reads one point off each
+    curve."""
     from modlib.redundant_input_toy import findings
 
     s = sweep.settings
-    fig, axes = plt.subplots(1, len(s.formulations), figsize=(COLUMN, 3.3), sharey=True,
+    fig, axes = plt.subplots(1, len(s.formulations), figsize=(COLUMN, 3.5), sharey=True,
                              squeeze=False, layout="constrained")
     t = findings.THRESHOLDS
     for ax, f in zip(axes[0], s.formulations):
+        acc = sweep.arrays(activation, loss, f, min(s.reveals))["test_acc"]
+        ax.plot(t, findings.share_curve(acc)[0], color=CELL_COLOUR, lw=1.5,
+                label=condition_label("binary", min(s.reveals)) + " (cell in training)")
         for c in s.controls:
             acc = sweep.arrays(activation, loss, f, 1.0, c)["test_acc"]
-            ax.plot(t, findings.share_curve(acc)[0], color="k", lw=1, ls=CONTROL_STYLES[c],
-                    label=condition_label(c, 1.0))
-        acc = sweep.arrays(activation, loss, f, min(s.reveals))["test_acc"]
-        ax.plot(t, findings.share_curve(acc)[0], color="0.55", lw=1.2,
-                label=condition_label("binary", min(s.reveals)))
+            ax.plot(t, findings.share_curve(acc)[0], color=CONTROL_COLOURS[c], lw=1.5,
+                    ls=CONTROL_STYLES[c], label=condition_label(c, 1.0))
         acc = sweep.arrays(activation, loss, f)["test_acc"]
-        share, low, high = findings.share_curve(acc)
-        ax.fill_between(t, low, high, color=NEGATIVE, alpha=0.2, lw=0)
-        ax.plot(t, share, color=NEGATIVE, lw=2, label="paper's setting (band: 95% Wilson)")
+        share, lo, hi = findings.share_curve(acc)
+        ax.fill_between(t, lo, hi, color=NEGATIVE, alpha=0.2, lw=0)
+        ax.plot(t, share, color=NEGATIVE, lw=2.2, label="paper's setting (band: 95% Wilson)")
         med = float(np.median(acc))
         ax.axvline(med, color=NEGATIVE, ls="--", lw=1)
-        ax.annotate(f"median {med:.2f}", (med, 0.04), xytext=(-4, 0), textcoords="offset points",
-                    ha="right", fontsize=8, color=NEGATIVE)
-        ax.axvline(threshold, color="0.3", ls=":", lw=1)
-        ax.set(xlim=(0, 1), ylim=(0, 1.02))
+        # the median's label left of both vertical lines, so that neither crosses it
+        ax.annotate(f"median\n{med:.2f}", (med, 0.2), xytext=(min(med, threshold) - 0.03, 0.2),
+                    ha="right", va="center", fontsize=8, color=NEGATIVE,
+                    arrowprops=dict(arrowstyle="->", color=NEGATIVE, lw=0.8))
+        ax.axvline(threshold, color="0.2", ls=":", lw=1)
+        ax.text(threshold - 0.006, 0.02, f"cut {threshold:g}", ha="right", va="bottom", fontsize=8,
+                color="0.2")
+        ax.set(xlim=(low, 1), ylim=(0, 1.02))
     return _finish(fig, axes, s.formulations, "threshold on held-out-cell accuracy",
-                   "share of seeds at or above it", 3)
+                   "share of seeds at or above it", 2)
 
 
 def quantile_seeds(sweep, formulation: str, quantiles=(0.1, 0.5, 0.9), activation: str = "relu",
@@ -454,7 +505,11 @@ def quantile_seeds(sweep, formulation: str, quantiles=(0.1, 0.5, 0.9), activatio
         seed = int(np.argmin(np.abs(acc[:stored] - target)))
         picks.append((seed, len(a["snapshot_epochs"]) - 1))
         titles.append(f"seed {seed}: {acc[seed]:.2f}\n({q:.0%} quantile: {target:.2f})")
-    return small_multiples(a, formulation, picks, titles, ncols=len(quantiles))
+    fig = small_multiples(a, formulation, picks, titles, ncols=len(quantiles))
+    last = int(a["snapshot_epochs"][-1])
+    fig.suptitle(f"boundaries and held-out accuracy after epoch {last}, the end of training",
+                 fontsize=9)
+    return fig
 
 
 # ---------------------------------------------------------------- without gradient descent
@@ -484,37 +539,42 @@ def baseline_boundaries(st, formulation: str = "b", seed: int = 0) -> plt.Figure
 
 
 def baseline_reliance(st) -> plt.Figure:
-    """The reliance R on x2 (median over seeds, bar: 25th to 75th percentile; log scale) of every
-    minimiser, in the paper's setting (orange) and in the training sets where x2 is uncorrelated
-    with Y1 (grey: the cell in training; black: the ternary controls), one panel per formulation."""
+    """The reliance R on x2 (median over seeds, bar: 25th to 75th percentile; log scale, on the
+    horizontal axis) of every minimiser, one row each with its name written horizontally, in the
+    paper's setting (orange) and in the training sets where x2 is uncorrelated with Y1 (grey: the
+    cell in training; the ternary controls in their colours), one panel per formulation."""
     arms = st.arms("baselines")
     conds = st.conditions("baselines")
     fs = st.sweep.settings.formulations
-    fig, axes = plt.subplots(1, len(fs), figsize=(COLUMN, 3.6), sharey=True, squeeze=False,
-                             layout="constrained")
+    fig, axes = plt.subplots(1, len(fs), figsize=(COLUMN, 4.2), sharey=True, sharex=True,
+                             squeeze=False, layout="constrained")
     styles = {("binary", 1.0): dict(color=NEGATIVE, marker="o", ms=6)}
     for c in conds[1:]:
         d = c[0]
-        styles[c] = dict(color="0.55" if d == "binary" else "k", mfc="white",
-                         marker={"binary": "s", "middle": "^", "corner": "v", "even": "D"}[d], ms=4)
+        styles[c] = dict(color=CELL_COLOUR if d == "binary" else CONTROL_COLOURS[d], mfc="white",
+                         marker={"binary": "s", "middle": "^", "corner": "v", "even": "D"}[d], ms=4.5)
     for ax, f in zip(axes[0], fs):
         for j, cond in enumerate(conds):
-            offset = (j - (len(conds) - 1) / 2) * 0.12
+            offset = (j - (len(conds) - 1) / 2) * 0.17
             for i, arm in enumerate(arms):
                 r = st.arrays("baselines", arm, f, *cond)["reliance"]
                 q25, med, q75 = np.percentile(r, [25, 50, 75])
                 label = condition_label(*cond) if i == 0 else None
-                ax.errorbar([i + offset], [med], yerr=[[med - q25], [q75 - med]], capsize=2, lw=1,
+                if cond[0] == "binary" and label and cond[1] != 1.0:
+                    label += " (cell in training)"
+                ax.errorbar([med], [i + offset], xerr=[[med - q25], [q75 - med]], capsize=2, lw=1,
                             ls="none", label=label, **styles[cond])
-        ax.axvspan(-0.5, 0.5, color="0.92", zorder=0)
-        ax.set_yscale("log")
-        ax.set_xticks(range(len(arms)), [BASELINE_NAMES[a] for a in arms], rotation=90, fontsize=7)
+        ax.axhspan(-0.5, 0.5, color="0.92", zorder=0)
+        ax.set_xscale("log")
+        ax.set_yticks(range(len(arms)), [BASELINE_NAMES[a] for a in arms], fontsize=8)
+        ax.set_ylim(len(arms) - 0.5, -0.5)  # the trained network on top
         ax.set_title(FORMULATION_NAMES[f], fontsize=9)
-        ax.tick_params(axis="y", labelsize=8)
-        ax.grid(alpha=0.3, axis="y")
-    axes[0, 0].set_ylabel("reliance $R$ on $x_2$ (median, log scale)", fontsize=9)
-    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside lower center", ncol=4,
-               fontsize=8, frameon=False)
+        ax.set_xlabel("reliance $R$ on $x_2$ (median, log scale)", fontsize=9)
+        ax.tick_params(axis="x", labelsize=8)
+        ax.tick_params(axis="y", length=0)
+        ax.grid(alpha=0.3, axis="x")
+    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="outside lower center", ncol=2,
+               fontsize=9, frameon=False)
     return fig
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from modlib.redundant_input_toy.experiment import GENERALIZES
-from modlib.stats import CLEAR, Finding, Verdict, distinct_units, marked, paired, wilson
+from modlib.stats import CLEAR, UNDECIDED, Finding, Verdict, distinct_units, marked, paired, wilson
 
 # an arm (one setting's seeds) *trained* when its mean training accuracy reaches this
 TRAINED = 0.95
@@ -23,20 +23,38 @@ def trained(arrays: dict) -> bool:
 
 
 def compare(x: np.ndarray, y: np.ndarray, arms: list[dict], percent: bool = True,
-            paper: float = CLEAR, shares: bool = True) -> tuple[Verdict, str]:
+            paper: float = CLEAR, shares: bool = True, own: bool = False) -> tuple[Verdict, str]:
     """The verdict (:func:`modlib.stats.verdict`) on "``x`` exceeds ``y``", one value per seed in
     two settings that share each seed's initial weights (:func:`modlib.stats.paired`: Newcombe's
     interval for the shares of seeds that generalise, ``shares``; a t interval for measurements,
     such as the reliance), the units
     counted by :func:`modlib.stats.distinct_units` of the ``arms``' held-out accuracies, every arm
     :func:`trained`. The paper reports a direction, not a size: ``paper`` is
-    :data:`modlib.stats.CLEAR`, the stated margin. Returns the verdict and its text."""
+    :data:`modlib.stats.CLEAR`, the stated margin. Returns the verdict and its text.
+
+    ``own``: the statement is the book's own hypothesis or check, not a claim of the paper; the
+    same rule decides it, but its text ends "holds" / "does not hold" (:func:`marked_own`), since
+    "reproduced" is said of the paper's claims only."""
     # the units: seeds whose arms differ in what was measured (not in a 0/1 outcome alone)
     units = distinct_units(x, y, *(a[k] for a in arms for k in ("test_acc", "reliance") if k in a))
     effect = paired(x, y, units=units, shares=shares)
     v = effect.verdict(paper=paper, trained=all(trained(a) for a in arms),
                        source="the stated margin of" if paper == CLEAR else "the paper's")
-    return v, effect.text(percent) + marked(v, f"mean training accuracy below {TRAINED:.0%}")
+    mark = marked_own if own else marked
+    return v, effect.text(percent) + mark(v, f"mean training accuracy below {TRAINED:.0%}")
+
+
+HOLDS, DOES_NOT_HOLD = "holds", "does not hold"
+
+
+def marked_own(v: Verdict, untrained: str = "") -> str:
+    """A verdict on the book's own hypothesis as the page prints it after its interval: the rule's
+    outcome in the words for a hypothesis, ``" — holds"`` (the rule would say reproduced),
+    ``" — does not hold"`` (not reproduced), or ``" — ? cannot be decided here (why)"``; no ✓ or
+    ✗, which the page keeps for the paper's claims."""
+    if v.outcome == UNDECIDED:
+        return marked(v, untrained)
+    return f" — {HOLDS if v.reproduced else DOES_NOT_HOLD}"
 
 
 def _share(generalises: np.ndarray) -> str:
@@ -52,7 +70,10 @@ def redundant_input(sweep, threshold: float, paper_epochs: int) -> dict[str, Fin
     intervals; differences between settings with paired intervals over seeds (the unit; the
     settings share each seed's initial weights): :func:`compare`.
     ``holds`` says the verdict (:func:`compare`, :func:`modlib.stats.verdict`) is *reproduced*,
-    which needs both arms :func:`trained`; the text ends with the mark. For
+    which needs both arms :func:`trained`; the text ends with the mark: ✓ / ✗ for the paper's
+    claim (``cell-<f>``: fewer seeds generalise than with the held-out cell in training), "holds" /
+    "does not hold" for the book's own hypotheses (every other comparison, ``own`` in
+    :func:`compare`). For
     ``<control>-<f>`` and ``cell-<f>``, more seeds generalise in the control than in the paper's
     setting; for ``reliance-<control>-<f>``, R ends higher in the paper's setting; ``loss-*``, a
     check (no paper's claim): both arms trained and the paired interval of the two losses' shares
@@ -72,7 +93,8 @@ def redundant_input(sweep, threshold: float, paper_epochs: int) -> dict[str, Fin
         others.append(("cell", arrays(f, reveal=min(s.reveals)),
                        f"reveal {min(s.reveals):g} (the held-out cell in training)"))
         for name, other, label in others:
-            v, text = compare(gen(other), gen(paper), [other, paper])
+            # the held-out cell in training is the paper's claim; the controls are the book's
+            v, text = compare(gen(other), gen(paper), [other, paper], own=name != "cell")
             out[f"{name}-{f}"] = Finding(
                 f"{name}-{f}", v.reproduced,
                 f"({f}): {_share(gen(paper))} of seeds generalise in the paper's setting, "
@@ -80,7 +102,7 @@ def redundant_input(sweep, threshold: float, paper_epochs: int) -> dict[str, Fin
         for c in s.controls:
             control = arrays(f, design=c)
             v, text = compare(paper["final_reliance"], control["final_reliance"], [paper, control], False,
-                              shares=False)
+                              shares=False, own=True)
             out[f"reliance-{c}-{f}"] = Finding(
                 f"reliance-{c}-{f}", v.reproduced,
                 f"({f}): the median reliance R ends at {np.median(paper['final_reliance']):.2f} in "
@@ -101,7 +123,7 @@ def redundant_input(sweep, threshold: float, paper_epochs: int) -> dict[str, Fin
                 f"{s.losses[1]}; difference {text}.")
         if {"relu", "tanh"} <= set(s.activations):
             relu, tanh = gen(arrays(f, "relu")), gen(arrays(f, "tanh"))
-            v, text = compare(tanh, relu, [arrays(f, "tanh"), arrays(f, "relu")])
+            v, text = compare(tanh, relu, [arrays(f, "tanh"), arrays(f, "relu")], own=True)
             out[f"tanh-{f}"] = Finding(
                 f"tanh-{f}", v.reproduced,
                 f"({f}, squared loss, the paper's setting): {_share(relu)} generalise with ReLU, "
@@ -121,7 +143,7 @@ def redundant_input(sweep, threshold: float, paper_epochs: int) -> dict[str, Fin
     if len(s.formulations) == 2:
         arms = [arrays(f) for f in s.formulations]
         a, b = (gen(arm) for arm in arms)
-        v, text = compare(a, b, arms)
+        v, text = compare(a, b, arms, own=True)
         out["formulation"] = Finding(
             "formulation", v.reproduced,
             f"ReLU, squared loss, the paper's setting: {_share(a)} generalise in "
@@ -191,7 +213,8 @@ def distribution(sweep, threshold: float, cuts=(0.9, 0.85, 0.8)) -> dict[str, Fi
         others = [(c, sweep.arrays("relu", "mse", f, 1.0, c), f"the {c} control") for c in s.controls]
         others.append(("cell", sweep.arrays("relu", "mse", f, min(s.reveals)), "the cell in training"))
         for name, other, label in others:
-            v, text = compare(other["test_acc"], acc, [other, paper], percent=False, shares=False)
+            v, text = compare(other["test_acc"], acc, [other, paper], percent=False, shares=False,
+                              own=name != "cell")
             out[f"acc-{name}-{f}"] = Finding(
                 f"acc-{name}-{f}", v.reproduced,
                 f"({f}): mean held-out accuracy {acc.mean():.2f} in the paper's setting, "
@@ -210,7 +233,9 @@ def baselines(st) -> dict[str, Finding]:
     paper's setting, each formulation. ``nogd-<baseline>-<f>``: the verdict on "gradient descent
     relies on x2 more than this minimiser" (R of the sweep's trained network minus the baseline's,
     paired by seed: the same training points). ``heldout-<baseline>-<f>``: how it does on the held-out
-    cell (a statement, no verdict; ``holds`` when it fits its training set)."""
+    cell (a statement, no verdict; ``holds`` when it fits its training set). The page attributes the
+    reliance to gradient descent; the paper ran no such minimisers, so ``nogd-*`` is the book's own
+    hypothesis and ends "holds" / "does not hold"."""
     from modlib.redundant_input_toy.studies import GRADIENT_DESCENT
 
     out = {}
@@ -218,7 +243,7 @@ def baselines(st) -> dict[str, Finding]:
         gd = st.arrays("baselines", GRADIENT_DESCENT, f)
         for name in st.arms("baselines")[1:]:
             b = st.arrays("baselines", name, f)
-            v, text = compare(gd["reliance"], b["reliance"], [gd, b], percent=False, shares=False)
+            v, text = compare(gd["reliance"], b["reliance"], [gd, b], percent=False, shares=False, own=True)
             out[f"nogd-{name}-{f}"] = Finding(
                 f"nogd-{name}-{f}", v.reproduced,
                 f"({f}) {name}: median R {_median(b):.2f}, against {_median(gd):.2f} after gradient "
@@ -239,7 +264,9 @@ def mechanism(st) -> dict[str, Finding]:
     the reliance left after ordinary training is inherited from the initial weights" (paper's
     setting: ordinary minus zero-x2); ``zero-gen-<f>``, on "started without x2, more seeds
     generalise" (share, zero-x2 minus ordinary); ``early-<f>``, how the zero arm's median R rises
-    update by update (``holds`` when it rises above 0.05 in the paper's setting)."""
+    update by update (``holds`` when it rises above 0.05 in the paper's setting). ``built-<f>`` is
+    the paper's argument (marked ✓ / ✗); ``inherited-<f>`` and ``zero-gen-<f>`` are the book's own
+    hypotheses ("holds" / "does not hold")."""
     from modlib.redundant_input_toy.studies import reliance_curve
 
     out, cell = {}, ("binary", min(st.settings["mechanism"].reveals))
@@ -253,13 +280,14 @@ def mechanism(st) -> dict[str, Finding]:
             f"built-{f}", v.reproduced,
             f"({f}) started with no weight on x2: median R ends at {_median(zero):.2f} in the paper's "
             f"setting and {_median(zero_cell):.2f} with the held-out cell in training; difference {text}.")
-        v, text = compare(ordinary["reliance"], zero["reliance"], [ordinary, zero], False, shares=False)
+        v, text = compare(ordinary["reliance"], zero["reliance"], [ordinary, zero], False, shares=False,
+                          own=True)
         out[f"inherited-{f}"] = Finding(
             f"inherited-{f}", v.reproduced,
             f"({f}) paper's setting: median R ends at {_median(ordinary):.2f} from the ordinary "
             f"initialisation and {_median(zero):.2f} from zero x2 weights; difference {text}.")
         gen = [(a["test_acc"] >= GENERALIZES).astype(float) for a in (zero, ordinary)]
-        v, text = compare(*gen, [zero, ordinary])
+        v, text = compare(*gen, [zero, ordinary], own=True)
         out[f"zero-gen-{f}"] = Finding(
             f"zero-gen-{f}", v.reproduced,
             f"({f}) paper's setting: {gen[0].mean():.0%} of seeds generalise from zero x2 weights, "
@@ -282,7 +310,8 @@ def scale(st) -> dict[str, Finding]:
     """Scale and margin apart. ``scale-<shape>``: the verdict on "the larger input scale lowers the
     share of seeds that generalise" (x1 minus x5, with or without a margin); ``margin-<scale>``: on
     "the margin lowers it" (no margin minus margin, at either scale); ``formulation-control``: (a)
-    against (b) on the same draws (the chapter's "(a) is milder than (b)")."""
+    against (b) on the same draws (the chapter's "(a) is milder than (b)"). All are the book's own
+    hypotheses: each ends "holds" / "does not hold"."""
     out = {}
 
     def gen(shape, sc):
@@ -295,7 +324,7 @@ def scale(st) -> dict[str, Finding]:
              "formulation-control": (("a", "x1"), ("b", "x5"))}
     for key, (first, second) in pairs.items():
         (x, a), (y, b) = gen(*first), gen(*second)
-        v, text = compare(x, y, [a, b])
+        v, text = compare(x, y, [a, b], own=True)
         out[key] = Finding(key, v.reproduced,
                            f"{x.mean():.0%} of seeds generalise in {names[first]}, {y.mean():.0%} in "
                            f"{names[second]}; difference {text}.")

@@ -13,6 +13,11 @@ from modlib.plots import COLUMN, _jshtml
 # the paper's Fig. 3: setting A blue (train) and cyan (test), setting B red (train) and brown (test)
 AB_COLOURS = {("A", "train"): "#1f77b4", ("A", "test"): "#17becf",
               ("B", "train"): "#d62728", ("B", "test"): "#8c564b"}
+# and, since red and brown are hard to tell apart, every test curve dashed, every training curve solid
+SPLIT_STYLE = {"train": "-", "test": "--"}
+# accuracy axes: room below 0 and above 1, so that a curve at 0 (setting A's test on SCAN) or at 1
+# is drawn clear of the frame instead of on the spine
+YLIM = (-0.05, 1.05)
 
 
 def digit_pairs_figure(rows: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]) -> plt.Figure:
@@ -38,14 +43,14 @@ def ab_curves(ax: plt.Axes, runs, experiment: str, seed: int | None = None) -> N
         a = runs.arrays(f"{experiment}-{setting}")
         for split in ("train", "test"):
             values = a[f"acc_{split}"]
-            colour = AB_COLOURS[setting, split]
+            colour, ls = AB_COLOURS[setting, split], SPLIT_STYLE[split]
             if seed is None:
                 mean, std = values.mean(0), values.std(0)
                 ax.fill_between(a["eval_steps"], mean - std, mean + std, color=colour, alpha=0.2, lw=0)
-                ax.plot(a["eval_steps"], mean, color=colour, lw=1.5, label=f"{split} {setting}")
+                ax.plot(a["eval_steps"], mean, color=colour, lw=1.5, ls=ls, label=f"{split} {setting}")
             else:
-                ax.plot(a["eval_steps"], values[seed], color=colour, lw=1.2, label=f"{split} {setting}")
-    ax.set_ylim(-0.02, 1.02)
+                ax.plot(a["eval_steps"], values[seed], color=colour, lw=1.2, ls=ls, label=f"{split} {setting}")
+    ax.set_ylim(*YLIM)
     ax.set_xlabel("training step", fontsize=8)
     ax.set_ylabel("accuracy", fontsize=8)
     ax.tick_params(labelsize=7)
@@ -54,7 +59,8 @@ def ab_curves(ax: plt.Axes, runs, experiment: str, seed: int | None = None) -> N
 
 def accuracy_curves(runs, experiment: str, log: bool = False) -> plt.Figure:
     """The paper's Fig. 3 for one experiment of a :class:`ResistRuns` (``"mnist"`` or
-    ``"scan"``): accuracy on training-distribution and test data in settings A and B."""
+    ``"scan"``): accuracy on training-distribution (solid) and test data (dashed) in settings A
+    and B."""
     fig, ax = plt.subplots(figsize=(COLUMN * 0.75, 2.8))
     ab_curves(ax, runs, experiment)
     if log:
@@ -130,7 +136,7 @@ def swap_curves(runs) -> plt.Figure:
         ax.plot(a["eval_steps"], a["acc_train"].mean(0), color=colour, lw=1.5, label=f"train {setting}")
         ax.plot(a["eval_steps"], a["acc_swapped"].mean(0), color=colour, lw=1.5, ls="--",
                 label=f"train {setting}, right digit replaced")
-    ax.set_ylim(-0.02, 1.02)
+    ax.set_ylim(*YLIM)
     ax.set_xlabel("training step", fontsize=8)
     ax.set_ylabel("accuracy", fontsize=8)
     ax.tick_params(labelsize=7)
@@ -152,7 +158,7 @@ def scan_detail(runs) -> plt.Figure:
             mean, std = a[key].mean(0), a[key].std(0)
             colour = AB_COLOURS[setting, split]
             ax.fill_between(a["eval_steps"], mean - std, mean + std, color=colour, alpha=0.2, lw=0)
-            ax.plot(a["eval_steps"], mean, color=colour, lw=1.5, label=f"setting {setting}")
+            ax.plot(a["eval_steps"], mean, color=colour, lw=1.5, ls=SPLIT_STYLE[split], label=f"setting {setting}")
         ax.set_xscale("symlog", linthresh=10)
         ax.set_xlim(left=0)
         ax.set_title(title, fontsize=9)
@@ -161,7 +167,7 @@ def scan_detail(runs) -> plt.Figure:
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7, loc="center right")
     axes[0].set_ylabel("accuracy", fontsize=8)
-    axes[0].set_ylim(-0.02, 1.02)
+    axes[0].set_ylim(*YLIM)
     fig.tight_layout()
     return fig
 
@@ -188,34 +194,40 @@ def _legend(ax, **kwargs) -> None:
 
 
 def _style(ax, log: bool = False):
+    """Axes, scale and limits of a panel of curves. Call it *after* plotting: ``set_xlim`` turns
+    x autoscaling off, so limits fixed before the curves are drawn stay at matplotlib's empty-axes
+    default (0 to 1), and a symlog panel then shows only steps 0 and 1 (Fig. 3.9's empty SCAN panel
+    did exactly that)."""
     if log:
         ax.set_xscale("symlog", linthresh=10)
         ax.set_xlim(left=0)
-    ax.set_ylim(-0.02, 1.02)
+    ax.set_ylim(*YLIM)
     ax.set_xlabel("training step", fontsize=8)
     ax.tick_params(labelsize=7)
     ax.grid(alpha=0.3)
 
 
 def control_curves(runs) -> plt.Figure:
-    """Chapter 3's controls: test accuracy against the step in settings A (cyan), B (brown) and the
-    control C (light green), with C's training accuracy (green); MNIST pairs left, SCAN right (exact
+    """Chapter 3's controls: test accuracy (dashed) against the step in settings A (cyan), B (brown)
+    and the control C (light green), with C's training accuracy (solid green); MNIST pairs left, SCAN right (exact
     match, linear up to 10 steps, logarithmic after). Means over seeds with a band of one standard
     deviation; an experiment whose control is not in ``runs`` is left empty."""
     fig, axes = plt.subplots(1, 2, figsize=(COLUMN, 2.7), sharey=True)
     for ax, experiment in zip(axes, ("mnist", "scan")):
         ax.set_title("MNIST pairs" if experiment == "mnist" else 'SCAN "jump"', fontsize=9)
-        _style(ax, log=experiment == "scan")
         if f"{experiment}-C" not in runs.rows:
+            _style(ax, log=experiment == "scan")
             _absent(ax)
             continue
         for setting in ("A", "B"):
             if f"{experiment}-{setting}" in runs.rows:
                 a = runs.arrays(f"{experiment}-{setting}")
-                _band(ax, a["eval_steps"], a["acc_test"], AB_COLOURS[setting, "test"], f"test {setting}")
+                _band(ax, a["eval_steps"], a["acc_test"], AB_COLOURS[setting, "test"], f"test {setting}",
+                      ls=SPLIT_STYLE["test"])
         c = runs.arrays(f"{experiment}-C")
         _band(ax, c["eval_steps"], c["acc_train"], C_COLOURS["train"], "train C")
         _band(ax, c["eval_steps"], c["acc_test"], C_COLOURS["test"], "test C", ls="--")
+        _style(ax, log=experiment == "scan")  # after the curves: it fixes the x-limits
         _legend(ax, fontsize=6, loc="center right" if experiment == "scan" else "lower right")
     axes[0].set_ylabel("accuracy", fontsize=8)
     fig.tight_layout()
@@ -243,11 +255,12 @@ def dose_response(runs) -> plt.Figure:
                 values = window_mean(a, "acc_train", EARLY["mnist"]) if key == "early" else a[key]
                 ax.scatter(np.full(len(values), bits), values, s=8, color=colour, alpha=0.5, lw=0)
                 means.append(values.mean())
-            ax.plot([b for b, _ in levels], means, color=colour, lw=1.4, marker="o", ms=3, label=label)
+            ax.plot([b for b, _ in levels], means, color=colour, lw=1.4, marker="o", ms=3, label=label,
+                    ls=SPLIT_STYLE["test" if key == "final_test" else "train"])
         if len(levels) < 2:
             _absent(ax, "fewer than two levels at this profile")
         ax.set_xlabel("I(Y1; Y2) in training, bits", fontsize=8)
-        ax.set_ylim(-0.02, 1.02)
+        ax.set_ylim(*YLIM)
         ax.tick_params(labelsize=7)
         ax.grid(alpha=0.3)
         _legend(ax, fontsize=7, loc="lower left")
@@ -291,33 +304,35 @@ def measures_curves(runs, sets: tuple[str, ...] = ("train_long", "unseen")) -> p
 _TRAIN, _TEST, _BOTH, _EMPTY = "#9ecae1", "#fdae6b", "#a1d99b", "white"
 
 
-def _cell_grid(ax, colours: np.ndarray, xticks, yticks, xlabel: str, ylabel: str, title: str) -> None:
+def _cell_grid(ax, colours: np.ndarray, xticks, yticks, xlabel: str, ylabel: str, title: str,
+               aspect="equal") -> None:
     rows, cols = colours.shape[:2]
     for i in range(rows):
         for j in range(cols):
             ax.add_patch(plt.Rectangle((j, rows - 1 - i), 1, 1, facecolor=colours[i, j], edgecolor="0.6",
-                                       lw=0.4))
+                                       lw=0.5))
     ax.set_xlim(0, cols)
     ax.set_ylim(0, rows)
-    ax.set_aspect("equal")
-    ax.set_xticks(np.arange(cols) + 0.5, xticks, fontsize=6, rotation=0)
-    ax.set_yticks(np.arange(rows) + 0.5, yticks[::-1], fontsize=6)
-    ax.tick_params(length=0)
-    ax.set_xlabel(xlabel, fontsize=7)
-    ax.set_ylabel(ylabel, fontsize=7)
-    ax.set_title(title, fontsize=8)
+    ax.set_aspect(aspect)
+    ax.set_xticks(np.arange(cols) + 0.5, xticks, fontsize=8, rotation=0)
+    ax.set_yticks(np.arange(rows) + 0.5, yticks[::-1], fontsize=8)
+    ax.tick_params(length=0, pad=2)
+    ax.set_xlabel(xlabel, fontsize=8)
+    ax.set_ylabel(ylabel, fontsize=8)
+    ax.set_title(title, fontsize=9)
 
 
 def diagram_settings() -> plt.Figure:
     """Chapter 3's designs as grids of combinations (a concept diagram: no data, no training). Top:
     MNIST pairs, the left digit's label $Y_1$ across and the offset $(Y_2 - Y_1) \\bmod 10$ down;
-    bottom: SCAN, the action word across and the verb-phrase frame it sits in down. Blue: shown in
-    training only; orange: tested, never shown in training; green: tested and also shown in
-    training. Columns: setting A, setting B and control C (SCAN's C holds "jump" out of one frame,
-    here "X around right"; each seed holds out another)."""
+    bottom: SCAN, the action word across and, down, the one-word command ("X alone") and the
+    verb-phrase frames it sits in within longer commands. Blue: shown in training only; orange:
+    tested, never shown in training; green: tested and also shown in training. Columns: setting A,
+    setting B and control C (SCAN's C holds "jump" out of one frame, here "X around right"; each
+    seed holds out another)."""
     from modlib.data import scan
 
-    fig, axes = plt.subplots(2, 3, figsize=(COLUMN, 4.6))
+    fig, axes = plt.subplots(2, 3, figsize=(COLUMN, 5.2), gridspec_kw=dict(height_ratios=(1, 0.85)))
     designs = {"A": (range(2), range(2, 10)), "B": (range(10), range(2, 10)), "C": (range(9), range(9, 10))}
     for ax, (name, (train, test)) in zip(axes[0], designs.items()):
         colours = np.full((10, 10), _EMPTY, dtype=object)
@@ -327,32 +342,29 @@ def diagram_settings() -> plt.Figure:
         _cell_grid(ax, colours, range(10), range(10), "left digit $Y_1$",
                    "offset $Y_2 - Y_1$" if name == "A" else "", f"MNIST, {'control ' if name == 'C' else 'setting '}{name}")
     words = ("walk", "run", "look", "jump")
-    frames = [f.replace(scan.SLOT, "X") for f in scan.VERB_FRAMES]
+    # the one-word commands first (in every design shown in training, "jump" alone included: in
+    # setting A the only training command with "jump"), then each frame within longer commands
+    frames = ["X alone", *(f.replace(scan.SLOT, "X") for f in scan.VERB_FRAMES)]
     held = len(frames) - 1
     for ax, name in zip(axes[1], "ABC"):
         colours = np.full((len(frames), len(words)), _TRAIN, dtype=object)
         if name == "A":
-            colours[:, 3] = _TEST  # "jump" in frame X: alone in training, in longer commands tested
+            colours[1:, 3] = _TEST  # "jump" in any longer command: tested, never trained
         elif name == "B":
-            colours[:, 3] = _BOTH
+            colours[1:, 3] = _BOTH
         else:
             colours[held, 3] = _TEST
         _cell_grid(ax, colours, words, frames, "action word", "frame" if name == "A" else "",
-                   f"SCAN, {'control ' if name == 'C' else 'setting '}{name}")
-        if name == "A":  # the one-word command "jump": the only training command with "jump"
-            rows = len(frames)
-            ax.add_patch(plt.Polygon([(3, rows - 1), (3, rows), (4, rows)], facecolor=_TRAIN, edgecolor="0.6",
-                                     lw=0.4))
-            ax.annotate('"jump" alone', (3.3, rows - 0.3), (4.3, rows - 0.2), fontsize=6,
-                        arrowprops=dict(arrowstyle="-", lw=0.5), annotation_clip=False)
+                   f"SCAN, {'control ' if name == 'C' else 'setting '}{name}", aspect="auto")
+        ax.axhline(len(frames) - 1, color="0.2", lw=1.2)  # one-word commands above, longer ones below
         if name != "A":
             ax.set_yticklabels([])
     for ax in axes[0, 1:]:
         ax.set_yticklabels([])
     handles = [plt.Rectangle((0, 0), 1, 1, facecolor=c, edgecolor="0.6") for c in (_TRAIN, _TEST, _BOTH)]
     fig.legend(handles, ["training only", "test, never in training", "test, also in training"],
-               loc="lower center", ncol=3, fontsize=7, frameon=False)
-    fig.tight_layout(rect=(0, 0.05, 1, 1))
+               loc="lower center", ncol=3, fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.04, 1, 1), h_pad=1.2)
     return fig
 
 

@@ -233,19 +233,23 @@ def score(model: nn.Module, batch: dict) -> torch.Tensor:
     return odd_scores(emb.view(len(batch["answer"]), 4, -1))
 
 
-def _batches(data: dict, batch: int, g: torch.Generator | None):
+def _batches(data: dict, batch: int, g: torch.Generator | None, model: nn.Module):
+    """``data``'s problems in batches of ``batch`` (shuffled by ``g``; in order if None), on
+    ``model``'s device."""
+    device = next(model.parameters()).device
     n = len(data["answer"])
     order = torch.randperm(n, generator=g) if g is not None else torch.arange(n)
     for i in range(0, n, batch):
         idx = order[i:i + batch]
-        yield {k: v[idx] for k, v in data.items() if isinstance(v, torch.Tensor)}
+        yield {k: v[idx].to(device) for k, v in data.items() if isinstance(v, torch.Tensor)}
 
 
 @torch.no_grad()
 def accuracy(model: nn.Module, data: dict, batch: int = 128) -> float:
     """Share of ``data``'s problems whose odd one the model picks."""
     model.eval()
-    right = sum((score(model, b).argmax(1) == b["answer"]).sum().item() for b in _batches(data, batch, None))
+    right = sum((score(model, b).argmax(1) == b["answer"]).sum().item()
+                for b in _batches(data, batch, None, model))
     return right / len(data["answer"])
 
 
@@ -259,7 +263,7 @@ def train_base(model: nn.Module, data: dict, *, epochs: int, batch: int, lr: flo
     for _ in bar(range(epochs), "base model", show):
         model.train()
         total = 0.0
-        for b in _batches(data, batch, g):
+        for b in _batches(data, batch, g, model):
             loss = F.cross_entropy(score(model, b), b["answer"])
             opt.zero_grad()
             loss.backward()
@@ -287,7 +291,7 @@ def train_mask(model: nn.Module, data: dict, *, init: float, lr: float, stages: 
     model.eval()  # no dropout, no batch statistics: only the masks change
     for _ in bar(range(epochs), f"mask s0={init} lr={lr} {stages}", show):
         ms.mode = "train"
-        for b in _batches(data, batch, g):
+        for b in _batches(data, batch, g, model):
             loss = F.cross_entropy(score(model, b), b["answer"]) + ms.regularizer()
             opt.zero_grad()
             loss.backward()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
-from modlib.plots import COLUMN
+from modlib.plots import COLUMN, not_stored
 
 
 def accuracy_table(tables: np.ndarray, rows, columns, chance: float | None = None,
@@ -274,16 +274,6 @@ def removal_place(drop: np.ndarray, layers: list[str], full: np.ndarray | None =
     ax.tick_params(labelsize=8, length=0)
     fig.colorbar(im, ax=ax, pad=0.02, fraction=0.05).set_label("accuracy lost on the class", fontsize=8)
     fig.tight_layout()
-    return fig
-
-
-def not_stored(what: str, command: str) -> plt.Figure:
-    """A placeholder where a figure's results are not stored yet: ``what`` and the ``command`` that
-    makes them."""
-    fig, ax = plt.subplots(figsize=(COLUMN, 0.9))
-    ax.text(0.5, 0.5, f"{what}: not stored yet\n{command}", ha="center", va="center", fontsize=8,
-            family="monospace")
-    ax.axis("off")
     return fig
 
 

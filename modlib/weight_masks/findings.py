@@ -23,6 +23,15 @@ HURTS_MORE = 0.5  # the stated margin: the removed class loses this much more ac
 COLLAPSE = 0.3  # the stated margin: a removed class loses this much more than half of its accuracy
 
 
+def span(values, same: str, apart: str) -> str:
+    """The range of ``values`` in words for a sentence, to two decimals: ``"1.00 <same>"`` when
+    they all agree (e.g. ``same="at every α"``), else ``"0.95 to 1.00 <apart>"`` (e.g.
+    ``apart="across the α values"``), never "1.00 to 1.00"."""
+    values = np.asarray(values, dtype=float)
+    low, high = f"{values.min():.2f}", f"{values.max():.2f}"
+    return f"{low} {same}" if low == high else f"{low} to {high} {apart}"
+
+
 def kept_share(kept: np.ndarray) -> np.ndarray:
     """Per seed and mask, the mean over layers of the share of weights kept: ``kept [seeds, masks,
     layers]`` gives ``[seeds, masks]``."""
