@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.cm import ScalarMappable
+from matplotlib.colors import PowerNorm
 
 from modlib.plots import COLUMN, _jshtml, not_stored
 
@@ -31,6 +33,8 @@ def _image(ax: plt.Axes, img: np.ndarray, title: str | None = None) -> None:
     img = img / 255 if img.dtype == np.uint8 else np.clip(img, 0, 1)
     ax.imshow(np.transpose(img[:3], (1, 2, 0)), interpolation="nearest")
     ax.set_xticks([]), ax.set_yticks([])
+    for spine in ax.spines.values():  # a grey frame: black canvases side by side stay apart
+        spine.set_color("0.6")
     if title:
         ax.set_title(title, fontsize=8)
 
@@ -159,8 +163,10 @@ def sharpness_figure(runs, rows: list[str], sharpness: list[float], fit: float =
         finals = [runs.arrays(r)[key][:, -1] for r in rows]
         colour = SUPPORT_COLOURS[name]
         for k, v, f in zip(sharpness, finals, fitted):
-            ax.scatter([k] * int(f.sum()), v[f], color=colour, s=12, alpha=0.6)
-            ax.scatter([k] * int((~f).sum()), v[~f], facecolors="none", edgecolors=colour, s=14)
+            # seed by seed a little apart on the log axis, so that seeds with equal R^2 stay visible
+            xs = k * 1.07 ** (np.arange(v.size) - (v.size - 1) / 2)
+            ax.scatter(xs[f], v[f], color=colour, s=12, alpha=0.6)
+            ax.scatter(xs[~f], v[~f], facecolors="none", edgecolors=colour, s=14)
         means = [v[f].mean() if f.any() else np.nan for v, f in zip(finals, fitted)]
         ax.plot(sharpness, means, color=colour, marker="o", label=f"{name}: mean of\nthe seeds that fit")
     ax.scatter([], [], facecolors="none", edgecolors="grey", s=14, label="a seed that never fit")
@@ -181,14 +187,14 @@ def sharpness_figure(runs, rows: list[str], sharpness: list[float], fit: float =
 
 def support_schematic() -> plt.Figure:
     """Three training supports of a two-slot process with one latent per slot, drawn in the unit
-    square (slot 1's latent across, slot 2's up) with each slot's marginal support as a bar on its
+    square (slot 0's latent across, slot 1's up) with each slot's marginal support as a bar on its
     axis: orthogonal lines, a diagonal band, lines with a gap. (Chapter 2's theory page.)"""
     fig, axes = plt.subplots(1, 3, figsize=(COLUMN, 2.4))
     t = np.linspace(0, 1, 2)
     panels = {
         "orthogonal lines": [((t, 0.2 + 0 * t), None), ((0.3 + 0 * t, t), None)],
         "diagonal band": [(None, 0.12)],
-        "lines with a gap in $z_1$": [((np.array([0, 0.25]), [0.2, 0.2]), None),
+        "lines with a gap in $z_0$": [((np.array([0, 0.25]), [0.2, 0.2]), None),
                                    ((np.array([0.6, 1]), [0.2, 0.2]), None), (([0.8, 0.8], t), None)],
     }
     for ax, (title, parts) in zip(axes, panels.items()):
@@ -205,16 +211,15 @@ def support_schematic() -> plt.Figure:
             ax.plot([x0, x1], [-0.045, -0.045], color="black", lw=4, clip_on=False, solid_capstyle="butt")
             ax.plot([-0.045, -0.045], [y0, y1], color="black", lw=4, clip_on=False, solid_capstyle="butt")
         ax.set(xlim=(0, 1), ylim=(0, 1), aspect="equal", xticks=[], yticks=[])
-        ax.set_xlabel("$z_1$ (slot 1), 0 to 1", fontsize=9, labelpad=16)
-        ax.set_ylabel("$z_2$ (slot 2), 0 to 1", fontsize=9, labelpad=16)
+        ax.set_xlabel("$z_0$ (slot 0), 0 to 1", fontsize=9, labelpad=16)
+        ax.set_ylabel("$z_1$ (slot 1), 0 to 1", fontsize=9, labelpad=16)
         ax.set_title(title, fontsize=9)
     fig.tight_layout()
     return fig
 
 
 def visibility_figure(size: int = 32, sharpness: float = 64.0) -> plt.Figure:
-    """Why the authors' orthogonal support has a third plane: one sprite of the lower slot (code's
-    slot 1) in the bottom-left corner, behind the top slot fixed as on the second plane (a small
+    """Why the authors' orthogonal support has a third plane: one sprite of the lower slot (slot 1) in the bottom-left corner, behind the top slot fixed as on the second plane (a small
     triangle in the corner) and as on the third (a small square in the middle), with near-hard
     occlusion; and, for each, the weight C gives the lower slot, sigmoid(-k * sum_rgb top)."""
     import torch
@@ -251,6 +256,11 @@ def animate_rows(runs, rows: list[str], labels: list[str]):
     grid = fig.add_gridspec(2, 5, width_ratios=[1.5, 1.5, 0.02, 1, 1])
     ax_support, ax_error = fig.add_subplot(grid[:, 0]), fig.add_subplot(grid[:, 1])
     ax_true, ax_pred = fig.add_subplot(grid[0, 3:]), fig.add_subplot(grid[1, 3:])
+    norm = PowerNorm(0.5, vmin=0, vmax=top)  # a square-root scale: low errors stay apart
+    bar = fig.colorbar(ScalarMappable(norm, "magma"), ax=ax_error, fraction=0.08, pad=0.04,
+                       shrink=0.55)
+    bar.set_label("MSE per pixel", fontsize=8)
+    bar.ax.tick_params(labelsize=7)
 
     def draw(k):
         a = runs.arrays(rows[k])
@@ -258,8 +268,10 @@ def animate_rows(runs, rows: list[str], labels: list[str]):
             ax.clear()
         support_panel(ax_support, unscaled(a["train_z"]), "training scenes")
         ax_error.imshow(a["slice_mse"].mean(0), origin="lower", extent=(0, 1, 0, 1), cmap="magma",
-                        vmin=0, vmax=top)
-        ax_error.set(xticks=[0, 1], yticks=[0, 1], title="error (dark: low)")
+                        norm=norm)
+        ax_error.set(xticks=[0, 1], yticks=[0, 1], title="error",
+                     xlabel="slot 0: x", ylabel="slot 1: x")
+        ax_error.xaxis.label.set_fontsize(8), ax_error.yaxis.label.set_fontsize(8)
         ax_error.title.set_fontsize(9)
         ax_error.tick_params(labelsize=7)
         for ax, key, name in ((ax_true, "shown_true", "unseen scenes"), (ax_pred, "shown_pred", "reconstructed")):
@@ -272,7 +284,7 @@ def animate_rows(runs, rows: list[str], labels: list[str]):
     draw(0)
     fig.tight_layout()
     alt = ("An animation, one frame per stored row: left, the row's training scenes as slot 0's x "
-           "against slot 1's x; middle, its reconstruction error over that plane, dark where low; right, "
+           "against slot 1's x; middle, its reconstruction error over that plane, dark where low, on the colour scale beside it; right, "
            "three unseen scenes above seed 0's reconstructions of them; the title gives the row's R² "
            "in-domain and on the whole cube, mean over seeds.")
     return _jshtml(fig, draw, len(rows), 1500, alt=alt)

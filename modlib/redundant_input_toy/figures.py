@@ -13,6 +13,7 @@ from matplotlib.colors import ListedColormap
 from modlib import redundant_input_toy as toy
 from modlib.data.toy import EXTENT
 from modlib.plots import COLUMN, _jshtml
+from modlib.stats import wilson
 
 POSITIVE, NEGATIVE = "#1f77b4", "#ff7f0e"  # Y1 = 1 (blue circles), Y1 = 0 (orange triangles), as in Fig. 4
 BOUNDARY_CMAP = ListedColormap(plt.get_cmap("RdBu")(np.linspace(0.25, 0.75, 256)))
@@ -185,13 +186,28 @@ def _label_outer(axes) -> None:
 def boundary_steps(sweep, formulation: str, activation: str = "relu", loss: str = "mse",
                    reveal: float = 1.0, design: str = "binary", seed: int = 0,
                    n: int = 6) -> plt.Figure:
-    """The paper's Fig. 5: one seed's boundary after ``n`` of the stored snapshot epochs (from the
-    first to the last, about evenly spaced on the log scale the snapshots are taken at)."""
+    """The paper's Fig. 5: one seed's boundary after ``n`` of the stored snapshot epochs
+    (:func:`step_epochs`: the first, epoch 1, the paper's length and the last among them)."""
     a = sweep.arrays(activation, loss, formulation, reveal, design)
-    k_all = len(a["snapshot_epochs"])
-    ks = sorted({int(round(k)) for k in np.linspace(0, k_all - 1, min(n, k_all))})
-    titles = [f"epoch {int(a['snapshot_epochs'][k])}" for k in ks]
+    snaps = [int(e) for e in a["snapshot_epochs"]]
+    ks = [snaps.index(e) for e in step_epochs(snaps, n)]
+    titles = [f"epoch {snaps[k]}" for k in ks]
     return small_multiples(a, formulation, [(seed, k) for k in ks], titles, design=design)
+
+
+def step_epochs(snapshot_epochs, n: int = 6) -> list[int]:
+    """The ``n`` snapshot epochs :func:`boundary_steps` shows: 0, 1, 4 and 16 (where the text
+    measures how much of the held-out cell is settled), the paper's length and the last stored,
+    filled up with epochs about evenly spaced on the log scale the snapshots are taken at."""
+    snaps = [int(e) for e in snapshot_epochs]
+    wanted = [e for e in (0, 1, 4, 16, toy.PAPER_EPOCHS, snaps[-1]) if e in snaps]
+    picked = list(dict.fromkeys(wanted))[:n]
+    for k in np.linspace(0, len(snaps) - 1, len(snaps)):
+        if len(picked) >= min(n, len(snaps)):
+            break
+        if snaps[int(round(k))] not in picked:
+            picked.append(snaps[int(round(k))])
+    return sorted(picked)
 
 
 def boundary_seeds(sweep, formulation: str, activation: str = "relu", loss: str = "mse",
@@ -233,28 +249,30 @@ def condition_label(design: str, reveal: float) -> str:
 def seed_spread(sweep, activation: str = "relu", loss: str = "mse",
                 threshold: float | None = None) -> plt.Figure:
     """Every seed's held-out-cell accuracy in the paper's setting beside the controls (the ternary
-    ones; reveal 0, the held-out cell in training), one panel per formulation, same axes: the
-    paper's setting filled orange, each other training set an outline in its own colour and line
-    style (:data:`CONTROL_COLOURS`), named in the legend; ``threshold``: a dotted line where a seed
-    counts as generalising, labelled on the axes (not a series of the legend)."""
+    ones; reveal 0, the held-out cell in training), one panel per formulation, same axes: a bin of
+    width 0.1 holds one bar per training set, side by side so that none hides another, the paper's
+    setting orange, each other training set in its own colour (:data:`CONTROL_COLOURS`), named in
+    the legend; ``threshold``: a dotted line where a seed counts as generalising, labelled on the
+    axes (not a series of the legend)."""
     s = sweep.settings
     fig, axes = plt.subplots(1, len(s.formulations), figsize=(COLUMN, 3.3), sharex=True,
                              sharey=True, squeeze=False, layout="constrained")
-    bins = np.linspace(0, 1, 21)
-    styles = [(("binary", 1.0), dict(color=NEGATIVE, alpha=0.55)),
-              (("binary", min(s.reveals)), dict(histtype="step", color=CELL_COLOUR, lw=2.2)),
-              *[((c, 1.0), dict(histtype="step", color=CONTROL_COLOURS[c], lw=1.8,
-                                ls=CONTROL_STYLES[c]))
-                for c in s.controls]]
+    bins = np.round(np.linspace(0, 1, 11), 10)  # 0.9, the cut, an edge
+    sets = [("binary", 1.0, NEGATIVE), ("binary", min(s.reveals), CELL_COLOUR),
+            *[(c, 1.0, CONTROL_COLOURS[c]) for c in s.controls]]
     for ax, f in zip(axes[0], s.formulations):
-        for (design, r), style in styles:
+        accs, colours, labels = [], [], []
+        for design, r, colour in sets:
             if (design, r) not in s.conditions:
                 continue
             acc = sweep.arrays(activation, loss, f, r, design)["test_acc"]
             label = condition_label(design, r)
             if design == "binary" and r == min(s.reveals):
                 label += " (cell in training)"
-            ax.hist(np.clip(acc, 0, 1), bins=bins, label=label, **style)
+            accs.append(np.clip(acc, 0, 1))
+            colours.append(colour)
+            labels.append(label)
+        ax.hist(accs, bins=bins, color=colours, label=labels, rwidth=0.9)
         if threshold is not None:
             ax.axvline(threshold, color="0.2", ls=":", lw=1)
             ax.text(threshold - 0.01, 0.97, f"cut {threshold:g}: generalises →", ha="right",
@@ -367,14 +385,41 @@ def training_curves(sweep, activation: str = "relu", loss: str = "mse",
     return fig
 
 
-def sweep_summary(sweep, metric: str = "test_acc", ylabel: str = "held-out-cell accuracy") -> plt.Figure:
-    """``metric`` (mean over seeds, error bar = std) for every training set, one panel per
-    formulation, one above the other on the same y-axis: the ternary controls (squares) on the left,
+def _centre_and_bar(values: np.ndarray, cut: float | None) -> tuple[float, float, float]:
+    """(centre, low, high) of one training set's seeds, within the values' bounds: with ``cut``, the
+    share of seeds at or above it and its 95% Wilson interval; without, the median and the
+    interquartile range."""
+    values = np.asarray(values, dtype=float)
+    if cut is not None:
+        k = int((values >= cut).sum())
+        low, high = wilson(k, values.size)
+        return k / values.size, low, high
+    low, mid, high = np.percentile(values, [25, 50, 75])
+    return float(mid), float(low), float(high)
+
+
+def sweep_summary(sweep, metric: str = "test_acc", ylabel: str | None = None,
+                  cut: float | None = None) -> plt.Figure:
+    """``metric`` for every training set, one panel per formulation, one above the other on the same
+    y-axis. With ``cut`` (the default for ``test_acc``: the cut at which a seed generalises) each
+    point is the share of seeds at or above the cut with its 95% Wilson interval; otherwise the
+    median over seeds with the interquartile range (both stay within the values' bounds). The
+    training sets: the ternary controls (squares) on the left,
     then the reveal levels from the paper's setting (1) to the cell in training (0), each training
     set at its own equally spaced place on the x-axis (the levels near 1 would otherwise pile up);
     one line per (activation, loss), the lines side by side within each place so that the error
     bars stay apart; one legend below the panels."""
     s = sweep.settings
+    if metric == "test_acc" and cut is None:
+        cut = toy.GENERALIZES
+    if ylabel is None:
+        ylabel = (f"share of seeds with held-out\naccuracy ≥ {cut:g}" if cut is not None
+                  else f"{metric} (median)")
+
+    def bar(v):  # centre and the error bar's two lengths
+        c, low, high = _centre_and_bar(v, cut)
+        return c, [[max(c - low, 0.0)], [max(high - c, 0.0)]]  # rounding: never below 0
+
     fig, axes = plt.subplots(len(s.formulations), 1, figsize=(COLUMN, 2.5 * len(s.formulations) + 0.8),
                              sharey=True, sharex=True, squeeze=False, layout="constrained")
     n = len(sweep.groups)
@@ -383,14 +428,15 @@ def sweep_summary(sweep, metric: str = "test_acc", ylabel: str = "held-out-cell 
     place = {r: first + k for k, r in enumerate(sorted(s.reveals, reverse=True))}
     for ax, f in zip(axes[:, 0], s.formulations):
         for g, (activation, loss) in enumerate(sweep.groups):
-            vals = np.array([sweep.arrays(activation, loss, f, r)[metric] for r in s.reveals])  # [R, S]
+            bars = [bar(sweep.arrays(activation, loss, f, r)[metric]) for r in s.reveals]
             nudge = (g - (n - 1) / 2) * 0.16
             xs = np.array([place[r] for r in s.reveals]) + nudge
-            line = ax.errorbar(xs, vals.mean(1), yerr=vals.std(1), marker="o", ms=3.5, capsize=2,
-                               lw=1.2, label=f"{activation}, {loss}")
+            line = ax.errorbar(xs, [b[0] for b in bars],
+                               yerr=np.hstack([b[1] for b in bars]), marker="o", ms=3.5,
+                               capsize=2, lw=1.2, label=f"{activation}, {loss}")
             for c, x in at.items():
-                v = sweep.arrays(activation, loss, f, 1.0, c)[metric]
-                ax.errorbar([x + nudge], [v.mean()], yerr=[v.std()], marker="s", ms=4.5,
+                centre, err = bar(sweep.arrays(activation, loss, f, 1.0, c)[metric])
+                ax.errorbar([x + nudge], [centre], yerr=err, marker="s", ms=4.5,
                             capsize=2, mfc="white", color=line[0].get_color())
         ax.set_xticks([*at.values(), *place.values()],
                       [*at, *[f"{r:g}" for r in place]])

@@ -193,6 +193,26 @@ def _legend(ax, **kwargs) -> None:
         ax.legend(**kwargs)
 
 
+def _legend_below(fig, axes, ncol: int, height: float, entries=None) -> None:
+    """One legend for all panels, below them (the panels share their entries), at a readable
+    size and off the curves; ``height`` is the figure's height in inches, for the room it needs.
+    ``entries`` (label: handle) replaces the panels' own entries where given."""
+    handles, labels = dict(entries or {}), list(entries or ())
+    for ax in axes if entries is None else ():
+        for h, label in zip(*ax.get_legend_handles_labels()):
+            if label not in handles:
+                handles[label] = h
+                labels.append(label)
+    fig.tight_layout()
+    if not labels:
+        return
+    rows = -(-len(labels) // ncol)
+    room = (0.04 + 0.19 * rows) / height  # the legend's share of the figure's height
+    fig.subplots_adjust(bottom=fig.subplotpars.bottom + room)
+    fig.legend([handles[k] for k in labels], labels, loc="lower center", ncol=ncol, fontsize=8,
+               frameon=False, bbox_to_anchor=(0.5, 0))
+
+
 def _style(ax, log: bool = False):
     """Axes, scale and limits of a panel of curves. Call it *after* plotting: ``set_xlim`` turns
     x autoscaling off, so limits fixed before the curves are drawn stay at matplotlib's empty-axes
@@ -212,7 +232,7 @@ def control_curves(runs) -> plt.Figure:
     and the control C (light green), with C's training accuracy (solid green); MNIST pairs left, SCAN right (exact
     match, linear up to 10 steps, logarithmic after). Means over seeds with a band of one standard
     deviation; an experiment whose control is not in ``runs`` is left empty."""
-    fig, axes = plt.subplots(1, 2, figsize=(COLUMN, 2.7), sharey=True)
+    fig, axes = plt.subplots(1, 2, figsize=(COLUMN, 3.0), sharey=True)
     for ax, experiment in zip(axes, ("mnist", "scan")):
         ax.set_title("MNIST pairs" if experiment == "mnist" else 'SCAN "jump"', fontsize=9)
         if f"{experiment}-C" not in runs.rows:
@@ -228,9 +248,8 @@ def control_curves(runs) -> plt.Figure:
         _band(ax, c["eval_steps"], c["acc_train"], C_COLOURS["train"], "train C")
         _band(ax, c["eval_steps"], c["acc_test"], C_COLOURS["test"], "test C", ls="--")
         _style(ax, log=experiment == "scan")  # after the curves: it fixes the x-limits
-        _legend(ax, fontsize=6, loc="center right" if experiment == "scan" else "lower right")
     axes[0].set_ylabel("accuracy", fontsize=8)
-    fig.tight_layout()
+    _legend_below(fig, axes, ncol=4, height=3.0)
     return fig
 
 
@@ -277,7 +296,7 @@ def measures_curves(runs, sets: tuple[str, ...] = ("train_long", "unseen")) -> p
     one panel per command set of ``sets``: means over seeds."""
     titles = {"train_long": "training, more than one word", "unseen": "test, never in B's training",
               "train": "training commands", "test": "test commands"}
-    fig, axes = plt.subplots(1, len(sets), figsize=(COLUMN, 2.7), sharey=True, squeeze=False)
+    fig, axes = plt.subplots(1, len(sets), figsize=(COLUMN, 3.3), sharey=True, squeeze=False)
     for ax, key in zip(axes[0], sets):
         for setting in ("A", "B"):
             name = f"scan-{setting}-tf"
@@ -293,9 +312,16 @@ def measures_curves(runs, sets: tuple[str, ...] = ("train_long", "unseen")) -> p
             _absent(ax)
         _style(ax, log=True)
         ax.set_title(titles.get(key, key), fontsize=9)
-        _legend(ax, fontsize=6, loc="center right")
     axes[0, 0].set_ylabel("accuracy", fontsize=8)
-    fig.tight_layout()
+    from matplotlib.lines import Line2D
+
+    entries = {"greedy exact match": Line2D([], [], color="0.2", ls="-"),
+               "teacher-forced sentence": Line2D([], [], color="0.2", ls="--"),
+               "teacher-forced token": Line2D([], [], color="0.2", ls=":")}
+    for x in "AB":
+        entries[f"setting {x}, training"] = Line2D([], [], color=AB_COLOURS[x, "train"], lw=3)
+        entries[f"setting {x}, test"] = Line2D([], [], color=AB_COLOURS[x, "test"], lw=3)
+    _legend_below(fig, axes[0], ncol=3, height=3.3, entries=entries)
     return fig
 
 
