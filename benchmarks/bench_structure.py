@@ -51,8 +51,9 @@ def search_configuration(profile: str, rule: str) -> tuple[float, float]:
     val = {k: sc.problems(rule, k, s.val, seed=1, size=s.size) for k in ("sub-0", "only-0", "only-1")}
     model = sc.make_model(rule, s, 0)
     start = time.perf_counter()
-    ms = sc.train_mask(model, train, init=s.inits[0], lr=s.mask_lrs[0], stages=s.stages[0],
-                       epochs=s.mask_epochs, batch=s.mask_batch, seed=0)
+    stages, lams, schedule = sc.grid_settings(rule, s)
+    ms = sc.train_mask(model, train, init=s.inits[0], lr=s.mask_lrs[0], stages=stages[0], lam=lams[0],
+                       **schedule, epochs=s.mask_epochs, batch=s.mask_batch, seed=0)
     trained = time.perf_counter() - start
     start = time.perf_counter()
     sc.evaluate(model, ms, val, 0)

@@ -41,6 +41,7 @@ import argparse
 import datetime as _dt
 import hashlib
 import json
+import logging
 import os
 import sys
 import tempfile
@@ -284,6 +285,7 @@ def _run_jobs(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     except (ValueError, OSError) as err:
         parser.error(str(err))
     except KeyboardInterrupt:
+        _quiet_dead_kernel()
         print("interrupted: every result stored so far is kept; run the same command again to go on", flush=True)
         return 130
     print(jobs.summary(report))
@@ -344,6 +346,13 @@ def _flags_that_do_not_apply(args: argparse.Namespace) -> str | None:
     return f"{'; '.join(reasons)} ({run}); leave {'it' if sum(map(len, groups.values())) == 1 else 'them'} out"
 
 
+def _quiet_dead_kernel() -> None:
+    """After Ctrl-C: the same SIGINT can kill the kernel while nbclient still awaits its reply, and
+    the task that raised ``DeadKernelError`` is never awaited again, so asyncio would print its
+    traceback at exit. The interruption's own message says what happened; keep that one."""
+    logging.getLogger("asyncio").setLevel(logging.CRITICAL)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m modlib.batch", description=__doc__.split("\n\n")[0])
     parser.add_argument("notebooks", nargs="*", type=Path,
@@ -387,6 +396,7 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, OSError) as err:  # a bad value, a missing notebook, a results folder not writable
         parser.error(str(err))
     except KeyboardInterrupt:
+        _quiet_dead_kernel()
         done = {r["notebook"] for r in rows}
         left = [nb.name for nb in notebooks if nb.name not in done]
         if rows:

@@ -11,7 +11,8 @@ is stored is asked of the same code with computing switched off (:func:`modlib.r
 so "stored" means "the notebook loads it now without computing"; once every job of a chapter is
 stored, ``python -m modlib.batch --profile PROFILE NOTEBOOK`` draws the page from the store.
 
-Chapter 6 fine-tunes from its two pretraining results, so its other jobs wait for them (``needs``):
+Chapter 6 fine-tunes from its two pretraining results, so its other jobs wait for them (``needs``), as
+chapter 5's untrained controls wait for their trained twins (they train the masks the twin's search chose):
 the local executor runs them in that order, and the SLURM executor submits a waiting job on the first
 call after what it needs is stored. Chapter 6's scratch base models are chapter 5's, so they are
 chapter 5's jobs (run once, whichever chapter asks).
@@ -60,6 +61,7 @@ from modlib.resists_at_scale import experiment as rs
 from modlib.runtime import ENV_VAR as ENV_DEVICE
 from modlib.runtime import describe, pick_device
 from modlib.structural_compositionality import experiment as sc
+from modlib.structural_compositionality import sweep as sc_sweep
 from modlib.weight_masks import experiment as md
 
 EXECUTORS = ("local", "slurm")
@@ -112,8 +114,14 @@ def _masks(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
 
 
 def _structure(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
-    return {f"{sc.CHAPTER}/{n}": ((), lambda d, n=n: sc.run(profile, d, names=[n]))
-            for n in sc.result_names(sc.settings(profile))}
+    out = {}
+    for n in sc.result_names(sc.settings(profile)):
+        rule, seed, trained = sc._parse(n)  # an untrained control reads its trained twin's choice
+        needs = () if trained else (f"{sc.CHAPTER}/{rule}-{seed}",)
+        out[f"{sc.CHAPTER}/{n}"] = (needs, lambda d, n=n: sc.run(profile, d, names=[n]))
+    for rule in sc_sweep.settings(profile).rules:  # the tests read against density
+        out[f"{sc.CHAPTER}/sweep-{rule}"] = ((), lambda d, r=rule: sc_sweep.fetch(r, profile, d))
+    return out
 
 
 def _pretraining(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
@@ -127,6 +135,13 @@ def _pretraining(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
             continue
         needs = (pre["language"],) + ((pre["vision"],) if rule in sc.VISION else ())  # pc.run loads them
         out[f"{pc.CHAPTER}/{name}"] = (needs, lambda d, n=name: pc.run(profile, d, names=[n]))
+    for name, (rule, seed) in pc.matched_names(profile).items():  # pretrained masks at the scratch density
+        out[f"{pc.CHAPTER}/{name}"] = ((pre["vision" if rule in sc.VISION else "language"],),
+                                       lambda d, r=rule, i=seed: pc.matched(r, i, profile, d))
+    for name in pc.sweep_names(profile):  # the pretrained arm against density
+        rule = name.split("-", 1)[1].rsplit("-", 1)[0]
+        out[f"{pc.CHAPTER}/{name}"] = ((pre["vision" if rule in sc.VISION else "language"],),
+                                       lambda d, r=rule: pc.sweep(r, profile, d))
     return out
 
 

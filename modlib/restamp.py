@@ -113,10 +113,12 @@ def relabel(value, labels: dict[str, str]):
 
 def compare(old: Path, new: Path, labels: dict[str, str] | None = None) -> str | None:
     """Where the results stored under ``old`` (their metrics relabelled by ``labels``) and ``new``
-    differ (``None``: bit for bit the same)."""
+    differ (``None``: bit for bit the same). Results only under ``new`` are jobs the change added:
+    nothing of the old code to compare them with, so they are left out; a result only under
+    ``old`` (a job the change dropped or renamed) is a difference."""
     a, b = _results(old), _results(new)
-    if a.keys() != b.keys():
-        return f"different results: {sorted(a.keys() ^ b.keys())}"
+    if a.keys() - b.keys():
+        return f"results the working tree no longer makes: {sorted(a.keys() - b.keys())}"
     for key in a:
         x, y = a[key], b[key]
         if x.config != y.config:
@@ -149,13 +151,15 @@ def prove(chapter: str, names: list[str], profile: str, rev: str, work: Path,
     if difference:
         raise ValueError(f"the code at {rev} and the working tree compute different smoke results "
                          f"({difference}); remake the stale results")
-    count = len(_results(work / "store-new" / "smoke"))
+    count = len(_results(work / "store-old" / "smoke"))
+    added = len(_results(work / "store-new" / "smoke")) - count
     commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", rev], capture_output=True,
                             text=True).stdout.strip() or rev
     renamed = f", once its labels are renamed ({', '.join(f'{a!r} -> {b!r}' for a, b in labels.items())})" \
         if labels else ""
+    also = f"; {added} more that only the re-stamping code makes were not compared" if added else ""
     return (f"made by the code at {commit} (it loads this result as current), which computes every smoke "
-            f"result of {chapter} ({count}) bit for bit as the code that re-stamped it{renamed}")
+            f"result of {chapter} ({count}) bit for bit as the code that re-stamped it{renamed}{also}")
 
 
 def restamp(chapters: list[str], profile: str = "full", rev: str = "HEAD", dry_run: bool = False,

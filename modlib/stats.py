@@ -33,6 +33,16 @@ def _ms(values: np.ndarray) -> str:
     return f"{values.mean():.2f}" + (f" ± {values.std():.2f}" if values.size > 1 else "")
 
 
+def mean_sd(values) -> str:
+    """``"0.93 ± 0.02"`` over seeds (just ``"0.93"`` for one seed), as :func:`_ms`, but a spread that
+    rounds to 0.00 reads ``"± <0.01"``: it is small, not zero (chapter 2's tables and statements)."""
+    values = np.asarray(values, dtype=float)
+    if values.size < 2:
+        return f"{values.mean():.2f}"
+    sd = values.std()
+    return f"{values.mean():.2f} ± " + (f"{sd:.2f}" if sd >= 0.005 else "<0.01")
+
+
 def _span(values: np.ndarray) -> str:
     """``"0.02–0.14"`` (just ``"0.02"`` when all are equal to two decimals), as percentages."""
     lo, hi = f"{np.min(values):.1%}", f"{np.max(values):.1%}"

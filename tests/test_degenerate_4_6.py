@@ -157,7 +157,12 @@ def _chapter5():
     return sc_findings.structure_table(runs), bases, s.base_gate
 
 
-ACC5 = [f"{p}_{w}" for p in ("sub", "abl", "reinit", "random") for w in ("target", "other")]
+ACC5 = [f"{p}_{w}" for p in ("sub", "abl", "reinit", "random", "rand_abl") for w in ("target", "other")]
+
+
+def claims5(table, bases, gate):
+    """Every statement chapter 5's page marks: the claims and the density checks (issue 31)."""
+    return {**sc_findings.structural_from(table, bases, gate), **sc_findings.density_from(table)}
 
 
 def variants5(table, bases):
@@ -170,12 +175,12 @@ def variants5(table, bases):
     t = table.copy()
     t["kept"] = 1.0
     t[["sub_target", "sub_other", "random_target", "random_other"]] = 1.0
-    t[["abl_target", "abl_other", "reinit_target", "reinit_other"]] = c
+    t[["abl_target", "abl_other", "reinit_target", "reinit_other", "rand_abl_target", "rand_abl_other"]] = c
     out["keeps everything"] = (t, bases)
     t = table.copy()
     t["kept"] = 0.0
     t[["sub_target", "sub_other", "random_target", "random_other"]] = c
-    t[["abl_target", "abl_other", "reinit_target", "reinit_other"]] = 1.0
+    t[["abl_target", "abl_other", "reinit_target", "reinit_other", "rand_abl_target", "rand_abl_other"]] = 1.0
     out["keeps nothing"] = (t, bases)
     t = table.copy()
     for (rule, sub, trained), g in table.groupby(["rule", "subroutine", "trained"]):
@@ -184,6 +189,7 @@ def variants5(table, bases):
     out["identical units"] = (t, bases)
     t = table.copy()
     t["random_target"], t["random_other"] = t["sub_target"], t["sub_other"]
+    t["rand_abl_target"], t["rand_abl_other"] = t["abl_target"], t["abl_other"]
     for (rule, sub), g in table.groupby(["rule", "subroutine"]):  # the untrained control is the trained arm
         trained = g[g["trained"]][ACC5 + ["kept"]].mean()
         t.loc[g[~g["trained"]].index, ACC5 + ["kept"]] = trained.to_numpy()
@@ -199,16 +205,16 @@ def variants5(table, bases):
 
 def test_chapter5_claims_fail_on_degenerate_results():
     table, bases, gate = _chapter5()
-    found = {"stored": sc_findings.structural_from(table, bases, gate)}
+    found = {"stored": claims5(table, bases, gate)}
     for name, (t, b) in variants5(table, bases).items():
-        found[name] = sc_findings.structural_from(t, b, gate)
+        found[name] = claims5(t, b, gate)
     _check(found)
 
 
 # --- chapter 6 ------------------------------------------------------------------------------------
 
 
-def _chapter6():
+def _runs6():
     import torch
 
     from modlib import pretraining_consistency as pc
@@ -217,10 +223,43 @@ def _chapter6():
         mp.setenv(results.FROM_STORE_ENV, "1")
         mp.setenv(results.ROOT_ENV, str(FULL.parent))
         try:
-            runs = pc.run("full", torch.device("cpu"))
+            return pc.run("full", torch.device("cpu"))
         except results.StaleResultError as err:
             pytest.skip(f"chapter 6's full results are not all stored: {err}")
+
+
+def _chapter6():
+    runs = _runs6()
     return pc_findings.pretraining_effects(runs), {k: r.metrics for k, r in runs.pretraining.items()}
+
+
+MATCHED = ["sub_target", "sub_other", "target", "other", "kept"]
+
+
+def test_chapter6_matched_density_claims_fail_on_degenerate_results():
+    # issue 31: the claims at equal density, on the matched masks' table
+    df = pc_findings.matched_density(_runs6())
+    c = sc_findings.CHANCE
+    variants = {"chance": {"sub_target": c, "sub_other": c, "target": c, "other": c},
+                "never fit": {"task": 0.6, "searched": False},
+                "keeps everything": {"kept": 1.0, "sub_target": 1.0, "sub_other": 1.0, "target": c, "other": c},
+                "keeps nothing": {"kept": 0.0, "sub_target": c, "sub_other": c, "target": 1.0, "other": 1.0}}
+    found = {"stored": pc_findings.matched_from(df)}
+    for name, values in variants.items():
+        d = df.copy()
+        for col, value in values.items():
+            d[col] = value
+        found[name] = pc_findings.matched_from(d.assign(effect=d["other"] - d["target"]))
+    d = df.copy()
+    for _, g in df.groupby(["rule", "subroutine", "init"]):  # identical units
+        d.loc[g.index, MATCHED] = g[MATCHED].iloc[0].to_numpy()
+    found["identical units"] = pc_findings.matched_from(d.assign(effect=d["other"] - d["target"]))
+    d = df.copy()
+    for _, g in df.groupby(["rule", "subroutine"]):  # the scratch arm is the pretrained arm
+        src, dst = (g[g["init"] == i].sort_values("seed") for i in ("pretrained", "scratch"))
+        d.loc[dst.index, MATCHED] = src[MATCHED].to_numpy()
+    found["control = treatment"] = pc_findings.matched_from(d.assign(effect=d["other"] - d["target"]))
+    _check(found)
 
 
 def _recount(df):
@@ -384,6 +423,7 @@ def _fake_runs5(runs, name):
     runs themselves (base models searched, masks' per-layer overlaps)."""
     from types import SimpleNamespace
 
+    c = sc_findings.CHANCE
     rows = {}
     for key, r in runs.rows.items():
         metrics, arrays = dict(r.metrics), dict(r.arrays)
@@ -393,8 +433,37 @@ def _fake_runs5(runs, name):
             fill = 1.0 if name == "keeps everything" else 0.0
             arrays = {k: np.full_like(np.asarray(x, dtype=float), fill) if k == "overlap" or k.startswith("kept-")
                       else x for k, x in arrays.items()}
+        removed = {"chance": [c, c], "keeps everything": [c, c], "keeps nothing": [1.0, 1.0]}.get(name)
+        if removed and metrics.get("subroutines"):  # the search's masks, as the variant would have them
+            metrics["subroutines"] = {sub: {**f, "grid": [{**g, "test": {**g["test"], "complement": removed}}
+                                                          for g in f.get("grid", [])]}
+                                      for sub, f in metrics["subroutines"].items()}
         rows[key] = SimpleNamespace(metrics=metrics, arrays=arrays)
     return SimpleNamespace(rows=rows, settings=runs.settings)
+
+
+def _sweeps5(name):
+    """Chapter 5's stored density sweeps (rule -> metrics) as the variant ``name`` would have them:
+    every point at chance, a mask that keeps everything (subnetwork and random one the full
+    model) or nothing, the random control equal to the found subnetwork, the found one untrained.
+    A sweep has one base model, so "identical units" and "never fit" leave it as stored."""
+    from modlib.structural_compositionality import experiment, sweep
+
+    c = sc_findings.CHANCE
+    change = {"chance": {"hard": [c, c], "random": [c, c], "complement": [c, c], "random_complement": [c, c]},
+              "keeps everything": {"kept": 1.0, "hard": [1.0, 1.0], "random": [1.0, 1.0],
+                                   "complement": [c, c], "random_complement": [c, c]},
+              "keeps nothing": {"kept": 0.0, "hard": [c, c], "random": [c, c],
+                                "complement": [1.0, 1.0], "random_complement": [1.0, 1.0]},
+              "one arm untrained": {"hard": [c, c], "complement": [c, c]}}.get(name, {})
+    out = {}
+    for rule in sweep.settings("full").rules:
+        m = _read(experiment.CHAPTER, f"sweep-{rule}").metrics
+        points = [dict(p, **change, **({"random": p["hard"], "random_complement": p["complement"]}
+                                       if name == "control = treatment" else {}))
+                  for p in m["points"]]
+        out[rule] = {**m, "points": points}
+    return out
 
 
 def test_chapter5_claims_tests_fail_on_degenerate_results():
@@ -405,8 +474,8 @@ def test_chapter5_claims_tests_fail_on_degenerate_results():
     runs = sc.StructureRuns(s, {n: _read(sc.CHAPTER, n) for n in sc.result_names(s)}, "full")
     tests = _tests("test_structure")
     assert len(tests) >= 15
-    _check_tests(tests, {name: {"structure_found": sc_findings.structural_from(t, b, gate), "structure_table": t,
-                                "structure_runs": _fake_runs5(runs, name)}
+    _check_tests(tests, {name: {"structure_found": claims5(t, b, gate), "structure_table": t,
+                                "structure_runs": _fake_runs5(runs, name), "structure_sweeps": _sweeps5(name)}
                          for name, (t, b) in variants5(table, bases).items()})
 
 
@@ -414,10 +483,15 @@ def test_chapter6_claims_tests_fail_on_degenerate_results():
     from types import SimpleNamespace
 
     df, metrics = _chapter6()
+    matched = pc_findings.matched_density(_runs6())
+    scratch = _read("structural_compositionality", "sweep-sv-plural").metrics  # the pretrained arm's sweep is
+    sweeps = {"sv-plural": {"scratch": scratch, "pretrained": scratch}}  # its control (also tested below)
     tests = _tests("test_pretraining")
     assert len(tests) >= 5
-    _check_tests(tests, {name: {"pretraining_found": pc_findings.pretraining_from(d, m), "pretraining_table": d,
-                                "pretraining_runs": SimpleNamespace(
+    _check_tests(tests, {name: {"pretraining_found": {**pc_findings.pretraining_from(d, m),
+                                                      **pc_findings.matched_from(matched)},
+                                "pretraining_table": d, "pretraining_matched": matched,
+                                "pretraining_sweeps": sweeps, "pretraining_runs": SimpleNamespace(
                                     pretraining={k: SimpleNamespace(metrics=x) for k, x in m.items()})}
                          for name, (d, m) in variants6(df, metrics).items()})
 
@@ -626,3 +700,38 @@ def test_chapter4_added_claims_tests_fail_on_degenerate_results(monkeypatch):
 
 def test_chapter4_added_claims_tests_fail_on_degenerate_synthetic_results(monkeypatch):
     _check_added_tests(twc.synthetic(), monkeypatch, must_pass=True)
+
+
+def test_chapter6_sweep_claims_fail_on_degenerate_sweeps():
+    # the page's reading of the BERT's two sweeps (one base model per arm; no verdict): each statement
+    # must fail on some degenerate variant of the stored sweeps
+    import copy
+
+    from test_claims import language_sweep_claims
+
+    curves = {"sv-plural": {"scratch": _read("structural_compositionality", "sweep-sv-plural").metrics,
+                            "pretrained": _read("pretraining_consistency", "sweep-sv-plural-pretrained").metrics}}
+
+    def each(values: dict, init: str | None = None):
+        out = copy.deepcopy(curves)
+        for arm, m in out["sv-plural"].items():
+            if init in (None, arm):
+                for q in m["points"]:
+                    q.update(copy.deepcopy(values))
+        return out
+
+    c = sc_findings.CHANCE
+    variants = {
+        "pretrained = scratch": {"sv-plural": {"scratch": curves["sv-plural"]["scratch"],
+                                               "pretrained": curves["sv-plural"]["scratch"]}},
+        "scratch = pretrained": {"sv-plural": {"scratch": curves["sv-plural"]["pretrained"],
+                                               "pretrained": curves["sv-plural"]["pretrained"]}},
+        "keeps everything": each({"kept": 1.0, "hard": [1.0, 1.0], "random": [1.0, 1.0], "complement": [c, c]}),
+        "keeps nothing": each({"kept": 0.0, "hard": [c, c], "random": [c, c], "complement": [1.0, 1.0]}),
+        "chance": each({"hard": [c, c], "random": [c, c], "complement": [c, c], "own": c}),
+    }
+    stored = language_sweep_claims(curves)
+    assert all(stored.values()), stored
+    found = {name: language_sweep_claims(v) for name, v in variants.items()}
+    never = [k for k in stored if all(f[k] for f in found.values())]
+    assert not never, f"sweep statements that hold on every degenerate variant (cannot fail): {never}"

@@ -14,6 +14,7 @@ import torch
 from modlib import batch, jobs, results
 from modlib import redundant_input_toy as toy
 from modlib import structural_compositionality as sc
+from modlib.structural_compositionality import sweep as sc_sweep
 
 SMOKE = "smoke"
 
@@ -37,6 +38,7 @@ def test_local_workers_compute_what_the_in_process_run_computes(tmp_path, monkey
         with threadpool_limits(1):
             toy.studies.run(SMOKE, torch.device("cpu"), toy.run(SMOKE, torch.device("cpu"), progress=False))
             sc.run(SMOKE, torch.device("cpu"))
+            sc_sweep.run(SMOKE, torch.device("cpu"))  # the chapter's density sweeps are jobs too
     finally:
         torch.set_num_threads(threads)
     report = jobs.run([toy.CHAPTER, sc.CHAPTER], SMOKE, workers=2, threads=1, out=tmp_path / "out", root=parallel)

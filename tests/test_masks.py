@@ -606,3 +606,39 @@ def test_a_removed_maskset_refuses_every_further_use(tmp_path):
     new.mode = "hard"
     new.save(tmp_path / "new.pt")  # the new MaskSet works
     assert new.remove() is model and all(p.requires_grad for p in model.parameters())
+
+
+# --- modlib.mask_density: the kept share, its convergence, lambda's schedule (issue 31) -----------------
+
+
+def test_kept_share_counts_positive_scores_in_total_and_per_weight():
+    from modlib import mask_density
+
+    ms = masks.attach(mlp(), "sparsify", init=-1.0)
+    with torch.no_grad():
+        ms.parameters()[0][:4] = 1.0  # 4 rows of 6 in the first layer: 24 of 96
+        ms.parameters()[2][0, 0] = 0.0  # score 0 is removed (s > 0 keeps)
+    total, layers = mask_density.kept_share(ms)
+    sizes = [p.numel() for p in ms.parameters()]
+    assert layers == [24 / 96, 0.0, 0.0] and total == pytest.approx(24 / sum(sizes))
+
+
+@pytest.mark.parametrize("delay, warmup, expected", [
+    (0, 0, [10, 10, 10, 10, 10]),
+    (0, 2, [1, 5.5, 10, 10, 10]),
+    (2, 2, [1, 1, 1, 5.5, 10]),
+    (2, 0, [1, 1, 10, 10, 10])])
+def test_lambda_stays_at_its_base_then_grows_linearly(delay, warmup, expected):
+    from modlib import mask_density
+
+    got = [mask_density.lam_multiplier(e, 10.0, delay, warmup) for e in range(5)]
+    assert got == pytest.approx(expected)
+
+
+def test_a_kept_share_still_falling_in_its_last_quarter_has_not_converged():
+    from modlib import mask_density
+
+    assert mask_density.converged([0.5, 0.2, 0.1, 0.05, 0.0502, 0.0501, 0.05, 0.05])
+    assert not mask_density.converged([0.5, 0.2, 0.1, 0.08, 0.06, 0.055, 0.052, 0.05])
+    assert mask_density.last_quarter_drop([0.5, 0.2, 0.1, 0.08, 0.06, 0.055, 0.052, 0.05]) == pytest.approx(0.005)
+    assert mask_density.converged([0.3])  # one epoch: nothing to fall over

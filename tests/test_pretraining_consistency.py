@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from modlib import pretraining_consistency as pc
-from modlib import results
+from modlib import results, stats
 from modlib.data import sentences as agreement
 from modlib.pretraining_consistency import findings as pc_findings
 from modlib.structural_compositionality import experiment as sc
@@ -83,3 +83,76 @@ def test_bad_names_say_what_is_valid(store):
         pc.pretrained("audio", "smoke")
     with pytest.raises(ValueError, match="rules"):
         pc.PretrainingSettings(rules=("sv-plural", "odd"))
+
+
+def test_masks_are_compared_at_comparable_density_by_the_configuration_nearest_the_scratch_share():
+    from types import SimpleNamespace
+
+    def grid(kept, effect, other, own=1.0, converged=True):
+        return {"kept": kept, "lam": kept, "stages": "all", "own": own, "converged": converged,
+                "test": {"hard": [1.0, other], "complement": [0.9 - effect, 0.9]}}
+
+    def row(selected, configs):
+        found = {"grid": configs, "runs": [{"kept": selected}]}
+        return SimpleNamespace(metrics={"searched": True, "base": {"task": 1.0},
+                                        "subroutines": {"subject": found}})
+
+    def extra(kept, effect, other, converged=True):  # a sweep's point, as pc.matched stores it
+        point = {"lam": 10.0, "subroutine": "subject", "kept": kept, "own": 1.0, "converged": converged,
+                 "hard": [1.0, other], "complement": [0.9 - effect, 0.9]}
+        return SimpleNamespace(metrics={"configuration": {"stages": "all"}, "points": [point]})
+
+    rows, matched = {}, {}
+    for i in range(3):
+        # scratch selects dense masks (8 %), pretrained sparse ones (0.5 %); pretrained gets 7 % masks apart
+        rows[f"sv-plural-scratch-{i}"] = row(0.08, [
+            grid(0.08 + 0.001 * i, 0.1 + 0.01 * i, 0.88 + 0.01 * i),
+            grid(0.079, 0.9, 0.2, own=0.5), grid(0.081, 0.9, 0.2, converged=False)])  # never matched
+        rows[f"sv-plural-pretrained-{i}"] = row(0.005, [grid(0.005, 0.0, 0.3)])
+        matched[f"matched-sv-plural-pretrained-{i}"] = extra(0.07 - 0.002 * i, 0.6 + 0.01 * i, 0.3 + 0.02 * i)
+    without = pc_findings.matched_density(SimpleNamespace(rows=rows, settings=pc.settings("smoke")))
+    assert without["common"].iloc[0] == pytest.approx(0.08)  # the scratch arm's median selected share
+    found = pc_findings.matched_from(without, base_gate=0.95)  # pretrained has only its 0.5 % masks
+    claim = found["sv-plural/subject/matched_effect"]
+    assert claim.outcome == stats.UNDECIDED and "no masks of one density" in claim.text, claim.text
+    runs = SimpleNamespace(rows=rows, matched=matched, settings=pc.settings("smoke"))
+    table = pc_findings.matched_density(runs)
+    assert (table["kept"].between(0.06, 0.085)).all()  # each base model's configuration nearest 8 %
+    scratch = table[table["init"] == "scratch"]
+    assert scratch["effect"].round(2).tolist() == [0.1, 0.11, 0.12]
+    found = pc_findings.matched_from(table, base_gate=0.95)
+    for what in ("matched_effect", "matched_specific"):
+        claim = found[f"sv-plural/subject/{what}"]
+        assert claim.outcome == stats.REPRODUCED and "Without pretrained base model 0" in claim.text, claim.text
+    assert "from scratch and" in found["sv-plural/subject/matched_effect"].text
+    # every pretrained effect (0.58-0.62) reaches MARGIN; over 3 base models a count is not decided
+    count = found["sv-plural/subject/matched_consistency"]
+    assert count.outcome == stats.UNDECIDED and "3 of 3 pretrained" in count.text, count.text
+    assert found["sv-plural/subject/matched_spread"].outcome in (stats.NOT_REPRODUCED, stats.UNDECIDED)
+    fixed = pc_findings.matched_density(runs, kept=0.005)  # at pretrained's density: scratch has no 0.5 % mask
+    assert fixed[fixed["init"] == "scratch"]["kept"].min() > 0.07
+    from modlib.pretraining_consistency import figures as pc_figures
+    import pandas as pd
+    effects = pd.DataFrame([{"rule": "sv-plural", "subroutine": "subject", "init": init, "seed": i,
+                             "searched": True, "kept": kept, "sub_other": 0.5, "effect": 0.3}
+                            for i in range(3) for init, kept in (("scratch", 0.08), ("pretrained", 0.005))])
+    effects["modular"] = [True, False] * 3
+    rows = pc_findings.verdict_table(effects, found, table)
+    assert [r["density"] for r in rows] == ["searched", "comparable"]
+    assert rows[0]["modular, scratch"] == "3 of 3" and rows[0]["modular, pretrained"] == "0 of 3"
+    assert rows[0]["kept, scratch"] == "8.00 % (8.00–8.00)"
+    assert rows[1]["larger effect"] == found["sv-plural/subject/matched_effect"].mark
+    assert rows[1]["modular, pretrained"] == "3 of 3"  # the matched masks' own effects
+    assert rows[0]["more modular"] == "–"  # not in found
+    fig = pc_figures.density_by_arm(effects, table)
+    assert len(fig.axes) == 2 and all(len(ax.lines) >= 4 for ax in fig.axes)  # 2 arms, dots and crosses
+
+
+def test_the_pretraining_numbers_the_page_quotes():
+    made = {"language": {"losses": [4.2451, 2.0], "final_loss": 1.3276, "probe_untrained": 0.56, "probe": 1.0},
+            "vision": {"final_loss": 0.0719, "probe": {"inside": 0.974, "contact": 0.71},
+                       "probe_untrained": {"inside": 0.751, "contact": 0.526}}}
+    quoted = pc_findings.pretraining_numbers(made)
+    assert quoted == {"lm-loss-first": "4.25", "lm-loss-last": "1.33", "lm-probe-untrained": "56%",
+                      "lm-probe": "100%", "simclr-loss-last": "0.07", "probe-inside": "97%",
+                      "probe-inside-untrained": "75%", "probe-contact": "71%", "probe-contact-untrained": "53%"}

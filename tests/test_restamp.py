@@ -91,6 +91,12 @@ def test_compare_finds_any_difference(tmp_path, monkeypatch):
     assert restamp.compare(a, same) is None
     assert "array 'a' differs" in restamp.compare(a, store(tmp_path / "c", np.nextafter(0.5, 1)))
     assert "metrics differ" in restamp.compare(a, store(tmp_path / "d", 0.5, metric=1.0000001))
+    # a job the change added has nothing old to compare with; a job it dropped is a difference
+    monkeypatch.setenv("MODLIB_RESULTS", str(tmp_path / "b"))
+    results.fetch("chap", "added", {"seeds": 1}, lambda: ({"acc": 1.0}, {"a": np.array([0.5])}),
+                  profile="smoke", device="cpu", code="modlib.data.digits")
+    assert restamp.compare(a, same) is None
+    assert "no longer makes: ['chap/added.json']" in restamp.compare(same, a)
 
 
 def test_a_relabelling_is_proven_on_the_smoke_results_before_it_is_applied(tmp_path, monkeypatch):

@@ -1,5 +1,6 @@
 """Chapter 5's models, mask search, stored results, findings, figures and explorer (smoke sizes)."""
 
+import copy
 import numpy as np
 import pytest
 import torch
@@ -115,19 +116,86 @@ def test_smoke_run_stores_every_result_with_its_search(smoke_runs):
         assert m["trained"] == ("untrained" not in name)
         subs = sc.RULES[m["rule"]]
         assert list(m["subroutines"]) == list(subs)
+        stages, lams, _ = sc.grid_settings(m["rule"], s)
         for sub in subs:
             found = m["subroutines"][sub]
-            assert len(found["grid"]) == len(s.inits) * len(s.mask_lrs) * len(s.stages)
+            # the untrained control trains its trained twin's choice: no grid of its own
+            grid = len(s.inits) * len(s.mask_lrs) * len(stages) * len(lams) if m["trained"] else 0
+            assert len(found["grid"]) == grid
+            assert found["chosen_from"] == ("search" if m["trained"] else "given")
             assert len(found["runs"]) == s.mask_seeds
             run = found["runs"][0]
             assert 0 <= run["kept"] <= 1 and len(run["layers"]) == len(run["layer_kept"])
-            assert r.arrays[f"kept-{sub}"].shape == (s.mask_seeds, len(run["layers"]))
-        assert r.arrays["overlap"].shape == (len(m["subroutines"][subs[0]]["runs"][0]["layers"]),)
+            assert len(run["kept_trajectory"]) == s.mask_epochs and run["kept_trajectory"][-1] == run["kept"]
+            assert len(run["random_complement"]) == 2 and isinstance(run["converged"], bool)
+            for g in found["grid"]:  # every configuration's kept share, its trajectory, its test accuracies
+                assert len(g["kept_trajectory"]) == s.mask_epochs and g["kept"] == g["kept_trajectory"][-1]
+                assert set(g["test"]) >= {"hard", "complement", "random", "random_complement", "own"}
+            layers = len(m["overlap"]["layers"])
+            assert r.arrays[f"kept-{sub}"].shape == (s.mask_seeds, layers)
+            assert r.arrays[f"kept-trajectory-{sub}"].shape == (s.mask_seeds, s.mask_epochs, layers)
+            assert np.allclose(r.arrays[f"kept-trajectory-{sub}"][:, -1], r.arrays[f"kept-{sub}"])
+            assert r.arrays[f"seed-overlap-{sub}"].shape == (layers,) and sub in m["seed_overlap"]
+            assert "layer_trajectory" not in run  # per layer: in the arrays only
+        assert r.arrays["overlap"].shape == (len(m["overlap"]["layers"]),)
+
+
+def test_the_untrained_control_trains_its_trained_twins_choice(smoke_runs):
+    for rule in sc.settings("smoke").rules:
+        twin, control = smoke_runs.rows[f"{rule}-0"], smoke_runs.rows[f"{rule}-untrained-0"]
+        for sub, found in control.metrics["subroutines"].items():
+            assert found["chosen"] == twin.metrics["subroutines"][sub]["chosen"]
+        assert list(control.meta["depends"]) == [f"smoke/{sc.CHAPTER}/{rule}-0"]
+
+
+def test_train_mask_logs_the_kept_share_and_grows_lambda_on_schedule():
+    s = sc.settings("smoke")
+    model = sc.make_model("sv-plural", s, 0)
+    data = sc.problems("sv-plural", "sub-0", 32, seed=0)
+    log = []
+    ms = sc.train_mask(model, data, init=0.05, lr=0.1, stages="all", epochs=4, batch=16, seed=0, lam=30.0,
+                       lam_delay=1, lam_warmup=2, log=log)
+    base = 1e-8 * sc.PAPER_TOTAL_MASKED / ms.stats()["weights"].sum()
+    assert [e["lam"] for e in log] == pytest.approx([1.0, 1.0, 15.5, 30.0])
+    assert ms.settings["lam"] == pytest.approx(30.0 * base)
+    stats = ms.stats()
+    assert log[-1]["kept"] == pytest.approx(stats["kept"].sum() / stats["weights"].sum())
+    assert log[-1]["layer_kept"] == pytest.approx(stats["kept_fraction"].tolist(), abs=1e-5)
+    assert [e["beta"] for e in log] == pytest.approx([200 ** (i / 4) for i in range(4)])
+    ms.remove()
+
+
+def test_random_ablation_removes_as_many_weights_per_layer_as_the_subnetwork(monkeypatch):
+    s = sc.settings("smoke")
+    model = sc.make_model("sv-plural", s, 0)
+    ms = masks.attach(model, "sparsify", init=-1.0)
+    with torch.no_grad():
+        for p in ms.parameters():
+            p[: max(1, len(p) // 3)] = 1.0  # a third of each weight's rows kept
+    hard = ms.hard_masks()
+    seen = {}
+    real_accuracy = sc.accuracy
+
+    def spy(model, data, batch=128):  # what the random ablation keeps, per weight
+        if "random_complement" not in seen and ms._masks[ms.names[0]].fixed is not None:
+            seen["random_complement"] = {n: m.fixed.clone() for n, m in ms._masks.items()}
+        return real_accuracy(model, data, batch)
+
+    sets = {kind: sc.problems("sv-plural", kind, 8, seed=1) for kind in sc.KINDS}
+    monkeypatch.setattr(sc, "accuracy", spy)
+    acc = sc.evaluate(model, ms, sets, 0, seed=3)
+    removed = {n: ~m for n, m in seen["random_complement"].items()}
+    for n in hard:
+        assert int(removed[n].sum()) == int(hard[n].sum())  # the same count per layer
+    assert not all(torch.equal(removed[n], hard[n]) for n in hard)  # at random places
+    assert set(acc) == {"hard", "complement", "random", "random_complement", "reinit", "own"}
+    ms.remove()
 
 
 def test_findings_table_figures_and_explorer_work_on_stored_results(smoke_runs):
     table = findings.structure_table(smoke_runs)
-    assert len(table) == sum(len(sc.RULES[r.metrics["rule"]]) for r in smoke_runs.rows.values())
+    assert len(table) == sum(len(sc.RULES[r.metrics["rule"]]) * smoke_runs.settings.mask_seeds
+                             for r in smoke_runs.rows.values())
     found = findings.structural(smoke_runs)
     assert {"inside-contact/base", "inside-contact/inside/subnetwork", "inside-contact/inside/untrained",
             "sv-plural/verb/ablation", "sv-plural/subject/random"} <= set(found)
@@ -198,7 +266,7 @@ def test_subroutines_masking_different_layers_are_compared_over_both(monkeypatch
     later = covered("later")
     monkeypatch.setattr(sc, "make_model", lambda *a, **k: model)
 
-    def fake_search(model, rule, s, show=False):
+    def fake_search(model, rule, s, show=False, chosen=None):
         out = {}
         # "inside" keeps every weight, "contact" none of those it masks
         for name, names, keep in (("inside", covered("all"), True), ("contact", later, False)):
@@ -217,3 +285,134 @@ def test_subroutines_masking_different_layers_are_compared_over_both(monkeypatch
     assert (arrays["kept-inside"] == 1).all()
     assert (arrays["overlap"][unmasked] == 1).all() and (arrays["overlap"][masked] == 0).all()
     assert arrays["kept-inside"].shape == arrays["kept-contact"].shape == (1, len(layers))
+
+
+def test_density_checks_and_the_random_ablation_follow_the_kept_share():
+    import pandas as pd
+
+    def table(kept, rand_abl_target=0.9, abl_target=(0.4, 0.35, 0.45), trained=True):
+        return pd.DataFrame([{"rule": "sv-plural", "subroutine": "subject", "model": m, "mask_seed": 0,
+                              "trained": trained, "kept": kept, "converged": True, "abl_target": a,
+                              "abl_other": 0.9, "rand_abl_target": rand_abl_target + 0.01 * m,
+                              "rand_abl_other": 0.95} for m, a in enumerate(abl_target)])
+
+    found = findings.density_from(table(0.03))
+    assert found["sv-plural/subject/density"].holds and "3.00 ± 0.00 %" in found["sv-plural/subject/density"].text
+    assert found["sv-plural/subject/random_ablation"].outcome == stats.REPRODUCED
+    for kept in (0.0, 1.0, 0.3):  # nothing, everything, denser than any of the paper's masks
+        assert not findings.density_from(table(kept))["sv-plural/subject/density"].holds
+    for kept in (0.0, 1.0):
+        assert findings.density_from(table(kept))["sv-plural/subject/random_ablation"].outcome == stats.UNDECIDED
+    # removing a random set of the same size hurts as much: the subnetwork is not special
+    same = findings.density_from(table(0.03, rand_abl_target=0.4, abl_target=(0.4, 0.39, 0.38)))
+    assert not same["sv-plural/subject/random_ablation"].holds
+    assert findings.density_from(table(0.03, trained=False)) == {}  # untrained rows: no density claim
+
+
+def test_an_untrained_control_that_keeps_nothing_is_degenerate_not_a_pass():
+    class Row:
+        def __init__(self, metrics):
+            self.metrics = metrics
+
+    def run(kept, seed):
+        acc = {"hard": [0.25, 0.25], "complement": [0.95, 0.95], "reinit": [0.9, 0.9], "random": [0.25, 0.25]}
+        return {"seed": seed, "own": 0.25, "kept": kept, "layers": [], "layer_kept": [], **acc}
+
+    def rows(trained, kept):
+        return {f"m{i}{trained}": Row({"rule": "r", "seed": i, "trained": trained, "searched": True,
+                                       "base": {"task": 1.0},
+                                       "subroutines": {"a": {"passed_gate": trained,
+                                                             "runs": [run(kept, j) for j in range(2)]}}})
+                for i in range(3 if trained else 2)}
+
+    class Runs:
+        settings = sc.settings("full")
+
+    Runs.rows = {**rows(True, 0.03), **rows(False, 0.0)}
+    f = findings.structural(Runs)["r/a/untrained"]
+    assert f.outcome == stats.UNDECIDED and "degenerate, not a pass" in f.text
+    assert "masks that keep nothing are no control" in f.text
+
+
+def test_the_density_sweep_retrains_base_model_0_and_repeats_its_grid_where_they_meet(smoke_runs):
+    from modlib.structural_compositionality import sweep
+    w = sweep.settings("smoke")
+    swept = sweep.run("smoke", torch.device("cpu"))
+    assert list(swept) == list(w.rules) and sweep.result_names(w) == [f"sweep-{r}" for r in w.rules]
+    for rule, r in swept.items():
+        twin = smoke_runs.rows[f"{rule}-0"].metrics
+        assert r.metrics["base"] == twin["base"]  # the very base model of {rule}-0
+        points = r.metrics["points"]
+        assert [(p["lam"], p["subroutine"]) for p in points] == [
+            (lam, sub) for lam in sweep.lams(rule, w) for sub in sc.RULES[rule]]
+        for p in points:
+            assert 0 <= p["kept"] <= 1 and p["kept"] == p["kept_trajectory"][-1]
+            # where the sweep meets the chapter's grid (same configuration, mask seed 0), it is the grid
+            grid = [g for g in twin["subroutines"][p["subroutine"]]["grid"] if g["lam"] == p["lam"]
+                    and (g["init"], g["lr"], g["stages"]) == tuple(r.metrics["configuration"][k]
+                                                                   for k in ("init", "lr", "stages"))]
+            assert grid, "smoke's sweep and grid share their multiples of lambda"
+            for g in grid:
+                assert g["kept"] == p["kept"] and g["test"]["hard"] == p["hard"]
+                assert g["test"]["random"] == p["random"]
+    with pytest.raises(ValueError, match="language_lams"):
+        sweep.SweepSettings(language_lams=())
+
+
+def test_the_density_figures_and_the_method_diagram_draw(smoke_runs):
+    from modlib.structural_compositionality import sweep
+    assert isinstance(figures.diagram_two_tests(), plots.plt.Figure)
+    swept = {rule: r.metrics for rule, r in sweep.run("smoke", torch.device("cpu")).items()}
+    fig = figures.density_sweep(swept, {rule: findings.paper_kept(rule) for rule in swept})
+    assert len([ax for ax in fig.axes if ax.lines]) == sum(len(sc.RULES[r]) for r in swept)
+    trajectories = {(m["rule"], sub): [run["kept_trajectory"] for run in f["runs"]]
+                    for m in (r.metrics for r in smoke_runs.rows.values() if r.metrics["trained"])
+                    for sub, f in m["subroutines"].items()}
+    assert len(figures.kept_over_training(trajectories).axes) == len(sc.settings("smoke").rules)
+
+
+def test_the_verdict_table_holds_each_verdict_once_and_the_sweep_says_where_test_1_can_fail(smoke_runs):
+    from modlib.structural_compositionality import sweep
+    table = findings.structure_table(smoke_runs)
+    found = findings.structural(smoke_runs)
+    rows = findings.verdict_table(table, found)
+    assert [(r["rule"], r["subroutine"]) for r in rows] == list(
+        dict.fromkeys(zip(table[table["trained"]]["rule"], table[table["trained"]]["subroutine"])))
+    for r in rows:
+        for key, heading in findings.VERDICTS.items():
+            f = found.get(f"{r['rule']}/{r['subroutine']}/{key}")
+            assert r[heading] == (f.mark if f else "–")
+    # a random subnetwork at the ceiling everywhere: test 1 can fail nowhere; below the gate once: there
+    pts = [{"lam": lam, "subroutine": "subject", "kept": kept, "hard": [1.0, 0.5], "random": [1.0, other]}
+           for lam, kept, other in ((1.0, 0.3, 1.0), (10.0, 0.05, 1.0), (100.0, 0.01, 0.4))]
+    f = findings.sweep_findings({"sv-plural": {"points": pts}})["sv-plural/subject/sweep"]
+    assert f.holds and "from 1.00% kept" in f.text
+    flat = [dict(p, random=[1.0, 1.0]) for p in pts]
+    assert not findings.sweep_findings({"sv-plural": {"points": flat}})["sv-plural/subject/sweep"].holds
+    swept = {rule: r.metrics for rule, r in sweep.run("smoke", torch.device("cpu")).items()}
+    assert set(findings.sweep_findings(swept)) == {f"{rule}/{sub}/sweep" for rule in swept for sub in sc.RULES[rule]}
+
+
+def test_the_numbers_the_page_quotes_cover_every_searched_subroutine(smoke_runs):
+    # chapter 5 glues these into its prose: one set per trained (rule, subroutine), the untrained
+    # control's where it ran, and the overlaps per rule
+    table = findings.structure_table(smoke_runs)
+    quoted = findings.page_numbers(table)
+    for (rule, sub), g in table.groupby(["rule", "subroutine"]):
+        if g["trained"].any():
+            for what in ("kept", "alone", "removed", "reinit", "random", "random-removed", "removed-models"):
+                assert f"{rule}-{sub}-{what}" in quoted, (rule, sub, what)
+            assert quoted[f"{rule}-{sub}-kept"] == findings.pct(g[g["trained"]]["kept"])
+        if (~g["trained"]).any():
+            assert {f"{rule}-{sub}-untrained", f"{rule}-{sub}-untrained-kept"} <= set(quoted)
+    overlaps = findings.layer_numbers(smoke_runs)
+    searched = {r.metrics["rule"] for r in smoke_runs.rows.values()
+                if r.metrics["trained"] and r.metrics.get("subroutines")}
+    assert {k.rsplit("-seed-iou", 1)[0] for k in overlaps if k.endswith("-seed-iou")} == searched
+    assert all(" to " in v for v in overlaps.values()), overlaps
+    one_seed = copy.deepcopy(smoke_runs)  # the default profile trains one mask seed: no seed overlap
+    for r in one_seed.rows.values():
+        if "seed_overlap" in r.metrics:
+            r.metrics["seed_overlap"] = {}
+    quoted = findings.layer_numbers(one_seed)
+    assert {quoted[f"{rule}-seed-iou"] for rule in searched} == {"not measured"}, quoted

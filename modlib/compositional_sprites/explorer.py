@@ -62,8 +62,7 @@ def _stored_line(runs, row: str) -> str:
     what the chapter's text quotes for "a trained model"."""
     from modlib.compositional_sprites import findings
 
-    a = runs.arrays(row)
-    r2_in, r2_whole = a["r2_in"][:, -1], a["r2_whole"][:, -1]
+    r2_in, r2_whole = findings._r2(runs, row)
     fit = r2_in >= findings.FIT
     lines = [f"stored result ({row}):",
              f"  mean over all {len(r2_in)} seeds: R² {r2_in.mean():.2f} in-domain, {r2_whole.mean():.2f} whole cube"]

@@ -1,7 +1,7 @@
 """Chapter 2's figures (notebooks/compositional_sprites.ipynb): scenes and their supports, R² curves,
 error maps, reconstructions, the sharpness sweep, the support schematic, an animation over
 rows, the concept diagram of the two models (:func:`diagram_models`), and the recomputed rows of issue 32 (:func:`diagram_slot_recovery`, :func:`recomputed_figure`,
-:func:`not_stored_yet` while they are not stored); each handed to a numbered caption with :func:`modlib.plots.glue`.
+:func:`modlib.plots.not_stored` while they are not stored); each handed to a numbered caption with :func:`modlib.plots.glue`.
 """
 
 from __future__ import annotations
@@ -14,17 +14,6 @@ from matplotlib.colors import PowerNorm
 from modlib.plots import COLUMN, _jshtml, not_stored
 
 SUPPORT_COLOURS = {"in-domain": "#1f77b4", "whole": "#d62728"}
-
-
-def not_stored_yet(what: str) -> plt.Figure:
-    """A one-line box where ``what`` is not stored yet. The page says once, above the figure, how to
-    make it (so, unlike :func:`modlib.plots.not_stored`, no command is repeated here)."""
-    fig, ax = plt.subplots(figsize=(COLUMN, 0.45))
-    ax.text(0.5, 0.5, f"{what}: not stored yet", ha="center", va="center", fontsize=10, color="0.3")
-    ax.set_xticks([]), ax.set_yticks([])
-    for spine in ax.spines.values():
-        spine.set_color("0.7")
-    return fig
 
 
 def _image(ax: plt.Axes, img: np.ndarray, title: str | None = None) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from modlib.stats import Finding, Verdict, _seeds, _span, distinct_units, marked, unpaired
+from modlib.stats import Finding, Verdict, _seeds, _span, distinct_units, marked, mean_sd, unpaired
 
 
 def _r2(runs, row: str) -> tuple[np.ndarray, np.ndarray]:
@@ -18,16 +18,6 @@ def _r2(runs, row: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 FIT = 0.8  # a seed "fits" its training support when its final in-domain R^2 reaches this
-
-
-def mean_sd(values) -> str:
-    """``"0.93 ± 0.02"`` over seeds (just ``"0.93"`` for one seed), as :func:`modlib.stats._ms`, but a
-    spread that rounds to 0.00 reads ``"± <0.01"``: it is small, not zero."""
-    values = np.asarray(values, dtype=float)
-    if values.size < 2:
-        return f"{values.mean():.2f}"
-    sd = values.std()
-    return f"{values.mean():.2f} ± " + (f"{sd:.2f}" if sd >= 0.005 else "<0.01")
 
 
 def compare(x: np.ndarray, y: np.ndarray, *, paper: float, fits: bool) -> tuple[Verdict, str]:

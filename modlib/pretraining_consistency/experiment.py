@@ -25,7 +25,7 @@ makes) is computed in :mod:`modlib.pretraining_consistency.findings`, apart from
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 import torch
@@ -37,6 +37,7 @@ from modlib.pretraining_consistency import pretraining
 from modlib.profiles import check_choices, check_int, check_range, settings_for
 from modlib.runtime import describe
 from modlib.structural_compositionality import experiment as sc  # chapter 5's experiment, reused by name
+from modlib.structural_compositionality import sweep as sc_sweep
 
 CHAPTER = "pretraining_consistency"
 INITS = ("scratch", "pretrained")
@@ -252,14 +253,85 @@ def run_one(rule: str, seed: int, profile: str, device: torch.device,
             show: bool = False) -> tuple[dict, dict]:
     """A base model for ``rule`` fine-tuned from the pretrained weights (:func:`pretrained_model`)
     on the task with data order ``seed``, then chapter 5's search in it if it passes the base gate;
-    the metrics as :func:`modlib.structural_compositionality.run_one` gives them, without the
-    masks' overlap (no arrays)."""
+    the metrics and arrays (kept shares and their trajectories, the masks' overlaps) as
+    :func:`modlib.structural_compositionality.run_one` gives them."""
     s = sc.settings(profile)
     data = sc._data(rule, s)  # chapter 5's problem sets, shared
     model = pretrained_model(rule, seed, profile, device).to(device)
-    metrics, _ = sc.study(model, data, rule, seed, True, s, show)
-    metrics.pop("overlap", None)
-    return metrics, {}
+    return sc.study(model, data, rule, seed, True, s, show)
+
+
+# ---------------------------------------------------------------- the two tests against density
+
+def sweep_pretrained(rule: str, profile: str, device: torch.device, show: bool = False) -> tuple[dict, dict]:
+    """Chapter 5's sweep of lambda (:func:`modlib.structural_compositionality.sweep.sweep_model`)
+    in base model 0 of ``rule`` fine-tuned from the pretrained weights: the pretrained arm's masks
+    at every density, to set beside chapter 5's sweep of the same base model from scratch."""
+    model = pretrained_model(rule, 0, profile, device).to(device)
+    return sc_sweep.sweep_model(model, rule, sc.settings(profile), sc_sweep.settings(profile), show)
+
+
+def sweep_names(profile: str) -> list[str]:
+    """The pretrained sweeps of ``profile``: ``sweep-{rule}-pretrained`` for each rule chapter 5
+    sweeps (:data:`modlib.structural_compositionality.sweep.SETTINGS`) that this chapter studies."""
+    rules = settings(profile).rules
+    return [f"sweep-{rule}-pretrained" for rule in sc_sweep.settings(profile).rules if rule in rules]
+
+
+def sweep(rule: str, profile: str, device: torch.device, show: bool = False) -> results.Result:
+    """Load (or compute and store) the pretrained sweep of ``rule`` at ``profile``."""
+    p, s, w = settings(profile), sc.settings(profile), sc_sweep.settings(profile)
+    checkpoint = pretrained("vision" if rule in sc.VISION else "language", profile, device)
+    config = {"structure": sc._config(s, rule), "lams": list(sc_sweep.lams(rule, w)),
+              "pretraining": {k: v for k, v in asdict(p).items() if k not in ("rules", "seeds")}}
+    return results.fetch(CHAPTER, f"sweep-{rule}-pretrained", config,
+                         lambda: sweep_pretrained(rule, profile, device, show), profile=profile,
+                         device=describe(device), code=sweep_pretrained, depends=[checkpoint])
+
+
+# The multiples of lambda at which every pretrained base model of a rule gets one more mask per
+# subroutine, so that the two arms can be compared at comparable density (findings.matched_density): the
+# search's own multiples (x300, x1000) leave the pretrained BERT's masks about eight times sparser than
+# the scratch arm's; at x10 they keep about as much (base model 0's sweep: 4-5 %, scratch 4-8 %)
+MATCH_LAMS = {"sv-plural": (10.0,)}
+
+
+def matched_names(profile: str) -> dict[str, tuple[str, int]]:
+    """The pretrained base models' masks at :data:`MATCH_LAMS`: ``{"matched-{rule}-pretrained-{seed}":
+    (rule, seed)}``."""
+    p = settings(profile)
+    return {f"matched-{rule}-pretrained-{i}": (rule, i) for rule in p.rules if rule in MATCH_LAMS
+            for i in range(p.seeds)}
+
+
+def matched_masks(rule: str, seed: int, profile: str, device: torch.device,
+                  show: bool = False) -> tuple[dict, dict]:
+    """Pretrained base model ``seed`` of ``rule``, fine-tuned as :func:`run_one` fine-tunes it (the
+    same model), with one mask per subroutine at each multiple of :data:`MATCH_LAMS` ``[rule]``
+    (mask seed 0, the search's first configuration), measured as a sweep measures them."""
+    s = sc.settings(profile)
+    w = sc_sweep.SweepSettings(rules=(rule,), language_lams=MATCH_LAMS[rule], vision_lams=MATCH_LAMS[rule])
+    model = pretrained_model(rule, seed, profile, device).to(device)
+    return sc_sweep.sweep_model(model, rule, s, w, show, seed=seed)
+
+
+def matched(rule: str, seed: int, profile: str, device: torch.device, show: bool = False) -> results.Result:
+    """Load (or compute and store) :func:`matched_masks` at ``profile``."""
+    p, s = settings(profile), sc.settings(profile)
+    checkpoint = pretrained("vision" if rule in sc.VISION else "language", profile, device)
+    config = {"structure": sc._config(s, rule), "lams": list(MATCH_LAMS[rule]), "seed": seed,
+              "pretraining": {k: v for k, v in asdict(p).items() if k not in ("rules", "seeds")}}
+    return results.fetch(CHAPTER, f"matched-{rule}-pretrained-{seed}", config,
+                         lambda: matched_masks(rule, seed, profile, device, show), profile=profile,
+                         device=describe(device), code=matched_masks, depends=[checkpoint])
+
+
+def sweeps(profile: str, device: torch.device, show: bool = False) -> dict[str, dict[str, results.Result]]:
+    """Both arms' sweeps of ``profile`` by rule: ``{rule: {"scratch": chapter 5's, "pretrained": this
+    chapter's}}``."""
+    rules = [name.split("-", 1)[1].rsplit("-", 1)[0] for name in sweep_names(profile)]
+    return {rule: {"scratch": sc_sweep.fetch(rule, profile, device, show),
+                   "pretrained": sweep(rule, profile, device, show)} for rule in rules}
 
 
 # ---------------------------------------------------------------- stored results
@@ -272,20 +344,24 @@ def result_names(p: PretrainingSettings) -> list[str]:
 @dataclass
 class PretrainingRuns:
     """The stored results of a profile: ``rows`` by result name (:func:`result_names`), the two
-    pretraining results, and the line that says where the language model came from."""
+    pretraining results, the line that says where the language model came from, and the pretrained
+    base models' masks at :data:`MATCH_LAMS` (``matched``, by name: :func:`matched_names`)."""
 
     settings: PretrainingSettings
     rows: dict
     pretraining: dict
     language_source: str
     profile: str
+    matched: dict = field(default_factory=dict)  # name -> the masks at MATCH_LAMS (the whole chapter only)
 
 
 def run(profile: str, device: torch.device, *, names: list[str] | None = None,
         show: bool = False) -> PretrainingRuns:
-    """Load (or compute and store) the results ``names`` (default: all) at ``profile``. The scratch
-    base models that chapter 5 made are read from its store; the rest are stored here."""
+    """Load (or compute and store) the results ``names`` (default: all, and then the pretrained
+    masks at :data:`MATCH_LAMS` too) at ``profile``. The scratch base models that chapter 5 made are
+    read from its store; the rest are stored here."""
     p, s = settings(profile), sc.settings(profile)
+    whole = names is None
     names = names or result_names(p)
     _, _, source = language_init(profile, device)
     made = {}
@@ -313,4 +389,6 @@ def run(profile: str, device: torch.device, *, names: list[str] | None = None,
                                        lambda r=rule, i=seed: run_one(r, i, profile, device, show),
                                        profile=profile, device=describe(device), code=run_one,
                                        depends=[checkpoint])
-    return PretrainingRuns(p, rows, made, source, profile)
+    extra = {name: matched(rule, seed, profile, device, show)
+             for name, (rule, seed) in (matched_names(profile) if whole else {}).items()}
+    return PretrainingRuns(p, rows, made, source, profile, extra)

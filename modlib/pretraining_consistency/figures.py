@@ -1,6 +1,6 @@
 """Chapter 6's figures (notebooks/pretraining_consistency.ipynb): SimCLR's views, the pretraining
-curves and the ablation effect of every base model from scratch and pretrained; each handed to a
-numbered caption with :func:`modlib.plots.glue`.
+curves, the ablation effect of every base model from scratch and pretrained, and both arms against
+density; each handed to a numbered caption with :func:`modlib.plots.glue`.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ import numpy as np
 
 from modlib.data import sentences as agreement
 from modlib.plots import COLUMN, count
+from modlib.structural_compositionality.figures import rule_title  # chapter 5's, reused by name
 
 INIT_COLOURS = {"scratch": "#7f7f7f", "pretrained": "#d62728"}
 
@@ -106,3 +107,137 @@ def pretraining_provenance(runs) -> str:
     n, masks = runs.settings.seeds, settings(runs.profile).mask_seeds
     return (line.rsplit(" · ", 1)[0] + f" · {count(n, 'base model')} per initialisation and rule "
             f"(seeds 0–{n - 1}) × {count(masks, 'mask seed')}")
+
+
+def _percent_axis(ax) -> None:
+    """A log x-axis of kept shares labelled in percent: ticked at each decade, or at 1, 2 and 5 of
+    each where the data span under a decade and a half (call it after drawing)."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    ax.set_xscale("log")
+    low, high = ax.get_xlim()
+    narrow = np.log10(high / low) < 1.5
+    ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0) if narrow else (1.0,)))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{100 * v:.2g} %"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.tick_params(labelsize=7)
+
+
+def density_by_arm(df, matched=None) -> plt.Figure:
+    """Chapter 6's density check (issue 31): per (rule, subroutine), each searched base model's
+    selected masks at their kept share (across, log scale) against the subnetwork's accuracy on the
+    *other* subroutine (top row) and the ablation effect (bottom row), from scratch (grey) and
+    pretrained (red). If one arm's masks are denser, differences between the arms can come from
+    density alone; ``matched`` (:func:`modlib.pretraining_consistency.findings.matched_density`)
+    adds each base model's mask nearest the common kept share, the scratch arm's median (crosses),
+    and that share (dotted line).
+    ``df``: :func:`modlib.pretraining_consistency.findings.pretraining_effects`."""
+    rows = df[df["searched"] & df["kept"].notna()]
+    groups = list(dict.fromkeys(zip(rows["rule"], rows["subroutine"])))
+    fig, axes = plt.subplots(2, max(1, len(groups)), figsize=(COLUMN, 4.6), squeeze=False, sharey="row")
+    for j, (rule, sub) in enumerate(groups):
+        for init in ("scratch", "pretrained"):
+            g = rows[(rows["rule"] == rule) & (rows["subroutine"] == sub) & (rows["init"] == init)]
+            colour = INIT_COLOURS[init]
+            axes[0, j].plot(g["kept"], g["sub_other"], "o", color=colour, ms=4, label=init)
+            axes[1, j].plot(g["kept"], g["effect"], "o", color=colour, ms=4)
+            if matched is not None and not matched.empty:
+                m = matched[(matched["rule"] == rule) & (matched["subroutine"] == sub) & (matched["init"] == init)]
+                m = m[m["kept"].notna()]
+                axes[0, j].plot(m["kept"], m["sub_other"], "x", color=colour, ms=5)
+                axes[1, j].plot(m["kept"], m["effect"], "x", color=colour, ms=5)
+                for ax in axes[:, j]:
+                    if len(m):
+                        ax.axvline(m["common"].iloc[0], color="0.5", ls=":", lw=0.8)
+        axes[0, j].set_title(f"{rule_title(rule)}:\n{sub} mask", fontsize=8.5)
+        for ax in axes[:, j]:
+            _percent_axis(ax)
+        axes[1, j].axhline(0, color="0.3", lw=0.8)
+        axes[1, j].set_xlabel("share kept", fontsize=8)
+    axes[0, 0].set_ylabel("subnetwork alone:\nother subroutine", fontsize=8)
+    axes[1, 0].set_ylabel("ablation effect\n(other − target)", fontsize=8)
+    handles = [plt.Line2D([], [], marker="o", color=INIT_COLOURS[i], ls="", ms=4) for i in ("scratch", "pretrained")]
+    labels = ["scratch", "pretrained"]
+    if matched is not None:
+        handles += [plt.Line2D([], [], marker="x", color="0.3", ls="", ms=5), plt.Line2D([], [], color="0.5", ls=":")]
+        labels += ["mask nearest the scratch median", "scratch median"]
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
+    return fig
+
+
+SWEEP_TESTS = {"alone": ("hard", 1, "random", "test 1: the subnetwork\nalone, other subroutine"),
+               "removed": ("complement", 0, "random_complement", "test 2: subnetwork\nremoved, own subroutine")}
+
+
+def sweep_arms(sweeps: dict, paper: dict[str, tuple[float, float]]) -> plt.Figure:
+    """Both arms against density (issue 31): for base model 0 of each rule, from scratch (grey, chapter
+    5's sweep) and pretrained (red, :func:`modlib.pretraining_consistency.sweep`), each mask of the
+    lambda sweep at its kept share (log scale). Top row, the first test: the subnetwork alone on the
+    *other* subroutine (solid), with a random subnetwork of the same size (dashed); bottom row, the
+    second test: the model without the subnetwork on its *own* subroutine (solid), and without as
+    many random weights (dashed). One column per (rule, subroutine); the paper's range of kept
+    shares shaded, chance (0.25) dotted; an open marker is a mask still shrinking when its training
+    stopped (not converged). ``sweeps``: rule -> {"scratch": metrics, "pretrained": metrics};
+    ``paper``: rule -> (low, high)."""
+    groups = [(rule, sub) for rule, arms in sweeps.items()
+              for sub in dict.fromkeys(q["subroutine"] for q in arms["scratch"]["points"])]
+    fig, axes = plt.subplots(2, len(groups), figsize=(COLUMN, 4.4), squeeze=False, sharey=True)
+    for j, (rule, sub) in enumerate(groups):
+        low, high = paper[rule]
+        for i, (arm, side, control, label) in enumerate(SWEEP_TESTS.values()):
+            ax = axes[i, j]
+            ax.axvspan(low, high, color="0.92", zorder=0)
+            ax.axhline(0.25, color="0.4", ls=":", lw=0.8)
+            for init, m in sweeps[rule].items():
+                pts = sorted((q for q in m["points"] if q["subroutine"] == sub), key=lambda q: q["kept"])
+                kept = [max(q["kept"], 1e-5) for q in pts]
+                colour = INIT_COLOURS[init]
+                ax.plot(kept, [q[arm][side] for q in pts], "-", color=colour, lw=1.2)
+                for k, q in zip(kept, pts):  # open: the mask was still shrinking when training stopped
+                    ax.plot(k, q[arm][side], "o", color=colour, ms=3.5, mfc=colour if q["converged"] else "white")
+                ax.plot(kept, [q[control][side] for q in pts], "--", color=colour, lw=0.9, alpha=0.8)
+            _percent_axis(ax)
+            ax.set_ylim(0, 1.05)
+            if j == 0:
+                ax.set_ylabel(label, fontsize=8)
+        axes[0, j].set_title(f"{rule_title(rule)}:\n{sub} mask", fontsize=8.5)
+        axes[1, j].set_xlabel("share kept", fontsize=8)
+    handles = [plt.Line2D([], [], color=INIT_COLOURS[i], marker="o", ms=3.5) for i in INIT_COLOURS]
+    handles += [plt.Line2D([], [], color="0.4", marker="o", ms=3.5, mfc="white", ls=""),
+                plt.Line2D([], [], color="0.4", ls="--"), plt.Rectangle((0, 0), 1, 1, color="0.92")]
+    labels = ["from scratch", "pretrained", "mask not converged", "random weights of the same number",
+              "the paper's kept shares"]
+    fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.09, 1, 1), h_pad=0.6, w_pad=0.4)
+    return fig
+
+
+def diagram_two_arms() -> plt.Figure:
+    """The comparison, drawn: two arms of base models that differ only in where their weights start
+    (random, or pretrained without labels), then the same training on the task, the same mask search
+    and tests (chapter 5), and the comparison across base models at equal kept share. A schematic."""
+    fig, ax = plt.subplots(figsize=(COLUMN, 2.5))
+    ax.set_xlim(0, 10)
+    ax.set_ylim(0, 4)
+    ax.axis("off")
+    steps = {"scratch": ["random weights\n(a seed per model)", "train on the\ntask (60 epochs)",
+                         "search masks,\nrun the two tests"],
+             "pretrained": ["pretrain without labels\n(MLM or SimCLR, once)", "fine-tune on the\ntask (60 epochs)",
+                            "search masks,\nrun the two tests"]}
+    centres = (1.25, 4.0, 6.55)
+    for y, (init, boxes) in zip((2.9, 0.9), steps.items()):
+        colour = INIT_COLOURS[init]
+        ax.text(0.1, y + 0.62, init, fontsize=9, color=colour, fontweight="bold", va="center")
+        for i, (x, text) in enumerate(zip(centres, boxes)):
+            ax.text(x, y, text, ha="center", va="center", fontsize=7.5,
+                    bbox={"boxstyle": "round,pad=0.35", "fc": "white", "ec": colour if i == 0 else "0.4"})
+            if i:
+                ax.annotate("", (x - 1.0, y), (centres[i - 1] + 1.2, y),
+                            arrowprops={"arrowstyle": "->", "color": "0.4"})
+        ax.annotate("", (8.15, 1.9 + (y - 1.9) * 0.3), (7.65, y), arrowprops={"arrowstyle": "->", "color": "0.4"})
+    ax.text(9.1, 1.9, "compare,\nbase model\nby base model:\nhow many modular,\nhow large and\nhow spread the\neffect, at equal\nkept share",
+            ha="center", va="center", fontsize=7, bbox={"boxstyle": "round,pad=0.35", "fc": "0.95", "ec": "0.4"})
+    ax.text(4.0, 1.9, "the same task data, training, base gate, search and tests in both arms",
+            ha="center", va="center", fontsize=7.5, color="0.35", style="italic")
+    return fig

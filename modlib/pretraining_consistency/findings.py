@@ -8,11 +8,13 @@ clear (:data:`LOWER`) are chapter 5's, imported from :mod:`modlib.structural_com
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from modlib import stats
 from modlib.stats import CLEAR, Finding, _ms, permutation_test, spread
-from modlib.structural_compositionality.findings import LEPORI, LOWER  # chapter 5's, reused by name
+from modlib.structural_compositionality.findings import LEPORI, LOWER, paper_kept  # chapter 5's, reused
 
 
 # Lepori et al. (2023), means of 9 runs (subnetwork target, other, ablated target, other) of BERT-small
@@ -31,6 +33,16 @@ def paper_effects() -> dict[tuple[str, str, str], float]:
             out[(rule, sub, init)] = round(other - target, 2)
     return out
 MARGIN = 0.1  # the modular pattern: the ablated model keeps the other subroutine this much better
+
+# what a base model measured, per subroutine: two base models are the same unit only where all agree
+MEASURED = ["sub_target", "sub_other", "target", "other", "kept"]
+
+
+def _units(s, p) -> int:
+    """Distinct base models in the smaller of two arms' rows (``s``, ``p``), told apart by every
+    measurement (:data:`MEASURED`), not only by the compared one: ablated accuracies at the
+    ceiling give every base model an effect of 0, yet they are different models."""
+    return min(stats.distinct_units(g[MEASURED].to_numpy()) for g in (s, p))
 
 
 def pretraining_effects(runs):
@@ -51,14 +63,18 @@ def pretraining_effects(runs):
             row = {"rule": rule, "init": init, "seed": int(seed), "subroutine": sub,
                    "task": m["base"]["task"], "searched": m["searched"], "passed_gate": False,
                    "sub_target": np.nan, "sub_other": np.nan, "target": np.nan, "other": np.nan,
-                   "kept": np.nan}
+                   "kept": np.nan, "rand_abl_target": np.nan, "rand_abl_other": np.nan, "lam": np.nan}
             if m["searched"]:
                 found = m["subroutines"][sub]
                 hard = np.array([run["hard"] for run in found["runs"]])  # [mask seeds, 2]
                 ablated = np.array([run["complement"] for run in found["runs"]])
                 row.update(passed_gate=bool(found["passed_gate"]), sub_target=hard[:, 0].mean(),
                            kept=float(np.mean([run["kept"] for run in found["runs"]])),
-                           sub_other=hard[:, 1].mean(), target=ablated[:, 0].mean(), other=ablated[:, 1].mean())
+                           sub_other=hard[:, 1].mean(), target=ablated[:, 0].mean(), other=ablated[:, 1].mean(),
+                           lam=found.get("chosen", {}).get("lam", np.nan))
+                if all("random_complement" in run for run in found["runs"]):  # recorded since issue 31
+                    random = np.array([run["random_complement"] for run in found["runs"]])
+                    row.update(rand_abl_target=random[:, 0].mean(), rand_abl_other=random[:, 1].mean())
             out.append(row)
     df = pd.DataFrame(out)
     df["effect"] = df["other"] - df["target"]
@@ -90,15 +106,279 @@ def pretraining_consistency(df):
     return pd.DataFrame.from_dict(rows, orient="index").rename_axis(["rule", "subroutine", "init"])
 
 
+def arm_numbers(df, matched: bool = False) -> dict[str, str]:
+    """The per-arm numbers the page's verdict paragraphs quote, from :func:`pretraining_effects`'
+    table (or, ``matched``, :func:`matched_density`'s, then keyed ``"matched-..."``), keyed
+    ``"{rule}-{sub}-{init}-{what}"`` for it to glue: means over the searched base models (with a
+    matched mask) of the subnetwork alone (``sub_target``, ``sub_other``), the ablated model
+    (``target``, ``other``) and ``effect`` (two decimals), the median ``kept`` share (a percentage, as
+    :func:`verdict_table` gives it)
+    and the count of ``modular`` base models ("2 of 5"; for ``matched``, of the base models with a
+    matched mask)."""
+    out = {}
+    for (rule, sub, init), g in df.groupby(["rule", "subroutine", "init"], sort=False):
+        key = f"{'matched-' if matched else ''}{rule}-{sub}-{init}"
+        searched = g[g["kept"].notna()] if matched else g[g["searched"] & g["passed_gate"]]
+        for col in ("sub_target", "sub_other", "target", "other", "effect"):
+            out[f"{key}-{col}"] = f"{searched[col].mean():.2f}" if len(searched) else "none searched"
+        out[f"{key}-kept"] = f"{100 * searched['kept'].median():.2f} %" if len(searched) else "no mask"
+        if matched:  # a matched mask passed its own gate: modular where its effect reaches MARGIN
+            out[f"{key}-modular"] = f"{int((searched['effect'] >= MARGIN).sum())} of {len(searched)}"
+        else:
+            out[f"{key}-modular"] = f"{int(g['modular'].sum())} of {len(g)}"
+    return out
+
+
 PAPER_COUNT = 0.2  # "more consistent": one more base model of five modular (the paper: 9 of 9 pretrained)
 PAPER_SPREAD = 0.05  # a smaller spread: the Brown-Forsythe deviations this much smaller
 
 
 def pretraining(runs) -> dict[str, Finding]:
-    """Chapter 6's statements (:func:`pretraining_from` on the stored runs)."""
+    """Chapter 6's statements (:func:`pretraining_from` on the stored runs, then
+    :func:`matched_from` on :func:`matched_density`)."""
     metrics = {kind: r.metrics for kind, r in runs.pretraining.items()}
-    return pretraining_from(pretraining_effects(runs), metrics, runs.settings.base_gate
-                            if hasattr(runs.settings, "base_gate") else 0.95)
+    base_gate = runs.settings.base_gate if hasattr(runs.settings, "base_gate") else 0.95
+    return {**pretraining_from(pretraining_effects(runs), metrics, base_gate),
+            **matched_from(matched_density(runs), base_gate)}
+
+
+def pretraining_numbers(made: dict) -> dict[str, str]:
+    """The numbers chapter 6's section on the two pretraining runs quotes, from their stored metrics
+    (``made``: ``"language"`` / ``"vision"`` -> metrics), keyed for the page to glue: the masked-word
+    loss at the first and last step (``lm-loss-first``, ``lm-loss-last``), the agreement probe
+    before and after (``lm-probe-untrained``, ``lm-probe``), SimCLR's last loss (``simclr-loss-last``)
+    and the linear probes of each property on an untrained and the pretrained ResNet
+    (``probe-{property}-untrained``, ``probe-{property}``), as percentages."""
+    lm, vis = made["language"], made["vision"]
+    out = {"lm-loss-first": f"{lm['losses'][0]:.2f}", "lm-loss-last": f"{lm['final_loss']:.2f}",
+           "lm-probe-untrained": f"{lm['probe_untrained']:.0%}", "lm-probe": f"{lm['probe']:.0%}",
+           "simclr-loss-last": f"{vis['final_loss']:.2f}"}
+    for prop, acc in vis["probe"].items():
+        out |= {f"probe-{prop}": f"{acc:.0%}", f"probe-{prop}-untrained": f"{vis['probe_untrained'][prop]:.0%}"}
+    return out
+
+
+# The share of masked weights the paper's masks keep in BERT-small fine-tuned from its MLM weights (the
+# authors' L0_Reporting files; issue 31); from scratch and the ResNets: chapter 5's PAPER_KEPT
+PAPER_KEPT_PRETRAINED = (0.0007, 0.015)
+
+
+def _as_configuration(point: dict, configuration: dict) -> dict:
+    """A sweep's point (:func:`modlib.structural_compositionality.sweep.sweep_model`) written as an
+    entry of a search's grid, for :func:`matched_density`."""
+    return {"lam": point["lam"], "stages": configuration["stages"], "kept": point["kept"], "own": point["own"],
+            "converged": point["converged"], "test": {"hard": point["hard"], "complement": point["complement"]}}
+
+
+def matched_density(runs, kept: float | None = None):
+    """Pretrained and scratch masks at comparable density (issue 31): one row per (rule, subroutine,
+    init, base model) of chapter 6's stored results, from the searched grid (each configuration's
+    seed-0 mask, tested on the test sets) and, for the pretrained base models, their masks at
+    :data:`modlib.pretraining_consistency.MATCH_LAMS` (``runs.matched``, the same mask seed and
+    configuration at another lambda): the configuration whose kept share is nearest (by ratio)
+    a common share, among those that passed the 0.9 gate (on validation problems in the search's
+    grid, on test problems for the extra masks, as a sweep measures them) and converged; chosen by
+    density alone, never by a test accuracy. The common share, per (rule, subroutine): ``kept`` if
+    given, else the median kept share of the scratch arm's selected masks (the arm the search's
+    penalties were set for), so that scratch base models keep their selected configuration where
+    it qualifies.
+    Columns: the common share (``common``), the matched mask's ``kept``, ``lam`` and ``stages``,
+    ``extra`` (whether it is one of the masks at MATCH_LAMS rather than of the search's grid),
+    the subnetwork's (``sub_target``, ``sub_other``) and the ablated model's (``target``,
+    ``other``) accuracies, ``effect`` (other minus target), and the base model's ``task`` and
+    ``searched``; nan where no configuration qualifies."""
+    import pandas as pd
+
+    rows = []
+    for name, r in runs.rows.items():
+        rule, init, seed = name.rsplit("-", 2)
+        m = r.metrics
+        more = getattr(runs, "matched", {}).get(f"matched-{name}")  # masks at MATCH_LAMS, pretrained
+        for sub, found in (m.get("subroutines") or {}).items():
+            chosen = np.mean([run["kept"] for run in found["runs"]])
+            grid = list(found.get("grid", []))
+            if more is not None:
+                grid += [{**_as_configuration(q, more.metrics["configuration"]), "extra": True}
+                         for q in more.metrics["points"] if q["subroutine"] == sub]
+            fit = [g for g in grid if "test" in g and g["own"] >= 0.9 and g["converged"]]
+            rows.append({"rule": rule, "init": init, "seed": int(seed), "subroutine": sub, "selected": chosen,
+                         "task": m["base"]["task"], "searched": m["searched"], "grid": fit})
+    if not rows:
+        return pd.DataFrame()
+    df = pd.DataFrame(rows)
+    out = []
+    for (rule, sub), g in df.groupby(["rule", "subroutine"], sort=False):
+        common = kept if kept is not None else float(g[g["init"] == "scratch"]["selected"].median())
+        for _, row in g.iterrows():
+            rec = {k: row[k] for k in ("rule", "init", "seed", "subroutine", "task", "searched")}
+            rec.update(common=common, kept=np.nan, lam=np.nan, stages="", extra=False, sub_target=np.nan,
+                       sub_other=np.nan, target=np.nan, other=np.nan)
+            if row["grid"] and np.isfinite(common):
+                best = min(row["grid"], key=lambda c: abs(np.log(max(c["kept"], 1e-6) / common)))
+                rec.update(kept=best["kept"], lam=best["lam"], stages=best["stages"], extra=best.get("extra", False),
+                           sub_target=best["test"]["hard"][0], sub_other=best["test"]["hard"][1],
+                           target=best["test"]["complement"][0], other=best["test"]["complement"][1])
+            out.append(rec)
+    out = pd.DataFrame(out)
+    out["effect"] = out["other"] - out["target"]
+    return out
+
+
+def masked_weights(rule: str, s, stages: str = "all") -> int:
+    """How many weights chapter 5's masks cover in ``rule``'s model at settings ``s`` (chapter 5's
+    :class:`~modlib.structural_compositionality.StructureSettings`) for the layer set ``stages``:
+    a kept share times this is the number of weights a mask keeps."""
+    from modlib import masks
+    from modlib.structural_compositionality import experiment as sc
+
+    model = sc.make_model(rule, s, 0)
+    return int(masks.attach(model, "sparsify", names=sc.mask_patterns(model, stages)).stats()["weights"].sum())
+
+
+DENSITY_RATIO = 2.0  # "comparable density": the arms' masks keep within this factor of each other (medians)
+
+
+def density_ratio(s, p) -> float:
+    """How many times more the denser of two arms' masks keep than the sparser, by the medians of
+    their ``kept`` columns (``s``, ``p``: rows of one rule and subroutine); over
+    :data:`DENSITY_RATIO`, a comparison of the arms' masks compares densities as much as
+    pretraining (chapter 5's sweep: removing masks of 1 % or less costs nothing), and cannot be
+    decided."""
+    return float(np.exp(abs(np.log(s["kept"].median() / p["kept"].median()))))
+
+
+def _apart(ratio: float, s, p) -> stats.Verdict:
+    """The verdict of a comparison whose arms' masks are ``ratio`` (> :data:`DENSITY_RATIO`) apart."""
+    return stats.Verdict(stats.UNDECIDED, f"the two arms' masks are {ratio:.0f} times apart in density "
+                         f"(median kept {s['kept'].median():.2%} from scratch and {p['kept'].median():.2%} "
+                         f"pretrained; comparable means within {DENSITY_RATIO:.0f} times): see the comparison "
+                         "at comparable density")
+
+
+def _no_effect(es, ep) -> stats.Verdict | None:
+    """Where either arm's mean ablation effect (``es``, ``ep``) stays under :data:`MARGIN`, a
+    spread compares the scatter of no effect: it cannot be decided (the count says more)."""
+    if min(es.mean(), ep.mean()) < MARGIN:
+        arm = "pretrained" if ep.mean() < MARGIN else "scratch"
+        return stats.Verdict(stats.UNDECIDED, f"the {arm} models show no effect whose spread could be compared "
+                             f"(mean effect {min(es.mean(), ep.mean()):+.2f}, under {MARGIN})")
+    return None
+
+
+def near_numbers(matched) -> dict[str, str]:
+    """Per (rule, subroutine) of :func:`matched_density`'s table ``matched``, the pretrained base
+    models whose matched mask lies within :data:`DENSITY_RATIO` of the scratch arm's median kept
+    share, for the page to glue where the arms as a whole are too far apart to compare, keyed
+    ``"near-{rule}-{sub}"`` (how many: "2 of 5"), ``"near-{rule}-{sub}-kept"`` and
+    ``"near-{rule}-{sub}-effect"`` (their kept shares and ablation effects, listed)."""
+    out = {}
+    for (rule, sub), g in matched.groupby(["rule", "subroutine"], sort=False):
+        s, p = g[g["init"] == "scratch"], g[g["init"] == "pretrained"]
+        common = s["kept"].median()
+        near = p[np.exp(np.abs(np.log(p["kept"] / common))) <= DENSITY_RATIO]
+        key = f"near-{rule}-{sub}"
+        out[key] = f"{len(near)} of {len(p)}"
+        out[f"{key}-kept"] = " and ".join(f"{100 * k:.1f} %" for k in near["kept"]) or "none"
+        out[f"{key}-effect"] = " and ".join(f"{e:+.2f}" for e in near["effect"]) or "none"
+        out[f"{key}-scratch-kept"] = f"{100 * common:.1f} %"
+    return out
+
+
+MATCHED = ("matched_effect", "matched_specific", "matched_consistency", "matched_spread")
+
+
+def matched_from(df, base_gate: float = 0.95) -> dict[str, Finding]:
+    """Chapter 6's four comparisons of the pretrained masks again at comparable density, from
+    :func:`matched_density`'s table, keyed ``"{rule}/{sub}/{what}"``, each decided by the book's
+    rule over base models (Welch t, pretrained against scratch), recording both arms' kept shares:
+
+    ``matched_effect``    the pretrained models' ablation effect is larger (margin :data:`MARGIN`);
+    ``matched_specific``  their subnetworks are lower on the other subroutine's problems (scratch
+                          minus pretrained; margin :data:`CLEAR`, the paper's direction
+                          :data:`LOWER`);
+    ``matched_consistency``  more pretrained base models are modular (effect at least
+                          :data:`MARGIN`; margin :data:`PAPER_COUNT`);
+    ``matched_spread``    the pretrained models' effect varies less (Brown-Forsythe; margin
+                          :data:`PAPER_SPREAD`; read only where both arms' mean effects reach
+                          :data:`MARGIN`).
+
+    Each needs every base model trained and searched and a matched mask for each that keeps
+    neither nothing nor everything, and the two arms' matched masks within :data:`DENSITY_RATIO`
+    of each other (medians); otherwise it cannot be decided. Base models without a matched mask
+    are left out.
+    """
+    from modlib.structural_compositionality.findings import CEILING, _measurable, degenerate, pct
+
+    out = {}
+    if df.empty:
+        return out
+    for (rule, sub), g in df.groupby(["rule", "subroutine"], sort=False):
+        s, p = g[g["init"] == "scratch"], g[g["init"] == "pretrained"]
+        trained = bool(g["searched"].all() and (g["task"] >= base_gate).all())
+        masks_ok = not degenerate(g["kept"].dropna())
+        kept = (f"common share {g['common'].iloc[0]:.2%}; matched masks keep {pct(s['kept'].dropna())} "
+                f"from scratch and {pct(p['kept'].dropna())} pretrained")
+        name = f"{rule}/{sub}"
+        if s["kept"].isna().all() or p["kept"].isna().all():
+            missing = [init for init, arm in (("scratch", s), ("pretrained", p)) if arm["kept"].isna().all()]
+            for what in MATCHED:
+                v = stats.Verdict(stats.UNDECIDED, "no mask to match: none passed the gate and converged in "
+                                  + " and ".join(missing))
+                out[f"{name}/{what}"] = stats.claim(f"{name}/{what}", v, f"{rule}, {sub}, at comparable density:")
+            continue
+        s, p = s[s["kept"].notna()], p[p["kept"].notna()]
+        ratio = density_ratio(s, p)
+        if ratio > DENSITY_RATIO:
+            for what in MATCHED:
+                v = stats.Verdict(stats.UNDECIDED, f"the searched configurations hold no masks of one density: "
+                                  f"the nearest keep {ratio:.0f} times more in one arm than in the other")
+                out[f"{name}/{what}"] = stats.claim(f"{name}/{what}", v, f"{rule}, {sub}, at comparable density ({kept}):")
+            continue
+        claims = (("matched_effect", p["effect"], s["effect"], MARGIN,
+                   f"ablated, {_ms(s['target'])} on {sub} problems and {_ms(s['other'])} on the other's from "
+                   f"scratch, {_ms(p['target'])} and {_ms(p['other'])} pretrained; pretrained minus scratch "
+                   "ablation effect:"),
+                  ("matched_specific", s["sub_other"], p["sub_other"], LOWER,
+                   f"the subnetwork alone gets {_ms(s['sub_other'])} on the other subroutine's problems from "
+                   f"scratch and {_ms(p['sub_other'])} pretrained (on its own, {_ms(s['sub_target'])} and "
+                   f"{_ms(p['sub_target'])}); scratch minus pretrained:"))
+        held = p["seed"] != 0  # base model 0's sweep chose the extra penalty weight: the others are held out
+        extra = bool(p["extra"].any())
+        for what, a, b, paper, text in claims:
+            v = stats.unpaired(a, b, unit="base model", units=_units(s, p)).verdict(
+                paper=paper, margin=CLEAR, source="the stated margin of", trained=trained,
+                controls=masks_ok, measurable=what != "matched_specific" or _measurable(a, b))
+            first = a if what == "matched_effect" else b  # the pretrained arm
+            rest = (first[held], b) if what == "matched_effect" else (a, first[held])
+            found = stats.claim(f"{name}/{what}", v, f"{rule}, {sub}, at comparable density ({kept}): {text}")
+            if extra:
+                out_of = stats.unpaired(*rest, unit="base model").text(percent=False)
+                found = replace(found, text=f"{found.text} Without pretrained base model 0, whose sweep chose the "
+                                f"extra penalty weight: {out_of}.")
+            out[f"{name}/{what}"] = found
+        # the paper's own claims, the count of modular base models and the effect's spread, on these masks
+        # (each passed its own gate, 0.9, so a base model is modular where its effect reaches MARGIN)
+        ms, mp = (s["effect"] >= MARGIN).astype(float), (p["effect"] >= MARGIN).astype(float)
+        v = stats.unpaired(mp, ms, unit="base model", shares=True, units=_units(s, p)).verdict(
+            paper=PAPER_COUNT, source="the stated margin of", trained=trained, controls=masks_ok)
+        out[f"{name}/matched_consistency"] = stats.claim(
+            f"{name}/matched_consistency", v,
+            f"{rule}, {sub}, at comparable density ({kept}): {int(ms.sum())} of {len(ms)} base models modular "
+            f"from scratch and {int(mp.sum())} of {len(mp)} pretrained (effect at least {MARGIN}); share of "
+            "modular base models, pretrained minus scratch:")
+        readable = not all((arm["target"] >= CEILING).all() for arm in (s, p))
+        v = stats.unpaired(spread(s["effect"]), spread(p["effect"]), unit="base model", units=_units(s, p)).verdict(
+            paper=PAPER_SPREAD, source="the stated margin of", trained=trained, controls=masks_ok,
+            measurable=readable)
+        if readable:
+            v = _no_effect(s["effect"], p["effect"]) or v
+        out[f"{name}/matched_spread"] = stats.claim(
+            f"{name}/matched_spread", v,
+            f"{rule}, {sub}, at comparable density ({kept}): the ablation effect's mean absolute deviation from "
+            f"its median is {spread(s['effect']).mean():.2f} from scratch and {spread(p['effect']).mean():.2f} "
+            f"pretrained (Brown-Forsythe; mean effect {s['effect'].mean():+.2f} and {p['effect'].mean():+.2f}, read "
+            f"only where both reach {MARGIN}); scratch minus pretrained:")
+    return out
 
 
 def pretraining_from(df, metrics: dict, base_gate: float = 0.95) -> dict[str, Finding]:
@@ -115,20 +395,24 @@ def pretraining_from(df, metrics: dict, base_gate: float = 0.95) -> dict[str, Fi
     The paper's claims, each decided by the book's rule (:func:`modlib.stats.verdict`) over base
     models (5 per arm; mask seeds averaged within each), pretrained against scratch, Welch t
     intervals; each needs both arms' base models trained (searched, task at least ``base_gate``),
-    the pretraining itself to have worked, and masks that keep neither nothing nor everything:
+    the pretraining itself to have worked, masks that keep neither nothing nor everything, and the
+    arms' masks within :data:`DENSITY_RATIO` of each other in density (:func:`density_ratio`); the
+    effect and its spread also need a removal that costs something in one arm at least (where every
+    ablated model of both arms keeps its target at the ceiling, 0.95, they cannot be decided):
 
     ``{rule}/{sub}/consistency``  more pretrained base models show the modular pattern (share of
                               modular base models; margin :data:`PAPER_COUNT`); all or none in both
                               arms is a ceiling or floor: cannot be decided;
     ``{rule}/{sub}/spread``   the pretrained models' ablation effect varies less (Brown-Forsythe
                               deviations from the median, scratch minus pretrained; the exact
-                              permutation p beside it; margin :data:`PAPER_SPREAD`);
+                              permutation p beside it; margin :data:`PAPER_SPREAD`; read only where
+                              both arms' mean effects reach :data:`MARGIN`);
     ``{rule}/{sub}/effect``   the pretrained models' mean ablation effect is larger (the paper's
                               difference where it reports both, else :data:`MARGIN`);
     ``{rule}/{sub}/specific`` the pretrained models' subnetworks are more specific: lower accuracy
                               on the other subroutine's problems (scratch minus pretrained).
     """
-    from modlib.structural_compositionality.findings import degenerate
+    from modlib.structural_compositionality.findings import CEILING, _measurable, degenerate
 
     out = {}
     paper = paper_effects()
@@ -187,37 +471,88 @@ def pretraining_from(df, metrics: dict, base_gate: float = 0.95) -> dict[str, Fi
                         f"{_ms(e)} (range {e.min():+.2f} to {e.max():+.2f})")
 
             name = f"{rule}/{sub}"
-            v = stats.unpaired(p["modular"].astype(float), s["modular"].astype(float), unit="base model",
-                           shares=True).verdict(
+            ratio = density_ratio(s[s["searched"]], p[p["searched"]])
+            apart = _apart(ratio, s, p) if ratio > DENSITY_RATIO else None  # then no comparison is decided
+            v = apart or stats.unpaired(p["modular"].astype(float), s["modular"].astype(float), unit="base model",
+                                        shares=True, units=_units(s, p)).verdict(
                 paper=PAPER_COUNT, source="the stated margin of", trained=trained, controls=masks_ok)
             out[f"{name}/consistency"] = stats.claim(
                 f"{name}/consistency", v,
                 f"{rule}, {sub} mask. {describe(s, es, 'Scratch')}. {describe(p, ep, 'Pretrained')}. "
                 f"Share of modular base models, pretrained minus scratch:")
+            # the effect, its spread and the subnetwork alone: base models whose masks passed the gate
+            s, p = s[s["passed_gate"]], p[p["passed_gate"]]
+            es, ep = s["effect"].dropna(), p["effect"].dropna()
             if len(ep) > 1 and len(es) > 1:
+                units = _units(s, p)
+                # removal costs nothing in either arm: no effect or spread to compare
+                readable = not all((arm["target"] >= CEILING).all() for arm in (s, p))
+                consistent = readable and _no_effect(es, ep) is None  # a spread of no effect says nothing
                 _, p_value = permutation_test(spread(es), spread(ep))
-                v = stats.unpaired(spread(es), spread(ep), unit="base model").verdict(
-                    paper=PAPER_SPREAD, source="the stated margin of", trained=trained, controls=masks_ok)
+                v = stats.unpaired(spread(es), spread(ep), unit="base model", units=units).verdict(
+                    paper=PAPER_SPREAD, source="the stated margin of", trained=trained, controls=masks_ok,
+                    measurable=readable)
+                v = apart or (_no_effect(es, ep) if readable and not consistent else None) or v
+                exact = f"; one-sided exact permutation p = {p_value:.2f}" if consistent else ""
                 out[f"{name}/spread"] = stats.claim(
                     f"{name}/spread", v,
                     f"{rule}, {sub}: the ablation effect's mean absolute deviation from its median is "
-                    f"{spread(es).mean():.2f} from scratch and {spread(ep).mean():.2f} pretrained (Brown-Forsythe; "
-                    f"one-sided exact permutation p = {p_value:.2f}); scratch minus pretrained:")
-                v = stats.unpaired(ep, es, unit="base model").verdict(
-                    paper=paper_gap, trained=trained, controls=masks_ok,
+                    f"{spread(es).mean():.2f} from scratch and {spread(ep).mean():.2f} pretrained (Brown-Forsythe"
+                    f"{exact}; mean effect {es.mean():+.2f} from scratch and {ep.mean():+.2f} pretrained, and a spread "
+                    f"is read only where both reach {MARGIN}); scratch minus pretrained:")
+                v = stats.unpaired(ep, es, unit="base model", units=units).verdict(
+                    paper=paper_gap, trained=trained, controls=masks_ok, measurable=readable,
                     source="the paper's" if paper_gap != MARGIN else "the stated margin of")
+                v = apart or v
                 out[f"{name}/effect"] = stats.claim(
                     f"{name}/effect", v,
                     f"{rule}, {sub}: pretrained minus scratch mean ablation effect {ep.mean() - es.mean():+.2f} "
-                    f"({'the paper' if paper_gap != MARGIN else 'the stated margin'} {paper_gap:+.2f}; masks keep {_ms(s['kept'].dropna())} of the masked weights "
-                    f"from scratch, {_ms(p['kept'].dropna())} pretrained):")
+                    f"({'the paper' if paper_gap != MARGIN else 'the stated margin'} {paper_gap:+.2f}; "
+                    f"{len(es)} and {len(ep)} base models whose masks passed the gate, keeping {_ms(s['kept'])} of "
+                    f"the masked weights from scratch and {_ms(p['kept'])} pretrained):")
                 ss, sp = s["sub_other"].dropna(), p["sub_other"].dropna()
-                v = stats.unpaired(ss, sp, unit="base model").verdict(
-                    paper=LOWER, margin=CLEAR, source="the stated margin of", trained=trained, controls=masks_ok)
+                v = stats.unpaired(ss, sp, unit="base model", units=units).verdict(
+                    paper=LOWER, margin=CLEAR, source="the stated margin of", trained=trained, controls=masks_ok,
+                    measurable=_measurable(ss, sp))  # both at chance: nothing to be more specific than
+                v = apart or v
                 out[f"{name}/specific"] = stats.claim(
                     f"{name}/specific", v,
                     f"{rule}, {sub}: the subnetwork alone gets {_ms(ss)} on the other subroutine's "
                     f"problems from scratch and {_ms(sp)} pretrained (on its own, {_ms(s['sub_target'])} "
-                    f"and {_ms(p['sub_target'])}; kept {_ms(s['kept'].dropna())} and {_ms(p['kept'].dropna())}); "
+                    f"and {_ms(p['sub_target'])}; kept {_ms(s['kept'])} and {_ms(p['kept'])}); "
                     f"scratch minus pretrained:")
     return out
+
+
+# the columns of :func:`verdict_table`: claim key -> heading
+VERDICTS = {"consistency": "more modular", "spread": "smaller spread", "effect": "larger effect",
+            "specific": "more specific"}
+
+
+def verdict_table(df, found: dict[str, Finding], matched=None) -> list[dict[str, str]]:
+    """Every verdict of chapter 6 once: one row per (rule, subroutine) of ``df``
+    (:func:`pretraining_effects`) at the search's density and, given :func:`matched_density`'s
+    table ``matched``, one more at comparable density, each with both arms' kept shares (median and
+    range over the base models with a mask), their counts of modular base models, and the mark of
+    each claim of ``found`` (:func:`pretraining`) in :data:`VERDICTS` (``matched_`` ones in the
+    comparable rows; "–" where the claim was not made)."""
+    tables = [("searched", df, "")] + ([("comparable", matched, "matched_")] if matched is not None else [])
+    rows = []
+    for (rule, sub), _ in df.groupby(["rule", "subroutine"], sort=False):
+        for density, table, prefix in tables:
+            g = table[(table["rule"] == rule) & (table["subroutine"] == sub)]
+            row = {"rule": rule, "subroutine": sub, "density": density}
+            for init in ("scratch", "pretrained"):
+                a = g[g["init"] == init]
+                kept = 100 * a["kept"].dropna()
+                row[f"kept, {init}"] = (f"{kept.median():.2f} % ({kept.min():.2f}–{kept.max():.2f})" if len(kept)
+                                        else "no mask")
+                if "modular" in a:  # the search's masks: every base model
+                    row[f"modular, {init}"] = f"{int(a['modular'].sum())} of {len(a)}"
+                else:  # the matched masks: the base models that have one
+                    row[f"modular, {init}"] = f"{int((a['effect'] >= MARGIN).sum())} of {int(a['kept'].notna().sum())}"
+            for key, heading in VERDICTS.items():
+                f = found.get(f"{rule}/{sub}/{prefix}{key}")
+                row[heading] = f.mark if f is not None else "–"
+            rows.append(row)
+    return rows

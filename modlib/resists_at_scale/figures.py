@@ -193,9 +193,9 @@ def _legend(ax, **kwargs) -> None:
         ax.legend(**kwargs)
 
 
-def _legend_below(fig, axes, ncol: int, height: float, entries=None) -> None:
+def _legend_below(fig, axes, ncol: int, entries=None) -> None:
     """One legend for all panels, below them (the panels share their entries), at a readable
-    size and off the curves; ``height`` is the figure's height in inches, for the room it needs.
+    size and off the curves, with room for it taken from the figure's height.
     ``entries`` (label: handle) replaces the panels' own entries where given."""
     handles, labels = dict(entries or {}), list(entries or ())
     for ax in axes if entries is None else ():
@@ -207,7 +207,7 @@ def _legend_below(fig, axes, ncol: int, height: float, entries=None) -> None:
     if not labels:
         return
     rows = -(-len(labels) // ncol)
-    room = (0.04 + 0.19 * rows) / height  # the legend's share of the figure's height
+    room = (0.04 + 0.19 * rows) / fig.get_figheight()  # the legend's share of the figure's height
     fig.subplots_adjust(bottom=fig.subplotpars.bottom + room)
     fig.legend([handles[k] for k in labels], labels, loc="lower center", ncol=ncol, fontsize=8,
                frameon=False, bbox_to_anchor=(0.5, 0))
@@ -249,7 +249,7 @@ def control_curves(runs) -> plt.Figure:
         _band(ax, c["eval_steps"], c["acc_test"], C_COLOURS["test"], "test C", ls="--")
         _style(ax, log=experiment == "scan")  # after the curves: it fixes the x-limits
     axes[0].set_ylabel("accuracy", fontsize=8)
-    _legend_below(fig, axes, ncol=4, height=3.0)
+    _legend_below(fig, axes, ncol=4)
     return fig
 
 
@@ -321,7 +321,7 @@ def measures_curves(runs, sets: tuple[str, ...] = ("train_long", "unseen")) -> p
     for x in "AB":
         entries[f"setting {x}, training"] = Line2D([], [], color=AB_COLOURS[x, "train"], lw=3)
         entries[f"setting {x}, test"] = Line2D([], [], color=AB_COLOURS[x, "test"], lw=3)
-    _legend_below(fig, axes[0], ncol=3, height=3.3, entries=entries)
+    _legend_below(fig, axes[0], ncol=3, entries=entries)
     return fig
 
 

@@ -20,15 +20,15 @@ from modlib.structural_compositionality.experiment import (CHANCE, CHAPTER, GATE
                                                            PAPER_TOTAL_MASKED, RESNETS, SETTINGS,
                                                            STAGES, LanguageModel, StructureRuns,
                                                            StructureSettings, VisionModel, accuracy,
-                                                           evaluate, make_model, mask_patterns,
-                                                           quality, result_names, run, run_one,
-                                                           score, search, settings, train_base,
-                                                           train_mask)
+                                                           evaluate, grid_settings, make_model,
+                                                           mask_patterns, quality, result_names, run,
+                                                           run_one, score, search, settings,
+                                                           train_base, train_mask)
 from modlib.structural_compositionality.tasks import (KINDS, RULES, VISION, layout, odd_scores,
                                                       problems)
 
 __all__ = ["CHAPTER", "CHANCE", "GATE", "PAPER_TOTAL_MASKED", "StructureSettings", "RESNETS",
            "STAGES", "PAPER", "SETTINGS", "settings", "VisionModel", "LanguageModel", "make_model",
            "mask_patterns", "score", "accuracy", "train_base", "train_mask", "evaluate", "quality",
-           "search", "run_one", "result_names", "StructureRuns", "run", "KINDS", "RULES", "VISION",
-           "layout", "problems", "odd_scores"]
+           "search", "grid_settings", "run_one", "result_names", "StructureRuns", "run", "KINDS",
+           "RULES", "VISION", "layout", "problems", "odd_scores"]

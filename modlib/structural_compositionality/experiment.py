@@ -21,9 +21,17 @@ A base model is trained on ``task``. For each subroutine a continuous-sparsifica
 plain cross-entropy and the sparsity penalty: the authors' objective (their "adversarial" pilot held
 the other property constant instead, and their final runs do not use it). The selected subnetwork
 (:func:`quality`) and its ablation (the model without it) are tested on ``only-k`` (target) and on
-the other subroutine's ``only`` set (other). Controls: the same search on an untrained network,
-ablation that re-initialises the removed weights, and a random subnetwork of the same size per
-layer.
+the other subroutine's ``only`` set (other). Controls: an untrained network whose masks are trained
+with the configuration its trained twin's search chose (as the paper does), ablation that
+re-initialises the removed weights, a random subnetwork of the same size per layer, and the
+ablation of a random set of that size per layer (damage in general). The overlap of one
+subroutine's masks from two mask seeds is the reference for the overlap of two subroutines' masks.
+
+How much of the network a mask keeps is set by the sparsity penalty's weight lambda (issue 31;
+``benchmarks/mask_density_search.py``): the search treats multiples of the paper's lambda (scaled to
+this model) as one more grid dimension, grows it on a schedule the paper does not use, records the
+kept share per epoch (:mod:`modlib.mask_density`) and selects only configurations whose kept share
+stopped falling.
 
 Vision items are panels of :mod:`modlib.data.shapes` seen by a ResNet with instance normalisation and an
 MLP head; language items are agreement sentences of :mod:`modlib.data.sentences` seen by a BERT built
@@ -42,7 +50,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from modlib import masks, profiles, results
+from modlib import mask_density, masks, profiles, results
 from modlib.data import sentences as agreement
 from modlib.profiles import check_choice, check_choices, check_int, check_range, settings_for
 from modlib.runtime import describe
@@ -91,7 +99,16 @@ class StructureSettings:
     mask_batch: int = 64
     inits: tuple[float, ...] = (0.1, 0.05, 0.0, -0.05)
     mask_lrs: tuple[float, ...] = (1e-2, 1e-4)
-    stages: tuple[str, ...] = ("all", "later", "last")  # which layers are masked (+ the head)
+    # the rest of the grid, per modality: which layers are masked (+ the head; mask_patterns) and the
+    # penalty weight, in multiples of the paper's lambda scaled to the model (train_mask); after
+    # lam_delay epochs at 1x it grows linearly over lam_warmup epochs (mask_density.lam_multiplier;
+    # the paper: 1x, no schedule)
+    vision_stages: tuple[str, ...] = ("all", "later", "last")
+    language_stages: tuple[str, ...] = ("all", "later", "last")
+    vision_lams: tuple[float, ...] = (1.0,)
+    language_lams: tuple[float, ...] = (1.0,)
+    vision_lam_schedule: tuple[int, int] = (0, 0)  # (lam_delay, lam_warmup) in epochs
+    language_lam_schedule: tuple[int, int] = (0, 0)
 
     def __post_init__(self):
         check_choices("rules", self.rules, RULES)
@@ -109,7 +126,22 @@ class StructureSettings:
             check_range("mask_lrs", lr, 0.0, 1.0, open_low=True)
         for init in self.inits:
             check_range("inits", init, -1.0, 1.0)
-        check_choices("stages", self.stages, STAGES)
+        for name in ("vision_stages", "language_stages"):
+            check_choices(name, getattr(self, name), STAGES)
+        for name in ("vision_lams", "language_lams"):
+            if not getattr(self, name):
+                raise ValueError(f"{name}=() is empty; give at least one multiple of lambda, e.g. (1.0,)")
+            for lam in getattr(self, name):
+                check_range(name, lam, 0.0, 1e6, open_low=True)
+        for name in ("vision_lam_schedule", "language_lam_schedule"):
+            schedule = getattr(self, name)
+            if len(schedule) != 2:
+                raise ValueError(f"{name}={schedule!r} must be (lam_delay, lam_warmup), two epoch counts")
+            for epochs in schedule:
+                check_int(name, epochs, 0)
+        if self.untrained > self.base_models:
+            raise ValueError(f"untrained={self.untrained} > base_models={self.base_models}: each untrained "
+                             "control is searched with its trained twin's chosen configuration")
         if self.bert_hidden % self.bert_heads:
             raise ValueError(f"bert_hidden={self.bert_hidden} is not a multiple of bert_heads={self.bert_heads}")
 
@@ -123,23 +155,32 @@ STAGES = ("all", "later", "last")
 
 PAPER = StructureSettings()
 SETTINGS = {
-    "smoke": PAPER.with_(rules=("inside-contact", "sv-plural"), base_models=1, mask_seeds=1, train=48,
+    "smoke": PAPER.with_(rules=("inside-contact", "sv-plural"), base_models=1, mask_seeds=2, train=48,
                          base_gate=0.0,  # smoke: search even an untrained-looking model
                          val=16, test=16, size=32, resnet="tiny", stem_pool=False, mlp_hidden=16, embed=8,
                          bert_layers=1, bert_hidden=16, bert_heads=2, epochs=1, batch=16,
                          vision_lr=1e-3, language_lr=1e-3, mask_train=32, mask_epochs=2, mask_batch=16,
-                         inits=(0.05,), mask_lrs=(1e-2,), stages=("all",)),
+                         inits=(0.05,), mask_lrs=(1e-2,), vision_stages=("all",), language_stages=("all",),
+                         vision_lams=(10.0,), language_lams=(1.0, 30.0), language_lam_schedule=(1, 1)),
     "default": PAPER.with_(rules=("inside-contact", "sv-plural"), base_models=1, mask_seeds=1,
                            train=1_200, val=100, test=200, size=32, resnet="tiny", stem_pool=False,
                            mlp_hidden=64, embed=32, bert_layers=2, bert_hidden=64, bert_heads=2,
                            epochs=20, batch=32,
                            vision_lr=1e-3, language_lr=1e-3, mask_train=600, mask_epochs=8,
-                           inits=(0.05,), mask_lrs=(1e-2,), stages=("all",)),
-    # full: small panels and models, the search grid cut to 4 configurations and 1 untrained control
+                           inits=(0.05,), mask_lrs=(1e-2,), vision_stages=("later",), language_stages=("all",),
+                           vision_lams=(30.0,), language_lams=(300.0,), vision_lam_schedule=(0, 4),
+                           language_lam_schedule=(2, 2)),
+    # full: small panels and models, the search grid cut to 2 configurations per subroutine (2
+    # multiples of lambda; the ResNet's later stages and head, all of BERT: the other layer sets
+    # failed the gate or the ablation test in every timed run) and 1 untrained control; lambda as
+    # benchmarks/mask_density_search.py found it reaches the paper's kept shares (about 0.5-3 %
+    # vision, 2-6 % language)
     "full": PAPER.with_(train=5_000, val=200, test=400, size=32, resnet="tiny", stem_pool=False,
                         mlp_hidden=128, embed=64, bert_layers=2, bert_hidden=64, bert_heads=2,
                         epochs=60, vision_lr=1e-3, language_lr=1e-3, mask_train=1_500, mask_epochs=20,
-                        inits=(0.05,), mask_lrs=(1e-2, 1e-3), stages=("all", "later")),
+                        inits=(0.05,), mask_lrs=(1e-2,), vision_stages=("later",), language_stages=("all",),
+                        vision_lams=(30.0, 100.0), vision_lam_schedule=(0, 10),
+                        language_lams=(300.0, 1000.0), language_lam_schedule=(5, 5)),
     "paper": PAPER,
 }
 
@@ -276,27 +317,39 @@ def train_base(model: nn.Module, data: dict, *, epochs: int, batch: int, lr: flo
 # ---------------------------------------------------------------- subnetwork search
 
 def train_mask(model: nn.Module, data: dict, *, init: float, lr: float, stages: str, epochs: int,
-               batch: int, seed: int, show: bool = False) -> masks.MaskSet:
+               batch: int, seed: int, lam: float = 1.0, lam_delay: int = 0, lam_warmup: int = 0,
+               log: list | None = None, show: bool = False) -> masks.MaskSet:
     """Continuous sparsification over the frozen ``model``: attach masks (scores ``s = init``) to the
     layers ``stages`` names, train them on ``data`` with Adam for ``epochs`` epochs, minimising
     cross-entropy plus ``lam * sum(sigmoid(beta * s))``, with ``beta`` multiplied once per epoch so
-    that it reaches 200 at the end. ``lam`` is the paper's 1e-8 scaled to the same total weight
-    over this model's masked weights (the paper masked about 25 million). Returns the MaskSet,
-    attached and in ``"hard"`` mode; ``ms.remove()`` takes it off."""
+    that it reaches 200 at the end. The penalty's weight is ``lam`` times the paper's 1e-8 scaled
+    to the same total weight over this model's masked weights (the paper masked about 25 million);
+    with ``lam_delay``/``lam_warmup`` it is 1x for ``lam_delay`` epochs and then grows linearly to
+    ``lam`` times over ``lam_warmup`` epochs (:func:`modlib.mask_density.lam_multiplier`; not in
+    the paper). ``log``: if a list, one record per epoch is appended: ``beta`` and the multiple of
+    lambda in that epoch, and the share of masked weights kept after it (``kept``, in total;
+    ``layer_kept``, per masked weight). Returns the MaskSet, attached and in ``"hard"`` mode;
+    ``ms.remove()`` takes it off."""
     ms = masks.attach(model, "sparsify", names=mask_patterns(model, stages), init=init,
                       beta_growth=200 ** (1 / epochs))
-    ms.settings["lam"] = 1e-8 * PAPER_TOTAL_MASKED / int(ms.stats()["weights"].sum())
+    base = 1e-8 * PAPER_TOTAL_MASKED / int(ms.stats()["weights"].sum())
     opt = torch.optim.Adam(ms.parameters(), lr=lr)
     g = torch.Generator().manual_seed(seed)
     model.eval()  # no dropout, no batch statistics: only the masks change
-    for _ in bar(range(epochs), f"mask s0={init} lr={lr} {stages}", show):
+    for epoch in bar(range(epochs), f"mask s0={init} lr={lr} {stages} lam x{lam:g}", show):
+        mult = mask_density.lam_multiplier(epoch, lam, lam_delay, lam_warmup)
+        ms.settings["lam"] = base * mult
         ms.mode = "train"
         for b in _batches(data, batch, g, model):
             loss = F.cross_entropy(score(model, b), b["answer"]) + ms.regularizer()
             opt.zero_grad()
             loss.backward()
             opt.step()
+        beta = ms.beta
         ms.anneal()
+        if log is not None:
+            kept, layer_kept = mask_density.kept_share(ms)
+            log.append({"beta": beta, "lam": mult, "kept": kept, "layer_kept": layer_kept})
     ms.mode = "hard"
     return ms
 
@@ -306,15 +359,22 @@ def evaluate(model: nn.Module, ms: masks.MaskSet, sets: dict, k: int, seed: int 
     sets: ``{test: (target, other)}`` for ``hard`` (the subnetwork alone), ``complement`` (the
     model with the subnetwork's weights zeroed: the ablation), ``reinit`` (the ablation with the
     subnetwork's weights replaced by fresh random values, drawn with ``seed`` from a normal with
-    each weight tensor's spread) and ``random`` (a random subnetwork of the same size per layer),
-    plus ``own``: the subnetwork on its mask-training distribution (``sub-k``)."""
+    each weight tensor's spread), ``random`` (a random subnetwork of the same size per layer) and
+    ``random_complement`` (the model with that random subnetwork's weights zeroed: as many weights
+    removed per layer as the ablation removes, at random; damage in general), plus ``own``: the
+    subnetwork on its mask-training distribution (``sub-k``)."""
     target, other = sets[f"only-{k}"], sets[f"only-{1 - k}"]
     out = {}
     for mode in ("hard", "complement", "random"):
         with ms.use(mode, seed=seed):
             out[mode] = (accuracy(model, target), accuracy(model, other))
+    # the "random" mode's subnetwork (masks.random_like with the same seed), removed
+    ms.set_masks({name: ~kept for name, kept in masks.random_like(ms.hard_masks(), seed).items()})
+    with ms.use("hard"):
+        out["random_complement"] = (accuracy(model, target), accuracy(model, other))
     # MaskSet's "reinit" keeps its mask and redraws the rest: given the complement as the mask,
     # it keeps everything but the subnetwork and redraws the subnetwork's weights
+    ms.set_masks(None)
     ms.set_masks({name: ~kept for name, kept in ms.hard_masks().items()})
     with ms.use("reinit", seed=seed):
         out["reinit"] = (accuracy(model, target), accuracy(model, other))
@@ -348,63 +408,115 @@ def _data(rule: str, s: StructureSettings) -> dict:
 _DATA: dict = {}
 
 
-def search(model: nn.Module, rule: str, s: StructureSettings, show: bool = False) -> dict:
+CONFIGURATION = ("init", "lr", "stages", "lam")  # what the search chooses per subroutine
+
+
+def grid_settings(rule: str, s: StructureSettings) -> tuple[tuple[str, ...], tuple[float, ...], dict]:
+    """The layer sets and multiples of lambda searched for ``rule``'s modality, and lambda's
+    schedule as :func:`train_mask`'s keywords: ``(stages, lams, {"lam_delay": ..., "lam_warmup": ...})``."""
+    if rule in VISION:
+        stages, lams, (delay, warmup) = s.vision_stages, s.vision_lams, s.vision_lam_schedule
+    else:
+        stages, lams, (delay, warmup) = s.language_stages, s.language_lams, s.language_lam_schedule
+    return stages, lams, {"lam_delay": delay, "lam_warmup": warmup}
+
+
+def _listed(acc: dict) -> dict:
+    return {m: list(v) if isinstance(v, tuple) else v for m, v in acc.items()}
+
+
+def search(model: nn.Module, rule: str, s: StructureSettings, show: bool = False,
+           chosen: dict | None = None) -> dict:
     """Search both subroutines' subnetworks in ``model`` (frozen, trained or not): the grid
-    (``inits x mask_lrs x stages``, mask seed 0) scored on validation sets by :func:`quality`; the
-    best configuration trained with ``mask_seeds`` seeds and tested. Returns
-    ``{subroutine name: {"grid": [...], "chosen": {...}, "runs": [per seed: accuracies, kept
-    fractions]}}``."""
+    (``inits x mask_lrs x`` the rule's layer sets and multiples of lambda, :func:`grid_settings`;
+    mask seed 0) scored on
+    validation sets by :func:`quality` among the configurations whose kept share converged
+    (:func:`modlib.mask_density.converged`; all of them if none did); the best configuration
+    trained with ``mask_seeds`` seeds and tested. ``chosen`` (``{subroutine: configuration}``, as
+    a search returns it) skips the grid and trains those configurations instead: the untrained
+    control, searched with its trained twin's choice as in the paper. Returns ``{subroutine name:
+    {"grid": [...], "chosen": {...}, "chosen_from": "search" or "given", "chosen_converged",
+    "passed_gate", "runs": [per seed: accuracies, kept share and its trajectory], "masks",
+    "seed_masks"}}``: each grid entry holds its configuration, its validation accuracies and
+    quality, its kept share and trajectory (one value per epoch), whether that converged, and the
+    seed-0 mask's accuracies on the test sets (``"test"``, as :func:`evaluate` gives them: chapter
+    6 compares masks at equal kept share with them); each run its per-layer kept shares, final
+    (``layer_kept``) and per epoch (``layer_trajectory``); ``masks`` is seed 0's hard masks and
+    ``seed_masks`` those of seeds 0 and 1 (where there are two)."""
     data = _data(rule, s)
     val = {k: v for (split, k), v in data.items() if split == "val"}
     test = {k: v for (split, k), v in data.items() if split == "test"}
+    stages_searched, lams, schedule = grid_settings(rule, s)
     out = {}
     for k, name in enumerate(RULES[rule]):
-        grid, kept = [], {}
-        for init, lr, stages in itertools.product(s.inits, s.mask_lrs, s.stages):
-            ms = train_mask(model, data[("train", f"sub-{k}")], init=init, lr=lr, stages=stages,
-                            epochs=s.mask_epochs, batch=s.mask_batch, seed=0, show=show)
-            acc = evaluate(model, ms, val, k)
-            grid.append({"init": init, "lr": lr, "stages": stages, "own": acc["own"],
-                         "ablated": acc["complement"],
-                         "quality": quality(acc["own"], *acc["complement"])})
-            kept[len(grid) - 1] = ms.hard_masks()
-            ms.remove()
-        best = max(range(len(grid)), key=lambda i: grid[i]["quality"])  # ties: the first
-        chosen = {key: grid[best][key] for key in ("init", "lr", "stages")}
-        runs = []
+        train = data[("train", f"sub-{k}")]
+
+        def fit(config: dict, seed: int) -> tuple[masks.MaskSet, list]:
+            log = []
+            ms = train_mask(model, train, **config, **schedule, epochs=s.mask_epochs,
+                            batch=s.mask_batch, seed=seed, log=log, show=show)
+            return ms, log
+
+        grid = []
+        if chosen is None:
+            for init, lr, stages, lam in itertools.product(s.inits, s.mask_lrs, stages_searched, lams):
+                config = {"init": init, "lr": lr, "stages": stages, "lam": lam}
+                ms, log = fit(config, 0)
+                acc = evaluate(model, ms, val, k)
+                trajectory = [e["kept"] for e in log]
+                grid.append({**config, "own": acc["own"], "ablated": acc["complement"],
+                             "quality": quality(acc["own"], *acc["complement"]), "kept": trajectory[-1],
+                             "kept_trajectory": trajectory, "converged": mask_density.converged(trajectory),
+                             "test": _listed(evaluate(model, ms, test, k))})
+                ms.remove()
+            pool = [i for i, g in enumerate(grid) if g["converged"]] or list(range(len(grid)))
+            best = max(pool, key=lambda i: grid[i]["quality"])  # ties: the first
+            config = {key: grid[best][key] for key in CONFIGURATION}
+            passed, converged = grid[best]["own"] >= GATE, grid[best]["converged"]
+        else:
+            config = {key: chosen[name][key] for key in CONFIGURATION}
+        runs, seed_masks = [], []
         for seed in range(s.mask_seeds):
-            ms = train_mask(model, data[("train", f"sub-{k}")], **chosen, epochs=s.mask_epochs,
-                            batch=s.mask_batch, seed=seed, show=show)
+            ms, log = fit(config, seed)
             acc = evaluate(model, ms, test, k, seed=seed)
-            stats = ms.stats()
-            runs.append({"seed": seed, **{m: list(v) if isinstance(v, tuple) else v for m, v in acc.items()},
-                         "kept": float(stats["kept"].sum() / stats["weights"].sum()),
-                         "layers": stats["name"].tolist(),
-                         "layer_kept": stats["kept_fraction"].round(5).tolist()})
-            if seed == 0:
-                kept["chosen"] = ms.hard_masks()
+            if chosen is not None and seed == 0:  # the gate, on validation, for the given configuration
+                passed = evaluate(model, ms, val, k)["own"] >= GATE
+                converged = mask_density.converged([e["kept"] for e in log])
+            trajectory = [e["kept"] for e in log]
+            runs.append({"seed": seed, **_listed(acc), "kept": trajectory[-1], "layers": ms.names,
+                         "layer_kept": log[-1]["layer_kept"], "kept_trajectory": trajectory,
+                         "converged": mask_density.converged(trajectory),
+                         "layer_trajectory": [e["layer_kept"] for e in log]})
+            if seed < 2:
+                seed_masks.append(ms.hard_masks())
             ms.remove()
-        out[name] = {"grid": grid, "chosen": chosen, "passed_gate": grid[best]["own"] >= GATE,
-                     "runs": runs, "masks": kept["chosen"]}
+        out[name] = {"grid": grid, "chosen": config, "chosen_from": "search" if chosen is None else "given",
+                     "chosen_converged": bool(converged), "passed_gate": bool(passed), "runs": runs,
+                     "masks": seed_masks[0], "seed_masks": seed_masks}
     return out
 
 
 # ---------------------------------------------------------------- stored results
 
 def run_one(rule: str, seed: int, trained: bool, s: StructureSettings, device: torch.device,
-            show: bool = False) -> tuple[dict, dict]:
+            show: bool = False, chosen: dict | None = None) -> tuple[dict, dict]:
     """One stored result: base model ``seed`` for ``rule``, trained on the task (or, for the control,
-    left untrained), its task accuracy, and :func:`search` in it. ``(metrics, arrays)``: the arrays
-    are each subroutine's per-layer kept fractions ``[mask_seeds, layers]`` and the per-layer
-    overlap (intersection over union) of the two subroutines' seed-0 masks ``[layers]``, over the
-    layers either subroutine's chosen configuration masks (``metrics["overlap"]["layers"]``, in the
-    model's order). A layer a configuration leaves unmasked is whole in its subnetwork: kept 1."""
+    left untrained), its task accuracy, and :func:`search` in it (``chosen``: the configurations
+    to train instead of searching, the untrained control's, from its trained twin). ``(metrics,
+    arrays)``: the arrays are, over the layers either subroutine's chosen configuration masks
+    (``metrics["overlap"]["layers"]``, in the model's order), each subroutine's per-layer kept
+    shares ``kept-{sub} [mask_seeds, layers]`` and their trajectories ``kept-trajectory-{sub}
+    [mask_seeds, epochs, layers]``, the per-layer overlap (intersection over union) of the two
+    subroutines' seed-0 masks ``overlap [layers]`` and, where there are two mask seeds, of one
+    subroutine's masks from seeds 0 and 1 ``seed-overlap-{sub} [layers]`` (the reference for
+    overlap: how alike two masks of the same subroutine are). A layer a configuration leaves
+    unmasked is whole in its subnetwork: kept 1."""
     data = _data(rule, s)
-    return study(make_model(rule, s, seed).to(device), data, rule, seed, trained, s, show)
+    return study(make_model(rule, s, seed).to(device), data, rule, seed, trained, s, show, chosen)
 
 
 def study(model: nn.Module, data: dict, rule: str, seed: int, trained: bool, s: StructureSettings,
-          show: bool = False) -> tuple[dict, dict]:
+          show: bool = False, chosen: dict | None = None) -> tuple[dict, dict]:
     """What :func:`run_one` does with a base model it has made: train ``model`` on ``data``'s task
     (data order ``seed``) if ``trained``, measure it, and search it when it passes the base gate.
     Chapter 6 calls it with a model that starts from pretrained weights."""
@@ -418,20 +530,33 @@ def study(model: nn.Module, data: dict, rule: str, seed: int, trained: bool, s: 
                "searched": (not trained) or base["task"] >= s.base_gate}
     arrays = {}
     if metrics["searched"]:
-        found = search(model, rule, s, show=show)
+        found = search(model, rule, s, show=show, chosen=chosen)
         names = RULES[rule]
         # the two subroutines may have chosen different layer sets ("all" or "later")
-        chosen = [found[name].pop("masks") for name in names]
+        seed_masks = [found[name].pop("seed_masks", []) for name in names]
+        chosen_masks = [found[name].pop("masks") for name in names]
         weights = dict(model.named_parameters())
-        layers = [n for n in weights if any(n in m for m in chosen)]
-        whole = [{n: m[n] if n in m else torch.ones_like(weights[n], dtype=torch.bool) for n in layers}
-                 for m in chosen]
-        overlap = masks.iou(*whole)
+        layers = [n for n in weights if any(n in m for m in chosen_masks)]
+
+        def whole(m: dict) -> dict:  # a layer the mask leaves out is kept whole
+            return {n: m[n] if n in m else torch.ones_like(weights[n], dtype=torch.bool) for n in layers}
+
+        overlap = masks.iou(*map(whole, chosen_masks))
         metrics["subroutines"] = found
         metrics["overlap"] = {"layers": layers, "iou": [float(overlap[n]) for n in layers]}
-        for name in names:
-            kept = [dict(zip(r["layers"], r["layer_kept"])) for r in found[name]["runs"]]
+        metrics["seed_overlap"] = {}
+        for name, pair in zip(names, seed_masks):
+            runs = found[name]["runs"]
+            kept = [dict(zip(r["layers"], r["layer_kept"])) for r in runs]
             arrays[f"kept-{name}"] = np.array([[k.get(n, 1.0) for n in layers] for k in kept])
+            per_epoch = [[dict(zip(r["layers"], e)) for e in r.pop("layer_trajectory", [])] for r in runs]
+            if all(per_epoch):
+                arrays[f"kept-trajectory-{name}"] = np.array(
+                    [[[e.get(n, 1.0) for n in layers] for e in run] for run in per_epoch])
+            if len(pair) == 2:
+                same = masks.iou(*map(whole, pair))
+                arrays[f"seed-overlap-{name}"] = np.array([float(same[n]) for n in layers])
+                metrics["seed_overlap"][name] = float(masks.iou(*pair, per_layer=False))
         arrays["overlap"] = np.array(metrics["overlap"]["iou"])
     return metrics, arrays
 
@@ -469,12 +594,26 @@ class StructureRuns:
 
 def run(profile: str, device: torch.device, *, s: StructureSettings | None = None,
         names: list[str] | None = None, show: bool = False) -> StructureRuns:
-    """Load (or compute and store) the results ``names`` (default: all of ``s``) at ``profile``."""
+    """Load (or compute and store) the results ``names`` (default: all of ``s``) at ``profile``.
+    An untrained control ``{rule}-untrained-{i}`` reads its trained twin ``{rule}-{i}`` (fetched
+    first) and trains the masks its search chose (its own search where the twin was not searched)."""
     s = s or settings(profile)
     rows = {}
+
+    def fetch(name: str, chosen: dict | None = None, depends: tuple = ()) -> results.Result:
+        rule, seed, trained = _parse(name)
+        return results.fetch(CHAPTER, name, _config(s, rule),
+                             lambda: run_one(rule, seed, trained, s, device, show, chosen),
+                             profile=profile, device=describe(device), code=run_one, depends=list(depends))
+
     for name in names or result_names(s):
         rule, seed, trained = _parse(name)
-        rows[name] = results.fetch(CHAPTER, name, _config(s, rule),
-                                   lambda r=rule, i=seed, t=trained: run_one(r, i, t, s, device, show),
-                                   profile=profile, device=describe(device), code=run_one)
+        if trained:
+            rows[name] = fetch(name)
+            continue
+        twin = f"{rule}-{seed}"
+        twin_result = rows.get(twin) or fetch(twin)
+        found = twin_result.metrics.get("subroutines") or {}
+        chosen = {sub: f["chosen"] for sub, f in found.items()} or None
+        rows[name] = fetch(name, chosen, [twin_result])
     return StructureRuns(s, rows, profile)

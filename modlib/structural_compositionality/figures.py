@@ -11,6 +11,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from modlib.plots import COLUMN, count
+from modlib.profiles import check_choice
 
 TARGET, OTHER = "#1f77b4", "#ff7f0e"  # the subnetwork's own subroutine, the other one
 
@@ -34,13 +35,23 @@ def odd_one_out_problems(problems: dict[str, dict], titles: dict[str, str]) -> p
     return fig
 
 
+RULE_TITLES = {"inside-contact": "Inside-Contact", "number-contact": "Number-Contact",
+               "inside-number": "Inside-Number", "sv-plural": "Agreement"}  # rules as figures name them
+
+
+def rule_title(rule: str) -> str:
+    """A rule's name in a figure's title: ``"sv-plural"`` -> ``"Agreement"``."""
+    return RULE_TITLES.get(rule, rule)
+
+
 def subnetwork_bars(table, paper: dict | None = None) -> plt.Figure:
     """The paper's results figure: per (rule, subroutine), the subnetwork's and the ablated model's
     accuracy on the target (blue) and the other subroutine (orange), mean over runs (bars) and each
-    run (dots), chance dashed; the paper's means as black diamonds where ``paper`` has them.
+    run (dots), chance dashed; the paper's means as black diamonds where ``paper`` has them; each
+    panel's title gives the masks' mean kept share.
     ``table``: :func:`modlib.structural_compositionality.findings.structure_table` rows of trained base models."""
     groups = list(dict.fromkeys(zip(table["rule"], table["subroutine"])))
-    ncols = min(3, len(groups))
+    ncols = 2 if len(groups) == 4 else min(3, len(groups))
     nrows = -(-len(groups) // ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(COLUMN, 2.3 * nrows), squeeze=False, sharey=True)
     for ax, (rule, sub) in zip(axes.flat, groups):
@@ -56,7 +67,7 @@ def subnetwork_bars(table, paper: dict | None = None) -> plt.Figure:
             ax.plot(x, paper[(rule, sub)], "D", color="black", ms=4, label="paper")
         ax.axhline(0.25, color="0.4", ls="--", lw=0.8)
         ax.set_xticks([0.4, 2.6], ["subnetwork", "ablated"])
-        ax.set_title(f"{rule}\n{sub} mask", fontsize=9)
+        ax.set_title(f"{rule_title(rule)}, {sub} mask\n{100 * rows['kept'].mean():.1f} % kept", fontsize=9)
         ax.set_ylim(0, 1.05)
     for ax in axes[:, 0]:
         ax.set_ylabel("accuracy")
@@ -77,29 +88,37 @@ def subnetwork_bars(table, paper: dict | None = None) -> plt.Figure:
 
 def control_bars(table) -> plt.Figure:
     """Per (rule, subroutine), top: the ablated model's other-minus-target accuracy (the modular effect)
-    with the removed weights zeroed and re-initialised, for the trained base models, and zeroed for
-    the untrained control; bottom: the target accuracy of the found subnetwork against a random one of
-    the same size. Dots: runs; bars: means."""
-    groups = list(dict.fromkeys(zip(table["rule"], table["subroutine"])))
+    with the removed weights zeroed and re-initialised and with as many weights removed at random, for
+    the trained base models, and zeroed for the untrained control; bottom: the target accuracy of the found subnetwork against a random one of
+    the same size. Dots: runs; bars: means. Only the (rule, subroutine) pairs searched in a trained
+    base model are drawn: an untrained control alone has nothing to be compared with."""
+    trained = table[table["trained"]]
+    groups = list(dict.fromkeys(zip(trained["rule"], trained["subroutine"])))
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(COLUMN, 5.6), sharey=False)
-    width = 0.26
-    labels = [rule.replace("-", "-\n") + f"\n({sub})" for rule, sub in groups]  # 3 short lines
+    width = 0.2
+    labels = [rule_title(rule).replace("-", "-\n") + f"\n({sub})" for rule, sub in groups]  # short lines
     series = [("zeroed", lambda t: t[t["trained"]], "abl", "#2ca02c"),
               ("re-initialised", lambda t: t[t["trained"]], "reinit", "#9467bd"),
+              ("random removal", lambda t: t[t["trained"]], "rand_abl", "0.55"),
               ("untrained net", lambda t: t[~t["trained"]], "abl", "#8c564b")]
     for j, (label, pick, prefix, colour) in enumerate(series):
+        labelled = False
         for i, (rule, sub) in enumerate(groups):
             rows = pick(table[(table["rule"] == rule) & (table["subroutine"] == sub)])
-            if rows.empty:
+            if rows.empty or f"{prefix}_other" not in rows or rows[f"{prefix}_other"].isna().all():
+                continue
+            xi = i + (j - 1.5) * width
+            if (rows["kept"] <= 1e-4).all():  # masks that keep nothing: no control, no bar
+                top.text(xi, 0.01, "kept\nnothing", fontsize=6, ha="center", va="bottom", color=colour)
                 continue
             effect = rows[f"{prefix}_other"] - rows[f"{prefix}_target"]
-            xi = i + (j - 1) * width
-            top.bar(xi, effect.mean(), width, color=colour, label=label if i == 0 else None)
+            top.bar(xi, effect.mean(), width, color=colour, label=None if labelled else label)
             top.plot(np.full(len(effect), xi), effect, ".", color="0.2", ms=3)
+            labelled = True
     top.axhline(0, color="0.3", lw=0.8)
     top.set_xticks(range(len(groups)), labels, fontsize=8)
     top.set_ylabel("ablated: other − target")
-    top.legend(fontsize=8, frameon=False, ncol=3, loc="upper center", bbox_to_anchor=(0.5, 1.18))
+    top.legend(fontsize=8, frameon=False, ncol=4, loc="upper center", bbox_to_anchor=(0.5, 1.18))
     for j, (col, label, colour) in enumerate((("sub_target", "found", TARGET), ("random_target", "random", "0.55"))):
         for i, (rule, sub) in enumerate(groups):
             rows = table[(table["rule"] == rule) & (table["subroutine"] == sub) & table["trained"]]
@@ -118,7 +137,8 @@ def control_bars(table) -> plt.Figure:
 def kept_by_layer(arrays: dict, subroutines: tuple[str, str], layers: list[str], ax: plt.Axes | None = None):
     """One stored result's per-layer kept fractions (both subroutines, mean over mask seeds) and
     the overlap (IoU) of their seed-0 masks, layer by layer, against the overlap two independent
-    random masks of the seed-0 masks' sizes would have, ``pq / (p + q - pq)``. (Chapter 5.)"""
+    random masks of the seed-0 masks' sizes would have, ``pq / (p + q - pq)``, on a log axis
+    (a zero drops to the bottom). (Chapter 5.)"""
     fig = None
     if ax is None:
         fig, ax = plt.subplots(figsize=(COLUMN, 2.6))
@@ -129,9 +149,11 @@ def kept_by_layer(arrays: dict, subroutines: tuple[str, str], layers: list[str],
     p, q = (arrays[f"kept-{sub}"][0] for sub in subroutines)
     ax.plot(x, p * q / (p + q - p * q), ":", color="0.5", label="overlap of random masks")
     ax.set_xticks(x, [short_layer(n) for n in layers], rotation=60, ha="right", fontsize=7)
-    ax.set_ylim(0, 1.02)
-    ax.set_ylabel("fraction")
-    ax.legend(fontsize=7, frameon=False)
+    ax.set_ylim(1e-3, 12)  # before the log scale: a mask that keeps nothing has no positive value
+    ax.set_yscale("log")  # sparse masks keep 0.1-30 % per layer; above 1, room for the legend
+    ax.set_yticks([1e-3, 1e-2, 1e-1, 1])
+    ax.set_ylabel("fraction (log)")
+    ax.legend(fontsize=7, frameon=False, ncol=4, loc="upper center", handlelength=1.5, columnspacing=1)
     if fig is not None:
         fig.tight_layout()
     return fig
@@ -160,3 +182,123 @@ def structure_provenance(runs) -> str:
     line = results.provenance(list(runs.rows.values()))
     return (line.rsplit(" · ", 1)[0] + f" · {count(s.base_models, 'base model')} × "
             f"{count(s.mask_seeds, 'mask seed')} per rule (base-model seeds 0–{s.base_models - 1})")
+
+
+def diagram_two_tests() -> plt.Figure:
+    """The method, drawn: a small network whose weights a mask splits into a subnetwork (blue, what
+    the mask for subroutine A keeps) and its complement (grey); the paper's two tests keep only the
+    subnetwork (test 1) or remove it (test 2, removed weights dotted red), and the book's random
+    control removes as many weights chosen at random. Under each, the accuracies structural compositionality predicts on A's and B's
+    test sets. A schematic: no data, no model."""
+    rng = np.random.default_rng(3)
+    layers = [4, 5, 5, 3]
+    nodes = [[(i, (n - 1) / 2 - j) for j in range(n)] for i, n in enumerate(layers)]
+    edges = [(a, b) for left, right in zip(nodes, nodes[1:]) for a in left for b in right]
+    sub = rng.random(len(edges)) < 0.22  # the subnetwork: about a fifth of the weights
+    rand = np.zeros(len(edges), bool)
+    rand[rng.choice(len(edges), sub.sum(), replace=False)] = True
+    panels = [("the trained network\nand A's mask (blue)", np.ones(len(edges), bool), sub, None),
+              ("test 1: A's subnetwork\nalone", sub, sub, (0.95, 0.3)),
+              ("test 2: A's subnetwork\nremoved (ablation)", ~sub, None, (0.3, 0.95)),
+              ("control: as many weights\nremoved at random", ~rand, None, (0.9, 0.9))]
+    fig, axes = plt.subplots(2, 4, figsize=(COLUMN, 3.3), gridspec_kw={"height_ratios": [2.2, 1]})
+    for (title, shown, blue, expect), ax, bars in zip(panels, axes[0], axes[1]):
+        for (a, b), on, is_sub in zip(edges, shown, blue if blue is not None else np.zeros(len(edges), bool)):
+            if on:
+                ax.plot([a[0], b[0]], [a[1], b[1]], color=TARGET if is_sub else "0.75",
+                        lw=1.6 if is_sub else 0.7, zorder=2 if is_sub else 1)
+            elif expect is not None and expect[1] > 0.5:  # a removed weight: dotted red
+                ax.plot([a[0], b[0]], [a[1], b[1]], color="#d62728", lw=0.8, ls=":", zorder=1)
+        for layer in nodes:
+            ax.plot(*zip(*layer), "o", color="0.25", ms=4, zorder=3)
+        ax.set_title(title, fontsize=8)
+        ax.axis("off")
+        if expect is None:
+            bars.axis("off")
+            bars.text(0.5, 0.5, "trained on the whole task;\nthe mask is trained\non A's set", ha="center",
+                      va="center", fontsize=7.5, transform=bars.transAxes)
+            continue
+        bars.bar([0, 1], expect, color=[TARGET, OTHER], width=0.6)
+        bars.axhline(0.25, color="0.4", ls="--", lw=0.8)
+        bars.set_xticks([0, 1], ["on A", "on B"], fontsize=8)
+        bars.set_yticks([0, 1])
+        bars.set_ylim(0, 1.05)
+        bars.tick_params(labelsize=7)
+        for side in ("top", "right"):
+            bars.spines[side].set_visible(False)
+    axes[1, 1].set_ylabel("predicted\naccuracy", fontsize=7.5)
+    fig.tight_layout(h_pad=0.4, w_pad=0.6)
+    return fig
+
+
+DENSITY_TESTS = {  # test -> (the found mask's arm, the random control's arm, its side, legend labels)
+    "alone": ("hard", "random", 1, ("subnetwork, own subroutine", "subnetwork, other subroutine",
+                                    "random same-size subnetwork, other")),
+    "removed": ("complement", "random_complement", 0, ("subnetwork removed: own subroutine",
+                                                       "subnetwork removed: other subroutine",
+                                                       "as many random weights removed: own")),
+}
+
+
+def density_sweep(sweeps: dict, paper: dict[str, tuple[float, float]], test: str = "alone") -> plt.Figure:
+    """One of the two tests against density (:mod:`modlib.structural_compositionality.sweep`): one
+    panel per (rule, subroutine), across the share of masked weights the mask keeps (log scale),
+    accuracy on the mask's own subroutine (blue) and on the other (orange), and the random control
+    (grey) -- for ``test="alone"`` the subnetwork alone and a random subnetwork of the same size on
+    the other subroutine; for ``"removed"`` the model without the subnetwork and without as many
+    random weights, on the own subroutine. The paper's range of kept shares shaded, chance dotted.
+    ``sweeps``: rule -> a stored sweep's metrics; ``paper``: rule -> (low, high)."""
+    check_choice("test", test, DENSITY_TESTS)
+    arm, control, side, names = DENSITY_TESTS[test]
+    groups = [(rule, sub) for rule, m in sweeps.items() for sub in dict.fromkeys(p["subroutine"] for p in m["points"])]
+    ncols = min(2, len(groups))
+    nrows = -(-len(groups) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(COLUMN, 2.4 * nrows + 0.4), squeeze=False, sharey=True)
+    for ax, (rule, sub) in zip(axes.flat, groups):
+        pts = sorted((p for p in sweeps[rule]["points"] if p["subroutine"] == sub), key=lambda p: p["kept"])
+        kept = np.array([max(p["kept"], 1e-5) for p in pts])
+        low, high = paper[rule]
+        ax.axvspan(low, high, color="0.92", zorder=0)
+        ax.plot(kept, [p[arm][0] for p in pts], "o-", color=TARGET, ms=4)
+        ax.plot(kept, [p[arm][1] for p in pts], "o-", color=OTHER, ms=4)
+        ax.plot(kept, [p[control][side] for p in pts], "s--", color="0.5", ms=3)
+        for i, (p, k) in enumerate(zip(pts, kept)):  # staggered: neighbours can sit close
+            ax.annotate(f"×{p['lam']:g}", (k, 0.04 + 0.08 * (i % 2)), fontsize=7.5, ha="center", color="0.3")
+        ax.axhline(0.25, color="0.4", ls=":", lw=0.8)
+        ax.set_xscale("log")
+        ax.set_xlim(min(kept.min(), low) / 1.6, 1.0)
+        ax.set_ylim(0, 1.05)
+        ax.set_title(f"{rule_title(rule)}: {sub} mask", fontsize=9)
+        ax.set_xlabel("share of masked weights kept", fontsize=8)
+    for ax in axes[:, 0]:
+        ax.set_ylabel("accuracy (test)")
+    for ax in list(axes.flat)[len(groups):]:
+        ax.axis("off")
+    handles = [plt.Line2D([], [], color=TARGET, marker="o"), plt.Line2D([], [], color=OTHER, marker="o"),
+               plt.Line2D([], [], color="0.5", marker="s", ls="--"), plt.Rectangle((0, 0), 1, 1, color="0.92")]
+    labels = [*names, "the paper's kept shares"]
+    fig.legend(handles, labels, loc="lower center", ncol=2, fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.1, 1, 1))
+    return fig
+
+
+def kept_over_training(table_runs: dict) -> plt.Figure:
+    """How the kept share of each chosen mask falls while it trains: ``table_runs``: (rule, subroutine)
+    -> list of per-epoch kept shares (one list per base model and mask seed); log scale, one panel
+    per rule. A mask has converged when its line is flat at the end."""
+    rules = list(dict.fromkeys(rule for rule, _ in table_runs))
+    fig, axes = plt.subplots(1, len(rules), figsize=(COLUMN, 2.5), squeeze=False, sharey=True)
+    for ax, rule in zip(axes[0], rules):
+        subs = [sub for r, sub in table_runs if r == rule]
+        for sub, colour in zip(subs, (TARGET, OTHER)):
+            for i, traj in enumerate(table_runs[(rule, sub)]):
+                epochs = np.arange(1, len(traj) + 1)
+                ax.plot(epochs, np.maximum(traj, 1e-5), color=colour, lw=0.8, alpha=0.7,
+                        label=sub if i == 0 else None)
+        ax.set_yscale("log")
+        ax.set_title(rule_title(rule), fontsize=9)
+        ax.set_xlabel("mask epoch", fontsize=8)
+        ax.legend(fontsize=7, frameon=False)
+    axes[0, 0].set_ylabel("share kept")
+    fig.tight_layout()
+    return fig

@@ -36,7 +36,11 @@ def structure_table(runs):
     (:class:`modlib.structural_compositionality.StructureRuns`): the subnetwork's accuracy on its own
     mask-training distribution (``own``), on the target and the other subroutine's ablation test set
     (``sub_*``), the ablated model's (``abl_*``), the re-initialising ablation's (``reinit_*``), a
-    random subnetwork's of the same size (``random_*``), and the kept fraction."""
+    random subnetwork's of the same size (``random_*``), and the kept fraction. Where the results
+    record them (issue 31): the model with a random set of the subnetwork's size per layer removed
+    (``rand_abl_*``), whether the mask's kept share converged (``converged``), the chosen multiple
+    of lambda (``lam``), and the overlap (intersection over union) of the subroutine's masks from
+    mask seeds 0 and 1 (``seed_iou``, the reference for overlap; nan with one seed)."""
     import pandas as pd
 
     out = []
@@ -48,8 +52,10 @@ def structure_table(runs):
                        "mask_seed": run["seed"], "passed_gate": found["passed_gate"], "own": run["own"],
                        "kept": run["kept"]}
                 for mode, label in (("hard", "sub"), ("complement", "abl"), ("reinit", "reinit"),
-                                    ("random", "random")):
-                    row[f"{label}_target"], row[f"{label}_other"] = run[mode]
+                                    ("random", "random"), ("random_complement", "rand_abl")):
+                    row[f"{label}_target"], row[f"{label}_other"] = run.get(mode, (np.nan, np.nan))
+                row.update(converged=run.get("converged", np.nan), lam=found.get("chosen", {}).get("lam", np.nan),
+                           seed_iou=(m.get("seed_overlap") or {}).get(sub, np.nan))
                 out.append(row)
     return pd.DataFrame(out)
 
@@ -66,9 +72,10 @@ def _by_model(rows, column: str) -> np.ndarray:
 
 
 def degenerate(kept) -> bool:
-    """Whether any mask keeps (almost) nothing or (almost) everything of the masked weights."""
+    """Whether any mask keeps (almost) nothing or (almost) everything of the masked weights (the
+    paper's sparsest masks keep 0.07 %: :data:`PAPER_KEPT`)."""
     kept = np.asarray(kept, dtype=float)
-    return bool(kept.size and ((kept <= 1e-3).any() or (kept >= 0.999).any()))
+    return bool(kept.size and ((kept <= 1e-4).any() or (kept >= 0.999).any()))
 
 
 def _measurable(a: np.ndarray, b: np.ndarray) -> bool:
@@ -99,10 +106,72 @@ def paper_effects(rule: str, sub: str) -> dict[str, tuple[float, str, str]]:
 
 
 def structural(runs) -> dict[str, Finding]:
-    """Chapter 5's statements (:func:`structural_from` on the stored runs' table and base models)."""
+    """Chapter 5's statements (:func:`structural_from` on the stored runs' table and base models,
+    then :func:`density_from`)."""
     bases = [{"rule": r.metrics["rule"], "model": r.metrics["seed"], "trained": r.metrics["trained"],
               "searched": r.metrics["searched"], "task": r.metrics["base"]["task"]} for r in runs.rows.values()]
-    return structural_from(structure_table(runs), bases, runs.settings.base_gate)
+    table = structure_table(runs)
+    return {**structural_from(table, bases, runs.settings.base_gate), **density_from(table)}
+
+
+# The share of masked weights the paper's masks keep (the authors' L0_Reporting files; issue 31), by
+# modality: ResNet-50s, BERT-small trained from scratch (chapter 6 has the pretrained BERT's)
+PAPER_KEPT = {"vision": (0.004, 0.125), "language": (0.004, 0.10)}
+TARGET_KEPT = 0.05  # the book's aim for its masks: at most this share kept (the paper's median: about 1 %)
+
+
+def pct(kept) -> str:
+    """Kept shares as a page prints them: ``"2.31 ± 0.40 %"`` (mean ± sd over runs)."""
+    kept = 100 * np.asarray(kept, dtype=float)
+    kept = kept[np.isfinite(kept)]
+    return f"{kept.mean():.2f} ± {kept.std():.2f} %" if kept.size else "no mask"
+
+
+def paper_kept(rule: str) -> tuple[float, float]:
+    """The range of the paper's kept shares for ``rule``'s modality (:data:`PAPER_KEPT`)."""
+    from modlib.structural_compositionality.tasks import VISION
+
+    return PAPER_KEPT["vision" if rule in VISION else "language"]
+
+
+def density_from(table) -> dict[str, Finding]:
+    """What the masks' density says, per (rule, subroutine) of :func:`structure_table`'s trained
+    rows, keyed ``"{rule}/{subroutine}/{what}"``:
+
+    ``density``          a check (no verdict): the masks keep, on average over runs, a share of the
+                         masked weights within the paper's range (:func:`paper_kept`) and none
+                         keeps nothing or everything; the text gives how many converged;
+    ``random_ablation``  removing the subnetwork hurts its target subroutine more than removing as
+                         many weights per layer at random: random-ablated minus ablated accuracy on
+                         the target, paired t over base models (margin :data:`CLEAR`), where the
+                         results record the random ablation.
+    """
+    out = {}
+    trained = table[table["trained"]] if not table.empty else table
+    for (rule, sub), t in trained.groupby(["rule", "subroutine"], sort=False):
+        low, high = paper_kept(rule)
+        kept = t["kept"].to_numpy(dtype=float)
+        converged = int((t["converged"] == True).sum()) if "converged" in t else 0  # noqa: E712 (nan: not recorded)
+        masks_ok = not degenerate(kept)
+        out[f"{rule}/{sub}/density"] = stats.Claim(
+            f"{rule}/{sub}/density", bool(masks_ok and low <= kept.mean() <= high),
+            f"{rule}, {sub}: the masks keep {pct(kept)} of the masked weights (runs from {kept.min():.2%} "
+            f"to {kept.max():.2%}; {converged} of {len(kept)} converged, the book's aim at most "
+            f"{TARGET_KEPT:.0%}); the paper's masks keep {low:.1%} to {high:.1%}"
+            + (" (a mask that keeps nothing or everything is no subnetwork)" if not masks_ok else "") + ".")
+        if "rand_abl_target" not in t or t["rand_abl_target"].isna().any():
+            continue
+        col = lambda c: _by_model(t, c)  # noqa: E731
+        v = stats.paired(col("rand_abl_target"), col("abl_target"), unit="base model").verdict(
+            paper=CLEAR, margin=CLEAR, source="the stated margin of", controls=masks_ok,
+            measurable=_measurable(col("rand_abl_target"), col("abl_target")))
+        out[f"{rule}/{sub}/random_ablation"] = stats.claim(
+            f"{rule}/{sub}/random_ablation", v,
+            f"{rule}, {sub}: removing as many weights per layer at random leaves {_ms(t['rand_abl_target'])} "
+            f"on {sub} problems and {_ms(t['rand_abl_other'])} on the other's, against "
+            f"{_ms(t['abl_target'])} and {_ms(t['abl_other'])} without the subnetwork ({pct(kept)} kept); "
+            f"random-ablated minus ablated, on {sub} problems:")
+    return out
 
 
 def structural_from(table, bases: list[dict], base_gate: float) -> dict[str, Finding]:
@@ -139,25 +208,36 @@ def structural_from(table, bases: list[dict], base_gate: float) -> dict[str, Fin
             f"{len(trained_bases)} pass {base_gate} and are searched.")
         for sub in dict.fromkeys(table[table["rule"] == rule]["subroutine"]):
             rows = table[(table["rule"] == rule) & (table["subroutine"] == sub)]
-            t, u = rows[rows["trained"]], rows[~rows["trained"]]
+            trained, u = rows[rows["trained"]], rows[~rows["trained"]]
+            t = trained[trained["passed_gate"] == True]  # noqa: E712 (the selection gate, on validation)
             name, paper = f"{rule}/{sub}", paper_effects(rule, sub)
-            if t.empty:
+            if trained.empty:
                 continue
+            left_out = trained["model"].nunique() - t["model"].nunique()
+            gated = (f"; {left_out} base model{'s' if left_out > 1 else ''} whose masks missed the selection "
+                     "gate left out" if left_out else "")
+            if t.empty:  # no unit counts: every claim below is read off all of them and cannot be decided
+                t, gated = trained, "; no base model's masks passed the selection gate"
             fit = all(task.get((rule, m, True), 0) >= base_gate for m in dict.fromkeys(t["model"]))
-            masks_ok = not degenerate(t["kept"])
-            kept = f"{_ms(t['kept'])} of the masked weights kept"
+            masks_ok = not degenerate(t["kept"]) and bool((t["passed_gate"] == True).all())  # noqa: E712
+            kept = f"{_ms(t['kept'])} of the masked weights kept{gated}"
             models = t["model"].nunique()
             col = lambda c: _by_model(t, c)  # noqa: E731
             gate = bool(t["sub_target"].mean() >= GATE_TARGET)
+            random = stats.paired(col("sub_target"), col("random_target"), unit="base model").verdict(
+                paper=LOWER, margin=LOWER, source="the stated margin of", trained=fit, controls=masks_ok,
+                measurable=_measurable(col("sub_target"), col("random_target")))
             value, source, words = paper["subnetwork"]
             v = stats.paired(col("sub_target"), col("sub_other"), unit="base model").verdict(
-                paper=value, margin=LOWER, source=source, trained=fit, controls=masks_ok and gate,
+                paper=value, margin=LOWER, source=source, trained=fit,
+                controls=masks_ok and gate and random.reproduced,
                 measurable=_measurable(col("sub_target"), col("sub_other")))
             out[f"{name}/subnetwork"] = stats.claim(
                 f"{name}/subnetwork", v,
                 f"{rule}, {sub} subnetwork ({len(t)} runs over {models} base models, {kept}): "
                 f"{_ms(t['sub_target'])} on {sub} problems, {_ms(t['sub_other'])} on the other "
-                f"subroutine's (the gate on the target: {GATE_TARGET}, {'met' if gate else 'missed'}); "
+                f"subroutine's (the gate on the target: {GATE_TARGET}, {'met' if gate else 'missed'}; "
+                f"better than a random subnetwork of its size: {'yes' if random.reproduced else 'not shown'}); "
                 f"target minus other ({words}):")
             for key, prefix, what in (("ablation", "abl", "Removing it (zeroed)"),
                                       ("reinit", "reinit", "Removing it (re-initialised)")):
@@ -170,11 +250,8 @@ def structural_from(table, bases: list[dict], base_gate: float) -> dict[str, Fin
                     f"{rule}, {sub}: {what} leaves {_ms(t[f'{prefix}_target'])} on {sub} problems and "
                     f"{_ms(t[f'{prefix}_other'])} on the other subroutine's ({kept}); other minus target "
                     f"({words}):")
-            v = stats.paired(col("sub_target"), col("random_target"), unit="base model").verdict(
-                paper=LOWER, margin=LOWER, source="the stated margin of", trained=fit, controls=masks_ok,
-                measurable=_measurable(col("sub_target"), col("random_target")))
             out[f"{name}/random"] = stats.claim(
-                f"{name}/random", v,
+                f"{name}/random", random,
                 f"{rule}, {sub}: a random subnetwork of the same size per layer ({kept}) gets "
                 f"{_ms(t['random_target'])} on {sub} problems against the found one's "
                 f"{_ms(t['sub_target'])}; found minus random:")
@@ -189,9 +266,189 @@ def structural_from(table, bases: list[dict], base_gate: float) -> dict[str, Fin
                     f"{name}/untrained", v,
                     f"{rule}, {sub}, untrained network ({len(u)} runs over {u['model'].nunique()} base model"
                     f"{'s' if u['model'].nunique() > 1 else ''}, {_ms(u['kept'])} of the masked weights kept"
-                    + (": masks that keep nothing are no control" if degenerate(u["kept"]) else "")
-                    + f"): {'both tests pass, as they should not' if shows else 'no subnetwork passes both tests'}; "
+                    + ((": masks that keep nothing are no control" if u["kept"].mean() < 0.5 else
+                        ": masks that keep everything are no control") if degenerate(u["kept"]) else "")
+                    + "): " + ("degenerate, not a pass" if degenerate(u["kept"]) else
+                               "both tests pass, as they should not" if shows else "no subnetwork passes both tests")
+                    + "; "
                     f"the subnetwork gets {_ms(u['sub_target'])} on {sub} problems and {_ms(u['sub_other'])} on the "
                     f"other's; ablated, {_ms(u['abl_target'])} and {_ms(u['abl_other'])} (other minus target "
                     f"{effect_u.mean():+.2f}). The ablation effect needs training (trained minus untrained):")
+    return out
+
+
+# the columns of :func:`verdict_table`: claim key -> heading
+VERDICTS = {"subnetwork": "test 1: alone", "ablation": "test 2: removed", "random": "vs random subnetwork",
+            "random_ablation": "vs random removal", "reinit": "re-initialised", "untrained": "vs untrained"}
+
+
+def verdict_table(table, found: dict[str, Finding]) -> list[dict[str, str]]:
+    """Every verdict of the page, once: one row per (rule, subroutine) of ``table``'s trained runs
+    (:func:`structure_table`) with how many base models' masks passed the selection gate (the units
+    the verdicts count), their masks' kept share, the subnetwork's and the ablated model's
+    accuracies (target / other, means over those runs) and the mark of each claim of ``found``
+    (:func:`structural`) in :data:`VERDICTS` ("–" where the claim was not made)."""
+    rows = []
+    trained = table[table["trained"]]
+    for (rule, sub), every in trained.groupby(["rule", "subroutine"], sort=False):
+        t = every[every["passed_gate"] == True]  # noqa: E712 (the units the verdicts count)
+        row = {"rule": rule, "subroutine": sub,
+               "base models": f"{t['model'].nunique()} of {every['model'].nunique()}", "kept": pct(t["kept"]),
+               "alone: target / other": f"{t['sub_target'].mean():.2f} / {t['sub_other'].mean():.2f}",
+               "removed: target / other": f"{t['abl_target'].mean():.2f} / {t['abl_other'].mean():.2f}"}
+        for key, heading in VERDICTS.items():
+            f = found.get(f"{rule}/{sub}/{key}")
+            row[heading] = f.mark if f is not None else "–"
+        rows.append(row)
+    return rows
+
+
+def without_convergence_rule(runs) -> dict[str, Finding]:
+    """The ablation claim again with the authors' plain selection (the configuration of highest
+    quality, the first in grid order on a tie, converged or not), where the book's rule that a
+    configuration must have converged changed a choice: per (rule, subroutine), keyed
+    ``"{rule}/{sub}/ablation-argmax"``, a claim over the trained base models whose search passed the
+    gate, from the seed-0 search masks' test-set results (the only masks stored for a configuration
+    that was not chosen; the chosen configuration's are read the same way, so the two are alike)."""
+    out = {}
+    effects = {}
+    for r in runs.rows.values():
+        m = r.metrics
+        if not m["trained"]:
+            continue
+        for sub, f in (m.get("subroutines") or {}).items():
+            if not (f.get("grid") and f["passed_gate"]):
+                continue
+            best = max(f["grid"], key=lambda c: c["quality"])  # max keeps the first of equals
+            key = lambda c: {k: c[k] for k in f["chosen"]}  # noqa: E731
+            chosen = next(c for c in f["grid"] if key(c) == f["chosen"])
+            effects.setdefault((m["rule"], sub), []).append(
+                (m["seed"], key(best) != f["chosen"], best, chosen))
+    for (rule, sub), rows in effects.items():
+        if not any(changed for _, changed, _, _ in rows):
+            continue
+        argmax = np.array([b["test"]["complement"][1] - b["test"]["complement"][0] for _, _, b, _ in rows])
+        ablated = [b["test"]["complement"] for _, _, b, _ in rows]
+        value, source, words = paper_effects(rule, sub)["ablation"]
+        v = stats.paired(argmax, np.zeros_like(argmax), unit="base model").verdict(paper=value, source=source)
+        changed = ", ".join(f"base model {seed}: ×{c['lam']:g}, {c['kept']:.2%} kept, instead of ×{ch['lam']:g}, "
+                            f"{ch['kept']:.2%}" for seed, moved, c, ch in rows if moved)
+        out[f"{rule}/{sub}/ablation-argmax"] = stats.claim(  # its text ends with the verdict
+            f"{rule}/{sub}/ablation-argmax", v,
+            f"{rule}, {sub} masks chosen as the authors' code chooses, converged or not ({changed}): "
+            f"removing them leaves {', '.join(f'{a:.2f} / {b:.2f}' for a, b in ablated)} ({sub} / other, "
+            f"per base model, the search's seed-0 masks); other minus target ({words}):")
+    return out
+
+
+def page_numbers(table) -> dict[str, str]:
+    """The numbers chapter 5's prose quotes, per (rule, subroutine) of ``table``'s trained runs
+    (:func:`structure_table`; those of base models whose masks passed the selection gate, the units
+    of the verdicts and of :func:`verdict_table`, where any did), keyed ``"{rule}-{subroutine}-{what}"`` for the page to glue:
+    ``kept`` (mean ± sd, %), ``alone``, ``removed`` and ``reinit`` (the removed weights
+    re-initialised) as target / other, means over runs,
+    ``random`` (a random subnetwork of the same size on the target), ``random-removed`` (the
+    target after removing as many random weights), ``removed-models`` (the ablated target per
+    base model, mask seeds averaged), ``untrained`` and ``untrained-kept`` (the untrained network's
+    subnetwork on the target, and its kept share)."""
+    out = {}
+    if table.empty:
+        return out
+    for (rule, sub), rows in table.groupby(["rule", "subroutine"], sort=False):
+        t, u = rows[rows["trained"]], rows[~rows["trained"]]
+        if (t["passed_gate"] == True).any():  # noqa: E712 (the units the verdicts count, as the table)
+            t = t[t["passed_gate"] == True]  # noqa: E712
+        key = f"{rule}-{sub}"
+        if not t.empty:
+            per_model = t.groupby("model")["abl_target"].mean()
+            out |= {f"{key}-kept": pct(t["kept"]),
+                    f"{key}-alone": f"{t['sub_target'].mean():.2f} / {t['sub_other'].mean():.2f}",
+                    f"{key}-removed": f"{t['abl_target'].mean():.2f} / {t['abl_other'].mean():.2f}",
+                    f"{key}-random": f"{t['random_target'].mean():.2f}",
+                    f"{key}-reinit": f"{t['reinit_target'].mean():.2f} / {t['reinit_other'].mean():.2f}",
+                    f"{key}-random-removed": f"{t['rand_abl_target'].mean():.2f}",
+                    f"{key}-removed-models": ", ".join(f"{v:.2f}" for v in per_model)}
+        if not u.empty:
+            out |= {f"{key}-untrained": f"{u['sub_target'].mean():.2f}", f"{key}-untrained-kept": pct(u["kept"])}
+    return out
+
+
+def layer_numbers(runs) -> dict[str, str]:
+    """How much two masks overlap, as chapter 5's section on layers quotes it, per rule over its
+    searched base models (:class:`~modlib.structural_compositionality.StructureRuns` ``runs``):
+    ``"{rule}-{group}-ratio"``, the range over base models of the median, over the group's layers,
+    of the two subroutines' seed-0 overlap (IoU) divided by the overlap two random masks of those
+    sizes would have (groups: a ResNet's ``convolutions`` and ``head``, BERT's ``attention`` and
+    ``feed-forward``); and ``"{rule}-seed-iou"``, the range of the overlap of one subroutine's masks
+    from mask seeds 0 and 1 over the whole mask, the reference for overlap ("not measured" where the
+    profile trains one mask seed, as ``default`` does)."""
+    from modlib.structural_compositionality.figures import short_layer
+
+    def group(layer: str) -> str:
+        name = short_layer(layer)
+        if name.startswith("L"):
+            return "feed-forward" if "ffn" in name else "attention"
+        return "head" if name.startswith("head") else "convolutions"
+
+    ratios, seeds = {}, {}
+    for r in runs.rows.values():
+        m = r.metrics
+        if not (m["trained"] and m.get("subroutines")):
+            continue
+        a, b = (r.arrays[f"kept-{sub}"][0] for sub in m["subroutines"])
+        with np.errstate(invalid="ignore", divide="ignore"):
+            ratio = r.arrays["overlap"] / (a * b / (a + b - a * b))
+        groups = np.array([group(n) for n in m["overlap"]["layers"]])
+        for g in dict.fromkeys(groups):
+            ratios.setdefault((m["rule"], g), []).append(np.nanmedian(ratio[groups == g]))
+        seeds.setdefault(m["rule"], []).extend(m["seed_overlap"].values())  # {} with one mask seed
+
+    def span(values: list, digits: int) -> str:  # "not measured" where no run has the number
+        values = [v for v in values if np.isfinite(v)]
+        return f"{min(values):.{digits}f} to {max(values):.{digits}f}" if values else "not measured"
+
+    out = {f"{rule}-{g}-ratio": span(v, 1) for (rule, g), v in ratios.items()}
+    return out | {f"{rule}-seed-iou": span(v, 2) for rule, v in seeds.items()}
+
+
+def sweep_numbers(sweeps: dict) -> dict[str, str]:
+    """The density sweeps' points as chapter 5's prose quotes them (``sweeps``: rule -> stored
+    metrics), keyed ``"sweep-{rule}-{subroutine}-x{multiple of lambda}-{what}"``: ``kept`` (%),
+    ``alone`` (the found subnetwork, target / other), ``random`` (a random one of its size,
+    target / other) and ``removed`` (the model without the subnetwork, target / other)."""
+    out = {}
+    for rule, m in sweeps.items():
+        for p in m["points"]:
+            key = f"sweep-{rule}-{p['subroutine']}-x{p['lam']:g}"
+            out |= {f"{key}-kept": f"{p['kept']:.2%}",
+                    f"{key}-alone": f"{p['hard'][0]:.2f} / {p['hard'][1]:.2f}",
+                    f"{key}-random": f"{p['random'][0]:.2f} / {p['random'][1]:.2f}",
+                    f"{key}-removed": f"{p['complement'][0]:.2f} / {p['complement'][1]:.2f}"}
+    return out
+
+
+def sweep_findings(sweeps: dict) -> dict[str, Finding]:
+    """What the density sweeps (:mod:`modlib.structural_compositionality.sweep`, ``sweeps``: rule ->
+    stored metrics) show, per (rule, subroutine), as checks (no verdict: the paper ran no sweep):
+    ``{rule}/{sub}/sweep``: the densest mask at which a random subnetwork of the same size falls
+    below the gate on the *other* subroutine, i.e. where the first test starts to be able to fail
+    (held when there is such a mask and the sparsest mask keeps less than the densest)."""
+    out = {}
+    for rule, m in sweeps.items():
+        for sub in dict.fromkeys(p["subroutine"] for p in m["points"]):
+            pts = sorted((p for p in m["points"] if p["subroutine"] == sub), key=lambda p: -p["kept"])
+            can_fail = [p for p in pts if p["random"][1] < GATE_TARGET]
+            spread = pts[-1]["kept"] < pts[0]["kept"]
+            where = (f"from {can_fail[0]['kept']:.2%} kept (lambda x{can_fail[0]['lam']:g}) down, a random "
+                     f"subnetwork of the same size gets {can_fail[0]['random'][1]:.2f} on the other subroutine"
+                     if can_fail else f"a random subnetwork of the same size stays at {GATE_TARGET} or more on "
+                     "the other subroutine at every density swept")
+            points = "; ".join(f"x{p['lam']:g}: {p['kept']:.2%} kept, alone {p['hard'][0]:.2f} / "
+                               f"{p['hard'][1]:.2f}, random {p['random'][0]:.2f} / {p['random'][1]:.2f}"
+                               for p in reversed(pts))
+            out[f"{rule}/{sub}/sweep"] = Finding(
+                f"{rule}/{sub}/sweep", bool(can_fail) and spread,
+                f"{rule}, {sub} mask, base model 0, lambda from x{min(p['lam'] for p in pts):g} to "
+                f"x{max(p['lam'] for p in pts):g} "
+                f"({points}): {where}.")
     return out

@@ -1,0 +1,56 @@
+"""How much of a network a mask keeps (its density), measured while the mask trains, whether it has
+stopped falling, and the schedule of the penalty weight that sets it. Chapter 5's ``train_mask``
+(notebooks/structural_compositionality.ipynb; chapter 6 runs the same search) records it per epoch
+with :func:`kept_share`, and its search selects only configurations that :func:`converged`.
+
+The kept share of a continuous-sparsification mask (:mod:`modlib.masks`, ``"sparsify"``) is the
+share of masked weights whose score is above 0 (the hard mask). Its penalty ``lam *
+sum(sigmoid(beta * s))`` is what makes it small: ``benchmarks/mask_density_search.py`` found that
+``lam`` moves where it settles most (a slower schedule, beta growing over more epochs, can lower it
+further), and that a ``lam`` large enough for a sparse mask prunes a small BERT to nothing when it
+applies from the first step, before the task loss has found the subroutine. :func:`lam_multiplier` holds ``lam`` at its base value for
+``delay`` epochs and then grows it linearly to ``mult`` times that over ``warmup`` epochs (not in
+Lepori et al. 2023, whose ``lam`` is constant).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from modlib.masks import MaskSet
+
+TOLERANCE = 0.001  # converged: the kept share fell by at most this over the last quarter of the epochs
+
+
+def kept_share(ms: MaskSet) -> tuple[float, list[float]]:
+    """The share of ``ms``'s masked weights its hard masks keep: in total (over every masked weight)
+    and per masked weight tensor (in ``ms.names``' order, rounded to 5 decimals)."""
+    hard = ms.hard_masks()
+    kept = np.array([int(m.sum()) for m in hard.values()], dtype=float)
+    sizes = np.array([m.numel() for m in hard.values()], dtype=float)
+    return float(kept.sum() / sizes.sum()), (kept / sizes).round(5).tolist()
+
+
+def lam_multiplier(epoch: int, mult: float, delay: int = 0, warmup: int = 0) -> float:
+    """The multiple of the base ``lam`` in epoch ``epoch`` (from 0): ``mult`` throughout when
+    ``delay`` and ``warmup`` are 0; otherwise 1 for the first ``delay`` epochs, then growing
+    linearly to ``mult`` over ``warmup`` epochs (1 in the first of them), ``mult`` after."""
+    if epoch < delay:
+        return 1.0
+    if warmup <= 0:
+        return float(mult)
+    return 1.0 + (mult - 1.0) * min(1.0, (epoch - delay) / warmup)
+
+
+def last_quarter_drop(trajectory) -> float:
+    """How much the kept share (one value per epoch) fell over the last quarter of the epochs: its
+    value at the start of that quarter minus its last."""
+    kept = np.asarray(trajectory, dtype=float)
+    n = len(kept)
+    return float(kept[max(0, n - 1 - n // 4)] - kept[-1])
+
+
+def converged(trajectory, tolerance: float = TOLERANCE) -> bool:
+    """Whether the kept share (one value per epoch) has stopped falling: it fell by at most
+    ``tolerance`` over the last quarter of the epochs (:func:`last_quarter_drop`)."""
+    return last_quarter_drop(trajectory) <= tolerance
