@@ -598,3 +598,22 @@ def all_sprite_claims(arrays_by_model: dict[str, dict]) -> dict[str, list[stats.
         out["monolithic"].append(reference_claim(arrays_by_model["monolithic"],
                                                  arrays_by_model["compositional"]))
     return out
+
+
+# ---------------------------------------------------------------- the verdict tables as the page shows them
+
+
+def verdict_frame(table: str):
+    """A verdict table of this module (:func:`verdict_table`, :func:`digit_verdict_table`,
+    :func:`sprite_verdict_table`: Markdown text) as a pandas Styler, the way chapters 5 and 6 show
+    theirs: the book renders a notebook's Markdown output without tables, so the text would show as
+    raw ``| a | b |``. The rows, the marks and the outcomes are the Markdown table's own, one column
+    per column of it, left-aligned, without an index."""
+    import pandas as pd
+
+    lines = [line.strip() for line in table.strip().splitlines() if line.strip().startswith("|")]
+    cells = [[c.strip() for c in line.strip("|").split(" | ")] for line in lines]
+    head, body = cells[0], [r for r in cells[1:] if not set("".join(r)) <= set("-:| ")]
+    frame = pd.DataFrame(body, columns=head)
+    return frame.style.hide(axis="index").set_properties(**{"text-align": "left"}).set_table_styles(
+        [{"selector": "th", "props": [("text-align", "left")]}])

@@ -1,0 +1,21 @@
+"""Chapter 7's page (notebooks/bridge.ipynb) as a reader sees it: the verdict tables shown as
+tables (pandas Stylers), not as raw Markdown pipes; nothing here is computed."""
+
+from modlib import stats
+from modlib.bridge import findings
+
+
+def _claims(outcome):
+    v = stats.Verdict(outcome, "made up")
+    return {f: [stats.Claim(f"{k}-{f}", v.reproduced, "made up", v) for k in findings.KINDS]
+            for f in ("a", "b")}
+
+
+def test_the_verdict_frame_keeps_every_row_mark_and_column():
+    for outcome in stats.MARKS:
+        table = findings.verdict_table(_claims(outcome))
+        frame = findings.verdict_frame(table).data
+        assert list(frame.columns) == ["claim, on the failing networks", "formulation (a)", "formulation (b)"]
+        assert list(frame.iloc[:, 0]) == list(findings.KINDS.values())
+        assert (frame.iloc[:, 1:] == f"{stats.MARKS[outcome]} {outcome}").all().all()
+        assert "|" not in findings.verdict_frame(table).to_html().replace("&#124;", "")
