@@ -57,6 +57,30 @@ def diagram_bridge() -> plt.Figure:
     return fig
 
 
+def diagram_evidence() -> plt.Figure:
+    """The theory page's three kinds of evidence (book/bridge_theory.md), on the drawn network:
+    keep a mask's weights alone (sufficiency, experiment 1), remove them (necessity, experiment 2),
+    and set a structural score against behaviour across seeds (correlation, experiment 3; the dots
+    are placed by hand, a schematic). Drawn, not measured."""
+    fig, axes = plt.subplots(1, 3, figsize=(COLUMN, 2.6))
+    _net(axes[0], _X1_PATH, None, "1. keep the mask alone", "does what is kept compute $g$?\n"
+         "then the weights can")
+    _net(axes[1], None, _X2_PATH, "2. remove the mask", "does the network lose $g$?\n"
+         "then it needs them")
+    ax = axes[2]
+    score = np.array([0.1, 0.2, 0.3, 0.35, 0.5, 0.55, 0.7, 0.8, 0.9])
+    acc = np.array([0.95, 0.9, 0.8, 0.85, 0.6, 0.7, 0.45, 0.5, 0.35])
+    ax.scatter(score, acc, s=22, facecolor="none", edgecolor=BLUE, lw=1)
+    ax.set_xlim(0, 1), ax.set_ylim(0.2, 1.05)
+    ax.set_xticks([]), ax.set_yticks([])
+    ax.set_xlabel("structural score\n\ndo the two vary together?\nthen they go together", fontsize=8)
+    ax.set_ylabel("held-out accuracy", fontsize=8)
+    ax.set_title("3. one dot per seed", fontsize=9)
+    fig.tight_layout()
+    ax.set_position([0.72, 0.36, 0.24, 0.5])
+    return fig
+
+
 # a drawn "use X2" mask that shares two edges with _X1_PATH
 _X2_MASK = {(0, 1, 0), (0, 1, 2), (1, 0, 0), (1, 2, 1), (2, 0, 0), (2, 1, 0)}
 
