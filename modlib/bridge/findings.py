@@ -617,3 +617,10 @@ def verdict_frame(table: str):
     frame = pd.DataFrame(body, columns=head)
     return frame.style.hide(axis="index").set_properties(**{"text-align": "left"}).set_table_styles(
         [{"selector": "th", "props": [("text-align", "left")]}])
+
+
+def mark_of(claims: list[stats.Claim], name: str, missing: str = "not computed at this profile") -> str:
+    """The verdict of the claim ``name`` among ``claims`` as the page's summary glues it: its mark
+    and outcome ("✓ reproduced"), or ``missing`` where no such claim was made (a result not stored)."""
+    c = next((c for c in claims if c.name == name), None)
+    return f"{c.mark} {c.outcome}" if c is not None else missing
