@@ -19,3 +19,14 @@ def test_the_verdict_frame_keeps_every_row_mark_and_column():
         assert list(frame.iloc[:, 0]) == list(findings.KINDS.values())
         assert (frame.iloc[:, 1:] == f"{stats.MARKS[outcome]} {outcome}").all().all()
         assert "|" not in findings.verdict_frame(table).to_html().replace("&#124;", "")
+
+
+def test_the_explorer_shows_a_huge_reliance_readably():
+    from modlib.bridge import explorer
+
+    assert explorer.reliance_text(3.2e9) == "> 1000"
+    assert explorer.reliance_text(0.456) == "0.46"
+    table = explorer._numbers_table([("full network", 0.5, 1.0, 3.2e9, "—")])
+    assert "&gt; 1000" in table and "e+09" not in table
+    for header in ("held-out accuracy", "train accuracy", "reliance on x2", "weights kept"):
+        assert f">{header}</th>" in table

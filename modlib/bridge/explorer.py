@@ -71,7 +71,7 @@ def _probabilities(net: torch.nn.Module, mask: dict | None, mode: str, seed: int
 def render(arrays: dict, s: toy.ToySettings, provenance: str, choices: dict) -> list:
     """The view of ``choices`` (``formulation``, ``seed``): four boundary panels of that network
     over its training points, each titled with held-out and training accuracy (a figure), and
-    the numbers with the masks' kept shares (HTML)."""
+    the numbers with the masks' kept shares (an HTML table, with what its reliance column means)."""
     f, seed = choices["formulation"], choices["seed"]
     a = arrays[f]
     net = ex.network(s, a, seed)
@@ -103,7 +103,34 @@ def render(arrays: dict, s: toy.ToySettings, provenance: str, choices: dict) -> 
             ("\"use X2\" mask's weights removed", "ablated", f"{1 - a['kept_x2'][seed]:.0%}"),
             ("as many random weights removed", "random_ablated", f"{1 - a['kept_x2'][seed]:.0%}"),
             ("first layer's weights from x2 zeroed", "zero_x2", "—")]
-    lines = [f"{'':<40} {'held-out':>8} {'train':>6} {'reliance':>9}  weights kept"]
-    lines += [f"{label:<40} {a[f'{arm}_held_out'][seed]:>8.2f} {a[f'{arm}_train'][seed]:>6.2f} "
-              f"{a[f'{arm}_reliance'][seed]:>9.2f}  {share}" for label, arm, share in rows]
-    return [fig, "<pre>" + html.escape("\n".join(lines)) + "</pre>"]
+    return [fig, _numbers_table([(label, a[f"{arm}_held_out"][seed], a[f"{arm}_train"][seed],
+                                  a[f"{arm}_reliance"][seed], share) for label, arm, share in rows])]
+
+
+RELIANCE_CAP = 1000.0  # above it the x1 gradient is (nearly) zero and the ratio says only "x2 alone"
+RELIANCE_NOTE = ("<p style='font-size:0.85em'>Reliance on x2: E|dz/dx2| / E|dz/dx1| over the held-out "
+                 "cell, above 1 where the output moves more with x2 than with x1; "
+                 f"&quot;&gt; {RELIANCE_CAP:.0f}&quot; where the x1 gradient is (nearly) zero.</p>")
+
+
+def reliance_text(r: float) -> str:
+    """A reliance (E|dz/dx2| / E|dz/dx1|, the x1 gradient clamped at 1e-12) as the explorer shows
+    it: two decimals, or "> 1000" where the x1 gradient is (nearly) zero and the ratio is huge."""
+    return f"> {RELIANCE_CAP:.0f}" if r > RELIANCE_CAP else f"{r:.2f}"
+
+
+def _numbers_table(rows: list[tuple]) -> str:
+    """The numbers under the panels as a small HTML table whose headers wrap: per variant of the
+    network its held-out and training accuracy, its reliance on x2 and the weights it keeps."""
+    cell = "padding:1px 8px;text-align:{};vertical-align:bottom"
+    head = ["", "held-out accuracy", "train accuracy", "reliance on x2", "weights kept"]
+    out = ["<table style='font-size:0.85em;border-collapse:collapse'><tr>"]
+    out += [f"<th style='{cell.format('left' if i == 0 else 'right')}'>{h}</th>" for i, h in enumerate(head)]
+    out.append("</tr>")
+    for label, held_out, train, reliance, share in rows:
+        values = [html.escape(label), f"{held_out:.2f}", f"{train:.2f}", html.escape(reliance_text(reliance)),
+                  share]
+        out.append("<tr>" + "".join(f"<td style='{cell.format('left' if i == 0 else 'right')}'>{v}</td>"
+                                    for i, v in enumerate(values)) + "</tr>")
+    out.append("</table>")
+    return "".join(out) + RELIANCE_NOTE
