@@ -258,7 +258,7 @@ def sprite_masks(arrays: dict[str, dict], provenance: str) -> plt.Figure:
     from modlib.bridge.findings import MASK_FIT, slot_overlap, slot_score
 
     colors = {"monolithic": BLUE, "compositional": ORANGE}
-    fig, axes = plt.subplots(1, 3, figsize=(COLUMN, 2.9))
+    fig, axes = plt.subplots(1, 3, figsize=(COLUMN, 3.4))
     rng = np.random.default_rng(0)
     names = list(arrays)
     for i, (m, a) in enumerate(arrays.items()):
@@ -275,24 +275,24 @@ def sprite_masks(arrays: dict[str, dict], provenance: str) -> plt.Figure:
         axes[2].scatter(slot_score(a), a["r2_whole"], s=14, color=c, lw=0, label=m)
     axes[0].axhline(MASK_FIT, color="0.6", ls="--", lw=0.8)
     axes[0].set_ylim(-1.05, 1.05)
-    axes[0].set_title("(a) R² of the one-sprite scene\nfilled: mask, hollow: random", fontsize=8)
-    axes[1].set_title("(b) IoU of the two slot masks\nfilled: found, hollow: chance", fontsize=8)
+    axes[0].set_title("(a) R² of the one-sprite scene\nfilled: mask, hollow: random", fontsize=9)
+    axes[1].set_title("(b) IoU of the two slot masks\nfilled: found, hollow: chance", fontsize=9)
     axes[1].set_ylim(0, 1)
     for ax in axes[:2]:
-        ax.set_xticks(range(len(names)), [n[:4] + "." for n in names], fontsize=8)
+        ax.set_xticks(range(len(names)), [n[:4] + "." for n in names], fontsize=9)
         ax.set_xlim(-0.6, len(names) - 0.4)
     mono = arrays.get("monolithic")
     rho = ""
     if mono is not None:
         e = stats.correlation(slot_score(mono), mono["r2_whole"])
-        rho = f"\nmonolithic rho {e.mean:+.2f} ({e.low:+.2f} to {e.high:+.2f})" if e.measurable else \
-            "\nmonolithic rho undefined"
-    axes[2].set_title(f"(c) structure and behaviour{rho}", fontsize=8)
-    axes[2].set_xlabel("IoU above chance", fontsize=8)
-    axes[2].set_ylabel("decoder's whole-cube R²", fontsize=8)
+        rho = f"\nmono. ρ {e.mean:+.2f} ({e.low:+.2f} to {e.high:+.2f})" if e.measurable else \
+            "\nmonolithic ρ undefined"
+    axes[2].set_title(f"(c) structure and behaviour{rho}", fontsize=9)
+    axes[2].set_xlabel("IoU above chance", fontsize=9)
+    axes[2].set_ylabel("decoder's whole-cube R²", fontsize=9)
     axes[2].axvline(0, color="0.7", lw=0.6)
-    axes[2].legend(fontsize=7, frameon=False)
+    axes[2].legend(fontsize=8, frameon=False)
     for ax in axes:
-        ax.tick_params(labelsize=7)
+        ax.tick_params(labelsize=9)
     fig.tight_layout(rect=(0, 0.05, 1, 1))
     return stamp(fig, provenance)
