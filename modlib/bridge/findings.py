@@ -619,8 +619,8 @@ def verdict_frame(table: str):
         [{"selector": "th", "props": [("text-align", "left")]}])
 
 
-def mark_of(claims: list[stats.Claim], name: str, missing: str = "not computed at this profile") -> str:
+def mark_of(claims: list[stats.Claim], name: str, missing: str = "no verdict here") -> str:
     """The verdict of the claim ``name`` among ``claims`` as the page's summary glues it: its mark
-    and outcome ("✓ reproduced"), or ``missing`` where no such claim was made (a result not stored)."""
+    and outcome ("✓ reproduced"), or ``missing`` where no such claim was made."""
     c = next((c for c in claims if c.name == name), None)
     return f"{c.mark} {c.outcome}" if c is not None else missing
