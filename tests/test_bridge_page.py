@@ -30,3 +30,17 @@ def test_the_explorer_shows_a_huge_reliance_readably():
     assert "&gt; 1000" in table and "e+09" not in table
     for header in ("held-out accuracy", "train accuracy", "reliance on x2", "weights kept"):
         assert f">{header}</th>" in table
+
+
+def test_the_theory_pages_diagram_fits_the_page():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from modlib import plots
+    from modlib.bridge import figures
+
+    fig = figures.diagram_evidence()
+    assert fig.get_size_inches()[0] <= plots.COLUMN + 1e-9 and len(fig.axes) == 3
+    plt.close(fig)
