@@ -106,6 +106,10 @@ RULE = (
     "✓ marks reproduced, ✗ not reproduced (the paper's claim was not found at this scale; never "
     "\"the sentence is false\"), ? cannot be decided.")
 
+DENSITY_RATIO = 2.0  # "comparable density": two masks compared keep within this factor of each other (medians)
+# (chapter 5's sweep: removing masks of 1 % or less costs nothing, so density alone moves an effect;
+# chapters 6 and 7 decide a comparison of two arms' masks only within this factor)
+
 
 @dataclass(frozen=True)
 class Verdict:
@@ -215,21 +219,40 @@ class Claim(Finding):
     ✓ / ✗ (which say whether a paper's claim was found)."""
 
     verdict: Verdict | None = None
+    own: bool = False  # the book's own hypothesis, not a paper's claim (see :func:`claim`)
 
     @property
     def mark(self) -> str:
-        return self.verdict.mark if self.verdict is not None else self.outcome
+        if self.verdict is None:
+            return self.outcome
+        return "" if self.own and self.verdict.outcome != UNDECIDED else self.verdict.mark
 
     @property
     def outcome(self) -> str:
-        if self.verdict is not None:
-            return self.verdict.outcome
-        return "check passed" if self.holds else "check failed"
+        if self.verdict is None:
+            return "check passed" if self.holds else "check failed"
+        if self.own and self.verdict.outcome != UNDECIDED:
+            return HOLDS if self.verdict.reproduced else DOES_NOT_HOLD
+        return self.verdict.outcome
+
+    @property
+    def marked(self) -> str:
+        """The mark and the outcome as a table shows them: "✓ reproduced", "holds", "? cannot be
+        decided here"."""
+        return f"{self.mark} {self.outcome}".strip()
 
 
-def claim(name: str, v: Verdict, text: str) -> Claim:
-    """A :class:`Claim` whose text ends with the verdict and why (the interval and its test)."""
-    return Claim(name, v.reproduced, f"{text} **{v.mark} {v.outcome}**: {v.why}.", v)
+HOLDS, DOES_NOT_HOLD = "holds", "does not hold"  # a decided hypothesis of the book's own
+
+
+def claim(name: str, v: Verdict, text: str, own: bool = False) -> Claim:
+    """A :class:`Claim` whose text ends with the verdict and why (the interval and its test).
+    ``own``: the claim is the book's own hypothesis, not a paper's; the same rule decides it, but a
+    decided one reads "holds" / "does not hold", without the ✓ / ✗ the pages keep for whether a
+    paper's claim was found."""
+    c = Claim(name, v.reproduced, "", v, own)
+    why = v.why.replace("the paper's side", "the claim's side") if own else v.why
+    return Claim(name, v.reproduced, f"{text} **{c.marked}**: {why}.", v, own)
 
 
 # ---------------------------------------------------------------- comparing two arms: one paired path, one unpaired

@@ -38,6 +38,7 @@ def test_smoke_stores_every_arm_per_seed_with_kept_shares(smoke):
         for arm in br.ARMS:
             for k in br.SETS:
                 assert a[f"{arm}_{k}"].shape == (b.seeds,), (arm, k)
+        assert not any(k.startswith("ablated_excl") for k in a)  # computed on reading, not stored
         for m in ("y1", "untrained", "x2"):
             assert ((a[f"kept_{m}"] >= 0) & (a[f"kept_{m}"] <= 1)).all()
             assert a[f"kept_{m}_layers"].shape == (b.seeds, 4)  # the 2-8-8-8-1 network's 4 weights
@@ -145,6 +146,12 @@ def _positive(seeds: int = 12) -> dict:
     shared = 0.9 - (a["full_held_out"] - 0.4) / 0.4 * 0.6  # 0.9 at held-out 0.4, 0.3 at 0.8
     draw = rng.uniform(size=(seeds, sum(LAYERS)))
     a["mask_x2"] = np.where(a["mask_y1"], draw < shared[:, None], draw < 0.2)
+    # experiment 2's second removal (drawn last: the draws above stay those of the other tests)
+    a.update({"ablated_excl_held_out": u(0.9, 1.0), "ablated_excl_train": u(0.95, 1.0),
+              "random_ablated_excl_held_out": u(0.3, 0.8), "random_ablated_excl_train": u(0.6, 1.0),
+              "kept_excl": u(0.05, 0.1)})
+    for arm in br.EXCLUSIVE:
+        a[f"{arm}_reliance"] = u(0.0, 1.0)
     return a
 
 
@@ -161,6 +168,15 @@ def keep_everything(a: dict) -> dict:
     for m in ("y1", "untrained", "x2"):
         a[f"kept_{m}"], a[f"kept_{m}_layers"] = np.ones_like(a[f"kept_{m}"]), np.ones_like(a[f"kept_{m}_layers"])
         a[f"mask_{m}"] = np.ones_like(a[f"mask_{m}"])
+    return _nothing_exclusive(a)
+
+
+def _nothing_exclusive(a: dict) -> dict:
+    """The "use X2" mask minus the Y1 mask keeps nothing: the second removal removes nothing."""
+    for arm in br.EXCLUSIVE:
+        for k in ("held_out", "train"):
+            a[f"{arm}_{k}"] = a[f"full_{k}"]
+    a["kept_excl"] = np.zeros_like(a["kept_excl"])
     return a
 
 
@@ -177,7 +193,7 @@ def keep_nothing(a: dict) -> dict:
     for m in ("y1", "untrained", "x2"):
         a[f"kept_{m}"], a[f"kept_{m}_layers"] = np.zeros_like(a[f"kept_{m}"]), np.zeros_like(a[f"kept_{m}_layers"])
         a[f"mask_{m}"] = np.zeros_like(a[f"mask_{m}"])
-    return a
+    return _nothing_exclusive(a)
 
 
 def identical_seeds(a: dict) -> dict:
@@ -205,8 +221,27 @@ def untrained_networks(a: dict) -> dict:
     return a
 
 
+def chance_model(a: dict, seed: int = 0) -> dict:
+    """Every network, subnetwork and removal answers at chance: each accuracy a draw around 0.5."""
+    rng = np.random.default_rng(seed)
+    a = dict(a)
+    for k, v in a.items():
+        if k.endswith(("_held_out", "_train", "_unconfounded")) or k == "x2_fit":
+            a[k] = rng.uniform(0.4, 0.6, v.shape).astype(np.float32)
+    return a
+
+
+def x2_mask_keeps_the_y1_mask(a: dict) -> dict:
+    """The "use X2" mask is the Y1 mask: nothing of it lies outside, the second removal is void."""
+    a = dict(a)
+    a["mask_x2"] = a["mask_y1"].copy()
+    a["kept_x2"], a["kept_x2_layers"] = a["kept_y1"].copy(), a["kept_y1_layers"].copy()
+    return _nothing_exclusive(a)
+
+
 DEGENERATE = {"keeps everything": keep_everything, "keeps nothing": keep_nothing,
-              "identical seeds": identical_seeds, "untrained networks": untrained_networks}
+              "identical seeds": identical_seeds, "untrained networks": untrained_networks,
+              "chance model": chance_model}
 
 
 def test_the_claims_hold_on_made_up_positive_numbers():
@@ -218,6 +253,38 @@ def test_the_claims_hold_on_made_up_positive_numbers():
 def test_no_claim_holds_on_a_degenerate_variant(variant):
     for c in findings.claims(DEGENERATE[variant](_positive()), "b"):
         assert not c.verdict.reproduced, f"{variant}: {c.text}"
+
+
+def test_a_failed_control_voids_only_its_own_claims():
+    """Only the untrained control's mask fails to compute Y1: "built" cannot be decided, the rest
+    still holds. The "use X2" mask equal to the Y1 mask: the second removal removes nothing, and
+    its claims do not hold, while the whole mask's removal still does."""
+    a = _positive()
+    a["untrained_sub_unconfounded"] = np.full_like(a["untrained_sub_unconfounded"], 0.5)
+    got = {c.name: c for c in findings.claims(a, "b")}
+    assert got["built-b"].verdict.outcome == stats.UNDECIDED, got["built-b"].text
+    assert all(c.verdict.reproduced for n, c in got.items() if n != "built-b")
+    got = {c.name: c for c in findings.claims(x2_mask_keeps_the_y1_mask(_positive()), "b")}
+    assert not got["repair-excl-b"].verdict.reproduced and not got["repair-excl-vs-random-b"].verdict.reproduced
+    assert got["repair-b"].verdict.reproduced
+
+
+def test_masks_too_far_apart_in_density_are_not_compared():
+    """The untrained weights' mask keeping 3 times as much as the trained one's: "built" cannot be
+    decided (the density rule, stats.DENSITY_RATIO), with both kept shares in its reason."""
+    a = _positive()
+    a["kept_untrained"] = 3 * a["kept_y1"]
+    (c,) = [c for c in findings.claims(a, "b") if c.name == "built-b"]
+    assert c.verdict.outcome == stats.UNDECIDED and "3.0 times apart in density" in c.text, c.text
+
+
+def test_the_chapters_claims_read_holds_not_reproduced():
+    """The chapter's claims are the book's own hypotheses: decided ones read holds / does not hold,
+    never ✓ / ✗ or reproduced (kept for the papers' claims)."""
+    a = _positive()
+    for c in findings.claims(a, "b") + findings.claims(untrained_networks(a), "b"):
+        assert c.marked in ("holds", "does not hold", "? cannot be decided here"), c.marked
+        assert "reproduced" not in c.text and "✓" not in c.text and "✗" not in c.text, c.text
 
 
 def test_the_overlap_is_the_shared_share_above_chance_per_layer():
@@ -287,11 +354,35 @@ def test_the_stored_networks_and_masks_are_the_ones_scored(smoke):
                 assert br.scored(net, mask, mode, sets)["held_out"] == pytest.approx(a[f"{arm}_held_out"][seed])
 
 
+def test_the_second_removal_removes_the_x2_mask_minus_the_y1_mask(smoke):
+    """with_exclusive: the weights removed are the "use X2" mask's that the Y1 mask does not keep
+    (their share at most the X2 mask's), scored as the page says; the random control removes as
+    many per layer; the stored arrays are left as they were."""
+    from modlib.redundant_input_toy.members import member_data
+
+    s = br.toy_settings("smoke", br.settings("smoke"))
+    for f, r in smoke.items():
+        before = {k: v.copy() for k, v in r.arrays.items()}
+        a = br.with_exclusive(s, r.arrays, f)
+        assert all(np.array_equal(r.arrays[k], v) for k, v in before.items())
+        assert (a["kept_excl"] <= a["kept_x2"] + 1e-6).all()
+        for seed in range(len(a["full_held_out"])):
+            net = br.experiment.network(s, a, seed)
+            x, y, xt, yt = member_data(s, f, br.CONDITION, seed)
+            y1, x2 = (br.experiment.stored_mask(net, a, m, seed) for m in ("y1", "x2"))
+            excl = {k: x2[k] & ~y1[k] for k in x2}
+            got = br.scored(net, excl, "complement", {"held_out": (xt, yt), "train": (x, y)})
+            assert got["held_out"] == pytest.approx(a["ablated_excl_held_out"][seed])
+            assert got["train"] == pytest.approx(a["ablated_excl_train"][seed])
+            assert br.kept(excl)[0] == pytest.approx(a["kept_excl"][seed])
+
+
 def test_findings_and_figures_draw_from_smoke_results(smoke):
-    arrays = {f: r.arrays for f, r in smoke.items()}
+    s = br.toy_settings("smoke", br.settings("smoke"))
+    arrays = {f: br.with_exclusive(s, r.arrays, f) for f, r in smoke.items()}
     prov = next(iter(smoke.values())).provenance
     for f, a in arrays.items():
-        assert len(findings.claims(a, f)) == 5
+        assert len(findings.claims(a, f)) == 7
         assert len(findings.structure_claims(a, f)) == 1
         assert all(isinstance(s, stats.Finding) for s in findings.statements(a, f))
         assert len(findings.table(a, f)) == br.settings("smoke").seeds
@@ -375,8 +466,9 @@ def _full() -> dict[str, dict]:
                for n in br.result_names(b)):
         pytest.skip("chapter 7's full results are not stored yet; make them with "
                     "`python -m modlib.batch --profile full --executor local --workers 2 notebooks/bridge.ipynb`")
+    s = br.toy_settings("full", b)
     with results.store_only():
-        return {f: br.fetch("full", f, CPU).arrays for f in b.formulations}
+        return {f: br.with_exclusive(s, br.fetch("full", f, CPU).arrays, f) for f in b.formulations}
 
 
 def test_full_every_claim_is_decidable():
@@ -426,3 +518,23 @@ def test_full_networks_are_chapter_ones_stored_networks():
         diff = np.abs(full[f]["full_held_out"] - ch1.arrays["test_acc"][i, c, :n])
         assert (diff < 1e-6).mean() >= 0.95 and diff.max() <= 0.0101, (f, diff.max())
 
+
+
+def test_full_the_facts_the_page_reads():
+    """What the page's readings and summary say of the stored full runs, pinned: the whole "use X2"
+    mask's removal breaks the failing networks (does not hold) while removing only its weights
+    outside the Y1 mask repairs them (holds, above random) in both formulations; "built" cannot be
+    decided in formulation (b), whose two Y1 masks are more than twice apart in density; the
+    overlap predicts nothing while the "use X2" mask's kept share alone correlates positively with
+    held-out accuracy, its interval clear of 0 (the post-hoc reading)."""
+    for f, a in _full().items():
+        got = {c.name: c for c in findings.claims(a, f)}
+        assert got[f"repair-{f}"].outcome == stats.DOES_NOT_HOLD, got[f"repair-{f}"].text
+        for name in (f"repair-excl-{f}", f"repair-excl-vs-random-{f}", f"inside-{f}", f"not-any-{f}"):
+            assert got[name].outcome == stats.HOLDS, got[name].text
+        assert findings.mean_gain(a, "ablated") < 0 < findings.mean_gain(a, "ablated_excl")
+        assert findings.structure_claims(a, f)[0].outcome != stats.HOLDS
+        e = stats.correlation(a["kept_x2"], a["full_held_out"])
+        assert e.low > 0, (f, e.text(percent=False))
+    b = {c.name: c for c in findings.claims(_full()["b"], "b")}
+    assert b["built-b"].verdict.outcome == stats.UNDECIDED and "apart in density" in b["built-b"].text

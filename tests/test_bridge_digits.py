@@ -261,13 +261,14 @@ def test_no_claim_holds_on_a_degenerate_variant(variant):
 
 
 def test_a_null_result_is_not_reproduced():
-    """A subnetwork no better than its CNN (and no better than the untrained one) is ✗, not ?: the
-    claims can fail on real evidence."""
+    """A subnetwork no better than its CNN (and no better than the untrained one) does not hold
+    (the rule's ✗; the chapter's claims are the book's own), not ?: the claims can fail on real
+    evidence."""
     a = _positive()
     a["sub_held_out"], a["sub_train"] = a["full_held_out"] + 0.001, a["full_train"]
     a["untrained_sub_held_out"], a["untrained_sub_train"] = a["sub_held_out"], a["sub_train"]
-    marks = {c.name: c.mark for c in findings.digit_claims(a)}
-    assert marks["inside-mnist"] == "✗" and marks["built-mnist"] == "✗", marks
+    marks = {c.name: c.marked for c in findings.digit_claims(a)}
+    assert marks["inside-mnist"] == marks["built-mnist"] == stats.DOES_NOT_HOLD, marks
 
 
 def test_one_cnn_cannot_decide():
@@ -281,7 +282,7 @@ def test_findings_and_figures_draw_from_smoke_results(smoke):
     assert len(findings.digit_claims(a)) == 3
     assert all(isinstance(s, stats.Finding) for s in findings.digit_statements(a))
     assert len(findings.digit_table(a)) == bd.settings("smoke").seeds
-    assert findings.digit_verdict_table(findings.digit_claims(_positive())).count("✓") == 3
+    assert findings.digit_verdict_table(findings.digit_claims(_positive())).count(stats.HOLDS) == 3
     fig = figures.digits_inside(a, smoke[0].provenance)
     assert fig.get_size_inches()[0] <= 6.6 + 1e-9
     matplotlib.pyplot.close(fig)

@@ -27,11 +27,11 @@ and 2 store (every network and mask); experiment 1 on chapter 3's CNNs (:mod:`.d
 experiment 3 on chapter 2's decoders (:mod:`.sprites`) store theirs.
 """
 
-from modlib.bridge.experiment import (ARMS, CHAPTER, CONDITION, SETS, SETTINGS, BridgeSettings,
-                                      compute, fetch, kept, measure, result_names, run, scored,
-                                      settings, toy_settings, train_mask, train_networks,
-                                      unconfounded)
+from modlib.bridge.experiment import (ARMS, CHAPTER, CONDITION, EXCLUSIVE, SETS, SETTINGS,
+                                      BridgeSettings, compute, fetch, kept, measure, result_names,
+                                      run, scored, settings, toy_settings, train_mask,
+                                      train_networks, unconfounded, with_exclusive)
 
-__all__ = ["ARMS", "CHAPTER", "CONDITION", "SETS", "SETTINGS", "BridgeSettings", "compute", "fetch",
+__all__ = ["ARMS", "CHAPTER", "CONDITION", "EXCLUSIVE", "SETS", "SETTINGS", "BridgeSettings", "compute", "fetch",
            "kept", "measure", "result_names", "run", "scored", "settings", "toy_settings",
-           "train_mask", "train_networks", "unconfounded"]
+           "train_mask", "train_networks", "unconfounded", "with_exclusive"]

@@ -242,6 +242,36 @@ def stored_mask(net: torch.nn.Module, arrays: dict, name: str, seed: int) -> dic
     return unflat(arrays[f"mask_{name}"][seed], like)
 
 
+EXCLUSIVE = ("ablated_excl", "random_ablated_excl")  # experiment 2's second removal, and its control
+
+
+def with_exclusive(s: toy.ToySettings, arrays: dict, formulation: str) -> dict:
+    """``arrays`` (one stored result of :func:`compute`) with experiment 2's second removal added,
+    scored from the stored networks and masks (nothing is trained, nothing stored): per seed, the
+    weights the "use X2" mask keeps *and the Y1 mask does not* are removed (the X2 mask minus the
+    Y1 mask), and, as its control, as many random weights per layer. The rule leans on the Y1 mask,
+    whose unconfounded data hold points of the held-out cell.
+
+    Adds ``<arm>_<set>`` ``[S]`` for the arms of :data:`EXCLUSIVE` and the sets ``held_out``,
+    ``train``, ``reliance``, and ``kept_excl`` ``[S]``: the share of the masked weights removed."""
+    out = dict(arrays)
+    rows, shares = [], []
+    for seed in range(arrays["full_held_out"].size):
+        net = network(s, arrays, seed)
+        x, y, x_test, y_test = member_data(s, formulation, CONDITION, seed)
+        sets = {"held_out": (x_test, y_test), "train": (x, y)}
+        y1, x2 = (stored_mask(net, arrays, m, seed) for m in ("y1", "x2"))
+        excl = {k: x2[k] & ~y1[k] for k in x2}
+        shares.append(kept(excl)[0])
+        rows.append({"ablated_excl": scored(net, excl, "complement", sets),
+                     "random_ablated_excl": scored(net, masks.random_like(excl, seed), "complement", sets)})
+    for arm in EXCLUSIVE:
+        for k in ("held_out", "train", "reliance"):
+            out[f"{arm}_{k}"] = np.array([r[arm][k] for r in rows], dtype=np.float32)
+    out["kept_excl"] = np.array(shares, dtype=np.float32)
+    return out
+
+
 def compute(s: toy.ToySettings, b: BridgeSettings, formulation: str,
             device: torch.device) -> tuple[dict, dict]:
     """Train chapter 1's networks for ``formulation`` and measure every one; ``(metrics, arrays)``.

@@ -131,15 +131,19 @@ def inside(arrays: dict[str, dict], provenance: str) -> plt.Figure:
 
 
 def surgery(arrays: dict[str, dict], provenance: str) -> plt.Figure:
-    """Experiment 2, one panel per formulation: held-out accuracy (left of each pair) and training
-    accuracy (right) of the failing networks before surgery, after removing the "use X2" mask's
-    weights, after removing as many random weights per layer, and with the first layer's weights
-    from x2 set to zero; bars are means over the failing networks, dots seeds."""
-    fig, axes = plt.subplots(1, len(arrays), figsize=(COLUMN, 2.8), sharey=True, squeeze=False)
-    arms = [("full", "before"), ("ablated", "\"use X2\"\nremoved"), ("random_ablated", "random\nremoved"),
-            ("zero_x2", "x2 inputs\nzeroed")]
+    """Experiment 2, one row per formulation: held-out accuracy (left of each pair) and training
+    accuracy (right) of the failing networks before surgery; after removing the whole "use X2"
+    mask's weights, or as many random weights per layer; after removing only the "use X2" weights
+    the Y1 mask does not keep (:func:`modlib.bridge.with_exclusive`), or as many random ones; and
+    with the first layer's weights from x2 set to zero. Bars are means over the failing networks,
+    dots seeds."""
+    fig, axes = plt.subplots(len(arrays), 1, figsize=(COLUMN, 2.3 * len(arrays)), sharex=True,
+                             squeeze=False)
+    arms = [("full", "before"), ("ablated", "whole\n\"use X2\"\nmask"),
+            ("random_ablated", "random,\nas many"), ("ablated_excl", "\"use X2\"\nweights\nnot in Y1"),
+            ("random_ablated_excl", "random,\nas many"), ("zero_x2", "x2 inputs\nzeroed")]
     rng = np.random.default_rng(0)
-    for ax, (f, a) in zip(axes[0], arrays.items()):
+    for ax, (f, a) in zip(axes[:, 0], arrays.items()):
         fails = failing(a)
         for i, (k, _) in enumerate(arms):
             for off, key, c in ((-0.18, "held_out", BLUE), (0.18, "train", "0.55")):
@@ -147,11 +151,18 @@ def surgery(arrays: dict[str, dict], provenance: str) -> plt.Figure:
                 if v.size:
                     ax.bar(i + off, v.mean(), width=0.34, color=c, alpha=0.35)
                     ax.scatter(i + off + rng.uniform(-0.1, 0.1, v.size), v, s=6, color=c, lw=0)
-        ax.set_xticks(range(len(arms)), [l for _, l in arms], fontsize=8)
-        ax.set_title(f"formulation ({f}), failing networks", fontsize=9)
+        for x in (0.5, 2.5, 4.5):
+            ax.axvline(x, color="0.85", lw=0.8)
+        ax.set_title(f"formulation ({f}), the {int(fails.sum())} failing networks", fontsize=9)
         ax.set_ylim(-0.03, 1.03)
-    axes[0, 0].set_ylabel("accuracy: held-out (blue), train (grey)", fontsize=8)
-    fig.tight_layout(rect=(0, 0.04, 1, 1))
+        ax.set_ylabel("accuracy", fontsize=9)
+        ax.tick_params(labelsize=8)
+    axes[-1, 0].set_xticks(range(len(arms)), [l for _, l in arms], fontsize=8)
+    fig.legend(handles=[plt.Rectangle((0, 0), 1, 1, color=BLUE, alpha=0.5),
+                        plt.Rectangle((0, 0), 1, 1, color="0.55", alpha=0.5)],
+               labels=["held-out accuracy", "training accuracy"], fontsize=8, loc="lower left",
+               ncol=2, frameon=False)
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
     return stamp(fig, provenance)
 
 

@@ -98,7 +98,7 @@ def structure_claims(arrays: dict, formulation: str) -> list[stats.Claim]:
             f"{int((~f).sum())} generalizing), the overlap of the Y1 mask (median kept share {ky1}) and "
             f"the \"use X2\" mask (median kept share {kx2}) above chance predicts held-out accuracy, "
             f"a rank correlation of at least {RHO:.1f} in either direction: rho {e.text(percent=False)}")
-    return [stats.claim(f"predicts-{formulation}", v, says + ".")]
+    return [stats.claim(f"predicts-{formulation}", v, says + ".", own=True)]
 
 
 def claims(arrays: dict, formulation: str) -> list[stats.Claim]:
@@ -111,6 +111,10 @@ def claims(arrays: dict, formulation: str) -> list[stats.Claim]:
     fit_x2 = float(np.median(arrays["x2_fit"]))
     ky1, kx2 = (float(np.median(arrays[f"kept_{m}"])) for m in ("y1", "x2"))
     ku = _pct(float(np.median(arrays["kept_untrained"])))
+    if "kept_excl" not in arrays:
+        raise KeyError("claims need experiment 2's second removal: pass the arrays through "
+                       "modlib.bridge.with_exclusive(settings, arrays, formulation) first")
+    ke = float(np.median(arrays["kept_excl"]))
     # (name, arm, compared with, the masks whose fit and kept share the claim needs, what it says)
     table = [
         ("inside", "sub", "full", ("y1",),
@@ -129,10 +133,32 @@ def claims(arrays: dict, formulation: str) -> list[stats.Claim]:
         ("repair-vs-random", "ablated", "random_ablated", ("x2",),
          "removing the \"use X2\" mask's weights scores above removing as many random weights "
          "per layer"),
+        ("repair-excl", "ablated_excl", "full", ("x2", "y1"),
+         f"removing only the weights the \"use X2\" mask keeps and the Y1 mask does not (median "
+         f"{_share(ke)} of the weights) raises the worse of held-out and training accuracy"),
+        ("repair-excl-vs-random", "ablated_excl", "random_ablated_excl", ("x2", "y1"),
+         "removing those weights scores above removing as many random weights per layer"),
     ]
     fits = {"y1": fit_y1, "untrained": fit_u, "x2": fit_x2}
     return decided(arrays, f, table, formulation, where, _trained(arrays), fits,
                    lambda m: _kept_ok(arrays, m))
+
+
+COMPARED = {"built": ("y1", "untrained")}  # claims that compare two masks' subnetworks: their masks
+
+
+def apart(arrays: dict, a: str, b: str) -> stats.Verdict | None:
+    """The verdict of a comparison of the subnetworks of masks ``a`` and ``b`` whose median kept
+    shares are more than :data:`modlib.stats.DENSITY_RATIO` apart (chapters 6 and 7's density
+    rule: the comparison would compare densities as much as networks); ``None`` where they are
+    comparable."""
+    ka, kb = (float(np.median(arrays[f"kept_{m}"])) for m in (a, b))
+    ratio = max(ka, kb) / max(min(ka, kb), 1e-12)
+    if ratio <= stats.DENSITY_RATIO:
+        return None
+    return stats.Verdict(stats.UNDECIDED, f"median kept shares {_share(ka)} and {_share(kb)}: the "
+                         f"two masks are {ratio:.1f} times apart in density (comparable means within "
+                         f"{stats.DENSITY_RATIO:.0f} times)")
 
 
 def decided(arrays: dict, units: np.ndarray, table: list, suffix: str, where: str, trained: bool,
@@ -140,14 +166,17 @@ def decided(arrays: dict, units: np.ndarray, table: list, suffix: str, where: st
     """Each row ``(name, arm, other, needs, says)`` of ``table`` decided under the rule: ``arm``
     against ``other`` paired over the seeds ``units`` ``[S]`` bool (by :func:`both`), against
     :data:`stats.CLEAR`; undecided unless ``trained``, each mask of ``needs`` has ``fits[m] >= FIT``
-    and ``kept_ok(m)``. Named ``<name>-<suffix>``."""
+    and ``kept_ok(m)``, and (for the claims of :data:`COMPARED`) the two masks' densities are
+    comparable (:func:`apart`). Named ``<name>-<suffix>``."""
     out = []
     for name, arm, other, needs, says in table:
         e = stats.paired(both(arrays, arm)[units], both(arrays, other)[units])
         v = e.verdict(paper=stats.CLEAR, source=MARGIN,
                       trained=trained and min(fits[m] for m in needs) >= FIT,
                       controls=all(kept_ok(m) for m in needs))
-        out.append(stats.claim(f"{name}-{suffix}", v, f"In {where}, {says}: {e.text()}."))
+        if name in COMPARED and v.outcome != stats.UNDECIDED:
+            v = apart(arrays, *COMPARED[name]) or v
+        out.append(stats.claim(f"{name}-{suffix}", v, f"In {where}, {says}: {e.text()}.", own=True))
     return out
 
 
@@ -214,6 +243,8 @@ KINDS = {"inside": "the Y1 subnetwork scores above the full network",
          "built": "... and above the Y1 subnetwork of the untrained weights",
          "repair": "removing the \"use X2\" mask's weights repairs the network",
          "repair-vs-random": "... more than removing as many random weights",
+         "repair-excl": "removing the \"use X2\" weights the Y1 mask does not keep repairs it",
+         "repair-excl-vs-random": "... more than removing as many random weights",
          "predicts": "the Y1 and \"use X2\" masks' overlap above chance predicts held-out accuracy"}
 
 
@@ -228,7 +259,7 @@ def verdict_table(claims_by_formulation: dict[str, list[stats.Claim]], kinds=tup
         cells = []
         for f in fs:
             c = next(c for c in claims_by_formulation[f] if c.name == f"{kind}-{f}")
-            cells.append(f"{c.mark} {c.outcome}")
+            cells.append(c.marked)
         rows.append(f"| {KINDS[kind]} | " + " | ".join(cells) + " |")
     return "\n".join(rows)
 
@@ -354,7 +385,7 @@ def digit_verdict_table(claims: list[stats.Claim]) -> str:
     rows = ["| claim, on the failing CNNs | chapter 3's CNNs, setting A |", "|---|---|"]
     for kind in DIGIT_KINDS:
         c = next(c for c in claims if c.name == f"{kind}-mnist")
-        rows.append(f"| {KINDS[kind]} | {c.mark} {c.outcome} |")
+        rows.append(f"| {KINDS[kind]} | {c.marked} |")
     return "\n".join(rows)
 
 
@@ -464,7 +495,7 @@ def sprite_claims(arrays: dict, model: str) -> list[stats.Claim]:
     out.append(stats.claim(f"renders-{model}", v, (
         f"{where}: each slot's subnetwork draws the scene with its sprite alone (median R² {s0} and "
         f"{s1} in-domain) better than a random subnetwork as large per layer, R² "
-        f"{e.text(percent=False)}")))
+        f"{e.text(percent=False)}"), own=True))
     table = [("separate", stats.paired(chance, iou),
               "share fewer weights than two masks of their sizes per layer at random places: "
               "chance minus observed IoU"),
@@ -473,14 +504,14 @@ def sprite_claims(arrays: dict, model: str) -> list[stats.Claim]:
               "pixels more than the other's, selectivity above random removals by")]
     for name, e, says in table:
         v = e.verdict(paper=stats.CLEAR, source=MARGIN, trained=trained and fits, controls=kept_ok)
-        out.append(stats.claim(f"{name}-{model}", v, f"{where} {says} {e.text(percent=False)}"))
+        out.append(stats.claim(f"{name}-{model}", v, f"{where} {says} {e.text(percent=False)}", own=True))
     e = stats.correlation(slot_score(arrays), arrays["r2_whole"])
     v = e.verdict(paper=(1.0 if e.mean >= 0 else -1.0) * RHO, margin=RHO, source=MARGIN,
                   trained=trained and fits, controls=kept_ok)
     out.append(stats.claim(f"predicts-{model}", v, (
         f"Over the {n} {model} decoders, their slot masks' overlap above chance predicts the "
         f"decoder's whole-cube R², a rank correlation of at least {RHO:.1f} in either direction: "
-        f"rho {e.text(percent=False)}")))
+        f"rho {e.text(percent=False)}"), own=True))
     return out
 
 
@@ -552,7 +583,7 @@ def sprite_verdict_table(claims_by_model: dict[str, list[stats.Claim]], kinds=tu
     rows = ["| claim, over decoder seeds | " + " | ".join(name.get(m, m) for m in ms) + " |",
             "|---|" + "---|" * len(ms)]
     for kind in kinds:
-        cells = [next((f"{c.mark} {c.outcome}" for c in claims_by_model[m] if c.name == f"{kind}-{m}"), "—")
+        cells = [next((c.marked for c in claims_by_model[m] if c.name == f"{kind}-{m}"), "—")
                  for m in ms]
         if cells == ["—"] * len(ms):
             continue
@@ -587,7 +618,7 @@ def reference_claim(mono: dict, comp: dict) -> stats.Claim:
     return stats.claim("vs-reference-monolithic", v, (
         f"The monolithic decoders' slot masks overlap more, above chance, than the compositional "
         f"models' (the reference, whose slots are separate by construction): "
-        f"{e.text(percent=False)}"))
+        f"{e.text(percent=False)}"), own=True)
 
 
 def all_sprite_claims(arrays_by_model: dict[str, dict]) -> dict[str, list[stats.Claim]]:
@@ -623,4 +654,4 @@ def mark_of(claims: list[stats.Claim], name: str, missing: str = "no verdict her
     """The verdict of the claim ``name`` among ``claims`` as the page's summary glues it: its mark
     and outcome ("✓ reproduced"), or ``missing`` where no such claim was made."""
     c = next((c for c in claims if c.name == name), None)
-    return f"{c.mark} {c.outcome}" if c is not None else missing
+    return c.marked if c is not None else missing
