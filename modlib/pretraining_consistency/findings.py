@@ -243,7 +243,12 @@ def density_ratio(s, p) -> float:
     :data:`DENSITY_RATIO`, a comparison of the arms' masks compares densities as much as
     pretraining (chapter 5's sweep: removing masks of 1 % or less costs nothing), and cannot be
     decided."""
-    return float(np.exp(abs(np.log(s["kept"].median() / p["kept"].median()))))
+    return float(_fold(s["kept"].median(), p["kept"].median()))
+
+
+def _fold(a, b):
+    """How many times larger the larger of ``a`` and ``b`` is (elementwise for arrays)."""
+    return np.exp(np.abs(np.log(a / b)))
 
 
 def _apart(ratio: float, s, p) -> stats.Verdict:
@@ -274,7 +279,7 @@ def near_numbers(matched) -> dict[str, str]:
     for (rule, sub), g in matched.groupby(["rule", "subroutine"], sort=False):
         s, p = g[g["init"] == "scratch"], g[g["init"] == "pretrained"]
         common = s["kept"].median()
-        near = p[np.exp(np.abs(np.log(p["kept"] / common))) <= DENSITY_RATIO]
+        near = p[_fold(p["kept"], common) <= DENSITY_RATIO]
         key = f"near-{rule}-{sub}"
         out[key] = f"{len(near)} of {len(p)}"
         out[f"{key}-kept"] = " and ".join(f"{100 * k:.1f} %" for k in near["kept"]) or "none"
@@ -486,12 +491,13 @@ def pretraining_from(df, metrics: dict, base_gate: float = 0.95) -> dict[str, Fi
                 units = _units(s, p)
                 # removal costs nothing in either arm: no effect or spread to compare
                 readable = not all((arm["target"] >= CEILING).all() for arm in (s, p))
-                consistent = readable and _no_effect(es, ep) is None  # a spread of no effect says nothing
+                no_effect = _no_effect(es, ep) if readable else None  # a spread of no effect says nothing
+                consistent = readable and no_effect is None
                 _, p_value = permutation_test(spread(es), spread(ep))
                 v = stats.unpaired(spread(es), spread(ep), unit="base model", units=units).verdict(
                     paper=PAPER_SPREAD, source="the stated margin of", trained=trained, controls=masks_ok,
                     measurable=readable)
-                v = apart or (_no_effect(es, ep) if readable and not consistent else None) or v
+                v = apart or no_effect or v
                 exact = f"; one-sided exact permutation p = {p_value:.2f}" if consistent else ""
                 out[f"{name}/spread"] = stats.claim(
                     f"{name}/spread", v,
