@@ -243,14 +243,31 @@ def stored_mask(net: torch.nn.Module, arrays: dict, name: str, seed: int) -> dic
 
 
 EXCLUSIVE = ("ablated_excl", "random_ablated_excl")  # experiment 2's second removal, and its control
+DRAWS = 3  # random removals per network for the second removal's control (their scores averaged)
+
+
+def outside(mask: dict, keep: dict, seed: int) -> dict:
+    """A random mask with as many weights per tensor as ``mask``, drawn only among the weights
+    ``keep`` does not keep (``mask``'s own weights lie there too)."""
+    g = torch.Generator().manual_seed(seed)
+    out = {}
+    for k, m in mask.items():
+        free = torch.nonzero(~keep[k].reshape(-1)).flatten()
+        flat = torch.zeros(m.numel(), dtype=torch.bool)
+        flat[free[torch.randperm(free.numel(), generator=g)[: int(m.sum())]]] = True
+        out[k] = flat.reshape(m.shape)
+    return out
 
 
 def with_exclusive(s: toy.ToySettings, arrays: dict, formulation: str) -> dict:
     """``arrays`` (one stored result of :func:`compute`) with experiment 2's second removal added,
     scored from the stored networks and masks (nothing is trained, nothing stored): per seed, the
     weights the "use X2" mask keeps *and the Y1 mask does not* are removed (the X2 mask minus the
-    Y1 mask), and, as its control, as many random weights per layer. The rule leans on the Y1 mask,
-    whose unconfounded data hold points of the held-out cell.
+    Y1 mask). Its control removes as many random weights per layer, drawn like it from outside the
+    Y1 mask (:func:`outside`; :data:`DRAWS` draws, scores averaged), so that both spare what Y1
+    needs and the comparison asks what the "use X2" mask adds. The rule leans on the Y1 mask,
+    whose unconfounded data hold points of the held-out cell; its limit, removing every weight
+    outside the Y1 mask, is experiment 1's Y1 subnetwork.
 
     Adds ``<arm>_<set>`` ``[S]`` for the arms of :data:`EXCLUSIVE` and the sets ``held_out``,
     ``train``, ``reliance``, and ``kept_excl`` ``[S]``: the share of the masked weights removed."""
@@ -263,8 +280,9 @@ def with_exclusive(s: toy.ToySettings, arrays: dict, formulation: str) -> dict:
         y1, x2 = (stored_mask(net, arrays, m, seed) for m in ("y1", "x2"))
         excl = {k: x2[k] & ~y1[k] for k in x2}
         shares.append(kept(excl)[0])
+        draws = [scored(net, outside(excl, y1, DRAWS * seed + d), "complement", sets) for d in range(DRAWS)]
         rows.append({"ablated_excl": scored(net, excl, "complement", sets),
-                     "random_ablated_excl": scored(net, masks.random_like(excl, seed), "complement", sets)})
+                     "random_ablated_excl": {k: float(np.mean([r[k] for r in draws])) for k in draws[0]}})
     for arm in EXCLUSIVE:
         for k in ("held_out", "train", "reliance"):
             out[f"{arm}_{k}"] = np.array([r[arm][k] for r in rows], dtype=np.float32)

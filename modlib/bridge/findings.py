@@ -133,13 +133,15 @@ def claims(arrays: dict, formulation: str) -> list[stats.Claim]:
         ("repair-vs-random", "ablated", "random_ablated", ("x2",),
          "removing the \"use X2\" mask's weights scores above removing as many random weights "
          "per layer"),
-        ("repair-excl", "ablated_excl", "full", ("x2", "y1"),
+        ("repair-excl", "ablated_excl", "full", ("x2", "y1", "excl"),
          f"removing only the weights the \"use X2\" mask keeps and the Y1 mask does not (median "
          f"{_share(ke)} of the weights) raises the worse of held-out and training accuracy"),
-        ("repair-excl-vs-random", "ablated_excl", "random_ablated_excl", ("x2", "y1"),
-         "removing those weights scores above removing as many random weights per layer"),
+        ("repair-excl-vs-random", "ablated_excl", "random_ablated_excl", ("x2", "y1", "excl"),
+         "removing those weights scores above removing as many random weights per layer from "
+         "outside the Y1 mask (the mean of three draws)"),
     ]
-    fits = {"y1": fit_y1, "untrained": fit_u, "x2": fit_x2}
+    # the second removal is void where it removes (almost) nothing: its kept share is gated too
+    fits = {"y1": fit_y1, "untrained": fit_u, "x2": fit_x2, "excl": min(fit_y1, fit_x2)}
     return decided(arrays, f, table, formulation, where, _trained(arrays), fits,
                    lambda m: _kept_ok(arrays, m))
 
@@ -244,7 +246,7 @@ KINDS = {"inside": "the Y1 subnetwork scores above the full network",
          "repair": "removing the \"use X2\" mask's weights repairs the network",
          "repair-vs-random": "... more than removing as many random weights",
          "repair-excl": "removing the \"use X2\" weights the Y1 mask does not keep repairs it",
-         "repair-excl-vs-random": "... more than removing as many random weights",
+         "repair-excl-vs-random": "... more than as many random weights outside the Y1 mask",
          "predicts": "the Y1 and \"use X2\" masks' overlap above chance predicts held-out accuracy"}
 
 
