@@ -136,12 +136,12 @@ def surgery(arrays: dict[str, dict], provenance: str) -> plt.Figure:
     mask's weights, or as many random weights per layer; after removing only the "use X2" weights
     the Y1 mask does not keep (:func:`modlib.bridge.with_exclusive`), or as many random ones; and
     with the first layer's weights from x2 set to zero. Bars are means over the failing networks,
-    dots seeds."""
+    dots seeds, a black tick the mean score (the worse of the two, :func:`both`)."""
     fig, axes = plt.subplots(len(arrays), 1, figsize=(COLUMN, 2.3 * len(arrays)), sharex=True,
                              squeeze=False)
-    arms = [("full", "before"), ("ablated", "whole\n\"use X2\"\nmask"),
-            ("random_ablated", "random,\nas many"), ("ablated_excl", "\"use X2\"\nweights\nnot in Y1"),
-            ("random_ablated_excl", "random,\nas many"), ("zero_x2", "x2 inputs\nzeroed")]
+    arms = [("full", "before"), ("ablated", "rule 1:\nwhole \"use\nX2\" mask"),
+            ("random_ablated", "rule 1's\nrandom\ncontrol"), ("ablated_excl", "rule 2:\n\"use X2\"\nnot in Y1"),
+            ("random_ablated_excl", "rule 2's\nrandom\ncontrol"), ("zero_x2", "x2 inputs\nzeroed")]
     rng = np.random.default_rng(0)
     for ax, (f, a) in zip(axes[:, 0], arrays.items()):
         fails = failing(a)
@@ -151,6 +151,8 @@ def surgery(arrays: dict[str, dict], provenance: str) -> plt.Figure:
                 if v.size:
                     ax.bar(i + off, v.mean(), width=0.34, color=c, alpha=0.35)
                     ax.scatter(i + off + rng.uniform(-0.1, 0.1, v.size), v, s=6, color=c, lw=0)
+            if fails.any():
+                ax.hlines(both(a, k)[fails].mean(), i - 0.38, i + 0.38, color="black", lw=2)
         for x in (0.5, 2.5, 4.5):
             ax.axvline(x, color="0.85", lw=0.8)
         ax.set_title(f"formulation ({f}), the {int(fails.sum())} failing networks", fontsize=9)
@@ -159,9 +161,10 @@ def surgery(arrays: dict[str, dict], provenance: str) -> plt.Figure:
         ax.tick_params(labelsize=8)
     axes[-1, 0].set_xticks(range(len(arms)), [l for _, l in arms], fontsize=8)
     fig.legend(handles=[plt.Rectangle((0, 0), 1, 1, color=BLUE, alpha=0.5),
-                        plt.Rectangle((0, 0), 1, 1, color="0.55", alpha=0.5)],
-               labels=["held-out accuracy", "training accuracy"], fontsize=8, loc="lower left",
-               ncol=2, frameon=False)
+                        plt.Rectangle((0, 0), 1, 1, color="0.55", alpha=0.5),
+                        plt.Line2D([], [], color="black", lw=2)],
+               labels=["held-out accuracy", "training accuracy", "score (the worse)"],
+               fontsize=8, loc="lower left", ncol=3, frameon=False)
     fig.tight_layout(rect=(0, 0.05, 1, 1))
     return stamp(fig, provenance)
 

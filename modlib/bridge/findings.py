@@ -654,6 +654,12 @@ def verdict_frame(table: str):
 
 def mark_of(claims: list[stats.Claim], name: str, missing: str = "no verdict here") -> str:
     """The verdict of the claim ``name`` among ``claims`` as the page's summary glues it: its mark
-    and outcome ("✓ reproduced"), or ``missing`` where no such claim was made."""
+    and outcome ("holds"), with the reason where it cannot be decided ("? cannot be decided here:
+    the two masks are ..."), or ``missing`` where no such claim was made."""
     c = next((c for c in claims if c.name == name), None)
-    return c.marked if c is not None else missing
+    if c is None:
+        return missing
+    if c.verdict is None or c.verdict.outcome != stats.UNDECIDED:
+        return c.marked
+    reason = stats.marked(c.verdict).split(stats.UNDECIDED, 1)[1].strip()  # "(why)" or ""
+    return f"{c.marked}: {reason[1:-1]}" if reason else c.marked
