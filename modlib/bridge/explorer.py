@@ -1,13 +1,17 @@
 """Chapter 7's explorer (notebooks/bridge.ipynb, "Explore the networks"): one stored network of
 either formulation, its decision boundary as a whole, as its Y1 subnetwork, as a random subnetwork
-as large per layer, and with its "use X2" mask's weights removed, each with its held-out and
-training accuracy and kept share; live with a kernel (ipywidgets), and on the static page the first
-seeds pre-rendered (:func:`modlib.widgets._wire`). Drawn from the stored networks and masks
-(arrays ``net`` and ``mask_<name>``): nothing is trained, the boundaries are forward passes.
+as large per layer, with its "use X2" mask's weights removed, with only the "use X2" weights the Y1
+mask does not keep removed (experiment 2's second rule, :func:`modlib.bridge.experiment.with_exclusive`)
+and with the first layer's weights from x2 zeroed, each with its held-out and training accuracy
+and kept share; live with a kernel (ipywidgets), and on the static page the first seeds
+pre-rendered (:func:`modlib.widgets._wire`), opened on a failing network. Drawn from the stored
+networks and masks (arrays ``net`` and ``mask_<name>``): nothing is trained, the boundaries are
+forward passes.
 """
 
 from __future__ import annotations
 
+import copy
 import html
 
 import ipywidgets as w
@@ -20,15 +24,19 @@ from modlib.bridge import experiment as ex
 from modlib.bridge.findings import failing
 from modlib.redundant_input_toy import experiment as toy
 from modlib.redundant_input_toy import figures as toy_figures
+from modlib.redundant_input_toy.mechanism import zero_x2
 from modlib.redundant_input_toy.members import member_data
 from modlib.widgets import _wire
 
 STATIC_SEEDS = 6  # the static page's seeds: the first few of each formulation
-# the four views of one network: (title, stored arm, mask, mode)
+# the six views of one network, two rows of three: (title, stored arm, mask, mode); "excl" is the
+# "use X2" mask minus the Y1 mask (scored here when the arrays lack it), "zero" the x2-zeroed net
 VIEWS = (("full network", "full", None, "off"),
          ("Y1 subnetwork", "sub", "y1", "hard"),
          ("random, as large", "random_sub", "y1", "random"),
-         ("\"use X2\" removed", "ablated", "x2", "complement"))
+         ("\"use X2\" removed", "ablated", "x2", "complement"),
+         ("\"use X2\" minus Y1 removed", "ablated_excl", "excl", "complement"),
+         ("x2's input weights zeroed", "zero_x2", None, "zero"))
 
 
 def bridge_explorer(runs: dict, toy_settings: toy.ToySettings, provenance: str) -> w.VBox:
@@ -37,16 +45,20 @@ def bridge_explorer(runs: dict, toy_settings: toy.ToySettings, provenance: str) 
     formulations and the first :data:`STATIC_SEEDS` seeds, and says so."""
     fs = list(runs)
     seeds = runs[fs[0]].arrays["full_held_out"].size
-    controls = {"formulation": w.ToggleButtons(options=fs, description="formulation"),
-                "seed": w.IntSlider(value=0, min=0, max=seeds - 1, description="seed")}
     shown = min(STATIC_SEEDS, seeds)
+    # open on a failing network (the first among the pre-rendered seeds), where surgery matters
+    fails = np.flatnonzero(failing(runs[fs[0]].arrays)[:shown])
+    controls = {"formulation": w.ToggleButtons(options=fs, description="formulation"),
+                "seed": w.IntSlider(value=int(fails[0]) if fails.size else 0, min=0, max=seeds - 1,
+                                    description="seed")}
     note = (f"Pre-rendered for this page: seeds 0–{shown - 1} of the {seeds} per formulation. "
             "Open the notebook (Colab) for every seed.")
     arrays = {f: r.arrays for f, r in runs.items()}
     return _wire(controls, lambda choices: render(arrays, toy_settings, provenance, choices),
                  static={"seed": [(str(k), k) for k in range(shown)]}, note=note,
                  alt="one network's decision boundary: whole, its Y1 subnetwork, a random "
-                     "subnetwork as large, and with the use-X2 mask's weights removed")
+                     "subnetwork as large, with the use-X2 mask's weights removed, with only the "
+                     "use-X2 weights outside the Y1 mask removed, and with x2's input weights zeroed")
 
 
 def _probabilities(net: torch.nn.Module, mask: dict | None, mode: str, seed: int, grid: torch.Tensor,
@@ -69,32 +81,41 @@ def _probabilities(net: torch.nn.Module, mask: dict | None, mode: str, seed: int
 
 
 def render(arrays: dict, s: toy.ToySettings, provenance: str, choices: dict) -> list:
-    """The view of ``choices`` (``formulation``, ``seed``): four boundary panels of that network
-    over its training points, each titled with held-out and training accuracy (a figure), and
-    the numbers with the masks' kept shares (an HTML table, with what its reliance column means)."""
+    """The view of ``choices`` (``formulation``, ``seed``): six boundary panels of that network
+    over its training points (:data:`VIEWS`), each titled with held-out and training accuracy (a
+    figure), and the numbers with the masks' kept shares (an HTML table, with what its reliance
+    column means)."""
     f, seed = choices["formulation"], choices["seed"]
-    a = arrays[f]
+    a = dict(arrays[f])
     net = ex.network(s, a, seed)
-    x, y, _, _ = member_data(s, f, ex.CONDITION, seed)
+    x, y, x_test, y_test = member_data(s, f, ex.CONDITION, seed)
+    y1, x2 = (ex.stored_mask(net, a, m, seed) for m in ("y1", "x2"))
+    excl = {k: x2[k] & ~y1[k] for k in x2}  # as modlib.bridge.experiment.with_exclusive removes it
+    if "ablated_excl_held_out" not in a:  # the stored result lacks it: score this seed here
+        r = ex.scored(net, excl, "complement", {"held_out": (x_test, y_test), "train": (x, y)})
+        for k, v in r.items():
+            a[f"ablated_excl_{k}"] = {seed: v}
     win = toy.window(f, "binary")
     res = s.grid_resolution
     grid = toy._grid(res, torch.tensor(win))
-    fig, axes = plt.subplots(1, len(VIEWS), figsize=(plots.COLUMN, 2.6), sharey=True)
-    for ax, (title, arm, name, mode) in zip(axes, VIEWS):
-        mask = None if name is None else ex.stored_mask(net, a, name, seed)
+    fig, axes = plt.subplots(2, 3, figsize=(plots.COLUMN, 5.4), sharex=True, sharey=True)
+    for i, (ax, (title, arm, name, mode)) in enumerate(zip(axes.flat, VIEWS)):
+        mask = {"y1": y1, "x2": x2, "excl": excl}.get(name)
+        view = net
         if mode == "random":  # the control as scored: as many weights per layer, placed with the seed
             mask, mode = masks.random_like(mask, seed), "hard"
-        toy_figures.boundary(ax, _probabilities(net, mask, mode, seed, grid, res), win)
+        elif mode == "zero":  # chapter 1's cut: the first layer's weights from x2 set to zero
+            view, mode = zero_x2(copy.deepcopy(net)), "off"
+        toy_figures.boundary(ax, _probabilities(view, mask, mode, seed, grid, res), win)
         toy_figures.toy_data(ax, x.numpy(), y.numpy(), f, legend=False)
         ax.set_title(f"{title}\nheld-out {a[f'{arm}_held_out'][seed]:.2f}, "
                      f"train {a[f'{arm}_train'][seed]:.2f}", fontsize=8)
-        ax.tick_params(labelsize=7)
-        ax.set(xlabel="$x_1$", ylabel="")
-    axes[0].set_ylabel("$x_2$")
+        ax.tick_params(labelsize=8)
+        ax.set(xlabel="$x_1$" if i >= 3 else "", ylabel="$x_2$" if i % 3 == 0 else "")
     fails = "fails" if failing(a)[seed] else "generalizes"
     fig.suptitle(f"formulation ({f}), seed {seed}: the network {fails} (dashed box: held-out cell)",
                  fontsize=9)
-    fig.tight_layout(rect=(0, 0.05, 1, 1))  # room for the provenance line below the axes
+    fig.tight_layout(rect=(0, 0.04, 1, 1), h_pad=1.2)  # room for the provenance line below the axes
     plots.stamp(fig, provenance)
     rows = [("full network", "full", "—"),
             ("Y1 subnetwork", "sub", f"{a['kept_y1'][seed]:.0%}"),
@@ -102,6 +123,8 @@ def render(arrays: dict, s: toy.ToySettings, provenance: str, choices: dict) -> 
             ("Y1 subnetwork of the untrained weights", "untrained_sub", f"{a['kept_untrained'][seed]:.0%}"),
             ("\"use X2\" mask's weights removed", "ablated", f"{1 - a['kept_x2'][seed]:.0%}"),
             ("as many random weights removed", "random_ablated", f"{1 - a['kept_x2'][seed]:.0%}"),
+            ("\"use X2\" weights the Y1 mask does not keep removed", "ablated_excl",
+             f"{1 - ex.kept(excl)[0]:.0%}"),
             ("first layer's weights from x2 zeroed", "zero_x2", "—")]
     return [fig, _numbers_table([(label, a[f"{arm}_held_out"][seed], a[f"{arm}_train"][seed],
                                   a[f"{arm}_reliance"][seed], share) for label, arm, share in rows])]

@@ -207,10 +207,11 @@ def digits_inside(arrays: dict, provenance: str) -> plt.Figure:
     worse of held-out and training accuracy for the full CNN, its Y1 subnetwork, a random
     subnetwork with as many weights per tensor and the Y1 subnetwork of its untrained weights
     (filled dots: CNNs that fail the held-out pairs; black bars their means). Right: the kept share
-    of each weight tensor, per seed, of the two Y1 masks (log scale)."""
+    of each weight tensor, per seed, of the two Y1 masks (log scale; a tensor of which a mask keeps
+    nothing is drawn on the dotted floor, "none kept")."""
     from modlib.bridge.findings import digit_failing
 
-    fig, (ax, kx) = plt.subplots(1, 2, figsize=(COLUMN, 2.9), gridspec_kw={"width_ratios": (1.1, 1)})
+    fig, (ax, kx) = plt.subplots(1, 2, figsize=(COLUMN, 3.0), gridspec_kw={"width_ratios": (1, 1.15)})
     arms = [("full", "full"), ("sub", "Y1 sub-\nnetwork"), ("random_sub", "random\nsame size"),
             ("untrained_sub", "sub of\nuntrained")]
     fails = digit_failing(arrays)
@@ -219,17 +220,24 @@ def digits_inside(arrays: dict, provenance: str) -> plt.Figure:
     ax.set_title(f"{int(fails.sum())} of {fails.size} CNNs fail", fontsize=9)
     ax.set_ylabel("min(held-out, train) accuracy", fontsize=8)
     x = np.arange(len(_CNN_LAYERS))
+    floor = 1e-6  # a mask that keeps nothing of a tensor is drawn here
     for off, (m, label, c) in zip((-0.15, 0.15), (("y1", "Y1 mask, trained", BLUE),
                                                   ("untrained", "Y1 mask, untrained", ORANGE))):
-        k = np.maximum(np.asarray(arrays[f"kept_{m}_layers"], dtype=float), 1e-6)  # [S, L]
+        k = np.maximum(np.asarray(arrays[f"kept_{m}_layers"], dtype=float), floor)  # [S, L]
         for row in k:
             kx.scatter(x + off, row, s=10, color=c, alpha=0.7, lw=0)
         kx.plot(x + off, np.median(k, axis=0), "_", color=c, ms=12, mew=2, label=label)
     kx.set_yscale("log")
-    kx.set_xticks(x, _CNN_LAYERS, fontsize=7)
+    kx.set_ylim(floor / 3, 3)
+    kx.axhline(floor, color="0.6", ls=":", lw=0.8)
+    kx.set_yticks([floor, 1e-4, 1e-2, 1], ["none\nkept", "$10^{-4}$", "$10^{-2}$", "1"], fontsize=8)
+    kx.minorticks_off()
+    kx.set_xticks(x, _CNN_LAYERS, fontsize=8)
     kx.set_ylabel("kept share of the tensor", fontsize=8)
     kx.set_title("what each mask keeps", fontsize=9)
-    kx.legend(fontsize=7, frameon=False, loc="lower left")
+    # below the panel, off the data (the floor's dots sit at the bottom left)
+    kx.legend(fontsize=8, frameon=False, loc="upper center", bbox_to_anchor=(0.45, -0.3), ncol=2,
+              handlelength=1.2, columnspacing=1.0)
     fig.tight_layout(rect=(0, 0.04, 1, 1))
     return stamp(fig, provenance)
 
