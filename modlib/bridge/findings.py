@@ -593,21 +593,6 @@ def sprite_verdict_table(claims_by_model: dict[str, list[stats.Claim]], kinds=tu
     return "\n".join(rows)
 
 
-def sprite_summary(arrays_by_model: dict[str, dict]) -> str:
-    """The page's sentence under "Chapter 2's decoders" figure: the monolithic slot masks' median
-    kept share and each model's median IoU above chance (three numbers)."""
-    parts = []
-    for m, a in arrays_by_model.items():
-        score = f"{float(np.median(slot_score(a))):+.2f}"
-        parts.append((m, _pct(float(np.median(a["kept"]))), score))
-    whose = {"monolithic": "monolithic decoders'", "compositional": "compositional models'"}
-    (m0, k0, s0), rest = parts[0], parts[1:]
-    text = (f"The {whose.get(m0, m0)} slot masks keep a median {k0} of the weights, and their IoU "
-            f"lies {s0} above chance (median over decoders)")
-    text += "".join(f"; the {whose.get(m, m)}, {s}" for m, _, s in rest)
-    return text + "."
-
-
 def reference_claim(mono: dict, comp: dict) -> stats.Claim:
     """The monolithic decoders against the reference: their slot masks' overlap above chance
     (:func:`slot_score`) exceeds the compositional models' (Welch's t interval over the two groups
