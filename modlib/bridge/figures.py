@@ -164,8 +164,8 @@ def surgery(arrays: dict[str, dict], provenance: str) -> plt.Figure:
                         plt.Rectangle((0, 0), 1, 1, color="0.55", alpha=0.5),
                         plt.Line2D([], [], color="black", lw=2)],
                labels=["held-out accuracy", "training accuracy", "score (the worse)"],
-               fontsize=8, loc="lower left", ncol=3, frameon=False)
-    fig.tight_layout(rect=(0, 0.05, 1, 1))
+               fontsize=8, loc="upper center", ncol=3, frameon=False)
+    fig.tight_layout(rect=(0, 0.03, 1, 0.95))
     return stamp(fig, provenance)
 
 
