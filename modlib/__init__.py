@@ -22,7 +22,8 @@ arithmetic), ``scan``, ``shapes``, ``sentences`` (agreement sentences).
 
 One package per chapter, named as its notebook: ``redundant_input_toy`` (chapter 1),
 ``compositional_sprites`` (2), ``resists_at_scale`` (3), ``weight_masks`` (4),
-``structural_compositionality`` (5) and ``pretraining_consistency`` (6). Each holds ``experiment``
+``structural_compositionality`` (5), ``pretraining_consistency`` (6) and ``bridge`` (7; its
+networks are chapter 1's, retrained by chapter 1's code). Each holds ``experiment``
 (settings per profile, the runs, what is stored), ``findings`` (what the page says about its
 results, decided from the numbers; the claims tests use it too), ``figures``, ``explorer`` and
 ``exercises``; its ``__init__`` exports the experiment's public names and says which of the

@@ -47,6 +47,9 @@ import torch
 
 from modlib import profiles, results
 from modlib.batch import check_writable
+from modlib.bridge import digits as br_digits
+from modlib.bridge import experiment as br
+from modlib.bridge import sprites as br_sprites
 from modlib.compositional_sprites import experiment as cs
 from modlib.pretraining_consistency import experiment as pc
 from modlib.redundant_input_toy import baselines as toy_baselines
@@ -142,8 +145,17 @@ def _pretraining(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
     return out
 
 
+def _bridge(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
+    out = {f"{br.CHAPTER}/toy-{f}": ((), lambda d, f=f: br.fetch(profile, f, d))
+           for f in br.settings(profile).formulations}
+    out[f"{br.CHAPTER}/{br_digits.RESULT}"] = ((), lambda d: br_digits.fetch(profile, d))
+    out.update({f"{br.CHAPTER}/{br_sprites.PREFIX}{m}": ((), lambda d, m=m: br_sprites.fetch(profile, m, d))
+                for m in br_sprites.settings(profile).models})
+    return out
+
+
 CHAPTERS = {toy.CHAPTER: _toy, cs.CHAPTER: _sprites, rs.CHAPTER: _resists, md.CHAPTER: _masks,
-            sc.CHAPTER: _structure, pc.CHAPTER: _pretraining}
+            sc.CHAPTER: _structure, pc.CHAPTER: _pretraining, br.CHAPTER: _bridge}
 
 
 def jobs(chapters: list[str], profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:

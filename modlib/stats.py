@@ -106,6 +106,10 @@ RULE = (
     "✓ marks reproduced, ✗ not reproduced (the paper's claim was not found at this scale; never "
     "\"the sentence is false\"), ? cannot be decided.")
 
+DENSITY_RATIO = 2.0  # "comparable density": two masks compared keep within this factor of each other (medians)
+# (chapter 5's sweep: removing masks of 1 % or less costs nothing, so density alone moves an effect;
+# chapters 6 and 7 decide a comparison of two arms' masks only within this factor)
+
 
 @dataclass(frozen=True)
 class Verdict:
@@ -215,21 +219,40 @@ class Claim(Finding):
     ✓ / ✗ (which say whether a paper's claim was found)."""
 
     verdict: Verdict | None = None
+    own: bool = False  # the book's own hypothesis, not a paper's claim (see :func:`claim`)
 
     @property
     def mark(self) -> str:
-        return self.verdict.mark if self.verdict is not None else self.outcome
+        if self.verdict is None:
+            return self.outcome
+        return "" if self.own and self.verdict.outcome != UNDECIDED else self.verdict.mark
 
     @property
     def outcome(self) -> str:
-        if self.verdict is not None:
-            return self.verdict.outcome
-        return "check passed" if self.holds else "check failed"
+        if self.verdict is None:
+            return "check passed" if self.holds else "check failed"
+        if self.own and self.verdict.outcome != UNDECIDED:
+            return HOLDS if self.verdict.reproduced else DOES_NOT_HOLD
+        return self.verdict.outcome
+
+    @property
+    def marked(self) -> str:
+        """The mark and the outcome as a table shows them: "✓ reproduced", "holds", "? cannot be
+        decided here"."""
+        return f"{self.mark} {self.outcome}".strip()
 
 
-def claim(name: str, v: Verdict, text: str) -> Claim:
-    """A :class:`Claim` whose text ends with the verdict and why (the interval and its test)."""
-    return Claim(name, v.reproduced, f"{text} **{v.mark} {v.outcome}**: {v.why}.", v)
+HOLDS, DOES_NOT_HOLD = "holds", "does not hold"  # a decided hypothesis of the book's own
+
+
+def claim(name: str, v: Verdict, text: str, own: bool = False) -> Claim:
+    """A :class:`Claim` whose text ends with the verdict and why (the interval and its test).
+    ``own``: the claim is the book's own hypothesis, not a paper's; the same rule decides it, but a
+    decided one reads "holds" / "does not hold", without the ✓ / ✗ the pages keep for whether a
+    paper's claim was found."""
+    c = Claim(name, v.reproduced, "", v, own)
+    why = v.why.replace("the paper's side", "the claim's side") if own else v.why
+    return Claim(name, v.reproduced, f"{text} **{c.marked}**: {why}.", v, own)
 
 
 # ---------------------------------------------------------------- comparing two arms: one paired path, one unpaired
@@ -374,3 +397,32 @@ def unpaired(a, b, unit: str = "seed", units: int | None = None, shares: bool = 
     distinct = n if flat else min(distinct_units(a), distinct_units(b))
     return Effect(d, d - half, d + half, n, units if units is not None else distinct, "Welch t", "", unit,
                   not flat, (a.size, b.size))
+
+
+def correlation(x, y, unit: str = "seed", units: int | None = None) -> Effect:
+    """Spearman's rank correlation of ``x [n]`` and ``y [n]`` over ``n`` independent units, as an
+    :class:`Effect` (``mean`` is rho): its 95% interval by Fisher's z, ``tanh(atanh(rho) +-
+    1.96 * sqrt(1.06 / (n - 3)))`` (Fieller, Hartley and Pearson's standard error for a rank
+    correlation; it needs n >= 4, with fewer the interval is -1 to +1), and the exact permutation
+    test's two-sided p beside it (scipy's t approximation). A quantity that does not vary over the
+    units (either ``x`` or ``y``) has no correlation: ``measurable`` is false.
+    Read it with ``text(percent=False)`` and ``verdict(paper=..., margin=...)`` with a margin of
+    correlation, not :data:`CLEAR`."""
+    from scipy import stats as _st
+
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if x.shape != y.shape or x.ndim != 1:
+        raise ValueError(f"x and y must be [n] paired by unit; got shapes {x.shape} and {y.shape}")
+    n = x.size
+    if n < 2 or np.ptp(x) < 1e-12 or np.ptp(y) < 1e-12:
+        return Effect(0.0, -1.0, 1.0, n, units if units is not None else n, "Spearman (Fisher z)", "",
+                      unit, False)
+    res = _st.spearmanr(x, y)
+    rho = float(np.clip(res.statistic, -1.0, 1.0))
+    if n >= 4:
+        z, half = np.arctanh(np.clip(rho, -0.999999, 0.999999)), 1.96 * np.sqrt(1.06 / (n - 3))
+        low, high = float(np.tanh(z - half)), float(np.tanh(z + half))
+    else:
+        low, high = -1.0, 1.0
+    return Effect(rho, low, high, n, units if units is not None else distinct_units(x, y),
+                  "Spearman rank, Fisher z", f"p = {float(res.pvalue):.2g}", unit)

@@ -6,7 +6,9 @@ each chapter (its ``explorer`` module, shown in the section named here):
 - chapter 3, notebooks/resists_at_scale.ipynb, "Explore": one seed's curves and translations;
 - chapter 4, notebooks/weight_masks.ipynb, "The regulariser's strength": the alpha sweep;
 - chapter 5, notebooks/structural_compositionality.ipynb, after the masks by layer: a base model;
-- chapter 6, notebooks/pretraining_consistency.ipynb, "Explore the seeds": a subnetwork and seed.
+- chapter 6, notebooks/pretraining_consistency.ipynb, "Explore the seeds": a subnetwork and seed;
+- chapter 7, notebooks/bridge.ipynb, "Explore the networks": one network whole, as its subnetworks
+  and after surgery.
 
 An explorer is a few named controls (ipywidgets) and one pure function ``render(choices)``: from
 ``{control name: value}`` it draws the view, a list of parts, each a matplotlib figure or an HTML

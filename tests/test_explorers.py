@@ -220,3 +220,43 @@ def test_chapter_6_explorer(full_store, monkeypatch):
     check_static(bundle["text/html"], groups * (int(table["seed"].max()) + 1))
     before, after = check_live(box)
     assert before[0] != after
+
+
+def test_chapter_7_explorer_bridge(full_store, monkeypatch):
+    from modlib import bridge as br
+    from modlib.bridge import explorer
+
+    b = br.settings("full")
+    runs = stored(lambda: br.run("full", CPU))
+    s = br.toy_settings("full", b)
+    prov = results.provenance(list(runs.values()))
+    box, bundle = shown(monkeypatch, lambda: explorer.bridge_explorer(runs, s, prov))
+    x = check_static(bundle["text/html"], len(b.formulations) * min(explorer.STATIC_SEEDS, b.seeds))
+    assert list(x["menus"]) == ["formulation", "seed"] and "Pre-rendered for this page" in bundle["text/html"]
+    before, after = check_live(box)
+    assert before[0] != after
+
+
+def test_bridge_explorer_from_smoke_results(monkeypatch, tmp_path):
+    """Chapter 7's explorer on smoke results computed into a store of the test's own (its full
+    results may not be stored yet): both versions, every view drawn from the stored networks and
+    masks, and the panel of the full network shows the stored held-out accuracy."""
+    from modlib import bridge as br
+    from modlib import jobs
+    from modlib.bridge import explorer
+
+    monkeypatch.delenv("MODLIB_STATIC_EXPLORERS", raising=False)
+    with jobs.store_at(tmp_path):
+        runs = br.run("smoke", CPU)
+    b = br.settings("smoke")
+    s = br.toy_settings("smoke", b)
+    box, bundle = shown(monkeypatch, lambda: explorer.bridge_explorer(runs, s, "smoke"))
+    x = check_static(bundle["text/html"], len(b.formulations) * min(explorer.STATIC_SEEDS, b.seeds))
+    assert list(x["menus"]) == ["formulation", "seed"]
+    a = runs["a"].arrays
+    fig, text = explorer.render({f: r.arrays for f, r in runs.items()}, s, "smoke", {"formulation": "a", "seed": 1})
+    assert f"held-out {a['full_held_out'][1]:.2f}" in fig.axes[0].get_title()
+    assert "weights kept" in text and len(fig.axes) == len(explorer.VIEWS)
+    plt.close(fig)
+    before, after = check_live(box)
+    assert before[0] != after

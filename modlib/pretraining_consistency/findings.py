@@ -13,7 +13,7 @@ from dataclasses import replace
 import numpy as np
 
 from modlib import stats
-from modlib.stats import CLEAR, Finding, _ms, permutation_test, spread
+from modlib.stats import CLEAR, DENSITY_RATIO, Finding, _ms, permutation_test, spread
 from modlib.structural_compositionality.findings import LEPORI, LOWER, paper_kept  # chapter 5's, reused
 
 
@@ -235,7 +235,6 @@ def masked_weights(rule: str, s, stages: str = "all") -> int:
     return int(masks.attach(model, "sparsify", names=sc.mask_patterns(model, stages)).stats()["weights"].sum())
 
 
-DENSITY_RATIO = 2.0  # "comparable density": the arms' masks keep within this factor of each other (medians)
 
 
 def density_ratio(s, p) -> float:

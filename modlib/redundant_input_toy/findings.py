@@ -9,7 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from modlib.redundant_input_toy.experiment import GENERALIZES
-from modlib.stats import CLEAR, UNDECIDED, Finding, Verdict, distinct_units, marked, paired, wilson
+from modlib.stats import (CLEAR, DOES_NOT_HOLD, HOLDS, UNDECIDED, Finding, Verdict, distinct_units, marked, paired,
+                          wilson)
 
 # an arm (one setting's seeds) *trained* when its mean training accuracy reaches this
 TRAINED = 0.95
@@ -42,9 +43,6 @@ def compare(x: np.ndarray, y: np.ndarray, arms: list[dict], percent: bool = True
                        source="the stated margin of" if paper == CLEAR else "the paper's")
     mark = marked_own if own else marked
     return v, effect.text(percent) + mark(v, f"mean training accuracy below {TRAINED:.0%}")
-
-
-HOLDS, DOES_NOT_HOLD = "holds", "does not hold"
 
 
 def marked_own(v: Verdict, untrained: str = "") -> str:

@@ -1,0 +1,650 @@
+"""The statements of chapter 7's page (notebooks/bridge.ipynb, "Is the solution already inside?",
+"Surgery", "Experiment 3: does structure predict behaviour?" and "Appendix: all results"),
+decided from the stored numbers under the book's verdict rule (:mod:`modlib.stats`); the claims
+tests use the same functions.
+
+In experiments 1 and 2 every comparison is paired by seed (one network, its masks) over the *failing* networks, those whose
+held-out accuracy is below chapter 1's ``GENERALIZES``; a seed is one unit. A network or subnetwork
+is scored by the worse of its held-out accuracy and its accuracy on its own training points
+(:func:`both`): a network that answers 1 everywhere is right on every held-out point and wrong on a
+third of the training points, so held-out accuracy alone would call it repaired.
+
+Experiment 3 (:func:`structure_claims`) is read over *every* network instead: a structural score
+per seed (:func:`score`, the overlap of the Y1 and "use X2" masks above what their kept shares per
+layer give by chance) against held-out accuracy, Spearman's rank correlation with its Fisher z
+interval (:func:`modlib.stats.correlation`), and ``RHO`` as the margin.
+
+None of these claims is a paper's: the papers leave the question open (Lepori et al.) or do not ask
+it. Each is stated in the direction of the positive answer, and ``CLEAR`` (5 points) stands in for
+the effect a paper would report (``source="the stated margin of"``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from modlib import stats
+from modlib.redundant_input_toy.experiment import GENERALIZES
+
+FIT = 0.9  # a mask "computes its task": median accuracy on fresh points of that task at least this
+TRAINED = 0.95  # the networks trained: median accuracy on their own training points at least this
+KEPT = (0.01, 0.95)  # a mask that keeps less or more of the weights (median) is degenerate here
+MARGIN = "the stated margin of"
+RHO = 0.3  # experiment 3: the smallest rank correlation the page calls a prediction (a "moderate" one)
+
+
+def both(arrays: dict, arm: str) -> np.ndarray:
+    """``[S]``: the worse of ``arm``'s held-out accuracy and its accuracy on the training points."""
+    return np.minimum(arrays[f"{arm}_held_out"], arrays[f"{arm}_train"])
+
+
+def failing(arrays: dict) -> np.ndarray:
+    """``[S]`` bool: the networks that do not generalize (held-out accuracy below ``GENERALIZES``)."""
+    return arrays["full_held_out"] < GENERALIZES
+
+
+def _kept_ok(arrays: dict, mask: str) -> bool:
+    k = float(np.median(arrays[f"kept_{mask}"]))
+    return KEPT[0] <= k <= KEPT[1]
+
+
+def _trained(arrays: dict) -> bool:
+    return float(np.median(arrays["full_train"])) >= TRAINED
+
+
+def _pct(v: float) -> str:
+    return f"{v:.0%}"
+
+
+def overlap(arrays: dict) -> tuple[np.ndarray, np.ndarray]:
+    """Experiment 3's structural score per seed: ``(shared, chance)``, each ``[S]``. ``shared`` is
+    the share of the Y1 mask's kept weights that the "use X2" mask keeps too, |Y1 & X2| / |Y1|;
+    ``chance`` is what it would be if the "use X2" mask kept as many weights in each tensor at
+    random places: sum over tensors of |Y1_l| * |X2_l| / n_l, over |Y1|. A Y1 mask that keeps no
+    weight has no overlap (0 and 0)."""
+    y1, x2 = arrays["mask_y1"].astype(bool), arrays["mask_x2"].astype(bool)
+    sizes = np.asarray(arrays["mask_layers"], dtype=int)
+    cuts = np.cumsum(sizes)[:-1]
+    kept_y1 = np.stack([p.sum(1) for p in np.split(y1, cuts, axis=1)], axis=1)  # [S, L]
+    kept_x2 = np.stack([p.sum(1) for p in np.split(x2, cuts, axis=1)], axis=1)
+    total = np.maximum(y1.sum(1), 1)
+    shared = (y1 & x2).sum(1) / total
+    chance = (kept_y1 * kept_x2 / sizes).sum(1) / total
+    return shared.astype(float), chance.astype(float)
+
+
+def score(arrays: dict) -> np.ndarray:
+    """``[S]``: the overlap of the Y1 and "use X2" masks above chance (:func:`overlap`)."""
+    shared, chance = overlap(arrays)
+    return shared - chance
+
+
+def structure_claims(arrays: dict, formulation: str) -> list[stats.Claim]:
+    """Experiment 3's claim for one formulation: over every seed, the masks' overlap above chance
+    (:func:`score`) predicts held-out accuracy, Spearman's rho with its Fisher z interval reaching
+    :data:`RHO` in either direction (two-sided: the sign is read off the data, and the interval
+    must exclude 0). It needs both masks to compute their tasks with kept shares in ``KEPT``, the
+    networks to have trained, and the score and held-out accuracy to vary over the seeds (they need
+    not split into failing and generalizing networks: the accuracy of failing ones varies too)."""
+    f = failing(arrays)
+    held = arrays["full_held_out"]
+    e = stats.correlation(score(arrays), held)
+    fits = min(float(np.median(arrays["sub_unconfounded"])), float(np.median(arrays["x2_fit"])))
+    v = e.verdict(paper=(1.0 if e.mean >= 0 else -1.0) * RHO, margin=RHO, source=MARGIN,
+                  trained=_trained(arrays) and fits >= FIT,
+                  controls=_kept_ok(arrays, "y1") and _kept_ok(arrays, "x2"))
+    ky1, kx2 = (_pct(float(np.median(arrays[f"kept_{m}"]))) for m in ("y1", "x2"))
+    says = (f"In formulation ({formulation}), over all {held.size} networks ({int(f.sum())} failing, "
+            f"{int((~f).sum())} generalizing), the overlap of the Y1 mask (median kept share {ky1}) and "
+            f"the \"use X2\" mask (median kept share {kx2}) above chance predicts held-out accuracy, "
+            f"a rank correlation of at least {RHO:.1f} in either direction: rho {e.text(percent=False)}")
+    return [stats.claim(f"predicts-{formulation}", v, says + ".", own=True)]
+
+
+def claims(arrays: dict, formulation: str) -> list[stats.Claim]:
+    """The chapter's claims for one formulation's stored arrays, each under the verdict rule."""
+    f = failing(arrays)
+    n = int(f.sum())
+    where = f"formulation ({formulation}), the {n} failing networks"
+    fit_y1 = float(np.median(arrays["sub_unconfounded"]))
+    fit_u = float(np.median(arrays["untrained_sub_unconfounded"]))
+    fit_x2 = float(np.median(arrays["x2_fit"]))
+    ky1, kx2 = (float(np.median(arrays[f"kept_{m}"])) for m in ("y1", "x2"))
+    ku = _pct(float(np.median(arrays["kept_untrained"])))
+    if "kept_excl" not in arrays:
+        raise KeyError("claims need experiment 2's second removal: pass the arrays through "
+                       "modlib.bridge.with_exclusive(settings, arrays, formulation) first")
+    ke = float(np.median(arrays["kept_excl"]))
+    # (name, arm, compared with, the masks whose fit and kept share the claim needs, what it says)
+    table = [
+        ("inside", "sub", "full", ("y1",),
+         f"the Y1 subnetwork (median kept share {_pct(ky1)}; it computes Y1 on fresh unconfounded "
+         f"points with median accuracy {_pct(fit_y1)}) scores above the full network on held-out "
+         f"and training points alike"),
+        ("not-any", "sub", "random_sub", ("y1",),
+         "the Y1 subnetwork scores above a random subnetwork with as many weights per layer"),
+        ("built", "sub", "untrained_sub", ("y1", "untrained"),
+         f"the Y1 subnetwork of the trained weights scores above the one a mask finds in the same "
+         f"network's initial, untrained weights (median kept share {ku})"),
+        ("repair", "ablated", "full", ("x2",),
+         f"removing the weights of the \"use X2\" mask (median kept share {_pct(kx2)}; it computes "
+         f"1 - Y2 with median accuracy {_pct(fit_x2)}) raises the worse of held-out and training "
+         f"accuracy"),
+        ("repair-vs-random", "ablated", "random_ablated", ("x2",),
+         "removing the \"use X2\" mask's weights scores above removing as many random weights "
+         "per layer"),
+        ("repair-excl", "ablated_excl", "full", ("x2", "y1", "excl"),
+         f"removing only the weights the \"use X2\" mask keeps and the Y1 mask does not (median "
+         f"{_share(ke)} of the weights) raises the worse of held-out and training accuracy"),
+        ("repair-excl-vs-random", "ablated_excl", "random_ablated_excl", ("x2", "y1", "excl"),
+         "removing those weights scores above removing as many random weights per layer from "
+         "outside the Y1 mask (the mean of three draws)"),
+    ]
+    # the second removal is void where it removes (almost) nothing: its kept share is gated too
+    fits = {"y1": fit_y1, "untrained": fit_u, "x2": fit_x2, "excl": min(fit_y1, fit_x2)}
+    return decided(arrays, f, table, formulation, where, _trained(arrays), fits,
+                   lambda m: _kept_ok(arrays, m))
+
+
+COMPARED = {"built": ("y1", "untrained")}  # claims that compare two masks' subnetworks: their masks
+
+
+def apart(arrays: dict, a: str, b: str) -> stats.Verdict | None:
+    """The verdict of a comparison of the subnetworks of masks ``a`` and ``b`` whose median kept
+    shares are more than :data:`modlib.stats.DENSITY_RATIO` apart (chapters 6 and 7's density
+    rule: the comparison would compare densities as much as networks); ``None`` where they are
+    comparable."""
+    ka, kb = (float(np.median(arrays[f"kept_{m}"])) for m in (a, b))
+    ratio = max(ka, kb) / max(min(ka, kb), 1e-12)
+    if ratio <= stats.DENSITY_RATIO:
+        return None
+    return stats.Verdict(stats.UNDECIDED, f"median kept shares {_share(ka)} and {_share(kb)}: the "
+                         f"two masks are {ratio:.1f} times apart in density (comparable means within "
+                         f"{stats.DENSITY_RATIO:.0f} times)")
+
+
+def decided(arrays: dict, units: np.ndarray, table: list, suffix: str, where: str, trained: bool,
+            fits: dict, kept_ok) -> list[stats.Claim]:
+    """Each row ``(name, arm, other, needs, says)`` of ``table`` decided under the rule: ``arm``
+    against ``other`` paired over the seeds ``units`` ``[S]`` bool (by :func:`both`), against
+    :data:`stats.CLEAR`; undecided unless ``trained``, each mask of ``needs`` has ``fits[m] >= FIT``
+    and ``kept_ok(m)``, and (for the claims of :data:`COMPARED`) the two masks' densities are
+    comparable (:func:`apart`). Named ``<name>-<suffix>``."""
+    out = []
+    for name, arm, other, needs, says in table:
+        e = stats.paired(both(arrays, arm)[units], both(arrays, other)[units])
+        v = e.verdict(paper=stats.CLEAR, source=MARGIN,
+                      trained=trained and min(fits[m] for m in needs) >= FIT,
+                      controls=all(kept_ok(m) for m in needs))
+        if name in COMPARED and v.outcome != stats.UNDECIDED:
+            v = apart(arrays, *COMPARED[name]) or v
+        out.append(stats.claim(f"{name}-{suffix}", v, f"In {where}, {says}: {e.text()}.", own=True))
+    return out
+
+
+def statements(arrays: dict, formulation: str) -> list[stats.Finding]:
+    """Descriptive statements for the appendix: shares, kept shares, the reference surgery."""
+    f = failing(arrays)
+    s = arrays["full_held_out"].size
+    out = [stats.Finding(
+        f"failing-{formulation}", True,
+        f"Formulation ({formulation}): {int(f.sum())} of {s} networks fail the held-out cell "
+        f"(accuracy below {GENERALIZES:.0%}); median accuracy on their training points "
+        f"{_pct(float(np.median(arrays['full_train'])))}.")]
+    for m, what in (("y1", "Y1 mask (trained weights)"), ("untrained", "Y1 mask (untrained weights)"),
+                    ("x2", "\"use X2\" mask")):
+        k = arrays[f"kept_{m}"]
+        layers = np.median(arrays[f"kept_{m}_layers"], axis=0)
+        out.append(stats.Finding(
+            f"kept-{m}-{formulation}", _kept_ok(arrays, m),
+            f"Formulation ({formulation}), {what}: kept share median {_pct(float(np.median(k)))} "
+            f"(range {_pct(float(k.min()))}–{_pct(float(k.max()))}); per layer "
+            + ", ".join(_pct(float(x)) for x in layers) + "."))
+    shared, chance = overlap(arrays)
+    out.append(stats.Finding(
+        f"overlap-{formulation}", True,
+        f"Formulation ({formulation}): the \"use X2\" mask keeps a median {_pct(float(np.median(shared)))} "
+        f"of the Y1 mask's weights (range {_pct(float(shared.min()))}–{_pct(float(shared.max()))}), "
+        f"against a median {_pct(float(np.median(chance)))} by chance at the same kept shares per layer."))
+    for m, what in (("y1", "the Y1 mask's"), ("x2", "the \"use X2\" mask's")):
+        e = stats.correlation(arrays[f"kept_{m}"], arrays["full_held_out"])
+        out.append(stats.Finding(
+            f"kept-predicts-{m}-{formulation}", e.measurable,
+            f"Formulation ({formulation}), the kept share alone: {what} kept share against held-out "
+            f"accuracy, rho {e.text(percent=False)} (the score above is corrected for kept shares "
+            f"per layer; this is what the kept share by itself would predict)."))
+    if f.sum() >= 2:
+        e = stats.paired(both(arrays, "zero_x2")[f], both(arrays, "full")[f])
+        out.append(stats.Finding(
+            f"zero-x2-{formulation}", e.low > 0,
+            f"Formulation ({formulation}): setting the first layer's weights from x2 to zero "
+            f"(no mask needed) changes the worse of held-out and training accuracy of the failing "
+            f"networks by {e.text()}."))
+    return out
+
+
+def table(arrays: dict, formulation: str):
+    """One row per seed: ``pandas.DataFrame`` of every arm's held-out and training accuracy."""
+    import pandas as pd
+
+    from modlib.bridge.experiment import ARMS
+
+    cols = {"seed": np.arange(arrays["full_held_out"].size), "fails": failing(arrays)}
+    for arm in ARMS:
+        cols[f"{arm} held-out"] = arrays[f"{arm}_held_out"].round(3)
+        cols[f"{arm} train"] = arrays[f"{arm}_train"].round(3)
+    for m in ("y1", "untrained", "x2"):
+        cols[f"kept {m}"] = arrays[f"kept_{m}"].round(3)
+    shared, chance = overlap(arrays)
+    cols["overlap"], cols["overlap by chance"] = shared.round(3), chance.round(3)
+    return pd.DataFrame({"formulation": formulation, **cols})
+
+
+KINDS = {"inside": "the Y1 subnetwork scores above the full network",
+         "not-any": "... and above a random subnetwork as large per layer",
+         "built": "... and above the Y1 subnetwork of the untrained weights",
+         "repair": "removing the \"use X2\" mask's weights repairs the network",
+         "repair-vs-random": "... more than removing as many random weights",
+         "repair-excl": "removing the \"use X2\" weights the Y1 mask does not keep repairs it",
+         "repair-excl-vs-random": "... more than as many random weights outside the Y1 mask",
+         "predicts": "the Y1 and \"use X2\" masks' overlap above chance predicts held-out accuracy"}
+
+
+def verdict_table(claims_by_formulation: dict[str, list[stats.Claim]], kinds=tuple(KINDS)) -> str:
+    """The verdicts of ``kinds`` as one Markdown table: a row per claim, a column per formulation
+    (the mark and the outcome; the intervals are in the appendix)."""
+    fs = list(claims_by_formulation)
+    scope = "over all networks" if set(kinds) == {"predicts"} else "on the failing networks"
+    head = f"| claim, {scope} | " + " | ".join(f"formulation ({f})" for f in fs) + " |"
+    rows = [head, "|---|" + "---|" * len(fs)]
+    for kind in kinds:
+        cells = []
+        for f in fs:
+            c = next(c for c in claims_by_formulation[f] if c.name == f"{kind}-{f}")
+            cells.append(c.marked)
+        rows.append(f"| {KINDS[kind]} | " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
+def mean_gain(arrays: dict, arm: str, against: str = "full") -> float:
+    """Mean over the failing networks of ``both(arm) - both(against)`` (nan when none fails)."""
+    f = failing(arrays)
+    return float((both(arrays, arm)[f] - both(arrays, against)[f]).mean()) if f.any() else float("nan")
+
+
+# ---------------------------------------------------------------- experiment 1 on chapter 3's CNNs
+# (notebooks/bridge.ipynb, "On chapter 3's CNNs"; the arrays of modlib.bridge.digits)
+
+GAP = stats.CLEAR  # a CNN fails the held-out pairs: held-out accuracy at least this below its training accuracy
+DIGIT_KINDS = ("inside", "not-any", "built")
+
+
+def digit_failing(arrays: dict) -> np.ndarray:
+    """``[S]`` bool: the CNNs whose held-out accuracy falls at least :data:`GAP` below their
+    accuracy on fresh pairs of their training distribution (Li et al.'s failure: the held-out
+    combinations answered worse than the seen ones)."""
+    return arrays["full_held_out"] <= arrays["full_train"] - GAP
+
+
+def _digit_kept_ok(arrays: dict, mask: str) -> bool:
+    """A CNN mask is not degenerate: in the median seed it keeps at most ``KEPT[1]`` of the weights
+    and at least one weight of every tensor (else the output is the biases' constant). A small
+    pooled share is not degenerate here: 98% of the CNN's weights sit in one dense layer."""
+    pooled = float(np.median(arrays[f"kept_{mask}"]))
+    fewest = float(np.median(arrays[f"kept_{mask}_layers"].min(axis=1)))
+    return fewest > 0 and pooled <= KEPT[1]
+
+
+def digit_claims(arrays: dict) -> list[stats.Claim]:
+    """Experiment 1's claims on chapter 3's setting-A CNNs (:mod:`modlib.bridge.digits`), as
+    :func:`claims` states them for the toy: paired by seed over the failing CNNs
+    (:func:`digit_failing`), each arm scored by the worse of held-out and training accuracy
+    (:func:`both`). They need the CNNs to have trained (median training accuracy at least chapter
+    3's ``TRAINED``), the masks they compare to compute Y1 on fresh unconfounded pairs (median at
+    least ``FIT``) and to be non-degenerate (:func:`_digit_kept_ok`)."""
+    from modlib.resists_at_scale.findings import TRAINED as CH3_TRAINED
+
+    f = digit_failing(arrays)
+    where = f"chapter 3's setting-A CNNs, the {int(f.sum())} of {f.size} that fail the held-out pairs"
+    fits = {m: float(np.median(arrays[f"{arm}_unconfounded"]))
+            for m, arm in (("y1", "sub"), ("untrained", "untrained_sub"))}
+    ks = {m: _share(float(np.median(arrays[f"kept_{m}"]))) for m in MASKS_DIGITS}
+    table = [
+        ("inside", "sub", "full", ("y1",),
+         f"the Y1 subnetwork (median kept share {ks['y1']}; it names the left digit of fresh "
+         f"unconfounded pairs with median accuracy {_pct(fits['y1'])}) scores above the full CNN on "
+         f"held-out and training pairs alike"),
+        ("not-any", "sub", "random_sub", ("y1",),
+         "the Y1 subnetwork scores above a random subnetwork with as many weights per tensor"),
+        ("built", "sub", "untrained_sub", ("y1", "untrained"),
+         f"the Y1 subnetwork of the trained weights scores above the one a mask finds in the same "
+         f"CNN's initial, untrained weights (median kept share {ks['untrained']}; median accuracy "
+         f"{_pct(fits['untrained'])} on fresh unconfounded pairs)"),
+    ]
+    trained = float(np.median(arrays["full_train"])) >= CH3_TRAINED
+    return decided(arrays, f, table, "mnist", where, trained, fits, lambda m: _digit_kept_ok(arrays, m))
+
+
+MASKS_DIGITS = ("y1", "untrained")  # the CNN masks of modlib.bridge.digits
+
+
+def _share(v: float) -> str:
+    """A kept share with two significant digits: "1.9%", "0.088%", "88%" (a CNN mask keeps little)."""
+    return f"{100 * v:.2g}%"
+
+
+def digit_statements(arrays: dict) -> list[stats.Finding]:
+    """Descriptive statements for the appendix: the CNNs against chapter 3's numbers, every mask's
+    kept share (pooled and per weight tensor), and how much each arm leans on the right digit (the
+    swap test)."""
+    f = digit_failing(arrays)
+    med = lambda k: _pct(float(np.median(arrays[k])))  # noqa: E731
+    out = [stats.Finding(
+        "failing-mnist", True,
+        f"Chapter 3's setting-A CNNs: {int(f.sum())} of {f.size} fail the held-out pairs (held-out "
+        f"accuracy at least {GAP * 100:.0f} points below training accuracy); median held-out "
+        f"accuracy {med('full_held_out')}, training {med('full_train')}; chapter 3's own final "
+        f"measurement of the same CNNs: held-out {med('ch3_final_test')}, training "
+        f"{med('ch3_final_train')}.")]
+    for m, what in (("y1", "Y1 mask (trained weights)"), ("untrained", "Y1 mask (untrained weights)")):
+        k = arrays[f"kept_{m}"]
+        layers = np.median(arrays[f"kept_{m}_layers"], axis=0)
+        out.append(stats.Finding(
+            f"kept-{m}-mnist", _digit_kept_ok(arrays, m),
+            f"Chapter 3's CNNs, {what}: kept share median {_share(float(np.median(k)))} (range "
+            f"{_share(float(k.min()))}–{_share(float(k.max()))}); per weight tensor "
+            + ", ".join(_share(float(x)) for x in layers) + "."))
+    for arm, what in (("full", "the full CNNs"), ("sub", "their Y1 subnetworks"),
+                      ("untrained_sub", "the Y1 subnetworks of the untrained weights")):
+        out.append(stats.Finding(
+            f"swapped-{arm}-mnist", True,
+            f"Chapter 3's CNNs, {what}: median accuracy {med(f'{arm}_swapped')} on training pairs "
+            f"whose right digit is replaced by a random one, against {med(f'{arm}_train')} on the "
+            f"pairs themselves (equal: the right digit is not used)."))
+    return out
+
+
+def digit_table(arrays: dict):
+    """One row per seed: ``pandas.DataFrame`` of every arm's accuracy on every scored set and
+    every mask's kept share."""
+    import pandas as pd
+
+    from modlib.bridge.digits import ARMS as DIGIT_ARMS
+    from modlib.bridge.digits import SETS as DIGIT_SETS
+
+    cols = {"seed": np.arange(arrays["full_held_out"].size), "fails": digit_failing(arrays)}
+    for arm in DIGIT_ARMS:
+        for k in DIGIT_SETS:
+            cols[f"{arm} {k.replace('_', '-')}"] = arrays[f"{arm}_{k}"].round(3)
+    for m in MASKS_DIGITS:
+        cols[f"kept {m}"] = arrays[f"kept_{m}"].round(4)
+    return pd.DataFrame(cols)
+
+
+def digit_verdict_table(claims: list[stats.Claim]) -> str:
+    """The verdicts of :func:`digit_claims` as one Markdown table (the intervals are in the
+    appendix)."""
+    rows = ["| claim, on the failing CNNs | chapter 3's CNNs, setting A |", "|---|---|"]
+    for kind in DIGIT_KINDS:
+        c = next(c for c in claims if c.name == f"{kind}-mnist")
+        rows.append(f"| {KINDS[kind]} | {c.marked} |")
+    return "\n".join(rows)
+
+
+def digit_gain(arrays: dict, arm: str, against: str = "full") -> float:
+    """Mean over the failing CNNs of ``both(arm) - both(against)`` (nan when none fails)."""
+    f = digit_failing(arrays)
+    return float((both(arrays, arm)[f] - both(arrays, against)[f]).mean()) if f.any() else float("nan")
+
+
+# ---------------------------------------------------------------- chapter 2's decoders
+# "Chapter 2's decoders" (experiment 3), from the stored results of :mod:`modlib.bridge.sprites`
+# (arrays per model: "monolithic", "compositional"). A decoder seed is one unit. The masks are read
+# only where the decoders fit their training support (median in-domain R^2 at least chapter 2's
+# ``FIT``) and each slot's subnetwork draws its sprite alone (median R^2 against that scene at
+# least ``MASK_FIT``), with kept shares inside ``KEPT``.
+
+MASK_FIT = 0.5  # a slot subnetwork draws its sprite: median R^2 against the one-sprite scene at least this
+SPRITE_KINDS = {
+    "renders": "each slot's subnetwork draws its sprite alone better than a random one as large",
+    "separate": "the two slot masks share fewer weights than chance",
+    "selective": "removing a slot's own weights harms its own sprite more than the other",
+    "predicts": "the slot masks' overlap above chance predicts whole-cube R²",
+    "vs-reference": "the slot masks overlap more (above chance) than the compositional model's",
+}
+
+
+def _decoder_fit() -> float:
+    from modlib.compositional_sprites.findings import FIT as decoder_fit
+
+    return decoder_fit
+
+
+def _layer_counts(arrays: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per seed and masked tensor: the weights slot 0's mask keeps, slot 1's, and both keep
+    (each ``[S, L]``), from the stored masks ``mask [S, 2, W]`` and ``mask_layers [L]``."""
+    m = np.asarray(arrays["mask"], dtype=bool)
+    cuts = np.cumsum(np.asarray(arrays["mask_layers"], dtype=int))[:-1]
+    parts = np.split(m, cuts, axis=2)  # L arrays [S, 2, n_l]
+    a = np.stack([p[:, 0].sum(1) for p in parts], axis=1)
+    b = np.stack([p[:, 1].sum(1) for p in parts], axis=1)
+    both = np.stack([(p[:, 0] & p[:, 1]).sum(1) for p in parts], axis=1)
+    return a.astype(float), b.astype(float), both.astype(float)
+
+
+def _iou(inter: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    union = a + b - inter
+    return np.where(union > 0, inter / np.maximum(union, 1e-12), 0.0)
+
+
+def slot_overlap(arrays: dict, per_layer: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """The two slot masks' overlap: ``(iou, chance)``, each ``[S]`` (pooled over the masked
+    weights) or ``[S, L]`` (per tensor). ``iou`` is |m0 & m1| / |m0 | m1|; ``chance`` the same
+    with the intersection two masks of these kept counts per tensor would have at random places,
+    sum over tensors of |m0_l| |m1_l| / n_l. Two masks that keep nothing overlap 0 (and 0)."""
+    a, b, both = _layer_counts(arrays)
+    expected = a * b / np.asarray(arrays["mask_layers"], dtype=float)
+    if per_layer:
+        return _iou(both, a, b), _iou(expected, a, b)
+    return _iou(both.sum(1), a.sum(1), b.sum(1)), _iou(expected.sum(1), a.sum(1), b.sum(1))
+
+
+def slot_score(arrays: dict) -> np.ndarray:
+    """``[S]``: the slot masks' overlap above chance (:func:`slot_overlap`, pooled): below 0 they
+    share fewer weights than chance (the slots separate), above 0 more."""
+    iou, chance = slot_overlap(arrays)
+    return iou - chance
+
+
+def selectivity(damage: np.ndarray) -> np.ndarray:
+    """``[S]`` from ``damage [S, j, k]`` (the rise of the error on sprite k's pixels with the weights
+    only slot j's mask keeps removed, :func:`modlib.bridge.sprites.exclusive`): (own sprites' damage
+    - the other's) / the sum of all four magnitudes, from -1 to 1; 1: removing a slot's own weights
+    harms only its own sprite; 0 where nothing changes."""
+    d = np.asarray(damage, dtype=float)
+    own, other = d[:, 0, 0] + d[:, 1, 1], d[:, 0, 1] + d[:, 1, 0]
+    total = np.abs(d).sum((1, 2))
+    return np.where(total > 0, (own - other) / np.maximum(total, 1e-12), 0.0)
+
+
+def _sprite_gates(arrays: dict) -> tuple[bool, bool, bool]:
+    """``(decoders fit, slot subnetworks fit, kept shares inside KEPT)``."""
+    trained = float(np.median(arrays["r2_in"])) >= _decoder_fit()
+    fits = bool((np.median(arrays["slot_in"], axis=0) >= MASK_FIT).all())
+    k = np.median(arrays["kept"], axis=0)
+    return trained, fits, bool(((k >= KEPT[0]) & (k <= KEPT[1])).all())
+
+
+def sprite_claims(arrays: dict, model: str) -> list[stats.Claim]:
+    """The claims of "Chapter 2's decoders" for one model's stored arrays, under the verdict rule:
+    ``renders`` (each slot subnetwork's R^2 against its one-sprite scene, mean over the two slots,
+    above a random subnetwork as large per layer; paired t over seeds), ``separate`` (chance minus
+    observed IoU of the two masks; paired t), ``selective`` (:func:`selectivity` above that of
+    random removals; paired t), each with :data:`modlib.stats.CLEAR` as margin, and ``predicts``
+    (Spearman's rho of :func:`slot_score` with whole-cube R^2, Fisher z, two-sided, margin
+    :data:`RHO`). ``renders`` needs the decoders to fit and the kept shares inside ``KEPT``; the
+    others also need both slot subnetworks to fit (``MASK_FIT``)."""
+    trained, fits, kept_ok = _sprite_gates(arrays)
+    n = arrays["r2_in"].size
+    iou, chance = slot_overlap(arrays)
+    sel, sel_random = selectivity(arrays["damage"]), selectivity(arrays["damage_random"])
+    k0, k1 = (_pct(float(np.median(arrays["kept"][:, j]))) for j in range(2))
+    s0, s1 = (f"{float(np.median(arrays['slot_in'][:, j])):.2f}" for j in range(2))
+    where = f"The {n} {model} decoders' slot masks (median kept shares {k0} and {k1})"
+    out = []
+    e = stats.paired(arrays["slot_in"].mean(1), arrays["random_in"].mean(1))
+    v = e.verdict(paper=stats.CLEAR, source=MARGIN, trained=trained, controls=kept_ok)
+    out.append(stats.claim(f"renders-{model}", v, (
+        f"{where}: each slot's subnetwork draws the scene with its sprite alone (median R² {s0} and "
+        f"{s1} in-domain) better than a random subnetwork as large per layer, R² "
+        f"{e.text(percent=False)}"), own=True))
+    table = [("separate", stats.paired(chance, iou),
+              "share fewer weights than two masks of their sizes per layer at random places: "
+              "chance minus observed IoU"),
+             ("selective", stats.paired(sel, sel_random),
+              "are selective: removing the weights only one slot's mask keeps harms its own sprite's "
+              "pixels more than the other's, selectivity above random removals by")]
+    for name, e, says in table:
+        v = e.verdict(paper=stats.CLEAR, source=MARGIN, trained=trained and fits, controls=kept_ok)
+        out.append(stats.claim(f"{name}-{model}", v, f"{where} {says} {e.text(percent=False)}", own=True))
+    e = stats.correlation(slot_score(arrays), arrays["r2_whole"])
+    v = e.verdict(paper=(1.0 if e.mean >= 0 else -1.0) * RHO, margin=RHO, source=MARGIN,
+                  trained=trained and fits, controls=kept_ok)
+    out.append(stats.claim(f"predicts-{model}", v, (
+        f"Over the {n} {model} decoders, their slot masks' overlap above chance predicts the "
+        f"decoder's whole-cube R², a rank correlation of at least {RHO:.1f} in either direction: "
+        f"rho {e.text(percent=False)}"), own=True))
+    return out
+
+
+def sprite_statements(arrays: dict, model: str) -> list[stats.Finding]:
+    """Descriptive statements for the appendix: the decoders' fit, each slot mask's kept share and
+    R^2, the overlap per layer, the selectivity and what it alone would predict."""
+    r_in, r_whole = arrays["r2_in"], arrays["r2_whole"]
+    fit = _decoder_fit()
+    out = [stats.Finding(
+        f"decoders-{model}", float(np.median(r_in)) >= fit,
+        f"The {r_in.size} {model} decoders: R² in-domain {stats._ms(r_in)} (chapter 2's fit "
+        f"threshold {fit}), on the whole cube {stats._ms(r_whole)}.")]
+    for j in range(2):
+        k, layers = arrays["kept"][:, j], np.median(arrays["kept_layers"][:, j], axis=0)
+        out.append(stats.Finding(
+            f"slot{j}-{model}", float(np.median(arrays["slot_in"][:, j])) >= MASK_FIT,
+            f"{model.capitalize()}, slot {j}'s mask: kept share median {_pct(float(np.median(k)))} (range "
+            f"{_pct(float(k.min()))}–{_pct(float(k.max()))}; per layer "
+            + ", ".join(_pct(float(x)) for x in layers)
+            + f"); R² against the scene with sprite {j} alone: subnetwork {stats._ms(arrays['slot_in'][:, j])} "
+            f"in-domain and {stats._ms(arrays['slot_whole'][:, j])} on the whole cube, a random "
+            f"subnetwork as large per layer {stats._ms(arrays['random_in'][:, j])}, the whole decoder "
+            f"{stats._ms(arrays['full_slot_in'][:, j])} (in-domain)."))
+    iou, chance = slot_overlap(arrays)
+    li, lc = (np.median(x, axis=0) for x in slot_overlap(arrays, per_layer=True))
+    out.append(stats.Finding(
+        f"overlap-{model}", True,
+        f"{model.capitalize()}: the slot masks' IoU median {float(np.median(iou)):.2f} against "
+        f"{float(np.median(chance)):.2f} by chance; per layer (observed / chance) "
+        + ", ".join(f"{a:.2f}/{c:.2f}" for a, c in zip(li, lc)) + "."))
+    sel, sel_random = selectivity(arrays["damage"]), selectivity(arrays["damage_random"])
+    out.append(stats.Finding(
+        f"selectivity-{model}", True,
+        f"{model.capitalize()}: selectivity of removing the weights only one slot's mask keeps "
+        f"{stats._ms(sel)}, of removing as many random weights per layer {stats._ms(sel_random)} (1: "
+        f"a removal harms only its own sprite's pixels)."))
+    e = stats.correlation(sel, r_whole)
+    out.append(stats.Finding(
+        f"selectivity-predicts-{model}", e.measurable,
+        f"{model.capitalize()}, the selectivity instead of the overlap: against whole-cube R², rho "
+        f"{e.text(percent=False)}."))
+    return out
+
+
+def sprite_table(arrays: dict, model: str):
+    """One row per decoder seed: ``pandas.DataFrame`` of its R^2, each slot mask's kept share and
+    R^2, the overlap and the selectivity."""
+    import pandas as pd
+
+    iou, chance = slot_overlap(arrays)
+    cols = {"model": model, "seed": np.arange(arrays["r2_in"].size),
+            "R² in": arrays["r2_in"].round(3), "R² whole": arrays["r2_whole"].round(3)}
+    for j in range(2):
+        cols[f"kept {j}"] = arrays["kept"][:, j].round(3)
+        cols[f"slot {j} R² in"] = arrays["slot_in"][:, j].round(3)
+        cols[f"slot {j} R² whole"] = arrays["slot_whole"][:, j].round(3)
+        cols[f"random {j} R² in"] = arrays["random_in"][:, j].round(3)
+    cols["IoU"], cols["IoU by chance"] = iou.round(3), chance.round(3)
+    cols["selectivity"] = selectivity(arrays["damage"]).round(3)
+    cols["selectivity random"] = selectivity(arrays["damage_random"]).round(3)
+    return pd.DataFrame(cols)
+
+
+def sprite_verdict_table(claims_by_model: dict[str, list[stats.Claim]], kinds=tuple(SPRITE_KINDS)) -> str:
+    """The verdicts of "Chapter 2's decoders" as one Markdown table: a row per claim, a column per
+    model (the compositional one is the reference); the intervals are in the appendix."""
+    ms = list(claims_by_model)
+    name = {"monolithic": "monolithic decoder", "compositional": "compositional (reference)"}
+    rows = ["| claim, over decoder seeds | " + " | ".join(name.get(m, m) for m in ms) + " |",
+            "|---|" + "---|" * len(ms)]
+    for kind in kinds:
+        cells = [next((c.marked for c in claims_by_model[m] if c.name == f"{kind}-{m}"), "—")
+                 for m in ms]
+        if cells == ["—"] * len(ms):
+            continue
+        rows.append(f"| {SPRITE_KINDS[kind]} | " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
+def reference_claim(mono: dict, comp: dict) -> stats.Claim:
+    """The monolithic decoders against the reference: their slot masks' overlap above chance
+    (:func:`slot_score`) exceeds the compositional models' (Welch's t interval over the two groups
+    of seeds, :data:`modlib.stats.CLEAR` as margin), decided only where both models' decoders and
+    slot subnetworks fit and every kept share lies inside ``KEPT``."""
+    gates = [_sprite_gates(a) for a in (mono, comp)]
+    e = stats.unpaired(slot_score(mono), slot_score(comp))
+    v = e.verdict(paper=stats.CLEAR, source=MARGIN, trained=all(g[0] and g[1] for g in gates),
+                  controls=all(g[2] for g in gates))
+    return stats.claim("vs-reference-monolithic", v, (
+        f"The monolithic decoders' slot masks overlap more, above chance, than the compositional "
+        f"models' (the reference, whose slots are separate by construction): "
+        f"{e.text(percent=False)}"), own=True)
+
+
+def all_sprite_claims(arrays_by_model: dict[str, dict]) -> dict[str, list[stats.Claim]]:
+    """Every claim of "Chapter 2's decoders" by model (:func:`sprite_claims`), the comparison with
+    the reference (:func:`reference_claim`) among the monolithic decoders' where both are there."""
+    out = {m: sprite_claims(a, m) for m, a in arrays_by_model.items()}
+    if {"monolithic", "compositional"} <= set(arrays_by_model):
+        out["monolithic"].append(reference_claim(arrays_by_model["monolithic"],
+                                                 arrays_by_model["compositional"]))
+    return out
+
+
+# ---------------------------------------------------------------- the verdict tables as the page shows them
+
+
+def verdict_frame(table: str):
+    """A verdict table of this module (:func:`verdict_table`, :func:`digit_verdict_table`,
+    :func:`sprite_verdict_table`: Markdown text) as a pandas Styler, the way chapters 5 and 6 show
+    theirs: the book renders a notebook's Markdown output without tables, so the text would show as
+    raw ``| a | b |``. The rows, the marks and the outcomes are the Markdown table's own, one column
+    per column of it, left-aligned, without an index."""
+    import pandas as pd
+
+    lines = [line.strip() for line in table.strip().splitlines() if line.strip().startswith("|")]
+    cells = [[c.strip() for c in line.strip("|").split(" | ")] for line in lines]
+    head, body = cells[0], [r for r in cells[1:] if not set("".join(r)) <= set("-:| ")]
+    frame = pd.DataFrame(body, columns=head)
+    return frame.style.hide(axis="index").set_properties(**{"text-align": "left"}).set_table_styles(
+        [{"selector": "th", "props": [("text-align", "left")]}])
+
+
+def mark_of(claims: list[stats.Claim], name: str, missing: str = "no verdict here") -> str:
+    """The verdict of the claim ``name`` among ``claims`` as the page's summary glues it: its mark
+    and outcome ("holds"), with the reason where it cannot be decided ("? cannot be decided here:
+    the two masks are ..."), or ``missing`` where no such claim was made."""
+    c = next((c for c in claims if c.name == name), None)
+    if c is None:
+        return missing
+    if c.verdict is None or c.verdict.outcome != stats.UNDECIDED:
+        return c.marked
+    reason = stats.marked(c.verdict).split(stats.UNDECIDED, 1)[1].strip()  # "(why)" or ""
+    return f"{c.marked}: {reason[1:-1]}" if reason else c.marked

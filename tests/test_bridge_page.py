@@ -1,0 +1,46 @@
+"""Chapter 7's page (notebooks/bridge.ipynb) as a reader sees it: the verdict tables shown as
+tables (pandas Stylers), not as raw Markdown pipes; nothing here is computed."""
+
+from modlib import stats
+from modlib.bridge import findings
+
+
+def _claims(outcome):
+    v = stats.Verdict(outcome, "made up")
+    return {f: [stats.Claim(f"{k}-{f}", v.reproduced, "made up", v) for k in findings.KINDS]
+            for f in ("a", "b")}
+
+
+def test_the_verdict_frame_keeps_every_row_mark_and_column():
+    for outcome in stats.MARKS:
+        table = findings.verdict_table(_claims(outcome))
+        frame = findings.verdict_frame(table).data
+        assert list(frame.columns) == ["claim, on the failing networks", "formulation (a)", "formulation (b)"]
+        assert list(frame.iloc[:, 0]) == list(findings.KINDS.values())
+        assert (frame.iloc[:, 1:] == f"{stats.MARKS[outcome]} {outcome}").all().all()
+        assert "|" not in findings.verdict_frame(table).to_html().replace("&#124;", "")
+
+
+def test_the_explorer_shows_a_huge_reliance_readably():
+    from modlib.bridge import explorer
+
+    assert explorer.reliance_text(3.2e9) == "> 1000"
+    assert explorer.reliance_text(0.456) == "0.46"
+    table = explorer._numbers_table([("full network", 0.5, 1.0, 3.2e9, "—")])
+    assert "&gt; 1000" in table and "e+09" not in table
+    for header in ("held-out accuracy", "train accuracy", "reliance on x2", "weights kept"):
+        assert f">{header}</th>" in table
+
+
+def test_the_theory_pages_diagram_fits_the_page():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from modlib import plots
+    from modlib.bridge import figures
+
+    fig = figures.diagram_evidence()
+    assert fig.get_size_inches()[0] <= plots.COLUMN + 1e-9 and len(fig.axes) == 3
+    plt.close(fig)
