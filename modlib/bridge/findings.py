@@ -250,20 +250,17 @@ KINDS = {"inside": "the Y1 subnetwork scores above the full network",
          "predicts": "the Y1 and \"use X2\" masks' overlap above chance predicts held-out accuracy"}
 
 
-def verdict_table(claims_by_formulation: dict[str, list[stats.Claim]], kinds=tuple(KINDS)) -> str:
-    """The verdicts of ``kinds`` as one Markdown table: a row per claim, a column per formulation
-    (the mark and the outcome; the intervals are in the appendix)."""
+def verdict_table(claims_by_formulation: dict[str, list[stats.Claim]], kinds=tuple(KINDS)):
+    """The verdicts of ``kinds`` as one table (a ``pandas.DataFrame``; :func:`verdict_frame` shows
+    it): a row per claim, a column per formulation (the mark and the outcome; the intervals are in
+    the appendix)."""
+    import pandas as pd
+
     fs = list(claims_by_formulation)
     scope = "over all networks" if set(kinds) == {"predicts"} else "on the failing networks"
-    head = f"| claim, {scope} | " + " | ".join(f"formulation ({f})" for f in fs) + " |"
-    rows = [head, "|---|" + "---|" * len(fs)]
-    for kind in kinds:
-        cells = []
-        for f in fs:
-            c = next(c for c in claims_by_formulation[f] if c.name == f"{kind}-{f}")
-            cells.append(c.marked)
-        rows.append(f"| {KINDS[kind]} | " + " | ".join(cells) + " |")
-    return "\n".join(rows)
+    rows = [[KINDS[kind]] + [next(c for c in claims_by_formulation[f] if c.name == f"{kind}-{f}").marked
+                             for f in fs] for kind in kinds]
+    return pd.DataFrame(rows, columns=[f"claim, {scope}"] + [f"formulation ({f})" for f in fs])
 
 
 def mean_gain(arrays: dict, arm: str, against: str = "full") -> float:
@@ -381,14 +378,13 @@ def digit_table(arrays: dict):
     return pd.DataFrame(cols)
 
 
-def digit_verdict_table(claims: list[stats.Claim]) -> str:
-    """The verdicts of :func:`digit_claims` as one Markdown table (the intervals are in the
-    appendix)."""
-    rows = ["| claim, on the failing CNNs | chapter 3's CNNs, setting A |", "|---|---|"]
-    for kind in DIGIT_KINDS:
-        c = next(c for c in claims if c.name == f"{kind}-mnist")
-        rows.append(f"| {KINDS[kind]} | {c.marked} |")
-    return "\n".join(rows)
+def digit_verdict_table(claims: list[stats.Claim]):
+    """The verdicts of :func:`digit_claims` as one table (a ``pandas.DataFrame``; the intervals are
+    in the appendix)."""
+    import pandas as pd
+
+    rows = [[KINDS[kind], next(c for c in claims if c.name == f"{kind}-mnist").marked] for kind in DIGIT_KINDS]
+    return pd.DataFrame(rows, columns=["claim, on the failing CNNs", "chapter 3's CNNs, setting A"])
 
 
 def digit_gain(arrays: dict, arm: str, against: str = "full") -> float:
@@ -577,20 +573,21 @@ def sprite_table(arrays: dict, model: str):
     return pd.DataFrame(cols)
 
 
-def sprite_verdict_table(claims_by_model: dict[str, list[stats.Claim]], kinds=tuple(SPRITE_KINDS)) -> str:
-    """The verdicts of "Chapter 2's decoders" as one Markdown table: a row per claim, a column per
-    model (the compositional one is the reference); the intervals are in the appendix."""
+def sprite_verdict_table(claims_by_model: dict[str, list[stats.Claim]], kinds=tuple(SPRITE_KINDS)):
+    """The verdicts of "Chapter 2's decoders" as one table (a ``pandas.DataFrame``): a row per claim
+    made for some model, a column per model (the compositional one is the reference); the intervals
+    are in the appendix."""
+    import pandas as pd
+
     ms = list(claims_by_model)
     name = {"monolithic": "monolithic decoder", "compositional": "compositional (reference)"}
-    rows = ["| claim, over decoder seeds | " + " | ".join(name.get(m, m) for m in ms) + " |",
-            "|---|" + "---|" * len(ms)]
+    rows = []
     for kind in kinds:
         cells = [next((c.marked for c in claims_by_model[m] if c.name == f"{kind}-{m}"), "—")
                  for m in ms]
-        if cells == ["—"] * len(ms):
-            continue
-        rows.append(f"| {SPRITE_KINDS[kind]} | " + " | ".join(cells) + " |")
-    return "\n".join(rows)
+        if cells != ["—"] * len(ms):
+            rows.append([SPRITE_KINDS[kind]] + cells)
+    return pd.DataFrame(rows, columns=["claim, over decoder seeds"] + [name.get(m, m) for m in ms])
 
 
 def reference_claim(mono: dict, comp: dict) -> stats.Claim:
@@ -621,19 +618,11 @@ def all_sprite_claims(arrays_by_model: dict[str, dict]) -> dict[str, list[stats.
 # ---------------------------------------------------------------- the verdict tables as the page shows them
 
 
-def verdict_frame(table: str):
+def verdict_frame(table):
     """A verdict table of this module (:func:`verdict_table`, :func:`digit_verdict_table`,
-    :func:`sprite_verdict_table`: Markdown text) as a pandas Styler, the way chapters 5 and 6 show
-    theirs: the book renders a notebook's Markdown output without tables, so the text would show as
-    raw ``| a | b |``. The rows, the marks and the outcomes are the Markdown table's own, one column
-    per column of it, left-aligned, without an index."""
-    import pandas as pd
-
-    lines = [line.strip() for line in table.strip().splitlines() if line.strip().startswith("|")]
-    cells = [[c.strip() for c in line.strip("|").split(" | ")] for line in lines]
-    head, body = cells[0], [r for r in cells[1:] if not set("".join(r)) <= set("-:| ")]
-    frame = pd.DataFrame(body, columns=head)
-    return frame.style.hide(axis="index").set_properties(**{"text-align": "left"}).set_table_styles(
+    :func:`sprite_verdict_table`) as the page shows it, the way chapters 5 and 6 show theirs: a
+    pandas Styler, left-aligned, without an index."""
+    return table.style.hide(axis="index").set_properties(**{"text-align": "left"}).set_table_styles(
         [{"selector": "th", "props": [("text-align", "left")]}])
 
 
