@@ -46,7 +46,7 @@ def test_full_profile_runs_what_the_issue_asks():
         assert config["hidden"] == list(s.hidden) and config["ops"] == [{"add": "+", "mul": "×"}[op]]
     # reuse: the forced-reuse control on the main network, and a network of at least 3 hidden layers
     for k in range(3):
-        assert jobs[f"copyweight-seed{k}"][2].extra == (("whole_alpha", 4e-4),)
+        assert dict(jobs[f"copyweight-seed{k}"][2].extra) == {"whole_alpha": 4e-4, "original": True}
         e, _, p = jobs[f"reuse512x4-seed{k}"]
         assert len(p.base.hidden) >= 3 and dict(p.extra) == {"whole_alpha": 4e-4, "original": True}
         assert f"cnnlayers-seed{k}" in jobs and f"heldout-seed{k}" in jobs
@@ -100,6 +100,12 @@ def test_a_point_is_the_same_from_one_result_or_one_per_operation():
     np.testing.assert_allclose(from_addmul["shared"], whole["shared"])
     with pytest.raises(ValueError, match="one per operation"):
         wm.point([_result("a", config, plus_m, plus), _result("a2", config, plus_m, plus)])
+    # the masks of two networks (another seed here; another thread count in practice) are not joined
+    assert plus_m["network"] == times_m["network"] == both_m["network"]
+    other_m, other = wm.op_point(TINY, 1, "cpu", ops=["×"])
+    assert other_m["network"] != plus_m["network"]
+    with pytest.raises(ValueError, match="different networks"):
+        wm.point([_result("a", config, plus_m, plus), _result("b", config, other_m, other)])
 
 
 def test_shared_counts_the_weights_both_masks_keep():
@@ -160,6 +166,10 @@ def test_class_layers_agree_with_their_confusion_matrices(monkeypatch):
     L = len(metrics["layers"])
     assert a["swap_in"].shape == a["swap_out"].shape == (10, L, 2) and a["kept"].shape == (11, L)
     np.testing.assert_array_equal(a["dropped"][:, -1], 0)  # the output layer's mask is the reference's
+    # the null: a second all-classes mask, trained as a class mask is
+    assert a["kept_again"].shape == a["dropped_again"].shape == (L,) and a["swap_again"].shape == (L, 10)
+    assert a["dropped_again"][-1] == 0
+    np.testing.assert_allclose(a["swap_again"][-1], np.diag(a["confusion"][0]))  # its output layer is the reference's
     for c in range(10):
         ref, own = np.diag(a["confusion"][0]), np.diag(a["confusion"][1 + c])
         # c's mask in the output layer alone is the reference; everywhere but the output, c's mask

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import hashlib
 
 import numpy as np
 import torch
@@ -114,7 +115,18 @@ def op_point(s: MaskSettings, seed: int, device, ops=digits.OPS) -> tuple[dict, 
     else:
         arrays["bits"] = _pack(found[ops[0]])
     rows = ["full model"] + [f"{op} mask{end}" for op in ops for end in ("", " removed")]
-    return {"layers": layers, "ops": list(ops), "rows": rows, "chance": CHANCE["addmul"]}, arrays
+    return {"layers": layers, "ops": list(ops), "rows": rows, "chance": CHANCE["addmul"],
+            "network": network_digest(model)}, arrays
+
+
+def network_digest(model: torch.nn.Module) -> str:
+    """A short hash of ``model``'s trained weights (names, shapes and values): two results that hold
+    masks of one network carry the same digest, so that a reading which pairs them can check it (a
+    network retrained with another thread count, say, is another network)."""
+    h = hashlib.sha256()
+    for name, t in model.state_dict().items():
+        h.update(name.encode() + str(tuple(t.shape)).encode() + t.detach().cpu().contiguous().numpy().tobytes())
+    return h.hexdigest()[:16]
 
 
 def _pack(mask: dict) -> np.ndarray:
@@ -163,6 +175,10 @@ def point(parts: list) -> dict[str, np.ndarray]:
         by_op = {tuple(r.metrics["ops"]): r.arrays for r in parts}
         if set(by_op) != {("+",), ("×",)}:
             raise ValueError(f"a point needs one result with both masks or one per operation; got {sorted(by_op)}")
+        digests = {r.metrics.get("network") for r in parts}
+        if len(digests) > 1:
+            raise ValueError(f"{[r.name for r in parts]} hold masks of different networks (weights "
+                             f"{sorted(map(str, digests))}); recompute them with one thread count")
         plus, times = by_op[("+",)], by_op[("×",)]
         table = np.concatenate([plus["table"], times["table"][1:]])
         control = np.concatenate([plus["control"], times["control"]])
@@ -250,7 +266,8 @@ def heldout(s: MaskSettings, seed: int, device, share: float = 0.1) -> tuple[dic
         "iou": np.array(list(masks.iou(found["+"], found["×"]).values())),
         "held": held.reshape(2, -1).sum(1).numpy(),
     }
-    return {"layers": list(found["+"]), "ops": list(digits.OPS), "chance": CHANCE["addmul"]}, arrays
+    return {"layers": list(found["+"]), "ops": list(digits.OPS), "chance": CHANCE["addmul"],
+            "network": network_digest(model)}, arrays
 
 
 # --- reuse: the double addition ------------------------------------------------------------------------
@@ -342,7 +359,7 @@ def reuse_control(s: MaskSettings, seed: int, device, whole_alpha: float = 4e-4,
         "copy_kept": np.array([list(masks.kept_fraction(m).values()) for m in cm.values()]),
     })
     return {"layers": list(whole), "rows": list(PAIR_ROWS), "masks": list(PAIR_MASKS), "chance": CHANCE["double"],
-            "original": original}, arrays
+            "original": original, "network": network_digest(model)}, arrays
 
 
 # --- class removal, layer by layer -------------------------------------------------------------------
@@ -364,7 +381,14 @@ def class_layers(s: MaskSettings, seed: int, device) -> tuple[dict, dict]:
     ``dropped [10, L]`` (the share of the all-classes mask's weights that class c's mask drops),
     ``added [10, L]`` (the share of class c's mask that the all-classes mask drops), ``swap_in [10,
     L, 2]`` (accuracy on class c and mean on the others with c's mask in that layer alone, the
-    all-classes mask elsewhere) and ``swap_out [10, L, 2]`` (c's mask everywhere but that layer)."""
+    all-classes mask elsewhere) and ``swap_out [10, L, 2]`` (c's mask everywhere but that layer).
+
+    The null for these: a second all-classes mask, trained exactly as a class mask is (its own seed
+    and stream, the output layer's mask fixed) but on every class, so that it removes nothing.
+    Two masks of one task differ, so a class mask's ``dropped`` and ``swap_in`` mean something only
+    beside this one's: ``kept_again [L]``, ``dropped_again [L]`` (the share of the all-classes
+    mask's weights it drops) and ``swap_again [L, 10]`` (each class's accuracy with it in that layer
+    alone, the all-classes mask elsewhere)."""
     x, y, source = digits.mnist("train", quiet=True)
     x_test, y_test, _ = digits.mnist("test", quiet=True)
     x_test, y_test = x_test[: s.eval_n], y_test[: s.eval_n]  # at eval_n 10,000: every test image
@@ -388,6 +412,15 @@ def class_layers(s: MaskSettings, seed: int, device) -> tuple[dict, dict]:
             mats.append(confusion(model, x_test, y_test))
         with applied(model, masks.random_like(mask, seed=7000 + 100 * seed + c)):
             randoms.append(confusion(model, x_test, y_test))
+    again = train_mask(model, _image_batches(x, y, s.batch, 111 + 1000 * seed, y >= 0), F.cross_entropy,
+                       s.cnn_mask_steps, s.cnn_alpha, s, seed=6011 + 100 * seed, desc="all classes again",
+                       lr=s.cnn_mask_lr, fixed={output: logits[output]})
+    dropped_again, swap_again = np.zeros(len(layers)), np.zeros((len(layers), 10))
+    for i, name in enumerate(layers):
+        ref, own = reference[name].bool(), again[name].bool()
+        dropped_again[i] = _ratio(int((ref & ~own).sum()), int(ref.sum()))
+        with applied(model, {**reference, name: again[name]}):
+            swap_again[i] = np.diag(confusion(model, x_test, y_test))
     swap_in, swap_out = np.zeros((10, len(layers), 2)), np.zeros((10, len(layers), 2))
     dropped, added = np.zeros((10, len(layers))), np.zeros((10, len(layers)))
     for c, mask in enumerate(class_masks):
@@ -399,7 +432,8 @@ def class_layers(s: MaskSettings, seed: int, device) -> tuple[dict, dict]:
                 with applied(model, m):
                     out[c, i] = _class_accuracy(confusion(model, x_test, y_test), c)
     kept = np.array([list(masks.kept_fraction(m).values()) for m in (reference, *class_masks)])
-    return {"data": source, "chance": CHANCE["cnn"], "layers": layers}, {
+    return {"data": source, "chance": CHANCE["cnn"], "layers": layers, "network": network_digest(model)}, {
         "confusion": np.array(mats), "confusion_random": np.array(randoms),
         "confusion_plain": confusion(model, x_test, y_test), "kept": kept, "dropped": dropped, "added": added,
-        "swap_in": swap_in, "swap_out": swap_out}
+        "swap_in": swap_in, "swap_out": swap_out, "kept_again": np.array(list(masks.kept_fraction(again).values())),
+        "dropped_again": dropped_again, "swap_again": swap_again}

@@ -184,8 +184,10 @@ def added_jobs(s: MaskSettings, c: CauseSettings) -> list[tuple[str, str, int, P
     reuse = [("reuse", f"reuse{shape_name(c.reuse_hidden)}-seed{k}", k,
               Point(s.with_(hidden=c.reuse_hidden), (("whole_alpha", c.whole_alpha), ("original", True))))
              for k in range(c.reuse_seeds)]
-    reuse += [("copyweight", f"copyweight-seed{k}", k, Point(s, (("whole_alpha", c.whole_alpha),)))
-              for k in range(c.copy_seeds)]
+    # the copied network's own pair masks too, so that the forced overlap, the pairs' own and the
+    # same-pair ceiling are all read on one network
+    reuse += [("copyweight", f"copyweight-seed{k}", k,
+               Point(s, (("whole_alpha", c.whole_alpha), ("original", True)))) for k in range(c.copy_seeds)]
     alphas = [("alphacurve", f"alphacurve{a:g}-seed{k}", k, Point(s.with_(alpha=a)))
               for a in c.alphas for k in range(c.seeds) if not (a == s.alpha and main(k))]
     held = [("heldout", f"heldout-seed{k}", k, Point(s, (("share", c.heldout_share),))) for k in range(c.heldout_seeds)]
@@ -277,8 +279,8 @@ def curves(profile: str, found: dict[str, results.Result], s: MaskSettings | Non
     authors' schedule and the same networks at the profile's, ``addmul-seed<k>``), each point read
     with :func:`~modlib.weight_masks.causes.point` (the main network and alpha come from
     ``addmul``); ``"heldout"``, ``"reuse"`` and ``"cnnlayers"`` ([arrays]; the CNNs' with their
-    ``layers``); ``"copyweight"`` ([arrays], each with the ``iou``, ``iou_same`` and ``iou_random`` of
-    the same network's ``double-seed<k>``)."""
+    ``layers``); ``"copyweight"`` ([arrays]: the copied network's, and the ``iou``, ``iou_same`` and
+    ``iou_random`` of the pair masks of the network it was copied from, in the same result)."""
     s, c = s or settings(profile), c or causes_settings(profile)
     groups: dict = {}
     for experiment, name, seed, p in added_jobs(s, c):
@@ -315,10 +317,6 @@ def curves(profile: str, found: dict[str, results.Result], s: MaskSettings | Non
         if experiment not in out or experiment in ("width", "alpha", "authors") or name not in found:
             continue
         arrays = dict(found[name].arrays)
-        if experiment == "copyweight":
-            if f"double-seed{seed}" not in found:
-                continue
-            arrays.update({k: found[f"double-seed{seed}"].arrays[k] for k in ("iou", "iou_same", "iou_random")})
         if experiment == "cnnlayers":
             arrays["layers"] = found[name].metrics["layers"]
         out[experiment].append(arrays)
