@@ -91,7 +91,8 @@ def provenance(runs: list[Result]) -> str:
         what = "one run" if len(runs) == 1 else "one run each"
     else:
         counts = [r.meta.get("seeds") for r in runs]
-        what = f"{sum(c if isinstance(c, int) else len(c or []) for c in counts)} seeds"
+        n = sum(c if isinstance(c, int) else len(c or []) for c in counts)
+        what = f"{n} seed{'' if n == 1 else 's'}"
     return f"profile {profiles} · {devices} · {what}"
 
 

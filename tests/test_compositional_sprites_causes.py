@@ -216,3 +216,22 @@ def test_each_claims_test_of_the_recomputed_rows_fails_on_some_degenerate_varian
         except (AssertionError, KeyError):
             failed_on.append(variant)
     assert failed_on, f"{name} passes on every degenerate variant"
+
+
+def test_the_recomputed_figure_keeps_slot_r2_far_below_zero_readable():
+    """Soft occlusion's slot 0 lies near R² -25: drawn at the floor as a "<", so that the axis still
+    reads the fitted alpha seeds near 1 and slot 1 near -0.5."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from modlib.compositional_sprites import figures
+
+    runs = synthetic()
+    runs.arrays("orthogonal")["r2_slot"][:, 0] = -25.0
+    fig = figures.recomputed_figure(runs)
+    slot_ax = fig.axes[1]
+    low, high = slot_ax.get_xlim()
+    assert figures.SLOT_FLOOR - 0.2 <= low < figures.SLOT_FLOOR and high > 1
+    xs = np.concatenate([c.get_offsets()[:, 0] for c in slot_ax.collections if len(c.get_offsets())])
+    assert xs.min() >= figures.SLOT_FLOOR and (xs == figures.SLOT_FLOOR).sum() == 5  # the five slot-0 marks
+    matplotlib.pyplot.close(fig)

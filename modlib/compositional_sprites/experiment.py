@@ -343,8 +343,20 @@ class SpriteRuns:
 
     @property
     def provenance(self) -> str:
-        """Profile, device and seeds, for figure captions."""
-        return next(iter(self.rows.values())).provenance
+        """Profile, device(s) and seeds of every row, for figure captions (:meth:`provenance_of`)."""
+        return self.provenance_of(list(self.rows))
+
+    def provenance_of(self, rows: list[str]) -> str:
+        """Profile, device(s) and seeds of ``rows``, for a caption: ``"profile full · CPU (1 thread)
+        · 5 seeds (0-4) each"``, or ``"3 to 5 seeds a row"`` where the rows differ."""
+        found = [self.rows[row] for row in rows]
+        head = results.provenance(found).rsplit(" · ", 1)[0]  # profile · device(s)
+        counts = sorted({len(r.arrays["r2_in"]) for r in found})
+        if len(counts) > 1:
+            return f"{head} · {counts[0]} to {counts[-1]} seeds a row"
+        n = counts[0]
+        seeds = "seed 0" if n == 1 else f"{n} seeds (0-{n - 1})"
+        return f"{head} · {seeds}" + (" each" if len(found) > 1 else "")
 
     def arrays(self, row: str) -> dict:
         if row not in self.rows:

@@ -306,10 +306,14 @@ def diagram_slot_recovery() -> plt.Figure:
     return fig
 
 
+SLOT_FLOOR = -1.0  # slot R² below this is drawn at it, as "<" (soft occlusion's slot 0 lies near -25)
+
+
 def recomputed_figure(runs) -> plt.Figure:
     """The recomputed rows (each seed on its own scenes): (a) in-domain R² of alpha compositing per
     seed, as initialised and with the opacity opened, a line joining each seed's pair; (b) each
-    compositional row's slot R² per seed (slot 0 filled, slot 1 hollow); (c) R² on the gap scenes
+    compositional row's slot R² per seed (slot 0 filled, slot 1 hollow; below :data:`SLOT_FLOOR`, a
+    "<" at it); (c) R² on the gap scenes
     alone per seed, for every row that has it. Rows run down (b) and (c), named once, so that their
     names stay legible at 9 pt. Rows missing from ``runs`` are left out."""
     rows = [r for r in runs.rows if {"r2_slot", "r2_gap"} & set(runs.arrays(r))]
@@ -328,16 +332,21 @@ def recomputed_figure(runs) -> plt.Figure:
     for i, r in enumerate(rows):
         a = runs.arrays(r)
         if "r2_slot" in a and np.isfinite(a["r2_slot"]).all():
-            v = a["r2_slot"]
-            slot_ax.scatter(v[:, 0], np.full(len(v), i - 0.15), color="#1f77b4", s=10)
-            slot_ax.scatter(v[:, 1], np.full(len(v), i + 0.15), facecolors="none", edgecolors="#1f77b4", s=10)
+            for k, dy in enumerate((-0.15, 0.15)):
+                v = a["r2_slot"][:, k]
+                low = v < SLOT_FLOOR  # far below: drawn at the floor, as a "<"
+                fill = {"color": "#1f77b4"} if k == 0 else {"facecolors": "none", "edgecolors": "#1f77b4"}
+                slot_ax.scatter(v[~low], np.full((~low).sum(), i + dy), s=10, **fill)
+                slot_ax.scatter(np.full(low.sum(), SLOT_FLOOR), np.full(low.sum(), i + dy), s=14, marker="<",
+                                **fill)
         if "r2_gap" in a:
             v = a["r2_gap"]
             gap_ax.scatter(v, np.full(len(v), i), color="#d62728" if r == "gap" else "0.3", s=10)
     slot_ax.set_yticks(range(len(rows)), rows)
     slot_ax.set_ylim(len(rows) - 0.5, -0.5)  # the first row on top
     slot_ax.axvline(0.8, color="0.5", lw=0.6, ls=":")
-    slot_ax.set_title("(b) slot R² (0 ●, 1 ○)", fontsize=9)
+    slot_ax.set_xlim(SLOT_FLOOR - 0.15, 1.1)
+    slot_ax.set_title("(b) slot R² (0 ●, 1 ○;\n◀: below −1)", fontsize=9)
     gap_ax.tick_params(labelleft=False)
     gap_ax.set_title("(c) R², gap scenes", fontsize=9)
     for ax in fig.axes:
