@@ -1588,5 +1588,32 @@ def test_spritesdrawn_gap_scenes_and_delta_order_are_decided_between_trained_row
     runs, _, found = sprite_drawn
     for row in ("gap", "orthogonal", "diagonal-0.1"):
         assert (runs.arrays(row)["r2_in"][:, -1] >= cs_findings.FIT).all(), row
-    for name in ("gap-scenes", "delta-order"):
-        assert found[name].verdict.outcome in DECIDED, found[name].text
+    assert found["gap-scenes"].verdict.outcome in DECIDED, found["gap-scenes"].text
+    # the paper's difference of drops is +0.00: a measured difference inside the margin of both no
+    # effect and the paper's cannot be decided, and that is the only reason allowed here
+    f = found["delta-order"]
+    assert f.verdict.outcome in DECIDED or (
+        f.verdict.outcome == stats.UNDECIDED and "no effect and for the paper's" in f.verdict.why), f.text
+
+
+def test_spritesdrawn_soft_occlusion_draws_scenes_not_sprites_and_alpha_draws_both(sprite_drawn):
+    """What the page says of the theorem's conclusion: on the orthogonal support, the fitted soft
+    occlusion seeds draw the whole cube well while their slot decoders do not draw the sprites
+    (slot R² below 0); the fitted alpha seeds draw both."""
+    runs, _, found = sprite_drawn
+    soft, alpha = runs.arrays("orthogonal"), runs.arrays("alpha")
+    fit = soft["r2_in"][:, -1] >= cs_findings.FIT
+    assert fit.sum() >= 3 and (soft["r2_whole"][fit, -1] >= cs_findings.FIT).all()
+    assert (soft["r2_slot"][fit] < 0).all(), soft["r2_slot"]
+    assert not found["slots"].holds, found["slots"].text
+    fit = alpha["r2_in"][:, -1] >= cs_findings.FIT
+    assert fit.sum() >= 2 and (alpha["r2_slot"][fit] >= cs_findings.SLOT_FIT).all(), alpha["r2_slot"]
+    assert stats.distinct_units(alpha["r2_slot"][fit]) == fit.sum(), "the fitted alpha seeds repeat one another"
+
+
+def test_spritesdrawn_the_normal_support_varies_no_more_than_the_others(sprite_drawn):
+    runs, _, _ = sprite_drawn
+    sd = {row: runs.arrays(row)["r2_whole"][:, -1].std() for row in ("normal", "orthogonal", "orthogonal-broad",
+                                                                      "random", "diagonal-0.2")}
+    assert all((runs.arrays(row)["r2_in"][:, -1] >= cs_findings.FIT).all() for row in sd), sd
+    assert sd["normal"] <= max(v for row, v in sd.items() if row != "normal") + 0.005, sd

@@ -265,6 +265,7 @@ def recomputed(runs) -> list:
     whose rows are not among ``runs.rows`` is left out. Comparisons are decided by the rule
     (:mod:`modlib.stats`), as :class:`~modlib.stats.Claim` s; the others are checks.
 
+    ``alpha-open`` and ``gap-scenes`` are the book's own hypotheses (they read holds / does not hold).
     ``alpha-open``: the share of seeds that fit with the opacity opened minus the share without
     (paired by seed: same scenes, same initial weights but the one bias; the book's margin stands in,
     the paper reports no stuck seeds); ``slots``: the theorem's conclusion, every fitted seed of the
@@ -295,7 +296,7 @@ def recomputed(runs) -> list:
             f"seeds fit the training support ({_seed_list(opened[:n] > 0)}), against {int(shut[:n].sum())} "
             f"({_seed_list(shut[:n] > 0)}) with the bias as initialised "
             f"(gradient share before training {_span(reach[1])} opened, {_span(reach[0])} not); opened minus "
-            f"not, paired by seed, {effect.text(percent=False)}."))
+            f"not, paired by seed, {effect.text(percent=False)}.", own=True))
     if "orthogonal" in rows and "r2_slot" in runs.arrays("orthogonal"):
         f = fit("orthogonal")
         slot = runs.arrays("orthogonal")["r2_slot"]  # [S, 2]
@@ -317,7 +318,8 @@ def recomputed(runs) -> list:
             "gap-scenes", v,
             f"On the gap scenes alone (slot 0's x between 0.05 and 0.45), R² {mean_sd(gap)} for the model trained "
             f"without them and {mean_sd(full_)} for the one trained on the full orthogonal support (all "
-            f"{len(gap)} and {len(full_)} seeds); the second minus the first {effect.text(percent=False)}."))
+            f"{len(gap)} and {len(full_)} seeds); the second minus the first {effect.text(percent=False)}.",
+            own=True))
     if {"diagonal-0.1", "orthogonal"} <= rows:
         drop = {r: np.subtract(*final(r)) for r in ("diagonal-0.1", "orthogonal")}
         trained = bool(fit("diagonal-0.1").all() and fit("orthogonal").all())
