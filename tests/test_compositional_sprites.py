@@ -1,5 +1,6 @@
 """Chapter 2's models, measures and runs (modlib.compositional_sprites)."""
 
+import numpy as np
 import pytest
 import torch
 
@@ -196,3 +197,59 @@ def test_the_pages_measurement_is_the_one_the_results_ran():
     model = cs.build(TINY, "orthogonal")
     assert page["measure"](model, z_in, x_in, z_wh, x_wh) == (
         cs.r2_score(x_in, cs.predict(model, z_in)), cs.r2_score(x_wh, cs.predict(model, z_wh)))
+
+
+# ---------------------------------------------------------------- the page's sentences name their seeds
+
+class _Rows:
+    """A SpriteRuns stand-in for the findings that name seeds: rows -> arrays."""
+
+    def __init__(self, arrays):
+        self.rows, self._a = dict.fromkeys(arrays), arrays
+
+    def arrays(self, row):
+        return self._a[row]
+
+
+def _row(finals_in, finals_whole, reach=None, before=0.9):
+    """Three evaluations (epochs 1, 12, 60): in-domain ``before`` at epoch 12 where the seed fits."""
+    r_in = np.asarray(finals_in, float)
+    mid = np.where(r_in >= 0.8, before, r_in)
+    return {"eval_epochs": np.array([1, 12, 60]), "r2_in": np.stack([r_in * 0, mid, r_in], 1),
+            "r2_whole": np.stack([r_in * 0, mid, np.asarray(finals_whole, float)], 1),
+            "reach": np.asarray(reach if reach is not None else np.full(r_in.size, 0.5), float)}
+
+
+def test_the_sharpness_sentences_name_each_seed_they_count():
+    from modlib.compositional_sprites import findings
+
+    runs = _Rows({"orthogonal": _row([0.92] * 5, [0.9] * 5),
+                  "sharpness-16": {**_row([0.95, 0.82, 0.9], [0.93, 0.15, 0.88], [0.14, 0.02, 0.5]),
+                                   "r2_in": np.array([[0, 0.9, 0.95], [0, 0.22, 0.82], [0, 0.9, 0.9]])},
+                  "sharpness-64": _row([0.26, 0.93, 0.87], [-0.03, 0.92, 0.87], [0.002, 0.0, 0.56])})
+    said = findings.sharpness_seeds(runs, {"orthogonal": 1.0, "sharpness-16": 16.0, "sharpness-64": 64.0})
+    assert said["fit"] == ("at k = 1, seeds 0, 1, 2, 3, 4 (all 5); at k = 16, seeds 0, 1, 2 (all 3); "
+                           "at k = 64, seeds 1, 2 (2 of 3; seed 0 never fit)")
+    assert said["general"] == "9 of the 10"
+    assert said["astray"] == ("seed 1 at k = 16 (R² 0.82 in-domain, 0.15 on the whole cube; in-domain 0.22 at "
+                              "epoch 12, first at 0.8 at epoch 60 of 60)")
+    assert said["stuck"] == "seed 0 at k = 64 (in-domain R² 0.26)"
+    assert findings.fits(runs, "sharpness-64") == "2 of 3: seeds 1, 2 (seed 0 ends at in-domain R² 0.26)"
+    assert findings.fits(runs, "sharpness-64", short=True) == "2 of 3: seeds 1, 2"
+    assert findings.seeds_by_row(runs) == "seeds 0–4 in orthogonal; seeds 0–2 in the other rows"
+    closed = findings.closed_starts(runs, {"sharpness-16": 16.0, "sharpness-64": 64.0}, shared=runs)
+    assert closed.startswith("seed 1 at k = 16 started at 2.0% and fit (in-domain R² 0.82, first at 0.8 at "
+                             "epoch 60; in the first run, on seed 0's scenes, the same network fit: 0.82)")
+    assert "seed 0 at k = 64 started at 0.2% and never fit (in-domain R² 0.26)" in closed  # seed 0: no comparison
+    assert findings.closed_starts(runs, {"orthogonal": 1.0}) == "none started below 5%"
+
+
+def test_a_caption_names_the_seeds_of_rows_that_differ():
+    s = cs.settings("smoke")
+    meta = {"profile": "full", "device": "cpu (1 threads)", "seeds": 5}
+    rows = {r: results.Result(r, {}, {}, {"r2_in": np.zeros((n, 2))}, {**meta, "seeds": n})
+            for r, n in (("orthogonal", 5), ("gap", 5), ("normal", 3))}
+    runs = cs.SpriteRuns(s, rows, "full")
+    assert runs.provenance == "profile full · CPU (1 thread) · seeds 0-4 in 2 rows, seeds 0-2 in 1 row"
+    assert runs.provenance_of(["orthogonal", "gap"]) == "profile full · CPU (1 thread) · 5 seeds (0-4) each"
+    assert runs.provenance_of(["normal"]) == "profile full · CPU (1 thread) · 3 seeds (0-2)"

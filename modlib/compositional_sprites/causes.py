@@ -14,8 +14,8 @@
   every other latent uniform), and ``reach [S]``, the share of the composition's gradient that reached
   the slot decoders before training.
 
-The stored rows of ``experiment`` (one shared draw of scenes for every seed) stay as they are until
-these are computed: :func:`runs` returns these where all are stored, else those.
+The page reads these rows where all are stored (:func:`page_runs`), else the rows of
+``experiment``, whose seeds share one draw of scenes (seed 0's, the same as seed 0's own here).
 """
 
 from __future__ import annotations
@@ -227,6 +227,17 @@ def stored(profile: str) -> dict[str, results.Result] | None:
             except results.StaleResultError:
                 return None
     return out
+
+
+def page_runs(profile: str, device: torch.device) -> ex.SpriteRuns:
+    """The rows the chapter's page reads: the recomputed rows of ``profile`` (each seed on its own
+    scenes) where all are stored, ``alpha-open`` left to the appendix; else the rows of
+    :func:`modlib.compositional_sprites.run` (loaded, or computed where not stored)."""
+    drawn = stored(profile)
+    s = ex.settings(profile)
+    if drawn is None or not set(s.rows) <= set(drawn):
+        return ex.run(profile, device)
+    return ex.SpriteRuns(s, {row: drawn[row] for row in s.rows}, profile)
 
 
 def runs(profile: str, device: torch.device, compute: bool = False) -> ex.SpriteRuns | None:

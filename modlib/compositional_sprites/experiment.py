@@ -348,12 +348,16 @@ class SpriteRuns:
 
     def provenance_of(self, rows: list[str]) -> str:
         """Profile, device(s) and seeds of ``rows``, for a caption: ``"profile full · CPU (1 thread)
-        · 5 seeds (0-4) each"``, or ``"3 to 5 seeds a row"`` where the rows differ."""
+        · 5 seeds (0-4) each"``, or, where the rows differ, which seeds how many rows count:
+        ``"seeds 0-4 in 7 rows, seeds 0-2 in 7 rows"``."""
         found = [self.rows[row] for row in rows]
         head = results.provenance(found).rsplit(" · ", 1)[0]  # profile · device(s)
-        counts = sorted({len(r.arrays["r2_in"]) for r in found})
+        each = [len(r.arrays["r2_in"]) for r in found]
+        counts = sorted(set(each), reverse=True)
         if len(counts) > 1:
-            return f"{head} · {counts[0]} to {counts[-1]} seeds a row"
+            return f"{head} · " + ", ".join(
+                f"{'seed 0' if n == 1 else f'seeds 0-{n - 1}'} in {each.count(n)} row{'s' * (each.count(n) > 1)}"
+                for n in counts)
         n = counts[0]
         seeds = "seed 0" if n == 1 else f"{n} seeds (0-{n - 1})"
         return f"{head} · {seeds}" + (" each" if len(found) > 1 else "")

@@ -211,7 +211,7 @@ def compositional_sprites(runs, sharpness_rows: dict[str, float] | None = None) 
             fit, r_in, r_whole = fitted(row)
             fits.append(fit.mean())
             ok &= bool((r_whole >= 0.8).all())
-            parts.append(f"k = {k:g}, {fit.sum()} of {fit.size} seeds fit ({_seed_list(fit)})"
+            parts.append(f"k = {k:g}, {fit.sum()} of {fit.size} seeds fit ({seed_list(fit)})"
                          + (f": R² {mean_sd(r_in)} in-domain, {mean_sd(r_whole)} on the whole cube over "
                             f"{'that seed' if fit.sum() == 1 else 'those seeds'}" if fit.any() else ""))
         out["sharpness"] = Finding(
@@ -248,15 +248,127 @@ def compositional_sprites(runs, sharpness_rows: dict[str, float] | None = None) 
     return out
 
 
+# ---------------------------------------------------------------- sentences that name their seeds
+
+def seed_list(mask: np.ndarray) -> str:
+    """Which seeds a number counts: ``"seeds 0, 2, 3"`` (``"no seed"`` when none)."""
+    idx = np.flatnonzero(mask)
+    return "no seed" if idx.size == 0 else ("seed " if idx.size == 1 else "seeds ") + ", ".join(map(str, idx))
+
+
+def _and(items: list[str]) -> str:
+    items = list(items)
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def seeds_by_row(runs, rows=None) -> str:
+    """Which seeds each of ``rows`` (default: every row) counts, for the page's prose and captions:
+    ``"seeds 0–4 in orthogonal and gap; seeds 0–2 in the other rows"``, or ``"seeds 0–2 in every
+    row"``."""
+    rows = list(runs.rows if rows is None else rows)
+    groups: dict[int, list[str]] = {}
+    for row in rows:
+        groups.setdefault(len(runs.arrays(row)["r2_in"]), []).append(row)
+
+    def span(n):
+        return "seed 0" if n == 1 else f"seeds 0–{n - 1}"
+
+    if len(groups) == 1:
+        return f"{span(next(iter(groups)))} in every row"
+    ordered = sorted(groups.items(), reverse=True)
+    return "; ".join([f"{span(n)} in {_and(rs)}" for n, rs in ordered[:-1]]
+                     + [f"{span(ordered[-1][0])} in the other rows"])
+
+
+def first_fit(runs, row: str) -> np.ndarray:
+    """Per seed ``[S]``, the first evaluated epoch at which the seed's in-domain R^2 reached
+    :data:`FIT`; 0 where it never did."""
+    a = runs.arrays(row)
+    reached = a["r2_in"] >= FIT  # [S, E]
+    return np.where(reached.any(1), np.asarray(a["eval_epochs"])[reached.argmax(1)], 0)
+
+
+def fits(runs, row: str, short: bool = False) -> str:
+    """How many seeds of ``row`` fit its training support (final in-domain R^2 >= :data:`FIT`) and
+    which: ``"4 of 5: seeds 0, 1, 3, 4"``; unless ``short``, with where each of the others ended:
+    ``"4 of 5: seeds 0, 1, 3, 4 (seed 2 ends at in-domain R² 0.78)"`` (several that did not fit,
+    each with its own R^2 unless all are equal)."""
+    r_in = runs.arrays(row)["r2_in"][:, -1]
+    fit = r_in >= FIT
+    text = f"{'all ' if fit.all() else ''}{fit.sum()} of {fit.size}: {seed_list(fit)}"
+    values = [f"{r_in[i]:.2f}" for i in np.flatnonzero(~fit)]
+    if values and not short:
+        text += (f" ({seed_list(~fit)} end{'s' * (len(values) == 1)} at in-domain R² "
+                 + (values[0] if len(set(values)) == 1 else _and(values)) + ")")
+    return text
+
+
+def sharpness_seeds(runs, ks: dict[str, float]) -> dict[str, str]:
+    """The page's sentences on the sharpness sweep, each naming the seeds it counts (``ks``: row ->
+    k, ``"orthogonal"`` with k = 1; rows not among ``runs.rows`` are left out):
+
+    ``fit``: at each k, the seeds that fit (final in-domain R^2 >= :data:`FIT`) and those that never
+    did; ``general``: how many of the seeds that fit reach R^2 0.8 on the whole cube; ``astray``:
+    each seed that fits but stays below 0.8 on the whole cube, with both R^2, the first evaluated
+    epoch at which it fit and its in-domain R^2 at the evaluation before (``"no seed"`` if none);
+    ``stuck``: each seed that never fit, with its final in-domain R^2 (``"no seed"`` if none)."""
+    rows = [r for r in sorted(ks, key=ks.get) if r in runs.rows]
+    fitted, astray, stuck, n_fit, n_general = [], [], [], 0, 0
+    for row in rows:
+        k, a = ks[row], runs.arrays(row)
+        r_in, r_whole, epochs = a["r2_in"][:, -1], a["r2_whole"][:, -1], list(a["eval_epochs"])
+        fit, when = r_in >= FIT, first_fit(runs, row)
+        count = f"all {fit.size}" if fit.all() else f"{fit.sum()} of {fit.size}; {seed_list(~fit)} never fit"
+        fitted.append(f"at k = {k:g}, {seed_list(fit)} ({count})")
+        n_fit, n_general = n_fit + int(fit.sum()), n_general + int((fit & (r_whole >= 0.8)).sum())
+        for i in np.flatnonzero(fit & (r_whole < 0.8)):
+            j = epochs.index(when[i])
+            before = f"in-domain {a['r2_in'][i, j - 1]:.2f} at epoch {epochs[j - 1]}, " if j else ""
+            astray.append(f"seed {i} at k = {k:g} (R² {r_in[i]:.2f} in-domain, {r_whole[i]:.2f} on the whole cube; "
+                          f"{before}first at {FIT} at epoch {when[i]} of {epochs[-1]})")
+        stuck += [f"seed {i} at k = {k:g} (in-domain R² {r_in[i]:.2f})" for i in np.flatnonzero(~fit)]
+    return {"fit": "; ".join(fitted), "general": f"{n_general} of the {n_fit}",
+            "astray": _and(astray) if astray else "no seed", "stuck": _and(stuck) if stuck else "no seed"}
+
+
+def reach_by_fit(runs, row: str) -> str:
+    """The share of the gradient that reached the slot decoders before training (:func:`gradient_reach`)
+    in the seeds of ``row`` that never fit and in those that fit, naming them."""
+    reach, fit = gradient_reach(runs, row), _r2(runs, row)[0] >= FIT
+    parts = [f"{seed_list(m)}, which {what}, started with {_span(reach[m])}"
+             for m, what in ((~fit, "never fit"), (fit, "fit")) if m.any()]
+    return "; ".join(parts)
+
+
+CLOSED = 0.05  # a seed "started closed" when less than this share of the gradient reached its slot decoders
+
+
+def closed_starts(runs, ks: dict[str, float], closed: float = CLOSED, shared=None) -> str:
+    """Every seed of the soft occlusion rows ``ks`` (row -> k) whose composition passed less than
+    ``closed`` of the gradient before training (:func:`gradient_reach`), with its share and how it
+    ended; with ``shared`` (the first run's rows, every seed on seed 0's scenes: for a seed other than
+    0 the same initial network and batch order on other scenes), how that network ended there."""
+    parts = []
+    for row in sorted((r for r in ks if r in runs.rows), key=ks.get):
+        reach, r_in, when = gradient_reach(runs, row), _r2(runs, row)[0], first_fit(runs, row)
+        for i in np.flatnonzero(reach < closed):
+            text = f"seed {i} at k = {ks[row]:g} started at {reach[i]:.1%} and " + (
+                f"fit (in-domain R² {r_in[i]:.2f}, first at {FIT} at epoch {when[i]}" if r_in[i] >= FIT
+                else f"never fit (in-domain R² {r_in[i]:.2f}")
+            if shared is not None and row in shared.rows and 0 < i < len(_r2(shared, row)[0]):
+                old = _r2(shared, row)[0][i]
+                text += (f"; in the first run, on seed 0's scenes, the same network "
+                         f"{'fit' if old >= FIT else 'never fit'}: {old:.2f}")
+            text += ")"
+            parts.append(text)
+    return "; ".join(parts) if parts else f"none started below {closed:.0%}"
+
+
 # ---------------------------------------------------------------- the recomputed rows (issue 32)
 
 SLOT_FIT = 0.8  # a slot decoder "recovers" its slot function when its R² against the renderer reaches this
 
 
-def _seed_list(mask: np.ndarray) -> str:
-    """Which seeds a number counts: ``"seeds 0, 2, 3"`` (``"no seed"`` when none)."""
-    idx = np.flatnonzero(mask)
-    return "no seed" if idx.size == 0 else ("seed " if idx.size == 1 else "seeds ") + ", ".join(map(str, idx))
 
 
 def recomputed(runs) -> list:
@@ -293,8 +405,8 @@ def recomputed(runs) -> list:
         out.append(stats.claim(
             "alpha-open",
             v, f"Alpha compositing with the opacity's initial bias opened: {int(opened[:n].sum())} of {n} "
-            f"seeds fit the training support ({_seed_list(opened[:n] > 0)}), against {int(shut[:n].sum())} "
-            f"({_seed_list(shut[:n] > 0)}) with the bias as initialised "
+            f"seeds fit the training support ({seed_list(opened[:n] > 0)}), against {int(shut[:n].sum())} "
+            f"({seed_list(shut[:n] > 0)}) with the bias as initialised "
             f"(gradient share before training {_span(reach[1])} opened, {_span(reach[0])} not); opened minus "
             f"not, paired by seed, {effect.text(percent=False)}.", own=True))
     if "orthogonal" in rows and "r2_slot" in runs.arrays("orthogonal"):
@@ -306,8 +418,8 @@ def recomputed(runs) -> list:
             f"The theorem's conclusion, on the orthogonal support: each learned slot decoder against the "
             f"renderer's image of its slot alone, "
             + (f"R² {mean_sd(slot[f, 0])} (slot 0) and {mean_sd(slot[f, 1])} (slot 1) over the {f.sum()} seed(s) that "
-               f"fit ({_seed_list(f)})" if f.any() else "not measured: no seed fit")
-            + (f"; the {(~f).sum()} that did not fit ({_seed_list(~f)}) are left out" if (~f).any() else "")
+               f"fit ({seed_list(f)})" if f.any() else "not measured: no seed fit")
+            + (f"; the {(~f).sum()} that did not fit ({seed_list(~f)}) are left out" if (~f).any() else "")
             + "."))
     if {"gap", "orthogonal"} <= rows and "r2_gap" in runs.arrays("gap"):
         full_, gap = runs.arrays("orthogonal")["r2_gap"], runs.arrays("gap")["r2_gap"]
