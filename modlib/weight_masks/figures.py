@@ -209,9 +209,9 @@ def width_curve(points: dict, depth: int = 2, paper: tuple[int, int] = (2000, 4)
         ax.set_xscale("log", base=2)
         ax.set_xticks(widths, [str(w) for w in widths], rotation=45)
         ax.minorticks_off()
-    axes[2].annotate(f"paper: {paper[0]}×{paper[1]}", (paper[0], 0.95), fontsize=7, ha="right")
+    axes[1].annotate(f"paper: {paper[0]}×{paper[1]} ", (paper[0], 0.95), fontsize=7, ha="right")
     fig.legend(*axes[0].get_legend_handles_labels(), fontsize=7, loc="upper center", ncol=2, frameon=False)
-    axes[2].legend(fontsize=7, frameon=False, loc="center right")
+    axes[2].legend(fontsize=6, frameon=False, loc="lower left")  # below the data, on the log scale
     fig.set_figheight(3.5)
     fig.tight_layout(rect=(0, 0, 1, 0.83))
     return fig
@@ -230,7 +230,7 @@ def alpha_curve(points: dict, main: float | None = None) -> plt.Figure:
         ax.set_xticks(alphas, [f"{a:g}" for a in alphas], rotation=45)
         ax.minorticks_off()
     fig.legend(*axes[0].get_legend_handles_labels(), fontsize=7, loc="upper center", ncol=2, frameon=False)
-    axes[2].legend(fontsize=7, frameon=False, loc="center right")
+    axes[2].legend(fontsize=6, frameon=False, loc="lower left")
     fig.set_figheight(3.5)
     fig.tight_layout(rect=(0, 0, 1, 0.83))
     return fig
