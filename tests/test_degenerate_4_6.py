@@ -78,8 +78,11 @@ def _chapter4():
 
 def claims4(d) -> dict:
     chance = wm.CHANCE["addmul"]
-    found = [*wm_findings.specialization(d["tables"], d["controls"], chance, d["kept"]),
-             *wm_findings.reuse(d["iou"], d["iou_same"], d["iou_random"], d["dtables"], d["dkept"]),
+    full = wm.settings("full")
+    found = [*wm_findings.specialization(d["tables"], d["controls"], chance, d["kept"],
+                                         wm.mask_sizes("addmul", full.hidden)),
+             *wm_findings.reuse(d["iou"], d["iou_same"], d["iou_random"], d["dtables"], d["dkept"],
+                                wm.mask_sizes("double", full.hidden)),
              *wm_findings.class_removal(d["own"], d["others"], d["reference"], random_own=d["random_own"],
                                         random_others=d["random_others"])]
     return {f.name: f for f in found}
@@ -538,11 +541,11 @@ def variants4_added(d) -> dict[str, dict]:
     copy = lambda x: {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in x.items()}  # noqa: E731
     out = {}
 
-    def cnn(accs=None, swap=None, dropped=None):
+    def cnn(accs=None, swap=None, dropped=None, **more):
         base = d["cnn"]
-        return {"accs": accs if accs is not None else base["accs"], "layers": base["layers"],
+        return {**base, "accs": accs if accs is not None else base["accs"],
                 "swap_in": base["swap_in"] if swap is None else swap,
-                "dropped": base["dropped"] if dropped is None else dropped}
+                "dropped": base["dropped"] if dropped is None else dropped, **more}
 
     def double(x, fn):
         x = copy(x)
@@ -571,23 +574,23 @@ def variants4_added(d) -> dict[str, dict]:
         full = p["table"][:, :1]
         return {**copy(p), "table": _pattern(full, "full", "chance", c),
                 "control": _pattern(full, "full", "chance", c)[:, 1:], "kept": np.ones_like(p["kept"]),
-                "iou": np.ones_like(p["iou"]), "shared": np.ones_like(p["shared"])}
+                **{k: np.ones_like(p[k]) for k in ("iou", "share", "overlap", "overlap_chance")}}
 
     def nothing(p):
         full = p["table"][:, :1]
         return {**copy(p), "table": _pattern(full, "chance", "full", c),
                 "control": _pattern(full, "chance", "full", c)[:, 1:], "kept": np.zeros_like(p["kept"]),
-                "iou": np.zeros_like(p["iou"]), "shared": np.zeros_like(p["shared"])}
+                **{k: np.zeros_like(p[k]) for k in ("iou", "share", "overlap", "overlap_chance")}}
 
     for name, fn, keep in (("keeps everything", everything, "full"), ("keeps nothing", nothing, "chance")):
         v = _each_point(d, fn)
         h = d["heldout"]
-        pt = fn({"table": h["table"], "control": h["control"], "kept": h["kept"], "iou": h["kept"][:, 0],
-                 "shared": h["kept"][:, :, 0]})
-        held = fn({"table": h["held_table"], "control": h["held_control"], "kept": h["kept"], "iou": h["kept"][:, 0],
-                   "shared": h["kept"][:, :, 0]})
+        shape = {"kept": h["kept"], "iou": h["kept"][:, 0], "share": h["kept"][:, :, 0],
+                 "overlap": h["kept"][:, 0, 0], "overlap_chance": h["kept"][:, 0, 0]}
+        pt = fn({"table": h["table"], "control": h["control"], **shape})
+        held = fn({"table": h["held_table"], "control": h["held_control"], **shape})
         v["heldout"] = {"table": pt["table"], "control": pt["control"], "held_table": held["table"],
-                        "held_control": held["control"], "kept": pt["kept"]}
+                        "held_control": held["control"], "kept": pt["kept"], "sizes": h["sizes"]}
         value = 1.0 if keep == "full" else 0.0
         for k in ("copy", "reuse"):
             x = double(d[k], lambda t, key: _pattern(t[:, :1], keep, "chance" if keep == "full" else "full", c,
@@ -595,8 +598,9 @@ def variants4_added(d) -> dict[str, dict]:
             for key in ("copy_iou", "iou", "iou_same", "iou_random", "copy_iou_random"):
                 if key in x:
                     x[key] = np.full_like(x[key], value)
-            if "kept" in x:
-                x["kept"] = np.full_like(x["kept"], value)
+            for key in ("kept", "copy_kept", "whole_kept"):
+                if key in x:
+                    x[key] = np.full_like(x[key], value)
             v[k] = x
         accs = []
         for acc in d["cnn"]["accs"]:
@@ -610,7 +614,8 @@ def variants4_added(d) -> dict[str, dict]:
         ref = np.stack([a["reference"] for a in d["cnn"]["accs"]])
         swap = np.repeat(ref[..., None, None], d["cnn"]["swap_in"].shape[2], 2).repeat(2, 3) if keep == "full" \
             else np.full_like(d["cnn"]["swap_in"], cc)
-        v["cnn"] = cnn(accs, swap, np.zeros_like(d["cnn"]["dropped"]) if keep == "full" else None)
+        v["cnn"] = cnn(accs, swap, np.zeros_like(d["cnn"]["dropped"]) if keep == "full" else None,
+                       kept=np.full_like(d["cnn"]["kept"], value))
         out[name] = v
 
     # identical units: every network is the first
@@ -618,9 +623,7 @@ def variants4_added(d) -> dict[str, dict]:
                        for k, a in x.items()}
     v = _each_point(d, first)
     v["heldout"], v["copy"], v["reuse"] = (first(d[k]) for k in ("heldout", "copy", "reuse"))
-    acc0 = d["cnn"]["accs"][0]
-    v["cnn"] = cnn([acc0] * len(d["cnn"]["accs"]), np.repeat(d["cnn"]["swap_in"][:1], len(d["cnn"]["accs"]), 0),
-                   np.repeat(d["cnn"]["dropped"][:1], len(d["cnn"]["accs"]), 0))
+    v["cnn"] = {**first(d["cnn"]), "accs": [d["cnn"]["accs"][0]] * len(d["cnn"]["accs"])}
     out["identical units"] = v
     # each control is its treatment
     v = _each_point(d, lambda p: {**copy(p), "control": p["table"][:, 1:].copy()})

@@ -40,10 +40,11 @@ def test_specialization_decides_each_claim_by_the_rule():
 
 def test_specialization_needs_trained_networks_and_masks_that_keep_some_weights():
     kept = np.full((3, 3, 3), 0.1)
-    ok = by_name(wm_findings.specialization(table(0.95, 0.9), controls(), 0.01, kept))
+    sizes = np.array([42 * 8, 8 * 8, 8 * 20])
+    ok = by_name(wm_findings.specialization(table(0.95, 0.9), controls(), 0.01, kept, sizes))
     assert all(f.holds for f in ok.values()) and "Kept share" in ok["each mask alone does its own operation only"].text
     kept[:, 0, 1] = 0.0  # the + mask cuts a layer: it keeps nothing there
-    cut = by_name(wm_findings.specialization(table(0.95, 0.9), controls(), 0.01, kept))
+    cut = by_name(wm_findings.specialization(table(0.95, 0.9), controls(), 0.01, kept, sizes))
     assert all(f.outcome == stats.UNDECIDED for f in cut.values())
     untrained = table(0.95, 0.9)
     untrained[:, 0, 1] = 0.5  # the base network never learnt ×

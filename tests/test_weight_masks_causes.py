@@ -90,14 +90,14 @@ def test_a_point_is_the_same_from_one_result_or_one_per_operation():
     config = {"hidden": list(TINY.hidden)}
     joined = wm.point([_result("a", config, plus_m, plus), _result("b", config, times_m, times)])
     whole = wm.point([_result("c", config, both_m, both)])
-    for k in ("table", "control", "kept", "iou", "shared"):
+    for k in ("table", "control", "kept", "iou", "share", "overlap", "overlap_chance"):
         np.testing.assert_array_equal(joined[k], whole[k], err_msg=k)
     _, add = wm.addmul(TINY, 0, "cpu")
     np.testing.assert_array_equal(add["table"], both["table"])
     np.testing.assert_array_equal(add["control"], both["control"])
     np.testing.assert_array_equal(add["iou"], both["iou"])
     from_addmul = wm.point([_result("addmul-seed0", config, {}, add)])
-    np.testing.assert_allclose(from_addmul["shared"], whole["shared"])
+    np.testing.assert_allclose(from_addmul["overlap"], whole["overlap"])
     with pytest.raises(ValueError, match="one per operation"):
         wm.point([_result("a", config, plus_m, plus), _result("a2", config, plus_m, plus)])
     # the masks of two networks (another seed here; another thread count in practice) are not joined
@@ -108,12 +108,19 @@ def test_a_point_is_the_same_from_one_result_or_one_per_operation():
         wm.point([_result("a", config, plus_m, plus), _result("b", config, other_m, other)])
 
 
-def test_shared_counts_the_weights_both_masks_keep():
+def test_pooled_iou_and_kept_share_count_weights_over_layers():
     sizes = np.array([10, 100])
     kept = np.array([[0.5, 0.1], [0.2, 0.1]])  # + keeps 5 + 10, × keeps 2 + 10
-    iou = np.array([2 / 5, 5 / 15])  # both keep 2 and 5
-    np.testing.assert_allclose(causes.shared(iou, kept, sizes), [7 / 15, 7 / 12])
+    iou = np.array([2 / 5, 5 / 15])  # both keep 2 and 5, of 5 and 15 kept by either
+    overlap, chance = causes.pooled_iou(iou, kept, sizes)
+    assert overlap == pytest.approx(7 / 20)
+    assert chance == pytest.approx((0.1 * 10 + 0.01 * 100) / (0.6 * 10 + 0.19 * 100))
+    np.testing.assert_allclose(findings.kept_share(kept, sizes), [15 / 110, 12 / 110])
     assert list(wm.layer_sizes((4, 3))) == [42 * 4, 4 * 3, 3 * 20]
+    assert list(wm.mask_sizes("double", (4, 3))) == [80 * 4, 4 * 3, 3 * 40]
+    assert list(wm.mask_sizes("cnn")) == [16 * 9, 32 * 16 * 9, 800 * 64, 64 * 10]
+    with pytest.raises(ValueError, match="task.*addmul"):
+        wm.mask_sizes("mlp")
 
 
 def test_copied_weights_run_pair_1_on_pair_2s_weights():
@@ -181,9 +188,13 @@ def test_class_layers_agree_with_their_confusion_matrices(monkeypatch):
 # --- the findings, on synthetic numbers ------------------------------------------------------------
 
 
-def _point(seeds, other_kept, shared, rng, kept=0.1):
+SIZES = np.array([42 * 8, 8 * 8, 8 * 20])  # the masked layers of a made-up 8×2 network
+
+
+def _point(seeds, other_kept, overlap, rng, kept=0.1):
     """A point whose networks are trained, whose masks do their own operation alone and lose it when
-    removed, and whose removal leaves the other operation at ``other_kept`` (random removal: 0.95)."""
+    removed, and whose removal leaves the other operation at ``other_kept`` (random removal: 0.95);
+    the + and × masks overlap at pooled IoU ``overlap``."""
     t = np.zeros((seeds, 5, 2))
     t[:, 0] = 0.99
     t[:, 1] = [0.97, 0.02]
@@ -193,7 +204,8 @@ def _point(seeds, other_kept, shared, rng, kept=0.1):
     t += rng.normal(0, 0.01, t.shape)
     c = np.tile([[0.02, 0.02], [0.95, 0.95], [0.02, 0.02], [0.95, 0.95]], (seeds, 1, 1)) + rng.normal(0, 0.01, (seeds, 4, 2))
     return {"table": t, "control": c, "kept": np.full((seeds, 2, 3), kept), "iou": np.full((seeds, 3), 0.2),
-            "shared": np.full((seeds, 2), shared) + rng.normal(0, 0.01, (seeds, 2))}
+            "sizes": np.tile(SIZES, (seeds, 1)), "share": np.full((seeds, 2), kept),
+            "overlap": overlap + rng.normal(0, 0.01, seeds), "overlap_chance": np.full(seeds, kept / (2 - kept))}
 
 
 def test_width_and_alpha_curves_decide_by_the_rule():
@@ -201,18 +213,22 @@ def test_width_and_alpha_curves_decide_by_the_rule():
     points = {(256, 256): _point(3, 0.3, 0.6, rng), (2048, 2048): _point(3, 0.9, 0.2, rng),
               (512,) * 4: _point(3, 0.5, 0.4, rng), (512, 512): _point(3, 0.5, 0.4, rng)}
     found = {f.name: f for f in findings.width_curve(points)}
-    assert found["a wider network shares fewer weights between + and ×"].outcome == stats.REPRODUCED
+    assert found["a wider network's + and × masks overlap less"].outcome == stats.REPRODUCED
+    assert "Over 9 networks of 3 widths" in found["a wider network's + and × masks overlap less"].text
     assert found["a wider network's removal spares the other operation more"].outcome == stats.REPRODUCED
     assert found["4 hidden layers spare the other operation more than 2"].outcome == stats.NOT_REPRODUCED
     points[(128, 128)] = _point(3, 0.9, 0.9, rng)
     points[(128, 128)]["table"][:, 0, 1] = 0.8  # did not learn ×: left out, named
     found = {f.name: f for f in findings.width_curve(points)}
-    assert "256×2 minus 2048×2" in found["a wider network shares fewer weights between + and ×"].text
-    assert "left out of the comparisons: 128×2 (+ 0.99" in found["a wider network shares fewer weights between + and ×"].text
-    assert found["a wider network's removal spares the other operation more"].outcome == stats.REPRODUCED
-    flat = {(256, 256): _point(3, 0.3, 0.6, rng), (2048, 2048): _point(3, 0.3, 0.6, rng)}
+    assert "left out of the trends: 128×2 (+ " in found["a wider network's + and × masks overlap less"].text
+    assert found["a wider network's + and × masks overlap less"].outcome == stats.REPRODUCED
+    flat = {(w, w): _point(3, 0.3, 0.6, rng) for w in (256, 512, 2048)}
     found = {f.name: f for f in findings.width_curve(flat)}
-    assert found["a wider network's removal spares the other operation more"].outcome == stats.NOT_REPRODUCED
+    assert found["a wider network's removal spares the other operation more"].outcome != stats.REPRODUCED
+    two = {h: p for h, p in points.items() if h in ((256, 256), (2048, 2048))}  # two widths: no trend to read
+    found = {f.name: f for f in findings.width_curve(two)}
+    assert found["a wider network's + and × masks overlap less"].outcome == stats.UNDECIDED
+    assert "fewer than three widths" in found["a wider network's + and × masks overlap less"].text
     alphas = {1e-4: _point(3, 0.2, 0.5, rng), 5e-4: _point(3, 0.4, 0.5, rng), 2e-3: _point(3, 0.7, 0.5, rng)}
     (claim,) = findings.alpha_curve(alphas)
     assert claim.outcome == stats.REPRODUCED and "α = 0.002" in claim.text
@@ -229,46 +245,75 @@ def test_the_authors_schedule_with_one_network_cannot_be_decided():
     assert claim.outcome == stats.UNDECIDED and "one unit only" in claim.text
 
 
+def _copy(rng, forced=0.55, n=3, layers=4):
+    """A copied-weights control (:func:`findings.reuse_control`'s arrays) whose pair masks overlap at
+    ``forced`` in the hidden layers; two masks of one pair at 0.55, the network's own pair masks at
+    0.1, random masks at 0.05."""
+    iou = lambda v: np.full((n, layers), v) + rng.normal(0, 0.003, (n, layers))  # noqa: E731
+    return {"copy_iou": iou(forced), "iou": iou(0.1), "iou_same": iou(0.55), "copy_iou_random": iou(0.05),
+            "copy_table": np.tile([[0.99, 0.99], [0.95, 0.02], [0.3, 0.99], [0.02, 0.95], [0.99, 0.3]], (n, 1, 1)),
+            "whole": np.tile([[0.99, 0.99], [0.9, 0.9], [0.5, 0.5]], (n, 1, 1)),
+            "whole_kept": np.full((n, layers), 0.2), "copy_kept": np.full((n, 2, layers), 0.1),
+            "sizes": np.tile(wm.mask_sizes("double", (8,) * (layers - 1)), (n, 1))}
+
+
 def test_the_reuse_control_needs_the_copied_network_to_work():
     rng = np.random.default_rng(2)
-    n = 3
-    copy_table = np.tile([[0.99, 0.99], [0.95, 0.02], [0.3, 0.99], [0.02, 0.95], [0.99, 0.3]], (n, 1, 1))
-    whole = np.tile([[0.99, 0.99], [0.9, 0.9], [0.5, 0.5]], (n, 1, 1))
-    iou = lambda v: np.full((n, 4), v) + rng.normal(0, 0.01, (n, 4))  # noqa: E731
-    found = findings.reuse_control(iou(0.5), iou(0.1), iou(0.55), iou(0.05), copy_table, whole, "8×3")
+    found = findings.reuse_control(_copy(rng), "8×3")
     assert [f.outcome for f in found] == [stats.REPRODUCED, "check passed"]
-    broken = copy_table.copy()
-    broken[:, 1, 0] = 0.1  # the copied network's pair-1 mask does not do pair 1
-    assert findings.reuse_control(iou(0.5), iou(0.1), iou(0.55), iou(0.05), broken, whole)[0].outcome == \
-        stats.UNDECIDED
-    assert findings.reuse_control(iou(0.1), iou(0.1), iou(0.55), iou(0.05), copy_table, whole)[0].outcome == \
-        stats.NOT_REPRODUCED
+    broken = _copy(rng)
+    broken["copy_table"][:, 1, 0] = 0.1  # the copied network's pair-1 mask does not do pair 1
+    assert findings.reuse_control(broken)[0].outcome == stats.UNDECIDED
+    # forced pairs that overlap no more than the network's own: the measure does not find reuse
+    assert findings.reuse_control(_copy(rng, forced=0.1))[0].outcome == stats.NOT_REPRODUCED
+    # half-way to the ceiling is not "as much as two masks of one pair"
+    assert findings.reuse_control(_copy(rng, forced=0.3))[0].outcome == stats.NOT_REPRODUCED
+    full = _copy(rng)
+    full["whole_kept"][:] = 1.0  # a whole-task mask that keeps everything does both pairs trivially
+    assert not findings.reuse_control(full)[1].holds
 
 
-def _class_network(rng, dense_layer=2):
+def _class_run(rng, dense_layer=2, null_drops=False):
+    """One CNN's arrays of :func:`causes.class_layers`, made up: each class mask drops its class to
+    about 0.2 (the others stay near 0.95) and does most of it in ``dense_layer`` alone; with
+    ``null_drops`` a second all-classes mask drops each class as much there."""
     ref = 0.97 + rng.normal(0, 0.005, 10)
     own = 0.2 + rng.normal(0, 0.02, 10)
-    acc = {"reference": ref, "own": own, "others": 0.95 + rng.normal(0, 0.005, 10),
-           "random_own": np.full(10, 0.3), "random_others": np.full(10, 0.3)}
-    swap = np.repeat(ref[:, None, None], 4, 1).repeat(2, 2)
+    others = 0.95 + rng.normal(0, 0.005, 10)
+    confusion = np.stack([np.diag(ref)] + [np.diag(np.where(np.arange(10) == c, own[c], others[c]))
+                                           for c in range(10)])
+    swap = np.stack([np.repeat(ref[:, None], 4, 1), np.repeat(findings.others_reference(ref)[:, None], 4, 1)], -1)
     swap[:, dense_layer, 0] = own + 0.05  # the class's mask in that layer alone makes most of the drop
-    return acc, swap
+    again = np.tile(ref, (4, 1))  # [L, 10]: the null leaves every class as it was
+    if null_drops:
+        again[dense_layer] = own + 0.05
+    return {"confusion": confusion, "confusion_random": np.stack([np.full((10, 10), 0.03)] * 10),
+            "swap_in": swap, "swap_again": again, "dropped": np.concatenate([np.full((10, 3), 0.3),
+                                                                            np.zeros((10, 1))], -1),
+            "dropped_again": np.array([0.1, 0.1, 0.1, 0.0]), "kept": np.full((11, 4), 0.2),
+            "kept_again": np.full(4, 0.2), "layers": ["0.weight", "3.weight", "7.weight", "9.weight"],
+            "sizes": wm.mask_sizes("cnn")}
 
 
 def test_class_layers_findings_over_networks_and_the_place():
     rng = np.random.default_rng(3)
-    nets = [_class_network(rng) for _ in range(3)]
-    accs, swap = [a for a, _ in nets], np.stack([s for _, s in nets])
-    layers = ["0.weight", "3.weight", "7.weight", "9.weight"]
-    found = {f.name: f for f in findings.class_layers(accs, swap, np.full((3, 10, 4), 0.3), layers)}
+    runs = [_class_run(rng) for _ in range(3)]
+    found = {f.name: f for f in findings.class_layers(findings.cnn_layers(runs))}
     assert found["removing a class's mask hurts that class more than the others, over networks"].outcome == \
         stats.REPRODUCED
     assert found["the removed class collapses, over networks"].outcome == stats.REPRODUCED
     assert found["classes are removed mostly in the dense layer before the output"].holds
-    assert (findings.removal_places(np.stack([a["reference"] for a in accs]),
-                                    np.stack([a["own"] for a in accs]), swap) == 2).all()
-    conv = np.stack([_class_network(rng, 0)[1] for _ in range(3)])
-    assert not findings.class_layers(accs, conv, np.full((3, 10, 4), 0.3), layers)[2].holds
+    assert "Kept share: the all-classes mask 20%" in found[
+        "removing a class's mask hurts that class more than the others, over networks"].text
+    get = lambda k: np.stack([r[k] for r in runs])  # noqa: E731
+    reference = np.stack([np.diag(r["confusion"][0]) for r in runs])
+    own = np.stack([np.diag(np.stack([np.diag(m) for m in r["confusion"][1:]])) for r in runs])
+    assert (findings.removal_places(reference, own, get("swap_in"), get("swap_again")) == 2).all()
+    conv = [_class_run(rng, 0) for _ in range(3)]
+    assert not findings.class_layers(findings.cnn_layers(conv))[2].holds
+    # a null that loses the class as much in that layer: two masks of one task differ there, no place
+    null = [_class_run(rng, null_drops=True) for _ in range(3)]
+    assert not findings.class_layers(findings.cnn_layers(null))[2].holds
 
 
 def synthetic(seed: int = 0) -> dict:
@@ -278,11 +323,11 @@ def synthetic(seed: int = 0) -> dict:
     rng = np.random.default_rng(seed)
     n = 3
     pairs = lambda *rows: np.tile(rows, (n, 1, 1)) + rng.normal(0, 0.005, (n, len(rows), 2))  # noqa: E731
-    iou = lambda v, L: np.full((n, L), v) + rng.normal(0, 0.01, (n, L))  # noqa: E731
     held = _point(n, 0.8, 0.3, rng)
-    copy_table = pairs([0.99, 0.99], [0.95, 0.02], [0.3, 0.99], [0.02, 0.95], [0.99, 0.3])
-    whole = pairs([0.99, 0.99], [0.9, 0.9], [0.5, 0.5])
-    nets = [_class_network(rng) for _ in range(n)]
+    reuse = _copy(rng, layers=5)
+    reuse.update({"iou_random": reuse["copy_iou_random"], "kept": np.full((n, 4, 5), 0.1),
+                  "table": pairs([0.99, 0.99], [0.9, 0.9], [0.5, 0.5], [0.95, 0.02], [0.3, 0.99], [0.02, 0.95],
+                                 [0.99, 0.3])})
     return {
         "depth": 2, "main": "1024×2", "deep": "512×4",
         "width": {(256, 256): _point(n, 0.3, 0.6, rng), (512, 512): _point(n, 0.45, 0.5, rng),
@@ -292,16 +337,11 @@ def synthetic(seed: int = 0) -> dict:
                   ((1e-4, 0.2, 0.3), (2e-4, 0.3, 0.2), (5e-4, 0.4, 0.1), (1e-3, 0.5, 0.05), (2e-3, 0.7, 0.02))},
         "authors": _point(1, 0.9, 0.2, rng), "book": _point(1, 0.3, 0.5, rng),
         "heldout": {"table": _point(n, 0.8, 0.3, rng)["table"], "control": held["control"],
-                    "held_table": held["table"], "held_control": held["control"], "kept": held["kept"]},
-        "copy": {"copy_iou": iou(0.5, 3), "iou": iou(0.1, 3), "iou_same": iou(0.55, 3),
-                 "copy_iou_random": iou(0.05, 3), "copy_table": copy_table, "whole": whole},
-        "reuse": {"copy_iou": iou(0.5, 5), "iou": iou(0.1, 5), "iou_same": iou(0.55, 5), "iou_random": iou(0.05, 5),
-                  "copy_iou_random": iou(0.05, 5), "copy_table": copy_table, "whole": whole,
-                  "table": pairs([0.99, 0.99], [0.9, 0.9], [0.5, 0.5], [0.95, 0.02], [0.3, 0.99], [0.02, 0.95],
-                                 [0.99, 0.3]), "kept": np.full((n, 4, 5), 0.1)},
-        "cnn": {"accs": [a for a, _ in nets], "swap_in": np.stack([s for _, s in nets]),
-                "dropped": np.concatenate([np.full((n, 10, 3), 0.3), np.zeros((n, 10, 1))], -1),
-                "layers": ["0.weight", "3.weight", "7.weight", "9.weight"]},
+                    "held_table": held["table"], "held_control": held["control"], "kept": held["kept"],
+                    "sizes": held["sizes"]},
+        "copy": _copy(rng, layers=3),
+        "reuse": reuse,
+        "cnn": findings.cnn_layers([_class_run(rng) for _ in range(n)]),
     }
 
 
@@ -311,6 +351,17 @@ def test_every_added_statement_holds_on_the_synthetic_numbers():
     failed = [f for f in found if not f.holds]
     assert [f.name for f in failed] == ["at the authors' schedule, removing a mask spares the other operation"]
     assert failed[0].outcome == stats.UNDECIDED  # one network
+
+
+def test_held_out_problems_are_read_where_the_networks_answer_them():
+    rng = np.random.default_rng(4)
+    h = synthetic()["heldout"]
+    h["held_table"] = h["held_table"] * 0.7  # about 0.69 on held-out problems: answered, below TRAINED
+    found = findings.heldout(h, 0.01)
+    assert found[0].holds and all(f.outcome != stats.UNDECIDED or "did not train" not in f.text for f in found)
+    h["held_table"] = h["held_table"] * 0.1 + rng.normal(0, 0.001, h["held_table"].shape)  # memorised
+    found = findings.heldout(h, 0.01)
+    assert not found[0].holds and all(f.outcome == stats.UNDECIDED for f in found[1:])
 
 
 def test_an_added_result_depends_only_on_its_config_and_seed():

@@ -39,7 +39,7 @@ from modlib.models import mlp
 from modlib.profiles import check_choice, check_int, check_range
 from modlib.weight_masks.protocol import (CHANCE, CLIP, MASKS, PAIR_MASKS, PAIR_ROWS, MaskSettings,
                                           _ablation_table, _batches, _controls, _image_batches,
-                                          _op_evals, _op_masks, applied, confusion, digit_loss, only_pair,
+                                          _op_evals, _op_masks, applied, cnn, confusion, digit_loss, only_pair,
                                           train_mask, train_network, trained_cnn)
 
 OP_NAMES = {"+": "add", "×": "mul"}  # an operation as a result's name spells it
@@ -140,6 +140,17 @@ def layer_sizes(hidden, n_in: int = 42, n_out: int = 20) -> np.ndarray:
     return np.array([a * b for a, b in zip(widths[:-1], widths[1:])])
 
 
+def mask_sizes(task: str, hidden=()) -> np.ndarray:
+    """``[L]``, the number of weights in each masked layer of the network of ``task``: ``"addmul"``
+    (the MLP ``42 -> hidden -> 20``), ``"double"`` (``80 -> hidden -> 40``) or ``"cnn"``
+    (:func:`~modlib.weight_masks.protocol.cnn`; ``hidden`` unused). A kept share over a whole
+    network weights each layer by these (:func:`modlib.weight_masks.findings.kept_share`)."""
+    check_choice("task", task, ("addmul", "double", "cnn"))
+    if task == "cnn":
+        return np.array([p.numel() for name, p in cnn().named_parameters() if "weight" in name])
+    return layer_sizes(hidden, *((80, 40) if task == "double" else (42, 20)))
+
+
 def _unpack(bits: np.ndarray, sizes: np.ndarray) -> list[np.ndarray]:
     flat = np.unpackbits(np.asarray(bits, dtype=np.uint8))[: int(sizes.sum())].astype(bool)
     return np.split(flat, np.cumsum(sizes)[:-1])
@@ -149,22 +160,27 @@ def _ratio(num, den) -> float:
     return float(num / den) if den > 0 else float("nan")
 
 
-def shared(iou: np.ndarray, kept: np.ndarray, sizes: np.ndarray) -> np.ndarray:
-    """From per-layer ``iou [L]`` and ``kept [2, L]`` of the + and × masks in layers of ``sizes [L]``
-    weights: ``[2]``, the share of the + mask's weights that the × mask keeps too and the reverse,
-    over all layers (the paper's "total shared", Csordás et al. 2021, appendix)."""
-    n = np.asarray(kept, dtype=float) * sizes  # [2, L] weights kept
-    both = np.nan_to_num(np.asarray(iou, dtype=float)) * n.sum(0) / (1 + np.nan_to_num(np.asarray(iou, dtype=float)))
-    return np.array([_ratio(both.sum(), n[0].sum()), _ratio(both.sum(), n[1].sum())])
+def pooled_iou(iou: np.ndarray, kept: np.ndarray, sizes: np.ndarray) -> tuple[float, float]:
+    """The overlap of two masks over all layers as Csordás et al. (2021) pool it, ``sum |A & B| /
+    sum |A | B|``, from per-layer ``iou [L]`` and kept shares ``kept [2, L]`` in layers of ``sizes [L]``
+    weights (per layer ``|A | B| = (|A| + |B|) / (1 + IoU)``), and its chance level: the same
+    for two independent random masks of these per-layer shares, ``sum p q n / sum (p + q - p q) n``.
+    Returns ``(pooled IoU, chance)``."""
+    p, q = np.asarray(kept, dtype=float)
+    j = np.nan_to_num(np.asarray(iou, dtype=float))  # nan: both empty in a layer, which adds nothing
+    union = (p + q) * sizes / (1 + j)
+    return _ratio((j * union).sum(), union.sum()), _ratio((p * q * sizes).sum(), ((p + q - p * q) * sizes).sum())
 
 
 def point(parts: list) -> dict[str, np.ndarray]:
     """One point of a curve (a shape or an α, one seed) from its stored results: one result with
     both operations' masks (:func:`op_point` with both, or ``addmul``), or one :func:`op_point`
     result per operation. Returns ``table [5, 2]`` (rows ``ROWS``), ``control [4, 2]``
-    (``CONTROL_ROWS``), ``kept [2, L]``, ``iou [L]`` and ``shared [2]`` (:func:`shared`)."""
-    hidden = parts[0].config["hidden"]
-    sizes = layer_sizes(hidden)
+    (``CONTROL_ROWS``), ``kept [2, L]`` and ``iou [L]`` per layer, the layers' weights ``sizes
+    [L]`` (:func:`mask_sizes`), ``share [2]``, the share of all
+    the network's weights each of the + and × masks keeps, and ``overlap`` and
+    ``overlap_chance``, their pooled IoU and its chance level (:func:`pooled_iou`)."""
+    sizes = mask_sizes("addmul", parts[0].config["hidden"])
     if len(parts) == 1:
         a = parts[0].arrays
         table, control, kept, iou = a["table"], a["control"], a["kept"][:2], a["iou"]
@@ -185,7 +201,9 @@ def point(parts: list) -> dict[str, np.ndarray]:
         kept = np.concatenate([plus["kept"], times["kept"]])
         iou = np.array([_ratio((p & t).sum(), (p | t).sum())
                         for p, t in zip(_unpack(plus["bits"], sizes), _unpack(times["bits"], sizes))])
-    return {"table": table, "control": control, "kept": kept, "iou": iou, "shared": shared(iou, kept, sizes)}
+    overlap, chance = pooled_iou(iou, kept, sizes)
+    return {"table": table, "control": control, "kept": kept, "iou": iou, "sizes": sizes,
+            "share": kept @ sizes / sizes.sum(), "overlap": overlap, "overlap_chance": chance}
 
 
 # --- held-out problems -------------------------------------------------------------------------------

@@ -278,7 +278,8 @@ def curves(profile: str, found: dict[str, results.Result], s: MaskSettings | Non
     ``"alpha"`` ({alpha: [points]}), ``"authors"`` and ``"book"`` ([points]: the networks at the
     authors' schedule and the same networks at the profile's, ``addmul-seed<k>``), each point read
     with :func:`~modlib.weight_masks.causes.point` (the main network and alpha come from
-    ``addmul``); ``"heldout"``, ``"reuse"`` and ``"cnnlayers"`` ([arrays]; the CNNs' with their
+    ``addmul``); ``"heldout"``, ``"reuse"`` and ``"cnnlayers"`` ([arrays], each with ``sizes [L]``,
+    its masked layers' weights (:func:`~modlib.weight_masks.causes.mask_sizes`); the CNNs' with their
     ``layers``); ``"copyweight"`` ([arrays]: the copied network's, and the ``iou``, ``iou_same`` and
     ``iou_random`` of the pair masks of the network it was copied from, in the same result)."""
     s, c = s or settings(profile), c or causes_settings(profile)
@@ -317,6 +318,8 @@ def curves(profile: str, found: dict[str, results.Result], s: MaskSettings | Non
         if experiment not in out or experiment in ("width", "alpha", "authors") or name not in found:
             continue
         arrays = dict(found[name].arrays)
+        task = {"heldout": "addmul", "cnnlayers": "cnn"}.get(experiment, "double")
+        arrays["sizes"] = causes.mask_sizes(task, found[name].config.get("hidden", ()))
         if experiment == "cnnlayers":
             arrays["layers"] = found[name].metrics["layers"]
         out[experiment].append(arrays)

@@ -161,8 +161,9 @@ def _curve(axes, xs, points: list[dict], marker="o", label=True, ls="-"):
               (axes[0], lambda p: crel(p, 3, 0), "+ after random removal", "C8"),
               (axes[1], lambda p: rel(p, 2, 0), "+ after removing + mask", "C0"),
               (axes[1], lambda p: rel(p, 4, 1), "× after removing × mask", "C1"),
-              (axes[2], lambda p: p["shared"].mean(1), "shared weights", "C2"),
-              (axes[2], lambda p: p["kept"].mean(-1).mean(1), "kept share", "C4")]
+              (axes[2], lambda p: p["overlap"], "pooled IoU of + and ×", "C2"),
+              (axes[2], lambda p: p["overlap_chance"], "its chance level", "C7"),
+              (axes[2], lambda p: p["share"].mean(1), "kept share", "C4")]
     for ax, fn, name, colour in series:
         ys = [fn(p) for p in points]
         ax.plot(xs, [y.mean() for y in ys], ls=ls, color=colour, lw=1, label=name if label else None)
@@ -180,16 +181,18 @@ def _curve_axes(xlabel: str):
     axes[0].set_ylabel("share of the full network's accuracy", fontsize=8)
     axes[0].set_ylim(-0.02, 1.05)
     axes[1].set_ylim(-0.02, 1.05)
-    axes[2].set_ylim(0, 1.02)
+    axes[2].set_yscale("log")  # kept shares of a few percent beside overlaps near one half
+    axes[2].set_ylim(1e-3, 1.2)
     return fig, axes
 
 
 def width_curve(points: dict, depth: int = 2, paper: tuple[int, int] = (2000, 4)) -> plt.Figure:
     """The width curve: ``points`` shape -> stacked arrays over seeds (``table [seeds, 5, 2]``,
-    ``control [seeds, 4, 2]``, ``kept [seeds, 2, L]``, ``shared [seeds, 2]``; see
-    :func:`modlib.weight_masks.findings.stack`). Left, the other operation's accuracy after each
-    mask's removal beside a random removal as dense; middle, the own operation's after the removal;
-    right, the shared weights and kept share; x the first layer's width (log scale). Networks of
+    ``control [seeds, 4, 2]``, ``share [seeds, 2]``, ``overlap [seeds]``, ``overlap_chance
+    [seeds]``; see :func:`modlib.weight_masks.findings.stack`). Left, the other operation's accuracy
+    after each mask's removal beside a random removal as dense; middle, the own operation's after the
+    removal; right (log scale), the + and × masks' pooled IoU beside its chance level, and their
+    share of the weights kept; x the first layer's width (log scale). Networks of
     ``depth`` hidden layers are joined by lines, other depths are squares; the paper's network
     (``paper``: width, depth) is marked by a dashed line."""
     fig, axes = _curve_axes("first layer's width")
@@ -206,9 +209,9 @@ def width_curve(points: dict, depth: int = 2, paper: tuple[int, int] = (2000, 4)
         ax.set_xscale("log", base=2)
         ax.set_xticks(widths, [str(w) for w in widths], rotation=45)
         ax.minorticks_off()
-    axes[2].annotate(f"paper: {paper[0]}×{paper[1]}", (paper[0], 0.95), fontsize=7, ha="right")
+    axes[1].annotate(f"paper: {paper[0]}×{paper[1]} ", (paper[0], 0.95), fontsize=7, ha="right")
     fig.legend(*axes[0].get_legend_handles_labels(), fontsize=7, loc="upper center", ncol=2, frameon=False)
-    axes[2].legend(fontsize=7, frameon=False, loc="center right")
+    axes[2].legend(fontsize=6, frameon=False, loc="lower left")  # below the data, on the log scale
     fig.set_figheight(3.5)
     fig.tight_layout(rect=(0, 0, 1, 0.83))
     return fig
@@ -227,7 +230,7 @@ def alpha_curve(points: dict, main: float | None = None) -> plt.Figure:
         ax.set_xticks(alphas, [f"{a:g}" for a in alphas], rotation=45)
         ax.minorticks_off()
     fig.legend(*axes[0].get_legend_handles_labels(), fontsize=7, loc="upper center", ncol=2, frameon=False)
-    axes[2].legend(fontsize=7, frameon=False, loc="center right")
+    axes[2].legend(fontsize=6, frameon=False, loc="lower left")
     fig.set_figheight(3.5)
     fig.tight_layout(rect=(0, 0, 1, 0.83))
     return fig
@@ -256,7 +259,8 @@ def reuse_control(groups: dict[str, dict[str, np.ndarray]]) -> plt.Figure:
 
 def removal_place(drop: np.ndarray, layers: list[str], full: np.ndarray | None = None) -> plt.Figure:
     """Where each class is removed: ``drop [nets, 10, L]``, the class's accuracy lost when its mask
-    replaces the all-classes mask in one layer alone, as a heat map (class x layer, mean over
+    replaces the all-classes mask in one layer alone, beyond what a second all-classes mask (the
+    null) loses there, as a heat map (class x layer, mean over
     networks); ``full [nets, 10]``, the loss under the whole class mask, as a last column."""
     mean = drop.mean(0)
     cols = [f"layer {i + 1}" + ("\n(output,\nfixed)" if i == len(layers) - 1 else "") for i in range(len(layers))]
@@ -264,7 +268,8 @@ def removal_place(drop: np.ndarray, layers: list[str], full: np.ndarray | None =
         mean = np.concatenate([mean, full.mean(0)[:, None]], axis=1)
         cols.append("whole\nmask")
     fig, ax = plt.subplots(figsize=(min(COLUMN, 1.0 * len(cols) + 1.8), 3.6))
-    im = ax.imshow(mean, cmap="Reds", vmin=0, vmax=max(0.05, float(mean.max())), aspect="auto")
+    im = ax.imshow(mean, cmap="Reds", vmin=min(0.0, float(mean.min())), vmax=max(0.05, float(mean.max())),
+                   aspect="auto")
     for i in range(mean.shape[0]):
         for j in range(mean.shape[1]):
             ax.text(j, i, f"{mean[i, j]:.2f}", ha="center", va="center", fontsize=7)
@@ -272,7 +277,8 @@ def removal_place(drop: np.ndarray, layers: list[str], full: np.ndarray | None =
     ax.set_yticks(range(10))
     ax.set_ylabel("removed class", fontsize=8)
     ax.tick_params(labelsize=8, length=0)
-    fig.colorbar(im, ax=ax, pad=0.02, fraction=0.05).set_label("accuracy lost on the class", fontsize=8)
+    bar = fig.colorbar(im, ax=ax, pad=0.02, fraction=0.05)
+    bar.set_label("accuracy lost on the class\n(layers: beyond the null's)", fontsize=8)
     fig.tight_layout()
     return fig
 

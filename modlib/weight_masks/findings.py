@@ -32,10 +32,14 @@ def span(values, same: str, apart: str) -> str:
     return f"{low} {same}" if low == high else f"{low} to {high} {apart}"
 
 
-def kept_share(kept: np.ndarray) -> np.ndarray:
-    """Per seed and mask, the mean over layers of the share of weights kept: ``kept [seeds, masks,
-    layers]`` gives ``[seeds, masks]``."""
-    return np.asarray(kept, dtype=float).mean(-1)
+def kept_share(kept: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """The share of all of a network's masked weights that a mask keeps, from its per-layer shares
+    ``kept [..., L]`` in layers of ``sizes [L]`` weights (:func:`~modlib.weight_masks.causes.mask_sizes`):
+    ``[...]``. Each layer counts by its weights, so the wide inner layers weigh most, as they do in
+    the network (a mean over layers would count the 42 × 1024 input layer as much as the 1024 ×
+    1024 one)."""
+    sizes = np.asarray(sizes, dtype=float)
+    return np.asarray(kept, dtype=float) @ sizes / sizes.sum()
 
 
 def degenerate(kept: np.ndarray | None) -> bool:
@@ -47,27 +51,39 @@ def degenerate(kept: np.ndarray | None) -> bool:
     return bool((kept.min(-1) <= 0).any() or (kept.min(-1) >= 0.999).any())
 
 
-def _density(kept, labels) -> str:
+def _density(kept, labels, sizes) -> str:
     if kept is None:
         return ""
-    share = kept_share(kept)
-    return " Kept share (mean over layers): " + ", ".join(
-        f"{label} mask {_ms(share[:, k])}" for k, label in enumerate(labels)) + "."
+    if sizes is None:
+        raise ValueError("give the layers' sizes with the kept shares (modlib.weight_masks.mask_sizes)")
+    share = kept_share(kept, sizes)
+    return " Kept share (of all the network's masked weights): " + ", ".join(
+        f"{label} mask {_pct(share[:, k])}" for k, label in enumerate(labels)) + "."
+
+
+def _pct(values) -> str:
+    """A kept share over units as a page writes it: ``"1.4% ± 0.1%"`` (mean ± sd)."""
+    v = 100 * np.asarray(values, dtype=float).reshape(-1)
+    digits = 1 if v.mean() < 10 else 0
+    return f"{v.mean():.{digits}f}%" + (f" ± {v.std():.{digits}f}%" if v.size > 1 else "")
 
 
 def specialization(tables: np.ndarray, controls: np.ndarray, chance: float,
-                   kept: np.ndarray | None = None) -> list[stats.Claim]:
+                   kept: np.ndarray | None = None, sizes: np.ndarray | None = None,
+                   trained: bool | None = None) -> list[stats.Claim]:
     """Chapter 4's add/multiply table: ``tables [seeds, 5, 2]`` (rows ``modularity.ROWS``: full model,
     + mask, + mask removed, × mask, × mask removed; columns +, ×), ``controls [seeds, 4, 2]``
     (``modularity.CONTROL_ROWS``: random masks as dense, alone and removed) and the masks' kept
-    shares ``kept [seeds, 3, layers]`` (+, ×, both). Four claims, each decided by the book's rule
+    shares ``kept [seeds, 3, layers]`` (+, ×, both) in layers of ``sizes [layers]`` weights. Four claims, each decided by the book's rule
     (:func:`modlib.stats.verdict`) over seeds (independent base networks), on the worse of the two
     masks per seed (accuracies as shares of the full network's): each mask alone does its own
     operation and not the other; removing a mask loses its own operation more than removing as many
     random weights; the removal is selective (the other operation keeps more than the own); and the
     paper's claim proper, that the removal spares the other operation (it loses at most
     :data:`SPARES` more than under the random removal, which must itself spare it). Every claim
-    needs both base operations trained (:data:`TRAINED`) and masks that are not degenerate."""
+    needs both base operations trained (:data:`TRAINED` on both in ``tables``' first row, unless
+    the caller decides it as ``trained``: a table read on problems the network did not train on)
+    and masks that are not degenerate."""
     full = tables[:, 0]  # [seeds, 2]
     ops, out = ("+", "×"), []
     rel = tables / np.maximum(full[:, None, :], 1e-9)  # [seeds, 5, 2]: shares of the full network
@@ -75,10 +91,10 @@ def specialization(tables: np.ndarray, controls: np.ndarray, chance: float,
     alone = [(tables[:, 1 + 2 * k, k], tables[:, 1 + 2 * k, 1 - k]) for k in range(2)]  # own, other
     removed = [(tables[:, 2 + 2 * k, k], tables[:, 2 + 2 * k, 1 - k]) for k in range(2)]
     random_removed = [controls[:, 1 + 2 * k] for k in range(2)]  # [seeds, 2]: + and × after random removal
-    trained = bool((full >= TRAINED).all())
+    trained = bool((full >= TRAINED).all()) if trained is None else trained
     masks_ok = not degenerate(None if kept is None else np.asarray(kept)[:, :2])
-    density = _density(None if kept is None else np.asarray(kept)[:, :2], ops)
-    base = "" if trained else f" (a base network is below {TRAINED} on an operation: it did not train)"
+    density = _density(None if kept is None else np.asarray(kept)[:, :2], ops, sizes)
+    base = "" if trained else " (a base network did not train)"
     zero = np.zeros(len(tables))
 
     def per_mask(values):
@@ -128,8 +144,8 @@ def specialization(tables: np.ndarray, controls: np.ndarray, chance: float,
         f"(which {'spares' if random_spares else 'does not spare'} it), plus the allowance of {SPARES:g}: "
         f"above 0 the removal spares the other operation as the paper found."
         + ("" if v.outcome != stats.NOT_REPRODUCED else
-           " Here the two operations share more weights than in the paper's 2000×4 network, and removing one "
-           "operation's module costs the other part of its accuracy."))))
+           " Here removing one operation's module costs the other part of its accuracy; whether the network's "
+           "size or the mask schedule moves this is what the section on what the verdicts depend on tests."))))
     return out
 
 
@@ -147,7 +163,8 @@ def others_reference(reference: np.ndarray) -> np.ndarray:
 
 
 def reuse(iou: np.ndarray, iou_same: np.ndarray, iou_random: np.ndarray,
-          tables: np.ndarray | None = None, kept: np.ndarray | None = None) -> list[stats.Claim]:
+          tables: np.ndarray | None = None, kept: np.ndarray | None = None,
+          sizes: np.ndarray | None = None) -> list[stats.Claim]:
     """Chapter 4's double addition: per-layer IoU ``[seeds, L]`` of the pair-1 and pair-2 masks
     (``iou``), of two pair-1 masks from different seeds (``iou_same``) and of random masks as dense
     (``iou_random``), read on the hidden layers (all but the first and the last: there the two
@@ -157,7 +174,8 @@ def reuse(iou: np.ndarray, iou_same: np.ndarray, iou_random: np.ndarray,
     ``modularity.PAIR_ROWS``), it needs the base network trained (:data:`TRAINED` on both pairs)
     and each pair's mask alone doing its pair (at least half the full network's accuracy): the
     overlap of masks that fail their own task says nothing about reuse. Given ``kept [seeds, 4,
-    layers]`` (both pairs, pair 1, pair 2, pair 1 again), masks that keep nothing or everything, and
+    layers]`` (both pairs, pair 1, pair 2, pair 1 again; with ``sizes [layers]``, the layers'
+    weights), masks that keep nothing or everything, and
     a same-pair reference at IoU 1 (two "different" masks that are one), leave it undecided."""
     pairs, same, rand = (hidden_layers(a) for a in (iou, iou_same, iou_random))  # [seeds]
     trained, alone_ok = True, True
@@ -172,7 +190,7 @@ def reuse(iou: np.ndarray, iou_same: np.ndarray, iou_random: np.ndarray,
                                           "reuse or its absence.") + ("" if trained else " A base network did not "
                                                                       "learn both additions."))
     if kept is not None:
-        text += _density(np.asarray(kept)[:, 1:3], ("pair-1", "pair-2"))
+        text += _density(np.asarray(kept)[:, 1:3], ("pair-1", "pair-2"), sizes)
     reference_ok = bool((same < 0.99).all())
     if not reference_ok:
         text += " The same-pair reference is at IoU 1: the two pair-1 masks are one mask, not a reference."
@@ -302,20 +320,24 @@ def _point_line(label: str, p: dict) -> str:
     t, c = p["table"], p["control"]
     return (f"{label}: without the + mask × keeps {_ms(t[:, 2, 1])} (random removal {_ms(c[:, 1, 1])}), without the "
             f"× mask + keeps {_ms(t[:, 4, 0])} (random {_ms(c[:, 3, 0])}); sparing {_ms(sparing(t, c))}; "
-            f"kept share + {_ms(kept_share(p['kept'])[:, 0])}, × {_ms(kept_share(p['kept'])[:, 1])}; "
-            f"shared weights {_ms(p['shared'].mean(1))}")
+            f"kept share + {_pct(p['share'][:, 0])}, × {_pct(p['share'][:, 1])}; "
+            f"pooled IoU of the two masks {_ms(p['overlap'])} (chance {_ms(p['overlap_chance'])})")
+
+
+TREND = 0.3  # the smallest rank correlation over networks the page calls a trend (a moderate one)
 
 
 def width_curve(points: dict, depth: int = 2) -> list[stats.Claim]:
     """The width curve at one mask schedule: ``points`` shape -> :func:`stack`'d arrays over seeds
-    (each seed an independent network). Three claims, each by the rule over networks (Welch's t
-    interval: the two arms are different networks): the paper's (Csordás et al. 2021, appendix:
-    the share of weights the + and × masks share falls as the network grows), from the narrowest
-    network of ``depth`` hidden layers that trained (:data:`TRAINED` on both operations, every seed;
-    the text names those that did not) to the widest; the page's hypothesis that the wider network's
-    removal spares the other operation more (:func:`sparing`); and the same for the other depth
-    against ``depth`` layers at its width. Each needs every network trained and masks that can be
-    read (:func:`_usable`); the paper gives no sizes, so :data:`~modlib.stats.CLEAR` stands in."""
+    (each seed an independent network). Two trends over every network of ``depth`` hidden layers
+    whose width trained (:data:`TRAINED` on both operations, every seed; the text names those that
+    did not), each Spearman's rank correlation with the first layer's width (Fisher z interval over
+    networks): the paper's (Csordás et al. 2021, appendix: the + and × masks overlap less as the
+    network grows), on their pooled IoU (:func:`~modlib.weight_masks.causes.pooled_iou`, its chance
+    level beside it); and the page's hypothesis that a wider network's removal spares the other
+    operation more (:func:`sparing`). Each needs at least three widths that trained and masks that
+    can be read (:func:`_usable`); the paper gives no size, so :data:`TREND` stands in. Then each
+    other depth against ``depth`` layers at its width (Welch's t interval over networks)."""
     main = {h: p for h, p in points.items() if len(h) == depth}
     other = {h: p for h, p in points.items() if len(h) != depth}
     lines = [_point_line(f"{_shape(h)}", p) for h, p in points.items()]
@@ -324,28 +346,35 @@ def width_curve(points: dict, depth: int = 2) -> list[stats.Claim]:
     out = []
     untrained = {h: p for h, p in points.items() if not (p["table"][:, 0] >= TRAINED).all()}
     if untrained:
-        text += (f"Networks below {TRAINED} on an operation, left out of the comparisons: " + ", ".join(
+        text += (f"Networks below {TRAINED} on an operation, left out of the trends: " + ", ".join(
             f"{_shape(h)} (+ {_ms(p['table'][:, 0, 0])}, × {_ms(p['table'][:, 0, 1])})" for h, p in untrained.items())
             + ". ")
+    used = {h: p for h, p in main.items() if h not in untrained}
     if len(main) >= 2:
-        # the narrowest network that trained against the widest (which must have trained too)
-        low = min([h for h in main if h not in untrained] or main)
-        high = max(main)
-        narrow, wide = main[low], main[high]
-        ok = _usable(narrow) and _usable(wide)
-        trained = low != high and high not in untrained and low not in untrained
-        e = stats.unpaired(narrow["shared"].mean(1), wide["shared"].mean(1), unit="network")
-        v = e.verdict(paper=CLEAR, source="the stated margin of", trained=trained, controls=ok)
-        out.append(stats.claim("a wider network shares fewer weights between + and ×", v, text + (
-            f"Shared weights (the share of each mask's weights the other keeps too, over all layers), "
-            f"{_shape(low)} minus {_shape(high)}: {e.text()} (the paper: sharing falls with size; "
-            f"its 2000×4 network is the closest to {_shape(high)}).")))
-        e = stats.unpaired(sparing(wide["table"], wide["control"]), sparing(narrow["table"], narrow["control"]),
-                           unit="network")
-        v = e.verdict(paper=CLEAR, source="the stated margin of", trained=trained, controls=ok)
+        width = np.concatenate([np.full(len(p["table"]), float(h[0])) for h, p in used.items()] or [np.zeros(0)])
+        overlap = np.concatenate([p["overlap"] for p in used.values()] or [np.zeros(0)])
+        spare = np.concatenate([sparing(p["table"], p["control"]) for p in used.values()] or [np.zeros(0)])
+        trained = len(used) >= 3
+        ok = all(_usable(p) for p in used.values())
+        over = f"{len(width)} networks of {len(used)} widths, {', '.join(_shape(h) for h in used) or 'none'}"
+        few = f"fewer than three widths trained ({over})"
+        if any(stats.distinct_units(p["table"], p["overlap"]) < len(p["table"]) for p in used.values()):
+            trained, few = False, f"a width's seeds are identical networks ({over})"
+        e = stats.correlation(width, overlap, unit="network")
+        v = e.verdict(paper=-TREND, margin=TREND, source="the stated margin of", controls=ok)
+        v = v if trained else stats.Verdict(stats.UNDECIDED, few)
+        out.append(stats.claim("a wider network's + and × masks overlap less", v, text + (
+            f"Over {over}: the rank correlation of the first layer's width with the pooled IoU of the + and × "
+            f"masks (all layers, Σ|A∩B| / Σ|A∪B| as the paper pools it) is {e.text(percent=False)} (the paper: "
+            f"the masks share less as the network grows; its 2000×4 network is the closest to "
+            f"{_shape(max(main))}). The stated margin: a rank correlation of at least {TREND} in size.")))
+        e = stats.correlation(width, spare, unit="network")
+        v = e.verdict(paper=TREND, margin=TREND, source="the stated margin of", controls=ok)
+        v = v if trained else stats.Verdict(stats.UNDECIDED, few)
         out.append(stats.claim("a wider network's removal spares the other operation more", v, (
-            f"Sparing (:func:`sparing`: the other operation after the mask's removal minus after a random removal "
-            f"as dense), {_shape(high)} minus {_shape(low)}: {e.text()}.")))
+            f"The rank correlation of the width with sparing (:func:`sparing`: the other operation after the "
+            f"mask's removal minus after a random removal as dense), over the same networks: "
+            f"{e.text(percent=False)}.")))
     for h, deep in other.items():
         shallow = main.get((h[0],) * depth)
         if shallow is None:
@@ -389,16 +418,17 @@ def authors_schedule(authors: dict, book: dict, chance: float) -> list[stats.Cla
     same networks at the page's schedule: :func:`stack`'d ``authors`` and ``book``. The paper's
     claim that removing a mask spares the other operation (:func:`specialization`'s), at the
     authors' schedule; with one network the rule cannot decide it."""
-    found = {f.name: f for f in specialization(authors["table"], authors["control"], chance, authors["kept"])}
+    found = {f.name: f for f in specialization(authors["table"], authors["control"], chance, authors["kept"],
+                                               authors["sizes"][0])}
     f = found["removing a mask spares the other operation"]
     t, b = authors["table"], book["table"]
     text = (f"**At the authors' mask schedule** ({len(t)} network{'s' if len(t) > 1 else ''}): without the + mask × "
             f"keeps {_ms(t[:, 2, 1])} and + {_ms(t[:, 2, 0])}; without the × mask + keeps {_ms(t[:, 4, 0])} and "
             f"× {_ms(t[:, 4, 1])}; alone, the + mask adds at {_ms(t[:, 1, 0])} and the × mask multiplies at "
-            f"{_ms(t[:, 3, 1])}; kept share + {_ms(kept_share(authors['kept'])[:, 0])}, × "
-            f"{_ms(kept_share(authors['kept'])[:, 1])}. The same network at the page's schedule: without + × keeps "
+            f"{_ms(t[:, 3, 1])}; kept share + {_pct(authors['share'][:, 0])}, × "
+            f"{_pct(authors['share'][:, 1])}. The same network at the page's schedule: without + × keeps "
             f"{_ms(b[:, 2, 1])}, without × + keeps {_ms(b[:, 4, 0])} (kept share + "
-            f"{_ms(kept_share(book['kept'])[:, 0])}, × {_ms(kept_share(book['kept'])[:, 1])}). Sparing "
+            f"{_pct(book['share'][:, 0])}, × {_pct(book['share'][:, 1])}). Sparing "
             f"{_ms(sparing(t, authors['control']))} at the authors' schedule, {_ms(sparing(b, book['control']))} at "
             "the page's. ")
     return [stats.claim("at the authors' schedule, removing a mask spares the other operation", f.verdict, text + (
@@ -406,56 +436,85 @@ def authors_schedule(authors: dict, book: dict, chance: float) -> list[stats.Cla
         f"random removal as dense, plus the allowance of {SPARES:g} (as in the page's claim)."))]
 
 
-def heldout(tables: np.ndarray, controls: np.ndarray, held_tables: np.ndarray, held_controls: np.ndarray,
-            kept: np.ndarray, chance: float) -> list[stats.Claim]:
-    """The networks trained without a held-out share of the problems: a check that they answer the
-    held-out problems (:data:`TRAINED` on both operations), then :func:`specialization`'s claims
-    decided on the held-out problems (``held_tables [seeds, 5, 2]``, ``held_controls [seeds, 4,
-    2]``), each named "... (held-out problems)"; beside them the same network's numbers on the
-    problems it trained on (``tables``, ``controls``)."""
+ANSWERS = 0.5  # a network answers the held-out problems: at least half of each operation's right
+
+
+def heldout(h: dict, chance: float) -> list[stats.Claim]:
+    """The networks trained without a held-out share of the problems (:func:`stack`'d arrays of
+    :func:`~modlib.weight_masks.causes.heldout` with ``sizes``): a check that they answer the
+    held-out problems (:data:`ANSWERS` on both operations, having trained on the others to
+    :data:`TRAINED`: an answer they could not have memorised), then :func:`specialization`'s
+    claims decided on the held-out problems (``held_table [seeds, 5, 2]``, ``held_control [seeds,
+    4, 2]``) as shares of the network's held-out accuracy, each named "... (held-out problems)";
+    beside them the same network's numbers on the problems it trained on."""
+    tables, held_tables = h["table"], h["held_table"]
     full, held = tables[:, 0], held_tables[:, 0]
-    answers = bool((held >= TRAINED).all())
+    seen = bool((full >= TRAINED).all())
+    answers = bool(seen and (held >= ANSWERS).all())
     text = (f"**Held-out problems.** Trained on all but a held-out share of the problems, the networks answer the "
             f"problems they trained on at + {_ms(full[:, 0])}, × {_ms(full[:, 1])}, and the held-out ones at + "
-            f"{_ms(held[:, 0])}, × {_ms(held[:, 1])} (chance {chance:g}). On the problems trained on, without the + "
+            f"{_ms(held[:, 0])}, × {_ms(held[:, 1])} (chance {chance:g}; a network counts as answering them at "
+            f"{ANSWERS:g} on each operation). On the problems trained on, without the + "
             f"mask × keeps {_ms(tables[:, 2, 1])} and without the × mask + keeps {_ms(tables[:, 4, 0])}; on the "
             f"held-out ones {_ms(held_tables[:, 2, 1])} and {_ms(held_tables[:, 4, 0])}."
             + ("" if answers else " A network that does not answer the held-out problems has memorised the table "
                "of those it saw: its masks' numbers on held-out problems say nothing about modules."))
     out = [stats.Claim("the networks answer held-out problems", answers, text)]
-    for f in specialization(held_tables, held_controls, chance, kept):
+    for f in specialization(held_tables, h["held_control"], chance, h["kept"], h["sizes"][0], trained=answers):
         out.append(stats.claim(f"{f.name} (held-out problems)", f.verdict, f.text.rsplit(" **", 1)[0]))
     return out
 
 
-def reuse_control(copy_iou: np.ndarray, iou: np.ndarray, iou_same: np.ndarray, copy_iou_random: np.ndarray,
-                  copy_tables: np.ndarray, whole: np.ndarray, label: str = "") -> list[stats.Claim]:
-    """The positive control for reuse, per network (seed): ``copy_iou [seeds, L]``, the IoU of the
-    pair-1 and pair-2 masks of the network whose pair 1 was made to run on pair 2's weights
-    (:func:`modlib.weight_masks.causes.copy_pairs`: reuse forced), beside ``iou`` (the network
-    itself), ``iou_same`` (two pair-1 masks of it) and ``copy_iou_random`` (random masks as dense),
-    all read on the hidden layers (:func:`hidden_layers`). The overlap measure finds reuse where it
-    is forced: the forced network's pair masks overlap more than the network's own, paired over
-    networks, needing the copied network trained (``copy_tables [seeds, 5, 2]``: the network, then
-    the pair-1 and pair-2 masks alone and removed) and its pair masks doing their pair alone. And a
-    check on ``whole [seeds, 3, 2]`` (the network, the whole-task mask at the authors' α alone and
-    removed): the whole-task mask does both pairs."""
-    forced, own, same, rand = (hidden_layers(a) for a in (copy_iou, iou, iou_same, copy_iou_random))
+REACH = 0.5  # the forced overlap reaches the same-pair ceiling: at least this share of the way from random
+
+
+def reuse_control(r: dict, label: str = "") -> list[stats.Claim]:
+    """The positive control for reuse, per network (seed), from :func:`stack`'d arrays of
+    :func:`~modlib.weight_masks.causes.reuse_control` (with ``original`` and ``sizes``):
+    ``copy_iou [seeds, L]``, the IoU of the pair-1 and pair-2 masks of the network whose pair 1 was
+    made to run on pair 2's weights (:func:`~modlib.weight_masks.causes.copy_pairs`: reuse forced),
+    read on the hidden layers (:func:`hidden_layers`) beside the ceiling, two masks of one pair
+    (``iou_same``), and random masks as dense (``copy_iou_random``). The overlap measure finds reuse
+    where it is forced when the reuse claim (:func:`reuse`) would not call the forced pairs apart:
+    the same-pair minus forced IoU excludes the claim's margin (paired over networks), while the
+    forced IoU stands clear above random. It needs the copied network trained (``copy_table
+    [seeds, 5, 2]``) and its pair masks doing their pair alone. Beside it a check on the whole-task
+    mask at the authors' α (``whole [seeds, 3, 2]``: the network, the mask alone, removed; its kept
+    shares ``whole_kept [seeds, L]``): it does both pairs and is neither empty nor full."""
+    forced, own, same, rand = (hidden_layers(r[k]) for k in ("copy_iou", "iou", "iou_same", "copy_iou_random"))
+    copy_tables, whole, sizes = r["copy_table"], r["whole"], r["sizes"][0]
     trained = bool((copy_tables[:, 0] >= TRAINED).all())
     alone = np.stack([copy_tables[:, 1, 0], copy_tables[:, 3, 1]]) / np.maximum(copy_tables[:, 0].T, 1e-9)
-    e = stats.paired(forced, own, unit="network")
-    v = e.verdict(paper=CLEAR, source="the stated margin of", trained=trained, controls=bool((alone >= 0.5).all()))
+    ok = bool((alone >= 0.5).all()) and not degenerate(r["copy_kept"])
+    gap = stats.paired(same, forced, unit="network")
+    apart = gap.verdict(paper=CLEAR, source="the stated margin of", trained=trained, controls=ok)
+    above = stats.paired(forced, rand, unit="network")
+    clear = above.verdict(paper=CLEAR, source="the stated margin of", trained=trained, controls=ok)
+    why = f"same-pair minus forced: {apart.why}; forced minus random: {clear.why}"
+    if stats.UNDECIDED in (apart.outcome, clear.outcome):
+        v = stats.Verdict(stats.UNDECIDED, why)
+    elif apart.outcome == stats.NOT_REPRODUCED and clear.outcome == stats.REPRODUCED:
+        v = stats.Verdict(stats.REPRODUCED, why)
+    else:
+        v = stats.Verdict(stats.NOT_REPRODUCED, why)
+    reach = (forced - rand) / np.maximum(same - rand, 1e-9)
     at = f" ({label})" if label else ""
+    share = kept_share(r["copy_kept"], sizes)
     text = (f"**A positive control for reuse{at}.** Pair 1 made to run on pair 2's weights (the authors' "
             f"copied-weights network: one set of hidden weights computes both sums) gives pair masks that overlap at "
-            f"IoU {_ms(forced)} in the hidden layers; the network's own pair masks at {_ms(own)}, two masks of pair 1 "
-            f"at {_ms(same)}, random masks as dense at {_ms(rand)}. The copied network adds at {_ms(copy_tables[:, 0, 0])} "
-            f"/ {_ms(copy_tables[:, 0, 1])} (pair 1 / pair 2); alone its pair masks keep {_ms(alone[0])} and "
-            f"{_ms(alone[1])} of their pair. Forced minus own IoU: {e.text(percent=False)}.")
+            f"IoU {_ms(forced)} in the hidden layers; two masks of pair 1 of the network itself (the ceiling) at "
+            f"{_ms(same)}, its own pair masks at {_ms(own)}, random masks as dense at {_ms(rand)}: the forced overlap "
+            f"goes {_ms(reach)} of the way from random to the ceiling. The copied network adds at "
+            f"{_ms(copy_tables[:, 0, 0])} / {_ms(copy_tables[:, 0, 1])} (pair 1 / pair 2); alone its pair masks keep "
+            f"{_ms(alone[0])} and {_ms(alone[1])} of their pair; kept share pair 1 {_pct(share[:, 0])}, pair 2 "
+            f"{_pct(share[:, 1])}. The measure passes if the reuse claim would not call the forced pairs apart "
+            f"(same-pair minus forced IoU below the margin of {CLEAR:g}: {gap.text(percent=False)}) and the forced "
+            f"overlap is clear of random (forced minus random: {above.text(percent=False)}).")
     rel = whole / np.maximum(whole[:, :1], 1e-9)
-    does = bool((rel[:, 1] >= 0.5).all() and (whole[:, 0] >= TRAINED).all())
+    does = bool((rel[:, 1] >= 0.5).all() and (whole[:, 0] >= TRAINED).all() and not degenerate(r["whole_kept"]))
     check = (f"**The whole-task mask at the authors' α{at}** adds at {_ms(whole[:, 1, 0])} / {_ms(whole[:, 1, 1])} "
-             f"(pair 1 / pair 2; the network {_ms(whole[:, 0, 0])} / {_ms(whole[:, 0, 1])}); removed, it leaves "
+             f"(pair 1 / pair 2; the network {_ms(whole[:, 0, 0])} / {_ms(whole[:, 0, 1])}) keeping "
+             f"{_pct(kept_share(r['whole_kept'], sizes))} of the weights; removed, it leaves "
              f"{_ms(whole[:, 2, 0])} / {_ms(whole[:, 2, 1])}.")
     return [stats.claim(f"the overlap finds reuse where it is forced{at}", v, text),
             stats.Claim(f"the whole-task mask at the authors' α does both pairs{at}", does, check)]
@@ -464,53 +523,79 @@ def reuse_control(copy_iou: np.ndarray, iou: np.ndarray, iou_same: np.ndarray, c
 PLACE = 0.5  # a class's removal is placed in a layer when that layer's swap alone makes this share of its drop
 
 
-def removal_places(reference: np.ndarray, own: np.ndarray, swap_in: np.ndarray) -> np.ndarray:
-    """Per network and class ``[nets, 10]``, the layer (index) whose class mask alone, the
-    all-classes mask elsewhere, makes at least :data:`PLACE` of the class's drop under its whole
-    mask and the largest such drop; -1 where no layer does (or the class did not drop). From the
-    per-class accuracy under the all-classes mask ``reference [nets, 10]``, under the class's
-    mask ``own [nets, 10]`` and ``swap_in [nets, 10, L, 2]`` (:func:`~modlib.weight_masks.causes.class_layers`)."""
+def removal_places(reference: np.ndarray, own: np.ndarray, swap_in: np.ndarray,
+                   swap_again: np.ndarray) -> np.ndarray:
+    """Per network and class ``[nets, 10]``, the layer (index) where the class is removed: the layer
+    whose class mask alone, the all-classes mask elsewhere, loses the class at least :data:`PLACE`
+    of its drop under its whole mask more than the null does there (a second all-classes mask in
+    that layer alone, ``swap_again [nets, L, 10]``: two masks of one task differ), while the other
+    classes lose at most half as much; the largest such excess; -1 where no layer does (or the
+    class did not drop). From the per-class accuracy under the all-classes mask ``reference [nets,
+    10]``, under the class's mask ``own [nets, 10]`` and ``swap_in [nets, 10, L, 2]`` (the class,
+    the others' mean; :func:`~modlib.weight_masks.causes.class_layers`)."""
     drop = reference - own  # [nets, 10]
-    layer_drop = reference[..., None] - swap_in[..., 0]  # [nets, 10, L]
-    best = layer_drop.argmax(-1)
-    placed = (np.take_along_axis(layer_drop, best[..., None], -1)[..., 0] >= PLACE * drop) & (drop > 0.05)
+    null = reference[..., None] - np.swapaxes(swap_again, -1, -2)  # [nets, 10, L]: the null's loss
+    excess = reference[..., None] - swap_in[..., 0] - null  # [nets, 10, L]
+    ref_others = np.stack([others_reference(r) for r in reference])  # [nets, 10]
+    others = ref_others[..., None] - swap_in[..., 1]  # [nets, 10, L]
+    best = excess.argmax(-1)
+    take = lambda a: np.take_along_axis(a, best[..., None], -1)[..., 0]  # noqa: E731
+    placed = (take(excess) >= PLACE * drop) & (take(others) <= 0.5 * take(excess)) & (drop > 0.05)
     return np.where(placed, best, -1)
 
 
-def class_layers(accs: list[dict], swap_in: np.ndarray, dropped: np.ndarray, layers: list[str]) -> list[stats.Claim]:
-    """Class removal over several CNNs (one per seed): ``accs`` per network
-    (:func:`~modlib.weight_masks.removal_accuracy` with the random control), ``swap_in [nets, 10, L,
-    2]`` and ``dropped [nets, 10, L]`` (:func:`~modlib.weight_masks.causes.class_layers`). The two
+def cnn_layers(runs: list[dict]) -> dict:
+    """The CNNs' arrays of :func:`~modlib.weight_masks.causes.class_layers` (one dict per network,
+    with ``layers`` and ``sizes``) as :func:`class_layers` reads them: ``accs`` (per network,
+    :func:`~modlib.weight_masks.removal_accuracy` with the random control), ``swap_in [nets, 10, L,
+    2]``, ``swap_again [nets, L, 10]``, ``dropped [nets, 10, L]``, ``dropped_again [nets, L]``,
+    ``kept [nets, 11, L]``, ``kept_again [nets, L]``, ``layers`` and ``sizes [L]``."""
+    from modlib.weight_masks.protocol import removal_accuracy
+
+    out = {k: np.stack([np.asarray(r[k], dtype=float) for r in runs])
+           for k in ("swap_in", "swap_again", "dropped", "dropped_again", "kept", "kept_again")}
+    return {**out, "accs": [removal_accuracy(r["confusion"], r["confusion_random"]) for r in runs],
+            "layers": list(runs[0]["layers"]), "sizes": np.asarray(runs[0]["sizes"])}
+
+
+def class_layers(c: dict) -> list[stats.Claim]:
+    """Class removal over several CNNs (one per seed), from :func:`cnn_layers`' ``c``. The two
     class-removal claims of :func:`class_removal`, now over networks (per network the mean over its
-    ten classes; paired t interval over networks), and a check of where the removal happens: the
-    layer whose class mask alone makes most of a class's drop (:func:`removal_places`), which the
-    page asks of the 64-unit dense layer just before the kept output layer."""
+    ten classes; paired t interval over networks), and a check of where the removal happens
+    (:func:`removal_places`, against the null mask), which the page asks of the 64-unit dense layer
+    just before the kept output layer; with every mask's kept share."""
+    accs, layers, sizes = c["accs"], c["layers"], c["sizes"]
     get = lambda k: np.stack([a[k] for a in accs])  # noqa: E731
     own, others, reference = get("own"), get("others"), get("reference")  # [nets, 10]
     ref_others = np.stack([others_reference(r) for r in reference])
     drop_own, drop_others = (reference - own).mean(1), (ref_others - others).mean(1)
     trained = bool((reference.mean(1) >= CNN_TRAINED).all())
-    control_ok = bool((others - get("random_others")).mean() > 0)
+    control_ok = bool((others - get("random_others")).mean() > 0) and not degenerate(c["kept"])
     n = len(accs)
     e = stats.paired(drop_own, drop_others, unit="network")
     v1 = e.verdict(paper=HURTS_MORE, source="the stated margin of", trained=trained, controls=control_ok)
     lost = ((reference - own) / np.maximum(reference, 1e-9)).mean(1)
     e2 = stats.paired(lost, 0.5 + 0 * lost, unit="network")
     v2 = e2.verdict(paper=COLLAPSE, source="the stated margin of", trained=trained, controls=control_ok)
-    places = removal_places(reference, own, swap_in)
+    dropped, dropped_again = c["dropped"], c["dropped_again"]  # [nets, 10, L], [nets, L]
+    places = removal_places(reference, own, c["swap_in"], c["swap_again"])
     names = [f"layer {i + 1}" for i in range(len(layers))]
     share = [(places == i).mean() for i in range(len(layers))]
     dense = len(layers) - 2  # the 64-unit layer before the output layer
     holds = bool(share[dense] > 0.5)
     where = ", ".join(f"{names[i]} {share[i]:.0%}" for i in range(len(layers)) if share[i] > 0)
+    kept = kept_share(c["kept"], sizes)  # [nets, 11]: the all-classes mask, then each class's
+    again = kept_share(c["kept_again"], sizes)  # [nets]
     text = (f"Over {n} CNN{'s' if n > 1 else ''} (mean over each network's ten classes): removing a class's mask drops "
             f"it by {_ms(drop_own)} and the other classes by {_ms(drop_others)}; a class loses {_ms(lost)} of its "
-            f"accuracy. ")
+            f"accuracy. Kept share: the all-classes mask {_pct(kept[:, 0])}, the class masks {_pct(kept[:, 1:])}, a "
+            f"second all-classes mask trained as a class mask is (the null) {_pct(again)}. ")
     place = (f"**Where a class is removed.** Putting a class's mask in one layer alone (the all-classes mask "
-             f"elsewhere) makes at least {PLACE:.0%} of the class's drop in: {where or 'no layer'} of the "
+             f"elsewhere) loses at least {PLACE:.0%} of the class's drop more than the null mask does in that layer, "
+             f"the other classes losing at most half as much, in: {where or 'no layer'} of the "
              f"{places.size} removals ({(places < 0).mean():.0%} in no single layer). Share of the all-classes "
-             f"mask's weights a class mask drops, per layer: "
-             + ", ".join(f"{names[i]} {_ms(dropped[..., i])}" for i in range(len(layers)))
+             f"mask's weights a class mask drops, per layer (the null's beside it): "
+             + ", ".join(f"{names[i]} {_ms(dropped[..., i])} ({_ms(dropped_again[:, i])})" for i in range(len(layers)))
              + f" (the output layer's mask is the all-classes mask's, fixed). Layer {dense + 1} is the 64-unit "
              "dense layer just before the output layer.")
     return [
@@ -526,11 +611,9 @@ def added(cv: dict, depth: int, main: str, deep: str) -> dict:
     """The added experiments' numbers from :func:`modlib.weight_masks.curves`' ``cv``, stacked over
     seeds (:func:`stack`), for :func:`added_claims`: ``width`` and ``alpha`` ({value: point}),
     ``authors`` and ``book`` (points), ``heldout``, ``copy`` and ``reuse`` (arrays), ``cnn``
-    (``accs``, ``swap_in``, ``dropped``, ``layers``), each left out while not stored; ``depth`` (the
-    width curve's), and ``main`` and ``deep``, the shapes of the main and the deeper
-    double-addition network as the page writes them."""
-    from modlib.weight_masks.protocol import removal_accuracy
-
+    (:func:`cnn_layers`), each left out while not stored; ``depth`` (the width curve's), and
+    ``main`` and ``deep``, the shapes of the main and the deeper double-addition network as the
+    page writes them."""
     d = {"depth": depth, "main": main, "deep": deep,
          "width": {h: stack(p) for h, p in cv["width"].items()}, "alpha": {a: stack(p) for a, p in cv["alpha"].items()}}
     for key, name in (("authors", "authors"), ("book", "book"), ("heldout", "heldout"), ("copy", "copyweight"),
@@ -538,10 +621,7 @@ def added(cv: dict, depth: int, main: str, deep: str) -> dict:
         if cv[name]:
             d[key] = stack(cv[name])
     if cv["cnnlayers"]:
-        runs = cv["cnnlayers"]
-        d["cnn"] = {"accs": [removal_accuracy(a["confusion"], a["confusion_random"]) for a in runs],
-                    "swap_in": np.stack([a["swap_in"] for a in runs]), "dropped": np.stack([a["dropped"] for a in runs]),
-                    "layers": list(runs[0]["layers"])}
+        d["cnn"] = cnn_layers(cv["cnnlayers"])
     return d
 
 
@@ -555,19 +635,14 @@ def added_claims(d: dict, chance: float = 0.01) -> list[stats.Claim]:
     if "authors" in d and "book" in d:
         out += authors_schedule(d["authors"], d["book"], chance)
     if "heldout" in d:
-        h = d["heldout"]
-        out += heldout(h["table"], h["control"], h["held_table"], h["held_control"], h["kept"], chance)
+        out += heldout(d["heldout"], chance)
     if "copy" in d:
-        c = d["copy"]
-        out += reuse_control(c["copy_iou"], c["iou"], c["iou_same"], c["copy_iou_random"], c["copy_table"],
-                             c["whole"], d["main"])
+        out += reuse_control(d["copy"], d["main"])
     if "reuse" in d:
         r = d["reuse"]
-        found = reuse(r["iou"], r["iou_same"], r["iou_random"], r["table"], r["kept"])
+        found = reuse(r["iou"], r["iou_same"], r["iou_random"], r["table"], r["kept"], r["sizes"][0])
         out += [stats.claim(f"{f.name} ({d['deep']})", f.verdict, f.text.rsplit(" **", 1)[0]) for f in found]
-        out += reuse_control(r["copy_iou"], r["iou"], r["iou_same"], r["copy_iou_random"], r["copy_table"],
-                             r["whole"], d["deep"])
+        out += reuse_control(r, d["deep"])
     if "cnn" in d:
-        c = d["cnn"]
-        out += class_layers(c["accs"], c["swap_in"], c["dropped"], c["layers"])
+        out += class_layers(d["cnn"])
     return out
