@@ -403,8 +403,8 @@ def correlation(x, y, unit: str = "seed", units: int | None = None) -> Effect:
     """Spearman's rank correlation of ``x [n]`` and ``y [n]`` over ``n`` independent units, as an
     :class:`Effect` (``mean`` is rho): its 95% interval by Fisher's z, ``tanh(atanh(rho) +-
     1.96 * sqrt(1.06 / (n - 3)))`` (Fieller, Hartley and Pearson's standard error for a rank
-    correlation; it needs n >= 4, with fewer the interval is -1 to +1), and the exact permutation
-    test's two-sided p beside it (scipy's t approximation). A quantity that does not vary over the
+    correlation; it needs n >= 4, with fewer the interval is -1 to +1), and scipy's two-sided p beside
+    it (its t approximation, not an exact permutation test). A quantity that does not vary over the
     units (either ``x`` or ``y``) has no correlation: ``measurable`` is false.
     Read it with ``text(percent=False)`` and ``verdict(paper=..., margin=...)`` with a margin of
     correlation, not :data:`CLEAR`."""

@@ -550,7 +550,7 @@ def decided_or_wide(f) -> bool:
     """Decided by the rule, or undecided only because its interval is wide enough for both no effect
     and the margin (every network trained, every control passed): what an honest small study may
     find, where a failed arm or control may not hide."""
-    return f.outcome in DECIDED or "wide enough for no effect" in f.verdict.why
+    return f.verdict.outcome in DECIDED or "wide enough for no effect" in f.verdict.why
 
 
 def test_added_width_curve_is_decided_between_networks_that_trained():
@@ -560,7 +560,7 @@ def test_added_width_curve_is_decided_between_networks_that_trained():
     assert all(len(p["table"]) == c.seeds for p in d["width"].values())
     widest = d["width"][(max(c.widths),) * c.depth]
     assert (widest["table"][:, 0] >= wm_findings.TRAINED).all(), "the widest network did not train"
-    for name in ("a wider network's + and × masks overlap less",
+    for name in ("a wider network's + and × masks share fewer weights",
                  "a wider network's removal spares the other operation more",
                  f"{len(c.other_depth)} hidden layers spare the other operation more than {c.depth}"):
         assert decided_or_wide(found[name]), found[name].text

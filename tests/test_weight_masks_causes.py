@@ -108,13 +108,13 @@ def test_a_point_is_the_same_from_one_result_or_one_per_operation():
         wm.point([_result("a", config, plus_m, plus), _result("b", config, other_m, other)])
 
 
-def test_pooled_iou_and_kept_share_count_weights_over_layers():
+def test_total_shared_and_kept_share_count_weights_over_layers():
     sizes = np.array([10, 100])
     kept = np.array([[0.5, 0.1], [0.2, 0.1]])  # + keeps 5 + 10, × keeps 2 + 10
     iou = np.array([2 / 5, 5 / 15])  # both keep 2 and 5, of 5 and 15 kept by either
-    overlap, chance = causes.pooled_iou(iou, kept, sizes)
-    assert overlap == pytest.approx(7 / 20)
-    assert chance == pytest.approx((0.1 * 10 + 0.01 * 100) / (0.6 * 10 + 0.19 * 100))
+    shared, chance = causes.total_shared(iou, kept, sizes)
+    assert shared == pytest.approx(7 / 15)  # of the 15 weights + keeps, × keeps 7
+    assert chance == pytest.approx((0.1 * 10 + 0.01 * 100) / (0.5 * 10 + 0.1 * 100))
     np.testing.assert_allclose(findings.kept_share(kept, sizes), [15 / 110, 12 / 110])
     assert list(wm.layer_sizes((4, 3))) == [42 * 4, 4 * 3, 3 * 20]
     assert list(wm.mask_sizes("double", (4, 3))) == [80 * 4, 4 * 3, 3 * 40]
@@ -194,7 +194,7 @@ SIZES = np.array([42 * 8, 8 * 8, 8 * 20])  # the masked layers of a made-up 8×2
 def _point(seeds, other_kept, overlap, rng, kept=0.1):
     """A point whose networks are trained, whose masks do their own operation alone and lose it when
     removed, and whose removal leaves the other operation at ``other_kept`` (random removal: 0.95);
-    the + and × masks overlap at pooled IoU ``overlap``."""
+    the × mask keeps ``overlap`` of the + mask's weights."""
     t = np.zeros((seeds, 5, 2))
     t[:, 0] = 0.99
     t[:, 1] = [0.97, 0.02]
@@ -213,28 +213,28 @@ def test_width_and_alpha_curves_decide_by_the_rule():
     points = {(256, 256): _point(3, 0.3, 0.6, rng), (2048, 2048): _point(3, 0.9, 0.2, rng),
               (512,) * 4: _point(3, 0.5, 0.4, rng), (512, 512): _point(3, 0.5, 0.4, rng)}
     found = {f.name: f for f in findings.width_curve(points)}
-    assert found["a wider network's + and × masks overlap less"].outcome == stats.REPRODUCED
-    assert "Over 9 networks of 3 widths" in found["a wider network's + and × masks overlap less"].text
-    assert found["a wider network's removal spares the other operation more"].outcome == stats.REPRODUCED
-    assert found["4 hidden layers spare the other operation more than 2"].outcome == stats.NOT_REPRODUCED
+    assert found["a wider network's + and × masks share fewer weights"].outcome == stats.REPRODUCED
+    assert "256×2 minus 2048×2" in found["a wider network's + and × masks share fewer weights"].text
+    assert found["a wider network's removal spares the other operation more"].verdict.outcome == stats.REPRODUCED
+    assert found["a wider network's removal spares the other operation more"].outcome == stats.HOLDS  # own
+    assert found["4 hidden layers spare the other operation more than 2"].verdict.outcome == stats.NOT_REPRODUCED
     points[(128, 128)] = _point(3, 0.9, 0.9, rng)
     points[(128, 128)]["table"][:, 0, 1] = 0.8  # did not learn ×: left out, named
     found = {f.name: f for f in findings.width_curve(points)}
-    assert "left out of the trends: 128×2 (+ " in found["a wider network's + and × masks overlap less"].text
-    assert found["a wider network's + and × masks overlap less"].outcome == stats.REPRODUCED
+    assert "left out of the comparisons: 128×2 (+ " in found["a wider network's + and × masks share fewer weights"].text
+    assert found["a wider network's + and × masks share fewer weights"].outcome == stats.REPRODUCED
     flat = {(w, w): _point(3, 0.3, 0.6, rng) for w in (256, 512, 2048)}
     found = {f.name: f for f in findings.width_curve(flat)}
-    assert found["a wider network's removal spares the other operation more"].outcome != stats.REPRODUCED
-    two = {h: p for h, p in points.items() if h in ((256, 256), (2048, 2048))}  # two widths: no trend to read
-    found = {f.name: f for f in findings.width_curve(two)}
-    assert found["a wider network's + and × masks overlap less"].outcome == stats.UNDECIDED
-    assert "fewer than three widths" in found["a wider network's + and × masks overlap less"].text
+    assert found["a wider network's removal spares the other operation more"].verdict.outcome != stats.REPRODUCED
+    one = {h: p for h, p in points.items() if h in ((128, 128), (2048, 2048))}  # one width trained
+    found = {f.name: f for f in findings.width_curve(one)}
+    assert found["a wider network's + and × masks share fewer weights"].outcome == stats.UNDECIDED
     alphas = {1e-4: _point(3, 0.2, 0.5, rng), 5e-4: _point(3, 0.4, 0.5, rng), 2e-3: _point(3, 0.7, 0.5, rng)}
     (claim,) = findings.alpha_curve(alphas)
-    assert claim.outcome == stats.REPRODUCED and "α = 0.002" in claim.text
+    assert claim.verdict.outcome == stats.REPRODUCED and "α = 0.002" in claim.text
     alphas[2e-3]["kept"][:] = 0.0  # the strongest alpha's masks keep nothing: their removal spares everything
     (claim,) = findings.alpha_curve(alphas)
-    assert claim.outcome == stats.REPRODUCED and "α = 0.0005 minus at α = 0.0001" in claim.text  # left out
+    assert claim.verdict.outcome == stats.REPRODUCED and "α = 0.0005 minus at α = 0.0001" in claim.text
     alphas[5e-4]["kept"][:] = 0.0  # one alpha left whose masks can be read: nothing to compare
     assert findings.alpha_curve(alphas)[0].outcome == stats.UNDECIDED
 

@@ -22,7 +22,7 @@ The masks themselves are the shared core's :mod:`modlib.masks`.
 """
 
 from modlib.weight_masks.causes import (CauseSettings, class_layers, copy_pairs, held_out_problems, heldout,
-                                        layer_sizes, mask_sizes, op_point, point, pooled_iou, reuse_control)
+                                        layer_sizes, mask_sizes, op_point, point, total_shared, reuse_control)
 from modlib.weight_masks.experiment import (ADDED, CAUSES, CHAPTER, EXPERIMENTS, SETTINGS, USES, Point, added_jobs,
                                             all_jobs, causes_settings, collect, curves, estimate, jobs, main, names, run,
                                             run_added, settings, shape_name, stored)
@@ -40,4 +40,4 @@ __all__ = ["CHAPTER", "SETTINGS", "settings", "shape_name", "USES", "EXPERIMENTS
            "sweep_arrays", "PAIR_ROWS", "PAIR_CONTROL_ROWS", "PAIR_MASKS", "double", "cnn",
            "confusion", "removal_accuracy", "class_removal", "CauseSettings", "CAUSES", "causes_settings",
            "ADDED", "Point", "added_jobs", "all_jobs", "run_added", "collect", "curves", "op_point", "heldout", "reuse_control",
-           "class_layers", "copy_pairs", "held_out_problems", "layer_sizes", "mask_sizes", "point", "pooled_iou"]
+           "class_layers", "copy_pairs", "held_out_problems", "layer_sizes", "mask_sizes", "point", "total_shared"]

@@ -160,16 +160,18 @@ def _ratio(num, den) -> float:
     return float(num / den) if den > 0 else float("nan")
 
 
-def pooled_iou(iou: np.ndarray, kept: np.ndarray, sizes: np.ndarray) -> tuple[float, float]:
-    """The overlap of two masks over all layers as Csordás et al. (2021) pool it, ``sum |A & B| /
-    sum |A | B|``, from per-layer ``iou [L]`` and kept shares ``kept [2, L]`` in layers of ``sizes [L]``
-    weights (per layer ``|A | B| = (|A| + |B|) / (1 + IoU)``), and its chance level: the same
-    for two independent random masks of these per-layer shares, ``sum p q n / sum (p + q - p q) n``.
-    Returns ``(pooled IoU, chance)``."""
+def total_shared(iou: np.ndarray, kept: np.ndarray, sizes: np.ndarray) -> tuple[float, float]:
+    """The share of the + mask's weights that the × mask keeps too, pooled over all layers, as the
+    authors plot it against network size ("total shared", RobertCsordas/modules,
+    ``paper/plot_weight_sharing_vs_size.py``: per layer ``|+ & ×| / |+|``, weighted by ``|+|``):
+    ``sum |+ & ×| / sum |+|``, from per-layer ``iou [L]`` and kept shares ``kept [2, L]`` (+, ×) in
+    layers of ``sizes [L]`` weights (per layer ``|+ & ×| = IoU (|+| + |×|) / (1 + IoU)``), and its
+    chance level, the same for independent random masks of these per-layer shares, ``sum p q n /
+    sum p n``. Returns ``(shared, chance)``."""
     p, q = np.asarray(kept, dtype=float)
     j = np.nan_to_num(np.asarray(iou, dtype=float))  # nan: both empty in a layer, which adds nothing
-    union = (p + q) * sizes / (1 + j)
-    return _ratio((j * union).sum(), union.sum()), _ratio((p * q * sizes).sum(), ((p + q - p * q) * sizes).sum())
+    both = j * (p + q) * sizes / (1 + j)
+    return _ratio(both.sum(), (p * sizes).sum()), _ratio((p * q * sizes).sum(), (p * sizes).sum())
 
 
 def point(parts: list) -> dict[str, np.ndarray]:
@@ -179,7 +181,8 @@ def point(parts: list) -> dict[str, np.ndarray]:
     (``CONTROL_ROWS``), ``kept [2, L]`` and ``iou [L]`` per layer, the layers' weights ``sizes
     [L]`` (:func:`mask_sizes`), ``share [2]``, the share of all
     the network's weights each of the + and × masks keeps, and ``overlap`` and
-    ``overlap_chance``, their pooled IoU and its chance level (:func:`pooled_iou`)."""
+    ``overlap_chance``, the share of the + mask's weights the × mask keeps too and its chance level
+    (:func:`total_shared`)."""
     sizes = mask_sizes("addmul", parts[0].config["hidden"])
     if len(parts) == 1:
         a = parts[0].arrays
@@ -201,7 +204,7 @@ def point(parts: list) -> dict[str, np.ndarray]:
         kept = np.concatenate([plus["kept"], times["kept"]])
         iou = np.array([_ratio((p & t).sum(), (p | t).sum())
                         for p, t in zip(_unpack(plus["bits"], sizes), _unpack(times["bits"], sizes))])
-    overlap, chance = pooled_iou(iou, kept, sizes)
+    overlap, chance = total_shared(iou, kept, sizes)
     return {"table": table, "control": control, "kept": kept, "iou": iou, "sizes": sizes,
             "share": kept @ sizes / sizes.sum(), "overlap": overlap, "overlap_chance": chance}
 

@@ -161,7 +161,7 @@ def _curve(axes, xs, points: list[dict], marker="o", label=True, ls="-"):
               (axes[0], lambda p: crel(p, 3, 0), "+ after random removal", "C8"),
               (axes[1], lambda p: rel(p, 2, 0), "+ after removing + mask", "C0"),
               (axes[1], lambda p: rel(p, 4, 1), "× after removing × mask", "C1"),
-              (axes[2], lambda p: p["overlap"], "pooled IoU of + and ×", "C2"),
+              (axes[2], lambda p: p["overlap"], "share of + kept by ×", "C2"),
               (axes[2], lambda p: p["overlap_chance"], "its chance level", "C7"),
               (axes[2], lambda p: p["share"].mean(1), "kept share", "C4")]
     for ax, fn, name, colour in series:
@@ -191,7 +191,8 @@ def width_curve(points: dict, depth: int = 2, paper: tuple[int, int] = (2000, 4)
     ``control [seeds, 4, 2]``, ``share [seeds, 2]``, ``overlap [seeds]``, ``overlap_chance
     [seeds]``; see :func:`modlib.weight_masks.findings.stack`). Left, the other operation's accuracy
     after each mask's removal beside a random removal as dense; middle, the own operation's after the
-    removal; right (log scale), the + and × masks' pooled IoU beside its chance level, and their
+    removal; right (log scale), the share of the + mask's weights the × mask keeps too beside its
+    chance level, and the masks'
     share of the weights kept; x the first layer's width (log scale). Networks of
     ``depth`` hidden layers are joined by lines, other depths are squares; the paper's network
     (``paper``: width, depth) is marked by a dashed line."""
