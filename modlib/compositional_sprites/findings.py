@@ -169,9 +169,13 @@ def compositional_sprites(runs, sharpness_rows: dict[str, float] | None = None) 
         v, text = compare(a, b, fits=fits,
                           paper=_paper_whole("orthogonal") - _paper_whole("orthogonal-monolithic"))
         fails = bool((r_whole <= 0.3).all())  # the claim also needs every monolithic seed to fail
+        every = compare(comp_whole, r_whole, fits=True,
+                        paper=_paper_whole("orthogonal") - _paper_whole("orthogonal-monolithic"))[0]
         left = ("" if both.all() or not fits else f" over the {both.sum()} seeds in which both models fit ({seed_list(both)}; "
                 f"left out: {seed_list(~both)}, in-domain R² {_and([f'{x:.2f}' for x in r_in[~both]])} monolithic, "
-                f"{_and([f'{x:.2f}' for x in comp_in[~both]])} compositional)")
+                f"{_and([f'{x:.2f}' for x in comp_in[~both]])} compositional; over all {both.size} seeds the "
+                f"difference is {np.mean(comp_whole) - np.mean(r_whole):+.2f}, {every.why}, "
+                f"{'the same verdict' if every.outcome == v.outcome else 'verdict ' + every.outcome})")
         out["monolithic"] = Finding(
             "monolithic", bool(v.reproduced and fails),
             f"The monolithic model on the orthogonal support: R² {mean_sd(r_in)} in-domain, "
