@@ -329,7 +329,7 @@ def width_curve(points: dict, depth: int = 2) -> list[stats.Claim]:
     """The width curve at one mask schedule: ``points`` shape -> :func:`stack`'d arrays over seeds
     (each seed an independent network). Two comparisons between the narrowest width of ``depth``
     hidden layers that trained (:data:`TRAINED` on both operations, every seed; the text names
-    those that did not) and the widest (Welch's t interval over networks; the paper gives no size,
+    those that did not, and those with one network so far) and the widest (Welch's t interval over networks; the paper gives no size,
     so :data:`~modlib.stats.CLEAR` stands in): the paper's (Csordás et al. 2021, appendix: the + and
     × masks share fewer weights as the network grows), on the share of the + mask's weights the ×
     mask keeps too, pooled over layers as the authors plot it (:func:`~modlib.weight_masks.causes.total_shared`;
@@ -350,7 +350,10 @@ def width_curve(points: dict, depth: int = 2) -> list[stats.Claim]:
         text += (f"Networks below {TRAINED} on an operation, left out of the comparisons: " + ", ".join(
             f"{_shape(h)} (+ {_ms(p['table'][:, 0, 0])}, × {_ms(p['table'][:, 0, 1])})" for h, p in untrained.items())
             + ". ")
-    used = {h: p for h, p in main.items() if h not in untrained}
+    few = {h: p for h, p in main.items() if h not in untrained and len(p["table"]) < 2}
+    if few:
+        text += ("Widths with one network so far, shown but not compared: " + ", ".join(map(_shape, few)) + ". ")
+    used = {h: p for h, p in main.items() if h not in untrained and h not in few}
     if len(main) >= 2:
         low, high = (min(used), max(used)) if len(used) >= 2 else (min(main), max(main))
         narrow, wide = main[low], main[high]
@@ -373,7 +376,7 @@ def width_curve(points: dict, depth: int = 2) -> list[stats.Claim]:
                            unit="network")
         v = e.verdict(paper=CLEAR, source="the stated margin of", trained=trained, controls=ok)
         out.append(stats.claim("a wider network's removal spares the other operation more", v, (
-            f"The page's hypothesis. Sparing (:func:`sparing`: the other operation after the mask's removal "
+            f"The page's hypothesis. Sparing (the other operation after the mask's removal "
             f"minus after a random removal as dense), {_shape(high)} minus {_shape(low)}: {e.text()}."), own=True))
     for h, deep in other.items():
         shallow = main.get((h[0],) * depth)
