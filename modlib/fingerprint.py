@@ -377,7 +377,7 @@ def _canonicalise(unit: Unit, mod: _Module) -> None:
     dumps = []
     for root in unit.nodes:
         root = _without_docstrings(copy.deepcopy(root))
-        dumps.append(ast.dump(Neutral().visit(root), include_attributes=False))
+        dumps.append(dump(Neutral().visit(root)))
     if len(unit.nodes) == 1 and isinstance(unit.nodes[0], ast.ClassDef):
         bases = [meaning(b) for b in unit.nodes[0].bases]
         unit.bases_external = any(b is None or b[0] != "unit" for b, node in zip(bases, unit.nodes[0].bases)
@@ -385,6 +385,28 @@ def _canonicalise(unit: Unit, mod: _Module) -> None:
     text = f"{unit.name}\n" + "\n".join(dumps)
     unit.digest = hashlib.sha256(text.encode()).hexdigest()[:16]
     unit.refs, unit.attrs = refs, attrs
+
+
+NEWER_FIELDS = {"type_params"}  # fields Python 3.12 added to the tree (empty unless the code uses them)
+
+
+def dump(node) -> str:
+    """``node`` as text, the same on every Python this book supports: what ``ast.dump(node,
+    include_attributes=False)`` prints on Python 3.11, the version the store's fingerprints were
+    first taken with. ``ast.dump`` itself prints otherwise on 3.12 (an empty ``type_params=[]``
+    in every function and class) and on 3.13 (no empty lists or None), which would make every
+    stored result look stale to a reader on another Python than the one that made it."""
+    if isinstance(node, list):
+        return "[" + ", ".join(dump(x) for x in node) + "]"
+    if not isinstance(node, ast.AST):
+        return repr(node)
+    fields = []
+    for name in node._fields:
+        value = getattr(node, name, None)
+        if (value is None and getattr(type(node), name, ...) is None) or (name in NEWER_FIELDS and value == []):
+            continue  # an optional field left empty (3.11 prints none), or one 3.11 does not have
+        fields.append(f"{name}={dump(value)}")
+    return f"{type(node).__name__}({', '.join(fields)})"
 
 
 def _without_docstrings(tree):

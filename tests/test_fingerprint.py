@@ -1,6 +1,7 @@
 """The store's code fingerprint (modlib.fingerprint) on the chapters' real code: edits that cannot
 change a number keep every stored result current; edits that can make them stale."""
 
+import ast
 import os
 import re
 import shutil
@@ -200,3 +201,42 @@ def test_a_module_first_imported_after_an_edit_is_refused(tmp_path):
     last, _ = run(tmp_path, "late")
     assert "changed while it was computed (changed: GENERALIZES); nothing was stored" in last
     assert not list((tmp_path / "store").rglob("*.json"))
+
+
+# The text a unit is hashed from is Python 3.11's ast.dump, on every Python the book supports: a
+# reader on 3.12 (Colab) or 3.13 must find the stored results made on 3.11 current, and the other way.
+SOURCE_3_11 = {
+    "def f(x: int = None, *a, k=1):\n    return None":
+        "Module(body=[FunctionDef(name='f', args=arguments(posonlyargs=[], args=[arg(arg='x', annotation="
+        "Name(id='int', ctx=Load()))], vararg=arg(arg='a'), kwonlyargs=[arg(arg='k')], kw_defaults=["
+        "Constant(value=1)], defaults=[Constant(value=None)]), body=[Return(value=Constant(value=None))], "
+        "decorator_list=[])], type_ignores=[])",
+    "class C(B):\n    y = lambda: {None: x for x in z}":
+        "Module(body=[ClassDef(name='C', bases=[Name(id='B', ctx=Load())], keywords=[], body=[Assign(targets="
+        "[Name(id='y', ctx=Store())], value=Lambda(args=arguments(posonlyargs=[], args=[], kwonlyargs=[], "
+        "kw_defaults=[], defaults=[]), body=DictComp(key=Constant(value=None), value=Name(id='x', ctx=Load()), "
+        "generators=[comprehension(target=Name(id='x', ctx=Store()), iter=Name(id='z', ctx=Load()), ifs=[], "
+        "is_async=0)])))], decorator_list=[])], type_ignores=[])",
+}
+
+
+@pytest.mark.parametrize("code", list(SOURCE_3_11))
+def test_units_are_hashed_from_python_3_11s_dump_on_every_python(code):
+    assert fingerprint.dump(ast.parse(code)) == SOURCE_3_11[code]
+
+
+def test_the_dump_is_ast_dump_on_3_11_for_all_of_modlib():
+    if sys.version_info[:2] != (3, 11):
+        pytest.skip("ast.dump prints otherwise on other Pythons; the fixed texts above check them")
+    for path in sorted(fingerprint.PACKAGE_DIR.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            assert fingerprint.dump(node) == ast.dump(node, include_attributes=False), (path, ast.dump(node)[:200])
+
+
+def test_a_field_newer_than_3_11_counts_only_where_the_code_uses_it():
+    class Later(ast.AST):  # a node as Python 3.12 has it: type_params beside the 3.11 fields
+        _fields = ("name", "type_params")
+
+    assert fingerprint.dump(Later(name="f", type_params=[])) == "Later(name='f')"
+    assert fingerprint.dump(Later(name="f", type_params=[ast.Name(id="T", ctx=ast.Load())])) == \
+        "Later(name='f', type_params=[Name(id='T', ctx=Load())])"
