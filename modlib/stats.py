@@ -91,6 +91,7 @@ def permutation_test(a, b) -> tuple[float, float]:
 # ---------------------------------------------------------------- the book's verdict rule
 
 REPRODUCED, NOT_REPRODUCED, UNDECIDED = "reproduced", "not reproduced", "cannot be decided here"
+STATED = "the stated margin of"  # a verdict's source where the paper gives no size: the margin stands in
 MARKS = {REPRODUCED: "✓", NOT_REPRODUCED: "✗", UNDECIDED: "?"}
 RULE = (
     "**The verdict rule.** A claim of a paper is *reproduced* when, over at least two independent "
@@ -100,7 +101,8 @@ RULE = (
     "but the interval excludes the paper's effect (or lies within the stated margin of no effect). "
     "When the interval is clear of 0 and reaches the margin it is reproduced even if it stays below "
     "the paper's number (the page says it is smaller); clear of 0 but below the margin is not "
-    "reproduced. "
+    "reproduced. Where a paper gives a direction but no size, the page states the margin that "
+    "stands in for its number. "
     "Anything else (one unit, an arm that did not train, a degenerate control, a quantity at its "
     "floor or ceiling in both arms, an interval wide enough for both) *cannot be decided here*. "
     "✓ marks reproduced, ✗ not reproduced (the paper's claim was not found at this scale; never "
@@ -154,22 +156,35 @@ def sign_test(differences) -> float:
     return float(min(1.0, 2 * tail))
 
 
-def verdict(low: float, high: float, *, units: int, paper: float, margin: float = CLEAR,
+def verdict(low: float, high: float, *, units: int, paper: float, margin: float | None = None,
             trained: bool = True, controls: bool = True, measurable: bool = True,
             what: str = "", over: str = "", source: str = "the paper's") -> Verdict:
     """The verdict on a claim whose effect the paper reports as ``paper`` (its sign gives the
-    claim's direction), measured as an interval ``[low, high]`` over ``units`` independent units.
-    ``trained``: every arm compared trained (fit above its stated threshold); ``controls``: every
-    control the claim needs passed and is not degenerate; ``measurable``: the quantity is not at
-    a floor or ceiling in both arms. ``margin``: the smallest effect that counts (default
-    :data:`CLEAR`). ``what`` names the interval's test and ``over`` its units (default ``"<units>
-    units"``), for ``why``. ``source`` names where
-    ``paper`` comes from: ``"the stated margin of"`` where the paper gives a direction but no size
-    and the book's margin stands in for it."""
+    claim's direction), measured as an interval ``[low, high]`` over ``units`` independent units,
+    as :data:`RULE` words it. ``trained``: every arm compared trained (fit above its stated
+    threshold); ``controls``: every control the claim needs passed and is not degenerate;
+    ``measurable``: the quantity is not at a floor or ceiling in both arms. ``margin``: the smallest
+    effect that counts (default :data:`CLEAR`). ``what`` names the interval's test and ``over`` its
+    units (default ``"<units> units"``), for ``why``. ``source`` names where ``paper`` comes from:
+    :data:`STATED` where the paper gives a direction but no size and a margin the book states
+    stands in for it; ``paper`` is then that margin (``margin`` defaults to ``abs(paper)`` and may
+    not differ from it).
+
+    In the paper's direction, an interval ``[lo, hi]`` is reproduced when ``lo > 0`` and
+    ``hi >= margin``; not reproduced when it excludes the paper's effect (``hi < abs(paper)``) or
+    lies within the margin of no effect (``-margin < lo`` and ``hi < margin``: clear of 0 but
+    below the margin counts here); anything else cannot be decided."""
     if low > high:
         raise ValueError(f"low={low} > high={high}")
     if paper == 0:
         raise ValueError("paper=0: give the effect the paper reports, with its sign")
+    if source == STATED:
+        if margin is not None and not np.isclose(margin, abs(paper)):
+            raise ValueError(f"source={STATED!r} makes paper={paper:+.2f} the margin; got margin={margin}")
+        margin = abs(paper)
+    margin = CLEAR if margin is None else margin
+    if margin <= 0:
+        raise ValueError(f"margin={margin}: the smallest effect that counts must be above 0")
     interval = f"{what + ' ' if what else ''}interval {low:+.2f} to {high:+.2f} over {over or f'{units} units'}"
     if units < 2:
         return Verdict(UNDECIDED, f"one unit only ({interval})")
@@ -184,8 +199,12 @@ def verdict(low: float, high: float, *, units: int, paper: float, margin: float 
     if lo > 0 and hi >= margin:
         smaller = f", below {source} {paper:+.2f}" if hi < abs(paper) else ""
         return Verdict(REPRODUCED, f"{interval}: clear of 0 on the paper's side{smaller}")
+    if lo > 0:  # below the margin: too small to count (stated == margin lands here too)
+        return Verdict(NOT_REPRODUCED, f"{interval}: clear of 0 but below the margin of {s * margin:+.2f}")
     if hi < abs(paper):
         return Verdict(NOT_REPRODUCED, f"{interval}: excludes {source} {paper:+.2f}")
+    if lo > -margin and hi < margin:
+        return Verdict(NOT_REPRODUCED, f"{interval}: within the margin of no effect (±{margin:.2f})")
     return Verdict(UNDECIDED, f"{interval}: wide enough for no effect and for {source} {paper:+.2f}")
 
 
@@ -293,7 +312,7 @@ class Effect:
         return (f"{num(self.mean)}{end} (95% {self.interval} interval over {self.over} "
                 f"{num(self.low)} to {num(self.high)}{end}{test})")
 
-    def verdict(self, *, paper: float, margin: float = CLEAR, trained: bool = True, controls: bool = True,
+    def verdict(self, *, paper: float, margin: float | None = None, trained: bool = True, controls: bool = True,
                 measurable: bool = True, source: str = "the paper's") -> Verdict:
         """The rule (:func:`verdict`) on this effect; ``measurable=False`` adds the caller's own
         reason that the quantity cannot be read (e.g. both arms under a stated floor)."""

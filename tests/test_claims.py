@@ -589,11 +589,21 @@ def test_added_reuse_positive_control_works_and_is_decided():
     for x, label in ((d["copy"], d["main"]), (d["reuse"], d["deep"])):
         # the copied network computes both sums: pair 1 runs on pair 2's weights
         assert (x["copy_table"][:, 0] >= wm_findings.TRAINED).all(), x["copy_table"][:, 0]
-        f = found[f"the overlap finds reuse where it is forced ({label})"]
-        assert decided_or_wide(f), f.text
         assert f"the whole-task mask at the authors' α does both pairs ({label})" in found
+    # on the main network the measure finds the forced reuse; on the deeper one it is decided where its
+    # masks do their own task, and otherwise (as stored: the 512×4 pair masks keep a tenth of their pair
+    # alone at this mask schedule, in the copied network and in the network itself) cannot be, for that
+    # reason, which the page says
+    assert found[f"the overlap finds reuse where it is forced ({d['main']})"].outcome == stats.REPRODUCED
+    r = d["reuse"]
+    f = found[f"the overlap finds reuse where it is forced ({d['deep']})"]
+    alone = np.stack([r["copy_table"][:, 1, 0], r["copy_table"][:, 3, 1]]) / r["copy_table"][:, 0].T
+    if (alone >= 0.5).all():
+        assert decided_or_wide(f), f.text
+    else:
+        assert f.outcome == stats.UNDECIDED and "do not do their task" in f.text, f.text
     f = found[f"two pairs' masks overlap less than two masks of one pair ({d['deep']})"]
-    assert decided_or_wide(f), f.text
+    assert decided_or_wide(f) or (f.outcome == stats.UNDECIDED and "fail their own task" in f.text), f.text
     assert len(wm.causes_settings("full").reuse_hidden) >= 3
 
 
@@ -621,10 +631,14 @@ SHARPNESS = {r: spec[4] for r, spec in cs.ROWS.items() if r.startswith("sharpnes
 
 @pytest.fixture(scope="module")
 def sprite_runs() -> cs.SpriteRuns:
-    """Chapter 2's stored full rows (:func:`stored_full`)."""
-    s = cs.settings("full")
-    rows = stored_full(cs.CHAPTER, s.rows, lambda row: cs.experiment._row_config(s, row))
-    return cs.SpriteRuns(s, rows, "full")
+    """The rows chapter 2's page reads (:func:`modlib.compositional_sprites.causes.page_runs`): the
+    stored full rows recomputed with each seed on its own scenes (:func:`stored_full`)."""
+    from modlib.compositional_sprites import causes as cs_causes
+
+    s, c = cs.settings("full"), cs_causes.causes_settings("full")
+    names = [cs_causes.PREFIX + row for row in s.rows]
+    found = stored_full(cs.CHAPTER, names, lambda n: cs_causes._config(s, n[len(cs_causes.PREFIX):], c))
+    return cs.SpriteRuns(s, {n[len(cs_causes.PREFIX):]: r for n, r in found.items()}, "full")
 
 
 @pytest.fixture(scope="module")
@@ -640,15 +654,18 @@ def final_r2(runs, row):
 def test_sprites_compositional_model_generalises_on_the_orthogonal_support(sprite_runs, sprite_found):
     assert sprite_found["orthogonal"].holds, sprite_found["orthogonal"].text
     r_in, r_whole = final_r2(sprite_runs, "orthogonal")
-    assert sprite_runs.settings.seeds >= 3 and len(r_whole) == sprite_runs.settings.seeds
+    assert len(r_whole) >= 5  # a headline row: five seeds, each on its own scenes
     assert (r_whole >= 0.8).all() and (np.abs(r_in - r_whole) <= 0.05).all(), (r_in, r_whole)
 
 
 def test_sprites_monolithic_model_fits_the_planes_and_fails_off_them(sprite_runs, sprite_found):
+    # the headline counts the seeds in which both models fit (4 of 5 monolithic seeds here): every
+    # monolithic seed, fitted or not, fails off the planes, and the compositional model beats it on
+    # the whole cube by far, seed for seed
     assert sprite_found["monolithic"].holds, sprite_found["monolithic"].text
     r_in, r_whole = final_r2(sprite_runs, "orthogonal-monolithic")
-    assert (r_in >= 0.8).all() and (r_whole <= 0.3).all(), (r_in, r_whole)
-    # the effect: the compositional model beats it on the whole cube by far, seed for seed
+    fit = r_in >= cs_findings.FIT
+    assert fit.sum() >= 4 and (r_whole <= 0.3).all(), (r_in, r_whole)
     comp = final_r2(sprite_runs, "orthogonal")[1]
     assert (comp - r_whole).min() > 0.5, (comp, r_whole)
 
@@ -716,43 +733,39 @@ def test_sprites_alpha_seeds_that_fit_generalise(sprite_runs, sprite_found):
     assert sprite_found["alpha"].holds, sprite_found["alpha"].text
     a = sprite_runs.arrays("alpha")
     fit = a["r2_in"][:, -1] >= cs_findings.FIT
-    assert fit.any()
+    assert 2 <= fit.sum() < fit.size, fit  # the page: some seeds fit (2 of 5), the others stay flat
     assert (np.abs(a["r2_in"][fit, -1] - a["r2_whole"][fit, -1]) <= 0.05).all()
     # the page says the others never left their starting output: flat from the first evaluation
     assert (np.ptp(a["r2_in"][~fit], axis=1) < 0.01).all(), a["r2_in"][~fit]
 
 
-def test_sprites_sharper_occlusion_fails_to_train_but_fitted_seeds_generalise(sprite_runs, sprite_found):
-    assert sprite_found["sharpness"].holds, sprite_found["sharpness"].text
+def test_sprites_sharper_occlusion_fails_to_train_but_most_fitted_seeds_generalise(sprite_runs, sprite_found):
+    # the page, each seed on its own scenes: a smaller share of seeds fits at the sharpest k, and most
+    # (not all: the page names the exceptions) of the seeds that fit reach 0.8 on the whole cube
     rows = ["orthogonal", *sorted(SHARPNESS, key=SHARPNESS.get)]
-    fits = [(final_r2(sprite_runs, r)[0] >= cs_findings.FIT).sum() for r in rows]
-    assert fits[0] == sprite_runs.settings.seeds and fits[-1] < fits[0], dict(zip(rows, fits))
-    assert all(a >= b for a, b in zip(fits, fits[1:])), dict(zip(rows, fits))  # never more as k grows
-    for r in rows:
-        r_in, r_whole = final_r2(sprite_runs, r)
-        assert (r_whole[r_in >= cs_findings.FIT] >= 0.8).all(), (r, r_in, r_whole)
+    fits = [(final_r2(sprite_runs, r)[0] >= cs_findings.FIT).mean() for r in rows]
+    assert fits[0] == 1 and fits[-1] < fits[0], dict(zip(rows, fits))
+    assert all(a >= b for a, b in zip(fits, fits[1:])), dict(zip(rows, fits))  # never a larger share as k grows
+    general = np.concatenate([r_whole[r_in >= cs_findings.FIT] >= 0.8
+                              for r_in, r_whole in (final_r2(sprite_runs, r) for r in rows)])
+    assert 0.8 <= general.mean() < 1, general
+    assert not sprite_found["sharpness"].holds, sprite_found["sharpness"].text  # "every fitted seed" fails
+    text = cs_findings.sharpness_seeds(sprite_runs, {"orthogonal": 1.0, **SHARPNESS})
+    assert text["astray"] != "no seed" and f"{int(general.sum())} of the {general.size}" in text["general"], text
 
 
-def test_sprites_seeds_that_never_fit_started_without_gradient(sprite_runs, sprite_found):
-    # the page's explanation of the failures: the composition passed (almost) no gradient at init
-    assert sprite_found["reach"].holds, sprite_found["reach"].text
-    for rows in (["orthogonal", *SHARPNESS], ["alpha"]):
-        reach = np.concatenate([cs_findings.gradient_reach(sprite_runs, r) for r in rows])
-        fit = np.concatenate([final_r2(sprite_runs, r)[0] >= cs_findings.FIT for r in rows])
-        assert reach[~fit].max() < 0.05 and reach[~fit].max() < reach[fit].min(), (rows, reach, fit)
-
-
-def test_sprites_stuck_seeds_are_the_least_open_at_every_sharpness(sprite_runs):
-    # "more seeds get stuck as k grows, in the order of how bright their first top slot was"
-    order = None
-    for row in ("orthogonal", *sorted(SHARPNESS, key=SHARPNESS.get)):
-        reach = cs_findings.gradient_reach(sprite_runs, row)
-        fit = final_r2(sprite_runs, row)[0] >= cs_findings.FIT
-        assert fit.any(), f"{row}: no seed fits, so no seed is 'open' to compare with"
-        if (~fit).any():
-            assert reach[~fit].max() < reach[fit].min(), (row, reach, fit)
-        order = order if order is not None else np.argsort(reach)
-        assert (np.argsort(reach) == order).all(), (row, reach)
+def test_sprites_a_closed_start_explains_the_stuck_alpha_seeds_not_the_soft_occlusion_ones(sprite_runs, sprite_found):
+    # with alpha compositing the seeds that never fit started with (almost) no gradient reaching the
+    # slot decoders and those that fit with all of it; with soft occlusion, each seed on its own
+    # scenes, a seed that fit started as closed as the one that did not (the page: a hypothesis no more)
+    reach = {rows[0]: (np.concatenate([cs_findings.gradient_reach(sprite_runs, r) for r in rows]),
+                       np.concatenate([final_r2(sprite_runs, r)[0] >= cs_findings.FIT for r in rows]))
+             for rows in (["orthogonal", *SHARPNESS], ["alpha"])}
+    r, fit = reach["alpha"]
+    assert (~fit).any() and fit.sum() >= 2 and r[~fit].max() < 0.05 < r[fit].min(), (r, fit)
+    r, fit = reach["orthogonal"]
+    assert (~fit).any() and r[fit].min() <= r[~fit].max(), (r, fit)
+    assert not sprite_found["reach"].holds, sprite_found["reach"].text
 
 
 def test_sprites_gradient_reach_is_the_lower_slots_weight():
@@ -1596,11 +1609,14 @@ def test_spritesdrawn_gap_scenes_and_delta_order_are_decided_between_trained_row
     for row in ("gap", "orthogonal", "diagonal-0.1"):
         assert (runs.arrays(row)["r2_in"][:, -1] >= cs_findings.FIT).all(), row
     assert found["gap-scenes"].verdict.outcome in DECIDED, found["gap-scenes"].text
-    # the paper's difference of drops is +0.00: a measured difference inside the margin of both no
-    # effect and the paper's cannot be decided, and that is the only reason allowed here
+    # the paper's difference of drops is +0.003, below the rule's margin: the δ = 0.1 diagonal loses
+    # more than the orthogonal support on every draw of scenes, but by less than the margin, which
+    # the rule calls not reproduced (the page says the paper's own difference would not count either)
     f = found["delta-order"]
-    assert f.verdict.outcome in DECIDED or (
-        f.verdict.outcome == stats.UNDECIDED and "no effect and for the paper's" in f.verdict.why), f.text
+    drop = {r: np.subtract(*(runs.arrays(r)[k][:, -1] for k in ("r2_in", "r2_whole")))
+            for r in ("diagonal-0.1", "orthogonal")}
+    assert drop["diagonal-0.1"].mean() > drop["orthogonal"].mean(), drop
+    assert f.verdict.outcome == stats.NOT_REPRODUCED and "below the margin" in f.verdict.why, f.text
 
 
 def test_spritesdrawn_soft_occlusion_draws_scenes_not_sprites_and_alpha_draws_both(sprite_drawn):

@@ -21,6 +21,30 @@ def test_the_rule_gives_each_outcome_for_the_reason_it_names():
         stats.verdict(0.1, 0.3, units=5, paper=0)
 
 
+def test_the_rule_as_written_below_the_margin_and_at_a_stated_margin():
+    # clear of 0 but below the margin is not reproduced, even where the paper's own effect is smaller
+    # than the margin (the interval then reaches the paper's number but not the size that counts)
+    v = stats.verdict(0.02, 0.04, units=5, paper=0.03)
+    assert v.outcome == stats.NOT_REPRODUCED and "below the margin of +0.05" in v.why
+    v = stats.verdict(-0.04, -0.02, units=5, paper=-0.5)
+    assert v.outcome == stats.NOT_REPRODUCED and "below the margin of -0.05" in v.why
+    # within the margin of no effect on both sides: not reproduced; wider than the margin: undecided
+    v = stats.verdict(-0.03, 0.04, units=5, paper=0.03)
+    assert v.outcome == stats.NOT_REPRODUCED and "within the margin of no effect" in v.why
+    assert stats.verdict(-0.3, 0.04, units=5, paper=0.03).outcome == stats.UNDECIDED
+    # a stated margin is the margin: "reproduced ... below the stated margin" cannot be printed
+    v = stats.verdict(0.15, 0.26, units=3, paper=0.5, source=stats.STATED)
+    assert v.outcome == stats.NOT_REPRODUCED and "below the margin of +0.50" in v.why
+    assert stats.verdict(0.15, 0.56, units=3, paper=0.5, source=stats.STATED).reproduced
+    for low, high in ((0.15, 0.26), (0.15, 0.56), (-0.5, 0.6), (-0.3, 0.2)):
+        v = stats.verdict(low, high, units=3, paper=0.5, source=stats.STATED)
+        assert not (v.reproduced and "below" in v.why)
+    with pytest.raises(ValueError, match="makes paper=\\+0.50 the margin"):
+        stats.verdict(0.1, 0.3, units=5, paper=0.5, margin=0.05, source=stats.STATED)
+    with pytest.raises(ValueError, match="margin=0"):
+        stats.verdict(0.1, 0.3, units=5, paper=0.5, margin=0.0)
+
+
 def test_small_n_intervals_are_t_intervals_and_exact_tests():
     d = np.array([0.05, 0.11, 0.08, 0.06, 0.10])
     mean, low, high = stats.t_interval(d)

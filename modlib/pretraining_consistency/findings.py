@@ -298,8 +298,8 @@ def matched_from(df, base_gate: float = 0.95) -> dict[str, Finding]:
 
     ``matched_effect``    the pretrained models' ablation effect is larger (margin :data:`MARGIN`);
     ``matched_specific``  their subnetworks are lower on the other subroutine's problems (scratch
-                          minus pretrained; margin :data:`CLEAR`, the paper's direction
-                          :data:`LOWER`);
+                          minus pretrained; margin :data:`LOWER`, which stands in
+                          for the paper's size);
     ``matched_consistency``  more pretrained base models are modular (effect at least
                           :data:`MARGIN`; margin :data:`PAPER_COUNT`);
     ``matched_spread``    the pretrained models' effect varies less (Brown-Forsythe; margin
@@ -350,7 +350,7 @@ def matched_from(df, base_gate: float = 0.95) -> dict[str, Finding]:
         extra = bool(p["extra"].any())
         for what, a, b, paper, text in claims:
             v = stats.unpaired(a, b, unit="base model", units=_units(s, p)).verdict(
-                paper=paper, margin=CLEAR, source="the stated margin of", trained=trained,
+                paper=paper, source="the stated margin of", trained=trained,
                 controls=masks_ok, measurable=what != "matched_specific" or _measurable(a, b))
             first = a if what == "matched_effect" else b  # the pretrained arm
             rest = (first[held], b) if what == "matched_effect" else (a, first[held])
@@ -517,7 +517,7 @@ def pretraining_from(df, metrics: dict, base_gate: float = 0.95) -> dict[str, Fi
                     f"the masked weights from scratch and {_ms(p['kept'])} pretrained):")
                 ss, sp = s["sub_other"].dropna(), p["sub_other"].dropna()
                 v = stats.unpaired(ss, sp, unit="base model", units=units).verdict(
-                    paper=LOWER, margin=CLEAR, source="the stated margin of", trained=trained, controls=masks_ok,
+                    paper=LOWER, source="the stated margin of", trained=trained, controls=masks_ok,
                     measurable=_measurable(ss, sp))  # both at chance: nothing to be more specific than
                 v = apart or v
                 out[f"{name}/specific"] = stats.claim(

