@@ -237,6 +237,15 @@ def test_width_and_alpha_curves_decide_by_the_rule():
     assert claim.verdict.outcome == stats.REPRODUCED and "α = 0.0005 minus at α = 0.0001" in claim.text
     alphas[5e-4]["kept"][:] = 0.0  # one alpha left whose masks can be read: nothing to compare
     assert findings.alpha_curve(alphas)[0].outcome == stats.UNDECIDED
+    # while an alpha's networks are still computing, it is shown, not compared (its networks would not
+    # pair with the others'); with fewer than two complete alphas nothing is decided
+    alphas = {1e-4: _point(1, 0.2, 0.5, rng), 5e-4: _point(3, 0.4, 0.5, rng), 2e-3: _point(3, 0.7, 0.5, rng)}
+    (claim,) = findings.alpha_curve(alphas)
+    assert claim.verdict.outcome == stats.REPRODUCED and "α = 0.002 minus at α = 0.0005" in claim.text
+    assert "α = 0.0001" in claim.text and "1 network stored so far: shown, not compared" in claim.text
+    alphas[2e-3] = _point(2, 0.7, 0.5, rng)
+    (claim,) = findings.alpha_curve(alphas)
+    assert claim.outcome == stats.UNDECIDED and "fewer than two α values" in claim.text
 
 
 def test_the_authors_schedule_with_one_network_cannot_be_decided():
