@@ -272,8 +272,9 @@ def removal_place(drop: np.ndarray, layers: list[str], full: np.ndarray | None =
     im = ax.imshow(mean, cmap="Reds", vmin=min(0.0, float(mean.min())), vmax=max(0.05, float(mean.max())),
                    aspect="auto")
     for i in range(mean.shape[0]):
-        for j in range(mean.shape[1]):
-            ax.text(j, i, f"{mean[i, j]:.2f}", ha="center", va="center", fontsize=7)
+        for j in range(mean.shape[1]):  # white on the dark cells, where black would not read
+            ax.text(j, i, f"{mean[i, j]:.2f}", ha="center", va="center", fontsize=7,
+                    color="white" if im.norm(mean[i, j]) > 0.6 else "black")
     ax.set_xticks(range(len(cols)), cols, fontsize=8)
     ax.set_yticks(range(10))
     ax.set_ylabel("removed class", fontsize=8)
