@@ -96,15 +96,16 @@ MARKS = {REPRODUCED: "✓", NOT_REPRODUCED: "✗", UNDECIDED: "?"}
 RULE = (
     "**The verdict rule.** A claim of a paper is *reproduced* when, over at least two independent "
     "units (seeds, or base models; mask seeds of one base model are not independent), the "
-    "interval of the effect the paper reports excludes no effect on the paper's side, and every arm "
-    "it compares trained and every control it needs passed. It is *not reproduced* when those hold "
-    "but the interval excludes the paper's effect (or lies within the stated margin of no effect). "
-    "When the interval is clear of 0 and reaches the margin it is reproduced even if it stays below "
-    "the paper's number (the page says it is smaller); clear of 0 but below the margin is not "
-    "reproduced. Where a paper gives a direction but no size, the page states the margin that "
+    "interval of the effect the paper reports lies on the paper's side of the margin (the smallest "
+    "effect that counts: 0.05 unless the page states another), every arm it compares trained and "
+    "every control it needs passed; an interval beyond the margin but below the paper's own number "
+    "is reproduced, and the page says the effect is smaller. It is *not reproduced* when those hold "
+    "but the interval lies short of the margin: an effect too small to count, no effect, or the "
+    "opposite one. Where a paper gives a direction but no size, the page states the margin that "
     "stands in for its number. "
     "Anything else (one unit, an arm that did not train, a degenerate control, a quantity at its "
-    "floor or ceiling in both arms, an interval wide enough for both) *cannot be decided here*. "
+    "floor or ceiling in both arms, an interval that reaches across the margin, so that it holds "
+    "both an effect that counts and one that does not) *cannot be decided here*. "
     "✓ marks reproduced, ✗ not reproduced (the paper's claim was not found at this scale; never "
     "\"the sentence is false\"), ? cannot be decided.")
 
@@ -170,10 +171,13 @@ def verdict(low: float, high: float, *, units: int, paper: float, margin: float 
     stands in for it; ``paper`` is then that margin (``margin`` defaults to ``abs(paper)`` and may
     not differ from it).
 
-    In the paper's direction, an interval ``[lo, hi]`` is reproduced when ``lo > 0`` and
-    ``hi >= margin``; not reproduced when it excludes the paper's effect (``hi < abs(paper)``) or
-    lies within the margin of no effect (``-margin < lo`` and ``hi < margin``: clear of 0 but
-    below the margin counts here); anything else cannot be decided."""
+    In the paper's direction, an interval ``[lo, hi]`` is reproduced when ``lo >= margin`` (the
+    whole interval an effect that counts); not reproduced when ``hi < margin`` (no effect that
+    counts fits it: clear of 0 but below the margin, within the margin of no effect, or on the
+    other side); anything else, an interval across the margin, cannot be decided: that keeps the
+    rule symmetric (an interval of ``+0.01`` to ``+0.06`` is no more a reproduction than one of
+    ``-0.30`` to ``+0.90`` is a failure). The paper's own number only words the outcome ("below
+    the paper's ...")."""
     if low > high:
         raise ValueError(f"low={low} > high={high}")
     if paper == 0:
@@ -196,16 +200,20 @@ def verdict(low: float, high: float, *, units: int, paper: float, margin: float 
         return Verdict(UNDECIDED, f"both arms sit at a floor or ceiling ({interval})")
     s = 1.0 if paper > 0 else -1.0
     lo, hi = sorted((s * low, s * high))  # the effect in the paper's direction
-    if lo > 0 and hi >= margin:
+    edge = f"{s * margin:+.2f}"
+    if lo >= margin:
         smaller = f", below {source} {paper:+.2f}" if hi < abs(paper) else ""
-        return Verdict(REPRODUCED, f"{interval}: clear of 0 on the paper's side{smaller}")
-    if lo > 0:  # below the margin: too small to count (stated == margin lands here too)
-        return Verdict(NOT_REPRODUCED, f"{interval}: clear of 0 but below the margin of {s * margin:+.2f}")
-    if hi < abs(paper):
-        return Verdict(NOT_REPRODUCED, f"{interval}: excludes {source} {paper:+.2f}")
-    if lo > -margin and hi < margin:
-        return Verdict(NOT_REPRODUCED, f"{interval}: within the margin of no effect (±{margin:.2f})")
-    return Verdict(UNDECIDED, f"{interval}: wide enough for no effect and for {source} {paper:+.2f}")
+        return Verdict(REPRODUCED, f"{interval}: beyond the margin of {edge} on the paper's side{smaller}")
+    if hi < margin:  # no effect that counts fits the interval
+        if lo > 0:
+            return Verdict(NOT_REPRODUCED, f"{interval}: clear of 0 but below the margin of {edge}")
+        if lo > -margin:
+            return Verdict(NOT_REPRODUCED, f"{interval}: within the margin of no effect (±{margin:.2f})")
+        return Verdict(NOT_REPRODUCED, f"{interval}: short of the margin of {edge} on the paper's side")
+    if lo > 0:
+        return Verdict(UNDECIDED, f"{interval}: clear of 0 but across the margin of {edge}, wide enough "
+                                  "for an effect too small to count")
+    return Verdict(UNDECIDED, f"{interval}: wide enough for no effect and for one beyond the margin of {edge}")
 
 
 def distinct_units(*per_unit) -> int:

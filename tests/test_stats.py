@@ -31,11 +31,13 @@ def test_the_rule_as_written_below_the_margin_and_at_a_stated_margin():
     # within the margin of no effect on both sides: not reproduced; wider than the margin: undecided
     v = stats.verdict(-0.03, 0.04, units=5, paper=0.03)
     assert v.outcome == stats.NOT_REPRODUCED and "within the margin of no effect" in v.why
-    assert stats.verdict(-0.3, 0.04, units=5, paper=0.03).outcome == stats.UNDECIDED
+    # no effect that counts on the paper's side fits, though the other side is open: not reproduced
+    v = stats.verdict(-0.3, 0.04, units=5, paper=0.03)
+    assert v.outcome == stats.NOT_REPRODUCED and "short of the margin" in v.why
     # a stated margin is the margin: "reproduced ... below the stated margin" cannot be printed
     v = stats.verdict(0.15, 0.26, units=3, paper=0.5, source=stats.STATED)
     assert v.outcome == stats.NOT_REPRODUCED and "below the margin of +0.50" in v.why
-    assert stats.verdict(0.15, 0.56, units=3, paper=0.5, source=stats.STATED).reproduced
+    assert stats.verdict(0.55, 0.76, units=3, paper=0.5, source=stats.STATED).reproduced
     for low, high in ((0.15, 0.26), (0.15, 0.56), (-0.5, 0.6), (-0.3, 0.2)):
         v = stats.verdict(low, high, units=3, paper=0.5, source=stats.STATED)
         assert not (v.reproduced and "below" in v.why)
@@ -43,6 +45,24 @@ def test_the_rule_as_written_below_the_margin_and_at_a_stated_margin():
         stats.verdict(0.1, 0.3, units=5, paper=0.5, margin=0.05, source=stats.STATED)
     with pytest.raises(ValueError, match="margin=0"):
         stats.verdict(0.1, 0.3, units=5, paper=0.5, margin=0.0)
+
+
+def test_the_rule_is_symmetric_about_the_margin():
+    # an interval across the margin cannot be decided, whichever side its bulk lies on: clear of 0
+    # but reaching below the margin is no reproduction, as one reaching from -0.30 to +0.90 against
+    # a paper's +1.00 is no failure (it was one before the rule was made symmetric)
+    v = stats.verdict(0.01, 0.06, units=5, paper=0.5)
+    assert v.outcome == stats.UNDECIDED and "across the margin of +0.05" in v.why
+    v = stats.verdict(-0.30, 0.90, units=5, paper=1.0)
+    assert v.outcome == stats.UNDECIDED and "wide enough for no effect" in v.why
+    # wholly beyond the margin: reproduced, below the paper's number or not
+    v = stats.verdict(0.05, 0.30, units=5, paper=1.0)
+    assert v.reproduced and "below the paper's +1.00" in v.why
+    assert "below" not in stats.verdict(0.6, 1.2, units=5, paper=1.0).why
+    # the direction: mirrored intervals get mirrored outcomes
+    for low, high in ((0.01, 0.06), (0.06, 0.2), (0.01, 0.04), (-0.3, 0.9), (-0.2, -0.1)):
+        a = stats.verdict(low, high, units=5, paper=0.5).outcome
+        assert stats.verdict(-high, -low, units=5, paper=-0.5).outcome == a
 
 
 def test_small_n_intervals_are_t_intervals_and_exact_tests():
