@@ -96,16 +96,16 @@ MARKS = {REPRODUCED: "✓", NOT_REPRODUCED: "✗", UNDECIDED: "?"}
 RULE = (
     "**The verdict rule.** A claim of a paper is *reproduced* when, over at least two independent "
     "units (seeds, or base models; mask seeds of one base model are not independent), the "
-    "interval of the effect the paper reports lies on the paper's side of the margin (the smallest "
-    "effect that counts: 0.05 unless the page states another), every arm it compares trained and "
-    "every control it needs passed; an interval beyond the margin but below the paper's own number "
-    "is reproduced, and the page says the effect is smaller. It is *not reproduced* when those hold "
-    "but the interval lies short of the margin: an effect too small to count, no effect, or the "
-    "opposite one. Where a paper gives a direction but no size, the page states the margin that "
-    "stands in for its number. "
+    "interval of the effect the paper reports excludes no effect on the paper's side and the "
+    "effect's estimate reaches the margin (the smallest effect that counts: 0.05 unless the page "
+    "states another), every arm it compares trained and every control it needs passed; below the "
+    "paper's own number it is still reproduced, and the page says the effect is smaller. It is "
+    "*not reproduced* when those hold but the whole interval lies short of the margin: an effect "
+    "too small to count, no effect, or the opposite one. Where a paper gives a direction but no "
+    "size, the page states the margin that stands in for its number. "
     "Anything else (one unit, an arm that did not train, a degenerate control, a quantity at its "
-    "floor or ceiling in both arms, an interval that reaches across the margin, so that it holds "
-    "both an effect that counts and one that does not) *cannot be decided here*. "
+    "floor or ceiling in both arms, an interval that reaches the margin but also 0, or one clear "
+    "of 0 whose estimate falls short of the margin) *cannot be decided here*. "
     "✓ marks reproduced, ✗ not reproduced (the paper's claim was not found at this scale; never "
     "\"the sentence is false\"), ? cannot be decided.")
 
@@ -159,7 +159,8 @@ def sign_test(differences) -> float:
 
 def verdict(low: float, high: float, *, units: int, paper: float, margin: float | None = None,
             trained: bool = True, controls: bool = True, measurable: bool = True,
-            what: str = "", over: str = "", source: str = "the paper's") -> Verdict:
+            what: str = "", over: str = "", source: str = "the paper's",
+            estimate: float | None = None) -> Verdict:
     """The verdict on a claim whose effect the paper reports as ``paper`` (its sign gives the
     claim's direction), measured as an interval ``[low, high]`` over ``units`` independent units,
     as :data:`RULE` words it. ``trained``: every arm compared trained (fit above its stated
@@ -171,13 +172,17 @@ def verdict(low: float, high: float, *, units: int, paper: float, margin: float 
     stands in for it; ``paper`` is then that margin (``margin`` defaults to ``abs(paper)`` and may
     not differ from it).
 
-    In the paper's direction, an interval ``[lo, hi]`` is reproduced when ``lo >= margin`` (the
-    whole interval an effect that counts); not reproduced when ``hi < margin`` (no effect that
-    counts fits it: clear of 0 but below the margin, within the margin of no effect, or on the
-    other side); anything else, an interval across the margin, cannot be decided: that keeps the
-    rule symmetric (an interval of ``+0.01`` to ``+0.06`` is no more a reproduction than one of
-    ``-0.30`` to ``+0.90`` is a failure). The paper's own number only words the outcome ("below
-    the paper's ...")."""
+    In the paper's direction, with ``est`` the ``estimate`` (the mean difference; the interval's
+    middle where not given), an interval ``[lo, hi]`` is reproduced when ``lo > 0`` and ``est >=
+    margin`` (the direction is sure and the effect's size, as estimated, counts); not reproduced
+    when ``hi < margin`` (no effect that counts fits it: clear of 0 but below the margin, within
+    the margin of no effect, or on the other side); anything else cannot be decided: an interval
+    across 0 that reaches the margin, or one clear of 0 whose estimate falls short of it (``+0.01``
+    to ``+0.06``). A failure needs the whole interval short of the margin, so ``-0.30`` to ``+0.90``
+    against a paper's ``+1.00`` is undecided, not a failure: the paper's own number only words the
+    outcome ("below the paper's ..."). ``margin=0`` where the measure already holds the claim's
+    allowance (e.g. an effect plus the loss a claim tolerates): then its interval's side of 0
+    decides."""
     if low > high:
         raise ValueError(f"low={low} > high={high}")
     if paper == 0:
@@ -187,8 +192,8 @@ def verdict(low: float, high: float, *, units: int, paper: float, margin: float 
             raise ValueError(f"source={STATED!r} makes paper={paper:+.2f} the margin; got margin={margin}")
         margin = abs(paper)
     margin = CLEAR if margin is None else margin
-    if margin <= 0:
-        raise ValueError(f"margin={margin}: the smallest effect that counts must be above 0")
+    if margin < 0:
+        raise ValueError(f"margin={margin}: the smallest effect that counts cannot be below 0")
     interval = f"{what + ' ' if what else ''}interval {low:+.2f} to {high:+.2f} over {over or f'{units} units'}"
     if units < 2:
         return Verdict(UNDECIDED, f"one unit only ({interval})")
@@ -200,10 +205,18 @@ def verdict(low: float, high: float, *, units: int, paper: float, margin: float 
         return Verdict(UNDECIDED, f"both arms sit at a floor or ceiling ({interval})")
     s = 1.0 if paper > 0 else -1.0
     lo, hi = sorted((s * low, s * high))  # the effect in the paper's direction
+    est = s * (estimate if estimate is not None else (low + high) / 2)
     edge = f"{s * margin:+.2f}"
-    if lo >= margin:
+    if margin == 0:  # the measure holds the claim's allowance (chapter 4's "spares"): its sign decides
+        if lo > 0:
+            return Verdict(REPRODUCED, f"{interval}: clear of 0 on the paper's side")
+        if hi < 0:
+            return Verdict(NOT_REPRODUCED, f"{interval}: clear of 0 on the other side")
+        return Verdict(UNDECIDED, f"{interval}: wide enough for either side of 0")
+    if lo > 0 and est >= margin:
         smaller = f", below {source} {paper:+.2f}" if hi < abs(paper) else ""
-        return Verdict(REPRODUCED, f"{interval}: beyond the margin of {edge} on the paper's side{smaller}")
+        return Verdict(REPRODUCED, f"{interval}: clear of 0 on the paper's side, the estimate "
+                                   f"{s * est:+.2f} beyond the margin of {edge}{smaller}")
     if hi < margin:  # no effect that counts fits the interval
         if lo > 0:
             return Verdict(NOT_REPRODUCED, f"{interval}: clear of 0 but below the margin of {edge}")
@@ -211,8 +224,8 @@ def verdict(low: float, high: float, *, units: int, paper: float, margin: float 
             return Verdict(NOT_REPRODUCED, f"{interval}: within the margin of no effect (±{margin:.2f})")
         return Verdict(NOT_REPRODUCED, f"{interval}: short of the margin of {edge} on the paper's side")
     if lo > 0:
-        return Verdict(UNDECIDED, f"{interval}: clear of 0 but across the margin of {edge}, wide enough "
-                                  "for an effect too small to count")
+        return Verdict(UNDECIDED, f"{interval}: clear of 0, but the estimate {s * est:+.2f} falls short of the "
+                                  f"margin of {edge} while the interval reaches it")
     return Verdict(UNDECIDED, f"{interval}: wide enough for no effect and for one beyond the margin of {edge}")
 
 
@@ -331,7 +344,7 @@ class Effect:
                                       f"{self.low:+.2f} to {self.high:+.2f} over {self.over})")
         return verdict(self.low, self.high, units=self.n if not measurable else self.units, paper=paper,
                        margin=margin, trained=trained, controls=controls, measurable=measurable,
-                       what=self.interval, over=self.over, source=source)
+                       what=self.interval, over=self.over, source=source, estimate=self.mean)
 
 
 def _plural(unit: str, n: int) -> str:

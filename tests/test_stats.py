@@ -37,32 +37,40 @@ def test_the_rule_as_written_below_the_margin_and_at_a_stated_margin():
     # a stated margin is the margin: "reproduced ... below the stated margin" cannot be printed
     v = stats.verdict(0.15, 0.26, units=3, paper=0.5, source=stats.STATED)
     assert v.outcome == stats.NOT_REPRODUCED and "below the margin of +0.50" in v.why
-    assert stats.verdict(0.55, 0.76, units=3, paper=0.5, source=stats.STATED).reproduced
+    assert stats.verdict(0.15, 0.96, units=3, paper=0.5, source=stats.STATED).reproduced
     for low, high in ((0.15, 0.26), (0.15, 0.56), (-0.5, 0.6), (-0.3, 0.2)):
         v = stats.verdict(low, high, units=3, paper=0.5, source=stats.STATED)
         assert not (v.reproduced and "below" in v.why)
     with pytest.raises(ValueError, match="makes paper=\\+0.50 the margin"):
         stats.verdict(0.1, 0.3, units=5, paper=0.5, margin=0.05, source=stats.STATED)
-    with pytest.raises(ValueError, match="margin=0"):
-        stats.verdict(0.1, 0.3, units=5, paper=0.5, margin=0.0)
+    with pytest.raises(ValueError, match="margin=-0.1"):
+        stats.verdict(0.1, 0.3, units=5, paper=0.5, margin=-0.1)
+    # a measure that holds its claim's allowance: the side of 0 decides
+    assert stats.verdict(0.01, 0.3, units=5, paper=0.2, margin=0.0).reproduced
+    assert stats.verdict(-0.3, -0.01, units=5, paper=0.2, margin=0.0).outcome == stats.NOT_REPRODUCED
+    assert stats.verdict(-0.01, 0.3, units=5, paper=0.2, margin=0.0).outcome == stats.UNDECIDED
 
 
-def test_the_rule_is_symmetric_about_the_margin():
-    # an interval across the margin cannot be decided, whichever side its bulk lies on: clear of 0
-    # but reaching below the margin is no reproduction, as one reaching from -0.30 to +0.90 against
-    # a paper's +1.00 is no failure (it was one before the rule was made symmetric)
+def test_the_rule_needs_the_estimate_at_the_margin_and_a_failure_wholly_short_of_it():
+    # clear of 0 but with an estimate short of the margin: undecided, not reproduced (+0.01 to +0.06)
     v = stats.verdict(0.01, 0.06, units=5, paper=0.5)
-    assert v.outcome == stats.UNDECIDED and "across the margin of +0.05" in v.why
+    assert v.outcome == stats.UNDECIDED and "falls short of the margin of +0.05" in v.why
+    # clear of 0 with an estimate at the margin: reproduced, though the interval reaches below it
+    v = stats.verdict(0.01, 0.30, units=5, paper=1.0)
+    assert v.reproduced and "below the paper's +1.00" in v.why
+    assert stats.verdict(0.01, 0.30, units=5, paper=1.0, estimate=0.04).outcome == stats.UNDECIDED
+    assert "below" not in stats.verdict(0.6, 1.2, units=5, paper=1.0).why
+    # a failure needs the whole interval short of the margin: -0.30 to +0.90 against a paper's +1.00
+    # is undecided (it was "excludes the paper's +1.00" before)
     v = stats.verdict(-0.30, 0.90, units=5, paper=1.0)
     assert v.outcome == stats.UNDECIDED and "wide enough for no effect" in v.why
-    # wholly beyond the margin: reproduced, below the paper's number or not
-    v = stats.verdict(0.05, 0.30, units=5, paper=1.0)
-    assert v.reproduced and "below the paper's +1.00" in v.why
-    assert "below" not in stats.verdict(0.6, 1.2, units=5, paper=1.0).why
     # the direction: mirrored intervals get mirrored outcomes
-    for low, high in ((0.01, 0.06), (0.06, 0.2), (0.01, 0.04), (-0.3, 0.9), (-0.2, -0.1)):
+    for low, high in ((0.01, 0.06), (0.06, 0.2), (0.01, 0.04), (-0.3, 0.9), (-0.2, -0.1), (0.01, 0.3)):
         a = stats.verdict(low, high, units=5, paper=0.5).outcome
         assert stats.verdict(-high, -low, units=5, paper=-0.5).outcome == a
+    # an Effect decides on its own mean, not on the interval's middle (Newcombe's is not symmetric)
+    e = stats.paired([1, 1, 1, 1, 1], [0, 0, 0, 0, 0], shares=True)
+    assert e.verdict(paper=0.5).reproduced and f"estimate {e.mean:+.2f}" in e.verdict(paper=0.5).why
 
 
 def test_small_n_intervals_are_t_intervals_and_exact_tests():

@@ -38,6 +38,8 @@ from typing import NamedTuple
 import torch
 import torch.nn.functional as F
 
+import numpy as np
+
 from modlib import profiles, results, training
 from modlib.data import digits
 from modlib.models import mlp
@@ -277,9 +279,10 @@ def curves(profile: str, found: dict[str, results.Result], s: MaskSettings | Non
     leaving out a seed while one of its results is missing: ``"width"`` ({shape: [points]}),
     ``"alpha"`` ({alpha: [points]}), ``"authors"`` and ``"book"`` ([points]: the networks at the
     authors' schedule and the networks of the same seeds at the profile's, ``addmul-seed<k>``), and
-    ``"devices"`` ({"authors" / "book": the devices that made them, in words}), each point read
-    with :func:`~modlib.weight_masks.causes.point` (the main network and alpha come from
-    ``addmul``); ``"heldout"``, ``"reuse"`` and ``"cnnlayers"`` ([arrays], each with ``sizes [L]``,
+    ``"devices"`` ({"authors" / "book": the devices that made them, in words}), ``"alpha_devices"``
+    ({α: the same for the α curve's networks}), ``"authors_alpha"``, each point read
+    with :func:`~modlib.weight_masks.causes.point` plus its ``seed`` (the main network and alpha
+    come from ``addmul``); ``"heldout"``, ``"reuse"`` and ``"cnnlayers"`` ([arrays], each with ``sizes [L]``,
     its masked layers' weights (:func:`~modlib.weight_masks.causes.mask_sizes`); the CNNs' with their
     ``layers``); ``"copyweight"`` ([arrays]: the copied network's, and the ``iou``, ``iou_same`` and
     ``iou_random`` of the pair masks of the network it was copied from, in the same result)."""
@@ -300,11 +303,14 @@ def curves(profile: str, found: dict[str, results.Result], s: MaskSettings | Non
             groups.setdefault(("alphacurve", s.alpha, k), []).append(f"addmul-seed{k}")
     for k in range(c.authors_seeds):
         groups.setdefault(("book", "book", k), []).append(f"addmul-seed{k}")
-    out = {"width": {}, "alpha": {}, "authors": [], "book": [], "devices": {}}
+    out = {"width": {}, "alpha": {}, "authors": [], "book": [], "devices": {}, "alpha_devices": {},
+           "authors_alpha": c.authors_alpha}
     for (experiment, key, seed), parts in sorted(groups.items(), key=lambda kv: (kv[0][0], str(kv[0][1]), kv[0][2])):
         if not all(n in found for n in parts):
             continue
-        pt = causes.point([found[n] for n in parts])
+        pt = {**causes.point([found[n] for n in parts]), "seed": np.float64(seed)}
+        if experiment == "alphacurve":  # who made each α's networks: one seed on two thread counts differs
+            out["alpha_devices"].setdefault(key, set()).update(found[n].meta["device"] for n in parts)
         if experiment in ("authors", "book"):  # two schedules on the networks of one seed: made on which device
             made = out["devices"].setdefault(experiment, set())
             made.update(found[n].meta["device"] for n in parts)
@@ -317,6 +323,7 @@ def curves(profile: str, found: dict[str, results.Result], s: MaskSettings | Non
     out["width"] = dict(sorted(out["width"].items(), key=lambda kv: (len(kv[0]), kv[0])))
     out["alpha"] = dict(sorted(out["alpha"].items()))
     out["devices"] = {k: results.device_text(v) for k, v in out["devices"].items()}
+    out["alpha_devices"] = {k: results.device_text(v) for k, v in sorted(out["alpha_devices"].items())}
     for experiment in ("heldout", "reuse", "copyweight", "cnnlayers"):
         out[experiment] = []
     for experiment, name, seed, _ in added_jobs(s, c):

@@ -136,7 +136,8 @@ def specialization(tables: np.ndarray, controls: np.ndarray, chance: float,
     # 4. the paper's claim: the other operation is spared about as well as by a random removal
     d = per_mask([rel[:, 2 + 2 * k, 1 - k] - crel[:, 1 + 2 * k, 1 - k] for k in range(2)]) + SPARES
     random_spares = bool(all((crel[:, 1 + 2 * k, 1 - k] >= 0.5).all() for k in range(2)))
-    v = stats.paired(d, zero).verdict(paper=SPARES, source="the stated margin of", trained=trained, controls=masks_ok and random_spares)
+    v = stats.paired(d, zero).verdict(paper=SPARES, margin=0.0, trained=trained,
+                                      controls=masks_ok and random_spares)  # the allowance is in d
     out.append(stats.claim("removing a mask spares the other operation", v, (
         f"**The paper's claim.** Removing the + mask should leave multiplication working, near the full "
         f"network's accuracy (and mirrored for ×). Measured per seed on the worse mask: what the other "
@@ -194,8 +195,12 @@ def reuse(iou: np.ndarray, iou_same: np.ndarray, iou_random: np.ndarray,
     reference_ok = bool((same < 0.99).all())
     if not reference_ok:
         text += " The same-pair reference is at IoU 1: the two pair-1 masks are one mask, not a reference."
-    v = stats.paired(same, pairs).verdict(paper=CLEAR, source="the stated margin of", trained=trained and alone_ok,
-                             controls=reference_ok and not degenerate(kept))
+    e = stats.paired(same, pairs)
+    v = e.verdict(paper=CLEAR, source="the stated margin of", trained=trained,
+                  controls=reference_ok and not degenerate(kept))
+    if trained and not alone_ok:  # the networks trained; their pair masks do not do their pair
+        v = stats.Verdict(stats.UNDECIDED, f"the pair masks do not do their own pair alone ({e.interval} interval "
+                                           f"{e.low:+.2f} to {e.high:+.2f} over {e.over})")
     return [stats.claim("two pairs' masks overlap less than two masks of one pair", v, text + (
         " Same-pair minus two-pair IoU per seed (the paper: the two pairs' masks share little):"))]
 
@@ -237,7 +242,7 @@ def class_removal(own: np.ndarray, others: np.ndarray, reference: np.ndarray,
         effect = stats.paired(a, b, unit="class")
         v = stats.verdict(effect.low, effect.high, units=networks, paper=paper, trained=trained,
                           controls=control_ok, measurable=effect.measurable, source="the stated margin of",
-                          what=effect.interval,
+                          what=effect.interval, estimate=effect.mean,
                           over=f"the 10 classes of {networks} network{'s' if networks > 1 else ''}")
         if not trained:
             return stats.Verdict(v.outcome, v.why.replace("an arm did not train", (
@@ -298,7 +303,20 @@ def own_loss(tables: np.ndarray, controls: np.ndarray) -> np.ndarray:
     return np.min([crel[:, 1 + 2 * k, k] - rel[:, 2 + 2 * k, k] for k in range(2)], axis=0)
 
 
-def _alone(tables: np.ndarray) -> np.ndarray:
+def retention(tables: np.ndarray, controls: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per seed ``[seeds]``, on the mask whose removal leaves the other operation least: what the
+    other operation keeps once the mask is removed, and once as many random weights are removed
+    (both as shares of the full network's accuracy). The raw measure beside :func:`sparing`: a
+    sparser mask's removal keeps more of the other operation, but a random removal as sparse keeps
+    more too, so the two can move in opposite directions (the width and α curves)."""
+    rel, crel = _rel(tables, controls)
+    learned = np.stack([rel[:, 2 + 2 * k, 1 - k] for k in range(2)])  # [2 masks, seeds]
+    rand = np.stack([crel[:, 1 + 2 * k, 1 - k] for k in range(2)])
+    k, idx = learned.argmin(0), np.arange(learned.shape[1])
+    return learned[k, idx], rand[k, idx]
+
+
+def alone(tables: np.ndarray) -> np.ndarray:
     """Per seed, the worse mask alone on its own operation, as a share of the full network."""
     rel = tables / np.maximum(tables[:, 0][:, None, :], 1e-9)
     return np.min([rel[:, 1 + 2 * k, k] for k in range(2)], axis=0)
@@ -308,7 +326,7 @@ def _usable(p: dict) -> bool:
     """A point's masks can be read: every network trained (:data:`TRAINED` on both operations), no
     mask keeps nothing or everything, each mask alone keeps at least half of its own operation and
     its removal loses its own operation more than a random removal does."""
-    return bool((p["table"][:, 0] >= TRAINED).all() and not degenerate(p["kept"]) and (_alone(p["table"]) >= 0.5).all()
+    return bool((p["table"][:, 0] >= TRAINED).all() and not degenerate(p["kept"]) and (alone(p["table"]) >= 0.5).all()
                 and (own_loss(p["table"], p["control"]) > 0).all())
 
 
@@ -321,21 +339,70 @@ def _point_line(label: str, p: dict) -> str:
     t, c = p["table"], p["control"]
     return (f"{label}: without the + mask × keeps {_ms(t[:, 2, 1])} (random removal {_ms(c[:, 1, 1])}), without the "
             f"× mask + keeps {_ms(t[:, 4, 0])} (random {_ms(c[:, 3, 0])}); sparing {_ms(sparing(t, c))}; "
+            f"alone, the worse mask keeps {_ms(alone(t))} of its own operation; "
             f"kept share + {_pct(p['share'][:, 0])}, × {_pct(p['share'][:, 1])}; "
             f"share of the + mask's weights the × mask keeps too {_ms(p['overlap'])} (chance "
             f"{_ms(p['overlap_chance'])})")
 
 
+def _raw(a: dict, b: dict, la: str, lb: str) -> str:
+    """The raw measure beside sparing at two points (:func:`retention`), and how good their masks
+    are alone (:func:`alone`): the two ends of a curve need not have masks of equal quality."""
+    (ra, ca), (rb, cb) = retention(a["table"], a["control"]), retention(b["table"], b["control"])
+    return (f"Raw, the other operation keeps {_ms(ra)} at {la} and {_ms(rb)} at {lb} after the worse removal "
+            f"(a random removal as dense: {_ms(ca)} and {_ms(cb)}); alone, the worse mask keeps "
+            f"{_ms(alone(a['table']))} and {_ms(alone(b['table']))} of its own operation (lowest network "
+            f"{alone(a['table']).min():.2f} and {alone(b['table']).min():.2f}; a mask is read from 0.5).")
+
+
+def _compared_widths(points: dict, depth: int) -> tuple[dict, dict]:
+    """The widths of ``depth`` hidden layers, and those of them compared: every network trained
+    (:data:`TRAINED` on both operations) and at least two networks."""
+    main = {h: p for h, p in points.items() if len(h) == depth}
+    used = {h: p for h, p in main.items() if (p["table"][:, 0] >= TRAINED).all() and len(p["table"]) >= 2}
+    return main, used
+
+
+def width_ends(points: dict, depth: int = 2) -> tuple[tuple, tuple]:
+    """The two shapes :func:`width_curve` compares: the narrowest and the widest of ``depth``
+    hidden layers whose networks all trained, with at least two of them (all widths of that depth
+    where fewer than two qualify)."""
+    main, used = _compared_widths(points, depth)
+    pool = used if len(used) >= 2 else main
+    return min(pool), max(pool)
+
+
+def _seeds(p: dict) -> tuple[int, ...]:
+    """The seeds of a :func:`stack`'d point (its ``seed``; 0, 1, ... where not given)."""
+    return tuple(p["seed"].astype(int)) if "seed" in p else tuple(range(len(p["table"])))
+
+
+def alpha_ends(points: dict) -> tuple[float, float] | None:
+    """The two α values :func:`alpha_curve` compares (the weakest and the strongest whose masks
+    can be read, among those with every seed stored), or None where fewer than two have every
+    seed."""
+    seeds = {a: _seeds(p) for a, p in points.items()}
+    full = max(seeds.values(), key=len)
+    compared = sorted(a for a in points if seeds[a] == full)
+    usable = [a for a in compared if _usable(points[a])]
+    if len(compared) < 2:
+        return None
+    return (usable[0], usable[-1]) if len(usable) >= 2 else (compared[0], compared[-1])
+
+
 def width_curve(points: dict, depth: int = 2) -> list[stats.Claim]:
     """The width curve at one mask schedule: ``points`` shape -> :func:`stack`'d arrays over seeds
-    (each seed an independent network). Two comparisons between the narrowest width of ``depth``
+    (each seed an independent network). Three comparisons between the narrowest width of ``depth``
     hidden layers that trained (:data:`TRAINED` on both operations, every seed; the text names
     those that did not, and those with one network so far) and the widest (Welch's t interval over networks; the paper gives no size,
     so :data:`~modlib.stats.CLEAR` stands in): the paper's (Csordás et al. 2021, appendix: the + and
     × masks share fewer weights as the network grows), on the share of the + mask's weights the ×
     mask keeps too, pooled over layers as the authors plot it (:func:`~modlib.weight_masks.causes.total_shared`;
-    its chance level beside it: sparser masks share less by chance alone); and the page's own
-    hypothesis that a wider network's removal spares the other operation more (:func:`sparing`).
+    its chance level beside it: sparser masks share less by chance alone); the page's check of the
+    paper's reading, on the same share relative to its chance level (it falls too only if the wider
+    network's masks share fewer weights than their density makes); and the page's own hypothesis
+    that a wider network's removal spares the other operation more (:func:`sparing`, with the raw
+    :func:`retention` and the masks alone beside it).
     The text gives Spearman's rank correlation with the width over every network that trained, as
     a description (the widths, not the networks, are the replicates of a trend). Each needs both
     ends trained and masks that can be read (:func:`_usable`). Then each other depth against
@@ -356,7 +423,7 @@ def width_curve(points: dict, depth: int = 2) -> list[stats.Claim]:
         text += ("Widths with one network so far, shown but not compared: " + ", ".join(map(_shape, few)) + ". ")
     used = {h: p for h, p in main.items() if h not in untrained and h not in few}
     if len(main) >= 2:
-        low, high = (min(used), max(used)) if len(used) >= 2 else (min(main), max(main))
+        low, high = width_ends(points, depth)
         narrow, wide = main[low], main[high]
         trained = len(used) >= 2
         ok = _usable(narrow) and _usable(wide)
@@ -373,12 +440,21 @@ def width_curve(points: dict, depth: int = 2) -> list[stats.Claim]:
             f"2000×4 network is the closest to {_shape(max(main))}). Sparser masks share less by chance alone: "
             f"relative to its chance level the share is {ratio or 'not measured'}. Over every network that "
             f"trained, the rank correlation of width and share is {rho.text(percent=False)}.")))
+        over = {h: p["overlap"] / np.maximum(p["overlap_chance"], 1e-9) for h, p in (("narrow", narrow), ("wide", wide))}
+        e = stats.unpaired(over["narrow"], over["wide"], unit="network")
+        v = e.verdict(paper=CLEAR, source="the stated margin of", trained=trained, controls=ok)
+        out.append(stats.claim("a wider network's masks share fewer weights than their density makes", v, (
+            f"The page's check of the paper's reading (fewer shared weights: more separate modules) against "
+            f"density: the share relative to its chance level, {_shape(low)} minus {_shape(high)}: "
+            f"{e.text(percent=False)} (as ratios; the raw share's fall is what sparser masks give by chance "
+            f"where this does not hold)."), own=True))
         e = stats.unpaired(sparing(wide["table"], wide["control"]), sparing(narrow["table"], narrow["control"]),
                            unit="network")
         v = e.verdict(paper=CLEAR, source="the stated margin of", trained=trained, controls=ok)
         out.append(stats.claim("a wider network's removal spares the other operation more", v, (
             f"The page's hypothesis. Sparing (the other operation after the mask's removal "
-            f"minus after a random removal as dense), {_shape(high)} minus {_shape(low)}: {e.text()}."), own=True))
+            f"minus after a random removal as dense), {_shape(high)} minus {_shape(low)}: {e.text()}. "
+            + _raw(wide, narrow, _shape(high), _shape(low))), own=True))
     for h, deep in other.items():
         shallow = main.get((h[0],) * depth)
         if shallow is None:
@@ -394,45 +470,64 @@ def width_curve(points: dict, depth: int = 2) -> list[stats.Claim]:
     return out
 
 
-def alpha_curve(points: dict) -> list[stats.Claim]:
+def alpha_curve(points: dict, devices: dict | None = None) -> list[stats.Claim]:
     """The α curve on one network per seed: ``points`` α -> :func:`stack`'d arrays over seeds (the
-    same networks at every α). The page's explanation that the mask schedule moves the verdict:
-    the strongest α's removal spares the other operation more than the weakest's (:func:`sparing`),
-    paired over networks (t interval), needing every network trained and both ends' masks
-    readable (:func:`_usable`: a mask too sparse to do its own operation spares everything by
-    keeping nothing); the text lists each α's numbers and kept shares. An α with fewer networks
-    stored than the others is shown, not compared."""
+    same networks at every α; each point's ``seed [seeds]``, where given, pairs them). The page's
+    explanation that the mask schedule moves the verdict: the strongest α's removal spares the
+    other operation more than the weakest's (:func:`sparing`), paired by seed over networks (t
+    interval), needing every network trained and both ends' masks readable (:func:`_usable`: a
+    mask too sparse to do its own operation spares everything by keeping nothing); the text lists
+    each α's numbers and kept shares, and the raw measure at both ends (:func:`retention`). An α
+    with fewer networks stored than the others is shown, not compared. ``devices`` ({α: the
+    devices that made its networks, in words}): where one α's differ from the others', its
+    networks of one seed may differ in weights, which the text says."""
     alphas = sorted(points)
-    count = {a: len(points[a]["table"]) for a in alphas}
-    compared = [a for a in alphas if count[a] == max(count.values())]  # the same networks at each
+    seeds = {a: _seeds(points[a]) for a in alphas}
+    full = max(seeds.values(), key=len)
+    compared = [a for a in alphas if seeds[a] == full]  # the same networks (seeds) at each
     usable = [a for a in compared if _usable(points[a])]
-    lines = [_point_line(f"α = {a:g}", points[a]) + f"; alone, the worse mask keeps {_ms(_alone(points[a]['table']))} "
-             f"of its own operation" + ("" if a in compared else f" ({count[a]} network{'s' * (count[a] > 1)} "
-                                        "stored so far: shown, not compared)") for a in alphas]
-    if len(compared) < 2:
+    ends = alpha_ends(points)
+    lines = [_point_line(f"α = {a:g}", points[a]) + ("" if a in compared else f" ({len(seeds[a])} "
+             f"network{'s' * (len(seeds[a]) > 1)} stored so far: shown, not compared)") for a in alphas]
+    devices = devices or {}
+    usual = max(set(devices.values()), key=list(devices.values()).count) if devices else ""
+    odd = [a for a in alphas if devices.get(a, usual) != usual]
+
+    def made(ends=()) -> str:
+        if not odd:
+            return ""
+        which = "one of them is an end compared below" if set(odd) & set(ends) else "neither end compared below is"
+        return (f" The networks of α = {', '.join(f'{a:g}' for a in odd)} were made on "
+                f"{', '.join(devices[a] for a in odd)}, the others on {usual}: a seed trained with another thread "
+                f"count or device can differ in weights, so those points hold the same seeds, not always the same "
+                f"networks ({which}).")
+    if ends is None:
         v = stats.Verdict(stats.UNDECIDED, "fewer than two α values with every network stored")
         return [stats.claim("a stronger regulariser spares the other operation more", own=True, v=v, text=(
-            "**The α curve** (the worse mask per network; mean ± sd over networks). " + "; ".join(lines) + "."))]
-    low, high = (usable[0], usable[-1]) if len(usable) >= 2 else (compared[0], compared[-1])
+            "**The α curve** (the worse mask per network; mean ± sd over networks). " + "; ".join(lines) + "." + made()))]
+    low, high = ends
     lo, hi = points[low], points[high]
     e = stats.paired(sparing(hi["table"], hi["control"]), sparing(lo["table"], lo["control"]), unit="network")
     trained = bool((lo["table"][:, 0] >= TRAINED).all())
     v = e.verdict(paper=CLEAR, source="the stated margin of", trained=trained, controls=_usable(lo) and _usable(hi))
     return [stats.claim("a stronger regulariser spares the other operation more", own=True, v=v, text=(
-        "**The α curve** (the same networks at every α; the worse mask per network; mean ± sd over networks). "
-        + "; ".join(lines) + f". Masks that can be read (trained, neither empty nor full, doing their own "
-        f"operation alone and losing it when removed) at α = {', '.join(f'{a:g}' for a in usable) or 'none'}. "
+        "**The α curve** (the same seeds at every α; the worse mask per network; mean ± sd over networks). "
+        + "; ".join(lines) + "." + made((low, high)) + f" Masks that can be read (trained, neither empty nor full, doing their "
+        f"own operation alone and losing it when removed) at α = {', '.join(f'{a:g}' for a in usable) or 'none'}. "
         f"Sparing at α = {high:g} minus at α = {low:g} (the strongest and the weakest α whose masks can be "
-        f"read): {e.text()}."))]
+        f"read), paired by seed: {e.text()}. " + _raw(hi, lo, f"α = {high:g}", f"α = {low:g}")))]
 
 
-def authors_schedule(authors: dict, book: dict, chance: float, devices: dict | None = None) -> list[stats.Claim]:
+def authors_schedule(authors: dict, book: dict, chance: float, devices: dict | None = None,
+                     matched: dict | None = None) -> list[stats.Claim]:
     """The network(s) at the authors' mask schedule (α 1e-4, mask lr 1e-2, 20,000 steps) beside the
     networks of the same seeds at the page's schedule: :func:`stack`'d ``authors`` and ``book``. The
     paper's claim that removing a mask spares the other operation (:func:`specialization`'s), at the
     authors' schedule; with one network the rule cannot decide it. ``devices`` ({"authors" /
     "book": device in words}, from :func:`modlib.weight_masks.curves`): where they differ, the two
-    schedules ran on networks trained from one seed on two devices, which the text says."""
+    schedules ran on networks trained from one seed on two devices, which the text says.
+    ``matched``: the α curve's point at the authors' α (:func:`stack`'d, the page's steps and mask
+    learning rate), so that the schedule is compared at one α: ``book`` holds the page's α."""
     found = {f.name: f for f in specialization(authors["table"], authors["control"], chance, authors["kept"],
                                                authors["sizes"][0])}
     f = found["removing a mask spares the other operation"]
@@ -450,7 +545,17 @@ def authors_schedule(authors: dict, book: dict, chance: float, devices: dict | N
             f"{_ms(b[:, 2, 1])}, without × + keeps {_ms(b[:, 4, 0])} (kept share + "
             f"{_pct(book['share'][:, 0])}, × {_pct(book['share'][:, 1])}). Sparing "
             f"{_ms(sparing(t, authors['control']))} at the authors' schedule, {_ms(sparing(b, book['control']))} at "
-            "the page's. ")
+            f"the page's (its α is not the authors'). Raw, after the worse removal the other operation keeps "
+            f"{_ms(retention(t, authors['control'])[0])} at the authors' schedule and "
+            f"{_ms(retention(b, book['control'])[0])} at the page's: a denser mask's removal takes more, and a "
+            "random removal as dense takes more too. ")
+    if matched is not None:
+        m = matched["table"]
+        text += (f"At the authors' α with the page's steps and mask learning rate (the α curve's point, "
+                 f"{len(m)} networks of the page's device): sparing {_ms(sparing(m, matched['control']))}, raw "
+                 f"{_ms(retention(m, matched['control'])[0])}, kept share + {_pct(matched['share'][:, 0])}, × "
+                 f"{_pct(matched['share'][:, 1])}: the comparison at one α, of the steps and the learning rate "
+                 f"alone. ")
     return [stats.claim("at the authors' schedule, removing a mask spares the other operation", f.verdict, text + (
         f"Measured per network on the worse mask: the other operation after the mask's removal minus after a "
         f"random removal as dense, plus the allowance of {SPARES:g} (as in the page's claim)."))]
@@ -508,12 +613,12 @@ def reuse_control(r: dict, label: str = "") -> list[stats.Claim]:
     above = stats.paired(forced, rand, unit="network")
     clear = above.verdict(paper=CLEAR, source="the stated margin of", trained=trained, controls=ok)
     why = f"same-pair minus forced: {apart.why}; forced minus random: {clear.why}"
-    if stats.UNDECIDED in (apart.outcome, clear.outcome):
-        v = stats.Verdict(stats.UNDECIDED, why)
+    if apart.outcome == stats.REPRODUCED or clear.outcome == stats.NOT_REPRODUCED:
+        v = stats.Verdict(stats.NOT_REPRODUCED, why)  # the measure calls forced reuse apart, or finds none above random
     elif apart.outcome == stats.NOT_REPRODUCED and clear.outcome == stats.REPRODUCED:
         v = stats.Verdict(stats.REPRODUCED, why)
     else:
-        v = stats.Verdict(stats.NOT_REPRODUCED, why)
+        v = stats.Verdict(stats.UNDECIDED, why)
     reach = (forced - rand) / np.maximum(same - rand, 1e-9)
     at = f" ({label})" if label else ""
     share = kept_share(r["copy_kept"], sizes)
@@ -635,8 +740,9 @@ def class_layers(c: dict) -> list[stats.Claim]:
 def added(cv: dict, depth: int, main: str, deep: str) -> dict:
     """The added experiments' numbers from :func:`modlib.weight_masks.curves`' ``cv``, stacked over
     seeds (:func:`stack`), for :func:`added_claims`: ``width`` and ``alpha`` ({value: point}),
-    ``authors`` and ``book`` (points), ``heldout``, ``copy`` and ``reuse`` (arrays), ``cnn``
-    (:func:`cnn_layers`), each left out while not stored; ``depth`` (the width curve's), and
+    ``authors`` and ``book`` (points), ``matched`` (the α curve's point at the authors' α),
+    ``heldout``, ``copy`` and ``reuse`` (arrays), ``cnn`` (:func:`cnn_layers`), each left out while
+    not stored; ``devices`` and ``alpha_devices`` (who made them); ``depth`` (the width curve's), and
     ``main`` and ``deep``, the shapes of the main and the deeper double-addition network as the
     page writes them."""
     d = {"depth": depth, "main": main, "deep": deep,
@@ -648,6 +754,9 @@ def added(cv: dict, depth: int, main: str, deep: str) -> dict:
     if cv["cnnlayers"]:
         d["cnn"] = cnn_layers(cv["cnnlayers"])
     d["devices"] = cv.get("devices", {})
+    d["alpha_devices"] = cv.get("alpha_devices", {})
+    if cv.get("authors_alpha") in d["alpha"]:  # the α curve's point at the authors' α
+        d["matched"] = d["alpha"][cv["authors_alpha"]]
     return d
 
 
@@ -657,9 +766,9 @@ def added_claims(d: dict, chance: float = 0.01) -> list[stats.Claim]:
     if len(d["width"]) >= 2:
         out += width_curve(d["width"], d["depth"])
     if len(d["alpha"]) >= 2:
-        out += alpha_curve(d["alpha"])
+        out += alpha_curve(d["alpha"], d.get("alpha_devices"))
     if "authors" in d and "book" in d:
-        out += authors_schedule(d["authors"], d["book"], chance, d.get("devices"))
+        out += authors_schedule(d["authors"], d["book"], chance, d.get("devices"), d.get("matched"))
     if "heldout" in d:
         out += heldout(d["heldout"], chance)
     if "copy" in d:
