@@ -206,6 +206,7 @@ def verdict(low: float, high: float, *, units: int, paper: float, margin: float 
     s = 1.0 if paper > 0 else -1.0
     lo, hi = sorted((s * low, s * high))  # the effect in the paper's direction
     est = s * (estimate if estimate is not None else (low + high) / 2)
+    shown = f"{s * est:+.3f}" if round(abs(est), 2) == round(margin, 2) else f"{s * est:+.2f}"  # at the margin: 3 places
     edge = f"{s * margin:+.2f}"
     if margin == 0:  # the measure holds the claim's allowance (chapter 4's "spares"): its sign decides
         if lo > 0:
@@ -216,7 +217,7 @@ def verdict(low: float, high: float, *, units: int, paper: float, margin: float 
     if lo > 0 and est >= margin:
         smaller = f", below {source} {paper:+.2f}" if hi < abs(paper) else ""
         return Verdict(REPRODUCED, f"{interval}: clear of 0 on the paper's side, the estimate "
-                                   f"{s * est:+.2f} beyond the margin of {edge}{smaller}")
+                                   f"{shown} beyond the margin of {edge}{smaller}")
     if hi < margin:  # no effect that counts fits the interval
         if lo > 0:
             return Verdict(NOT_REPRODUCED, f"{interval}: clear of 0 but below the margin of {edge}")
@@ -224,9 +225,17 @@ def verdict(low: float, high: float, *, units: int, paper: float, margin: float 
             return Verdict(NOT_REPRODUCED, f"{interval}: within the margin of no effect (±{margin:.2f})")
         return Verdict(NOT_REPRODUCED, f"{interval}: short of the margin of {edge} on the paper's side")
     if lo > 0:
-        return Verdict(UNDECIDED, f"{interval}: clear of 0, but the estimate {s * est:+.2f} falls short of the "
+        return Verdict(UNDECIDED, f"{interval}: clear of 0, but the estimate {shown} falls short of the "
                                   f"margin of {edge} while the interval reaches it")
     return Verdict(UNDECIDED, f"{interval}: wide enough for no effect and for one beyond the margin of {edge}")
+
+
+def open_interval(v: Verdict) -> bool:
+    """Whether ``v`` is undecided only because of where its interval lies (every arm trained, every
+    control passed, more than one unit): the outcome an honest small study may have, unlike a
+    failed arm or control."""
+    return v.outcome == UNDECIDED and any(w in v.why for w in (
+        "wide enough for no effect", "falls short of the margin", "wide enough for either side"))
 
 
 def distinct_units(*per_unit) -> int:

@@ -277,6 +277,11 @@ def test_the_reuse_control_needs_the_copied_network_to_work():
     assert findings.reuse_control(_copy(rng, forced=0.1))[0].outcome == stats.NOT_REPRODUCED
     # half-way to the ceiling is not "as much as two masks of one pair"
     assert findings.reuse_control(_copy(rng, forced=0.3))[0].outcome == stats.NOT_REPRODUCED
+    # two forced pair masks that are one mask (IoU 1): "reuse found" would be no finding
+    same = _copy(rng)
+    same["copy_iou"][:, 1:-1] = 1.0
+    found = findings.reuse_control(same)
+    assert found[0].outcome == stats.UNDECIDED and "identical" in found[0].text
     full = _copy(rng)
     full["whole_kept"][:] = 1.0  # a whole-task mask that keeps everything does both pairs trivially
     assert not findings.reuse_control(full)[1].holds

@@ -176,7 +176,7 @@ def decided(arrays: dict, units: np.ndarray, table: list, suffix: str, where: st
         v = e.verdict(paper=stats.CLEAR, source=MARGIN,
                       trained=trained and min(fits[m] for m in needs) >= FIT,
                       controls=all(kept_ok(m) for m in needs))
-        if name in COMPARED and v.outcome != stats.UNDECIDED:
+        if name in COMPARED and (v.outcome != stats.UNDECIDED or stats.open_interval(v)):
             v = apart(arrays, *COMPARED[name]) or v
         out.append(stats.claim(f"{name}-{suffix}", v, f"In {where}, {says}: {e.text()}.", own=True))
     return out

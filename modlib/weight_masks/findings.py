@@ -607,7 +607,7 @@ def reuse_control(r: dict, label: str = "") -> list[stats.Claim]:
     copy_tables, whole, sizes = r["copy_table"], r["whole"], r["sizes"][0]
     trained = bool((copy_tables[:, 0] >= TRAINED).all())
     alone = np.stack([copy_tables[:, 1, 0], copy_tables[:, 3, 1]]) / np.maximum(copy_tables[:, 0].T, 1e-9)
-    ok = bool((alone >= 0.5).all() and (same < 0.99).all()) and not degenerate(r["copy_kept"])
+    ok = bool((alone >= 0.5).all() and (same < 0.99).all() and (forced < 0.99).all()) and not degenerate(r["copy_kept"])
     gap = stats.paired(same, forced, unit="network")
     apart = gap.verdict(paper=CLEAR, source="the stated margin of", trained=trained, controls=ok)
     above = stats.paired(forced, rand, unit="network")
@@ -636,6 +636,8 @@ def reuse_control(r: dict, label: str = "") -> list[stats.Claim]:
         ((alone < 0.5).any(), "the copied network's pair masks alone keep less than half of their pair's accuracy "
                               "in some network, so they do not do their task and their overlap says nothing"),
         ((same >= 0.99).any(), "two masks of one pair are identical in some network, which leaves no ceiling"),
+        ((forced >= 0.99).any(), "the copied network's two pair masks are identical in some network: one mask "
+                                 "trained twice the same way, not two masks that were free to differ"),
         (degenerate(r["copy_kept"]), "a pair mask keeps nothing or everything")) if bad]
     if reasons:
         text += " The control cannot be read here: " + "; ".join(reasons) + "."
