@@ -96,16 +96,18 @@ MARKS = {REPRODUCED: "✓", NOT_REPRODUCED: "✗", UNDECIDED: "?"}
 RULE = (
     "**The verdict rule.** A claim of a paper is *reproduced* when, over at least two independent "
     "units (seeds, or base models; mask seeds of one base model are not independent), the "
-    "interval of the effect the paper reports excludes no effect on the paper's side and the "
+    "interval of the effect the paper reports lies wholly on the paper's side of 0 and the "
     "effect's estimate reaches the margin (the smallest effect that counts: 0.05 unless the page "
     "states another), every arm it compares trained and every control it needs passed; below the "
     "paper's own number it is still reproduced, and the page says the effect is smaller. It is "
     "*not reproduced* when those hold but the whole interval lies short of the margin: an effect "
-    "too small to count, no effect, or the opposite one. Where a paper gives a direction but no "
-    "size, the page states the margin that stands in for its number. "
-    "Anything else (one unit, an arm that did not train, a degenerate control, a quantity at its "
-    "floor or ceiling in both arms, an interval that reaches the margin but also 0, or one clear "
-    "of 0 whose estimate falls short of the margin) *cannot be decided here*. "
+    "too small to count, no effect, or the opposite one. A failure thus asks more than a success "
+    "(an interval from +0.01 to +0.30 is reproduced, though effects below the margin fit it). "
+    "Where a paper gives a direction but no size, the page states the margin that stands in for its "
+    "number; where a claim allows a loss, the measure includes the allowance and its side of 0 "
+    "decides. Anything else (one unit, an arm that did not train, a degenerate control, a quantity "
+    "at its floor or ceiling in both arms, an interval that reaches the margin but also 0, or one "
+    "clear of 0 whose estimate falls short of the margin) *cannot be decided here*. "
     "✓ marks reproduced, ✗ not reproduced (the paper's claim was not found at this scale; never "
     "\"the sentence is false\"), ? cannot be decided.")
 
@@ -223,6 +225,8 @@ def verdict(low: float, high: float, *, units: int, paper: float, margin: float 
             return Verdict(NOT_REPRODUCED, f"{interval}: clear of 0 but below the margin of {edge}")
         if lo > -margin:
             return Verdict(NOT_REPRODUCED, f"{interval}: within the margin of no effect (±{margin:.2f})")
+        if hi < 0:
+            return Verdict(NOT_REPRODUCED, f"{interval}: wholly opposite to the paper's side")
         return Verdict(NOT_REPRODUCED, f"{interval}: short of the margin of {edge} on the paper's side")
     if lo > 0:
         return Verdict(UNDECIDED, f"{interval}: clear of 0, but the estimate {shown} falls short of the "

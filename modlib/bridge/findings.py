@@ -81,9 +81,9 @@ def score(arrays: dict) -> np.ndarray:
 
 def structure_claims(arrays: dict, formulation: str) -> list[stats.Claim]:
     """Experiment 3's claim for one formulation: over every seed, the masks' overlap above chance
-    (:func:`score`) predicts held-out accuracy, Spearman's rho with its Fisher z interval reaching
-    :data:`RHO` in either direction (two-sided: the sign is read off the data, and the interval
-    must exclude 0). It needs both masks to compute their tasks with kept shares in ``KEPT``, the
+    (:func:`score`) predicts held-out accuracy, Spearman's rho at least :data:`RHO` in either
+    direction (two-sided: the sign is read off the data), its Fisher z interval excluding 0 (the
+    rule of :func:`modlib.stats.verdict`). It needs both masks to compute their tasks with kept shares in ``KEPT``, the
     networks to have trained, and the score and held-out accuracy to vary over the seeds (they need
     not split into failing and generalizing networks: the accuracy of failing ones varies too)."""
     f = failing(arrays)
