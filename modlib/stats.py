@@ -109,7 +109,8 @@ RULE = (
     "at its floor or ceiling in both arms, an interval that reaches the margin but also 0, or one "
     "clear of 0 whose estimate falls short of the margin) *cannot be decided here*. "
     "✓ marks reproduced, ✗ not reproduced (the paper's claim was not found at this scale; never "
-    "\"the sentence is false\"), ? cannot be decided.")
+    "\"the sentence is false\"), ? cannot be decided. The book's own hypotheses are decided by the "
+    "same rule and said to *hold* or *not hold*.")
 
 DENSITY_RATIO = 2.0  # "comparable density": two masks compared keep within this factor of each other (medians)
 # (chapter 5's sweep: removing masks of 1 % or less costs nothing, so density alone moves an effect;

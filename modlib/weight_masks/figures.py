@@ -181,9 +181,18 @@ def _curve_axes(xlabel: str):
     axes[0].set_ylabel("share of the full network's accuracy", fontsize=8)
     axes[0].set_ylim(-0.02, 1.05)
     axes[1].set_ylim(-0.02, 1.05)
+    axes[2].set_ylabel("share of the weights", fontsize=8)
     axes[2].set_yscale("log")  # kept shares of a few percent beside overlaps near one half
     axes[2].set_ylim(1e-3, 1.2)
     return fig, axes
+
+
+def _legends(fig, axes) -> None:
+    """The curves' legends: the other operation's (left panel) above the figure, the own
+    operation's (middle: each removal's own operation) and the masks' (right) in their panels."""
+    fig.legend(*axes[0].get_legend_handles_labels(), fontsize=7, loc="upper center", ncol=2, frameon=False)
+    axes[1].legend(fontsize=6, frameon=False, loc="center left")  # the own operation stays near 0
+    axes[2].legend(fontsize=6, frameon=False, loc="lower left")  # below the data, on the log scale
 
 
 def width_curve(points: dict, depth: int = 2, paper: tuple[int, int] = (2000, 4)) -> plt.Figure:
@@ -211,8 +220,7 @@ def width_curve(points: dict, depth: int = 2, paper: tuple[int, int] = (2000, 4)
         ax.set_xticks(widths, [str(w) for w in widths], rotation=45)
         ax.minorticks_off()
     axes[1].annotate(f"paper: {paper[0]}×{paper[1]} ", (paper[0], 0.95), fontsize=7, ha="right")
-    fig.legend(*axes[0].get_legend_handles_labels(), fontsize=7, loc="upper center", ncol=2, frameon=False)
-    axes[2].legend(fontsize=6, frameon=False, loc="lower left")  # below the data, on the log scale
+    _legends(fig, axes)  # below the data, on the log scale
     fig.set_figheight(3.5)
     fig.tight_layout(rect=(0, 0, 1, 0.83))
     return fig
@@ -230,8 +238,7 @@ def alpha_curve(points: dict, main: float | None = None) -> plt.Figure:
         ax.set_xscale("log")
         ax.set_xticks(alphas, [f"{a:g}" for a in alphas], rotation=45)
         ax.minorticks_off()
-    fig.legend(*axes[0].get_legend_handles_labels(), fontsize=7, loc="upper center", ncol=2, frameon=False)
-    axes[2].legend(fontsize=6, frameon=False, loc="lower left")
+    _legends(fig, axes)
     fig.set_figheight(3.5)
     fig.tight_layout(rect=(0, 0, 1, 0.83))
     return fig
