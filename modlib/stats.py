@@ -124,6 +124,7 @@ class Verdict:
 
     outcome: str
     why: str
+    open: bool = False  # undecided only by where the interval lies (see :func:`open_interval`)
 
     @property
     def mark(self) -> str:
@@ -216,7 +217,7 @@ def verdict(low: float, high: float, *, units: int, paper: float, margin: float 
             return Verdict(REPRODUCED, f"{interval}: clear of 0 on the paper's side")
         if hi < 0:
             return Verdict(NOT_REPRODUCED, f"{interval}: clear of 0 on the other side")
-        return Verdict(UNDECIDED, f"{interval}: wide enough for either side of 0")
+        return Verdict(UNDECIDED, f"{interval}: wide enough for either side of 0", open=True)
     if lo > 0 and est >= margin:
         smaller = f", below {source} {paper:+.2f}" if hi < abs(paper) else ""
         return Verdict(REPRODUCED, f"{interval}: clear of 0 on the paper's side, the estimate "
@@ -231,16 +232,16 @@ def verdict(low: float, high: float, *, units: int, paper: float, margin: float 
         return Verdict(NOT_REPRODUCED, f"{interval}: short of the margin of {edge} on the paper's side")
     if lo > 0:
         return Verdict(UNDECIDED, f"{interval}: clear of 0, but the estimate {shown} falls short of the "
-                                  f"margin of {edge} while the interval reaches it")
-    return Verdict(UNDECIDED, f"{interval}: wide enough for no effect and for one beyond the margin of {edge}")
+                                  f"margin of {edge} while the interval reaches it", open=True)
+    return Verdict(UNDECIDED, f"{interval}: wide enough for no effect and for one beyond the margin of {edge}",
+                   open=True)
 
 
 def open_interval(v: Verdict) -> bool:
     """Whether ``v`` is undecided only because of where its interval lies (every arm trained, every
     control passed, more than one unit): the outcome an honest small study may have, unlike a
     failed arm or control."""
-    return v.outcome == UNDECIDED and any(w in v.why for w in (
-        "wide enough for no effect", "falls short of the margin", "wide enough for either side"))
+    return v.outcome == UNDECIDED and v.open
 
 
 def distinct_units(*per_unit) -> int:

@@ -409,7 +409,7 @@ def width_curve(points: dict, depth: int = 2) -> list[stats.Claim]:
     a description (the widths, not the networks, are the replicates of a trend). Each needs both
     ends trained and masks that can be read (:func:`_usable`). Then each other depth against
     ``depth`` layers at its width (the page's hypothesis too)."""
-    main = {h: p for h, p in points.items() if len(h) == depth}
+    main, used = _compared_widths(points, depth)
     other = {h: p for h, p in points.items() if len(h) != depth}
     lines = [_point_line(f"{_shape(h)}", p) for h, p in points.items()]
     text = ("**The width curve** (one mask schedule; per network the worse of the two masks; mean ± sd over "
@@ -423,7 +423,6 @@ def width_curve(points: dict, depth: int = 2) -> list[stats.Claim]:
     few = {h: p for h, p in main.items() if h not in untrained and len(p["table"]) < 2}
     if few:
         text += ("Widths with one network so far, shown but not compared: " + ", ".join(map(_shape, few)) + ". ")
-    used = {h: p for h, p in main.items() if h not in untrained and h not in few}
     if len(main) >= 2:
         low, high = width_ends(points, depth)
         narrow, wide = main[low], main[high]
