@@ -125,6 +125,8 @@ class Verdict:
     outcome: str
     why: str
     open: bool = False  # undecided only by where the interval lies (see :func:`open_interval`)
+    claim: str = ""  # the registered claim it decides ("<chapter>/<id>", :func:`modlib.claims.decide`)
+    amended: str = ""  # for an amended claim: what changed after the results were seen, and the verdict before
 
     @property
     def mark(self) -> str:
@@ -260,7 +262,7 @@ def marked(v: Verdict, untrained: str = "") -> str:
         reason = v.why.split(": ", 1)[1] if ": " in v.why else v.why.split(" (", 1)[0]
         if reason.startswith("an arm did not train") and untrained:
             reason += f": {untrained}"
-    return f" — {v.mark} {v.outcome}" + (f" ({reason})" if reason else "")
+    return f" — {v.mark} {v.outcome}" + (f" ({reason})" if reason else "") + (f" ({v.amended})" if v.amended else "")
 
 
 # ---------------------------------------------------------------- claims decided by the rule (chapters 4-6)
@@ -307,7 +309,8 @@ def claim(name: str, v: Verdict, text: str, own: bool = False) -> Claim:
     paper's claim was found."""
     c = Claim(name, v.reproduced, "", v, own)
     why = v.why.replace("the paper's side", "the claim's side") if own else v.why
-    return Claim(name, v.reproduced, f"{text} **{c.marked}**: {why}.", v, own)
+    amended = f" *{v.amended[0].upper()}{v.amended[1:]}*." if v.amended else ""
+    return Claim(name, v.reproduced, f"{text} **{c.marked}**: {why}.{amended}", v, own)
 
 
 # ---------------------------------------------------------------- comparing two arms: one paired path, one unpaired

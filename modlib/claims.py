@@ -1,0 +1,397 @@
+"""The book's registry of claims: every verdict a page prints is decided for a claim declared here,
+in ``modlib/<chapter>/claims.toml``, under the one rule of :data:`modlib.stats.RULE`.
+
+A claim is *registered* when its fields are first written to the chapter's snapshot,
+``modlib/<chapter>/claims_registered.json`` (``python -m modlib.claims register``), ideally before
+the results it reads are computed. From then on its fields are fixed: a change is an *amendment*
+(:class:`Amendment`: date, field, old -> new, reason), kept in the TOML file beside the claim, and
+the page then prints the verdict under the registered fields beside the amended one. Whether a claim
+was registered before its data is not typed by anyone: :func:`registered_before_data` compares the
+snapshot's date with the date its results were first committed.
+
+The chapters decide through :func:`decide` (an :class:`~modlib.stats.Effect`, or an interval, plus the
+run-time conditions "every arm trained", "every control passed", "measurable") and write the statement
+with :func:`statement`; each decision is recorded (:func:`decisions`) and, at the ``full`` profile,
+saved to ``book/ledger/<chapter>.json`` (:func:`save`), from which the claims ledger page is drawn.
+
+A claim in ``claims.toml``::
+
+    [[claim]]
+    id = "selective"                  # unique in the chapter; the registry's key is "<chapter>/<id>"
+    name = "removing a mask is selective"   # the statement as the page names it
+    whose = "paper"                   # "paper" (reproduced / not reproduced) or "own" (holds / does not hold)
+    paper = "csordas2021"             # the citation key (references.bib), for a paper's claim
+    quote = "…"                       # the paper's words, with their section
+    measure = "…"                     # what is computed, in what unit
+    units = "network"                 # the independent units the interval is over
+    arms = ["…", "…"]                 # first minus second (or one arm against 0)
+    direction = 1                     # +1: the claim says the measure is above 0; -1: below
+    size = 0.31                       # the paper's reported effect (leave out where it gives a direction only)
+    margin = 0.05                     # the smallest effect that counts
+    margin_why = "…"
+    trained = "…"                     # the bar for "trained" this claim uses
+    reads = ["width512x2-seed*"]      # the stored full results it reads (glob patterns, in the chapter)
+    mutations = ["swap arms"]         # the analysis errors that must move its verdict
+    section = "specialization"        # the page's section (anchor) that prints it
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import fnmatch
+import json
+import subprocess
+import tomllib
+from dataclasses import asdict, dataclass, field
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+
+from modlib import stats
+
+PACKAGE = Path(__file__).resolve().parent
+CHAPTERS = ("redundant_input_toy", "compositional_sprites", "resists_at_scale", "weight_masks",
+            "structural_compositionality", "pretraining_consistency", "bridge")
+WHOSE = ("paper", "own")
+MUTATIONS = ("swap arms", "swap target and other", "shuffle units", "random mask as dense", "arm untrained")
+# the fields that fix a claim: changing one after registration is an amendment
+FIXED = ("name", "whose", "paper", "quote", "measure", "units", "arms", "direction", "size", "margin",
+         "trained", "reads")
+LEDGER = PACKAGE.parent / "book" / "ledger"  # the decisions at full, one JSON file a chapter (a checkout only)
+
+
+@dataclass(frozen=True)
+class Amendment:
+    """A change to a registered claim: on ``date`` its ``field`` went from ``old`` to ``new``, for
+    ``reason``. The verdict under ``old`` is computed beside the new one, never typed."""
+
+    date: str
+    field: str
+    old: object
+    new: object
+    reason: str
+
+
+@dataclass(frozen=True)
+class Registered:
+    """One claim of the registry (the fields are described in this module's docstring)."""
+
+    chapter: str
+    id: str
+    name: str
+    whose: str
+    measure: str
+    units: str
+    arms: tuple[str, ...]
+    direction: int
+    margin: float
+    margin_why: str
+    trained: str
+    reads: tuple[str, ...]
+    section: str
+    mutations: tuple[str, ...] = ()
+    paper: str = ""
+    quote: str = ""
+    size: float | None = None
+    note: str = ""  # how the page reads it (e.g. "post hoc: chosen after the results were seen")
+    amendments: tuple[Amendment, ...] = ()
+
+    @property
+    def key(self) -> str:
+        return f"{self.chapter}/{self.id}"
+
+    @property
+    def own(self) -> bool:
+        return self.whose == "own"
+
+    def fixed(self) -> dict:
+        """The fields that registration fixes, as JSON values."""
+        return {k: _jsonable(getattr(self, k)) for k in FIXED}
+
+    def original(self) -> dict:
+        """The fixed fields as they were registered: the amendments undone, newest first."""
+        fields = self.fixed()
+        for a in reversed(self.amendments):
+            fields[a.field] = _jsonable(a.old)
+        return fields
+
+    def rule_arguments(self, fields: dict | None = None) -> dict:
+        """The arguments of :func:`modlib.stats.verdict` these fields give: the paper's effect with
+        its sign (or the margin, standing in where the paper gives a direction only), the margin and
+        the source of the number."""
+        f = self.fixed() if fields is None else fields
+        s = 1.0 if f["direction"] > 0 else -1.0
+        if f["size"] is None:
+            return {"paper": s * float(f["margin"]) if f["margin"] else s * stats.CLEAR, "margin": float(f["margin"]),
+                    "source": stats.STATED if f["margin"] else "the paper's"}
+        return {"paper": s * abs(float(f["size"])), "margin": float(f["margin"]), "source": "the paper's"}
+
+
+def _jsonable(value):
+    if isinstance(value, tuple):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+class RegistryError(ValueError):
+    """A claims.toml that does not follow the schema, or a claim that is not registered."""
+
+
+def _load(chapter: str, path: Path) -> dict[str, Registered]:
+    try:
+        raw = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as e:
+        raise RegistryError(f"{path}: not valid TOML ({e})") from None
+    out = {}
+    for entry in raw.get("claim", []):
+        where = f"{path}: claim {entry.get('id', '?')!r}"
+        missing = [k for k in ("id", "name", "whose", "measure", "units", "arms", "direction", "margin",
+                               "margin_why", "trained", "reads", "section") if k not in entry]
+        if missing:
+            raise RegistryError(f"{where}: missing {', '.join(missing)}")
+        if entry["whose"] not in WHOSE:
+            raise RegistryError(f"{where}: whose={entry['whose']!r}; choose one of {', '.join(WHOSE)}")
+        if entry["direction"] not in (1, -1):
+            raise RegistryError(f"{where}: direction={entry['direction']!r}; choose 1 or -1")
+        if entry["whose"] == "paper" and not (entry.get("paper") and entry.get("quote")):
+            raise RegistryError(f"{where}: a paper's claim needs `paper` and `quote` (the paper's words)")
+        bad = [m for m in entry.get("mutations", []) if m not in MUTATIONS]
+        if bad:
+            raise RegistryError(f"{where}: mutations {bad}; choose from {', '.join(MUTATIONS)}")
+        if entry["id"] in out:
+            raise RegistryError(f"{where}: the id is registered twice")
+        amendments = tuple(Amendment(**a) for a in entry.pop("amendment", []))
+        unknown = [a.field for a in amendments if a.field not in FIXED]
+        if unknown:
+            raise RegistryError(f"{where}: amendments of {unknown}; a registered claim fixes {', '.join(FIXED)}")
+        entry = {k: tuple(v) if isinstance(v, list) else v for k, v in entry.items()}
+        try:
+            out[entry["id"]] = Registered(chapter=chapter, amendments=amendments, **entry)
+        except TypeError as e:
+            raise RegistryError(f"{where}: {e}") from None
+    return out
+
+
+@cache
+def registry(chapter: str) -> dict[str, Registered]:
+    """The registered claims of ``chapter``, by id (``modlib/<chapter>/claims.toml``)."""
+    if chapter not in CHAPTERS:
+        raise RegistryError(f"chapter={chapter!r}; choose one of {', '.join(CHAPTERS)}")
+    path = PACKAGE / chapter / "claims.toml"
+    return _load(chapter, path) if path.exists() else {}
+
+
+def get(key: str) -> Registered:
+    """The claim ``"<chapter>/<id>"``."""
+    chapter, _, cid = key.partition("/")
+    claims = registry(chapter)
+    if cid not in claims:
+        near = sorted(claims)[:8]
+        raise RegistryError(f"claim {key!r} is not registered in modlib/{chapter}/claims.toml "
+                            f"(registered there: {', '.join(near)}{' …' if len(claims) > 8 else ''})")
+    return claims[cid]
+
+
+# ---------------------------------------------------------------- deciding, and what was decided
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What :func:`decide` found for one claim: the verdict under the claim's present fields and,
+    where it was amended, under the fields it was registered with."""
+
+    key: str
+    outcome: str
+    why: str
+    estimate: float
+    low: float
+    high: float
+    units: int
+    registered_outcome: str | None = None  # under the registered fields, where an amendment changed them
+
+
+_DECISIONS: dict[str, Decision] = {}
+
+
+def decide(key: str, effect: stats.Effect | None = None, *, low: float | None = None, high: float | None = None,
+           units: int | None = None, estimate: float | None = None, trained: bool = True,
+           controls: bool = True, measurable: bool = True, what: str = "", over: str = "") -> stats.Verdict:
+    """The verdict on the registered claim ``key`` (``"<chapter>/<id>"``) under the book's rule:
+    from an ``effect`` (:class:`~modlib.stats.Effect`), or from an interval ``low``..``high`` over
+    ``units`` (with its ``estimate``). The direction, the paper's number and the margin come from the
+    registry, never from the caller; ``trained``, ``controls`` and ``measurable`` are the run-time
+    conditions of :func:`~modlib.stats.verdict`. The decision is recorded (:func:`decisions`)."""
+    c = get(key)
+
+    def rule(fields: dict) -> stats.Verdict:
+        args = c.rule_arguments(fields)
+        if effect is not None:
+            return effect.verdict(trained=trained, controls=controls, measurable=measurable, **args)
+        if low is None or high is None or units is None:
+            raise ValueError(f"{key}: give an effect, or low, high and units")
+        return stats.verdict(low, high, units=units, trained=trained, controls=controls, measurable=measurable,
+                             what=what, over=over, estimate=estimate, **args)
+
+    v = rule(c.fixed())
+    before = rule(c.original()).outcome if c.amendments else None
+    if effect is not None:
+        est, lo, hi, n = effect.mean, effect.low, effect.high, effect.units
+    else:
+        est, lo, hi, n = (estimate if estimate is not None else (low + high) / 2), low, high, units
+    _DECISIONS[key] = Decision(key, v.outcome, v.why, float(est), float(lo), float(hi), int(n), before)
+    amended = ""
+    if c.amendments:
+        changes = "; ".join(f"{a.field} {a.old} → {a.new} on {a.date}: {a.reason}" for a in c.amendments)
+        amended = f"changed after the results were seen ({changes}); under the claim as registered: " \
+                  f"{_words(before, c.own)}"
+    return stats.Verdict(v.outcome, v.why, v.open, key, amended)
+
+
+def statement(v: stats.Verdict, text: str) -> stats.Claim:
+    """The page's statement of the claim that ``v`` decided (:func:`decide`), named as registered:
+    ``text``, then the verdict in the words for the claim's kind (a paper's: ✓ / ✗ / ?; the book's
+    own: holds / does not hold / ?), why, and for an amended claim the verdict as registered."""
+    if not v.claim:
+        raise RegistryError("a verdict printed on a page must come from claims.decide (a registered claim)")
+    c = get(v.claim)
+    return stats.claim(c.name, v, text, own=c.own)
+
+
+def _words(outcome: str, own: bool) -> str:
+    if own and outcome != stats.UNDECIDED:
+        return stats.HOLDS if outcome == stats.REPRODUCED else stats.DOES_NOT_HOLD
+    return f"{stats.MARKS[outcome]} {outcome}"
+
+
+def decisions(chapter: str | None = None) -> dict[str, Decision]:
+    """The decisions made in this process (of ``chapter``), by key."""
+    return {k: d for k, d in _DECISIONS.items() if chapter is None or k.startswith(chapter + "/")}
+
+
+def forget(chapter: str | None = None) -> None:
+    """Drop the recorded decisions (of ``chapter``): a page starts afresh."""
+    for k in list(decisions(chapter)):
+        del _DECISIONS[k]
+
+
+def save(chapter: str, profile: str, folder: Path = LEDGER) -> Path | None:
+    """At the ``full`` profile, write the decisions of ``chapter`` to ``folder/<chapter>.json`` for
+    the claims ledger (sorted, so an unchanged page rewrites the same file); at other profiles write
+    nothing (the ledger shows the book's full results only). Returns the path written."""
+    if profile != "full" or not folder.parent.exists():
+        return None
+    folder.mkdir(exist_ok=True)
+    path = folder / f"{chapter}.json"
+    rows = {k: asdict(d) for k, d in sorted(decisions(chapter).items())}
+    text = json.dumps(rows, indent=1, ensure_ascii=False, default=float) + "\n"
+    if not path.exists() or path.read_text() != text:
+        path.write_text(text)
+    return path
+
+
+def saved(chapter: str, folder: Path = LEDGER) -> dict[str, Decision]:
+    """The decisions of ``chapter`` saved at the full profile (:func:`save`), by key."""
+    path = folder / f"{chapter}.json"
+    if not path.exists():
+        return {}
+    return {k: Decision(**d) for k, d in json.loads(path.read_text()).items()}
+
+
+# ---------------------------------------------------------------- registration, and whether it came first
+
+
+def snapshot_path(chapter: str) -> Path:
+    return PACKAGE / chapter / "claims_registered.json"
+
+
+def snapshot(chapter: str) -> dict[str, dict]:
+    """The chapter's registration snapshot: per claim id, ``{"registered": ISO date, "fields": {...}}``."""
+    path = snapshot_path(chapter)
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def register(chapter: str, today: str | None = None) -> list[str]:
+    """Write every claim of ``chapter`` that is not yet in its snapshot, with its registered fields
+    (:meth:`Registered.original`) and ``today``'s date. Claims already there are never rewritten.
+    Returns the ids added."""
+    snap = snapshot(chapter)
+    today = today or _dt.date.today().isoformat()
+    added = [cid for cid in registry(chapter) if cid not in snap]
+    for cid in added:
+        snap[cid] = {"registered": today, "fields": registry(chapter)[cid].original()}
+    if added:
+        snapshot_path(chapter).write_text(json.dumps(dict(sorted(snap.items())), indent=1, ensure_ascii=False) + "\n")
+    return added
+
+
+def unrecorded_changes(chapter: str) -> list[str]:
+    """Every difference between a claim's registered fields (its snapshot) and its present fields
+    that no amendment records, and every claim missing from the snapshot: each as one line."""
+    snap, out = snapshot(chapter), []
+    for cid, c in registry(chapter).items():
+        if cid not in snap:
+            out.append(f"{chapter}/{cid}: not registered (python -m modlib.claims register {chapter})")
+            continue
+        was = snap[cid]["fields"]
+        now = c.original()
+        for k in FIXED:
+            if was.get(k) != now.get(k):
+                out.append(f"{chapter}/{cid}: {k} registered as {was.get(k)!r}, now {now.get(k)!r} "
+                           f"without an amendment")
+    return out
+
+
+def first_stored(chapter: str, root: Path | None = None) -> dict[str, str]:
+    """The date each stored full result of ``chapter`` was first committed (``name -> ISO date``),
+    from git; empty where there is no git history (a shallow clone, an installed package)."""
+    root = root or PACKAGE.parent
+    try:
+        log = subprocess.run(["git", "-C", str(root), "log", "--diff-filter=A", "--format=@%cs", "--name-only",
+                              "--", f"notebooks/results/full/{chapter}"], capture_output=True, text=True,
+                             timeout=60, check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    out, date = {}, ""
+    for line in log.splitlines():
+        if line.startswith("@"):
+            date = line[1:]
+        elif line.endswith(".npz"):
+            out[Path(line).stem] = date  # newest first: the last seen is the first added
+    return out
+
+
+def registered_before_data(c: Registered, stored: dict[str, str]) -> bool | None:
+    """Whether claim ``c`` was registered before the first of the results it reads was committed
+    (``stored``: :func:`first_stored`); None where none of its results is stored or dated."""
+    when = [d for name, d in stored.items() if any(fnmatch.fnmatch(name, p) for p in c.reads)]
+    registered = snapshot(c.chapter).get(c.id, {}).get("registered")
+    if not when or not registered:
+        return None
+    return registered <= min(when)
+
+
+def _main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m modlib.claims", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    reg = sub.add_parser("register", help="write the claims not yet registered to their chapter's snapshot")
+    reg.add_argument("chapters", nargs="*", metavar="CHAPTER", help=f"default: all ({', '.join(CHAPTERS)})")
+    sub.add_parser("check", help="list every change to a registered claim that no amendment records")
+    args = parser.parse_args(argv)
+    if args.command == "register":
+        bad = [ch for ch in args.chapters if ch not in CHAPTERS]
+        if bad:
+            parser.error(f"unknown chapter {', '.join(bad)}; choose from {', '.join(CHAPTERS)}")
+        for ch in args.chapters or CHAPTERS:
+            added = register(ch)
+            print(f"{ch}: registered {len(added)} claim(s)" + (f": {', '.join(added)}" if added else ""))
+        return 0
+    problems = [p for ch in CHAPTERS for p in unrecorded_changes(ch)]
+    print("\n".join(problems) or "every registered claim is as registered or amended on the record")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(_main())
