@@ -575,3 +575,37 @@ def test_page_explorer_changes_its_view_when_a_reader_changes_a_choice(browser, 
     assert moved, f"{page}: no menu of its explorer has two choices"
     errors = console_errors(browser.events)
     assert not errors, "\n".join(errors)
+
+
+def test_ledger_files_are_what_the_pages_decided():
+    """The book build runs every chapter at full from the store, and each rewrites its decisions in
+    book/ledger/<chapter>.json (modlib.claims.save): the committed files must be what it wrote, or
+    the claims ledger shows other verdicts than the pages."""
+    if not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    changed = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--", "book/ledger"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    assert not changed, f"the pages decided otherwise than the committed ledger (commit book/ledger):\n{changed}"
+
+
+LEDGER_FILTER = """(function(){var root=document.querySelector('.modlib-ledger');
+if(!root){return null;}var rows=root.querySelectorAll('tbody tr');var sel=root.querySelector('select[data-ledger=verdict]');
+function shown(){return Array.prototype.filter.call(rows,function(r){return r.style.display!=='none';}).length;}
+var all=shown();var out={rows:rows.length,all:all,options:sel.options.length,counts:[]};
+for(var i=1;i<sel.options.length;i++){sel.selectedIndex=i;sel.dispatchEvent(new Event('change'));
+out.counts.push([sel.value,shown(),Array.prototype.every.call(rows,function(r){return r.style.display==='none'||r.dataset.verdict===sel.value;})]);}
+sel.selectedIndex=0;sel.dispatchEvent(new Event('change'));out.back=shown();return out;})()"""
+
+
+def test_ledger_page_filters_its_rows_without_a_kernel(browser):
+    """The claims ledger's verdict menu, set to each verdict in turn, shows only the rows of that
+    verdict (together all of them), and set back to "all" shows every row again."""
+    open_page(browser, "book/ledger")
+    seen = browser.evaluate(LEDGER_FILTER)
+    assert seen, "the ledger page has no table (.modlib-ledger)"
+    assert seen["rows"] > 0 and seen["all"] == seen["rows"], seen
+    assert seen["options"] >= 2, "the verdict menu has no choice"
+    assert all(only for _, _, only in seen["counts"]), f"a choice shows rows of another verdict: {seen['counts']}"
+    assert sum(n for _, n, _ in seen["counts"]) == seen["rows"] and seen["back"] == seen["rows"], seen
+    errors = console_errors(browser.events)
+    assert not errors, "\n".join(errors)

@@ -1,0 +1,110 @@
+"""The claims ledger: every registered claim of the seven chapters in one table (the book page
+``book/ledger.md``), drawn from the registry (``modlib/<chapter>/claims.toml``, :mod:`modlib.claims`)
+and the decisions the chapters made on their stored full results (``book/ledger/<chapter>.json``).
+
+:func:`table` gives the rows as a ``pandas.DataFrame``; :func:`page` the page's HTML: the table with
+three menus (paper, verdict, kind) that filter its rows in the browser, with no kernel.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+from modlib import claims, stats
+
+PAPERS = {"li2021gradient": "Li et al.", "wiedemer2023compositional": "Wiedemer et al.",
+          "csordas2021neural": "Csordás et al.", "lepori2023break": "Lepori et al."}  # references.bib keys
+CHAPTER_NUMBER = {ch: i + 1 for i, ch in enumerate(claims.CHAPTERS)}
+NOT_DECIDED = "not decided at full"  # a registered claim the page did not decide on the stored results
+
+
+def _verdict_words(outcome: str | None, own: bool) -> str:
+    if outcome is None:
+        return NOT_DECIDED
+    if own and outcome != stats.UNDECIDED:
+        return stats.HOLDS if outcome == stats.REPRODUCED else stats.DOES_NOT_HOLD
+    return f"{stats.MARKS[outcome]} {outcome}"
+
+
+def _registration(c: claims.Registered, stored: dict[str, str]) -> str:
+    before = claims.registered_before_data(c, stored)
+    when = "before the data" if before else "after the data" if before is False else "date of the data unknown"
+    return f"amended, registered {when}" if c.amendments else f"registered {when}"
+
+
+def rows() -> list[dict]:
+    """One dict per registered claim, in chapter order: what the ledger shows."""
+    out = []
+    for chapter in claims.CHAPTERS:
+        decided, stored = claims.saved(chapter), claims.first_stored(chapter)
+        for cid, c in claims.registry(chapter).items():
+            d = decided.get(c.key)
+            out.append({
+                "chapter": CHAPTER_NUMBER[chapter], "page": chapter, "section": c.section, "key": c.key,
+                "kind": "the paper's claim" if c.whose == "paper" else "the book's own hypothesis",
+                "paper": PAPERS.get(c.paper, c.paper) if c.paper else "the book",
+                "claim": c.name, "quote": c.quote, "measure": c.measure, "units": c.units,
+                "effect": d.estimate if d else None, "low": d.low if d else None, "high": d.high if d else None,
+                "n": d.units if d else None, "margin": c.margin, "size": c.size,
+                "verdict": _verdict_words(d.outcome if d else None, c.own),
+                "as registered": _verdict_words(d.registered_outcome, c.own) if d and d.registered_outcome else "",
+                "registration": _registration(c, stored), "note": c.note,
+            })
+    return out
+
+
+def table():
+    """The ledger as a ``pandas.DataFrame``, one row per registered claim."""
+    import pandas as pd
+
+    return pd.DataFrame(rows())
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def _num(v) -> str:
+    return "" if v is None else f"{v:+.2f}"
+
+
+def page() -> str:
+    """The ledger's HTML: a summary line, three menus and the table; each menu hides the rows that
+    do not match it (plain JavaScript in the page, no kernel)."""
+    data = rows()
+    esc = html.escape
+    menus = {"paper": sorted({r["paper"] for r in data}), "verdict": sorted({r["verdict"] for r in data}),
+             "kind": sorted({r["kind"] for r in data})}
+    controls = "".join(
+        f'<label>{name} <select data-ledger="{name}"><option value="">all</option>'
+        + "".join(f'<option value="{esc(v)}">{esc(v)}</option>' for v in values) + "</select></label> "
+        for name, values in menus.items())
+    body = []
+    for r in data:
+        link = f'../notebooks/{r["page"]}.html#{_slug(r["section"])}'
+        interval = "" if r["low"] is None else f'{_num(r["low"])} to {_num(r["high"])}'
+        said = f'<details><summary>the paper\'s words</summary>{esc(r["quote"])}</details>' if r["quote"] else ""
+        before = f'<br><small>as registered: {esc(r["as registered"])}</small>' if r["as registered"] else ""
+        note = f'<br><small>{esc(r["note"])}</small>' if r["note"] else ""
+        body.append(
+            f'<tr data-paper="{esc(r["paper"])}" data-verdict="{esc(r["verdict"])}" data-kind="{esc(r["kind"])}">'
+            f'<td><a href="{link}">{r["chapter"]}</a></td><td>{esc(r["paper"])}</td>'
+            f'<td>{esc(r["claim"])}{said}{note}</td><td>{esc(r["measure"])} <small>({esc(r["units"])}, '
+            f'{"" if r["n"] is None else r["n"]})</small></td>'
+            f'<td>{_num(r["effect"])}<br><small>{interval}</small></td><td>{r["margin"]:g}</td>'
+            f'<td>{esc(r["verdict"])}{before}</td><td><small>{esc(r["registration"])}</small></td></tr>')
+    counts = {}
+    for r in data:
+        counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
+    summary = f"{len(data)} registered claims: " + ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
+    script = """<script>(function(){var root=document.currentScript.parentNode;
+var menus=root.querySelectorAll('select[data-ledger]');function apply(){var shown=0;
+root.querySelectorAll('tbody tr').forEach(function(tr){var ok=true;menus.forEach(function(m){
+if(m.value&&tr.dataset[m.dataset.ledger]!==m.value){ok=false;}});tr.style.display=ok?'':'none';if(ok){shown++;}});
+root.querySelector('.modlib-ledger-count').textContent=shown+' shown';}
+menus.forEach(function(m){m.addEventListener('change',apply);});apply();})();</script>"""
+    return (f'<div class="modlib-ledger"><p>{esc(summary)}.</p><p>{controls}<span class="modlib-ledger-count">'
+            f'</span></p><table class="table"><thead><tr><th>ch.</th><th>whose</th><th>claim</th><th>measure '
+            f'(units, n)</th><th>effect, 95% interval</th><th>margin</th><th>verdict</th><th>registered</th></tr>'
+            f'</thead><tbody>{"".join(body)}</tbody></table>{script}</div>')

@@ -1,0 +1,231 @@
+"""The claims registry (modlib/claims.py) and the ledger drawn from it (modlib/ledger.py): a claim's
+fields are fixed at registration, a change without an amendment fails, an amended claim shows the
+verdict it had as registered, and every verdict a page prints at full is a registered claim."""
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from modlib import claims, ledger, stats
+
+ROOT = Path(__file__).resolve().parents[1]
+
+CLAIM = """
+[[claim]]
+id = "bigger"
+name = "the first arm scores more than the second"
+whose = "paper"
+paper = "csordas2021neural"
+quote = "the first arm is better (Section 4)"
+measure = "test accuracy, first arm minus second"
+units = "seed"
+arms = ["first", "second"]
+direction = 1
+margin = {margin}
+margin_why = "the book's smallest effect that counts"
+trained = "every seed above 0.9 training accuracy"
+reads = ["run-seed*"]
+mutations = ["swap arms"]
+section = "Results"
+"""
+
+AMENDED = CLAIM.format(margin=0.05) + """
+[[claim.amendment]]
+date = "2026-11-27"
+field = "margin"
+old = 0.5
+new = 0.05
+reason = "the margin was moved after the results were seen (abc1234)"
+"""
+
+
+@pytest.fixture
+def package(tmp_path, monkeypatch):
+    """A package folder of its own for the registry, with one chapter: write(text) sets its claims."""
+    chapter = claims.CHAPTERS[3]
+    (tmp_path / chapter).mkdir()
+    monkeypatch.setattr(claims, "PACKAGE", tmp_path)
+    claims.registry.cache_clear()
+    claims.forget()
+
+    def write(text: str) -> str:
+        (tmp_path / chapter / "claims.toml").write_text(text)
+        claims.registry.cache_clear()
+        return chapter
+
+    yield write
+    claims.registry.cache_clear()
+    claims.forget()
+
+
+def test_a_verdict_takes_direction_and_margin_from_the_registry(package):
+    chapter = package(CLAIM.format(margin=0.05))
+    up = stats.paired(np.array([0.9, 0.8, 0.85]), np.array([0.5, 0.45, 0.5]))
+    v = claims.decide(f"{chapter}/bigger", up)
+    assert v.outcome == stats.REPRODUCED and v.claim == f"{chapter}/bigger" and not v.amended
+    down = stats.paired(np.array([0.5, 0.45, 0.5]), np.array([0.9, 0.8, 0.85]))  # the arms swapped
+    assert claims.decide(f"{chapter}/bigger", down).outcome == stats.NOT_REPRODUCED
+    assert set(claims.decisions(chapter)) == {f"{chapter}/bigger"}
+    s = claims.statement(v, "The first arm is ahead.")
+    assert s.name == "the first arm scores more than the second" and "✓ reproduced" in s.text
+
+
+def test_a_larger_registered_margin_moves_the_verdict(package):
+    chapter = package(CLAIM.format(margin=0.5))
+    effect = stats.paired(np.array([0.9, 0.8, 0.85]), np.array([0.7, 0.62, 0.66]))  # +0.19
+    assert claims.decide(f"{chapter}/bigger", effect).outcome == stats.NOT_REPRODUCED
+
+
+def test_an_amended_claim_shows_the_verdict_it_had_as_registered(package):
+    chapter = package(AMENDED)
+    effect = stats.paired(np.array([0.9, 0.8, 0.85]), np.array([0.7, 0.62, 0.66]))  # +0.19: ✓ at 0.05, ✗ at 0.5
+    v = claims.decide(f"{chapter}/bigger", effect)
+    assert v.outcome == stats.REPRODUCED
+    assert "changed after the results were seen" in v.amended and "✗ not reproduced" in v.amended
+    assert claims.decisions(chapter)[f"{chapter}/bigger"].registered_outcome == stats.NOT_REPRODUCED
+    text = claims.statement(v, "The first arm is ahead.").text
+    assert "margin 0.5 → 0.05" in text and "✗ not reproduced" in text
+    assert "changed after the results were seen" in stats.marked(v)
+
+
+def test_a_margin_changed_after_registration_without_an_amendment_fails(package):
+    chapter = package(CLAIM.format(margin=0.5))
+    assert claims.register(chapter, today="2026-11-20") == ["bigger"]
+    assert claims.unrecorded_changes(chapter) == []
+    package(CLAIM.format(margin=0.05))  # moved after registration, no amendment
+    [problem] = claims.unrecorded_changes(chapter)
+    assert "margin registered as 0.5, now 0.05 without an amendment" in problem
+    package(AMENDED)  # the same change on the record
+    assert claims.unrecorded_changes(chapter) == []
+    assert claims.register(chapter) == []  # a registered claim is never rewritten
+    assert claims.snapshot(chapter)["bigger"]["registered"] == "2026-11-20"
+
+
+def test_an_unregistered_claim_is_named(package):
+    chapter = package(CLAIM.format(margin=0.05))
+    [problem] = claims.unrecorded_changes(chapter)
+    assert "not registered" in problem and "python -m modlib.claims register" in problem
+    with pytest.raises(claims.RegistryError, match="'weight_masks/other' is not registered.*bigger"):
+        claims.decide(f"{chapter}/other", stats.paired(np.ones(3), np.zeros(3)))
+
+
+@pytest.mark.parametrize("change, message", [
+    (('whose = "paper"', 'whose = "papers"'), "whose='papers'; choose one of paper, own"),
+    (("direction = 1", "direction = 2"), "direction=2; choose 1 or -1"),
+    (('quote = "the first arm is better (Section 4)"\n', ""), "needs `paper` and `quote`"),
+    (('mutations = ["swap arms"]', 'mutations = ["swap arm"]'), "mutations \\['swap arm'\\]; choose from"),
+    (('margin_why = "the book\'s smallest effect that counts"\n', ""), "missing margin_why"),
+])
+def test_a_malformed_claim_is_refused_with_what_is_wrong(package, change, message):
+    chapter = package(CLAIM.format(margin=0.05).replace(*change))
+    with pytest.raises(claims.RegistryError, match=message):
+        claims.registry(chapter)
+
+
+def test_a_verdict_without_a_registered_claim_cannot_be_printed():
+    v = stats.verdict(0.1, 0.3, units=3, paper=0.2)
+    with pytest.raises(claims.RegistryError, match="must come from claims.decide"):
+        claims.statement(v, "text")
+
+
+def test_registration_before_the_data_is_read_from_the_dates(package):
+    chapter = package(CLAIM.format(margin=0.05))
+    claims.register(chapter, today="2026-11-20")
+    c = claims.registry(chapter)["bigger"]
+    assert claims.registered_before_data(c, {"run-seed0": "2026-11-21", "other": "2026-01-01"}) is True
+    assert claims.registered_before_data(c, {"run-seed0": "2026-11-21", "run-seed1": "2026-11-19"}) is False
+    assert claims.registered_before_data(c, {"other": "2026-01-01"}) is None
+
+
+def test_first_stored_dates_come_from_git():
+    if not (ROOT / ".git").exists():
+        pytest.skip("no git history here (an installed package)")
+    shallow = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--is-shallow-repository"],
+                             capture_output=True, text=True).stdout.strip()
+    if shallow == "true":
+        pytest.skip("a shallow clone: the dates of the first stores are not in its history")
+    dates = claims.first_stored("weight_masks")
+    stored = {p.stem for p in (ROOT / "notebooks/results/full/weight_masks").glob("*.npz")}
+    assert stored <= set(dates), f"no date for {sorted(stored - set(dates))[:5]}"
+    assert all(len(d) == 10 and d.startswith("20") for d in dates.values())
+
+
+def test_save_writes_the_full_decisions_only(package, tmp_path):
+    chapter = package(CLAIM.format(margin=0.05))
+    claims.decide(f"{chapter}/bigger", stats.paired(np.array([0.9, 0.8, 0.85]), np.array([0.5, 0.45, 0.5])))
+    folder = tmp_path / "ledger"
+    assert claims.save(chapter, "smoke", folder) is None and not folder.exists()
+    path = claims.save(chapter, "full", folder)
+    assert claims.saved(chapter, folder)[f"{chapter}/bigger"] == claims.decisions(chapter)[f"{chapter}/bigger"]
+    text = path.read_text()
+    claims.save(chapter, "full", folder)
+    assert path.read_text() == text
+
+
+def test_the_register_command_names_a_bad_chapter():
+    out = subprocess.run([sys.executable, "-m", "modlib.claims", "register", "chapter_eight"],
+                         capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 2 and "unknown chapter chapter_eight; choose from" in out.stderr
+
+
+# ---------------------------------------------------------------- the book's own registry
+
+
+@pytest.mark.parametrize("chapter", claims.CHAPTERS)
+def test_every_registered_claim_is_as_registered_or_amended(chapter):
+    assert claims.unrecorded_changes(chapter) == []
+
+
+@pytest.mark.parametrize("chapter", claims.CHAPTERS)
+def test_a_margin_moved_in_the_book_registry_is_caught(chapter, tmp_path, monkeypatch):
+    """The amendment test on the real registry: a copy with one claim's margin moved, and no
+    amendment, fails it."""
+    if not claims.registry(chapter):
+        pytest.skip(f"{chapter} registers no claim yet")
+    shutil.copytree(claims.PACKAGE / chapter, tmp_path / chapter, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
+    toml = tmp_path / chapter / "claims.toml"
+    first = next(iter(claims.registry(chapter).values()))
+    text = toml.read_text()
+    start = text.index(f'id = "{first.id}"')
+    at = text.index("margin = ", start)
+    end = text.index("\n", at)
+    toml.write_text(text[:at] + f"margin = {first.margin + 0.1:g}" + text[end:])
+    monkeypatch.setattr(claims, "PACKAGE", tmp_path)
+    claims.registry.cache_clear()
+    try:
+        assert any(f"{chapter}/{first.id}: margin registered as" in p for p in claims.unrecorded_changes(chapter))
+    finally:
+        claims.registry.cache_clear()
+
+
+@pytest.mark.parametrize("chapter", claims.CHAPTERS)
+def test_the_page_prints_a_verdict_for_every_registered_claim_and_no_other(chapter):
+    """The decisions the chapter saved when it ran at full (book/ledger/<chapter>.json, rewritten by
+    the book build) are the registered claims: as many verdicts printed as claims registered."""
+    registered = {c.key for c in claims.registry(chapter).values()}
+    printed = set(claims.saved(chapter))
+    assert printed == registered, (f"printed but not registered: {sorted(printed - registered)}; "
+                                   f"registered but not printed: {sorted(registered - printed)}")
+
+
+def test_the_ledger_has_one_row_per_registered_claim_and_menus_that_filter():
+    n = sum(len(claims.registry(ch)) for ch in claims.CHAPTERS)
+    page = ledger.page()
+    assert page.count("<tr data-paper=") == n == len(ledger.rows())
+    for name in ("paper", "verdict", "kind"):
+        assert f'select data-ledger="{name}"' in page
+    rows = ledger.rows()
+    assert all(r["verdict"] != ledger.NOT_DECIDED for r in rows), \
+        [r["key"] for r in rows if r["verdict"] == ledger.NOT_DECIDED]
+
+
+def test_ledger_files_are_json_of_registered_keys():
+    for path in sorted(claims.LEDGER.glob("*.json")):
+        assert path.stem in claims.CHAPTERS, f"{path.name}: no such chapter"
+        keys = json.loads(path.read_text())
+        assert all(k.startswith(path.stem + "/") for k in keys)
