@@ -209,6 +209,10 @@ class Decision:
     high: float
     units: int
     registered_outcome: str | None = None  # under the registered fields, where an amendment changed them
+    open: bool = False  # undecided only by where the interval lies
+    arms: tuple = ()  # the two arms' per-unit values ([n], [m]) where an Effect was given
+    how: tuple = ()  # the Effect's function and arguments (stats.paired, unpaired or correlation)
+    conditions: dict = field(default_factory=dict)  # trained, controls, measurable as given
 
 
 _DECISIONS: dict[str, Decision] = {}
@@ -239,7 +243,11 @@ def decide(key: str, effect: stats.Effect | None = None, *, low: float | None = 
         est, lo, hi, n = effect.mean, effect.low, effect.high, effect.units
     else:
         est, lo, hi, n = (estimate if estimate is not None else (low + high) / 2), low, high, units
-    _DECISIONS[key] = Decision(key, v.outcome, v.why, float(est), float(lo), float(hi), int(n), before)
+    arms = tuple([float(x) for x in arm] for arm in effect.arms) if effect is not None else ()
+    how = (effect.how[0], list(effect.how[1]), dict(effect.how[2])) if effect is not None and effect.how else ()
+    _DECISIONS[key] = Decision(key, v.outcome, v.why, float(est), float(lo), float(hi), int(n), before, v.open,
+                               arms, how, {"trained": bool(trained), "controls": bool(controls),
+                                           "measurable": bool(measurable), "what": what, "over": over})
     amended = ""
     if c.amendments:
         changes = "; ".join(f"{a.field} {a.old} → {a.new} on {a.date}: {a.reason}" for a in c.amendments)
@@ -295,7 +303,72 @@ def saved(chapter: str, folder: Path = LEDGER) -> dict[str, Decision]:
     path = folder / f"{chapter}.json"
     if not path.exists():
         return {}
-    return {k: Decision(**d) for k, d in json.loads(path.read_text()).items()}
+    out = {}
+    for k, d in json.loads(path.read_text()).items():
+        d["arms"], d["how"] = tuple(d.get("arms", ())), tuple(d.get("how", ()))
+        out[k] = Decision(**d)
+    return out
+
+
+# ---------------------------------------------------------------- mutations the verdicts must notice
+
+REPLAYED = ("swap arms", "shuffle units", "arm untrained")  # computed again from a decision's own arms
+
+
+def _balanced(a: np.ndarray, b: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """The arms' units dealt out again so that neither arm is ahead: paired units exchange their two
+    values in every other unit by the size of their difference; independent units are pooled, sorted
+    and dealt alternately; for a correlation, ``b`` is reordered against ``a``'s ranks in the order
+    0, n-1, 1, n-2, ... (no monotone relation left)."""
+    if name == "paired":
+        order = np.argsort(a - b, kind="stable")
+        flip = np.zeros(a.size, bool)
+        flip[order[1::2]] = True
+        return np.where(flip, b, a), np.where(flip, a, b)
+    if name == "correlation":
+        ranks = np.argsort(np.argsort(a, kind="stable"), kind="stable")
+        zigzag = np.array([v for pair in zip(range(a.size), range(a.size - 1, -1, -1)) for v in pair][:a.size])
+        return a, np.sort(b)[zigzag][ranks]
+    pooled = np.sort(np.concatenate([a, b]))
+    picks = np.zeros(pooled.size, bool)
+    picks[np.linspace(0, pooled.size - 1, a.size).round().astype(int)] = True
+    return pooled[picks], pooled[~picks]
+
+
+def replay(d: Decision, mutation: str) -> stats.Verdict | None:
+    """The verdict the claim of decision ``d`` gets when its analysis is framed wrong by ``mutation``
+    (one of :data:`REPLAYED`), computed again from the decision's own arms under the registry's
+    fields; None where the decision keeps no arms to alter (an interval given directly: then "swap
+    arms" negates it). The other :data:`MUTATIONS` change data upstream, chapter by chapter."""
+    if mutation not in REPLAYED:
+        raise ValueError(f"mutation={mutation!r}; replayed here: {', '.join(REPLAYED)}")
+    c = get(d.key)
+    args = c.rule_arguments()
+    cond = {k: d.conditions.get(k, True) for k in ("trained", "controls", "measurable")}
+    if mutation == "arm untrained":
+        cond["trained"] = False
+    if d.how:
+        name, pos, kw = d.how
+        a, b = (np.asarray(x, dtype=float) for x in d.arms)
+        if mutation == "swap arms":
+            a, b = (a, -b) if name == "correlation" else (b, a)
+        elif mutation == "shuffle units":
+            a, b = _balanced(a, b, name)
+        effect = getattr(stats, name)(a, b, *pos, **kw)
+        return effect.verdict(**cond, **args)
+    if mutation == "shuffle units":
+        return None
+    low, high, est = (-d.high, -d.low, -d.estimate) if mutation == "swap arms" else (d.low, d.high, d.estimate)
+    return stats.verdict(low, high, units=d.units, estimate=est, what=d.conditions.get("what", ""),
+                         over=d.conditions.get("over", ""), **cond, **args)
+
+
+def moved(d: Decision, v: stats.Verdict | None) -> bool | None:
+    """Whether the mutated verdict ``v`` reads otherwise than decision ``d``: another outcome, or
+    undecided for another kind of reason (by the interval, or by a failed condition)."""
+    if v is None:
+        return None
+    return (v.outcome, v.open) != (d.outcome, d.open)
 
 
 # ---------------------------------------------------------------- registration, and whether it came first

@@ -33,6 +33,20 @@ def _registration(c: claims.Registered, stored: dict[str, str]) -> str:
     return f"amended, registered {when}" if c.amendments else f"registered {when}"
 
 
+def _mutations(c: claims.Registered, d: claims.Decision | None) -> str:
+    """Which of the claim's mutations move its verdict (replayed from its decision), in words."""
+    if d is None or not c.mutations:
+        return ""
+    said = []
+    for m in c.mutations:
+        if m not in claims.REPLAYED:
+            said.append(f"{m}: not run here")
+            continue
+        moves = claims.moved(d, claims.replay(d, m))
+        said.append(f"{m}: {'moves it' if moves else 'leaves it' if moves is False else 'cannot be replayed'}")
+    return "; ".join(said)
+
+
 def rows() -> list[dict]:
     """One dict per registered claim, in chapter order: what the ledger shows."""
     out = []
@@ -49,7 +63,7 @@ def rows() -> list[dict]:
                 "n": d.units if d else None, "margin": c.margin, "size": c.size,
                 "verdict": _verdict_words(d.outcome if d else None, c.own),
                 "as registered": _verdict_words(d.registered_outcome, c.own) if d and d.registered_outcome else "",
-                "registration": _registration(c, stored), "note": c.note,
+                "registration": _registration(c, stored), "note": c.note, "mutations": _mutations(c, d),
             })
     return out
 
@@ -87,6 +101,8 @@ def page() -> str:
         said = f'<details><summary>the paper\'s words</summary>{esc(r["quote"])}</details>' if r["quote"] else ""
         before = f'<br><small>as registered: {esc(r["as registered"])}</small>' if r["as registered"] else ""
         note = f'<br><small>{esc(r["note"])}</small>' if r["note"] else ""
+        if r["mutations"]:
+            note += f'<br><small>mutations: {esc(r["mutations"])}</small>'
         body.append(
             f'<tr data-paper="{esc(r["paper"])}" data-verdict="{esc(r["verdict"])}" data-kind="{esc(r["kind"])}">'
             f'<td><a href="{link}">{r["chapter"]}</a></td><td>{esc(r["paper"])}</td>'

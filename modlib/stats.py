@@ -11,7 +11,8 @@ Used by every chapter's page and by the claims tests, so that the prose and the 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import functools
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -335,6 +336,10 @@ class Effect:
     unit: str
     measurable: bool = True
     sizes: tuple[int, ...] = ()  # the two groups' sizes where they differ (unpaired)
+    # what it was computed from, so that it can be computed again on altered arms (modlib.claims.replay):
+    # the per-unit values of the two arms ([n], [m]) and (function name, other arguments)
+    arms: tuple = field(default=(), compare=False, repr=False)
+    how: tuple = field(default=(), compare=False, repr=False)
 
     @property
     def over(self) -> str:
@@ -389,6 +394,19 @@ def _newcombe(p1, l1, u1, p2, l2, u2, phi: float = 0.0) -> tuple[float, float]:
     return float(max(-1.0, low)), float(min(1.0, high))
 
 
+def _replayable(compare):
+    """Make ``compare(a, b, ...)`` return an :class:`Effect` that keeps its arms and arguments."""
+
+    @functools.wraps(compare)
+    def keeping(a, b, *args, **kwargs):
+        e = compare(a, b, *args, **kwargs)
+        arms = (np.asarray(a, dtype=float).ravel().copy(), np.asarray(b, dtype=float).ravel().copy())
+        return replace(e, arms=arms, how=(compare.__name__, args, kwargs))
+
+    return keeping
+
+
+@_replayable
 def paired(a, b, unit: str = "seed", units: int | None = None, shares: bool = False) -> Effect:
     """``mean(a - b)`` over units ``a [n]``, ``b [n]`` paired by unit (two settings that share each
     seed's initial weights; two measurements of one base model). ``shares``: the values are 1 or 0
@@ -424,6 +442,7 @@ def paired(a, b, unit: str = "seed", units: int | None = None, shares: bool = Fa
                   f"sign test p = {sign_test(d):.2g}", unit, not flat)
 
 
+@_replayable
 def unpaired(a, b, unit: str = "seed", units: int | None = None, shares: bool = False) -> Effect:
     """``mean(a) - mean(b)`` for two independent groups of units ``a [n]``, ``b [m]`` (different
     models, or base models of two arms). ``shares`` (values 1 or 0 per unit): Newcombe's hybrid
@@ -457,6 +476,7 @@ def unpaired(a, b, unit: str = "seed", units: int | None = None, shares: bool = 
                   not flat, (a.size, b.size))
 
 
+@_replayable
 def correlation(x, y, unit: str = "seed", units: int | None = None) -> Effect:
     """Spearman's rank correlation of ``x [n]`` and ``y [n]`` over ``n`` independent units, as an
     :class:`Effect` (``mean`` is rho): its 95% interval by Fisher's z, ``tanh(atanh(rho) +-

@@ -229,3 +229,54 @@ def test_ledger_files_are_json_of_registered_keys():
         assert path.stem in claims.CHAPTERS, f"{path.name}: no such chapter"
         keys = json.loads(path.read_text())
         assert all(k.startswith(path.stem + "/") for k in keys)
+
+
+# ---------------------------------------------------------------- mutations the verdicts must notice
+
+
+def test_replayed_mutations_move_a_clear_verdict(package):
+    chapter = package(CLAIM.format(margin=0.05).replace('mutations = ["swap arms"]',
+                                                        'mutations = ["swap arms", "shuffle units", "arm untrained"]'))
+    a, b = np.array([0.9, 0.8, 0.85, 0.88]), np.array([0.5, 0.45, 0.5, 0.52])
+    v = claims.decide(f"{chapter}/bigger", stats.paired(a, b, unit="network"))
+    d = claims.decisions(chapter)[f"{chapter}/bigger"]
+    assert v.outcome == stats.REPRODUCED
+    swapped = claims.replay(d, "swap arms")
+    assert swapped.outcome == stats.NOT_REPRODUCED and "network" in swapped.why  # the arguments kept
+    assert claims.replay(d, "shuffle units").outcome != stats.REPRODUCED
+    untrained = claims.replay(d, "arm untrained")
+    assert untrained.outcome == stats.UNDECIDED and "did not train" in untrained.why
+    assert all(claims.moved(d, claims.replay(d, m)) for m in claims.REPLAYED)
+    with pytest.raises(ValueError, match="replayed here: swap arms"):
+        claims.replay(d, "swap target and other")
+
+
+def test_replay_of_saved_decisions_matches_the_decision(package, tmp_path):
+    """Replaying a saved decision unchanged gives its own verdict: the saved arms are what was decided."""
+    chapter = package(CLAIM.format(margin=0.05))
+    rng = np.random.default_rng(0)
+    claims.decide(f"{chapter}/bigger", stats.unpaired(rng.normal(0.1, 0.05, 5), rng.normal(0, 0.05, 4)))
+    claims.save(chapter, "full", tmp_path)
+    d = claims.saved(chapter, tmp_path)[f"{chapter}/bigger"]
+    name, pos, kw = d.how
+    again = getattr(stats, name)(np.array(d.arms[0]), np.array(d.arms[1]), *pos, **kw)
+    assert np.isclose(again.mean, d.estimate) and np.isclose(again.low, d.low)
+    assert not claims.moved(d, again.verdict(**claims.get(d.key).rule_arguments()))
+
+
+@pytest.mark.parametrize("chapter", claims.CHAPTERS)
+def test_every_decided_claim_moves_under_each_replayed_mutation_it_names(chapter):
+    """The mutation harness, on the chapter's stored full results (its saved decisions): a decided
+    verdict must change when its arms are swapped, its units shuffled across arms, or an arm is
+    taken as untrained, for each of these its registry names."""
+    decided = claims.saved(chapter)
+    if not decided:
+        pytest.skip(f"{chapter} has no saved decisions yet")
+    still = []
+    for key, d in decided.items():
+        if d.outcome == stats.UNDECIDED:
+            continue  # an open verdict: the ledger lists which mutations move it
+        for m in claims.get(key).mutations:
+            if m in claims.REPLAYED and claims.moved(d, claims.replay(d, m)) is False:
+                still.append(f"{key}: {m} leaves {d.outcome}")
+    assert not still, "\n".join(still)
