@@ -1,0 +1,74 @@
+"""Chapter 7's stored full results (notebooks/results/full/bridge/toy-a, toy-b) against the stored
+networks and masks they were scored with: each seed's network rebuilt from the stored weights, and
+each stored mask applied to it, gives the stored scores (the smoke version of this check is in
+tests/test_bridge.py). Nothing is trained; a store made by other code fails."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from modlib import bridge as br
+from modlib import results
+
+CPU = torch.device("cpu")
+ROOT = Path(__file__).resolve().parents[1]
+SEEDS = 20  # of the 100 stored per formulation: every fifth, so that the check stays quick
+
+
+@pytest.fixture(scope="module")
+def full():
+    b = br.settings("full")
+    if not all((ROOT / "notebooks" / "results" / "full" / br.CHAPTER / f"{n}.json").exists()
+               for n in br.result_names(b)):
+        pytest.skip("chapter 7's full results are not stored")
+    s = br.toy_settings("full", b)
+    with results.store_only():
+        return s, {f: br.fetch("full", f, CPU).arrays for f in b.formulations}
+
+
+def _seeds(a) -> range:
+    n = len(a["full_held_out"])
+    return range(0, n, max(1, n // SEEDS))
+
+
+def test_full_stored_networks_and_masks_give_the_stored_scores(full):
+    """The network, its Y1 subnetwork and its "use X2" removal, scored again on the seed's own
+    training and held-out points, give the stored accuracies; the masks keep the stored shares."""
+    from modlib.redundant_input_toy.members import member_data
+
+    s, arrays = full
+    for f, a in arrays.items():
+        for seed in _seeds(a):
+            net = br.experiment.network(s, a, seed)
+            x, y, xt, yt = member_data(s, f, br.CONDITION, seed)
+            sets = {"held_out": (xt, yt), "train": (x, y)}
+            got = br.scored(net, None, "off", sets)
+            assert got["held_out"] == pytest.approx(a["full_held_out"][seed]), (f, seed)
+            assert got["train"] == pytest.approx(a["full_train"][seed]), (f, seed)
+            for arm, name, mode in (("sub", "y1", "hard"), ("ablated", "x2", "complement")):
+                mask = br.experiment.stored_mask(net, a, name, seed)
+                assert br.kept(mask)[0] == pytest.approx(a[f"kept_{name}"][seed]), (f, seed, name)
+                got = br.scored(net, mask, mode, sets)
+                assert got["held_out"] == pytest.approx(a[f"{arm}_held_out"][seed]), (f, seed, arm)
+                assert got["train"] == pytest.approx(a[f"{arm}_train"][seed]), (f, seed, arm)
+
+
+def test_full_scores_move_when_a_mask_is_replaced_by_a_random_one(full):
+    """The check above can fail: with a seed's "use X2" mask replaced by a random mask of the same
+    per-layer counts, the removal's held-out scores over the checked seeds are not the stored ones."""
+    from modlib.redundant_input_toy.members import member_data
+
+    s, arrays = full
+    differ = 0
+    for f, a in arrays.items():
+        gen = torch.Generator().manual_seed(0)
+        for seed in _seeds(a):
+            net = br.experiment.network(s, a, seed)
+            x, y, xt, yt = member_data(s, f, br.CONDITION, seed)
+            x2 = br.experiment.stored_mask(net, a, "x2", seed)
+            random = {k: m.flatten()[torch.randperm(m.numel(), generator=gen)].reshape(m.shape) for k, m in x2.items()}
+            got = br.scored(net, random, "complement", {"held_out": (xt, yt), "train": (x, y)})
+            differ += not np.isclose(got["held_out"], a["ablated_held_out"][seed])
+    assert differ >= 5, f"a random mask as dense gave the stored scores in all but {differ} seeds"
