@@ -718,3 +718,67 @@ def scale_figure(st) -> plt.Figure:
             ax.axhline(0, color="0.5", lw=0.5)
             ax.axvline(0, color="0.5", lw=0.5)
     return fig
+
+
+# ---------------------------------------------------------------- the theory page's figure (no training)
+
+# the two networks of the theory page's exercise "Information without a derivative" (book/toy_theory.md)
+THEORY_NETWORKS = {"A": ("network A: $\\mathbb{1}[x_1 > 0]$", lambda x1, x2: x1 > 0),
+                   "B": ("network B: $\\mathbb{1}[x_1 > 0]\\,\\mathbb{1}[x_2 \\leq 0]$",
+                         lambda x1, x2: (x1 > 0) & (x2 <= 0))}
+_FILL = ListedColormap(["#ffe0c2", "#cfe3f3"])  # predicted 0 (light orange), predicted 1 (light blue)
+
+
+def theory_toy(n_train: int = 150, n_test: int = 40) -> plt.Figure:
+    """The toy of book/toy_theory.md as drawn by its data code (:func:`modlib.data.toy.redundant_toy`,
+    formulation (a), generator seeded 0), no network trained. Left: ``n_train`` training points
+    coloured by $Y_1$, each of the three training cells $(Y_1, Y_2)$ labelled where it lies, and the
+    held-out cell $(1, 1)$ dashed with ``n_test`` test points. Middle and right: the predictions over
+    the input plane of the exercise's networks A (reads $x_1$ only) and B (also reads $x_2$), which
+    agree on every training point and disagree on the held-out cell."""
+    import torch
+
+    from modlib.data.toy import grid as plane, redundant_toy
+
+    g = torch.Generator().manual_seed(0)
+    x, y = (v.numpy() for v in redundant_toy("a", n_train, split="train", generator=g))
+    x_test, _ = redundant_toy("a", n_test, split="test", generator=g)
+    x_test = x_test.numpy()
+    points, (low, high) = plane("a", 201)
+    fig, axes = plt.subplots(1, 3, figsize=(COLUMN, 2.95), layout="constrained")
+    pos = y.astype(bool)
+    for k, ax in enumerate(axes):
+        ax.axhline(0, color="0.6", lw=0.6, zorder=1)
+        ax.axvline(0, color="0.6", lw=0.6, zorder=1)
+        ax.add_patch(plt.Rectangle((0, 0), 1, 1, fill=False, ls="--", lw=1.3, ec="0.15", zorder=5))
+        faint = 0.35 if k else 1.0
+        ax.scatter(x[pos, 0], x[pos, 1], s=9, marker="o", c=POSITIVE, alpha=faint, lw=0, zorder=3,
+                   label="train, $Y_1 = 1$")
+        ax.scatter(x[~pos, 0], x[~pos, 1], s=11, marker="^", c=NEGATIVE, alpha=faint, lw=0, zorder=3,
+                   label="train, $Y_1 = 0$")
+        ax.scatter(x_test[:, 0], x_test[:, 1], s=14, marker="o", facecolors="none",
+                   edgecolors=POSITIVE, lw=0.8, zorder=4, label="test, $Y_1 = 1$")
+        ax.set(xlim=(low, high), ylim=(low, high), aspect="equal", xticks=[-1, 0, 1],
+               yticks=[-1, 0, 1], xlabel="$x_1$")
+        ax.tick_params(labelsize=9)
+        ax.xaxis.label.set_size(10)
+    axes[0].set_ylabel("$x_2$", fontsize=10)
+    axes[0].set_title("the data: cells $(Y_1, Y_2)$", fontsize=9)
+    for (y1, y2), text in {(0, 0): "(0,0)", (0, 1): "(0,1)", (1, 0): "(1,0)",
+                           (1, 1): "(1,1)\nheld out"}.items():
+        axes[0].text(y1 - 0.5, y2 - 0.5, text, ha="center", va="center", fontsize=9, zorder=6,
+                     bbox=dict(boxstyle="round,pad=0.15", fc="white", ec="none", alpha=0.8))
+    g1, g2 = points[:, 0].numpy(), points[:, 1].numpy()
+    for ax, (title, network) in zip(axes[1:], THEORY_NETWORKS.values()):
+        said = network(g1, g2).reshape(201, 201).astype(float)  # row = x2
+        ax.imshow(said, origin="lower", extent=(low, high, low, high), cmap=_FILL, vmin=0, vmax=1,
+                  interpolation="nearest", zorder=0)
+        ax.set_title(title, fontsize=9)
+        ax.set_yticklabels([])
+    handles, labels = axes[0].get_legend_handles_labels()
+    handles += [plt.Rectangle((0, 0), 1, 1, fc=c, ec="0.6") for c in _FILL.colors[::-1]]
+    labels += ["network says 1", "network says 0"]
+    fig.legend(handles, labels, loc="outside lower center", ncol=5, fontsize=9, frameon=False,
+               handlelength=1.2, columnspacing=1.0, handletextpad=0.4)
+    return fig
+

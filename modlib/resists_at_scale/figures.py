@@ -425,3 +425,95 @@ def diagram_swap() -> plt.Figure:
     arrow(9.1, 0.9, 9.6, 1.8)
     ax.text(9.7, 1.9, "the drop:\nreliance", fontsize=8, va="center")
     return fig
+
+
+# ---------------------------------------------------------------- the theory page's figures (no training)
+
+_KINDS = {(True, False): _TRAIN, (False, True): _TEST, (True, True): _BOTH, (False, False): _EMPTY}
+_KIND_NAMES = ("training only", "test, never in training", "test, also in training")
+
+
+def _kinds_legend(fig: plt.Figure) -> None:
+    handles = [plt.Rectangle((0, 0), 1, 1, facecolor=c, edgecolor="0.6") for c in (_TRAIN, _TEST, _BOTH)]
+    fig.legend(handles, _KIND_NAMES, loc="outside lower center", ncol=3, fontsize=9, frameon=False)
+
+
+def theory_pairs(draws: int = 500) -> plt.Figure:
+    """Which label pairs $(Y_1, Y_2)$ of MNIST pairs each setting trains and tests on, as the data
+    code draws them (:func:`modlib.data.digits.right_labels`, ``draws`` left labels of each digit,
+    generator seeded 0; no image is read): a 10 x 10 grid per setting, the left digit's label
+    across and the right digit's down, each pair coloured by whether it occurs in training, in the
+    test set or in both (book/resists_theory.md)."""
+    import torch
+
+    from modlib.data import digits
+
+    g = torch.Generator().manual_seed(0)
+    y1 = torch.arange(10).repeat_interleave(draws)
+    occurs = {}
+    for setting in digits.SETTING_NAMES:
+        for split in digits.SPLITS:
+            seen = np.zeros((10, 10), dtype=bool)  # [Y2, Y1]
+            seen[digits.right_labels(y1, setting, split, g).numpy(), y1.numpy()] = True
+            occurs[setting, split] = seen
+    fig, axes = plt.subplots(1, 2, figsize=(COLUMN, 3.55), layout="constrained")
+    for ax, setting in zip(axes, digits.SETTING_NAMES):
+        train, test = occurs[setting, "train"], occurs[setting, "test"]
+        colours = np.empty((10, 10), dtype=object)
+        for i in range(10):
+            for j in range(10):
+                colours[i, j] = _KINDS[bool(train[i, j]), bool(test[i, j])]
+        _cell_grid(ax, colours, range(10), range(10), "left digit's label $Y_1$ (the answer)",
+                   "right digit's label $Y_2$" if setting == "A" else "", f"setting {setting}")
+        ax.set_yticks(np.arange(10) + 0.5, range(10)[::-1], fontsize=9)  # row i is Y2 = i, top down
+        ax.set_xticks(np.arange(10) + 0.5, range(10), fontsize=9)
+        ax.xaxis.label.set_size(9)
+        ax.yaxis.label.set_size(9)
+        ax.title.set_size(10)
+    _kinds_legend(fig)
+    return fig
+
+
+def theory_jump(seed: int = 0) -> plt.Figure:
+    """Where each action word sits in the SCAN commands that settings A and B train on and in
+    their shared test set, as the data code builds them (:func:`networks.scan_pairs`: the add-jump
+    split, and for B the training commands' action words re-drawn with ``seed``): a grid per
+    setting, the action word across and, down, the one-word command, then the verb-phrase frame
+    (:data:`modlib.data.scan.VERB_FRAMES`) the word sits in within a longer command. Each cell is
+    coloured by whether the word occurs there in training, in the test set or in both, and gives
+    its number of occurrences in training (repeated rows counted) (book/resists_theory.md)."""
+    from modlib.data import scan
+    from modlib.resists_at_scale.networks import scan_pairs
+
+    words = tuple(scan.PRIMITIVES)
+    frames = ("one-word command X", *scan.VERB_FRAMES)
+
+    def counts(pairs) -> np.ndarray:
+        out = np.zeros((len(frames), len(words)), dtype=int)
+        for command, _ in pairs:
+            alone = len(command.split()) == 1
+            for word, verb, _ in scan.occurrences(command):
+                out[0 if alone else 1 + scan.VERB_FRAMES.index(verb), words.index(word)] += 1
+        return out
+
+    fig, axes = plt.subplots(1, 2, figsize=(COLUMN, 3.7), layout="constrained")
+    for ax, setting in zip(axes, ("A", "B")):
+        train, test = scan_pairs(setting, seed)
+        trained, tested = counts(train), counts(test)
+        colours = np.empty(trained.shape, dtype=object)
+        for (i, j), k in np.ndenumerate(trained):
+            colours[i, j] = _KINDS[bool(k), bool(tested[i, j])]
+        _cell_grid(ax, colours, words, frames, "action word",
+                   "where it sits" if setting == "A" else "", f"setting {setting}", aspect="auto")
+        rows = len(frames)
+        for (i, j), k in np.ndenumerate(trained):
+            ax.text(j + 0.5, rows - 0.5 - i, f"{k:,}", ha="center", va="center", fontsize=9)
+        ax.axhline(rows - 1, color="0.2", lw=1.2)  # the one-word command above, longer ones below
+        ax.tick_params(labelsize=9)
+        ax.xaxis.label.set_size(9)
+        ax.yaxis.label.set_size(9)
+        ax.title.set_size(10)
+        if setting == "B":
+            ax.set_yticklabels([])
+    _kinds_legend(fig)
+    return fig

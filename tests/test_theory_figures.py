@@ -1,0 +1,58 @@
+"""The theory pages' figures (book/toy_theory.md, book/resists_theory.md, issue 57): drawn from the
+chapters' data code, no wider than the text column, lettering at least 9 pt, and showing what the
+data code does. Cheap: no network is trained, no image is read."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from modlib import plots  # noqa: E402
+from modlib.redundant_input_toy import figures as toy_figures  # noqa: E402
+from modlib.resists_at_scale import figures as rs_figures  # noqa: E402
+
+MIN_POINTS = 9  # the theory pages' lettering, at the column's width
+
+
+def lettering(fig):
+    """Every piece of text the figure shows: ``(text, size in points)``."""
+    fig.canvas.draw()
+    return [(t.get_text(), t.get_fontsize()) for t in fig.findobj(matplotlib.text.Text)
+            if t.get_visible() and t.get_text().strip()]
+
+
+@pytest.mark.parametrize("draw", [toy_figures.theory_toy, rs_figures.theory_pairs, rs_figures.theory_jump],
+                         ids=["toy", "pairs", "jump"])
+def test_a_theory_figure_fits_the_column_and_is_readable(draw):
+    fig = draw()
+    try:
+        assert fig.get_size_inches()[0] <= plots.COLUMN + 1e-9
+        small = [(text, size) for text, size in lettering(fig) if size < MIN_POINTS]
+        assert not small, small
+    finally:
+        plt.close(fig)
+
+
+def test_the_toy_figure_shows_two_networks_that_agree_on_training_and_not_on_the_held_out_cell():
+    from modlib.data.toy import redundant_toy
+
+    a, b = (network for _, network in toy_figures.THEORY_NETWORKS.values())
+    x, _ = redundant_toy("a", 500, split="train")
+    x_test, _ = redundant_toy("a", 100, split="test")
+    assert (a(x[:, 0], x[:, 1]) == b(x[:, 0], x[:, 1])).all()
+    assert a(x_test[:, 0], x_test[:, 1]).all() and not b(x_test[:, 0], x_test[:, 1]).any()
+
+
+def test_the_pairs_figure_colours_what_the_data_code_draws():
+    fig = rs_figures.theory_pairs()
+    try:
+        for ax, trained_only, tested in zip(fig.axes, (20, 20), ((80, 0), (0, 80))):
+            colours = [p.get_facecolor() for p in ax.patches]
+            count = {c: sum(np.allclose(f, matplotlib.colors.to_rgba(c)) for f in colours)
+                     for c in (rs_figures._TRAIN, rs_figures._TEST, rs_figures._BOTH)}
+            assert count[rs_figures._TRAIN] == trained_only
+            assert (count[rs_figures._TEST], count[rs_figures._BOTH]) == tested
+    finally:
+        plt.close(fig)
