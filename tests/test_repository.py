@@ -40,6 +40,13 @@ def test_first_code_cell_installs_the_package_from_the_configured_repository(pat
     assert len(params) == 1 and 'os.environ.get("MODLIB_PROFILE", "default")' in params[0].source
 
 
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_every_chapter_opens_in_colab_on_a_gpu_runtime(path):
+    # Colab reads the notebook's metadata: without `accelerator: GPU` a chapter opens on a CPU
+    nb = nbformat.read(path, as_version=4)
+    assert nb.metadata.get("accelerator") == "GPU", f"{path.name}: metadata has no accelerator: GPU"
+
 def test_package_metadata_matches_the_configured_repository_and_keeps_colab_packages():
     meta = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     assert meta["name"] != "modlib"
