@@ -1,7 +1,8 @@
 # Two commands for a fresh machine:  `make book`  and  `make test`  (see README.md).
 PYTHON ?= python3
 # The CPU build of torch lies on this project's machines' disk; install it first so that nothing
-# below pulls a multi-GB CUDA build. Elsewhere, override e.g. TORCH="torch==2.13.0+cpu".
+# below pulls a multi-GB CUDA build. Elsewhere, take the CPU build from PyTorch's index:
+#   PIP_EXTRA_INDEX_URL=https://download.pytorch.org/whl/cpu make book TORCH="torch==2.13.0+cpu"
 TORCH ?= torch==2.13.0
 PROFILE ?= full
 VENV := .venv
@@ -22,9 +23,10 @@ setup: $(STAMP) $(if $(filter cdn,$(BOOK_ASSETS)),,$(ASSETS))
 
 # MathJax, require.js and the ipywidgets manager, fetched from the npm registry (with npm) so that
 # the built book serves them itself and reads offline (book/_offline/offline_assets.py, _config.yml).
+# Without npm on PATH, fetch.sh installs Node.js and npm from PyPI into .venv (no root needed).
 assets: $(ASSETS)
-$(ASSETS): book/_offline/fetch.sh
-	bash book/_offline/fetch.sh
+$(ASSETS): book/_offline/fetch.sh | $(STAMP)
+	VENV_PYTHON=$(BIN)/python bash book/_offline/fetch.sh
 
 # Installs from the lock, constraints.txt: the exact versions `make test` passed with (see `lock`).
 $(STAMP): requirements.txt pyproject.toml $(LOCK)

@@ -2,7 +2,7 @@
 
     python benchmarks/mask_density_search.py --rule sv-plural --base-seed 0 --trained \
         --epochs 60 --beta-epoch 60 --lam-mult 10 --lr 1e-2 --init 0.05 --tag L10 --out runs/
-    python benchmarks/mask_density_search.py --collect runs/ > benchmarks/mask_density_search.csv
+    python benchmarks/mask_density_search.py --collect runs/ > modlib/structural_compositionality/mask_density_search.csv
 
 A run takes base model ``--base-seed`` of ``--rule``, trained at the ``full`` profile's settings
 (``sc.settings("full")``, as ``experiment.study`` trains it; cached as ``OUT/base/RULE-SEED.pt``,
@@ -22,7 +22,7 @@ other's, the ablation, the same-size-per-layer random subnetwork, and ``own`` (t
 its mask-training distribution ``sub-k``), plus ``quality``. One JSON per run in ``--out``;
 ``--collect`` prints one CSV row per (run, subroutine).
 
-What the table shows (``benchmarks/mask_density_search.csv``): ``kept`` the final share of masked
+What the table shows (``modlib/structural_compositionality/mask_density_search.csv``): ``kept`` the final share of masked
 weights kept; ``kept@half`` the share halfway through training and ``kept drop last 25%`` how much it
 still fell in the last quarter of the epochs (converged: near 0); ``settled epoch`` and ``beta settled``
 the first epoch from which the kept share stays within 0.001 of its final value, and beta then (a

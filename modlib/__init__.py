@@ -35,4 +35,8 @@ from modlib import fingerprint as _fingerprint
 
 _fingerprint.install()  # stored results are fingerprinted by the code this process runs
 
-__version__ = "0.1.0"
+# The release: pyproject.toml reads it; the book's Colab links (_config.yml's repository.branch),
+# the notebooks' install cells and the results fetched where missing (modlib.remote) all name the
+# tag v<__version__>, so that Colab runs a release's notebook on that release's package and stored
+# results (README, "Releases"; tests/test_repository.py checks they agree).
+__version__ = "0.2.0"

@@ -11,10 +11,12 @@ results from the repository instead:
   batch job) only say how to fetch them, then compute.
 - The repository is ``_config.yml``'s ``repository.url`` and ``branch`` in a checkout, else the
   installed package's ``Homepage`` (``pyproject.toml``, which a test checks against
-  ``_config.yml``), on branch ``main``; ``MODLIB_RESULTS_URL`` overrides it, e.g. with
-  ``file:///path/to/a/copy/of/the/repository``. From GitHub the files come from
-  ``<url>/raw/<branch>/notebooks/results/full/<chapter>/<name>.json|.npz``; from a ``file://``
-  copy, from ``<path>/notebooks/results/full/...``.
+  ``_config.yml``); ``MODLIB_RESULTS_URL`` overrides the URL, e.g. with
+  ``file:///path/to/a/copy/of/the/repository``. Outside a checkout the results come from the
+  installed release's tag, :data:`RELEASE` (``v`` and ``modlib.__version__``; ``_config.yml``'s
+  branch names the same tag, a test checks): the results stored with the code installed. From
+  GitHub the files come from ``<url>/raw/<ref>/notebooks/results/full/<chapter>/<name>.json|.npz``;
+  from a ``file://`` copy, from ``<path>/notebooks/results/full/...``.
 - Which results a chapter has is read from the index ``notebooks/results/full/_index.json``
   (:func:`build_index`; ``python -m modlib.remote index`` rewrites it, and a test checks it against
   the store). Chapter 6 reads chapter 5's results too (:data:`READS`): they are fetched with it.
@@ -44,7 +46,7 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
-from modlib import results
+from modlib import __version__, results
 
 FETCH_ENV = "MODLIB_FETCH_RESULTS"
 URL_ENV = "MODLIB_RESULTS_URL"
@@ -55,6 +57,7 @@ TIMEOUT_S = 20.0  # per request: connecting, and each read
 # chapters whose pages also read another chapter's stored results
 READS = {"pretraining_consistency": ("structural_compositionality",)}
 CHECKOUT = results.PACKAGE_DIR.parent  # the repository, when modlib runs from a checkout
+RELEASE = f"v{__version__}"  # the tag of the release installed: its stored results match its code
 
 
 class FetchError(RuntimeError):
@@ -64,17 +67,18 @@ class FetchError(RuntimeError):
 # ---------------------------------------------------------------- where the results live
 
 def repository() -> tuple[str, str]:
-    """``(url, branch)`` of the book's repository: ``$MODLIB_RESULTS_URL`` (branch ``main``), else
-    ``_config.yml``'s in a checkout, else the installed package's ``Homepage`` on ``main``."""
+    """``(url, ref)`` of the book's repository: ``$MODLIB_RESULTS_URL`` at :data:`RELEASE`, else
+    ``_config.yml``'s URL and branch in a checkout, else the installed package's ``Homepage`` at
+    :data:`RELEASE`."""
     if os.environ.get(URL_ENV):
-        return os.environ[URL_ENV].rstrip("/"), "main"
+        return os.environ[URL_ENV].rstrip("/"), RELEASE
     config = CHECKOUT / "_config.yml"
     if config.is_file():
         import yaml
 
         repo = (yaml.safe_load(config.read_text()) or {}).get("repository") or {}
         if repo.get("url"):
-            return str(repo["url"]).rstrip("/"), str(repo.get("branch") or "main")
+            return str(repo["url"]).rstrip("/"), str(repo.get("branch") or RELEASE)
     from importlib import metadata
 
     try:
@@ -84,7 +88,7 @@ def repository() -> tuple[str, str]:
     for entry in urls:
         label, _, url = entry.partition(",")
         if label.strip().lower() == "homepage" and url.strip():
-            return url.strip().rstrip("/"), "main"
+            return url.strip().rstrip("/"), RELEASE
     raise FetchError(f"the book's repository is not known here (no _config.yml beside modlib, no "
                      f"installed {DISTRIBUTION} with a Homepage): set {URL_ENV} to its URL")
 
@@ -98,7 +102,7 @@ def base_url(url: str | None = None, branch: str | None = None) -> str:
         if "://" not in url:
             url = Path(url).resolve().as_uri()
         return f"{url}/notebooks/results/{PROFILE}"
-    return f"{url}/raw/{branch or 'main'}/notebooks/results/{PROFILE}"
+    return f"{url}/raw/{branch or RELEASE}/notebooks/results/{PROFILE}"
 
 
 def _get(url: str) -> bytes:
@@ -277,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
     get = sub.add_parser("fetch", help="fetch chapters' stored full results into the local store")
     get.add_argument("chapters", nargs="+")
     get.add_argument("--url", help=f"the repository (default: ${URL_ENV}, _config.yml or the package's Homepage)")
-    get.add_argument("--branch", default=None)
+    get.add_argument("--branch", default=None, help=f"the tag or branch (default: {RELEASE}, or _config.yml's)")
     get.add_argument("--root", type=Path, default=None, help=f"the local store (default: ${results.ROOT_ENV} or ...)")
     idx = sub.add_parser("index", help=f"rewrite notebooks/results/full/{INDEX} from the store")
     idx.add_argument("--root", type=Path, default=None)

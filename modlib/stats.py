@@ -55,14 +55,17 @@ def _seeds(n: int) -> str:
 
 
 def wilson(successes: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    """The Wilson 95% interval ``(low, high)`` for a share of ``successes`` out of ``n`` (e.g. the
-    seeds that generalise): binomial, and sensible at shares of 0 and 1."""
+    """The Wilson interval ``(low, high)`` at ``z`` standard errors (1.96: 95%) for a share of
+    ``successes`` out of ``n`` (e.g. the seeds that generalise): binomial, and sensible at shares of
+    0 and 1. scipy's (``binomtest(...).proportion_ci(method="wilson")``), at the confidence level
+    that ``z`` stands for."""
+    from scipy import stats as _st
+
     if n < 1:
         raise ValueError(f"n={n}: a share needs at least one trial")
-    p = successes / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
+    ci = _st.binomtest(int(successes), int(n)).proportion_ci(confidence_level=1 - 2 * _st.norm.sf(z),
+                                                              method="wilson")
+    return max(0.0, float(ci.low)), min(1.0, float(ci.high))
 
 
 def spread(values) -> np.ndarray:
@@ -76,17 +79,20 @@ def spread(values) -> np.ndarray:
 def permutation_test(a, b) -> tuple[float, float]:
     """``mean(a) - mean(b)`` and its one-sided p-value (that large or larger) over every way of
     splitting the pooled values into groups of ``len(a)`` and ``len(b)`` (252 for 5 and 5): exact,
-    where a bootstrap of five values per group gives intervals that are too narrow."""
-    from itertools import combinations
+    where a bootstrap of five values per group gives intervals that are too narrow (scipy's
+    ``permutation_test``, every split)."""
+    from scipy import stats as _st
 
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if a.size < 2 or b.size < 2:
         raise ValueError(f"each group needs at least 2 values; got {a.size} and {b.size}")
-    pooled, observed = np.concatenate([a, b]), a.mean() - b.mean()
-    splits = [np.isin(np.arange(pooled.size), picked)
-              for picked in combinations(range(pooled.size), a.size)]  # [C(n, k)] masks
-    diffs = np.array([pooled[m].mean() - pooled[~m].mean() for m in splits])
-    return float(observed), float((diffs >= observed - 1e-12).mean())
+
+    def difference(x, y, axis):  # to 12 places: a split with the observed difference ties it exactly,
+        return np.round(x.mean(axis=axis) - y.mean(axis=axis), 12)  # though summed in another order
+
+    res = _st.permutation_test((a, b), difference, permutation_type="independent", vectorized=True,
+                               n_resamples=np.inf, alternative="greater")
+    return float(a.mean() - b.mean()), float(res.pvalue)
 
 
 # ---------------------------------------------------------------- the book's verdict rule
@@ -138,30 +144,43 @@ class Verdict:
         return self.outcome == REPRODUCED
 
 
-def t_interval(values, level: float = 0.95) -> tuple[float, float, float]:
-    """``(mean, low, high)`` of ``values [n]`` (n >= 2 independent units) with Student's t interval:
-    right for few units, where a percentile bootstrap is too narrow."""
+def _t_bounds(test, *arms, level: float = 0.95) -> tuple[float, float]:
+    """``(low, high)``: the ``level`` interval of scipy's t ``test`` (``ttest_1samp`` against 0, or
+    Welch's ``ttest_ind``) on ``arms``. Units that agree to the last digit (seeds that ended alike)
+    have a variance of 0, which scipy reports as a loss of precision; here it is the answer (an
+    interval of no width), so that one warning is not shown."""
+    import warnings
+
     from scipy import stats as _st
 
+    kwargs = {"popmean": 0.0} if test == "ttest_1samp" else {"equal_var": False}
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "Precision loss occurred in moment calculation", RuntimeWarning)
+        ci = getattr(_st, test)(*arms, **kwargs).confidence_interval(confidence_level=level)
+    return float(ci.low), float(ci.high)
+
+
+def t_interval(values, level: float = 0.95) -> tuple[float, float, float]:
+    """``(mean, low, high)`` of ``values [n]`` (n >= 2 independent units) with Student's t interval
+    (scipy's ``ttest_1samp(...).confidence_interval``): right for few units, where a percentile
+    bootstrap is too narrow."""
     values = np.asarray(values, dtype=float)
     if values.ndim != 1 or values.size < 2:
         raise ValueError(f"a t interval needs at least 2 units; got shape {values.shape}")
-    half = _st.t.ppf(0.5 + level / 2, values.size - 1) * values.std(ddof=1) / np.sqrt(values.size)
-    return float(values.mean()), float(values.mean() - half), float(values.mean() + half)
+    return float(values.mean()), *_t_bounds("ttest_1samp", values, level=level)
 
 
 def sign_test(differences) -> float:
-    """The exact two-sided sign test's p-value for paired ``differences [n]`` (zeros dropped):
-    with 5 of 5 on one side it is 0.0625, so five seeds alone cannot reach 0.05."""
-    from math import comb
+    """The exact two-sided sign test's p-value for paired ``differences [n]`` (zeros dropped;
+    scipy's ``binomtest`` at one half): with 5 of 5 on one side it is 0.0625, so five seeds alone
+    cannot reach 0.05."""
+    from scipy import stats as _st
 
     d = np.asarray(differences, dtype=float)
     d = d[d != 0]
-    n, k = d.size, int((d > 0).sum())
-    if n == 0:
+    if d.size == 0:
         return 1.0
-    tail = sum(comb(n, i) for i in range(min(k, n - k) + 1)) / 2 ** n
-    return float(min(1.0, 2 * tail))
+    return float(_st.binomtest(int((d > 0).sum()), d.size).pvalue)
 
 
 def verdict(low: float, high: float, *, units: int, paper: float, margin: float | None = None,
@@ -464,15 +483,9 @@ def unpaired(a, b, unit: str = "seed", units: int | None = None, shares: bool = 
         p = _st.fisher_exact([[ka, a.size - ka], [kb, b.size - kb]])[1]
         return Effect(d, low, high, n, units if units is not None else n, "Newcombe (shares)",
                       f"Fisher's exact p = {p:.2g}", unit, not flat, (a.size, b.size))
-    va, vb = a.var(ddof=1) / a.size, b.var(ddof=1) / b.size
-    se = float(np.sqrt(va + vb))
-    if se > 0:
-        dof = (va + vb) ** 2 / ((va ** 2 / (a.size - 1) if va else 0.0) + (vb ** 2 / (b.size - 1) if vb else 0.0))
-        half = float(_st.t.ppf(0.975, dof) * se)
-    else:
-        half = 0.0
+    low, high = _t_bounds("ttest_ind", a, b)  # Welch's
     distinct = n if flat else min(distinct_units(a), distinct_units(b))
-    return Effect(d, d - half, d + half, n, units if units is not None else distinct, "Welch t", "", unit,
+    return Effect(d, low, high, n, units if units is not None else distinct, "Welch t", "", unit,
                   not flat, (a.size, b.size))
 
 

@@ -94,7 +94,7 @@ def test_pages_show_no_progress_bars():
 def test_toy_page_has_figures_launch_buttons_and_provenance(toy_html):
     figures = re.findall(r'<img[^>]+src="[^"]*\.png"', toy_html)
     assert len(figures) >= 10, f"only {len(figures)} figures"
-    colab = f"https://colab.research.google.com/github/{URL.split('github.com/')[1]}/blob/main/notebooks/redundant_input_toy.ipynb"
+    colab = f"https://colab.research.google.com/github/{URL.split('github.com/')[1]}/blob/{CONFIG['repository']['branch']}/notebooks/redundant_input_toy.ipynb"
     assert colab in toy_html
     assert f'href="{URL}"' in toy_html  # repository button
     assert re.search(r"profile: (full|default): \d+ seeds", toy_html), "the page does not say its profile"

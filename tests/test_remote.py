@@ -48,6 +48,24 @@ def test_the_repository_comes_from_config_and_the_github_raw_path(monkeypatch):
     assert remote.base_url("file:///x/repo/") == "file:///x/repo/notebooks/results/full"
 
 
+
+def test_outside_a_checkout_the_results_come_from_the_installed_release(tmp_path, monkeypatch):
+    # Colab: no _config.yml beside modlib; the results stored with the code installed, not main's
+    monkeypatch.setattr(remote, "CHECKOUT", tmp_path)
+    monkeypatch.setenv(remote.URL_ENV, "https://example.org/fork/book/")
+    assert remote.repository() == ("https://example.org/fork/book", remote.RELEASE)
+    assert remote.base_url() == f"https://example.org/fork/book/raw/{remote.RELEASE}/notebooks/results/full"
+    monkeypatch.delenv(remote.URL_ENV)
+    from importlib import metadata
+
+    try:
+        metadata.metadata(remote.DISTRIBUTION)
+    except metadata.PackageNotFoundError:
+        with pytest.raises(remote.FetchError, match=remote.URL_ENV):
+            remote.repository()
+    else:
+        assert remote.repository()[1] == remote.RELEASE
+
 def test_full_profile_fetches_the_chapter_and_its_code_loads_it_without_computing(repo, store, monkeypatch, capsys):
     monkeypatch.setenv(remote.FETCH_ENV, "1")
     assert results.available_profile("full", CHAPTER) == "full"
@@ -154,7 +172,7 @@ def test_offline_it_fails_at_once_naming_what_it_could_not_reach_and_how_to_comp
         results.available_profile("full", CHAPTER)
     assert time.monotonic() - start < 5
     message = str(err.value)
-    assert f"could not reach {url}/raw/main/notebooks/results/full/_index.json" in message
+    assert f"could not reach {url}/raw/{remote.RELEASE}/notebooks/results/full/_index.json" in message
     assert f"{remote.FETCH_ENV}=0" in message and f"python -m modlib.batch --profile full notebooks/{CHAPTER}.ipynb" in message
     assert not store.exists() or not list(store.rglob("*.json"))
 

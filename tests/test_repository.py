@@ -12,6 +12,7 @@ ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
 URL = CONFIG["repository"]["url"]
+RELEASE = CONFIG["repository"]["branch"]  # the release tag the Colab links open
 
 
 def test_there_are_notebooks_and_each_is_in_the_table_of_contents():
@@ -36,8 +37,30 @@ def test_first_code_cell_installs_the_package_from_the_configured_repository(pat
     first = code[0].source
     assert "except ImportError" in first and "%pip install" in first
     assert re.search(rf"git\+{re.escape(URL)}\b", first), "install URL differs from _config.yml"
+    # the release the Colab link opens installs itself, not whatever main holds that day
+    assert f'@{RELEASE}"' in first, f"the install cell does not pin {RELEASE}, _config.yml's branch"
     params = [c for c in code if "parameters" in c.metadata.get("tags", [])]
     assert len(params) == 1 and 'os.environ.get("MODLIB_PROFILE", "default")' in params[0].source
+
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_every_chapter_opens_in_colab_on_a_gpu_runtime(path):
+    # Colab reads the notebook's metadata: without `accelerator: GPU` a chapter opens on a CPU
+    nb = nbformat.read(path, as_version=4)
+    assert nb.metadata.get("accelerator") == "GPU", f"{path.name}: metadata has no accelerator: GPU"
+
+def test_one_release_version_names_the_tag_colab_opens_installs_and_fetches_from():
+    import modlib
+    from modlib import remote
+
+    assert re.fullmatch(r"\d+\.\d+\.\d+", modlib.__version__), modlib.__version__
+    assert RELEASE == f"v{modlib.__version__}" == remote.RELEASE, (
+        f"_config.yml's repository.branch is {RELEASE!r}; modlib.__version__ is {modlib.__version__!r}: "
+        f"a release sets both (README, 'Releases')")
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert pyproject["project"]["dynamic"] == ["version"]
+    assert pyproject["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "modlib.__version__"}
 
 
 def test_package_metadata_matches_the_configured_repository_and_keeps_colab_packages():

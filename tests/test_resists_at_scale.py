@@ -459,3 +459,15 @@ def test_the_pages_swap_cost_is_the_measurement_the_results_stored(pool):
     g1, g2 = torch.Generator().manual_seed(3), torch.Generator().manual_seed(3)
     theirs = rs.accuracy(model, x, y) - rs.accuracy(model, pool.swap_right(x.cpu(), g2), y)
     assert swap_cost(model, pool, x, y, g1) == pytest.approx(theirs)
+
+
+def test_a_window_the_run_never_reached_is_refused_not_averaged_to_nan():
+    # at smoke SCAN trains 3 steps: its early window (steps 10-25) holds no evaluation, and its
+    # mean was a NaN with "Mean of empty slice" on the page
+    a = {"eval_steps": np.array([0, 1, 2]), "tok_train_long": np.array([[0.1, 0.2, 0.3]])}
+    assert not rs_findings.reaches(a, rs_findings.EARLY["scan"])
+    with pytest.raises(ValueError, match="no evaluation at steps 10-25: the run was evaluated at steps 0-2"):
+        rs_findings.window_mean(a, "tok_train_long", rs_findings.EARLY["scan"])
+    a["eval_steps"] = np.array([0, 10, 30])
+    assert rs_findings.reaches(a, (10, 25))
+    assert rs_findings.window_mean(a, "tok_train_long", (10, 25)) == pytest.approx([0.2])

@@ -127,3 +127,37 @@ def test_effects_write_their_interval_test_and_units():
                                      "sign test p = 0.25)")
     assert e.text().startswith("+72 points (95% paired t interval over 3 base models +46 to +98 points")
     assert stats.paired([0.5, 0.5], [0.5, 0.5]).text(percent=False).startswith("+0.00")  # no "-0.00"
+
+
+def test_scipy_backed_tests_give_the_textbook_values():
+    # Wilson at z = 1.96 from its closed form, at shares of 0, between and 1
+    for k, n in ((0, 5), (3, 7), (5, 5), (17, 40)):
+        p, z = k / n, 1.96
+        centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+        half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+        assert stats.wilson(k, n) == pytest.approx((max(0, centre - half), min(1, centre + half)), abs=1e-12)
+    with pytest.raises(ValueError, match="n=0"):
+        stats.wilson(0, 0)
+    # the sign test: 2 * P(X <= 1) for X ~ Binomial(6, 1/2) = 2 * 7 / 64
+    assert stats.sign_test([1, 1, 1, 1, 1, -1]) == pytest.approx(14 / 64, abs=1e-12)
+    # the permutation test counts every one of the C(6, 3) = 20 splits (the observed one is the
+    # largest), and ties count as "that large" though summed in another order: of the 20 splits of
+    # 0.1, 0.1, 0.2, 0.2, 0.3, 0.3, 8 tie the observed 0 (one of each value per group), 6 exceed it
+    assert stats.permutation_test([3, 4, 5], [0, 1, 2]) == pytest.approx((3.0, 1 / 20))
+    assert stats.permutation_test([0.1, 0.2, 0.3], [0.3, 0.2, 0.1])[1] == pytest.approx(14 / 20)
+    with pytest.raises(ValueError, match="at least 2 values; got 1 and 3"):
+        stats.permutation_test([1.0], [1.0, 2.0, 3.0])
+    # Welch's interval: the Welch-Satterthwaite degrees of freedom, worked by hand
+    a, b = np.array([1.0, 1.4, 0.9, 1.3]), np.array([0.2, 0.1, 0.5])
+    va, vb = a.var(ddof=1) / 4, b.var(ddof=1) / 3
+    dof = (va + vb) ** 2 / (va ** 2 / 3 + vb ** 2 / 2)
+    from scipy.stats import t
+    half = t.ppf(0.975, dof) * np.sqrt(va + vb)
+    e = stats.unpaired(a, b)
+    assert (e.low, e.high) == pytest.approx((a.mean() - b.mean() - half, a.mean() - b.mean() + half), abs=1e-12)
+    # units that all agree: an interval of no width, and no warning of lost precision
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert stats.t_interval([0.8] * 5) == pytest.approx((0.8, 0.8, 0.8))
+        assert stats.unpaired([0.7] * 3, [0.5, 0.49, 0.51]).low == pytest.approx(0.2 - 4.303 * 0.01 / np.sqrt(3), abs=1e-3)

@@ -416,3 +416,34 @@ def test_the_numbers_the_page_quotes_cover_every_searched_subroutine(smoke_runs)
             r.metrics["seed_overlap"] = {}
     quoted = findings.layer_numbers(one_seed)
     assert {quoted[f"{rule}-seed-iou"] for rule in searched} == {"not measured"}, quoted
+
+
+def test_kept_by_layer_leaves_a_gap_where_both_masks_keep_nothing():
+    # the chance overlap p q / (p + q - p q) has no union in a layer both masks empty: no point
+    # there and no "invalid value encountered in divide" on the page (chapter 5 at default)
+    import warnings
+
+    import matplotlib.pyplot as plt
+
+    arrays = {"kept-a": np.array([[0.1, 0.0, 0.2]]), "kept-b": np.array([[0.3, 0.0, 0.0]]),
+              "overlap": np.array([0.05, np.nan, 0.0])}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fig = figures.kept_by_layer(arrays, ("a", "b"), ["l0", "l1", "l2"])
+    chance = fig.axes[0].lines[3].get_ydata()
+    assert chance[0] == pytest.approx(0.03 / 0.37) and np.isnan(chance[1]) and chance[2] == 0
+    plt.close(fig)
+
+
+def test_the_penalty_search_table_ships_with_the_package_with_what_the_page_reads():
+    # the page's last cell reads it through importlib.resources: outside the repository too (Colab)
+    from importlib import resources
+
+    import pandas as pd
+
+    search = pd.read_csv(resources.files("modlib.structural_compositionality") / "mask_density_search.csv")
+    bert = search[(search["rule"] == "sv-plural") & (search["base"] == "trained-0") & (search["epochs"] == 20)
+                  & (search["lam_delay"] == 0) & (search["lam_warmup"] == 0)]
+    assert {1, 10} <= set(bert["lam_mult"]) and (bert["kept"] < 1e-3).any()
+    for tag in ("L-lam100-warm10", "R-lam100-warm10-ep40"):
+        assert len(search[(search["tag"] == tag) & (search["sub"] == "subject")]) == 1

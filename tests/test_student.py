@@ -79,11 +79,14 @@ def test_committed_student_edition_is_current(tmp_path):
 
 def test_each_chapter_links_its_student_edition_in_colab():
     from test_book import URL
+    from test_repository import RELEASE
 
     for name in NOTEBOOKS:
         text = (ROOT / f"notebooks/{name}.ipynb").read_text()
         repo = URL.split("github.com/")[1]
-        assert f"colab.research.google.com/github/{repo}/blob/main/notebooks/student/{name}.ipynb" in text
+        assert f"colab.research.google.com/github/{repo}/blob/{RELEASE}/notebooks/student/{name}.ipynb" in text
+        # the rocket can only open the page's own notebook: the box says which copy that is
+        assert "the rocket icon at the top of the book's page opens the instructor's copy" in text
 
 
 def test_without_solutions_removes_fenced_blocks_and_names_an_unclosed_one():

