@@ -240,19 +240,37 @@ _BUILTINS = frozenset(dir(builtins))
 
 
 def _bound_otherwise(nodes) -> set[str]:
-    """Names a unit binds other than by assignment: arguments, nested defs and classes, imports,
-    global and nonlocal declarations. These keep their spelling."""
+    """Names a unit binds other than by assignment: arguments, nested defs and classes, imports of
+    other packages, global and nonlocal declarations. These keep their spelling. The unit's own
+    ``def``/``class`` name is not among them (inside a method ``conditions``, a bare ``conditions``
+    is the module's), nor a name imported from ``modlib`` in the unit's body (it is followed, see
+    :func:`_unit_aliases`)."""
     out = set()
-    for node in (n for root in nodes for n in ast.walk(root)):
-        if isinstance(node, ast.arg):
-            out.add(node.arg)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            out.add(node.name)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            out |= {a.asname or a.name.split(".")[0] for a in node.names}
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            out |= set(node.names)
+    for root in nodes:
+        for node in ast.walk(root):
+            if isinstance(node, ast.arg):
+                out.add(node.arg)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node is not root:
+                out.add(node.name)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)) and not _imports_modlib(node):
+                out |= {a.asname or a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, (ast.Global, ast.Nonlocal)):
+                out |= set(node.names)
     return out
+
+
+def _imports_modlib(node: ast.Import | ast.ImportFrom) -> bool:
+    """Whether an import statement imports from ``modlib`` (a relative import does too)."""
+    if isinstance(node, ast.ImportFrom):
+        return bool(node.level) or node.module == PACKAGE or (node.module or "").startswith(PACKAGE + ".")
+    return any(a.name == PACKAGE or a.name.startswith(PACKAGE + ".") for a in node.names)
+
+
+def _unit_aliases(unit: Unit) -> dict:
+    """The names under which the unit's own body imports ``modlib`` modules or their names (as
+    :func:`_aliases`): they mean what the import says, before any module-level name."""
+    is_package = (module_file(unit.module) or Path()).name == "__init__.py"
+    return _aliases(ast.Module(body=list(unit.nodes), type_ignores=[]), unit.module, is_package)
 
 
 def _locals(unit: Unit, mod: _Module) -> dict[str, str]:
@@ -277,14 +295,16 @@ def _locals(unit: Unit, mod: _Module) -> dict[str, str]:
     return order
 
 
-def _resolve(mod: _Module, name: str, depth: int = 0):
-    """What ``name`` means at the top of ``mod``: ("unit", module, name), ("module", module) or
-    None (a builtin, another package, or nothing)."""
+def _resolve(mod: _Module, name: str, depth: int = 0, aliases: dict | None = None):
+    """What ``name`` means at the top of ``mod`` (or first by ``aliases``, a unit's own imports):
+    ("unit", module, name), ("module", module), ("external", module, name) or None (a builtin,
+    another package, or nothing)."""
     if depth > 20:
         return None
-    if name in mod.units:
+    alias = (aliases or {}).get(name)
+    if alias is None and name in mod.units:
         return ("unit", mod.name, name)
-    alias = mod.aliases.get(name)
+    alias = alias or mod.aliases.get(name)
     if alias is None:
         return None
     if alias[0] == "module":
@@ -310,12 +330,13 @@ def _canonicalise(unit: Unit, mod: _Module) -> None:
     locals renamed and references to other units written without their module."""
     renamed = _locals(unit, mod)
     shadowed = _bound_otherwise(unit.nodes) | set(renamed)
+    own_imports = _unit_aliases(unit)
     refs, attrs = [], set()
 
     def meaning(node):
         """("unit"|"module"|"external", ...) when ``node`` names something of modlib."""
         if isinstance(node, ast.Name) and node.id not in shadowed and node.id not in renamed:
-            return _resolve(mod, node.id)
+            return _resolve(mod, node.id, aliases=own_imports)
         if isinstance(node, ast.Attribute):
             base = meaning(node.value)
             if base and base[0] == "module":

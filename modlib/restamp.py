@@ -15,6 +15,11 @@ they may be right. This command decides, chapter by chapter:
    of the chapter (its own experiments, on the CPU, one thread) is computed by both, in separate
    processes, and every config, metric and array is compared bit for bit.
 
+``--rule-only`` carries results over a change of the fingerprint's rule (:mod:`modlib.fingerprint`)
+itself: step 3 is replaced by checking that every file of ``modlib`` that differs from ``REV`` is a
+module that computes nothing (:data:`modlib.fingerprint.NOT_FOLLOWED`), so the code that computes
+the results is the code at ``REV``, byte for byte.
+
 ``--relabel OLD=NEW`` carries over a change of the labels a result's metrics hold (a row name, say):
 step 3 then compares the old smoke results with ``OLD`` written ``NEW`` in every string of their
 metrics, and the same renaming is applied to the stale results before they are stamped.
@@ -39,7 +44,7 @@ from pathlib import Path
 
 import torch
 
-from modlib import jobs, results
+from modlib import fingerprint, jobs, results
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -134,17 +139,46 @@ def compare(old: Path, new: Path, labels: dict[str, str] | None = None) -> str |
     return None
 
 
+def changed_files(rev: str) -> list[str]:
+    """The files under ``modlib/`` of the working tree (untracked ones too) that differ from ``rev``."""
+    def git(*args):
+        done = subprocess.run(["git", "-C", str(REPO), *args], capture_output=True, text=True)
+        if done.returncode != 0:
+            raise ValueError(f"--against {rev!r}: git cannot compare with it ({done.stderr.strip()})")
+        return done.stdout.split()
+    return sorted(set(git("diff", "--name-only", rev, "--", "modlib"))
+                  | set(git("ls-files", "--others", "--exclude-standard", "--", "modlib")))
+
+
+def computing_changes(rev: str) -> list[str]:
+    """The files of :func:`changed_files` that belong to modules that may compute a result (all
+    but :data:`modlib.fingerprint.NOT_FOLLOWED`)."""
+    return [f for f in changed_files(rev)
+            if not f.endswith(".py") or Path(f).stem not in fingerprint.NOT_FOLLOWED]
+
+
 def prove(chapter: str, names: list[str], profile: str, rev: str, work: Path,
-          labels: dict[str, str] | None = None) -> str:
+          labels: dict[str, str] | None = None, rule_only: bool = False) -> str:
     """The evidence that ``names`` (stale results of ``chapter`` at ``profile``) were made by the
-    code at ``rev`` and that it computes the chapter's smoke results as the working tree does;
-    raises ``ValueError`` saying what failed."""
+    code at ``rev`` and that it computes the chapter's smoke results as the working tree does (or,
+    ``rule_only``, that no module that computes differs from ``rev``); raises ``ValueError`` saying
+    what failed."""
     old = _tree(rev, work / "old")
     loaded = json.loads(_run(old, results.default_root(), [chapter, profile, json.dumps(names)]))
     not_current = [n for n, ok in loaded.items() if not ok]
     if not_current:
         raise ValueError(f"the code at {rev} does not load {', '.join(not_current)} as current either: "
                          f"they were not made by it; remake them")
+    commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", rev], capture_output=True,
+                            text=True).stdout.strip() or rev
+    if rule_only:
+        computing = computing_changes(rev)
+        if computing:
+            raise ValueError(f"--rule-only: files that may compute results differ from {rev}: "
+                             f"{', '.join(computing)}; drop --rule-only to compare the smoke results")
+        return (f"made by the code at {commit} (it loads this result as current); since then only modules "
+                f"that compute nothing changed ({', '.join(changed_files(rev))}): the fingerprint's rule, "
+                f"not the code that computes the result")
     for which, tree in (("old", old), ("new", REPO)):
         _run(tree, work / f"store-{which}", [chapter, "smoke", "null"])
     difference = compare(work / "store-old" / "smoke", work / "store-new" / "smoke", labels)
@@ -153,8 +187,6 @@ def prove(chapter: str, names: list[str], profile: str, rev: str, work: Path,
                          f"({difference}); remake the stale results")
     count = len(_results(work / "store-old" / "smoke"))
     added = len(_results(work / "store-new" / "smoke")) - count
-    commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", rev], capture_output=True,
-                            text=True).stdout.strip() or rev
     renamed = f", once its labels are renamed ({', '.join(f'{a!r} -> {b!r}' for a, b in labels.items())})" \
         if labels else ""
     also = f"; {added} more that only the re-stamping code makes were not compared" if added else ""
@@ -163,7 +195,7 @@ def prove(chapter: str, names: list[str], profile: str, rev: str, work: Path,
 
 
 def restamp(chapters: list[str], profile: str = "full", rev: str = "HEAD", dry_run: bool = False,
-            labels: dict[str, str] | None = None) -> dict:
+            labels: dict[str, str] | None = None, rule_only: bool = False) -> dict:
     """Re-stamp the stale results of ``chapters`` that :func:`prove` carries; returns
     ``{chapter: {"stale": [...], "restamped": [...], "refused": reason or None}}``."""
     report = {}
@@ -175,7 +207,7 @@ def restamp(chapters: list[str], profile: str = "full", rev: str = "HEAD", dry_r
             continue
         with tempfile.TemporaryDirectory() as work:
             try:
-                reason = prove(chapter, sorted(found), profile, rev, Path(work), labels)
+                reason = prove(chapter, sorted(found), profile, rev, Path(work), labels, rule_only)
             except ValueError as err:
                 entry["refused"] = str(err)
                 continue
@@ -203,6 +235,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--relabel", action="append", default=[], metavar="OLD=NEW",
                         help="a label the new code writes differently (e.g. '* mask=× mask'): proven on the "
                              "smoke results, then applied to the stale results' metrics")
+    parser.add_argument("--rule-only", action="store_true",
+                        help="the change is to the fingerprint's rule only: no module that computes differs "
+                             "from --against (checked), so no smoke results are compared")
     args = parser.parse_args(argv)
     for chapter in args.chapters:
         if chapter not in jobs.CHAPTERS:
@@ -211,7 +246,8 @@ def main(argv: list[str] | None = None) -> int:
     if bad:
         parser.error(f"--relabel {bad[0]!r}: expected OLD=NEW with OLD not empty")
     labels = dict(r.split("=", 1) for r in args.relabel)
-    report = restamp(args.chapters or list(jobs.CHAPTERS), args.profile, args.against, args.dry_run, labels)
+    report = restamp(args.chapters or list(jobs.CHAPTERS), args.profile, args.against, args.dry_run, labels,
+                     args.rule_only)
     failed = False
     for chapter, entry in report.items():
         if not entry["stale"]:

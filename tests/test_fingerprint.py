@@ -140,6 +140,28 @@ def test_a_method_reached_by_name_counts_and_a_reference_to_another_unit_counts(
     assert "modlib.structural_compositionality.experiment:run_one" in changed(before)
 
 
+def test_a_method_that_calls_a_module_function_of_its_own_name_reaches_it(package):
+    """``BaselineSettings.conditions`` returns ``conditions(...)`` (members'): the method's own name
+    is not a local, so the call is followed (issue 54, item 1)."""
+    entries = ["modlib.redundant_input_toy.baselines:compute", "modlib.redundant_input_toy.mechanism:compute"]
+    before = {e: fingerprint.of(e) for e in entries}
+    edit(package / "redundant_input_toy" / "members.py",
+         'return [("binary", r) for r in reveals] + [(c, 1.0) for c in controls]',
+         'return [(c, 1.0) for c in controls] + [("binary", r) for r in reveals]')
+    assert [e for e in entries if fingerprint.of(e) == before[e]] == []
+
+
+def test_a_name_imported_inside_a_function_is_followed(package):
+    """``mlm_model`` imports ``LanguageModel`` in its body: a change of its dropout makes the
+    pretrained checkpoint stale (issue 54, item 2)."""
+    entry = "modlib.pretraining_consistency.experiment:_pretrain_language"
+    before = fingerprint.of(entry)
+    edit(package / "structural_compositionality" / "experiment.py",
+         "hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)",
+         "hidden_dropout_prob=0.1, attention_probs_dropout_prob=0.0)")
+    assert fingerprint.of(entry) != before
+
+
 def test_bad_entries_are_named():
     with pytest.raises(ValueError, match="code='modlib.nothing' is not a module of modlib; choose one of .*modlib.redundant_input_toy.experiment"):
         fingerprint.of("modlib.nothing")

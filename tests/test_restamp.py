@@ -110,3 +110,25 @@ def test_a_relabelling_is_proven_on_the_smoke_results_before_it_is_applied(tmp_p
     assert "metrics differ" in restamp.compare(old, new)
     assert restamp.compare(old, new, {"*": "×"}) is None
     assert restamp.relabel({"* mask": ["+ mask", "* mask removed", 3]}, {"*": "×"}) == {"× mask": ["+ mask", "× mask removed", 3]}
+
+
+RULE = 'text = f"{unit.name}\\n" + "\\n".join(dumps)'
+
+
+def test_a_change_of_the_fingerprint_rule_alone_is_carried_over_without_smoke_runs(repo):
+    edit(repo / "modlib" / "fingerprint.py", RULE, RULE.replace('{unit.name}', '{unit.name}:'))
+    stale = run(repo, "--dry-run").stdout
+    done = run(repo, "--rule-only")
+    assert done.returncode == 0, done.stderr
+    assert "re-stamped" in done.stdout and "stale" in stale
+    assert "every stored result is current" in run(repo, "--dry-run").stdout
+    meta = json.loads(next((repo / "store" / "smoke").rglob("sweep-*.json")).read_text())
+    assert "only modules that compute nothing changed (modlib/fingerprint.py)" in meta["restamped"][-1]["reason"]
+
+
+def test_rule_only_is_refused_when_code_that_computes_changed(repo):
+    edit(repo / "modlib" / "fingerprint.py", RULE, RULE.replace('{unit.name}', '{unit.name}:'))
+    edit(repo / "modlib" / "training.py", TOTAL, f"1.0 * {TOTAL}")
+    done = run(repo, "--rule-only")
+    assert done.returncode == 1
+    assert "files that may compute results differ from HEAD: modlib/training.py" in done.stdout
