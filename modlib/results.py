@@ -212,12 +212,18 @@ def read(json_path: Path, npz_path: Path | None = None) -> Result | None:
     return Result(meta.get("name", json_path.stem), config, metrics, arrays, meta)
 
 
-def _read_or_report(json_path: Path, npz_path: Path) -> tuple[Result | None, str | None]:
-    """The stored result (or ``None``) and, when its files exist but cannot be read, why not."""
+def _read_or_report(json_path: Path, npz_path: Path, key: str) -> tuple[Result | None, str | None]:
+    """The stored result (or ``None``) at the paths of ``key`` (``"profile/chapter/name"``) and,
+    when its files exist but cannot be read or hold another result (a copy of another seed's
+    files, whose config may be alike), why not."""
     try:
-        return read(json_path, npz_path), None
+        stored = read(json_path, npz_path)
     except UnreadableResultError as err:
         return None, str(err)
+    if stored is not None and _key(stored) != key:
+        return None, (f"{json_path} holds the result {_key(stored)}, not {key} (copied or renamed); "
+                      f"delete both files (or run again, which recomputes it)")
+    return stored, None
 
 
 def _key(result: Result) -> str:
@@ -358,7 +364,8 @@ def load(chapter: str, name: str, config: dict, *, profile: str, code, depends: 
     """The stored result ``name`` if it is readable and was made with ``config`` by ``code`` (the
     function that computes it) as it is now, from ``depends`` as they are now, else ``None``
     (never computes)."""
-    stored, _ = _read_or_report(*_paths(root or default_root(), profile, chapter, name))
+    stored, _ = _read_or_report(*_paths(root or default_root(), profile, chapter, name),
+                                f"{profile}/{chapter}/{name}")
     if stored is None or _why_not(stored, config, _fp.of(code), dependencies(depends)) is not None:
         return None
     return stored
@@ -379,7 +386,7 @@ def fetch(chapter: str, name: str, config: dict, compute: Callable[[], tuple[dic
     runner on the chapter's notebook).
     """
     json_path, npz_path = _paths(root or default_root(), profile, chapter, name)
-    stored, unreadable = _read_or_report(json_path, npz_path)
+    stored, unreadable = _read_or_report(json_path, npz_path, f"{profile}/{chapter}/{name}")
     now = _fp.of(code)  # before computing: the code as this process runs it
     needs = dependencies(depends)
     why = _why_not(stored, config, now, needs) if stored is not None else None
