@@ -33,6 +33,7 @@ import io
 import json
 import os
 import re
+import shutil
 import tempfile
 import time
 import zipfile
@@ -53,6 +54,10 @@ PACKAGE_DIR = Path(__file__).resolve().parent
 class StaleResultError(RuntimeError):
     """A stored result is missing, unreadable, or made with another config or by other code, and
     recomputing is not allowed."""
+
+
+class StoreFullError(OSError):
+    """The results store has less free space than a computation is expected to write."""
 
 
 class UnreadableResultError(ValueError):
@@ -276,7 +281,8 @@ def save(chapter: str, name: str, config: dict, metrics: dict, arrays: dict, *, 
 
 def _check_writable(folder: Path) -> None:
     """Raise, naming the folder, when results cannot be written there (checked before computing,
-    by writing and removing a small file: permissions, a read-only mount or a full disk all show)."""
+    by writing and removing an empty file: permissions or a read-only mount; free space is
+    :func:`check_space`'s)."""
     try:
         folder.mkdir(parents=True, exist_ok=True)
         fd, probe = tempfile.mkstemp(dir=folder, prefix=".writable.", suffix=".tmp")
@@ -285,6 +291,46 @@ def _check_writable(folder: Path) -> None:
     except OSError as err:
         raise PermissionError(f"the results store cannot be written at {folder} ({err.strerror or err}); "
                               f"make it writable or choose another store with ${ROOT_ENV}") from err
+
+
+SPACE_MARGIN = 2  # keep this many times a result's expected size free before computing it
+MIN_FREE_BYTES = 64 * 2**20  # and never less than this (a result of a kind not stored yet)
+
+
+def kind(name: str) -> str:
+    """A result's kind: its name with every number written ``#`` (``addmul-seed3`` -> ``addmul-seed#``)."""
+    return re.sub(r"\d+(\.\d+)?", "#", name)
+
+
+def stored_size(folder: Path, name: str) -> int:
+    """Bytes of the result ``name`` in ``folder`` (its ``.json`` and ``.npz``; 0 where absent)."""
+    return sum(p.stat().st_size for p in (folder / f"{name}.json", folder / f"{name}.npz") if p.is_file())
+
+
+def space_needed(chapter: str, name: str, root: Path | None = None) -> int:
+    """Bytes to find free before computing ``chapter/name``: :data:`SPACE_MARGIN` times the largest
+    result of its :func:`kind` stored for the chapter at any profile under ``root`` (else the
+    chapter's largest result), and at least :data:`MIN_FREE_BYTES`."""
+    sizes, same = [], []
+    for folder in Path(root or default_root()).glob(f"*/{chapter}"):
+        for path in folder.glob("*.json"):
+            if not path.name.startswith("_"):
+                size = stored_size(folder, path.stem)
+                sizes.append(size)
+                if kind(path.stem) == kind(name):
+                    same.append(size)
+    return max(MIN_FREE_BYTES, SPACE_MARGIN * max(same or sizes or [0]))
+
+
+def check_space(folder: Path, need: int, what: str) -> None:
+    """Raise :class:`StoreFullError`, naming ``folder`` and the space needed, when the file system
+    holding it has fewer than ``need`` bytes free for ``what``."""
+    free = shutil.disk_usage(folder).free
+    if free < need:
+        raise StoreFullError(f"the results store at {folder} has {free / 2**20:.0f} MB free; {what} needs about "
+                             f"{need / 2**20:.0f} MB (a margin of {SPACE_MARGIN}x its expected size, at least "
+                             f"{MIN_FREE_BYTES / 2**20:.0f} MB); nothing was computed. Free space there, or choose "
+                             f"another store with ${ROOT_ENV}=DIR")
 
 
 def _config_changes(old: dict, new: dict) -> str:
@@ -407,6 +453,7 @@ def fetch(chapter: str, name: str, config: dict, compute: Callable[[], tuple[dic
         where = "only stored results are read here" if _READ_ONLY else "this build only reads full-profile results"
         raise StaleResultError(f"{reason}; {where}. Remake it with: {remake}")
     _check_writable(json_path.parent)  # before hours of computing, not after
+    check_space(json_path.parent, space_needed(chapter, name, root), f"computing {profile}/{chapter}/{name}")
     if stored is not None or unreadable:
         print(f"{reason}: recomputing")
     start = time.perf_counter()
