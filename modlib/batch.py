@@ -253,6 +253,9 @@ def run(notebooks: list[Path], profile: str, out: Path, *, force: bool = False,
     missing = [str(nb) for nb in notebooks if not nb.is_file()]
     if missing:
         raise FileNotFoundError(f"no such notebook: {', '.join(missing)}")
+    other = [str(nb) for nb in notebooks if nb.suffix != ".ipynb"]
+    if other:
+        raise ValueError(f"{other[0]} is not a notebook (.ipynb); give notebooks, e.g. notebooks/weight_masks.ipynb")
     root = Path(root).resolve() if root else results.default_root()
     os.environ[results.ROOT_ENV] = str(root)  # the kernels store where the manifest goes
     device = describe(pick_device(quiet=True))
@@ -387,10 +390,10 @@ def main(argv: list[str] | None = None) -> int:
     jobs_.add_argument("--workers", type=_count("workers"), default=None, help="local jobs at a time (default 1)")
     jobs_.add_argument("--dry-run", action="store_true", help="only report what is stored, running, failed and left")
     jobs_.add_argument("--partition", help="SLURM partition")
-    jobs_.add_argument("--gpus", type=int, help="SLURM GPUs per job (a job computes on one)")
-    jobs_.add_argument("--time", type=int, help="SLURM time limit per job, minutes (required)")
-    jobs_.add_argument("--mem", type=int, help="SLURM memory per job, GB")
-    jobs_.add_argument("--cpus", type=int, help="SLURM CPUs per job")
+    jobs_.add_argument("--gpus", type=_count("gpus"), help="SLURM GPUs per job (a job computes on one)")
+    jobs_.add_argument("--time", type=_count("time"), help="SLURM time limit per job, minutes (required)")
+    jobs_.add_argument("--mem", type=_count("mem"), help="SLURM memory per job, GB")
+    jobs_.add_argument("--cpus", type=_count("cpus"), help="SLURM CPUs per job")
     jobs_.add_argument("--slurm-config", type=Path, help="TOML file of submitit SLURM parameters "
                        "(account, qos, setup, ...); the flags above override it")
     args = parser.parse_args(argv)

@@ -44,7 +44,7 @@ from pathlib import Path
 
 import torch
 
-from modlib import fingerprint, jobs, results
+from modlib import fingerprint, jobs, profiles, results
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -242,6 +242,14 @@ def main(argv: list[str] | None = None) -> int:
     for chapter in args.chapters:
         if chapter not in jobs.CHAPTERS:
             parser.error(f"unknown chapter {chapter!r}; choose from {', '.join(jobs.CHAPTERS)}")
+    try:
+        profiles.resolve(args.profile)
+    except ValueError as err:
+        parser.error(f"--profile: {err}")
+    known = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--verify", "--quiet", f"{args.against}^{{commit}}"],
+                           capture_output=True)
+    if known.returncode != 0:
+        parser.error(f"--against {args.against!r} is not a commit of {REPO}; give a commit, branch or tag (e.g. HEAD)")
     bad = [r for r in args.relabel if "=" not in r or not r.split("=", 1)[0]]
     if bad:
         parser.error(f"--relabel {bad[0]!r}: expected OLD=NEW with OLD not empty")

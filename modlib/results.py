@@ -32,6 +32,7 @@ import hashlib
 import io
 import json
 import os
+import platform
 import re
 import shutil
 import tempfile
@@ -270,13 +271,40 @@ def save(chapter: str, name: str, config: dict, metrics: dict, arrays: dict, *, 
         "depends": dependencies(depends),
         "arrays": {k: {"shape": list(v.shape), "dtype": str(v.dtype)} for k, v in arrays.items()},
         "npz_sha256": hashlib.sha256(blob).hexdigest(),
-        "package_version": __version__, "seeds": config.get("seeds"), "device": device,
+        "package_version": __version__, "versions": versions(), "cpu": cpu_name(),
+        "seeds": config.get("seeds"), "device": device,
         "wall_time_s": round(wall_time_s, 3),
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }
     atomic_write_bytes(npz_path, blob)
     _write_meta(json_path, meta)
     return Result(name, config, metrics, dict(arrays), meta)
+
+
+def versions() -> dict[str, str | None]:
+    """The versions of Python and of the libraries a result's numbers depend on (``None``: not
+    installed), as a result's metadata records them."""
+    from importlib import metadata
+
+    out = {"python": platform.python_version()}
+    for name in ("torch", "numpy", "transformers"):
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def cpu_name() -> str:
+    """The CPU's model name (``/proc/cpuinfo`` on Linux, else :func:`platform.processor`), or
+    ``"unknown"``."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown"
 
 
 def _check_writable(folder: Path) -> None:

@@ -132,3 +132,14 @@ def test_rule_only_is_refused_when_code_that_computes_changed(repo):
     done = run(repo, "--rule-only")
     assert done.returncode == 1
     assert "files that may compute results differ from HEAD: modlib/training.py" in done.stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--profile", "bogus"], "--profile: unknown profile 'bogus'; valid profiles are"),
+    (["--against", "no-such-rev"], "--against 'no-such-rev' is not a commit"),
+])
+def test_bad_arguments_are_usage_errors(args, message, capsys):
+    """Issue 54, item 8."""
+    with pytest.raises(SystemExit) as err:
+        restamp.main([*args, "redundant_input_toy"])
+    assert err.value.code == 2 and message in capsys.readouterr().err

@@ -347,3 +347,15 @@ def test_a_result_copied_over_another_name_is_not_read_as_that_result(store, cap
     results.fetch("chap", "run-2", CONFIG, two, profile="full", device="cpu", code=CODE)
     assert two.calls == 2
     assert "holds the result full/chap/run-1, not full/chap/run-2" in capsys.readouterr().out
+
+
+def test_a_result_records_the_library_versions_and_the_cpu(store):
+    """Issue 54, item 8: what a recompute elsewhere may differ by is traceable."""
+    import platform
+
+    import torch
+
+    meta = fetch(Counter()).meta
+    assert meta["versions"]["torch"] == torch.__version__.split("+")[0] or meta["versions"]["torch"] == torch.__version__
+    assert meta["versions"]["numpy"] == np.__version__ and meta["versions"]["python"] == platform.python_version()
+    assert "transformers" in meta["versions"] and meta["cpu"] and meta["cpu"] != "unknown"
