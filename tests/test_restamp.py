@@ -143,3 +143,28 @@ def test_bad_arguments_are_usage_errors(args, message, capsys):
     with pytest.raises(SystemExit) as err:
         restamp.main([*args, "redundant_input_toy"])
     assert err.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_a_stale_result_of_a_kind_the_proof_did_not_compute_is_refused_unless_a_reason_is_given(monkeypatch):
+    """Issue 54, item 3: chapter 5's smoke computes no Number-Contact result, so its proof carries none."""
+    stamped = []
+
+    def compute(name):
+        def run(device):
+            stored = results.Result(name, {}, {}, {}, {})
+            stamped.append((name, results._RESTAMP(stored, "changed: x")))
+        return run
+
+    names = ["chap/sv-plural-0", "chap/sv-plural-7", "chap/number-contact-1"]
+    monkeypatch.setattr(restamp, "stale", lambda chapter, profile: {n: "changed: x" for n in names})
+    monkeypatch.setattr(restamp, "prove", lambda *args: ("smoke proof", {"chap/sv-plural-#"}))
+    monkeypatch.setattr(restamp.jobs, "jobs", lambda chapters, profile: {n: ((), compute(n)) for n in names})
+    report = restamp.restamp(["chap"])["chap"]
+    assert report["restamped"] == ["chap/sv-plural-0", "chap/sv-plural-7"]
+    assert "computed no result of the kind of chap/number-contact-1" in report["refused"]
+    assert stamped == [("chap/sv-plural-0", "smoke proof"), ("chap/sv-plural-7", "smoke proof")]
+    stamped.clear()
+    report = restamp.restamp(["chap"], unproven="only a label changed")["chap"]
+    assert report["refused"] is None and len(report["restamped"]) == 3
+    assert stamped[0] == ("chap/number-contact-1", "smoke proof; its kind (chap/number-contact-#) was not "
+                                                   "computed by the proof, carried because: only a label changed")
