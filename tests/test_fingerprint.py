@@ -262,3 +262,38 @@ def test_a_field_newer_than_3_11_counts_only_where_the_code_uses_it():
     assert fingerprint.dump(Later(name="f", type_params=[])) == "Later(name='f')"
     assert fingerprint.dump(Later(name="f", type_params=[ast.Name(id="T", ctx=ast.Load())])) == \
         "Later(name='f', type_params=[Name(id='T', ctx=Load())])"
+
+
+# ---------------------------------------------------------------- checked against what runs
+
+def _computed_under_the_recorder(chapters, monkeypatch) -> dict[str, list[str]]:
+    """``{chapter/name: [modlib units that ran outside its fingerprint]}`` for every result the
+    smoke jobs of ``chapters`` compute (into the test's private store)."""
+    import torch
+
+    from modlib import jobs, results
+
+    found, fetch = {}, results.fetch
+
+    def recorded(chapter, name, config, compute, **kw):
+        def run():
+            with fingerprint.recording() as ran:
+                out = compute()
+            found[f"{chapter}/{name}"] = fingerprint.outside(kw["code"], ran, compute)
+            return out
+        return fetch(chapter, name, config, run, **kw)
+
+    monkeypatch.setattr(results, "fetch", recorded)
+    for _, compute in jobs.jobs(chapters, "smoke").values():
+        compute(torch.device("cpu"))
+    return found
+
+
+@pytest.mark.parametrize("chapter", [toy.CHAPTER])
+def test_every_modlib_function_that_runs_while_a_smoke_result_is_computed_is_in_its_fingerprint(
+        chapter, store, monkeypatch):
+    """The static rule checked against what executes (issue 54): on the code before the fix of
+    item 1, chapter 1's baselines ran members.conditions outside their fingerprint."""
+    found = _computed_under_the_recorder([chapter], monkeypatch)
+    assert found, "no result was computed"
+    assert {name: units for name, units in found.items() if units} == {}
