@@ -6,7 +6,8 @@
 Each notebook runs with ``-p profile PROFILE`` into ``DIR/PROFILE/`` (default ``_build/batch``).
 A notebook is skipped when its results are current: the manifest
 ``<results root>/<profile>/<notebook stem>/_batch.json`` written after its last successful run
-records a fingerprint of the notebook's code cells, the ``modlib`` sources and the profile, and the
+records a fingerprint of the notebook's code cells, the ``modlib`` sources and the profile (taken
+when the run began: a file edited while it runs leaves the notebook to run again), and the
 checksum of every result stored in that folder; the fingerprint still matches, and every one of
 those results is still there, unchanged, and reads back (:func:`modlib.results.read`). An
 interrupted run resumes: finished notebooks are skipped, and inside an unfinished one every
@@ -23,8 +24,9 @@ A cell that runs longer than the cell timeout (``--cell-timeout SECONDS``; by de
 before is loaded, not recomputed, so the retry costs little; a second timeout reports the notebook
 as failed, naming the cell, and the run goes on with the next one. (A kernel can sit idle for ever
 without answering a cell it has finished; without a timeout an unattended run would wait with it.)
-Before a notebook runs, its results folder must be writable (the run stops at once, naming it,
-when it is not).
+Before a notebook runs, its results folder must be writable and have room for its results (an
+estimate from its chapter's stored results, with a margin: :func:`space_needed`); the run stops at
+once, naming the folder (and the space needed), when it has not.
 
 With ``--executor``, the notebooks are not run: every result of their chapters that is not stored
 is computed as a job of its own, by N local processes or on a SLURM cluster (:mod:`modlib.jobs`),
@@ -118,6 +120,15 @@ def is_current(notebook: Path, profile: str, root: Path | None = None) -> bool:
     return stale_reason(notebook, profile, root) is None
 
 
+def space_needed(notebook: Path, root: Path) -> int:
+    """Bytes to find free before running ``notebook``: :data:`modlib.results.SPACE_MARGIN` times
+    what its chapter's results take at the largest profile stored under ``root``, and at least
+    :data:`modlib.results.MIN_FREE_BYTES`."""
+    totals = [sum(results.stored_size(folder, p.stem) for p in folder.glob("*.json") if not p.name.startswith("_"))
+              for folder in Path(root).glob(f"*/{notebook.stem}")]
+    return max(results.MIN_FREE_BYTES, results.SPACE_MARGIN * max(totals or [0]))
+
+
 def check_writable(folder: Path) -> None:
     """Fail with a ``PermissionError`` naming ``folder`` (created if missing) unless a file can be written
     in it: checked before anything is computed into it."""
@@ -164,6 +175,7 @@ def run_one(notebook: Path, profile: str, out_dir: Path, device: str, root: Path
 
     out_dir = out_dir.resolve()  # papermill runs the notebook from its own folder
     out_dir.mkdir(parents=True, exist_ok=True)
+    ran = fingerprint(notebook, profile)  # the code that runs: a file edited mid-run leaves it stale
     start = time.perf_counter()
     row = {"notebook": notebook.name, "device": device}
     stalled = None  # what stopped the first try, if a cell timed out
@@ -206,7 +218,7 @@ def run_one(notebook: Path, profile: str, out_dir: Path, device: str, root: Path
     if row["status"] == "ran":
         path = manifest_path(notebook, profile, root)
         meta = {"notebook": notebook.name, "profile": profile, "status": "ok",
-                "fingerprint": fingerprint(notebook, profile), "results": _stored(path.parent), "device": device,
+                "fingerprint": ran, "results": _stored(path.parent), "device": device,
                 "wall_time_s": round(row["wall_s"], 1),
                 "finished": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
         try:
@@ -241,6 +253,9 @@ def run(notebooks: list[Path], profile: str, out: Path, *, force: bool = False,
     missing = [str(nb) for nb in notebooks if not nb.is_file()]
     if missing:
         raise FileNotFoundError(f"no such notebook: {', '.join(missing)}")
+    other = [str(nb) for nb in notebooks if nb.suffix != ".ipynb"]
+    if other:
+        raise ValueError(f"{other[0]} is not a notebook (.ipynb); give notebooks, e.g. notebooks/weight_masks.ipynb")
     root = Path(root).resolve() if root else results.default_root()
     os.environ[results.ROOT_ENV] = str(root)  # the kernels store where the manifest goes
     device = describe(pick_device(quiet=True))
@@ -250,7 +265,9 @@ def run(notebooks: list[Path], profile: str, out: Path, *, force: bool = False,
     reasons = {nb: None if force else stale_reason(nb, profile, root) for nb in notebooks}
     for nb in notebooks:  # before anything runs: each notebook to run writes its results and manifest there
         if force or reasons[nb] is not None:
-            check_writable(manifest_path(nb, profile, root).parent)
+            folder = manifest_path(nb, profile, root).parent
+            check_writable(folder)
+            results.check_space(folder, space_needed(nb, root), f"running {nb.name} at profile {profile}")
     for nb in notebooks:
         reason = reasons[nb]
         if not force and reason is None:
@@ -373,10 +390,10 @@ def main(argv: list[str] | None = None) -> int:
     jobs_.add_argument("--workers", type=_count("workers"), default=None, help="local jobs at a time (default 1)")
     jobs_.add_argument("--dry-run", action="store_true", help="only report what is stored, running, failed and left")
     jobs_.add_argument("--partition", help="SLURM partition")
-    jobs_.add_argument("--gpus", type=int, help="SLURM GPUs per job (a job computes on one)")
-    jobs_.add_argument("--time", type=int, help="SLURM time limit per job, minutes (required)")
-    jobs_.add_argument("--mem", type=int, help="SLURM memory per job, GB")
-    jobs_.add_argument("--cpus", type=int, help="SLURM CPUs per job")
+    jobs_.add_argument("--gpus", type=_count("gpus"), help="SLURM GPUs per job (a job computes on one)")
+    jobs_.add_argument("--time", type=_count("time"), help="SLURM time limit per job, minutes (required)")
+    jobs_.add_argument("--mem", type=_count("mem"), help="SLURM memory per job, GB")
+    jobs_.add_argument("--cpus", type=_count("cpus"), help="SLURM CPUs per job")
     jobs_.add_argument("--slurm-config", type=Path, help="TOML file of submitit SLURM parameters "
                        "(account, qos, setup, ...); the flags above override it")
     args = parser.parse_args(argv)

@@ -22,6 +22,10 @@ Methods are followed by name (``x.step`` reaches every reached class's ``step``)
 smaller. Modules that store, check, draw or report results compute none and are not followed
 (:data:`NOT_FOLLOWED`).
 
+The static rule is checked against what executes: :func:`recording` records the code object of
+every ``modlib`` function that runs while a result is computed, and :func:`outside` names those
+that fall outside the result's fingerprint (a test does so for chapter 1's smoke results).
+
 The source hashed is the source the process runs: :func:`install` (called when ``modlib`` is
 imported) compiles every ``modlib`` module from a copy of its bytes taken as it is imported, so a
 file edited while a long run goes on does not lend the run its new fingerprint. Modules not yet
@@ -32,12 +36,15 @@ from __future__ import annotations
 
 import ast
 import builtins
+import contextlib
 import copy
 import functools
 import hashlib
 import importlib.abc
 import importlib.machinery
+import os
 import sys
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -240,19 +247,37 @@ _BUILTINS = frozenset(dir(builtins))
 
 
 def _bound_otherwise(nodes) -> set[str]:
-    """Names a unit binds other than by assignment: arguments, nested defs and classes, imports,
-    global and nonlocal declarations. These keep their spelling."""
+    """Names a unit binds other than by assignment: arguments, nested defs and classes, imports of
+    other packages, global and nonlocal declarations. These keep their spelling. The unit's own
+    ``def``/``class`` name is not among them (inside a method ``conditions``, a bare ``conditions``
+    is the module's), nor a name imported from ``modlib`` in the unit's body (it is followed, see
+    :func:`_unit_aliases`)."""
     out = set()
-    for node in (n for root in nodes for n in ast.walk(root)):
-        if isinstance(node, ast.arg):
-            out.add(node.arg)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            out.add(node.name)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            out |= {a.asname or a.name.split(".")[0] for a in node.names}
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            out |= set(node.names)
+    for root in nodes:
+        for node in ast.walk(root):
+            if isinstance(node, ast.arg):
+                out.add(node.arg)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node is not root:
+                out.add(node.name)
+            elif isinstance(node, (ast.Import, ast.ImportFrom)) and not _imports_modlib(node):
+                out |= {a.asname or a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, (ast.Global, ast.Nonlocal)):
+                out |= set(node.names)
     return out
+
+
+def _imports_modlib(node: ast.Import | ast.ImportFrom) -> bool:
+    """Whether an import statement imports from ``modlib`` (a relative import does too)."""
+    if isinstance(node, ast.ImportFrom):
+        return bool(node.level) or node.module == PACKAGE or (node.module or "").startswith(PACKAGE + ".")
+    return any(a.name == PACKAGE or a.name.startswith(PACKAGE + ".") for a in node.names)
+
+
+def _unit_aliases(unit: Unit) -> dict:
+    """The names under which the unit's own body imports ``modlib`` modules or their names (as
+    :func:`_aliases`): they mean what the import says, before any module-level name."""
+    is_package = (module_file(unit.module) or Path()).name == "__init__.py"
+    return _aliases(ast.Module(body=list(unit.nodes), type_ignores=[]), unit.module, is_package)
 
 
 def _locals(unit: Unit, mod: _Module) -> dict[str, str]:
@@ -277,14 +302,16 @@ def _locals(unit: Unit, mod: _Module) -> dict[str, str]:
     return order
 
 
-def _resolve(mod: _Module, name: str, depth: int = 0):
-    """What ``name`` means at the top of ``mod``: ("unit", module, name), ("module", module) or
-    None (a builtin, another package, or nothing)."""
+def _resolve(mod: _Module, name: str, depth: int = 0, aliases: dict | None = None):
+    """What ``name`` means at the top of ``mod`` (or first by ``aliases``, a unit's own imports):
+    ("unit", module, name), ("module", module), ("external", module, name) or None (a builtin,
+    another package, or nothing)."""
     if depth > 20:
         return None
-    if name in mod.units:
+    alias = (aliases or {}).get(name)
+    if alias is None and name in mod.units:
         return ("unit", mod.name, name)
-    alias = mod.aliases.get(name)
+    alias = alias or mod.aliases.get(name)
     if alias is None:
         return None
     if alias[0] == "module":
@@ -310,12 +337,13 @@ def _canonicalise(unit: Unit, mod: _Module) -> None:
     locals renamed and references to other units written without their module."""
     renamed = _locals(unit, mod)
     shadowed = _bound_otherwise(unit.nodes) | set(renamed)
+    own_imports = _unit_aliases(unit)
     refs, attrs = [], set()
 
     def meaning(node):
         """("unit"|"module"|"external", ...) when ``node`` names something of modlib."""
         if isinstance(node, ast.Name) and node.id not in shadowed and node.id not in renamed:
-            return _resolve(mod, node.id)
+            return _resolve(mod, node.id, aliases=own_imports)
         if isinstance(node, ast.Attribute):
             base = meaning(node.value)
             if base and base[0] == "module":
@@ -500,6 +528,68 @@ def of(code) -> list[str]:
                    for u in units for token, m, t in u.refs)
     return [f"{u.name} {u.digest}" for u in units] + \
            [f"<links> {hashlib.sha256(chr(10).join(links).encode()).hexdigest()[:16]}"]
+
+
+# ---------------------------------------------------------------- what actually ran
+
+@contextlib.contextmanager
+def recording():
+    """Within it, the code object of every ``modlib`` function that starts running, in any thread,
+    is added to the set it yields (``sys.setprofile``: slow, for tests)."""
+    ran: set = set()
+    prefix = str(PACKAGE_DIR) + os.sep
+
+    def profile(frame, event, arg):
+        if event == "call" and frame.f_code.co_filename.startswith(prefix):
+            ran.add(frame.f_code)
+
+    before = sys.getprofile()
+    sys.setprofile(profile)
+    threading.setprofile(profile)
+    try:
+        yield ran
+    finally:
+        sys.setprofile(before)
+        threading.setprofile(None)
+
+
+def _module_of(path: str) -> str:
+    parts = Path(path).relative_to(PACKAGE_DIR.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def unit_of(code) -> Unit | None:
+    """The unit whose source holds the code object ``code`` (a function, method, lambda or
+    comprehension of ``modlib``: the innermost top-level function, method or statement around it),
+    or None for a module's own import-time code."""
+    mod = _index(_module_of(code.co_filename))
+    found = None
+    for unit in [*mod.units.values(), *(m for ms in mod.methods.values() for m in ms.values()),
+                 *([mod.other] if mod.other else [])]:
+        for node in unit.nodes:
+            first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+            if first <= code.co_firstlineno <= node.end_lineno and (
+                    found is None or "." in unit.name and "." not in found.name):
+                found = unit  # a method is inside its class's lines: the method is the unit
+    return found
+
+
+def outside(code, ran, compute=None) -> list[str]:
+    """``"module:unit"`` of each code object in ``ran`` (see :func:`recording`) that the entry
+    ``code``'s fingerprint does not cover. Left out: modules that compute nothing
+    (:data:`NOT_FOLLOWED`), as the fingerprint leaves them out, and ``compute``, the callable a
+    caller hands to :func:`modlib.results.fetch` (a lambda that calls ``code``)."""
+    _STATE[0] = _state()
+    covered = {(u.module, u.name) for u in reach(code)}
+    out = set()
+    for c in ran - {getattr(compute, "__code__", None)}:
+        module = _module_of(c.co_filename)
+        if module.rsplit(".", 1)[-1] in NOT_FOLLOWED:
+            continue
+        unit = unit_of(c)
+        if unit is not None and (unit.module, unit.name) not in covered:
+            out.add(f"{unit.module}:{unit.name}")
+    return sorted(out)
 
 
 def changes(old: list[str] | dict | None, new: list[str]) -> str:

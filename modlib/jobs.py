@@ -401,6 +401,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         profile = profiles.resolve(args.profile)
         profiles.check_choice("chapter", args.job.split("/")[0], tuple(CHAPTERS))
+        profiles.check_choice("job", args.job, tuple(jobs([args.job.split("/")[0]], profile)))
     except ValueError as err:
         parser.error(str(err))
     compute(args.job, profile, str(Path(args.root).resolve() if args.root else results.default_root()))

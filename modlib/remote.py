@@ -17,16 +17,23 @@ results from the repository instead:
   branch names the same tag, a test checks): the results stored with the code installed. From
   GitHub the files come from ``<url>/raw/<ref>/notebooks/results/full/<chapter>/<name>.json|.npz``;
   from a ``file://`` copy, from ``<path>/notebooks/results/full/...``.
-- Which results a chapter has is read from the index ``notebooks/results/full/_index.json``
-  (:func:`build_index`; ``python -m modlib.remote index`` rewrites it, and a test checks it against
-  the store). Chapter 6 reads chapter 5's results too (:data:`READS`): they are fetched with it.
-- Every downloaded result must read back as stored (:func:`modlib.results.read`: the ``.json``'s
-  checksum of itself, its config hash, the ``.npz``'s checksum, and its own name, chapter and
-  profile); only when all of them pass are they written into the local store, each atomically
-  (``.npz`` first, ``.json`` last). A result already stored here is kept. Anything else raises
-  :class:`FetchError`, writing nothing, and says what failed and how to compute the results
-  instead. Every request has a timeout (:data:`TIMEOUT_S`): offline, it fails in seconds, naming
-  what it could not reach.
+- Which results a chapter has, and the SHA-256 of each of their files, is read from the index
+  ``notebooks/results/full/_index.json`` of the *pinned* commit (:func:`pinned_index`): the one
+  committed beside the code in a checkout, else the index at the installed release's tag
+  (:data:`RELEASE`, or ``$MODLIB_RESULTS_COMMIT``) in the repository. A downloaded file must have
+  the checksum that index records; a file changed on the server (its own checksum recomputed to
+  match) is refused. ``python -m modlib.remote index`` rewrites the index (:func:`build_index`), and
+  a test checks it against the store. Every name in it must be one of the chapter's jobs
+  (:mod:`modlib.jobs`), so no name reaches outside the store. Chapter 6 reads chapter 5's results
+  too (:data:`READS`): they are fetched with it.
+- Every downloaded result must also read back as stored (:func:`modlib.results.read`: the
+  ``.json``'s checksum of itself, its config hash, the ``.npz``'s checksum, and its own name,
+  chapter and profile); only when all of them pass are they written into the local store, each
+  atomically (``.npz`` first, ``.json`` last). A result already stored here is kept. Anything else
+  raises :class:`FetchError`, writing nothing, and says in one line what failed (with the URL) and
+  how to compute the results instead. Every request has a timeout (:data:`TIMEOUT_S`), a fetch an
+  overall deadline (:data:`DEADLINE_S`) and each file a size cap (:data:`MAX_BYTES`): offline, it
+  fails in seconds, naming what it could not reach.
 - The code check is the store's own: the chapter's code loads a fetched result only if it was made
   by the code installed here (its fingerprint, :mod:`modlib.fingerprint`); one made by other code
   (a package installed from another branch or version) is reported stale and not used.
@@ -37,10 +44,13 @@ Command line: ``python -m modlib.remote fetch CHAPTER [...]`` and ``python -m mo
 from __future__ import annotations
 
 import argparse
+import hashlib
+import http.client
 import json
 import os
 import sys
 import tempfile
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -53,7 +63,10 @@ URL_ENV = "MODLIB_RESULTS_URL"
 DISTRIBUTION = "breaking-it-down-book"
 PROFILE = "full"
 INDEX = "_index.json"
+COMMIT_ENV = "MODLIB_RESULTS_COMMIT"
 TIMEOUT_S = 20.0  # per request: connecting, and each read
+DEADLINE_S = 600.0  # for a whole fetch (a chapter's results are a few MB)
+MAX_BYTES = 64 * 2**20  # per file (the largest stored file is about 2 MB)
 # chapters whose pages also read another chapter's stored results
 READS = {"pretraining_consistency": ("structural_compositionality",)}
 CHECKOUT = results.PACKAGE_DIR.parent  # the repository, when modlib runs from a checkout
@@ -105,38 +118,105 @@ def base_url(url: str | None = None, branch: str | None = None) -> str:
     return f"{url}/raw/{branch or RELEASE}/notebooks/results/{PROFILE}"
 
 
-def _get(url: str) -> bytes:
-    """The bytes at ``url``, or :class:`FetchError` naming it and why (never waits past the timeout)."""
+def _get(url: str, deadline: float) -> bytes:
+    """The bytes at ``url``, or :class:`FetchError` naming it and why: never past the timeout of a
+    read, nor past ``deadline`` (a ``time.monotonic()``), nor over :data:`MAX_BYTES`."""
     try:
-        with urllib.request.urlopen(url, timeout=TIMEOUT_S) as response:
-            return response.read()
+        with urllib.request.urlopen(url, timeout=min(TIMEOUT_S, max(deadline - time.monotonic(), 0.01))) as response:
+            size = response.headers.get("Content-Length") if hasattr(response, "headers") else None
+            if size is not None and int(size) > MAX_BYTES:
+                raise FetchError(f"{url} is {int(size)} bytes, over the cap of {MAX_BYTES} per file")
+            chunks, got = [], 0
+            while True:
+                if time.monotonic() > deadline:
+                    raise FetchError(f"{url}: the fetch ran past its deadline of {DEADLINE_S:g} s")
+                chunk = response.read1(2**16) if hasattr(response, "read1") else response.read(2**16)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                got += len(chunk)
+                if got > MAX_BYTES:
+                    raise FetchError(f"{url} is over the cap of {MAX_BYTES} bytes per file")
+            if size is not None and got != int(size):
+                raise FetchError(f"{url}: the download ended after {got} of {int(size)} bytes")
+            return b"".join(chunks)
     except urllib.error.HTTPError as err:
         raise FetchError(f"{url} answered {err.code} {err.reason}") from err
     except urllib.error.URLError as err:
         raise FetchError(f"could not reach {url} ({err.reason})") from err
-    except (TimeoutError, OSError) as err:
+    except (TimeoutError, OSError, http.client.HTTPException, ValueError) as err:
         raise FetchError(f"could not reach {url} ({type(err).__name__}: {err or 'timed out'})") from err
 
 
 # ---------------------------------------------------------------- the index of stored results
 
 def build_index(root: Path | None = None) -> dict:
-    """``{"profile": "full", "chapters": {chapter: [result names]}}`` of the store under ``root``."""
+    """``{"profile": "full", "chapters": {chapter: {name: {".json": sha256, ".npz": sha256}}}}`` of
+    the store under ``root`` (each file's SHA-256, hex)."""
     folder = Path(root or results.default_root()) / PROFILE
     chapters = {}
     for sub in sorted(p for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []:
         names = sorted(p.stem for p in sub.glob("*.json") if not p.name.startswith("_"))
         if names:
-            chapters[sub.name] = names
-    return {"about": "The book's stored full-profile results, chapter by chapter, for fetching them "
-                     "where they are missing (modlib.remote); rewrite with: python -m modlib.remote index",
+            chapters[sub.name] = {n: {s: hashlib.sha256((sub / f"{n}{s}").read_bytes()).hexdigest()
+                                      for s in (".json", ".npz") if (sub / f"{n}{s}").is_file()}
+                                  for n in names}
+    return {"about": "The book's stored full-profile results, chapter by chapter, with each file's "
+                     "SHA-256, against which fetched results are checked (modlib.remote); rewrite with: "
+                     "python -m modlib.remote index",
             "profile": PROFILE, "chapters": chapters}
 
 
 def write_index(root: Path | None = None) -> Path:
+    """Rewrite the index of the store under ``root``; raises ``ValueError`` when it holds no
+    full results (a mistyped ``--root`` would otherwise write an empty index)."""
+    index = build_index(root)
     path = Path(root or results.default_root()) / PROFILE / INDEX
-    results.atomic_write_bytes(path, (json.dumps(build_index(root), indent=1) + "\n").encode())
+    if not index["chapters"]:
+        raise ValueError(f"{path.parent} holds no stored full results: not writing an empty index "
+                         f"(is --root the store, e.g. notebooks/results?)")
+    results.atomic_write_bytes(path, (json.dumps(index, indent=1) + "\n").encode())
     return path
+
+
+def pinned_index(url: str | None = None, deadline: float | None = None) -> dict:
+    """``{chapter: {name: {".json": sha256, ".npz": sha256}}}`` of the pinned commit's index: the
+    index committed beside the code in a checkout, else the one at the installed release's tag
+    (:data:`RELEASE`, or ``$MODLIB_RESULTS_COMMIT`` where set) in the repository ``url``. Raises :class:`FetchError` when there is none, or it is malformed, or it
+    names a result that is not one of its chapter's jobs."""
+    local = CHECKOUT / "notebooks" / "results" / PROFILE / INDEX
+    if local.is_file():
+        where, text = str(local), local.read_bytes()
+    else:
+        commit = os.environ.get(COMMIT_ENV, "").strip() or RELEASE
+        if url is None:
+            url = repository()[0]
+        where = f"{base_url(url, commit)}/{INDEX}"
+        text = _get(where, deadline or time.monotonic() + DEADLINE_S)
+    try:
+        chapters = json.loads(text)["chapters"]
+        ok = isinstance(chapters, dict) and all(
+            isinstance(names, dict) and all(isinstance(f, dict) and set(f) == {".json", ".npz"}
+                                            for f in names.values()) for names in chapters.values())
+    except (ValueError, KeyError, TypeError) as err:
+        raise FetchError(f"{where} is not an index of stored results ({type(err).__name__}: {err})") from err
+    if not ok:
+        raise FetchError(f"{where} is not an index of stored results (expected chapters of names with the "
+                         f"SHA-256 of their .json and .npz); rewrite it: python -m modlib.remote index")
+    return chapters
+
+
+def _check_names(chapter: str, names, where: str) -> None:
+    """Raise :class:`FetchError` unless every name is one of ``chapter``'s jobs (so no path)."""
+    from modlib import jobs  # here: the chapters' code is imported only to fetch
+
+    if chapter not in jobs.CHAPTERS:
+        raise FetchError(f"{where} lists a chapter {chapter!r} that is not one of {', '.join(jobs.CHAPTERS)}")
+    known = {job.split("/", 1)[1] for job in jobs.jobs([chapter], PROFILE) if job.startswith(chapter + "/")}
+    bad = [n for n in names if n not in known or "/" in n or "\\" in n or n.startswith(".")]
+    if bad:
+        raise FetchError(f"{where} lists {bad[0]!r}, which is not a result of '{chapter}' "
+                         f"(its jobs: {', '.join(sorted(known))})")
 
 
 # ---------------------------------------------------------------- what is missing, and fetching it
@@ -173,27 +253,31 @@ def fetch_chapter(chapter: str, *, root: Path | None = None, url: str | None = N
     root = Path(root or results.default_root())
     base = base_url(url, branch)
     how = _how_to_compute(chapter)
+    deadline = time.monotonic() + DEADLINE_S
     try:
-        index = json.loads(_get(f"{base}/{INDEX}"))
-        listed = index["chapters"]
+        listed = pinned_index(url, deadline)
+        if chapter not in listed:
+            raise FetchError(f"the repository ({base}) stores no full results for '{chapter}'")
+        for c in (chapter, *READS.get(chapter, ())):
+            _check_names(c, listed.get(c, {}), f"the index of stored results")
     except FetchError as err:
         raise FetchError(f"The book's stored full results for '{chapter}' were not fetched: {err}. {how}") from err
-    except (ValueError, KeyError, TypeError) as err:
-        raise FetchError(f"{base}/{INDEX} is not an index of stored results ({err}). {how}") from err
-    if chapter not in listed:
-        raise FetchError(f"The repository ({base}) stores no full results for '{chapter}'. {how}")
-    wanted = [(c, n) for c in (chapter, *READS.get(chapter, ())) for n in listed.get(c, [])
+    wanted = [(c, n) for c in (chapter, *READS.get(chapter, ())) for n in listed.get(c, {})
               if n not in _stored(root, c)]
     checked = []
     with tempfile.TemporaryDirectory(prefix="modlib-fetch-") as tmp:
         for c, n in wanted:
             files = {}
             for suffix in (".json", ".npz"):
+                where = f"{base}/{c}/{n}{suffix}"
                 try:
-                    files[suffix] = _get(f"{base}/{c}/{n}{suffix}")
+                    files[suffix] = _get(where, deadline)
+                    if hashlib.sha256(files[suffix]).hexdigest() != listed[c][n][suffix]:
+                        raise FetchError(f"{where} is not the file the pinned index of stored results "
+                                         f"records (its SHA-256 differs: changed on the server, or damaged)")
                 except FetchError as err:
                     raise FetchError(f"The book's stored full results for '{chapter}' were not fetched: "
-                                     f"{err}. {how}") from err
+                                     f"{err}; nothing was written. {how}") from err
                 (Path(tmp) / f"{c}--{n}{suffix}").write_bytes(files[suffix])
             try:
                 got = results.read(Path(tmp) / f"{c}--{n}.json", Path(tmp) / f"{c}--{n}.npz")
@@ -287,7 +371,10 @@ def main(argv: list[str] | None = None) -> int:
     idx.add_argument("--root", type=Path, default=None)
     args = parser.parse_args(argv)
     if args.command == "index":
-        print(f"wrote {write_index(args.root)}")
+        try:
+            print(f"wrote {write_index(args.root)}")
+        except ValueError as err:
+            parser.error(str(err))
         return 0
     try:
         for chapter in args.chapters:

@@ -1,6 +1,7 @@
 """Carry stored results over a code change that computes the same numbers, by proving it.
 
-    python -m modlib.restamp [--profile full] [--against REV] [--dry-run] [--relabel OLD=NEW] [CHAPTER ...]
+    python -m modlib.restamp [--profile full] [--against REV] [--dry-run] [--relabel OLD=NEW]
+                             [--rule-only] [--unproven REASON] [CHAPTER ...]
 
 The store's fingerprint (:mod:`modlib.fingerprint`) already sees through renaming locals, moving
 code and deleting code nothing calls. A change it cannot see through (a bug fix that no stored
@@ -15,15 +16,23 @@ they may be right. This command decides, chapter by chapter:
    of the chapter (its own experiments, on the CPU, one thread) is computed by both, in separate
    processes, and every config, metric and array is compared bit for bit.
 
+``--rule-only`` carries results over a change of the fingerprint's rule (:mod:`modlib.fingerprint`)
+itself: step 3 is replaced by checking that every file of ``modlib`` that differs from ``REV`` is a
+module that computes nothing (:data:`modlib.fingerprint.NOT_FOLLOWED`), so the code that computes
+the results is the code at ``REV``, byte for byte.
+
 ``--relabel OLD=NEW`` carries over a change of the labels a result's metrics hold (a row name, say):
 step 3 then compares the old smoke results with ``OLD`` written ``NEW`` in every string of their
 metrics, and the same renaming is applied to the stale results before they are stamped.
 
 Only when all three hold are the stale results stamped with the present fingerprint, the evidence
 kept in their ``meta["restamped"]`` (:func:`modlib.results.restamping`); otherwise the command says
-which result differs and how to remake it. The smoke profile runs every code path the chapter's
-experiments take at a small size; a change that acts only above that size (a branch on the number
-of seeds, say) is not caught, so read the diff as well.
+which result differs and how to remake it. The proof covers only the kinds of result the smoke
+profile computes (:func:`kind`: a result's name with its numbers written ``#``): a stale result of
+another kind (chapter 5's Number-Contact, which smoke does not compute) is refused and named, unless
+``--unproven REASON`` carries it, the reason kept in the result. Even within a kind, smoke computes
+at a small size; a change that acts only above that size (a branch on the number of seeds, say) is
+not caught, and the evidence says so: read the diff as well.
 """
 
 from __future__ import annotations
@@ -39,7 +48,7 @@ from pathlib import Path
 
 import torch
 
-from modlib import jobs, results
+from modlib import fingerprint, jobs, profiles, results
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -134,17 +143,46 @@ def compare(old: Path, new: Path, labels: dict[str, str] | None = None) -> str |
     return None
 
 
+def changed_files(rev: str) -> list[str]:
+    """The files under ``modlib/`` of the working tree (untracked ones too) that differ from ``rev``."""
+    def git(*args):
+        done = subprocess.run(["git", "-C", str(REPO), *args], capture_output=True, text=True)
+        if done.returncode != 0:
+            raise ValueError(f"--against {rev!r}: git cannot compare with it ({done.stderr.strip()})")
+        return done.stdout.split()
+    return sorted(set(git("diff", "--name-only", rev, "--", "modlib"))
+                  | set(git("ls-files", "--others", "--exclude-standard", "--", "modlib")))
+
+
+def computing_changes(rev: str) -> list[str]:
+    """The files of :func:`changed_files` that belong to modules that may compute a result (all
+    but :data:`modlib.fingerprint.NOT_FOLLOWED`)."""
+    return [f for f in changed_files(rev)
+            if not f.endswith(".py") or Path(f).stem not in fingerprint.NOT_FOLLOWED]
+
+
 def prove(chapter: str, names: list[str], profile: str, rev: str, work: Path,
-          labels: dict[str, str] | None = None) -> str:
+          labels: dict[str, str] | None = None, rule_only: bool = False) -> tuple[str, set[str]]:
     """The evidence that ``names`` (stale results of ``chapter`` at ``profile``) were made by the
-    code at ``rev`` and that it computes the chapter's smoke results as the working tree does;
-    raises ``ValueError`` saying what failed."""
+    code at ``rev`` and that it computes the chapter's smoke results as the working tree does (or,
+    ``rule_only``, that no module that computes differs from ``rev``), and the :func:`kind` of each
+    result that evidence covers; raises ``ValueError`` saying what failed."""
     old = _tree(rev, work / "old")
     loaded = json.loads(_run(old, results.default_root(), [chapter, profile, json.dumps(names)]))
     not_current = [n for n, ok in loaded.items() if not ok]
     if not_current:
         raise ValueError(f"the code at {rev} does not load {', '.join(not_current)} as current either: "
                          f"they were not made by it; remake them")
+    commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", rev], capture_output=True,
+                            text=True).stdout.strip() or rev
+    if rule_only:
+        computing = computing_changes(rev)
+        if computing:
+            raise ValueError(f"--rule-only: files that may compute results differ from {rev}: "
+                             f"{', '.join(computing)}; drop --rule-only to compare the smoke results")
+        return (f"made by the code at {commit} (it loads this result as current); since then only modules "
+                f"that compute nothing changed ({', '.join(changed_files(rev))}): the fingerprint's rule, "
+                f"not the code that computes the result"), {kind(n) for n in names}
     for which, tree in (("old", old), ("new", REPO)):
         _run(tree, work / f"store-{which}", [chapter, "smoke", "null"])
     difference = compare(work / "store-old" / "smoke", work / "store-new" / "smoke", labels)
@@ -153,19 +191,28 @@ def prove(chapter: str, names: list[str], profile: str, rev: str, work: Path,
                          f"({difference}); remake the stale results")
     count = len(_results(work / "store-old" / "smoke"))
     added = len(_results(work / "store-new" / "smoke")) - count
-    commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", rev], capture_output=True,
-                            text=True).stdout.strip() or rev
     renamed = f", once its labels are renamed ({', '.join(f'{a!r} -> {b!r}' for a, b in labels.items())})" \
         if labels else ""
     also = f"; {added} more that only the re-stamping code makes were not compared" if added else ""
-    return (f"made by the code at {commit} (it loads this result as current), which computes every smoke "
-            f"result of {chapter} ({count}) bit for bit as the code that re-stamped it{renamed}{also}")
+    kinds = {kind(k.removesuffix(".json")) for k in _results(work / "store-old" / "smoke")}
+    return (f"made by the code at {commit} (it loads this result as current), which computes the {count} smoke "
+            f"results of {chapter} (of the kinds {', '.join(sorted(kinds))}) bit for bit as the code that "
+            f"re-stamped it{renamed}{also}; at the smoke profile's sizes: a change that acts only at larger "
+            f"ones (more seeds, say) is not covered"), kinds
+
+
+def kind(job: str) -> str:
+    """``chapter/kind`` of a job ``chapter/name`` (:func:`modlib.results.kind`: numbers written #)."""
+    chapter, _, name = job.partition("/")
+    return f"{chapter}/{results.kind(name)}"
 
 
 def restamp(chapters: list[str], profile: str = "full", rev: str = "HEAD", dry_run: bool = False,
-            labels: dict[str, str] | None = None) -> dict:
+            labels: dict[str, str] | None = None, rule_only: bool = False, unproven: str | None = None) -> dict:
     """Re-stamp the stale results of ``chapters`` that :func:`prove` carries; returns
-    ``{chapter: {"stale": [...], "restamped": [...], "refused": reason or None}}``."""
+    ``{chapter: {"stale": [...], "restamped": [...], "refused": reason or None}}``. A stale result
+    whose :func:`kind` the proof did not compute is refused (and named), unless ``unproven`` gives
+    the reason to carry it all the same, which its ``meta["restamped"]`` then keeps."""
     report = {}
     for chapter in chapters:
         found = stale(chapter, profile)
@@ -175,10 +222,17 @@ def restamp(chapters: list[str], profile: str = "full", rev: str = "HEAD", dry_r
             continue
         with tempfile.TemporaryDirectory() as work:
             try:
-                reason = prove(chapter, sorted(found), profile, rev, Path(work), labels)
+                reason, kinds = prove(chapter, sorted(found), profile, rev, Path(work), labels, rule_only)
             except ValueError as err:
                 entry["refused"] = str(err)
                 continue
+        outside = sorted(n for n in found if kind(n) not in kinds)
+        if outside and not unproven:
+            entry["refused"] = (f"the proof computed no result of the kind of {', '.join(outside)}; remake them, "
+                                f"or carry them with --unproven REASON")
+            found = {n: why for n, why in found.items() if n not in outside}
+        reasons = {n: reason + (f"; its kind ({kind(n)}) was not computed by the proof, carried because: "
+                                f"{unproven}" if n in outside else "") for n in found}
         todo = jobs.jobs([chapter], profile)
         if labels:  # the proven renaming, applied to the stale results before they are stamped
             for name in found:
@@ -186,10 +240,10 @@ def restamp(chapters: list[str], profile: str = "full", rev: str = "HEAD", dry_r
                 meta = json.loads(path.read_text())
                 meta["metrics"] = relabel(meta["metrics"], labels)
                 results._write_meta(path, meta)
-        with results.restamping(lambda stored, why: reason):
-            for name in sorted(found):
+        for name in sorted(found):
+            with results.restamping(lambda stored, why, name=name: reasons[name]):
                 todo[name][1](torch.device("cpu"))
-                entry["restamped"].append(name)
+            entry["restamped"].append(name)
     return report
 
 
@@ -203,22 +257,40 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--relabel", action="append", default=[], metavar="OLD=NEW",
                         help="a label the new code writes differently (e.g. '* mask=× mask'): proven on the "
                              "smoke results, then applied to the stale results' metrics")
+    parser.add_argument("--rule-only", action="store_true",
+                        help="the change is to the fingerprint's rule only: no module that computes differs "
+                             "from --against (checked), so no smoke results are compared")
+    parser.add_argument("--unproven", metavar="REASON", default=None,
+                        help="carry stale results of kinds the proof did not compute too, for this reason "
+                             "(kept in each result)")
     args = parser.parse_args(argv)
+    if args.unproven is not None and not args.unproven.strip():
+        parser.error("--unproven needs a reason, e.g. --unproven 'the change only renames a label'")
     for chapter in args.chapters:
         if chapter not in jobs.CHAPTERS:
             parser.error(f"unknown chapter {chapter!r}; choose from {', '.join(jobs.CHAPTERS)}")
+    try:
+        profiles.resolve(args.profile)
+    except ValueError as err:
+        parser.error(f"--profile: {err}")
+    known = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--verify", "--quiet", f"{args.against}^{{commit}}"],
+                           capture_output=True)
+    if known.returncode != 0:
+        parser.error(f"--against {args.against!r} is not a commit of {REPO}; give a commit, branch or tag (e.g. HEAD)")
     bad = [r for r in args.relabel if "=" not in r or not r.split("=", 1)[0]]
     if bad:
         parser.error(f"--relabel {bad[0]!r}: expected OLD=NEW with OLD not empty")
     labels = dict(r.split("=", 1) for r in args.relabel)
-    report = restamp(args.chapters or list(jobs.CHAPTERS), args.profile, args.against, args.dry_run, labels)
+    report = restamp(args.chapters or list(jobs.CHAPTERS), args.profile, args.against, args.dry_run, labels,
+                     args.rule_only, args.unproven)
     failed = False
     for chapter, entry in report.items():
         if not entry["stale"]:
             print(f"{chapter}: every stored result is current")
         elif entry["refused"]:
             failed = True
-            print(f"{chapter}: {len(entry['stale'])} stale, NOT re-stamped: {entry['refused']}")
+            done = f"re-stamped {len(entry['restamped'])}, " if entry["restamped"] else ""
+            print(f"{chapter}: {len(entry['stale'])} stale, {done}NOT re-stamped: {entry['refused']}")
         elif args.dry_run:
             print(f"{chapter}: {len(entry['stale'])} stale: {', '.join(entry['stale'])}")
         else:

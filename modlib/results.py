@@ -32,7 +32,9 @@ import hashlib
 import io
 import json
 import os
+import platform
 import re
+import shutil
 import tempfile
 import time
 import zipfile
@@ -53,6 +55,10 @@ PACKAGE_DIR = Path(__file__).resolve().parent
 class StaleResultError(RuntimeError):
     """A stored result is missing, unreadable, or made with another config or by other code, and
     recomputing is not allowed."""
+
+
+class StoreFullError(OSError):
+    """The results store has less free space than a computation is expected to write."""
 
 
 class UnreadableResultError(ValueError):
@@ -212,12 +218,18 @@ def read(json_path: Path, npz_path: Path | None = None) -> Result | None:
     return Result(meta.get("name", json_path.stem), config, metrics, arrays, meta)
 
 
-def _read_or_report(json_path: Path, npz_path: Path) -> tuple[Result | None, str | None]:
-    """The stored result (or ``None``) and, when its files exist but cannot be read, why not."""
+def _read_or_report(json_path: Path, npz_path: Path, key: str) -> tuple[Result | None, str | None]:
+    """The stored result (or ``None``) at the paths of ``key`` (``"profile/chapter/name"``) and,
+    when its files exist but cannot be read or hold another result (a copy of another seed's
+    files, whose config may be alike), why not."""
     try:
-        return read(json_path, npz_path), None
+        stored = read(json_path, npz_path)
     except UnreadableResultError as err:
         return None, str(err)
+    if stored is not None and _key(stored) != key:
+        return None, (f"{json_path} holds the result {_key(stored)}, not {key} (copied or renamed); "
+                      f"delete both files (or run again, which recomputes it)")
+    return stored, None
 
 
 def _key(result: Result) -> str:
@@ -259,7 +271,8 @@ def save(chapter: str, name: str, config: dict, metrics: dict, arrays: dict, *, 
         "depends": dependencies(depends),
         "arrays": {k: {"shape": list(v.shape), "dtype": str(v.dtype)} for k, v in arrays.items()},
         "npz_sha256": hashlib.sha256(blob).hexdigest(),
-        "package_version": __version__, "seeds": config.get("seeds"), "device": device,
+        "package_version": __version__, "versions": versions(), "cpu": cpu_name(),
+        "seeds": config.get("seeds"), "device": device,
         "wall_time_s": round(wall_time_s, 3),
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }
@@ -268,9 +281,36 @@ def save(chapter: str, name: str, config: dict, metrics: dict, arrays: dict, *, 
     return Result(name, config, metrics, dict(arrays), meta)
 
 
+def versions() -> dict[str, str | None]:
+    """The versions of Python and of the libraries a result's numbers depend on (``None``: not
+    installed), as a result's metadata records them."""
+    from importlib import metadata
+
+    out = {"python": platform.python_version()}
+    for name in ("torch", "numpy", "transformers"):
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def cpu_name() -> str:
+    """The CPU's model name (``/proc/cpuinfo`` on Linux, else :func:`platform.processor`), or
+    ``"unknown"``."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown"
+
+
 def _check_writable(folder: Path) -> None:
     """Raise, naming the folder, when results cannot be written there (checked before computing,
-    by writing and removing a small file: permissions, a read-only mount or a full disk all show)."""
+    by writing and removing an empty file: permissions or a read-only mount; free space is
+    :func:`check_space`'s)."""
     try:
         folder.mkdir(parents=True, exist_ok=True)
         fd, probe = tempfile.mkstemp(dir=folder, prefix=".writable.", suffix=".tmp")
@@ -279,6 +319,46 @@ def _check_writable(folder: Path) -> None:
     except OSError as err:
         raise PermissionError(f"the results store cannot be written at {folder} ({err.strerror or err}); "
                               f"make it writable or choose another store with ${ROOT_ENV}") from err
+
+
+SPACE_MARGIN = 2  # keep this many times a result's expected size free before computing it
+MIN_FREE_BYTES = 64 * 2**20  # and never less than this (a result of a kind not stored yet)
+
+
+def kind(name: str) -> str:
+    """A result's kind: its name with every number written ``#`` (``addmul-seed3`` -> ``addmul-seed#``)."""
+    return re.sub(r"\d+(\.\d+)?", "#", name)
+
+
+def stored_size(folder: Path, name: str) -> int:
+    """Bytes of the result ``name`` in ``folder`` (its ``.json`` and ``.npz``; 0 where absent)."""
+    return sum(p.stat().st_size for p in (folder / f"{name}.json", folder / f"{name}.npz") if p.is_file())
+
+
+def space_needed(chapter: str, name: str, root: Path | None = None) -> int:
+    """Bytes to find free before computing ``chapter/name``: :data:`SPACE_MARGIN` times the largest
+    result of its :func:`kind` stored for the chapter at any profile under ``root`` (else the
+    chapter's largest result), and at least :data:`MIN_FREE_BYTES`."""
+    sizes, same = [], []
+    for folder in Path(root or default_root()).glob(f"*/{chapter}"):
+        for path in folder.glob("*.json"):
+            if not path.name.startswith("_"):
+                size = stored_size(folder, path.stem)
+                sizes.append(size)
+                if kind(path.stem) == kind(name):
+                    same.append(size)
+    return max(MIN_FREE_BYTES, SPACE_MARGIN * max(same or sizes or [0]))
+
+
+def check_space(folder: Path, need: int, what: str) -> None:
+    """Raise :class:`StoreFullError`, naming ``folder`` and the space needed, when the file system
+    holding it has fewer than ``need`` bytes free for ``what``."""
+    free = shutil.disk_usage(folder).free
+    if free < need:
+        raise StoreFullError(f"the results store at {folder} has {free / 2**20:.0f} MB free; {what} needs about "
+                             f"{need / 2**20:.0f} MB (a margin of {SPACE_MARGIN}x its expected size, at least "
+                             f"{MIN_FREE_BYTES / 2**20:.0f} MB); nothing was computed. Free space there, or choose "
+                             f"another store with ${ROOT_ENV}=DIR")
 
 
 def _config_changes(old: dict, new: dict) -> str:
@@ -358,7 +438,8 @@ def load(chapter: str, name: str, config: dict, *, profile: str, code, depends: 
     """The stored result ``name`` if it is readable and was made with ``config`` by ``code`` (the
     function that computes it) as it is now, from ``depends`` as they are now, else ``None``
     (never computes)."""
-    stored, _ = _read_or_report(*_paths(root or default_root(), profile, chapter, name))
+    stored, _ = _read_or_report(*_paths(root or default_root(), profile, chapter, name),
+                                f"{profile}/{chapter}/{name}")
     if stored is None or _why_not(stored, config, _fp.of(code), dependencies(depends)) is not None:
         return None
     return stored
@@ -379,7 +460,7 @@ def fetch(chapter: str, name: str, config: dict, compute: Callable[[], tuple[dic
     runner on the chapter's notebook).
     """
     json_path, npz_path = _paths(root or default_root(), profile, chapter, name)
-    stored, unreadable = _read_or_report(json_path, npz_path)
+    stored, unreadable = _read_or_report(json_path, npz_path, f"{profile}/{chapter}/{name}")
     now = _fp.of(code)  # before computing: the code as this process runs it
     needs = dependencies(depends)
     why = _why_not(stored, config, now, needs) if stored is not None else None
@@ -400,6 +481,7 @@ def fetch(chapter: str, name: str, config: dict, compute: Callable[[], tuple[dic
         where = "only stored results are read here" if _READ_ONLY else "this build only reads full-profile results"
         raise StaleResultError(f"{reason}; {where}. Remake it with: {remake}")
     _check_writable(json_path.parent)  # before hours of computing, not after
+    check_space(json_path.parent, space_needed(chapter, name, root), f"computing {profile}/{chapter}/{name}")
     if stored is not None or unreadable:
         print(f"{reason}: recomputing")
     start = time.perf_counter()

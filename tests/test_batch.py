@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 import nbformat
+import numpy as np
 import pytest
 
 from modlib import batch, results
@@ -328,3 +329,46 @@ def test_a_manifest_that_cannot_be_written_fails_its_notebook_and_the_next_one_r
     rows = batch.run(nbs, "smoke", tmp_path / "out")
     assert [r["status"] for r in rows] == ["failed", "ran"]
     assert f"its manifest {batch.manifest_path(nbs[0], 'smoke')} cannot be written" in rows[0]["error"]
+
+
+def test_a_modlib_file_edited_while_a_notebook_runs_leaves_it_stale(tmp_path, store, monkeypatch):
+    """The manifest records the fingerprint of the code that ran, not the files on disk after the
+    run (issue 54, item 4)."""
+    import shutil
+
+    import papermill
+
+    copy = tmp_path / "modlib"
+    shutil.copytree(batch.MODLIB_DIR, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(batch, "MODLIB_DIR", copy)
+    nb = one_cell_notebook(tmp_path / "chap.ipynb", "x = 1")
+
+    def run_while_someone_edits(*args, **kwargs):
+        (copy / "training.py").write_text((copy / "training.py").read_text() + "\nEDITED = 1\n")
+
+    monkeypatch.setattr(papermill, "execute_notebook", run_while_someone_edits)
+    assert [r["status"] for r in batch.run([nb], "smoke", tmp_path / "out")] == ["ran"]
+    assert batch.stale_reason(nb, "smoke") == "its code or modlib changed"
+
+
+def test_a_store_without_room_is_refused_before_computing_naming_folder_and_space(tmp_path, store, monkeypatch):
+    """Issue 54, item 5: a full disk is found before hours of computing, not after."""
+    import shutil
+
+    computed = []
+    results.fetch("chap", "run-seed0", {"seeds": 1}, lambda: computed.append(1) or ({}, {"a": np.zeros(10**6)}),
+                  profile="smoke", device="cpu", code="modlib.data.digits")
+    size = results.stored_size(store / "smoke" / "chap", "run-seed0")
+    monkeypatch.setattr(results, "MIN_FREE_BYTES", 1)
+    assert results.space_needed("chap", "run-seed7", store) == results.SPACE_MARGIN * size  # its kind's size
+    usage = shutil.disk_usage(store)
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: usage._replace(free=size))
+    with pytest.raises(results.StoreFullError, match=rf"the results store at {store / 'smoke' / 'chap'} has 0 MB "
+                                                     rf"free; computing smoke/chap/run-seed1 needs about"):
+        results.fetch("chap", "run-seed1", {"seeds": 1}, lambda: computed.append(2) or ({}, {}),
+                      profile="smoke", device="cpu", code="modlib.data.digits")
+    nb = one_cell_notebook(tmp_path / "chap.ipynb", "x = 1")
+    proc_rows = []
+    with pytest.raises(results.StoreFullError, match=rf"results store at {store / 'smoke' / 'chap'} .* running chap.ipynb"):
+        batch.run([nb], "smoke", tmp_path / "out", rows=proc_rows)
+    assert computed == [1] and proc_rows == []

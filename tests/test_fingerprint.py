@@ -140,6 +140,28 @@ def test_a_method_reached_by_name_counts_and_a_reference_to_another_unit_counts(
     assert "modlib.structural_compositionality.experiment:run_one" in changed(before)
 
 
+def test_a_method_that_calls_a_module_function_of_its_own_name_reaches_it(package):
+    """``BaselineSettings.conditions`` returns ``conditions(...)`` (members'): the method's own name
+    is not a local, so the call is followed (issue 54, item 1)."""
+    entries = ["modlib.redundant_input_toy.baselines:compute", "modlib.redundant_input_toy.mechanism:compute"]
+    before = {e: fingerprint.of(e) for e in entries}
+    edit(package / "redundant_input_toy" / "members.py",
+         'return [("binary", r) for r in reveals] + [(c, 1.0) for c in controls]',
+         'return [(c, 1.0) for c in controls] + [("binary", r) for r in reveals]')
+    assert [e for e in entries if fingerprint.of(e) == before[e]] == []
+
+
+def test_a_name_imported_inside_a_function_is_followed(package):
+    """``mlm_model`` imports ``LanguageModel`` in its body: a change of its dropout makes the
+    pretrained checkpoint stale (issue 54, item 2)."""
+    entry = "modlib.pretraining_consistency.experiment:_pretrain_language"
+    before = fingerprint.of(entry)
+    edit(package / "structural_compositionality" / "experiment.py",
+         "hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)",
+         "hidden_dropout_prob=0.1, attention_probs_dropout_prob=0.0)")
+    assert fingerprint.of(entry) != before
+
+
 def test_bad_entries_are_named():
     with pytest.raises(ValueError, match="code='modlib.nothing' is not a module of modlib; choose one of .*modlib.redundant_input_toy.experiment"):
         fingerprint.of("modlib.nothing")
@@ -240,3 +262,38 @@ def test_a_field_newer_than_3_11_counts_only_where_the_code_uses_it():
     assert fingerprint.dump(Later(name="f", type_params=[])) == "Later(name='f')"
     assert fingerprint.dump(Later(name="f", type_params=[ast.Name(id="T", ctx=ast.Load())])) == \
         "Later(name='f', type_params=[Name(id='T', ctx=Load())])"
+
+
+# ---------------------------------------------------------------- checked against what runs
+
+def _computed_under_the_recorder(chapters, monkeypatch) -> dict[str, list[str]]:
+    """``{chapter/name: [modlib units that ran outside its fingerprint]}`` for every result the
+    smoke jobs of ``chapters`` compute (into the test's private store)."""
+    import torch
+
+    from modlib import jobs, results
+
+    found, fetch = {}, results.fetch
+
+    def recorded(chapter, name, config, compute, **kw):
+        def run():
+            with fingerprint.recording() as ran:
+                out = compute()
+            found[f"{chapter}/{name}"] = fingerprint.outside(kw["code"], ran, compute)
+            return out
+        return fetch(chapter, name, config, run, **kw)
+
+    monkeypatch.setattr(results, "fetch", recorded)
+    for _, compute in jobs.jobs(chapters, "smoke").values():
+        compute(torch.device("cpu"))
+    return found
+
+
+@pytest.mark.parametrize("chapter", [toy.CHAPTER])
+def test_every_modlib_function_that_runs_while_a_smoke_result_is_computed_is_in_its_fingerprint(
+        chapter, store, monkeypatch):
+    """The static rule checked against what executes (issue 54): on the code before the fix of
+    item 1, chapter 1's baselines ran members.conditions outside their fingerprint."""
+    found = _computed_under_the_recorder([chapter], monkeypatch)
+    assert found, "no result was computed"
+    assert {name: units for name, units in found.items() if units} == {}

@@ -240,3 +240,29 @@ def test_a_bad_thread_count_for_local_jobs_is_refused(tmp_path, store, monkeypat
     monkeypatch.setattr(jobs, "_run_local", lambda *a, **kw: pytest.fail("the jobs were started"))
     with pytest.raises(ValueError, match=r"threads=0 is not valid"):
         jobs.run([toy.CHAPTER], SMOKE, executor="local", threads=0, root=store, out=tmp_path)
+
+
+def test_the_command_line_names_an_unknown_job_without_a_traceback(capsys):
+    """Issue 54, item 8: a chapter's unknown result is a usage error naming the jobs."""
+    with pytest.raises(SystemExit) as err:
+        jobs.main([f"{toy.CHAPTER}/no-such-result", "--profile", "smoke"])
+    printed = capsys.readouterr().err
+    assert err.value.code == 2 and "Traceback" not in printed
+    assert f"job='{toy.CHAPTER}/no-such-result'" in printed and f"{toy.CHAPTER}/baselines" in printed
+
+
+@pytest.mark.parametrize("flag", ["--gpus", "--time", "--mem", "--cpus"])
+def test_slurm_counts_are_checked(flag, capsys):
+    with pytest.raises(SystemExit):
+        batch.main(["--executor", "slurm", flag, "-3", "--time", "60"] if flag != "--time" else
+                   ["--executor", "slurm", "--time", "-3"])
+    assert f"{flag.lstrip('-')}=-3 is not valid" in capsys.readouterr().err
+
+
+def test_the_batch_refuses_a_file_that_is_not_a_notebook(tmp_path, store, capsys):
+    script = tmp_path / "chap.py"
+    script.write_text("x = 1\n")
+    with pytest.raises(SystemExit):
+        batch.main(["--profile", "smoke", str(script)])
+    assert f"{script} is not a notebook (.ipynb)" in capsys.readouterr().err
+    assert not store.exists() or not list(store.rglob("chap"))

@@ -80,15 +80,18 @@ def test_full_profile_fetches_the_chapter_and_its_code_loads_it_without_computin
     assert capsys.readouterr().out == ""
 
 
-def test_a_result_made_by_other_code_is_fetched_but_reported_stale_not_used(repo, store):
+def test_a_file_changed_on_the_server_with_its_own_checksum_recomputed_is_refused(repo, store):
+    """The files are checked against the pinned commit's index, not against the checksum a
+    fetched file carries itself (issue 54, item 6)."""
     path = repo / CHAPTER / "mnist-A.json"
     meta = json.loads(path.read_text())
-    meta["code"] = meta["code"][:-1] + ["<links> 0000000000000000"]
+    meta["metrics"] = {**meta["metrics"], "tampered": True}
     meta["sha256"] = results.checksum(meta)
     path.write_text(json.dumps(meta))
-    remote.fetch_chapter(CHAPTER)
-    with results.store_only(), pytest.raises(results.StaleResultError, match="mnist-A.*made by other code"):
-        rs.run("full", torch.device("cpu"))
+    assert results.read(path) is not None  # it checks out by itself
+    with pytest.raises(remote.FetchError, match="mnist-A.json is not the file the pinned index .* SHA-256 differs"):
+        remote.fetch_chapter(CHAPTER)
+    assert not store.exists() or not list(store.rglob("*.json"))
 
 
 @pytest.mark.parametrize("damage", ["npz", "json"])
@@ -96,11 +99,11 @@ def test_a_damaged_download_writes_nothing(repo, store, damage):
     if damage == "npz":
         npz = repo / CHAPTER / "scan-B.npz"
         npz.write_bytes(npz.read_bytes()[:-10])
-        match = "scan-B: the downloaded result does not check out.*checksum differs"
+        match = "scan-B.npz is not the file the pinned index .* SHA-256 differs"
     else:
         path = repo / CHAPTER / "scan-B.json"
         path.write_text(path.read_text().replace('"mnist', '"MNIST', 1).replace('"scan', '"Scan', 1))
-        match = "scan-B: the downloaded result does not check out.*no longer has the checksum"
+        match = "scan-B.json is not the file the pinned index .* SHA-256 differs"
     with pytest.raises(remote.FetchError, match=match):
         remote.fetch_chapter(CHAPTER)
     assert not store.exists() or not list(store.rglob("*.json"))
@@ -115,11 +118,8 @@ def test_results_already_here_are_kept(repo, store, capsys):
 
 
 def test_a_chapter_that_reads_another_fetches_both(repo, store, monkeypatch):
-    monkeypatch.setitem(remote.READS, CHAPTER, ("other",))
-    index = json.loads((repo / remote.INDEX).read_text())
-    index["chapters"]["other"] = ["mnist-A"]
-    (repo / remote.INDEX).write_text(json.dumps(index))
-    with pytest.raises(remote.FetchError, match="other/mnist-A.json"):  # not in the copy: not found
+    monkeypatch.setitem(remote.READS, CHAPTER, ("redundant_input_toy",))
+    with pytest.raises(remote.FetchError, match="redundant_input_toy/baselines.json"):  # not in the copy
         remote.fetch_chapter(CHAPTER)
     assert not store.exists() or not list(store.rglob("*.json"))
 
@@ -172,7 +172,7 @@ def test_offline_it_fails_at_once_naming_what_it_could_not_reach_and_how_to_comp
         results.available_profile("full", CHAPTER)
     assert time.monotonic() - start < 5
     message = str(err.value)
-    assert f"could not reach {url}/raw/{remote.RELEASE}/notebooks/results/full/_index.json" in message
+    assert f"could not reach {url}/raw/{remote.RELEASE}/notebooks/results/full/{CHAPTER}/{STORED[0]}.json" in message
     assert f"{remote.FETCH_ENV}=0" in message and f"python -m modlib.batch --profile full notebooks/{CHAPTER}.ipynb" in message
     assert not store.exists() or not list(store.rglob("*.json"))
 
@@ -236,3 +236,104 @@ def _printed(kc, msg_id: str) -> str:
             raise AssertionError("\n".join(msg["content"]["traceback"]))
         elif msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle":
             return out
+
+
+def _serve(handler) -> tuple[str, socket.socket]:
+    """A local HTTP server on a free port whose every connection ``handler(conn)`` answers."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(4)
+
+    def loop():
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            threading.Thread(target=handler, args=(conn,), daemon=True).start()
+
+    threading.Thread(target=loop, daemon=True).start()
+    return f"http://127.0.0.1:{server.getsockname()[1]}/r", server
+
+
+def _answer(conn, body: bytes, length: int, pause: float = 0.0):
+    try:
+        conn.recv(65536)
+        conn.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: %d\r\n\r\n" % length)
+        for i in range(len(body)):
+            conn.sendall(body[i:i + 1])
+            time.sleep(pause)
+    except OSError:
+        pass
+    finally:
+        conn.close()
+
+
+def test_a_server_that_trickles_bytes_meets_the_overall_deadline(store, monkeypatch):
+    url, server = _serve(lambda conn: _answer(conn, b"x" * 1000, 1000, pause=0.05))
+    monkeypatch.setattr(remote, "TIMEOUT_S", 1.0)
+    monkeypatch.setattr(remote, "DEADLINE_S", 1.0)
+    start = time.monotonic()
+    try:
+        with pytest.raises(remote.FetchError, match=r"ran past its deadline of 1 s") as err:
+            remote.fetch_chapter(CHAPTER, url=url)
+    finally:
+        server.close()
+    assert time.monotonic() - start < 5 and "\n" not in str(err.value) and f"{url}/raw/{remote.RELEASE}" in str(err.value)
+
+
+def test_a_partial_download_and_a_file_over_the_cap_are_one_line_errors(store, monkeypatch):
+    url, server = _serve(lambda conn: _answer(conn, b"{}", 1000))
+    try:
+        with pytest.raises(remote.FetchError, match=r"the download ended after 2 of 1000 bytes") as err:
+            remote.fetch_chapter(CHAPTER, url=url)
+        assert "\n" not in str(err.value)
+        monkeypatch.setattr(remote, "MAX_BYTES", 10)
+        with pytest.raises(remote.FetchError, match=r"is 1000 bytes, over the cap of 10 per file"):
+            remote.fetch_chapter(CHAPTER, url=url)
+    finally:
+        server.close()
+
+
+def _pinned(tmp_path, monkeypatch, index: dict):
+    """A checkout whose committed index is ``index``."""
+    checkout = tmp_path / "checkout"
+    (checkout / "notebooks" / "results" / "full").mkdir(parents=True, exist_ok=True)
+    (checkout / "notebooks" / "results" / "full" / remote.INDEX).write_text(json.dumps(index))
+    monkeypatch.setattr(remote, "CHECKOUT", checkout)
+
+
+def test_a_malformed_index_or_a_name_outside_the_chapter_is_refused(repo, store, tmp_path, monkeypatch):
+    _pinned(tmp_path, monkeypatch, {"chapters": {CHAPTER: ["mnist-A"]}})  # the old form, no checksums
+    with pytest.raises(remote.FetchError, match="_index.json is not an index of stored results"):
+        remote.fetch_chapter(CHAPTER)
+    sums = {".json": "0" * 64, ".npz": "0" * 64}
+    _pinned(tmp_path, monkeypatch, {"chapters": {CHAPTER: {"../../../evil": sums}}})
+    with pytest.raises(remote.FetchError, match=r"lists '../../../evil', which is not a result of 'resists_at_scale'"):
+        remote.fetch_chapter(CHAPTER)
+    assert not (tmp_path / "evil.json").exists() and (not store.exists() or not list(store.rglob("*.json")))
+
+
+def test_without_a_checkout_the_index_of_the_release_or_the_named_commit_is_used(repo, store, tmp_path, monkeypatch):
+    monkeypatch.setattr(remote, "CHECKOUT", tmp_path / "installed")
+    monkeypatch.delenv(remote.COMMIT_ENV, raising=False)
+    assert len(remote.fetch_chapter(CHAPTER)) == len(STORED)  # file:// copies have one tree: its index is read
+    asked = []
+
+    def unreachable(url, deadline):
+        asked.append(url)
+        raise remote.FetchError(f"could not reach {url}")
+
+    monkeypatch.setattr(remote, "_get", unreachable)
+    for commit, ref in (("", remote.RELEASE), ("abc123", "abc123")):
+        monkeypatch.setenv(remote.COMMIT_ENV, commit)
+        with pytest.raises(remote.FetchError):
+            remote.pinned_index("https://example.org/book")
+        assert asked[-1] == f"https://example.org/book/raw/{ref}/notebooks/results/full/_index.json"
+
+
+def test_index_refuses_a_root_with_no_stored_results(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        remote.main(["index", "--root", str(tmp_path / "typo")])
+    assert "holds no stored full results" in capsys.readouterr().err
+    assert not (tmp_path / "typo").exists()

@@ -154,3 +154,14 @@ def test_library_code_a_page_shows_fits_the_page_column():
     too_long = [f"{what}: {len(line)} characters: {line.strip()[:40]}…"
                 for what, text in shown for line in text.splitlines() if len(line) > CODE_LINE_LIMIT]
     assert not too_long, "\n".join(too_long)
+
+
+def test_what_a_killed_atomic_write_leaves_is_ignored_by_git(tmp_path):
+    """kill -9 during ``results.atomic_write_bytes`` leaves ``.<name>.<random>.tmp`` (issue 54, item 8)."""
+    import subprocess
+
+    root = Path(__file__).resolve().parents[1]
+    for path in ("notebooks/results/full/weight_masks/.addmul-seed0.npz.k2j4x.tmp",
+                 "notebooks/results/full/.x.json.abc.tmp"):
+        done = subprocess.run(["git", "-C", str(root), "check-ignore", "-q", "--no-index", path])
+        assert done.returncode == 0, f"{path} is not ignored"

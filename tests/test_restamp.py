@@ -110,3 +110,61 @@ def test_a_relabelling_is_proven_on_the_smoke_results_before_it_is_applied(tmp_p
     assert "metrics differ" in restamp.compare(old, new)
     assert restamp.compare(old, new, {"*": "×"}) is None
     assert restamp.relabel({"* mask": ["+ mask", "* mask removed", 3]}, {"*": "×"}) == {"× mask": ["+ mask", "× mask removed", 3]}
+
+
+RULE = 'text = f"{unit.name}\\n" + "\\n".join(dumps)'
+
+
+def test_a_change_of_the_fingerprint_rule_alone_is_carried_over_without_smoke_runs(repo):
+    edit(repo / "modlib" / "fingerprint.py", RULE, RULE.replace('{unit.name}', '{unit.name}:'))
+    stale = run(repo, "--dry-run").stdout
+    done = run(repo, "--rule-only")
+    assert done.returncode == 0, done.stderr
+    assert "re-stamped" in done.stdout and "stale" in stale
+    assert "every stored result is current" in run(repo, "--dry-run").stdout
+    meta = json.loads(next((repo / "store" / "smoke").rglob("sweep-*.json")).read_text())
+    assert "only modules that compute nothing changed (modlib/fingerprint.py)" in meta["restamped"][-1]["reason"]
+
+
+def test_rule_only_is_refused_when_code_that_computes_changed(repo):
+    edit(repo / "modlib" / "fingerprint.py", RULE, RULE.replace('{unit.name}', '{unit.name}:'))
+    edit(repo / "modlib" / "training.py", TOTAL, f"1.0 * {TOTAL}")
+    done = run(repo, "--rule-only")
+    assert done.returncode == 1
+    assert "files that may compute results differ from HEAD: modlib/training.py" in done.stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--profile", "bogus"], "--profile: unknown profile 'bogus'; valid profiles are"),
+    (["--against", "no-such-rev"], "--against 'no-such-rev' is not a commit"),
+])
+def test_bad_arguments_are_usage_errors(args, message, capsys):
+    """Issue 54, item 8."""
+    with pytest.raises(SystemExit) as err:
+        restamp.main([*args, "redundant_input_toy"])
+    assert err.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_a_stale_result_of_a_kind_the_proof_did_not_compute_is_refused_unless_a_reason_is_given(monkeypatch):
+    """Issue 54, item 3: chapter 5's smoke computes no Number-Contact result, so its proof carries none."""
+    stamped = []
+
+    def compute(name):
+        def run(device):
+            stored = results.Result(name, {}, {}, {}, {})
+            stamped.append((name, results._RESTAMP(stored, "changed: x")))
+        return run
+
+    names = ["chap/sv-plural-0", "chap/sv-plural-7", "chap/number-contact-1"]
+    monkeypatch.setattr(restamp, "stale", lambda chapter, profile: {n: "changed: x" for n in names})
+    monkeypatch.setattr(restamp, "prove", lambda *args: ("smoke proof", {"chap/sv-plural-#"}))
+    monkeypatch.setattr(restamp.jobs, "jobs", lambda chapters, profile: {n: ((), compute(n)) for n in names})
+    report = restamp.restamp(["chap"])["chap"]
+    assert report["restamped"] == ["chap/sv-plural-0", "chap/sv-plural-7"]
+    assert "computed no result of the kind of chap/number-contact-1" in report["refused"]
+    assert stamped == [("chap/sv-plural-0", "smoke proof"), ("chap/sv-plural-7", "smoke proof")]
+    stamped.clear()
+    report = restamp.restamp(["chap"], unproven="only a label changed")["chap"]
+    assert report["refused"] is None and len(report["restamped"]) == 3
+    assert stamped[0] == ("chap/number-contact-1", "smoke proof; its kind (chap/number-contact-#) was not "
+                                                   "computed by the proof, carried because: only a label changed")

@@ -332,3 +332,30 @@ def test_device_text_reads_thread_counts_in_words():
         "CPU (results computed with 1 and 2 threads)"
     assert results.device_text(["cuda (test)", "cpu (4 threads)"]) == "CPU (4 threads) and cuda (test)"
     assert results.device_text(["cpu (test)"]) == "cpu (test)"
+
+
+def test_a_result_copied_over_another_name_is_not_read_as_that_result(store, capsys):
+    """Two seeds whose configs are alike (chapter 5's ``sv-plural-1`` and ``-2``): a copy of one
+    under the other's name is recomputed, not counted twice (issue 54, item 7)."""
+    one, two = Counter(), Counter()
+    results.fetch("chap", "run-1", CONFIG, one, profile="full", device="cpu", code=CODE)
+    results.fetch("chap", "run-2", CONFIG, two, profile="full", device="cpu", code=CODE)
+    folder = store / "full" / "chap"
+    for suffix in (".json", ".npz"):
+        shutil.copy(folder / f"run-1{suffix}", folder / f"run-2{suffix}")
+    assert results.load("chap", "run-2", CONFIG, profile="full", code=CODE) is None
+    results.fetch("chap", "run-2", CONFIG, two, profile="full", device="cpu", code=CODE)
+    assert two.calls == 2
+    assert "holds the result full/chap/run-1, not full/chap/run-2" in capsys.readouterr().out
+
+
+def test_a_result_records_the_library_versions_and_the_cpu(store):
+    """Issue 54, item 8: what a recompute elsewhere may differ by is traceable."""
+    import platform
+
+    import torch
+
+    meta = fetch(Counter()).meta
+    assert meta["versions"]["torch"] == torch.__version__.split("+")[0] or meta["versions"]["torch"] == torch.__version__
+    assert meta["versions"]["numpy"] == np.__version__ and meta["versions"]["python"] == platform.python_version()
+    assert "transformers" in meta["versions"] and meta["cpu"] and meta["cpu"] != "unknown"
