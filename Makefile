@@ -60,10 +60,16 @@ book: setup
 
 # Everything: unit tests, every notebook at the smoke profile, the book build (offline assets), and
 # the built pages read in headless Chromium with no network (screenshots in _build/screenshots/).
+# The tests and the notebooks run on every core (pytest-xdist, WORKERS processes), each test file and
+# each notebook whole on one worker (module fixtures, a notebook's kernel), with one torch thread per
+# worker: two threads per worker on two cores make small models many times slower. Two notebooks
+# that need the same result share it: one computes it, the other waits (modlib.results.fetch).
+WORKERS ?= auto
+PARALLEL := -n $(WORKERS) --dist loadfile
 test: setup browser
-	$(BIN)/python -m pytest -q tests -m "not book"
-	MODLIB_PROFILE=smoke $(BIN)/python -m pytest -q --nbval-lax --nbval-current-env --nbval-cell-timeout=300 \
-	    --ignore=notebooks/student notebooks
+	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -q $(PARALLEL) tests -m "not book"
+	OMP_NUM_THREADS=1 MODLIB_PROFILE=smoke $(BIN)/python -m pytest -q $(PARALLEL) --nbval-lax --nbval-current-env \
+	    --nbval-cell-timeout=300 --ignore=notebooks/student notebooks
 	$(MAKE) book BOOK_ASSETS=local
 	$(BIN)/python -m pytest -q -rs tests -m book
 

@@ -154,6 +154,16 @@ def _bridge(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
     return out
 
 
+# The jobs that train tiny networks (chapter 1's toy, and chapter 7's retraining of it): they run on the
+# CPU even where CUDA exists (modlib.runtime.WORK), as their notebooks do.
+TINY = (f"{toy.CHAPTER}/", f"{br.CHAPTER}/toy-")
+
+
+def work(job: str) -> str:
+    """The kind of computation of ``job`` (:data:`modlib.runtime.WORK`), which picks its device."""
+    return "tiny" if job.startswith(TINY) else "large"
+
+
 CHAPTERS = {toy.CHAPTER: _toy, cs.CHAPTER: _sprites, rs.CHAPTER: _resists, md.CHAPTER: _masks,
             sc.CHAPTER: _structure, pc.CHAPTER: _pretraining, br.CHAPTER: _bridge}
 
@@ -196,7 +206,7 @@ def compute(job: str, profile: str, root: str) -> str:
     """Compute (or load) one job's result into the store at ``root``: what a worker runs."""
     table = jobs([job.split("/")[0]], profile)
     profiles.check_choice("job", job, tuple(table))
-    device = pick_device(quiet=True)
+    device = pick_device(quiet=True, work=work(job))
     print(f"job {job}: profile {profile}, {describe(device)}, store {root}", flush=True)
     start = time.perf_counter()
     with store_at(root):

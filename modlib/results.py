@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import fcntl
 import functools
 import hashlib
 import io
@@ -460,39 +461,65 @@ def fetch(chapter: str, name: str, config: dict, compute: Callable[[], tuple[dic
     runner on the chapter's notebook).
     """
     json_path, npz_path = _paths(root or default_root(), profile, chapter, name)
-    stored, unreadable = _read_or_report(json_path, npz_path, f"{profile}/{chapter}/{name}")
     now = _fp.of(code)  # before computing: the code as this process runs it
     needs = dependencies(depends)
-    why = _why_not(stored, config, now, needs) if stored is not None else None
-    if stored is not None and why is None:
-        return stored
-    if stored is not None and stored.meta["config_hash"] == config_hash(config):
-        restamped = _restamped(stored, json_path, code, now, needs, why)
-        if restamped is not None:
-            return restamped
-    if unreadable:
-        reason = f"the stored result {chapter}/{name} at profile {profile!r} is unreadable: {unreadable}"
-    elif stored is None:
-        reason = f"no stored result {chapter}/{name} at profile {profile!r}"
-    else:
-        reason = f"the stored result {chapter}/{name} at profile {profile!r} {why}"
+    current, reason = _current(chapter, name, profile, json_path, npz_path, config, code, now, needs)
+    if current is not None:
+        return current
     if from_store_only(profile):
         remake = remake or f"python -m modlib.batch --profile {profile} notebooks/{chapter}.ipynb"
         where = "only stored results are read here" if _READ_ONLY else "this build only reads full-profile results"
         raise StaleResultError(f"{reason}; {where}. Remake it with: {remake}")
     _check_writable(json_path.parent)  # before hours of computing, not after
     check_space(json_path.parent, space_needed(chapter, name, root), f"computing {profile}/{chapter}/{name}")
-    if stored is not None or unreadable:
-        print(f"{reason}: recomputing")
-    start = time.perf_counter()
-    metrics, arrays = compute()
-    after = _fp.of(code)  # modules first imported while computing are now read as they ran
-    if after != now:
-        raise RuntimeError(f"the code of {chapter}/{name} changed while it was computed "
-                           f"({_fp.changes(now, after)}); nothing was stored: run it again")
-    return save(chapter, name, config, metrics, arrays, profile=profile, device=device,
-                wall_time_s=time.perf_counter() - start, code=code, fingerprint=now, depends=depends,
-                root=root)
+    with _computing(json_path):
+        # another process (a test worker, a batch job) may have stored it while this one waited
+        current, reason = _current(chapter, name, profile, json_path, npz_path, config, code, now, needs)
+        if current is not None:
+            return current
+        if json_path.exists() or npz_path.exists():  # stale or unreadable, not missing
+            print(f"{reason}: recomputing")
+        start = time.perf_counter()
+        metrics, arrays = compute()
+        after = _fp.of(code)  # modules first imported while computing are now read as they ran
+        if after != now:
+            raise RuntimeError(f"the code of {chapter}/{name} changed while it was computed "
+                               f"({_fp.changes(now, after)}); nothing was stored: run it again")
+        return save(chapter, name, config, metrics, arrays, profile=profile, device=device,
+                    wall_time_s=time.perf_counter() - start, code=code, fingerprint=now, depends=depends,
+                    root=root)
+
+
+def _current(chapter: str, name: str, profile: str, json_path: Path, npz_path: Path, config: dict, code,
+             now: list, needs: dict) -> tuple[Result | None, str | None]:
+    """The stored result that stands for ``config`` made by ``code`` now (restamped where
+    :func:`restamping` accepts it), or ``None`` and why not."""
+    stored, unreadable = _read_or_report(json_path, npz_path, f"{profile}/{chapter}/{name}")
+    why = _why_not(stored, config, now, needs) if stored is not None else None
+    if stored is not None and why is None:
+        return stored, None
+    if stored is not None and stored.meta["config_hash"] == config_hash(config):
+        restamped = _restamped(stored, json_path, code, now, needs, why)
+        if restamped is not None:
+            return restamped, None
+    if unreadable:
+        return None, f"the stored result {chapter}/{name} at profile {profile!r} is unreadable: {unreadable}"
+    if stored is None:
+        return None, f"no stored result {chapter}/{name} at profile {profile!r}"
+    return None, f"the stored result {chapter}/{name} at profile {profile!r} {why}"
+
+
+@contextlib.contextmanager
+def _computing(json_path: Path):
+    """Held while this process computes the result stored at ``json_path``: any other process that
+    is about to compute the same result waits for it (and then loads it) instead of computing it a
+    second time and replacing the file while it is read. The lock file lies outside the store."""
+    key = hashlib.sha256(str(json_path.resolve()).encode()).hexdigest()[:24]
+    folder = Path(tempfile.gettempdir()) / f"modlib-locks-{os.getuid()}"
+    folder.mkdir(exist_ok=True)
+    with open(folder / f"{key}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file is closed
+        yield
 
 
 def available_profile(profile: str, chapter: str, names: list[str] | None = None,

@@ -45,13 +45,26 @@ def check_device(value: str | torch.device, source: str) -> torch.device:
     return torch.device(value)
 
 
-def pick_device(prefer: str | None = None, *, quiet: bool = False) -> torch.device:
-    """CUDA if available, then Apple MPS, then CPU; ``prefer`` (or ``$MODLIB_DEVICE``) overrides and
-    must name an available device (:func:`check_device`)."""
+# The kinds of computation, for where each runs best (issue 56). "tiny": networks of a few dozen
+# weights (chapter 1's redundant-input toy, retrained by chapter 7), batched or not, whose every
+# small op is one kernel launch on an accelerator: the CPU is faster (chapter 7's toy part took 202 s
+# on an H100 against 80 s on a 2-core CPU). "large": everything else, on the accelerator where one
+# exists.
+WORK = ("large", "tiny")
+
+
+def pick_device(prefer: str | None = None, *, work: str = "large", quiet: bool = False) -> torch.device:
+    """CUDA if available, then Apple MPS, then CPU, for ``work="large"``; the CPU for ``work="tiny"``
+    (:data:`WORK`) even where an accelerator exists. ``prefer`` (or ``$MODLIB_DEVICE``) overrides
+    both and must name an available device (:func:`check_device`)."""
+    if work not in WORK:
+        raise ValueError(f"work={work!r} is not a kind of computation; choose from {', '.join(WORK)}")
     if prefer:
         device = check_device(prefer, "prefer")
     elif os.environ.get(ENV_VAR):
         device = check_device(os.environ[ENV_VAR], f"${ENV_VAR}")
+    elif work == "tiny":
+        device = torch.device("cpu")
     elif torch.cuda.is_available():
         device = torch.device("cuda")
     elif _mps_available():

@@ -266,3 +266,23 @@ def test_the_batch_refuses_a_file_that_is_not_a_notebook(tmp_path, store, capsys
         batch.main(["--profile", "smoke", str(script)])
     assert f"{script} is not a notebook (.ipynb)" in capsys.readouterr().err
     assert not store.exists() or not list(store.rglob("chap"))
+
+
+def test_tiny_network_jobs_run_on_the_cpu_where_cuda_exists_and_the_others_on_cuda(monkeypatch, capsys):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda device=None: "a mocked GPU")
+    monkeypatch.delenv("MODLIB_DEVICE", raising=False)
+    every = jobs.jobs(list(jobs.CHAPTERS), "smoke")
+    tiny = {job for job in every if jobs.work(job) == "tiny"}
+    assert {job.split("/")[0] for job in tiny} == {"redundant_input_toy", "bridge"}
+    assert tiny >= {job for job in every if job.startswith("redundant_input_toy/")}
+    assert {job for job in tiny if job.startswith("bridge/")} == {"bridge/toy-a", "bridge/toy-b"}
+    picked = {}  # the device each job's computation is given, not run
+    monkeypatch.setattr(jobs, "jobs", lambda chapters, profile: {
+        job: ((), lambda d, job=job: picked.setdefault(job, d)) for job in every})
+    for job in ("redundant_input_toy/scale", "bridge/toy-b", "bridge/mnist-a", "weight_masks/addmul-seed0"):
+        jobs.compute(job, "smoke", "unused")
+    assert picked == {"redundant_input_toy/scale": torch.device("cpu"), "bridge/toy-b": torch.device("cpu"),
+                      "bridge/mnist-a": torch.device("cuda"), "weight_masks/addmul-seed0": torch.device("cuda")}
+    assert "job bridge/toy-b: profile smoke, cpu (" in capsys.readouterr().out

@@ -64,3 +64,37 @@ def test_cuda_index_beyond_the_device_count_fails(monkeypatch):
         torch.device("cuda"), torch.device("cuda:1"), torch.device("cpu")]
     with pytest.raises(ValueError, match=r"prefer='cuda:2' .* available: cuda:0, cuda:1, cpu$"):
         runtime.pick_device("cuda:2")
+
+
+@pytest.fixture
+def cuda_here(monkeypatch):
+    """This machine as one with one CUDA device, whatever it has."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    monkeypatch.setattr(torch.backends.mps, "is_available", lambda: False)
+    monkeypatch.delenv("MODLIB_DEVICE", raising=False)
+
+
+def test_tiny_work_runs_on_the_cpu_even_where_cuda_exists(cuda_here):
+    assert runtime.pick_device(quiet=True) == torch.device("cuda")
+    assert runtime.pick_device(quiet=True, work="large") == torch.device("cuda")
+    assert runtime.pick_device(quiet=True, work="tiny") == torch.device("cpu")
+
+
+def test_tiny_work_runs_on_the_cpu_where_only_mps_exists(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(torch.backends.mps, "is_available", lambda: True)
+    monkeypatch.delenv("MODLIB_DEVICE", raising=False)
+    assert runtime.pick_device(quiet=True) == torch.device("mps")
+    assert runtime.pick_device(quiet=True, work="tiny") == torch.device("cpu")
+
+
+def test_a_device_asked_for_overrides_the_rule_for_tiny_work(cuda_here, monkeypatch):
+    assert runtime.pick_device("cuda", quiet=True, work="tiny") == torch.device("cuda")
+    monkeypatch.setenv("MODLIB_DEVICE", "cuda:0")
+    assert runtime.pick_device(quiet=True, work="tiny") == torch.device("cuda:0")
+
+
+def test_an_unknown_kind_of_work_fails_naming_the_kinds(cuda_here):
+    with pytest.raises(ValueError, match=r"^work='small' .* choose from large, tiny$"):
+        runtime.pick_device(quiet=True, work="small")
