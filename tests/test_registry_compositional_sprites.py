@@ -27,6 +27,7 @@ def test_registry_loads_and_is_registered():
         "monolithic", "monolithic-every-seed", "diagonal", "gap-drop"}
     # issue 50: the paper claims no order at δ = 0.1 (its difference, +0.003, is below the margin)
     assert registered["delta-order"].own and registered["delta-order"].size is None
+    assert [a.field for a in registered["delta-order"].amendments] == ["whose", "paper", "size"]
     assert registered["delta-drop"].own
     assert not CHECKS & set(registered)
 
