@@ -172,13 +172,16 @@ def compositional_sprites(runs, sharpness_rows: dict[str, float] | None = None) 
         a, b = (comp_whole[both], r_whole[both]) if fits else (comp_whole, r_whole)
         v, text = compare("monolithic", a, b, fits=fits)
         fails = bool((r_whole <= 0.3).all())  # the claim also needs every monolithic seed to fail
-        # where seeds were left out, the same claim over every seed, those that did not fit included
-        every = None if both.all() or not fits else compare("monolithic-every-seed", comp_whole, r_whole, fits=True)[0]
+        # where seeds were left out, the claim as first decided (a3f0fe5 chose the fitted seeds after
+        # the rows were seen): over every seed, every seed of both models fitted
+        every = None if both.all() or not fits else compare(
+            "monolithic-every-seed", comp_whole, r_whole, fits=bool((r_in >= FIT).all() and (comp_in >= FIT).all()))[0]
         left = ("" if every is None else f" over the {both.sum()} seeds in which both models fit ({seed_list(both)}; "
                 f"left out: {seed_list(~both)}, in-domain R² {_and([f'{x:.2f}' for x in r_in[~both]])} monolithic, "
-                f"{_and([f'{x:.2f}' for x in comp_in[~both]])} compositional; over all {both.size} seeds the "
-                f"difference is {np.mean(comp_whole) - np.mean(r_whole):+.2f}, {every.why}, "
-                f"{'the same verdict' if every.outcome == v.outcome else 'verdict ' + every.outcome})")
+                f"{_and([f'{x:.2f}' for x in comp_in[~both]])} compositional; as first decided, over all "
+                f"{both.size} seeds with every seed fitted, the difference is "
+                f"{np.mean(comp_whole) - np.mean(r_whole):+.2f}, {every.why}: "
+                f"{'the same verdict' if every.outcome == v.outcome else every.mark + ' ' + every.outcome})")
         out["monolithic"] = Finding(
             "monolithic", bool(v.reproduced and fails),
             f"The monolithic model on the orthogonal support: R² {mean_sd(r_in)} in-domain, "
