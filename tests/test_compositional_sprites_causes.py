@@ -145,7 +145,7 @@ def _found(runs):
 
 def test_every_recomputed_statement_holds_on_the_synthetic_numbers():
     found = _found(synthetic())
-    assert set(found) == {"alpha-open", "slots", "gap-scenes", "delta-order"}
+    assert set(found) == {"alpha-open", "slots", "gap-scenes", "delta-order", "delta-drop"}
     for f in found.values():
         assert f.holds, f.text
     assert "2 (seeds 0, 2)" in found["alpha-open"].text  # which seeds fit is named, not averaged
@@ -188,7 +188,7 @@ DEGENERATE = {
 }
 
 
-@pytest.mark.parametrize("name", ["alpha-open", "slots", "gap-scenes", "delta-order"])
+@pytest.mark.parametrize("name", ["alpha-open", "slots", "gap-scenes", "delta-order", "delta-drop"])
 def test_each_recomputed_statement_fails_on_some_degenerate_variant(name):
     base = synthetic()
     held = {v: _found(_variant(base, change)).get(name) for v, change in DEGENERATE.items()}

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from modlib.redundant_input_toy.experiment import GENERALIZES
-from modlib.stats import (CLEAR, DOES_NOT_HOLD, HOLDS, UNDECIDED, Finding, Verdict, distinct_units, marked, paired,
-                          wilson)
+from modlib import claims
+from modlib.redundant_input_toy.experiment import CHAPTER, GENERALIZES
+from modlib.stats import DOES_NOT_HOLD, HOLDS, UNDECIDED, Finding, Verdict, distinct_units, marked, paired, wilson
 
-# an arm (one setting's seeds) *trained* when its mean training accuracy reaches this
+# an arm (one setting's seeds) *trained* when its mean training accuracy reaches this (the registry's
+# `trained` of every claim of this chapter says why the mean, not every seed)
 TRAINED = 0.95
 # "the loss matters little": the paired interval of the two losses' shares lies within this of 0
 LOSS_MARGIN = 0.15
@@ -23,25 +24,22 @@ def trained(arrays: dict) -> bool:
     return bool(np.mean(arrays["train_acc"]) >= TRAINED)
 
 
-def compare(x: np.ndarray, y: np.ndarray, arms: list[dict], percent: bool = True,
-            paper: float = CLEAR, shares: bool = True, own: bool = False) -> tuple[Verdict, str]:
-    """The verdict (:func:`modlib.stats.verdict`) on "``x`` exceeds ``y``", one value per seed in
-    two settings that share each seed's initial weights (:func:`modlib.stats.paired`: Newcombe's
-    interval for the shares of seeds that generalise, ``shares``; a t interval for measurements,
-    such as the reliance), the units
-    counted by :func:`modlib.stats.distinct_units` of the ``arms``' held-out accuracies, every arm
-    :func:`trained`. The paper reports a direction, not a size: ``paper`` is
-    :data:`modlib.stats.CLEAR`, the stated margin. Returns the verdict and its text.
-
-    ``own``: the statement is the book's own hypothesis or check, not a claim of the paper; the
-    same rule decides it, but its text ends "holds" / "does not hold" (:func:`marked_own`), since
-    "reproduced" is said of the paper's claims only."""
+def compare(key: str, x: np.ndarray, y: np.ndarray, arms: list[dict], percent: bool = True,
+            shares: bool = True) -> tuple[Verdict, str]:
+    """The verdict on the registered claim ``key`` (its id in ``claims.toml``: "``x`` exceeds
+    ``y``"), one value per seed in two settings that share each seed's initial weights
+    (:func:`modlib.stats.paired`: Newcombe's interval for the shares of seeds that generalise,
+    ``shares``; a t interval for measurements, such as the reliance), the units counted by
+    :func:`modlib.stats.distinct_units` of the ``arms``' held-out accuracies, every arm
+    :func:`trained`; the direction and the margin come from the registry
+    (:func:`modlib.claims.decide`). Returns the verdict and its text, which ends with ✓ / ✗ for a
+    claim of the paper and "holds" / "does not hold" for the book's own hypothesis
+    (:func:`marked_own`)."""
     # the units: seeds whose arms differ in what was measured (not in a 0/1 outcome alone)
     units = distinct_units(x, y, *(a[k] for a in arms for k in ("test_acc", "reliance") if k in a))
     effect = paired(x, y, units=units, shares=shares)
-    v = effect.verdict(paper=paper, trained=all(trained(a) for a in arms),
-                       source="the stated margin of" if paper == CLEAR else "the paper's")
-    mark = marked_own if own else marked
+    v = claims.decide(f"{CHAPTER}/{key}", effect, trained=all(trained(a) for a in arms))
+    mark = marked_own if claims.get(v.claim).own else marked
     return v, effect.text(percent) + mark(v, f"mean training accuracy below {TRAINED:.0%}")
 
 
@@ -52,7 +50,7 @@ def marked_own(v: Verdict, untrained: str = "") -> str:
     ✗, which the page keeps for the paper's claims."""
     if v.outcome == UNDECIDED:
         return marked(v, untrained)
-    return f" — {HOLDS if v.reproduced else DOES_NOT_HOLD}"
+    return f" — {HOLDS if v.reproduced else DOES_NOT_HOLD}" + (f" ({v.amended})" if v.amended else "")
 
 
 def _share(generalises: np.ndarray) -> str:
@@ -70,8 +68,8 @@ def redundant_input(sweep, threshold: float, paper_epochs: int) -> dict[str, Fin
     ``holds`` says the verdict (:func:`compare`, :func:`modlib.stats.verdict`) is *reproduced*,
     which needs both arms :func:`trained`; the text ends with the mark: ✓ / ✗ for the paper's
     claim (``cell-<f>``: fewer seeds generalise than with the held-out cell in training), "holds" /
-    "does not hold" for the book's own hypotheses (every other comparison, ``own`` in
-    :func:`compare`). For
+    "does not hold" for the book's own hypotheses (every other comparison; ``whose`` in the chapter's
+    ``claims.toml``). For
     ``<control>-<f>`` and ``cell-<f>``, more seeds generalise in the control than in the paper's
     setting; for ``reliance-<control>-<f>``, R ends higher in the paper's setting; ``loss-*``, a
     check (no paper's claim): both arms trained and the paired interval of the two losses' shares
@@ -92,15 +90,15 @@ def redundant_input(sweep, threshold: float, paper_epochs: int) -> dict[str, Fin
                        f"reveal {min(s.reveals):g} (the held-out cell in training)"))
         for name, other, label in others:
             # the held-out cell in training is the paper's claim; the controls are the book's
-            v, text = compare(gen(other), gen(paper), [other, paper], own=name != "cell")
+            v, text = compare(f"{name}-{f}", gen(other), gen(paper), [other, paper])
             out[f"{name}-{f}"] = Finding(
                 f"{name}-{f}", v.reproduced,
                 f"({f}): {_share(gen(paper))} of seeds generalise in the paper's setting, "
                 f"{_share(gen(other))} in {label}; difference {text}.")
         for c in s.controls:
             control = arrays(f, design=c)
-            v, text = compare(paper["final_reliance"], control["final_reliance"], [paper, control], False,
-                              shares=False, own=True)
+            v, text = compare(f"reliance-{c}-{f}", paper["final_reliance"], control["final_reliance"],
+                              [paper, control], False, shares=False)
             out[f"reliance-{c}-{f}"] = Finding(
                 f"reliance-{c}-{f}", v.reproduced,
                 f"({f}): the median reliance R ends at {np.median(paper['final_reliance']):.2f} in "
@@ -121,7 +119,7 @@ def redundant_input(sweep, threshold: float, paper_epochs: int) -> dict[str, Fin
                 f"{s.losses[1]}; difference {text}.")
         if {"relu", "tanh"} <= set(s.activations):
             relu, tanh = gen(arrays(f, "relu")), gen(arrays(f, "tanh"))
-            v, text = compare(tanh, relu, [arrays(f, "tanh"), arrays(f, "relu")], own=True)
+            v, text = compare(f"tanh-{f}", tanh, relu, [arrays(f, "tanh"), arrays(f, "relu")])
             out[f"tanh-{f}"] = Finding(
                 f"tanh-{f}", v.reproduced,
                 f"({f}, squared loss, the paper's setting): {_share(relu)} generalise with ReLU, "
@@ -141,7 +139,7 @@ def redundant_input(sweep, threshold: float, paper_epochs: int) -> dict[str, Fin
     if len(s.formulations) == 2:
         arms = [arrays(f) for f in s.formulations]
         a, b = (gen(arm) for arm in arms)
-        v, text = compare(a, b, arms, own=True)
+        v, text = compare("formulation", a, b, arms)
         out["formulation"] = Finding(
             "formulation", v.reproduced,
             f"ReLU, squared loss, the paper's setting: {_share(a)} generalise in "
@@ -211,8 +209,8 @@ def distribution(sweep, threshold: float, cuts=(0.9, 0.85, 0.8)) -> dict[str, Fi
         others = [(c, sweep.arrays("relu", "mse", f, 1.0, c), f"the {c} control") for c in s.controls]
         others.append(("cell", sweep.arrays("relu", "mse", f, min(s.reveals)), "the cell in training"))
         for name, other, label in others:
-            v, text = compare(other["test_acc"], acc, [other, paper], percent=False, shares=False,
-                              own=name != "cell")
+            v, text = compare(f"acc-{name}-{f}", other["test_acc"], acc, [other, paper], percent=False,
+                              shares=False)
             out[f"acc-{name}-{f}"] = Finding(
                 f"acc-{name}-{f}", v.reproduced,
                 f"({f}): mean held-out accuracy {acc.mean():.2f} in the paper's setting, "
@@ -241,7 +239,7 @@ def baselines(st) -> dict[str, Finding]:
         gd = st.arrays("baselines", GRADIENT_DESCENT, f)
         for name in st.arms("baselines")[1:]:
             b = st.arrays("baselines", name, f)
-            v, text = compare(gd["reliance"], b["reliance"], [gd, b], percent=False, shares=False, own=True)
+            v, text = compare(f"nogd-{name}-{f}", gd["reliance"], b["reliance"], [gd, b], percent=False, shares=False)
             out[f"nogd-{name}-{f}"] = Finding(
                 f"nogd-{name}-{f}", v.reproduced,
                 f"({f}) {name}: median R {_median(b):.2f}, against {_median(gd):.2f} after gradient "
@@ -273,19 +271,20 @@ def mechanism(st) -> dict[str, Finding]:
     for f in st.sweep.settings.formulations:
         ordinary, zero = (st.arrays("mechanism", arm, f) for arm in ("ordinary", "zero-x2"))
         zero_cell = st.arrays("mechanism", "zero-x2", f, *cell)
-        v, text = compare(zero["reliance"], zero_cell["reliance"], [zero, zero_cell], False, shares=False)
+        v, text = compare(f"built-{f}", zero["reliance"], zero_cell["reliance"], [zero, zero_cell], False,
+                          shares=False)
         out[f"built-{f}"] = Finding(
             f"built-{f}", v.reproduced,
             f"({f}) started with no weight on x2: median R ends at {_median(zero):.2f} in the paper's "
             f"setting and {_median(zero_cell):.2f} with the held-out cell in training; difference {text}.")
-        v, text = compare(ordinary["reliance"], zero["reliance"], [ordinary, zero], False, shares=False,
-                          own=True)
+        v, text = compare(f"inherited-{f}", ordinary["reliance"], zero["reliance"], [ordinary, zero], False,
+                          shares=False)
         out[f"inherited-{f}"] = Finding(
             f"inherited-{f}", v.reproduced,
             f"({f}) paper's setting: median R ends at {_median(ordinary):.2f} from the ordinary "
             f"initialisation and {_median(zero):.2f} from zero x2 weights; difference {text}.")
         gen = [(a["test_acc"] >= GENERALIZES).astype(float) for a in (zero, ordinary)]
-        v, text = compare(*gen, [zero, ordinary], own=True)
+        v, text = compare(f"zero-gen-{f}", *gen, [zero, ordinary])
         out[f"zero-gen-{f}"] = Finding(
             f"zero-gen-{f}", v.reproduced,
             f"({f}) paper's setting: {gen[0].mean():.0%} of seeds generalise from zero x2 weights, "
@@ -322,7 +321,7 @@ def scale(st) -> dict[str, Finding]:
              "formulation-control": (("a", "x1"), ("b", "x5"))}
     for key, (first, second) in pairs.items():
         (x, a), (y, b) = gen(*first), gen(*second)
-        v, text = compare(x, y, [a, b], own=True)
+        v, text = compare(key, x, y, [a, b])
         out[key] = Finding(key, v.reproduced,
                            f"{x.mean():.0%} of seeds generalise in {names[first]}, {y.mean():.0%} in "
                            f"{names[second]}; difference {text}.")

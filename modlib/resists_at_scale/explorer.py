@@ -50,8 +50,8 @@ def render(runs, shown: list[tuple[str, str]], choices: dict) -> list:
     plots.stamp(fig, runs.rows["scan-A"].provenance + " per setting")
     fig.tight_layout()
     pred = runs.arrays(f"scan-{setting}")["shown_pred"][seed]
-    lines = [f"setting {setting}, seed {seed}, the shown test commands (✓ right, ✗ wrong):"]
+    lines = [f"setting {setting}, seed {seed}, the shown test commands, each translated right or wrong:"]
     for (command, truth), p in zip(shown, torch.as_tensor(pred).tolist()):
         said = " ".join(scan.ACTION_VOCAB.decode(p))
-        lines.append(f"{'✓' if said == truth else '✗'} {html.escape(command)}")
+        lines.append(f"{'right' if said == truth else 'wrong'}  {html.escape(command)}")
     return [fig, "<pre>" + "\n".join(lines) + "</pre>"]

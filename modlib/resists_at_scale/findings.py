@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from modlib.stats import CLEAR, Finding, Verdict, _ms, distinct_units, marked, paired, t_interval
+from modlib import claims
+from modlib.resists_at_scale.experiment import CHAPTER
+from modlib.stats import DOES_NOT_HOLD, HOLDS, UNDECIDED, Finding, Verdict, _ms, distinct_units, marked, paired, t_interval
 
 
 # the windows in which training speed is compared: MNIST's first quarter, and the steps in which the
@@ -25,7 +27,8 @@ def early_train_accuracy(runs, name: str, curve: str = "acc_train") -> np.ndarra
     return a[curve][:, window].mean(1)
 
 
-# an arm *trained* when every seed's final accuracy on training-distribution data reaches this
+# an arm *trained* when every seed's final accuracy on training-distribution data reaches this (the
+# registry's `trained` of every claim of this chapter says why every seed, and why 0.9)
 TRAINED = 0.9
 # accuracy at or below this in both arms over a window: the quantity sits at its floor there
 FLOOR = 0.02
@@ -39,22 +42,32 @@ def trained(a: dict) -> bool:
     return bool((np.asarray(a["final_train"]) >= TRAINED).all())
 
 
-def _compare(x: np.ndarray, y: np.ndarray, *, arms: list[dict], label: str, measurable: bool = True,
-             paper: float = CLEAR) -> tuple[Verdict, str]:
-    """The verdict (:func:`modlib.stats.verdict`) on "``x`` exceeds ``y``" paired over seeds (the
-    settings share each seed's initial weights): a t interval of the differences and the sign test;
-    the paper reports a direction, not a size, so ``paper`` is :data:`CLEAR`. ``arms`` must all have
-    :func:`trained`. Returns the verdict and ``"; <label> <difference> — <mark> <outcome>"``."""
+def _marked(v: Verdict) -> str:
+    """A verdict as the page prints it after its interval, in the words for its claim's kind
+    (:func:`modlib.claims.statement`'s): ``" — ✓ reproduced"`` for a claim of the paper, ``" — holds"`` /
+    ``" — does not hold"`` for the book's own hypothesis, the reason where it cannot be decided."""
+    untrained = f"final training accuracy below {TRAINED:.0%} in some seed"
+    if not claims.get(v.claim).own or v.outcome == UNDECIDED:
+        return marked(v, untrained)
+    return f" — {HOLDS if v.reproduced else DOES_NOT_HOLD}" + (f" ({v.amended})" if v.amended else "")
+
+
+def _compare(key: str, x: np.ndarray, y: np.ndarray, *, arms: list[dict], label: str,
+             measurable: bool = True) -> tuple[Verdict, str]:
+    """The verdict on the registered claim ``key`` (its id in ``claims.toml``: "``x`` exceeds ``y``")
+    paired over seeds (the settings share each seed's initial weights): a t interval of the
+    differences and the sign test; the direction and the margin come from the registry
+    (:func:`modlib.claims.decide`). ``arms`` must all have :func:`trained`. Returns the verdict and
+    ``"; <label> <difference> — <verdict>"``."""
     effect = paired(x, y)
-    v = effect.verdict(paper=paper, trained=all(trained(a) for a in arms), measurable=measurable,
-                       source="the stated margin of" if paper == CLEAR else "the paper's")
-    mark = marked(v, f"final training accuracy below {TRAINED:.0%} in some seed")
-    return v, (f"; {label} {effect.text()}" if len(x) > 1 else "") + mark
+    v = claims.decide(f"{CHAPTER}/{key}", effect, trained=all(trained(a) for a in arms), measurable=measurable)
+    return v, (f"; {label} {effect.text()}" if len(x) > 1 else "") + _marked(v)
 
 
-def resists_at_scale(runs) -> dict[str, Finding]:
+def resists_at_scale(runs, prefix: str = "") -> dict[str, Finding]:
     """Chapter 3's statements about its stored results (:class:`modlib.resists_at_scale.ResistRuns`),
-    keyed by name; an experiment not stored is left out. Each comparison's ``holds`` is its verdict
+    keyed by name; an experiment not stored is left out. ``prefix``: of each name and claim id (the
+    same statements about other results: ``"ablation-"``). Each comparison's ``holds`` is its verdict
     under the book's rule (:data:`modlib.stats.RULE`, :func:`modlib.stats.verdict`) being
     *reproduced*; its text ends with the mark. Settings A and B share each seed's initial weights, so
     differences are paired over seeds (the unit): a t interval and the exact sign test (with five
@@ -84,15 +97,16 @@ def resists_at_scale(runs) -> dict[str, Finding]:
             for key, curve, what in curves:
                 early = {s: early_train_accuracy(runs, f"{experiment}-{s}", curve) for s in "AB"}
                 floor = max(early["A"].max(), early["B"].max()) <= FLOOR
-                v, text = _compare(early["A"], early["B"], arms=[a, b], label="A minus B", measurable=not floor)
-                out[f"{experiment}-{key}"] = Finding(
-                    f"{experiment}-{key}", v.reproduced,
+                name = f"{prefix}{experiment}-{key}"
+                v, text = _compare(name, early["A"], early["B"], arms=[a, b], label="A minus B", measurable=not floor)
+                out[name] = Finding(
+                    name, v.reproduced,
                     f"{label}, steps {low}–{high}: mean training accuracy{what} {_ms(early['A'])} in setting A "
                     f"and {_ms(early['B'])} in B{text}.")
         gap = {s: r["final_train"] - r["final_test"] for s, r in (("A", a), ("B", b))}
-        v, text = _compare(gap["A"], gap["B"], arms=[a, b], label="A minus B")
-        out[f"{experiment}-gap"] = Finding(
-            f"{experiment}-gap", v.reproduced,
+        v, text = _compare(f"{prefix}{experiment}-gap", gap["A"], gap["B"], arms=[a, b], label="A minus B")
+        out[f"{prefix}{experiment}-gap"] = Finding(
+            f"{prefix}{experiment}-gap", v.reproduced,
             f"{label}, after training: setting A {_ms(a['final_train'])} on training-distribution data and "
             f"{_ms(a['final_test'])} on test data, setting B {_ms(b['final_train'])} and "
             f"{_ms(b['final_test'])}; the train-test gap is {_ms(gap['A'])} in A and {_ms(gap['B'])} in B"
@@ -104,30 +118,31 @@ def resists_at_scale(runs) -> dict[str, Finding]:
                       + (", within 5 points of 0" if -0.05 <= g_low and g_high <= 0.05 else ", not within 5 points of 0"))
         else:
             agrees, within = False, "one seed"
-        out[f"{experiment}-b-agrees"] = Finding(
-            f"{experiment}-b-agrees", agrees,
+        out[f"{prefix}{experiment}-b-agrees"] = Finding(
+            f"{prefix}{experiment}-b-agrees", agrees,
             f"{label}, setting B: training and test accuracy differ by {_ms(gap['B'])} ({within})"
             + ("" if trained(b) else "; but setting B did not train") + ".")
         if experiment == "scan":
-            out["scan-test"] = Finding(
-                "scan-test", bool(trained(a) and (a["final_test"] < a["final_train"] / 4).all()),
+            out[f"{prefix}scan-test"] = Finding(
+                f"{prefix}scan-test", bool(trained(a) and (a["final_test"] < a["final_train"] / 4).all()),
                 f"SCAN setting A: test accuracy {_ms(a['final_test'])} against {_ms(a['final_train'])} on "
                 f"training commands" + ("" if trained(a) else " (setting A did not train)") + ".")
-            v, text = _compare(b["final_unseen"], a["final_unseen"], arms=[a, b], label="B minus A")
-            out["scan-unseen"] = Finding(
-                "scan-unseen", v.reproduced,
+            v, text = _compare(f"{prefix}scan-unseen", b["final_unseen"], a["final_unseen"], arms=[a, b],
+                               label="B minus A")
+            out[f"{prefix}scan-unseen"] = Finding(
+                f"{prefix}scan-unseen", v.reproduced,
                 f"SCAN, test commands that setting B never trained on: accuracy {_ms(b['final_unseen'])} in "
                 f"setting B and {_ms(a['final_unseen'])} in A{text}.")
         if experiment == "mnist":
             cost = {s: r["final_train"] - r["swapped"] for s, r in (("A", a), ("B", b))}
-            v, text = _compare(cost["A"], cost["B"], arms=[a, b], label="A minus B")
+            v, text = _compare(f"{prefix}mnist-swap", cost["A"], cost["B"], arms=[a, b], label="A minus B")
             explains = bool(cost["A"].mean() >= gap["A"].mean() / 2)  # the claim also needs this
-            out["mnist-swap"] = Finding(
-                "mnist-swap", bool(v.reproduced and explains),
+            out[f"{prefix}mnist-swap"] = Finding(
+                f"{prefix}mnist-swap", bool(v.reproduced and explains),
                 f"Replacing the right digit of training-distribution pairs by a random one lowers accuracy "
                 f"by {_ms(cost['A'])} in setting A and {_ms(cost['B'])} in B{text}; A's train-test gap "
                 f"is {_ms(gap['A'])}" + ("" if explains or not v.reproduced else
-                                         " (but the claim does not hold: the swap cost is under half of that gap)")
+                                         " (but the claim's second condition fails: the swap cost is under half of that gap)")
                 + ".")
     return out
 
@@ -230,7 +245,7 @@ def controls(runs) -> dict[str, Finding]:
     for experiment, (label, design, train, test, (high, low, what)) in designs.items():
         if has(f"{experiment}-A", f"{experiment}-C"):
             a, c = runs.arrays(f"{experiment}-A"), runs.arrays(f"{experiment}-C")
-            v, text = _compare(gap(a), gap(c), arms=[a, c], label="A minus C")
+            v, text = _compare(f"{experiment}-control-gap", gap(a), gap(c), arms=[a, c], label="A minus C")
             out[f"{experiment}-control-gap"] = Finding(
                 f"{experiment}-control-gap", v.reproduced,
                 f"{label}, control C ({design}): {_ms(c['final_train'])} on {train} and {_ms(c['final_test'])} "
@@ -250,8 +265,8 @@ def controls(runs) -> dict[str, Finding]:
                  lambda a: window_mean(a, "acc_train", EARLY["mnist"]))):
             slopes = dose_slopes(runs, dose, quantity)
             effect = paired(slopes, np.zeros_like(slopes))
-            v = effect.verdict(paper=CLEAR, trained=all(trained(x) for x in arms), source="the stated margin of")
-            mark = marked(v, f"final training accuracy below {TRAINED:.0%} in some seed")
+            v = claims.decide(f"{CHAPTER}/mnist-dose-{key}", effect, trained=all(trained(x) for x in arms))
+            mark = _marked(v)
             levels = ", ".join(f"{b:.2f} bits {_ms(quantity(runs.arrays(n)))}" for n, b in sorted(dose, key=lambda d: d[1]))
             out[f"mnist-dose-{key}"] = Finding(
                 f"mnist-dose-{key}", v.reproduced,
@@ -279,14 +294,14 @@ def controls(runs) -> dict[str, Finding]:
             + ("" if trained(a) else "; setting A did not train, so this says nothing") + ".")
     if has("scan-A-tf", "scan-B-tf"):
         a, b = runs.arrays("scan-A-tf"), runs.arrays("scan-B-tf")
-        v, text = _compare(b["final_tf_unseen"], a["final_tf_unseen"], arms=[a, b], label="B minus A")
+        v, text = _compare("scan-tf-unseen", b["final_tf_unseen"], a["final_tf_unseen"], arms=[a, b], label="B minus A")
         out["scan-tf-unseen"] = Finding(
             "scan-tf-unseen", v.reproduced,
             f"SCAN, test commands that setting B never trained on, teacher-forced sentence accuracy: "
             f"{_ms(b['final_tf_unseen'])} in setting B and {_ms(a['final_tf_unseen'])} in A{text}.")
         if a["eval_steps"][-1] >= EARLY["scan"][1]:
             early = {k: window_mean(r, "tok_train_long", EARLY["scan"]) for k, r in (("A", a), ("B", b))}
-            v, text = _compare(early["A"], early["B"], arms=[a, b], label="A minus B")
+            v, text = _compare("scan-early-long-tok", early["A"], early["B"], arms=[a, b], label="A minus B")
             out["scan-early-long-tok"] = Finding(
                 "scan-early-long-tok", v.reproduced,
                 f"SCAN, steps {EARLY['scan'][0]}–{EARLY['scan'][1]}: teacher-forced token accuracy on training "
@@ -296,16 +311,16 @@ def controls(runs) -> dict[str, Finding]:
             a, b = (runs.arrays(n) for n in names)
             later = {k: window_mean(r, "acc_train_long", LATER["scan"]) for k, r in (("A", a), ("B", b))}
             floor = max(later["A"].max(), later["B"].max()) <= FLOOR
-            v, text = _compare(later["A"], later["B"], arms=[a, b], label="A minus B", measurable=not floor)
+            v, text = _compare(key, later["A"], later["B"], arms=[a, b], label="A minus B", measurable=not floor)
             out[key] = Finding(
                 key, v.reproduced,
                 f"SCAN{' (measured again)' if key.endswith('tf') else ''}, steps {LATER['scan'][0]}–"
                 f"{LATER['scan'][1]}: exact match on training commands of more than one word {_ms(later['A'])} "
                 f"in setting A and {_ms(later['B'])} in B{text}.")
-    ablation = resists_at_scale(_Suffixed(runs, "-ablation"))  # the page's statements, the authors' defaults
+    ablation = resists_at_scale(_Suffixed(runs, "-ablation"), "ablation-")  # the page's statements, the authors' defaults
     for key, f in ablation.items():
         text = f.text if f.text[:2].isupper() else f.text[0].lower() + f.text[1:]  # "MNIST ..." stays
-        out[f"ablation-{key}"] = Finding(f"ablation-{key}", f.holds, f"With the authors' defaults: {text}")
+        out[key] = Finding(key, f.holds, f"With the authors' defaults: {text}")
     if has("scan-B-union"):
         u = runs.arrays("scan-B-union")
         union_gap = u["final_train"] - u["final_test"]
