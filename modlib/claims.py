@@ -252,7 +252,7 @@ def decide(key: str, effect: stats.Effect | None = None, *, low: float | None = 
     if c.amendments:
         changes = "; ".join(f"{a.field} {a.old} → {a.new} on {a.date}: {a.reason}" for a in c.amendments)
         amended = f"changed after the results were seen ({changes}); under the claim as registered: " \
-                  f"{_words(before, c.own)}"
+                  f"{_words(before, c.original()['whose'] == 'own')}"
     return stats.Verdict(v.outcome, v.why, v.open, key, amended)
 
 
@@ -292,10 +292,25 @@ def save(chapter: str, profile: str, folder: Path = LEDGER) -> Path | None:
     folder.mkdir(exist_ok=True)
     path = folder / f"{chapter}.json"
     rows = {k: asdict(d) for k, d in sorted(decisions(chapter).items())}
-    text = json.dumps(rows, indent=1, ensure_ascii=False, default=float) + "\n"
+    text = ledger_text(rows)
     if not path.exists() or path.read_text() != text:
         path.write_text(text)
     return path
+
+
+def ledger_text(rows: dict) -> str:
+    """``rows`` as the ledger file's text: floats to 9 decimals (so that the last bits of a
+    recomputed interval, which differ between versions of scipy, rewrite nothing)."""
+    def rounded(x):
+        if isinstance(x, float):
+            return round(x, 9) + 0.0
+        if isinstance(x, dict):
+            return {k: rounded(v) for k, v in x.items()}
+        if isinstance(x, (list, tuple)):
+            return [rounded(v) for v in x]
+        return x
+
+    return json.dumps(rounded(rows), indent=1, ensure_ascii=False) + "\n"
 
 
 def saved(chapter: str, folder: Path = LEDGER) -> dict[str, Decision]:

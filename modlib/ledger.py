@@ -62,7 +62,8 @@ def rows() -> list[dict]:
                 "effect": d.estimate if d else None, "low": d.low if d else None, "high": d.high if d else None,
                 "n": d.units if d else None, "margin": c.margin, "size": c.size,
                 "verdict": _verdict_words(d.outcome if d else None, c.own),
-                "as registered": _verdict_words(d.registered_outcome, c.own) if d and d.registered_outcome else "",
+                "as registered": (_verdict_words(d.registered_outcome, c.original()["whose"] == "own")
+                                  if d and d.registered_outcome else ""),
                 "registration": _registration(c, stored), "note": c.note, "mutations": _mutations(c, d),
             })
     return out

@@ -161,7 +161,9 @@ def test_save_writes_the_full_decisions_only(package, tmp_path):
     folder = tmp_path / "ledger"
     assert claims.save(chapter, "smoke", folder) is None and not folder.exists()
     path = claims.save(chapter, "full", folder)
-    assert claims.saved(chapter, folder)[f"{chapter}/bigger"] == claims.decisions(chapter)[f"{chapter}/bigger"]
+    back, made = claims.saved(chapter, folder)[f"{chapter}/bigger"], claims.decisions(chapter)[f"{chapter}/bigger"]
+    assert (back.outcome, back.why, back.how) == (made.outcome, made.why, made.how)
+    assert back.estimate == pytest.approx(made.estimate, abs=1e-9) and back.low == pytest.approx(made.low, abs=1e-9)
     text = path.read_text()
     claims.save(chapter, "full", folder)
     assert path.read_text() == text
@@ -280,3 +282,20 @@ def test_every_decided_claim_moves_under_each_replayed_mutation_it_names(chapter
             if m in claims.REPLAYED and claims.moved(d, claims.replay(d, m)) is False:
                 still.append(f"{key}: {m} leaves {d.outcome}")
     assert not still, "\n".join(still)
+
+
+def test_an_amended_kind_words_the_registered_verdict_in_the_registered_kind(package):
+    """A paper's claim made the book's own after its data: the verdict as registered reads as a
+    paper's (✗ not reproduced), the present one as a hypothesis (does not hold)."""
+    chapter = package(CLAIM.format(margin=0.05).replace('whose = "paper"', 'whose = "own"') + """
+[[claim.amendment]]
+date = "2026-11-27"
+field = "whose"
+old = "paper"
+new = "own"
+reason = "the paper claims no such difference"
+""")
+    effect = stats.paired(np.array([0.52, 0.51, 0.53]), np.array([0.5, 0.5, 0.5]))  # +0.02: short of 0.05
+    v = claims.decide(f"{chapter}/bigger", effect)
+    text = claims.statement(v, "The first arm is a little ahead.").text
+    assert "**does not hold**" in text and "under the claim as registered: ✗ not reproduced" in text
