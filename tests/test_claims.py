@@ -552,6 +552,13 @@ def _added(*patterns):
 DECIDED = (stats.REPRODUCED, stats.NOT_REPRODUCED)
 
 
+def _registered(found: dict, cid: str):
+    """The statement of chapter 4's registered claim ``cid`` among ``found`` (by its registry key:
+    the names of the reuse control's claims are the full profile's, whatever the network's label)."""
+    (f,) = [f for f in found.values() if f.verdict is not None and f.verdict.claim == f"weight_masks/{cid}"]
+    return f
+
+
 def decided_or_wide(f) -> bool:
     """Decided by the rule, or undecided only because its interval is wide enough for both no effect
     and the margin, or its estimate falls short of the margin while the interval reaches it (every
@@ -601,16 +608,16 @@ def test_added_reuse_positive_control_works_and_is_decided():
     # masks do their own task, and otherwise (as stored: the 512×4 pair masks keep a tenth of their pair
     # alone at this mask schedule, in the copied network and in the network itself) cannot be, for that
     # reason, which the page says
-    for name in ("the reuse claim would not call forced reuse apart", "the forced overlap stands clear of random"):
-        assert found[f"{name} ({d['main']})"].outcome == stats.HOLDS, found[f"{name} ({d['main']})"].text
+    for cid in ("control-apart-main", "control-random-main"):
+        assert _registered(found, cid).outcome == stats.HOLDS, _registered(found, cid).text
     r = d["reuse"]
-    f = found[f"the reuse claim would not call forced reuse apart ({d['deep']})"]
+    f = _registered(found, "control-apart-deep")
     alone = np.stack([r["copy_table"][:, 1, 0], r["copy_table"][:, 3, 1]]) / r["copy_table"][:, 0].T
     if (alone >= 0.5).all():
         assert decided_or_wide(f), f.text
     else:
         assert f.outcome == stats.UNDECIDED and "do not do their task" in f.text, f.text
-    f = found[f"two pairs' masks overlap less than two masks of one pair ({d['deep']})"]
+    f = _registered(found, "reuse-deep")
     assert decided_or_wide(f) or (f.outcome == stats.UNDECIDED and "fail their own task" in f.text), f.text
     assert len(wm.causes_settings("full").reuse_hidden) >= 3
 
@@ -682,8 +689,8 @@ def test_added_stored_whole_task_mask_and_held_out_problems_hold():
 
 def test_added_stored_reuse_control_passes_and_class_collapse_fails_over_networks():
     d, found = _added("copyweight*", "double-seed*", "cnnlayers*")
-    for name in ("the reuse claim would not call forced reuse apart", "the forced overlap stands clear of random"):
-        f = found[f"{name} ({d['main']})"]
+    for cid in ("control-apart-main", "control-random-main"):
+        f = _registered(found, cid)
         assert f.outcome == stats.HOLDS and "identical" not in f.text, f.text
     assert found["removing a class's mask hurts that class more than the others, over networks"].outcome == \
         stats.REPRODUCED
