@@ -269,14 +269,14 @@ def _copy(rng, forced=0.55, n=3, layers=4):
 def test_the_reuse_control_needs_the_copied_network_to_work():
     rng = np.random.default_rng(2)
     found = findings.reuse_control(_copy(rng), "8×3")
-    assert [f.outcome for f in found] == [stats.REPRODUCED, "check passed"]
+    assert [f.outcome for f in found] == [stats.HOLDS, stats.HOLDS, "check passed"]
     broken = _copy(rng)
     broken["copy_table"][:, 1, 0] = 0.1  # the copied network's pair-1 mask does not do pair 1
     assert findings.reuse_control(broken)[0].outcome == stats.UNDECIDED
     # forced pairs that overlap no more than the network's own: the measure does not find reuse
-    assert findings.reuse_control(_copy(rng, forced=0.1))[0].outcome == stats.NOT_REPRODUCED
+    assert findings.reuse_control(_copy(rng, forced=0.1))[0].outcome == stats.DOES_NOT_HOLD
     # half-way to the ceiling is not "as much as two masks of one pair"
-    assert findings.reuse_control(_copy(rng, forced=0.3))[0].outcome == stats.NOT_REPRODUCED
+    assert findings.reuse_control(_copy(rng, forced=0.3))[0].outcome == stats.DOES_NOT_HOLD
     # two forced pair masks that are one mask (IoU 1): "reuse found" would be no finding
     same = _copy(rng)
     same["copy_iou"][:, 1:-1] = 1.0
@@ -284,7 +284,7 @@ def test_the_reuse_control_needs_the_copied_network_to_work():
     assert found[0].outcome == stats.UNDECIDED and "identical" in found[0].text
     full = _copy(rng)
     full["whole_kept"][:] = 1.0  # a whole-task mask that keeps everything does both pairs trivially
-    assert not findings.reuse_control(full)[1].holds
+    assert not findings.reuse_control(full)[2].holds
 
 
 def _class_run(rng, dense_layer=2, null_drops=False):
@@ -361,7 +361,7 @@ def synthetic(seed: int = 0) -> dict:
 
 def test_every_added_statement_holds_on_the_synthetic_numbers():
     found = findings.added_claims(synthetic())
-    assert len(found) == 19 and len({f.name for f in found}) == len(found)
+    assert len(found) == 21 and len({f.name for f in found}) == len(found)
     failed = [f for f in found if not f.holds]
     assert [f.name for f in failed] == ["at the authors' schedule, removing a mask spares the other operation"]
     assert failed[0].outcome == stats.UNDECIDED  # one network

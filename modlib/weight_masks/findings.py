@@ -6,22 +6,72 @@ statements about specialization (:func:`specialization`), reuse (:func:`reuse`) 
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
-from modlib import stats
-from modlib.stats import CLEAR, _ms
+from modlib import claims, stats
+from modlib.stats import _ms
+
+CHAPTER = "weight_masks"  # the registry's chapter (modlib/weight_masks/claims.toml)
+
+
+def _key(cid: str) -> str:
+    """The registry key of this chapter's claim ``cid``."""
+    return f"{CHAPTER}/{cid}"
+
+
+def _decide(cid: str, effect: stats.Effect, **conditions) -> stats.Verdict:
+    return claims.decide(_key(cid), effect, **conditions)
+
+
+def _say(v: stats.Verdict, text: str) -> stats.Claim:
+    """The page's statement of the claim ``v`` decided (:func:`modlib.claims.statement`); where the
+    registry labels the claim's reading post hoc (chosen after its results were seen), the label
+    follows the verdict."""
+    c = claims.statement(v, text)
+    note = claims.get(v.claim).note
+    if note.startswith("post hoc"):
+        c = dataclasses.replace(c, text=f"{c.text} *{note[0].upper()}{note[1:]}.*")
+    return c
+
+
+def marked(f: stats.Claim) -> str:
+    """A statement's mark and outcome as the page's prose quotes it (``"✓ reproduced"``, ``"holds"``,
+    ``"check passed"``); for a claim amended after its results were seen, with what changed and the
+    verdict under the claim as registered."""
+    if f.verdict is None:
+        return f.outcome
+    if not f.verdict.amended:
+        return f.marked
+    c = claims.get(f.verdict.claim)
+    before = claims.decisions(CHAPTER)[c.key].registered_outcome
+    was = stats.Claim(f.name, False, "", stats.Verdict(before, ""), f.own).marked
+    changes = "; ".join(f"{a.field} {a.old:g} → {a.new:g}" if isinstance(a.old, float) else
+                        f"{a.field} {a.old} → {a.new}" for a in c.amendments)
+    return f"{f.marked} (changed after the results were seen: {changes}; as registered, {was})"
+
+
+def margin(cid: str) -> float:
+    """The registered margin of this chapter's claim ``cid`` (what the page's text states)."""
+    return claims.get(_key(cid)).margin
+
+
+def _interval(e: stats.Effect) -> str:
+    """An effect's interval in words, without a verdict: ``"paired t interval +0.01 to +0.08 over 5 seeds"``."""
+    return f"{e.interval} interval {e.low:+.2f} to {e.high:+.2f} over {e.over}"
 
 
 FAR_ABOVE_CHANCE = 10  # "well above chance": at least this many times the accuracy of guessing
 
 
+# The margins, directions and the paper's numbers of every verdict are in the registry
+# (modlib/weight_masks/claims.toml, read by modlib.claims.decide); these are the measures' own bars.
 TRAINED = 0.95  # a base network compared has trained: at least this on each of its tasks
 SPARES = 0.2  # "spares the other operation": it loses at most this share more than under random removal
-RATIO = 0.5  # the stated margin for a share relative to its chance level: half of the chance level
 # class removal (the paper: removing a class's weights hurts "mostly that class" and its accuracy "drops
-# significantly"; it gives no size): selectivity is decided at the book's margin CLEAR, the size by COLLAPSE
+# significantly"; it gives no size): selectivity and collapse each at their registered margin
 CNN_TRAINED = 0.5  # the CNN trained: its mean per-class accuracy under the all-classes mask reaches this
-COLLAPSE = 0.3  # the stated margin: a removed class loses this much more than half of its accuracy
 
 
 def span(values, same: str, apart: str) -> str:
@@ -69,9 +119,21 @@ def _pct(values) -> str:
     return f"{v.mean():.{digits}f}%" + (f" ± {v.std():.{digits}f}%" if v.size > 1 else "")
 
 
+def _spares(tables: np.ndarray, controls: np.ndarray) -> tuple[stats.Effect, bool]:
+    """The measure of "removing a mask spares the other operation", per seed on the worse mask: what
+    the other operation keeps after the mask's removal minus after removing as many random weights,
+    plus the allowance :data:`SPARES` (paired against 0); and whether the random removal itself
+    spares the other operation (keeps at least half of it), the control the claim needs."""
+    full = np.maximum(tables[:, 0][:, None, :], 1e-9)
+    rel, crel = tables / full, controls / full
+    d = np.min([rel[:, 2 + 2 * k, 1 - k] - crel[:, 1 + 2 * k, 1 - k] for k in range(2)], axis=0) + SPARES
+    random_spares = bool(all((crel[:, 1 + 2 * k, 1 - k] >= 0.5).all() for k in range(2)))
+    return stats.paired(d, np.zeros(len(tables))), random_spares
+
+
 def specialization(tables: np.ndarray, controls: np.ndarray, chance: float,
                    kept: np.ndarray | None = None, sizes: np.ndarray | None = None,
-                   trained: bool | None = None) -> list[stats.Claim]:
+                   trained: bool | None = None, suffix: str = "") -> list[stats.Claim]:
     """Chapter 4's add/multiply table: ``tables [seeds, 5, 2]`` (rows ``modularity.ROWS``: full model,
     + mask, + mask removed, × mask, × mask removed; columns +, ×), ``controls [seeds, 4, 2]``
     (``modularity.CONTROL_ROWS``: random masks as dense, alone and removed) and the masks' kept
@@ -84,7 +146,9 @@ def specialization(tables: np.ndarray, controls: np.ndarray, chance: float,
     :data:`SPARES` more than under the random removal, which must itself spare it). Every claim
     needs both base operations trained (:data:`TRAINED` on both in ``tables``' first row, unless
     the caller decides it as ``trained``: a table read on problems the network did not train on)
-    and masks that are not degenerate."""
+    and masks that are not degenerate. The claims are the registry's ``alone``, ``own-loss``,
+    ``selective`` and ``spares``, each id followed by ``suffix`` (``"-heldout"``: the same claims
+    on the held-out problems, :func:`heldout`)."""
     full = tables[:, 0]  # [seeds, 2]
     ops, out = ("+", "×"), []
     rel = tables / np.maximum(full[:, None, :], 1e-9)  # [seeds, 5, 2]: shares of the full network
@@ -104,8 +168,8 @@ def specialization(tables: np.ndarray, controls: np.ndarray, chance: float,
     # 1. alone: own minus other, as shares of the full network
     d = per_mask([rel[:, 1 + 2 * k, k] - rel[:, 1 + 2 * k, 1 - k] for k in range(2)])
     random_alone_fails = bool(all((crel[:, 2 * k, k] < 0.5).all() for k in range(2)))
-    v = stats.paired(d, zero).verdict(paper=1.0, trained=trained, controls=masks_ok and random_alone_fails)
-    out.append(stats.claim("each mask alone does its own operation only", v, (
+    v = _decide("alone" + suffix, stats.paired(d, zero), trained=trained, controls=masks_ok and random_alone_fails)
+    out.append(_say(v, (
         f"**Each mask alone.** The + mask adds at {_ms(alone[0][0])} and multiplies at {_ms(alone[0][1])}; the × "
         f"mask multiplies at {_ms(alone[1][0])} and adds at {_ms(alone[1][1])} (full network: + {_ms(full[:, 0])}, "
         f"× {_ms(full[:, 1])}){base}; random masks as dense, alone, get + {_ms(controls[:, 0, 0])} and "
@@ -113,33 +177,30 @@ def specialization(tables: np.ndarray, controls: np.ndarray, chance: float,
         f"other, as shares of the full network (the paper: about 1).")))
     # 2. removal loses its own operation, against removing as many random weights
     d = per_mask([crel[:, 1 + 2 * k, k] - rel[:, 2 + 2 * k, k] for k in range(2)])
-    v = stats.paired(d, zero).verdict(paper=1.0, trained=trained, controls=masks_ok)
-    out.append(stats.claim("removing a mask loses its own operation", v, (
+    v = _decide("own-loss" + suffix, stats.paired(d, zero), trained=trained, controls=masks_ok)
+    out.append(_say(v, (
         f"**Removing a mask, its own operation.** Without the + mask the network adds at {_ms(removed[0][0])}; "
         f"without the × mask it multiplies at {_ms(removed[1][0])} (chance: {chance:g}; removing as many random "
         f"weights: + {_ms(random_removed[0][:, 0])}, × {_ms(random_removed[1][:, 1])}). Measured per seed on the "
         f"worse mask: what the random removal keeps of the own operation minus what the mask's removal keeps.")))
     # 3. selective: the other operation keeps more than the own
-    each = [stats.paired(rel[:, 2 + 2 * k, 1 - k], rel[:, 2 + 2 * k, k]).verdict(paper=1.0, trained=trained,
-                                 controls=masks_ok) for k in range(2)]
+    each = [stats.paired(rel[:, 2 + 2 * k, 1 - k], rel[:, 2 + 2 * k, k]) for k in range(2)]  # described, not decided
     d = per_mask([rel[:, 2 + 2 * k, 1 - k] - rel[:, 2 + 2 * k, k] for k in range(2)])
-    v = stats.paired(d, zero).verdict(paper=1.0, trained=trained, controls=masks_ok)
+    v = _decide("selective" + suffix, stats.paired(d, zero), trained=trained, controls=masks_ok)
     half_answer = float(np.sqrt(chance))  # one digit of two right, the other guessed
-    out.append(stats.claim("removing a mask is selective", v, (
+    out.append(_say(v, (
         f"**Removing a mask, the other operation.** Without the + mask the network multiplies at "
         f"{_ms(removed[0][1])}; without the × mask it adds at {_ms(removed[1][1])}. Removing random weights, as "
         f"many in each layer, leaves + {_ms(random_removed[0][:, 0])} / × {_ms(random_removed[0][:, 1])} (the "
         f"+ mask's count) and + {_ms(random_removed[1][:, 0])} / × {_ms(random_removed[1][:, 1])} (the × mask's). "
         f"A network that gets one of the two digits right and guesses the other scores {half_answer:g} (the "
         f"ones digit of a sum or a product depends on the ones digits alone, so it is the easy half). Other "
-        f"operation minus own, as shares of the full network: + mask removed, {each[0].outcome} ({each[0].why}); "
-        f"× mask removed, {each[1].outcome} ({each[1].why}). Both masks together (the worse per seed):")))
+        f"operation minus own, as shares of the full network: + mask removed, {_interval(each[0])}; "
+        f"× mask removed, {_interval(each[1])}. Both masks together (the worse per seed):")))
     # 4. the paper's claim: the other operation is spared about as well as by a random removal
-    d = per_mask([rel[:, 2 + 2 * k, 1 - k] - crel[:, 1 + 2 * k, 1 - k] for k in range(2)]) + SPARES
-    random_spares = bool(all((crel[:, 1 + 2 * k, 1 - k] >= 0.5).all() for k in range(2)))
-    v = stats.paired(d, zero).verdict(paper=SPARES, margin=0.0, trained=trained,
-                                      controls=masks_ok and random_spares)  # the allowance is in d
-    out.append(stats.claim("removing a mask spares the other operation", v, (
+    e, random_spares = _spares(tables, controls)  # the allowance is in the measure: its sign decides
+    v = _decide("spares" + suffix, e, trained=trained, controls=masks_ok and random_spares)
+    out.append(_say(v, (
         f"**The paper's claim.** Removing the + mask should leave multiplication working, near the full "
         f"network's accuracy (and mirrored for ×). Measured per seed on the worse mask: what the other "
         f"operation keeps after the mask's removal minus what it keeps after removing as many random weights "
@@ -166,7 +227,7 @@ def others_reference(reference: np.ndarray) -> np.ndarray:
 
 def reuse(iou: np.ndarray, iou_same: np.ndarray, iou_random: np.ndarray,
           tables: np.ndarray | None = None, kept: np.ndarray | None = None,
-          sizes: np.ndarray | None = None) -> list[stats.Claim]:
+          sizes: np.ndarray | None = None, cid: str = "reuse") -> list[stats.Claim]:
     """Chapter 4's double addition: per-layer IoU ``[seeds, L]`` of the pair-1 and pair-2 masks
     (``iou``), of two pair-1 masks from different seeds (``iou_same``) and of random masks as dense
     (``iou_random``), read on the hidden layers (all but the first and the last: there the two
@@ -178,7 +239,8 @@ def reuse(iou: np.ndarray, iou_same: np.ndarray, iou_random: np.ndarray,
     overlap of masks that fail their own task says nothing about reuse. Given ``kept [seeds, 4,
     layers]`` (both pairs, pair 1, pair 2, pair 1 again; with ``sizes [layers]``, the layers'
     weights), masks that keep nothing or everything, and
-    a same-pair reference at IoU 1 (two "different" masks that are one), leave it undecided."""
+    a same-pair reference at IoU 1 (two "different" masks that are one), leave it undecided. ``cid``:
+    the registry's claim (``"reuse"``, the page's network; ``"reuse-deep"``, the deeper one)."""
     pairs, same, rand = (hidden_layers(a) for a in (iou, iou_same, iou_random))  # [seeds]
     trained, alone_ok = True, True
     text = (f"In the hidden layers the pair-1 and pair-2 masks overlap at IoU {_ms(pairs)}; two masks trained "
@@ -197,12 +259,10 @@ def reuse(iou: np.ndarray, iou_same: np.ndarray, iou_random: np.ndarray,
     if not reference_ok:
         text += " The same-pair reference is at IoU 1: the two pair-1 masks are one mask, not a reference."
     e = stats.paired(same, pairs)
-    v = e.verdict(paper=CLEAR, source="the stated margin of", trained=trained,
-                  controls=reference_ok and not degenerate(kept))
+    v = _decide(cid, e, trained=trained, controls=reference_ok and not degenerate(kept) and alone_ok)
     if trained and not alone_ok:  # the networks trained; their pair masks do not do their pair
-        v = stats.Verdict(stats.UNDECIDED, f"the pair masks do not do their own pair alone ({e.interval} interval "
-                                           f"{e.low:+.2f} to {e.high:+.2f} over {e.over})")
-    return [stats.claim("two pairs' masks overlap less than two masks of one pair", v, text + (
+        v = dataclasses.replace(v, why=f"the pair masks do not do their own pair alone ({_interval(e)})")
+    return [_say(v, text + (
         " Same-pair minus two-pair IoU per seed (the paper: the two pairs' masks share little):"))]
 
 
@@ -238,28 +298,27 @@ def class_removal(own: np.ndarray, others: np.ndarray, reference: np.ndarray,
     def within(d):
         return f" Over the 10 classes of this network (exact sign test p = {stats.sign_test(d):.3f}):"
 
-    def decide(a, b, paper):
+    def decide(cid, a, b):
         # the ten classes are measurements of one network: the rule counts ``networks``
         effect = stats.paired(a, b, unit="class")
-        v = stats.verdict(effect.low, effect.high, units=networks, paper=paper, trained=trained,
-                          controls=control_ok, measurable=effect.measurable, source="the stated margin of",
-                          what=effect.interval, estimate=effect.mean,
+        v = claims.decide(_key(cid), low=effect.low, high=effect.high, units=networks, estimate=effect.mean,
+                          trained=trained, controls=control_ok, measurable=effect.measurable, what=effect.interval,
                           over=f"the 10 classes of {networks} network{'s' if networks > 1 else ''}")
         if not trained:
-            return stats.Verdict(v.outcome, v.why.replace("an arm did not train", (
+            return dataclasses.replace(v, why=v.why.replace("an arm did not train", (
                 f"the CNN did not train: mean accuracy under the all-classes mask below {CNN_TRAINED}"), 1))
         return v
 
     return [
-        stats.claim("removing a class's mask hurts that class more than the others", decide(drop_own, drop_others, CLEAR), (
+        _say(decide("class-hurts", drop_own, drop_others), (
             f"Removing class c's weights drops its accuracy by {_ms(drop_own)} (over the ten classes; from "
             f"{drop_own.min():.2f} to {drop_own.max():.2f}) and the other classes' by {_ms(drop_others)}. The "
             f"removed class loses more than twice what the others lose, and at least 0.05, for "
             f"{'all 10' if far.all() else f'{int(far.sum())} of the 10'} classes" + ("." if far.all() else f"; not for {np.flatnonzero(~far).tolist()}.") + control + f" The stated margin (the paper gives a direction, not a size; how much "
-            f"the class loses is the next statement's): the removed class loses at least {CLEAR} more than the "
+            f"the class loses is the next statement's): the removed class loses at least {margin('class-hurts'):g} more than the "
             f"others; the CNN counts as trained at {CNN_TRAINED} mean accuracy under the all-classes mask."
             + within(drop_own - drop_others))),
-        stats.claim("the removed class collapses", decide(drop_own / np.maximum(reference, 1e-9), 0.5 + 0 * own, COLLAPSE), (
+        _say(decide("class-collapses", drop_own / np.maximum(reference, 1e-9), 0.5 + 0 * own), (
             f"The paper reports that a class's accuracy drops significantly when its weights are removed. Here "
             f"{len(collapsed)} of the 10 classes "
             + ("falls" if len(collapsed) == 1 else "fall")
@@ -267,8 +326,8 @@ def class_removal(own: np.ndarray, others: np.ndarray, reference: np.ndarray,
             + (f" (class{'es' if len(collapsed) > 1 else ''} {', '.join(map(str, collapsed.tolist()))})"
                if len(collapsed) else "")
             + (". " if len(collapsed) == 10 else ": the removal is selective but mostly partial. ")
-            + f"Share of its accuracy a class loses, minus one half (the stated margin, {COLLAPSE}: a class "
-            f"losing about {0.5 + COLLAPSE:.0%} of its accuracy)." + within(drop_own / np.maximum(reference, 1e-9) - 0.5))),
+            + f"Share of its accuracy a class loses, minus one half (the stated margin, {margin('class-collapses'):g}: "
+            f"a class losing about {0.5 + margin('class-collapses'):.0%} of its accuracy)." + within(drop_own / np.maximum(reference, 1e-9) - 0.5))),
     ]
 
 
@@ -397,7 +456,7 @@ def width_curve(points: dict, depth: int = 2) -> list[stats.Claim]:
     (each seed an independent network). Three comparisons between the narrowest width of ``depth``
     hidden layers that trained (:data:`TRAINED` on both operations, every seed; the text names
     those that did not, and those with one network so far) and the widest (Welch's t interval over networks; the paper gives no size,
-    so :data:`~modlib.stats.CLEAR` stands in): the paper's (Csordás et al. 2021, appendix: the + and
+    so the registered margin stands in): the paper's (Csordás et al. 2021, appendix: the + and
     × masks share fewer weights as the network grows), on the share of the + mask's weights the ×
     mask keeps too, pooled over layers as the authors plot it (:func:`~modlib.weight_masks.causes.total_shared`;
     its chance level beside it: sparser masks share less by chance alone); the page's check of the
@@ -434,8 +493,8 @@ def width_curve(points: dict, depth: int = 2) -> list[stats.Claim]:
         ratio = ", ".join(f"{_shape(h)} {np.mean(p['overlap'] / np.maximum(p['overlap_chance'], 1e-9)):.1f}×"
                           for h, p in used.items())
         e = stats.unpaired(narrow["overlap"], wide["overlap"], unit="network")
-        v = e.verdict(paper=CLEAR, source="the stated margin of", trained=trained, controls=ok)
-        out.append(stats.claim("a wider network's + and × masks share fewer weights", v, text + (
+        v = _decide("width-shared", e, trained=trained, controls=ok)
+        out.append(_say(v, text + (
             f"The share of the + mask's weights that the × mask keeps too (all layers, as the authors plot it), "
             f"{_shape(low)} minus {_shape(high)}: {e.text()} (the paper: sharing falls as the network grows; its "
             f"2000×4 network is the closest to {_shape(max(main))}). Sparser masks share less by chance alone: "
@@ -443,19 +502,19 @@ def width_curve(points: dict, depth: int = 2) -> list[stats.Claim]:
             f"trained, the rank correlation of width and share is {rho.text(percent=False)}.")))
         over = {h: p["overlap"] / np.maximum(p["overlap_chance"], 1e-9) for h, p in (("narrow", narrow), ("wide", wide))}
         e = stats.unpaired(over["narrow"], over["wide"], unit="network")
-        v = e.verdict(paper=RATIO, source="the stated margin of", trained=trained, controls=ok)
-        out.append(stats.claim("a wider network's masks share fewer weights than their density makes", v, (
+        v = _decide("width-density", e, trained=trained, controls=ok)
+        out.append(_say(v, (
             f"The page's check of the paper's reading (fewer shared weights: more separate modules) against "
             f"density: the share relative to its chance level, {_shape(low)} minus {_shape(high)}: "
-            f"{e.text(percent=False)} (as ratios to chance, margin {RATIO:g}; where this does not hold, the raw "
-            f"share's fall is what sparser masks give by chance)."), own=True))
+            f"{e.text(percent=False)} (as ratios to chance, margin {margin('width-density'):g}; where this does not "
+            f"hold, the raw share's fall is what sparser masks give by chance).")))
         e = stats.unpaired(sparing(wide["table"], wide["control"]), sparing(narrow["table"], narrow["control"]),
                            unit="network")
-        v = e.verdict(paper=CLEAR, source="the stated margin of", trained=trained, controls=ok)
-        out.append(stats.claim("a wider network's removal spares the other operation more", v, (
+        v = _decide("width-spares", e, trained=trained, controls=ok)
+        out.append(_say(v, (
             f"The page's hypothesis. Sparing (the other operation after the mask's removal "
             f"minus after a random removal as dense), {_shape(high)} minus {_shape(low)}: {e.text()}. "
-            + _raw(wide, narrow, _shape(high), _shape(low))), own=True))
+            + _raw(wide, narrow, _shape(high), _shape(low)))))
     for h, deep in other.items():
         shallow = main.get((h[0],) * depth)
         if shallow is None:
@@ -463,11 +522,10 @@ def width_curve(points: dict, depth: int = 2) -> list[stats.Claim]:
         trained = bool((deep["table"][:, 0] >= TRAINED).all() and (shallow["table"][:, 0] >= TRAINED).all())
         e = stats.unpaired(sparing(deep["table"], deep["control"]), sparing(shallow["table"], shallow["control"]),
                            unit="network")
-        v = e.verdict(paper=CLEAR, source="the stated margin of", trained=trained,
-                      controls=_usable(deep) and _usable(shallow))
-        out.append(stats.claim(f"{len(h)} hidden layers spare the other operation more than {depth}", v, (
+        v = _decide("depth-spares", e, trained=trained, controls=_usable(deep) and _usable(shallow))
+        out.append(_say(v, (
             f"The page's hypothesis. At width {h[0]}, sparing with {len(h)} hidden layers minus with {depth}: "
-            f"{e.text()}."), own=True))
+            f"{e.text()}.")))
     return out
 
 
@@ -502,16 +560,17 @@ def alpha_curve(points: dict, devices: dict | None = None) -> list[stats.Claim]:
                 f"{', '.join(devices[a] for a in odd)}, the others on {usual}: a seed trained with another thread "
                 f"count or device can differ in weights, so those points hold the same seeds, not always the same "
                 f"networks ({which}).")
-    if ends is None:
-        v = stats.Verdict(stats.UNDECIDED, "fewer than two α values with every network stored")
-        return [stats.claim("a stronger regulariser spares the other operation more", own=True, v=v, text=(
+    if ends is None:  # nothing to compare: no interval, no units
+        v = claims.decide(_key("alpha-spares"), low=0.0, high=0.0, units=0, estimate=0.0)
+        v = dataclasses.replace(v, why="fewer than two α values with every network stored")
+        return [_say(v, (
             "**The α curve** (the worse mask per network; mean ± sd over networks). " + "; ".join(lines) + "." + made()))]
     low, high = ends
     lo, hi = points[low], points[high]
     e = stats.paired(sparing(hi["table"], hi["control"]), sparing(lo["table"], lo["control"]), unit="network")
     trained = bool((lo["table"][:, 0] >= TRAINED).all())
-    v = e.verdict(paper=CLEAR, source="the stated margin of", trained=trained, controls=_usable(lo) and _usable(hi))
-    return [stats.claim("a stronger regulariser spares the other operation more", own=True, v=v, text=(
+    v = _decide("alpha-spares", e, trained=trained, controls=_usable(lo) and _usable(hi))
+    return [_say(v, (
         "**The α curve** (the same seeds at every α; the worse mask per network; mean ± sd over networks). "
         + "; ".join(lines) + "." + made((low, high)) + f" Masks that can be read (trained, neither empty nor full, doing their "
         f"own operation alone and losing it when removed) at α = {', '.join(f'{a:g}' for a in usable) or 'none'}. "
@@ -529,10 +588,10 @@ def authors_schedule(authors: dict, book: dict, chance: float, devices: dict | N
     schedules ran on networks trained from one seed on two devices, which the text says.
     ``matched``: the α curve's point at the authors' α (:func:`stack`'d, the page's steps and mask
     learning rate), so that the schedule is compared at one α: ``book`` holds the page's α."""
-    found = {f.name: f for f in specialization(authors["table"], authors["control"], chance, authors["kept"],
-                                               authors["sizes"][0])}
-    f = found["removing a mask spares the other operation"]
     t, b = authors["table"], book["table"]
+    e, random_spares = _spares(t, authors["control"])  # as :func:`specialization` measures it
+    v = _decide("spares-authors", e, trained=bool((t[:, 0] >= TRAINED).all()),
+                controls=not degenerate(np.asarray(authors["kept"])[:, :2]) and random_spares)
     devices = devices or {}
     same = "The same network"
     if devices.get("authors", "") != devices.get("book", ""):  # one seed, two devices: two networks
@@ -560,7 +619,7 @@ def authors_schedule(authors: dict, book: dict, chance: float, devices: dict | N
                  f"{_ms(sparing(m, mc))}); kept share + {_pct(matched['share'][same_seed, 0])}, × "
                  f"{_pct(matched['share'][same_seed, 1])}: at one α, the steps and the learning rate alone "
                  f"differ (and the networks' weights). ")
-    return [stats.claim("at the authors' schedule, removing a mask spares the other operation", f.verdict, text + (
+    return [_say(v, text + (
         f"Measured per network on the worse mask: the other operation after the mask's removal minus after a "
         f"random removal as dense, plus the allowance of {SPARES:g} (as in the page's claim)."))]
 
@@ -589,22 +648,24 @@ def heldout(h: dict, chance: float) -> list[stats.Claim]:
             + ("" if answers else " A network that does not answer the held-out problems has memorised the table "
                "of those it saw: its masks' numbers on held-out problems say nothing about modules."))
     out = [stats.Claim("the networks answer held-out problems", answers, text)]
-    for f in specialization(held_tables, h["held_control"], chance, h["kept"], h["sizes"][0], trained=answers):
-        out.append(stats.claim(f"{f.name} (held-out problems)", f.verdict, f.text.rsplit(" **", 1)[0]))
-    return out
+    return out + specialization(held_tables, h["held_control"], chance, h["kept"], h["sizes"][0], trained=answers,
+                                suffix="-heldout")
 
 
-def reuse_control(r: dict, label: str = "") -> list[stats.Claim]:
+def reuse_control(r: dict, label: str = "", where: str = "main") -> list[stats.Claim]:
     """The positive control for reuse, per network (seed), from :func:`stack`'d arrays of
     :func:`~modlib.weight_masks.causes.reuse_control` (with ``original`` and ``sizes``):
     ``copy_iou [seeds, L]``, the IoU of the pair-1 and pair-2 masks of the network whose pair 1 was
     made to run on pair 2's weights (:func:`~modlib.weight_masks.causes.copy_pairs`: reuse forced),
     read on the hidden layers (:func:`hidden_layers`) beside the ceiling, two masks of one pair
     (``iou_same``), and random masks as dense (``copy_iou_random``). The overlap measure finds reuse
-    where it is forced when the reuse claim (:func:`reuse`) would not call the forced pairs apart:
-    the same-pair minus forced IoU excludes the claim's margin (paired over networks), while the
-    forced IoU stands clear above random. It needs the copied network trained (``copy_table
-    [seeds, 5, 2]``) and its pair masks doing their pair alone. Beside it a check on the whole-task
+    where it is forced when two claims of the book's own hold, each decided by the rule (paired over
+    networks) and printed with its own verdict: the reuse claim (:func:`reuse`) would not call the
+    forced pairs apart (the claim's margin minus the same-pair minus forced IoU, above 0: the
+    interval of the gap lies below the margin), and the forced IoU stands clear above random. Both
+    need the copied network trained (``copy_table [seeds, 5, 2]``) and its pair masks doing their
+    pair alone. ``where``: ``"main"`` (the page's network) or ``"deep"`` (the deeper one), the
+    registry's ``control-apart-<where>`` and ``control-random-<where>``. Beside it a check on the whole-task
     mask at the authors' α (``whole [seeds, 3, 2]``: the network, the mask alone, removed; its kept
     shares ``whole_kept [seeds, L]``): it does both pairs and is neither empty nor full."""
     forced, own, same, rand = (hidden_layers(r[k]) for k in ("copy_iou", "iou", "iou_same", "copy_iou_random"))
@@ -612,17 +673,12 @@ def reuse_control(r: dict, label: str = "") -> list[stats.Claim]:
     trained = bool((copy_tables[:, 0] >= TRAINED).all())
     alone = np.stack([copy_tables[:, 1, 0], copy_tables[:, 3, 1]]) / np.maximum(copy_tables[:, 0].T, 1e-9)
     ok = bool((alone >= 0.5).all() and (same < 0.99).all() and (forced < 0.99).all()) and not degenerate(r["copy_kept"])
+    allowed = margin("reuse")  # the reuse claim's margin: a gap below it is not "apart"
     gap = stats.paired(same, forced, unit="network")
-    apart = gap.verdict(paper=CLEAR, source="the stated margin of", trained=trained, controls=ok)
+    apart = _decide(f"control-apart-{where}", stats.paired(allowed - (same - forced), np.zeros(len(same)),
+                                                          unit="network"), trained=trained, controls=ok)
     above = stats.paired(forced, rand, unit="network")
-    clear = above.verdict(paper=CLEAR, source="the stated margin of", trained=trained, controls=ok)
-    why = f"same-pair minus forced: {apart.why}; forced minus random: {clear.why}"
-    if apart.outcome == stats.REPRODUCED or clear.outcome == stats.NOT_REPRODUCED:
-        v = stats.Verdict(stats.NOT_REPRODUCED, why)  # the measure calls forced reuse apart, or finds none above random
-    elif apart.outcome == stats.NOT_REPRODUCED and clear.outcome == stats.REPRODUCED:
-        v = stats.Verdict(stats.REPRODUCED, why)
-    else:
-        v = stats.Verdict(stats.UNDECIDED, why)
+    clear = _decide(f"control-random-{where}", above, trained=trained, controls=ok)
     reach = (forced - rand) / np.maximum(same - rand, 1e-9)
     at = f" ({label})" if label else ""
     share = kept_share(r["copy_kept"], sizes)
@@ -634,7 +690,7 @@ def reuse_control(r: dict, label: str = "") -> list[stats.Claim]:
             f"{_ms(copy_tables[:, 0, 0])} / {_ms(copy_tables[:, 0, 1])} (pair 1 / pair 2); alone its pair masks keep "
             f"{_ms(alone[0])} and {_ms(alone[1])} of their pair; kept share pair 1 {_pct(share[:, 0])}, pair 2 "
             f"{_pct(share[:, 1])}. The measure passes if the reuse claim would not call the forced pairs apart "
-            f"(same-pair minus forced IoU below the margin of {CLEAR:g}: {gap.text(percent=False)}) and the forced "
+            f"(same-pair minus forced IoU below the margin of {allowed:g}: {gap.text(percent=False)}) and the forced "
             f"overlap is clear of random (forced minus random: {above.text(percent=False)}).")
     reasons = [why for bad, why in (
         ((alone < 0.5).any(), "the copied network's pair masks alone keep less than half of their pair's accuracy "
@@ -651,7 +707,10 @@ def reuse_control(r: dict, label: str = "") -> list[stats.Claim]:
              f"(pair 1 / pair 2; the network {_ms(whole[:, 0, 0])} / {_ms(whole[:, 0, 1])}) keeping "
              f"{_pct(kept_share(r['whole_kept'], sizes))} of the weights; removed, it leaves "
              f"{_ms(whole[:, 2, 0])} / {_ms(whole[:, 2, 1])}.")
-    return [stats.claim(f"the overlap finds reuse where it is forced{at}", v, text),
+    return [_say(apart, text + " That the reuse claim would not call the forced pairs apart (its margin "
+                             f"minus the same-pair minus forced IoU, per network, above 0):"),
+            _say(clear, "That the forced overlap stands clear of random (forced minus random IoU, per "
+                                    "network):"),
             stats.Claim(f"the whole-task mask at the authors' α does both pairs{at}", does, check)]
 
 
@@ -708,10 +767,10 @@ def class_layers(c: dict) -> list[stats.Claim]:
     control_ok = bool((others - get("random_others")).mean() > 0) and not degenerate(c["kept"])
     n = len(accs)
     e = stats.paired(drop_own, drop_others, unit="network")
-    v1 = e.verdict(paper=CLEAR, source="the stated margin of", trained=trained, controls=control_ok)
+    v1 = _decide("cnn-hurts", e, trained=trained, controls=control_ok)
     lost = ((reference - own) / np.maximum(reference, 1e-9)).mean(1)
     e2 = stats.paired(lost, 0.5 + 0 * lost, unit="network")
-    v2 = e2.verdict(paper=COLLAPSE, source="the stated margin of", trained=trained, controls=control_ok)
+    v2 = _decide("cnn-collapses", e2, trained=trained, controls=control_ok)
     dropped, dropped_again = c["dropped"], c["dropped_again"]  # [nets, 10, L], [nets, L]
     places = removal_places(reference, own, c["swap_in"], c["swap_again"])
     names = [f"layer {i + 1}" for i in range(len(layers))]
@@ -735,10 +794,8 @@ def class_layers(c: dict) -> list[stats.Claim]:
              f"dense layer just before the output layer; it holds {sizes[dense] / sizes.sum():.0%} of the masked "
              "weights, so a mask's changes fall mostly there whatever it does: the null sets the bar, not the share.")
     return [
-        stats.claim("removing a class's mask hurts that class more than the others, over networks", v1,
-                    text + f"Own drop minus the others', per network: {e.text()}."),
-        stats.claim("the removed class collapses, over networks", v2,
-                    f"Share of its accuracy a class loses, minus one half, per network: {e2.text()}."),
+        _say(v1, text + f"Own drop minus the others', per network: {e.text()}."),
+        _say(v2, f"Share of its accuracy a class loses, minus one half, per network: {e2.text()}."),
         stats.Claim("classes are removed mostly in the dense layer before the output", holds, place),
     ]
 
@@ -781,9 +838,8 @@ def added_claims(d: dict, chance: float = 0.01) -> list[stats.Claim]:
         out += reuse_control(d["copy"], d["main"])
     if "reuse" in d:
         r = d["reuse"]
-        found = reuse(r["iou"], r["iou_same"], r["iou_random"], r["table"], r["kept"], r["sizes"][0])
-        out += [stats.claim(f"{f.name} ({d['deep']})", f.verdict, f.text.rsplit(" **", 1)[0]) for f in found]
-        out += reuse_control(r, d["deep"])
+        out += reuse(r["iou"], r["iou_same"], r["iou_random"], r["table"], r["kept"], r["sizes"][0], cid="reuse-deep")
+        out += reuse_control(r, d["deep"], where="deep")
     if "cnn" in d:
         out += class_layers(d["cnn"])
     return out
