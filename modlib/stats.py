@@ -315,7 +315,9 @@ class Claim(Finding):
     @property
     def marked(self) -> str:
         """The mark and the outcome as a table shows them: "✓ reproduced", "holds", "? cannot be
-        decided here"."""
+        decided here"; a check's "check passed" or "check failed"."""
+        if self.verdict is None:
+            return self.outcome
         return f"{self.mark} {self.outcome}".strip()
 
 
