@@ -220,25 +220,39 @@ _DECISIONS: dict[str, Decision] = {}
 
 def decide(key: str, effect: stats.Effect | None = None, *, low: float | None = None, high: float | None = None,
            units: int | None = None, estimate: float | None = None, trained: bool = True,
-           controls: bool = True, measurable: bool = True, what: str = "", over: str = "") -> stats.Verdict:
+           controls: bool = True, measurable: bool = True, what: str = "", over: str = "",
+           as_registered: dict | None = None, reason: str = "") -> stats.Verdict:
     """The verdict on the registered claim ``key`` (``"<chapter>/<id>"``) under the book's rule:
     from an ``effect`` (:class:`~modlib.stats.Effect`), or from an interval ``low``..``high`` over
     ``units`` (with its ``estimate``). The direction, the paper's number and the margin come from the
     registry, never from the caller; ``trained``, ``controls`` and ``measurable`` are the run-time
-    conditions of :func:`~modlib.stats.verdict`. The decision is recorded (:func:`decisions`)."""
+    conditions of :func:`~modlib.stats.verdict`. ``as_registered``: where an amendment changed a
+    condition the caller computes (e.g. a density gate taken over other units), that condition as
+    registered (``{"controls": ...}``, ``trained``, ``measurable`` or ``reason``), for the verdict as
+    registered.
+    ``reason``: a condition outside the rule's arguments that leaves the claim undecided (e.g. two
+    arms' masks too far apart in density to compare), in words: the verdict is then "cannot be
+    decided here" for that reason, under the present and the registered fields alike.
+    The decision is recorded (:func:`decisions`)."""
     c = get(key)
 
-    def rule(fields: dict) -> stats.Verdict:
+    def rule(fields: dict, **conditions) -> stats.Verdict:
         args = c.rule_arguments(fields)
+        conditions = {"trained": trained, "controls": controls, "measurable": measurable, **conditions}
         if effect is not None:
-            return effect.verdict(trained=trained, controls=controls, measurable=measurable, **args)
+            return effect.verdict(**conditions, **args)
         if low is None or high is None or units is None:
             raise ValueError(f"{key}: give an effect, or low, high and units")
-        return stats.verdict(low, high, units=units, trained=trained, controls=controls, measurable=measurable,
-                             what=what, over=over, estimate=estimate, **args)
+        return stats.verdict(low, high, units=units, what=what, over=over, estimate=estimate, **conditions, **args)
 
+    registered = dict(as_registered or {})
+    reason_then = registered.pop("reason", reason)
     v = rule(c.fixed())
-    before = rule(c.original()).outcome if c.amendments else None
+    before = rule(c.original(), **registered).outcome if c.amendments else None
+    if reason:
+        v = stats.Verdict(stats.UNDECIDED, reason)
+    if before is not None and reason_then:
+        before = stats.UNDECIDED
     if effect is not None:
         est, lo, hi, n = effect.mean, effect.low, effect.high, effect.units
     else:

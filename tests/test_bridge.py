@@ -529,7 +529,9 @@ def test_full_the_facts_the_page_reads():
     """What the page's readings and summary say of the stored full runs, pinned: the whole "use X2"
     mask's removal breaks the failing networks (does not hold) while removing only its weights
     outside the Y1 mask repairs them (holds, above random) in both formulations; "built" cannot be
-    decided in formulation (b), whose two Y1 masks are more than twice apart in density; the
+    decided in either formulation, whose two Y1 masks are more than twice apart in density over the
+    failing networks compared (in (a) narrowly: inside the factor over all 100, where the condition
+    was first taken; as registered, without it, (a) holds, and the page prints both); the
     overlap predicts nothing while the "use X2" mask's kept share alone correlates positively with
     held-out accuracy, its interval clear of 0 (the post-hoc reading)."""
     for f, a in _full().items():
@@ -544,6 +546,8 @@ def test_full_the_facts_the_page_reads():
     full = _full()
     b = {c.name: c for c in findings.claims(full["b"], "b")}
     assert b["built-b"].verdict.outcome == stats.UNDECIDED and "apart in density" in b["built-b"].text
-    a = {c.name: c for c in findings.claims(full["a"], "a")}  # within the rule, narrowly
-    ratio = np.median(full["a"]["kept_untrained"]) / np.median(full["a"]["kept_y1"])
-    assert a["built-a"].outcome == stats.HOLDS and 1.5 < ratio <= stats.DENSITY_RATIO, (ratio, a["built-a"].text)
+    a = {c.name: c for c in findings.claims(full["a"], "a")}  # outside the rule over the failing ones, narrowly
+    fails = findings.failing(full["a"])
+    ratio = np.median(full["a"]["kept_untrained"][fails]) / np.median(full["a"]["kept_y1"][fails])
+    assert a["built-a"].outcome == stats.UNDECIDED and stats.DENSITY_RATIO < ratio < 2.2, (ratio, a["built-a"].text)
+    assert "under the claim as registered: holds" in a["built-a"].text

@@ -1219,7 +1219,7 @@ def test_structure_vision_subnetworks_fail_the_other_subroutine(structure_found,
 def test_structure_vision_random_subnetworks_of_the_same_size_fail(structure_found, structure_table):
     # the page: a random subnetwork of the found one's size per layer is near chance on the target
     for sub in ("inside", "contact"):
-        assert _outcome(structure_found, f"inside-contact/{sub}/random") == stats.REPRODUCED
+        assert _outcome(structure_found, f"inside-contact/{sub}/random") == stats.HOLDS
         assert _rows(structure_table, "inside-contact", sub)["random_target"].mean() < 0.4
 
 
@@ -1252,7 +1252,7 @@ def test_structure_language_subnetworks_do_both_subroutines(structure_found, str
     assert _outcome(structure_found, "sv-plural/verb/random") == stats.UNDECIDED
     verb = structure_found["sv-plural/verb/subnetwork"]
     assert verb.outcome == stats.UNDECIDED and "a control failed" in verb.verdict.why, verb.text
-    assert _outcome(structure_found, "sv-plural/subject/random") == stats.REPRODUCED
+    assert _outcome(structure_found, "sv-plural/subject/random") == stats.HOLDS
     assert 0.75 <= subject["random_target"].mean() < subject["sub_target"].mean() - 0.1, subject.mean(numeric_only=True)
     for sub in ("subject", "verb"):
         rows = _rows(structure_table, "sv-plural", sub)
@@ -1348,7 +1348,7 @@ def test_structure_random_removal_of_the_same_size_hurts_nothing(structure_found
     for sub in ("inside", "contact"):
         rows = _rows(structure_table, "inside-contact", sub)
         assert rows["rand_abl_target"].mean() >= 0.95 and rows["abl_target"].mean() < 0.8, rows.mean(numeric_only=True)
-        assert structure_found[f"inside-contact/{sub}/random_ablation"].outcome != stats.NOT_REPRODUCED
+        assert structure_found[f"inside-contact/{sub}/random_ablation"].outcome != stats.DOES_NOT_HOLD
 
 
 def test_structure_reinitialising_gives_the_same_picture_as_zeroing(structure_found, structure_table):

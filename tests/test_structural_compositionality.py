@@ -219,9 +219,9 @@ def test_findings_verdicts_follow_the_numbers():
         return {"seed": seed, "own": 1.0, "kept": 0.1, "layers": [], "layer_kept": [], **acc}
 
     def rows(values, trained=True):
-        return {f"m{i}{trained}": Row({"rule": "r", "seed": i, "trained": trained, "searched": True,
+        return {f"m{i}{trained}": Row({"rule": "inside-contact", "seed": i, "trained": trained, "searched": True,
                                        "base": {"task": 1.0},
-                                       "subroutines": {"a": {"passed_gate": True,
+                                       "subroutines": {"inside": {"passed_gate": True,
                                                              "runs": [run(*v, j) for j in range(2)]}}})
                 for i, v in enumerate(values)}
 
@@ -233,13 +233,13 @@ def test_findings_verdicts_follow_the_numbers():
         [(0.5, 0.5, 0.3, 0.3), (0.52, 0.5, 0.31, 0.3)], trained=False).items()}}
     found = findings.structural(Runs)
     for key in ("subnetwork", "ablation", "untrained"):
-        assert found[f"r/a/{key}"].outcome == stats.REPRODUCED, found[f"r/a/{key}"].text
+        assert found[f"inside-contact/inside/{key}"].outcome == stats.REPRODUCED, found[f"inside-contact/inside/{key}"].text
     Runs.rows = {**rows([(0.95, 0.97, 0.4, 0.9), (0.95, 0.9, 0.9, 0.4), (0.95, 0.5, 0.4, 0.9)]),
                  **rows([(0.95, 0.5, 0.3, 0.9)], trained=False)}
     found = findings.structural(Runs)
-    assert not found["r/a/subnetwork"].holds  # one base model's subnetwork is better at the other
-    assert not found["r/a/ablation"].holds  # one base model shows the reverse
-    assert found["r/a/untrained"].outcome == stats.UNDECIDED  # one untrained network only
+    assert not found["inside-contact/inside/subnetwork"].holds  # one base model's subnetwork is better at the other
+    assert not found["inside-contact/inside/ablation"].holds  # one base model shows the reverse
+    assert found["inside-contact/inside/untrained"].outcome == stats.UNDECIDED  # one untrained network only
     Runs.rows = rows([(0.95, 0.5, 0.4, 0.9)] * 3)  # three identical base models: nothing to estimate
     assert all(not f.holds for f in findings.structural(Runs).values() if f.verdict is not None)
 
@@ -319,9 +319,9 @@ def test_an_untrained_control_that_keeps_nothing_is_degenerate_not_a_pass():
         return {"seed": seed, "own": 0.25, "kept": kept, "layers": [], "layer_kept": [], **acc}
 
     def rows(trained, kept):
-        return {f"m{i}{trained}": Row({"rule": "r", "seed": i, "trained": trained, "searched": True,
+        return {f"m{i}{trained}": Row({"rule": "inside-contact", "seed": i, "trained": trained, "searched": True,
                                        "base": {"task": 1.0},
-                                       "subroutines": {"a": {"passed_gate": trained,
+                                       "subroutines": {"inside": {"passed_gate": trained,
                                                              "runs": [run(kept, j) for j in range(2)]}}})
                 for i in range(3 if trained else 2)}
 
@@ -329,7 +329,7 @@ def test_an_untrained_control_that_keeps_nothing_is_degenerate_not_a_pass():
         settings = sc.settings("full")
 
     Runs.rows = {**rows(True, 0.03), **rows(False, 0.0)}
-    f = findings.structural(Runs)["r/a/untrained"]
+    f = findings.structural(Runs)["inside-contact/inside/untrained"]
     assert f.outcome == stats.UNDECIDED and "degenerate, not a pass" in f.text
     assert "masks that keep nothing are no control" in f.text
 

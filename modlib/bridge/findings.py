@@ -16,20 +16,27 @@ interval (:func:`modlib.stats.correlation`), and ``RHO`` as the margin.
 
 None of these claims is a paper's: the papers leave the question open (Lepori et al.) or do not ask
 it. Each is stated in the direction of the positive answer, and ``CLEAR`` (5 points) stands in for
-the effect a paper would report (``source="the stated margin of"``).
+the effect a paper would report. Each is a registered claim of ``modlib/bridge/claims.toml``
+(decided by :func:`modlib.claims.decide`, named as there), which holds its margin, its bar for
+"trained" and, for experiment 2's second rule, that it was designed after the first rule's results
+were seen.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
+from modlib import claims as registry
 from modlib import stats
 from modlib.redundant_input_toy.experiment import GENERALIZES
+
+CHAPTER = "bridge"
 
 FIT = 0.9  # a mask "computes its task": median accuracy on fresh points of that task at least this
 TRAINED = 0.95  # the networks trained: median accuracy on their own training points at least this
 KEPT = (0.01, 0.95)  # a mask that keeps less or more of the weights (median) is degenerate here
-MARGIN = "the stated margin of"
 RHO = 0.3  # experiment 3: the smallest rank correlation the page calls a prediction (a "moderate" one)
 
 
@@ -82,23 +89,28 @@ def score(arrays: dict) -> np.ndarray:
 def structure_claims(arrays: dict, formulation: str) -> list[stats.Claim]:
     """Experiment 3's claim for one formulation: over every seed, the masks' overlap above chance
     (:func:`score`) predicts held-out accuracy, Spearman's rho at least :data:`RHO` in either
-    direction (two-sided: the sign is read off the data), its Fisher z interval excluding 0 (the
-    rule of :func:`modlib.stats.verdict`). It needs both masks to compute their tasks with kept shares in ``KEPT``, the
+    direction (two-sided: the sign is read off the data, :func:`_either_sign`), its Fisher z interval
+    excluding 0 (the rule of :func:`modlib.stats.verdict`). It needs both masks to compute their tasks with kept shares in ``KEPT``, the
     networks to have trained, and the score and held-out accuracy to vary over the seeds (they need
     not split into failing and generalizing networks: the accuracy of failing ones varies too)."""
     f = failing(arrays)
     held = arrays["full_held_out"]
     e = stats.correlation(score(arrays), held)
     fits = min(float(np.median(arrays["sub_unconfounded"])), float(np.median(arrays["x2_fit"])))
-    v = e.verdict(paper=(1.0 if e.mean >= 0 else -1.0) * RHO, margin=RHO, source=MARGIN,
-                  trained=_trained(arrays) and fits >= FIT,
-                  controls=_kept_ok(arrays, "y1") and _kept_ok(arrays, "x2"))
+    v = registry.decide(f"{CHAPTER}/predicts-{formulation}", _either_sign(e), trained=_trained(arrays) and fits >= FIT,
+                        controls=_kept_ok(arrays, "y1") and _kept_ok(arrays, "x2"))
     ky1, kx2 = (_pct(float(np.median(arrays[f"kept_{m}"]))) for m in ("y1", "x2"))
     says = (f"In formulation ({formulation}), over all {held.size} networks ({int(f.sum())} failing, "
             f"{int((~f).sum())} generalizing), the overlap of the Y1 mask (median kept share {ky1}) and "
             f"the \"use X2\" mask (median kept share {kx2}) above chance predicts held-out accuracy, "
             f"a rank correlation of at least {RHO:.1f} in either direction: rho {e.text(percent=False)}")
-    return [stats.claim(f"predicts-{formulation}", v, says + ".", own=True)]
+    return [registry.statement(v, says + ".")]
+
+
+def _either_sign(e: stats.Effect) -> stats.Effect:
+    """A rank correlation ``e`` read in the direction of its own sign (the two-sided claims of
+    experiment 3 are registered in the positive direction: rho with its sign made positive)."""
+    return e if e.mean >= 0 else replace(e, mean=-e.mean, low=-e.high, high=-e.low)
 
 
 def claims(arrays: dict, formulation: str) -> list[stats.Claim]:
@@ -149,36 +161,41 @@ def claims(arrays: dict, formulation: str) -> list[stats.Claim]:
 COMPARED = {"built": ("y1", "untrained")}  # claims that compare two masks' subnetworks: their masks
 
 
-def apart(arrays: dict, a: str, b: str) -> stats.Verdict | None:
-    """The verdict of a comparison of the subnetworks of masks ``a`` and ``b`` whose median kept
-    shares are more than :data:`modlib.stats.DENSITY_RATIO` apart (chapters 6 and 7's density
-    rule: the comparison would compare densities as much as networks); ``None`` where they are
-    comparable."""
-    ka, kb = (float(np.median(arrays[f"kept_{m}"])) for m in (a, b))
+def apart(arrays: dict, a: str, b: str, units: np.ndarray | None = None) -> str:
+    """Why a comparison of the subnetworks of masks ``a`` and ``b`` cannot be decided where their
+    median kept shares over the seeds ``units`` (``[S]`` bool; all seeds where None) are more than
+    :data:`modlib.stats.DENSITY_RATIO` apart (chapters 6 and 7's density rule: the comparison would
+    compare densities as much as networks); "" where they are comparable."""
+    pick = slice(None) if units is None else units
+    ka, kb = (float(np.median(arrays[f"kept_{m}"][pick])) for m in (a, b))
     ratio = max(ka, kb) / max(min(ka, kb), 1e-12)
     if ratio <= stats.DENSITY_RATIO:
-        return None
-    return stats.Verdict(stats.UNDECIDED, f"median kept shares {_share(ka)} and {_share(kb)}: the "
-                         f"two masks are {ratio:.1f} times apart in density (comparable means within "
-                         f"{stats.DENSITY_RATIO:.0f} times)")
+        return ""
+    return (f"median kept shares {_share(ka)} and {_share(kb)}: the two masks are {ratio:.1f} times apart "
+            f"in density over the networks compared (comparable means within {stats.DENSITY_RATIO:.0f} times)")
 
 
 def decided(arrays: dict, units: np.ndarray, table: list, suffix: str, where: str, trained: bool,
             fits: dict, kept_ok) -> list[stats.Claim]:
     """Each row ``(name, arm, other, needs, says)`` of ``table`` decided under the rule: ``arm``
     against ``other`` paired over the seeds ``units`` ``[S]`` bool (by :func:`both`), against
-    :data:`stats.CLEAR`; undecided unless ``trained``, each mask of ``needs`` has ``fits[m] >= FIT``
-    and ``kept_ok(m)``, and (for the claims of :data:`COMPARED`) the two masks' densities are
-    comparable (:func:`apart`). Named ``<name>-<suffix>``."""
+    :data:`stats.CLEAR` (the registered claim ``<name>-<suffix>``); undecided unless ``trained``,
+    each mask of ``needs`` has ``fits[m] >= FIT`` and ``kept_ok(m)``, and (for the claims of
+    :data:`COMPARED`) the two masks' densities over the seeds compared are comparable
+    (:func:`apart`; registered without it, amended twice: the page prints the verdict as registered
+    beside it)."""
     out = []
     for name, arm, other, needs, says in table:
         e = stats.paired(both(arrays, arm)[units], both(arrays, other)[units])
-        v = e.verdict(paper=stats.CLEAR, source=MARGIN,
-                      trained=trained and min(fits[m] for m in needs) >= FIT,
-                      controls=all(kept_ok(m) for m in needs))
+        key = f"{CHAPTER}/{name}-{suffix}"
+        conditions = {"trained": trained and min(fits[m] for m in needs) >= FIT,
+                      "controls": all(kept_ok(m) for m in needs)}
+        v = registry.decide(key, e, **conditions)
         if name in COMPARED and (v.outcome != stats.UNDECIDED or stats.open_interval(v)):
-            v = apart(arrays, *COMPARED[name]) or v
-        out.append(stats.claim(f"{name}-{suffix}", v, f"In {where}, {says}: {e.text()}.", own=True))
+            far = apart(arrays, *COMPARED[name], units=units)
+            if far:  # registered without the density condition: as registered, no reason
+                v = registry.decide(key, e, **conditions, reason=far, as_registered={"reason": ""})
+        out.append(registry.statement(v, f"In {where}, {says}: {e.text()}."))
     return out
 
 
@@ -245,8 +262,8 @@ KINDS = {"inside": "the Y1 subnetwork scores above the full network",
          "built": "... and above the Y1 subnetwork of the untrained weights",
          "repair": "removing the \"use X2\" mask's weights repairs the network",
          "repair-vs-random": "... more than removing as many random weights",
-         "repair-excl": "removing the \"use X2\" weights the Y1 mask does not keep repairs it",
-         "repair-excl-vs-random": "... more than as many random weights outside the Y1 mask",
+         "repair-excl": "(post hoc) removing the \"use X2\" weights the Y1 mask does not keep repairs it",
+         "repair-excl-vs-random": "(post hoc) ... more than as many random weights outside the Y1 mask",
          "predicts": "the Y1 and \"use X2\" masks' overlap above chance predicts held-out accuracy"}
 
 
@@ -258,9 +275,18 @@ def verdict_table(claims_by_formulation: dict[str, list[stats.Claim]], kinds=tup
 
     fs = list(claims_by_formulation)
     scope = "over all networks" if set(kinds) == {"predicts"} else "on the failing networks"
-    rows = [[KINDS[kind]] + [next(c for c in claims_by_formulation[f] if c.name == f"{kind}-{f}").marked
+    rows = [[KINDS[kind]] + [_cell(next(c for c in claims_by_formulation[f] if c.name == f"{kind}-{f}"))
                              for f in fs] for kind in kinds]
     return pd.DataFrame(rows, columns=[f"claim, {scope}"] + [f"formulation ({f})" for f in fs])
+
+
+def _cell(c: stats.Claim) -> str:
+    """A claim's mark and outcome as a verdict table shows it, with the verdict as registered where
+    the claim was amended after its results were seen."""
+    v = c.verdict
+    if v is None or not v.amended:
+        return c.marked
+    return f"{c.marked} (changed after the results were seen; as registered: {v.amended.rsplit(': ', 1)[1]})"
 
 
 def mean_gain(arrays: dict, arm: str, against: str = "full") -> float:
@@ -383,7 +409,7 @@ def digit_verdict_table(claims: list[stats.Claim]):
     in the appendix)."""
     import pandas as pd
 
-    rows = [[KINDS[kind], next(c for c in claims if c.name == f"{kind}-mnist").marked] for kind in DIGIT_KINDS]
+    rows = [[KINDS[kind], _cell(next(c for c in claims if c.name == f"{kind}-mnist"))] for kind in DIGIT_KINDS]
     return pd.DataFrame(rows, columns=["claim, on the failing CNNs", "chapter 3's CNNs, setting A"])
 
 
@@ -489,11 +515,11 @@ def sprite_claims(arrays: dict, model: str) -> list[stats.Claim]:
     where = f"The {n} {model} decoders' slot masks (median kept shares {k0} and {k1})"
     out = []
     e = stats.paired(arrays["slot_in"].mean(1), arrays["random_in"].mean(1))
-    v = e.verdict(paper=stats.CLEAR, source=MARGIN, trained=trained, controls=kept_ok)
-    out.append(stats.claim(f"renders-{model}", v, (
+    v = registry.decide(f"{CHAPTER}/renders-{model}", e, trained=trained, controls=kept_ok)
+    out.append(registry.statement(v, (
         f"{where}: each slot's subnetwork draws the scene with its sprite alone (median R² {s0} and "
         f"{s1} in-domain) better than a random subnetwork as large per layer, R² "
-        f"{e.text(percent=False)}"), own=True))
+        f"{e.text(percent=False)}")))
     table = [("separate", stats.paired(chance, iou),
               "share fewer weights than two masks of their sizes per layer at random places: "
               "chance minus observed IoU"),
@@ -501,15 +527,14 @@ def sprite_claims(arrays: dict, model: str) -> list[stats.Claim]:
               "are selective: removing the weights only one slot's mask keeps harms its own sprite's "
               "pixels more than the other's, selectivity above random removals by")]
     for name, e, says in table:
-        v = e.verdict(paper=stats.CLEAR, source=MARGIN, trained=trained and fits, controls=kept_ok)
-        out.append(stats.claim(f"{name}-{model}", v, f"{where} {says} {e.text(percent=False)}", own=True))
+        v = registry.decide(f"{CHAPTER}/{name}-{model}", e, trained=trained and fits, controls=kept_ok)
+        out.append(registry.statement(v, f"{where} {says} {e.text(percent=False)}"))
     e = stats.correlation(slot_score(arrays), arrays["r2_whole"])
-    v = e.verdict(paper=(1.0 if e.mean >= 0 else -1.0) * RHO, margin=RHO, source=MARGIN,
-                  trained=trained and fits, controls=kept_ok)
-    out.append(stats.claim(f"predicts-{model}", v, (
+    v = registry.decide(f"{CHAPTER}/predicts-{model}", _either_sign(e), trained=trained and fits, controls=kept_ok)
+    out.append(registry.statement(v, (
         f"Over the {n} {model} decoders, their slot masks' overlap above chance predicts the "
         f"decoder's whole-cube R², a rank correlation of at least {RHO:.1f} in either direction: "
-        f"rho {e.text(percent=False)}"), own=True))
+        f"rho {e.text(percent=False)}")))
     return out
 
 
@@ -597,12 +622,12 @@ def reference_claim(mono: dict, comp: dict) -> stats.Claim:
     slot subnetworks fit and every kept share lies inside ``KEPT``."""
     gates = [_sprite_gates(a) for a in (mono, comp)]
     e = stats.unpaired(slot_score(mono), slot_score(comp))
-    v = e.verdict(paper=stats.CLEAR, source=MARGIN, trained=all(g[0] and g[1] for g in gates),
-                  controls=all(g[2] for g in gates))
-    return stats.claim("vs-reference-monolithic", v, (
+    v = registry.decide(f"{CHAPTER}/vs-reference-monolithic", e, trained=all(g[0] and g[1] for g in gates),
+                        controls=all(g[2] for g in gates))
+    return registry.statement(v, (
         f"The monolithic decoders' slot masks overlap more, above chance, than the compositional "
         f"models' (the reference, whose slots are separate by construction): "
-        f"{e.text(percent=False)}"), own=True)
+        f"{e.text(percent=False)}"))
 
 
 def all_sprite_claims(arrays_by_model: dict[str, dict]) -> dict[str, list[stats.Claim]]:
@@ -633,7 +658,10 @@ def mark_of(claims: list[stats.Claim], name: str, missing: str = "no verdict her
     c = next((c for c in claims if c.name == name), None)
     if c is None:
         return missing
-    if c.verdict is None or c.verdict.outcome != stats.UNDECIDED:
-        return c.marked
-    reason = stats.marked(c.verdict).split(stats.UNDECIDED, 1)[1].strip()  # "(why)" or ""
-    return f"{c.marked}: {reason[1:-1]}" if reason else c.marked
+    v = c.verdict
+    if v is None or v.outcome != stats.UNDECIDED:
+        said = c.marked
+    else:
+        reason = v.why.split(": ", 1)[1] if ": " in v.why else v.why.split(" (", 1)[0]  # as stats.marked
+        said = f"{c.marked}: {reason}" if reason else c.marked
+    return said + (f" ({v.amended})" if v is not None and v.amended else "")

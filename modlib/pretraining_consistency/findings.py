@@ -12,7 +12,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from modlib import stats
+from modlib import claims, stats
 from modlib.stats import CLEAR, DENSITY_RATIO, Finding, _ms, permutation_test, spread
 from modlib.structural_compositionality.findings import LEPORI, LOWER, paper_kept  # chapter 5's, reused
 
@@ -22,6 +22,16 @@ from modlib.structural_compositionality.findings import LEPORI, LOWER, paper_kep
 # ResNet-50s: chapter 5's LEPORI)
 LEPORI_PRETRAINED = {("sv-plural", "subject"): (1.00, 0.27, 0.27, 0.74),
                      ("sv-plural", "verb"): (1.00, 0.31, 0.40, 1.00)}
+
+
+CHAPTER = "pretraining_consistency"
+
+
+def _decide(name: str, effect=None, **conditions) -> stats.Verdict:
+    """The registered claim ``name`` ("sv-plural/subject/effect"; modlib/pretraining_consistency/claims.toml)
+    decided under the rule (:func:`modlib.claims.decide`): its direction, the paper's number and the
+    margin come from the registry."""
+    return claims.decide(f"{CHAPTER}/{name.replace('/', '-')}", effect, **conditions)
 
 
 def paper_effects() -> dict[tuple[str, str, str], float]:
@@ -139,7 +149,95 @@ def pretraining(runs) -> dict[str, Finding]:
     metrics = {kind: r.metrics for kind, r in runs.pretraining.items()}
     base_gate = runs.settings.base_gate if hasattr(runs.settings, "base_gate") else 0.95
     return {**pretraining_from(pretraining_effects(runs), metrics, base_gate),
-            **matched_from(matched_density(runs), base_gate)}
+            **matched_from(matched_density(runs), base_gate),
+            **argmax_from(authors_selection(runs), metrics, base_gate)}
+
+
+def authors_selection(runs):
+    """The masks the authors' code would choose (issue 50): per (rule, init, seed, subroutine) of chapter 6's
+    stored results, the configuration of the search's grid with the highest quality (the first in
+    grid order on a tie), converged or not, instead of the book's rule that a chosen configuration
+    must have converged (an absolute tolerance of 0.001 on its kept share), read from its seed-0 mask's
+    test-set results (the only masks stored for a configuration that was not chosen). Columns as
+    :func:`pretraining_effects` (``kept``, ``target``, ``other``, ``effect``, ``passed_gate``, ``task``,
+    ``searched``), with ``lam``, ``converged`` and ``changed`` (whether the book chose otherwise)."""
+    import pandas as pd
+
+    rows = []
+    for name, r in runs.rows.items():
+        rule, init, seed = name.rsplit("-", 2)
+        m = r.metrics
+        for sub, f in (m.get("subroutines") or {}).items():
+            if not f.get("grid"):
+                continue
+            best = max(f["grid"], key=lambda c: c["quality"])  # max keeps the first of equals
+            chosen = {k: best[k] for k in f["chosen"]}
+            target, other = best["test"]["complement"]
+            rows.append({"rule": rule, "init": init, "seed": int(seed), "subroutine": sub, "task": m["base"]["task"],
+                         "searched": m["searched"], "passed_gate": bool(f["passed_gate"]), "lam": best["lam"],
+                         "converged": bool(best["converged"]), "changed": chosen != f["chosen"], "kept": best["kept"],
+                         "target": target, "other": other})
+    df = pd.DataFrame(rows)
+    if not df.empty:
+        df["effect"] = df["other"] - df["target"]
+    return df
+
+
+def _pretrained_ok(metrics: dict) -> dict[str, bool]:
+    """Per rule, whether its pretraining run worked (as :func:`pretraining_from` checks it)."""
+    out = {}
+    if "language" in metrics:
+        out["sv-plural"] = bool(metrics["language"]["probe"] >= 0.9)
+    if "vision" in metrics:
+        m = metrics["vision"]
+        out["inside-contact"] = bool(m["final_loss"] < 0.5 * m["chance_loss"]) and all(
+            m["probe"][k] - m["probe_untrained"][k] >= 0.05 for k in m["probe"])
+    return out
+
+
+def argmax_from(df, metrics: dict, base_gate: float = 0.95) -> dict[str, Finding]:
+    """The larger-effect claim again under the authors' selection (:func:`authors_selection`'s
+    table ``df``), per (rule, subroutine) where it changed a choice, keyed
+    ``"{rule}/{sub}/effect-argmax"``: pretrained minus scratch mean ablation effect over the base
+    models whose search passed the gate, Welch t, under the same conditions as ``effect`` (both arms
+    trained and searched, pretraining worked, masks neither empty nor full, the arms' masks within
+    :data:`DENSITY_RATIO` in median kept share)."""
+    from modlib.structural_compositionality.findings import degenerate, pct
+
+    out = {}
+    if df.empty:
+        return out
+    pretrained_ok = _pretrained_ok(metrics)
+    for (rule, sub), g in df.groupby(["rule", "subroutine"], sort=False):
+        if not g["changed"].any():
+            continue
+        trained = bool(g["searched"].all() and (g["task"] >= base_gate).all()) and pretrained_ok.get(rule, True)
+        g = g[g["passed_gate"]]
+        s, p = g[g["init"] == "scratch"], g[g["init"] == "pretrained"]
+        if len(s) < 2 or len(p) < 2:
+            continue
+        ratio = density_ratio(s, p)
+        name = f"{rule}/{sub}/effect-argmax"
+        v = _decide(name, stats.unpaired(p["effect"], s["effect"], unit="base model", units=_units_of(s, p)),
+                    trained=trained, controls=not degenerate(g["kept"]),
+                    reason=_apart(ratio, s, p) if ratio > DENSITY_RATIO else "")
+        moved = "; ".join(f"{init} {seed}: x{lam:g} ({k:.2%} kept{'' if conv else ', not converged'})"
+                          for init, seed, lam, k, conv in g[g["changed"]][["init", "seed", "lam", "kept", "converged"]]
+                          .itertuples(index=False))
+        out[name] = claims.statement(
+            v, f"{rule}, {sub} masks chosen as the authors' code chooses (the highest quality, converged or not; "
+               f"{int(g['changed'].sum())} of {len(g)} choices differ from the book's: {moved}): they keep "
+               f"{pct(s['kept'])} from scratch and {pct(p['kept'])} pretrained (medians {s['kept'].median():.1%} and "
+               f"{p['kept'].median():.1%}); ablated, {_ms(s['target'])} on {sub} problems and {_ms(s['other'])} on "
+               f"the other's from scratch, {_ms(p['target'])} and {_ms(p['other'])} pretrained (the search's seed-0 "
+               f"masks); pretrained minus scratch ablation effect (the stated margin {MARGIN:+.2f}):")
+    return out
+
+
+def _units_of(s, p) -> int:
+    """Distinct base models in the smaller arm, told apart by every measurement of :func:`authors_selection`."""
+    cols = ["kept", "target", "other"]
+    return min(stats.distinct_units(g[cols].to_numpy()) for g in (s, p))
 
 
 def pretraining_numbers(made: dict) -> dict[str, str]:
@@ -251,22 +349,22 @@ def _fold(a, b):
     return np.exp(np.abs(np.log(a / b)))
 
 
-def _apart(ratio: float, s, p) -> stats.Verdict:
-    """The verdict of a comparison whose arms' masks are ``ratio`` (> :data:`DENSITY_RATIO`) apart."""
-    return stats.Verdict(stats.UNDECIDED, f"the two arms' masks are {ratio:.0f} times apart in density "
+def _apart(ratio: float, s, p) -> str:
+    """Why a comparison whose arms' masks are ``ratio`` (> :data:`DENSITY_RATIO`) apart cannot be decided."""
+    return (f"the two arms' masks are {ratio:.0f} times apart in density "
                          f"(median kept {s['kept'].median():.2%} from scratch and {p['kept'].median():.2%} "
                          f"pretrained; comparable means within {DENSITY_RATIO:.0f} times): see the comparison "
-                         "at comparable density")
+            "at comparable density")
 
 
-def _no_effect(es, ep) -> stats.Verdict | None:
+def _no_effect(es, ep) -> str:
     """Where either arm's mean ablation effect (``es``, ``ep``) stays under :data:`MARGIN`, a
-    spread compares the scatter of no effect: it cannot be decided (the count says more)."""
+    spread compares the scatter of no effect: why it cannot be decided (the count says more); "" otherwise."""
     if min(es.mean(), ep.mean()) < MARGIN:
         arm = "pretrained" if ep.mean() < MARGIN else "scratch"
-        return stats.Verdict(stats.UNDECIDED, f"the {arm} models show no effect whose spread could be compared "
-                             f"(mean effect {min(es.mean(), ep.mean()):+.2f}, under {MARGIN})")
-    return None
+        return (f"the {arm} models show no effect whose spread could be compared "
+                f"(mean effect {min(es.mean(), ep.mean()):+.2f}, under {MARGIN})")
+    return ""
 
 
 def near_numbers(matched) -> dict[str, str]:
@@ -326,35 +424,34 @@ def matched_from(df, base_gate: float = 0.95) -> dict[str, Finding]:
         if s["kept"].isna().all() or p["kept"].isna().all():
             missing = [init for init, arm in (("scratch", s), ("pretrained", p)) if arm["kept"].isna().all()]
             for what in MATCHED:
-                v = stats.Verdict(stats.UNDECIDED, "no mask to match: none passed the gate and converged in "
-                                  + " and ".join(missing))
-                out[f"{name}/{what}"] = stats.claim(f"{name}/{what}", v, f"{rule}, {sub}, at comparable density:")
+                v = _decide(f"{name}/{what}", low=0.0, high=0.0, units=0, reason="no mask to match: none passed "
+                            "the gate and converged in " + " and ".join(missing))
+                out[f"{name}/{what}"] = claims.statement(v, f"{rule}, {sub}, at comparable density:")
             continue
         s, p = s[s["kept"].notna()], p[p["kept"].notna()]
         ratio = density_ratio(s, p)
         if ratio > DENSITY_RATIO:
             for what in MATCHED:
-                v = stats.Verdict(stats.UNDECIDED, f"the searched configurations hold no masks of one density: "
-                                  f"the nearest keep {ratio:.0f} times more in one arm than in the other")
-                out[f"{name}/{what}"] = stats.claim(f"{name}/{what}", v, f"{rule}, {sub}, at comparable density ({kept}):")
+                v = _decide(f"{name}/{what}", low=0.0, high=0.0, units=0, reason="the searched configurations hold "
+                            f"no masks of one density: the nearest keep {ratio:.0f} times more in one arm than in the other")
+                out[f"{name}/{what}"] = claims.statement(v, f"{rule}, {sub}, at comparable density ({kept}):")
             continue
-        claims = (("matched_effect", p["effect"], s["effect"], MARGIN,
+        compared = (("matched_effect", p["effect"], s["effect"],
                    f"ablated, {_ms(s['target'])} on {sub} problems and {_ms(s['other'])} on the other's from "
                    f"scratch, {_ms(p['target'])} and {_ms(p['other'])} pretrained; pretrained minus scratch "
                    "ablation effect:"),
-                  ("matched_specific", s["sub_other"], p["sub_other"], LOWER,
+                  ("matched_specific", s["sub_other"], p["sub_other"],
                    f"the subnetwork alone gets {_ms(s['sub_other'])} on the other subroutine's problems from "
                    f"scratch and {_ms(p['sub_other'])} pretrained (on its own, {_ms(s['sub_target'])} and "
                    f"{_ms(p['sub_target'])}); scratch minus pretrained:"))
         held = p["seed"] != 0  # base model 0's sweep chose the extra penalty weight: the others are held out
         extra = bool(p["extra"].any())
-        for what, a, b, paper, text in claims:
-            v = stats.unpaired(a, b, unit="base model", units=_units(s, p)).verdict(
-                paper=paper, source="the stated margin of", trained=trained,
-                controls=masks_ok, measurable=what != "matched_specific" or _measurable(a, b))
+        for what, a, b, text in compared:
+            v = _decide(f"{name}/{what}", stats.unpaired(a, b, unit="base model", units=_units(s, p)), trained=trained,
+                        controls=masks_ok, measurable=what != "matched_specific" or _measurable(a, b))
             first = a if what == "matched_effect" else b  # the pretrained arm
             rest = (first[held], b) if what == "matched_effect" else (a, first[held])
-            found = stats.claim(f"{name}/{what}", v, f"{rule}, {sub}, at comparable density ({kept}): {text}")
+            found = claims.statement(v, f"{rule}, {sub}, at comparable density ({kept}): {text}")
             if extra:
                 out_of = stats.unpaired(*rest, unit="base model").text(percent=False)
                 found = replace(found, text=f"{found.text} Without pretrained base model 0, whose sweep chose the "
@@ -363,21 +460,21 @@ def matched_from(df, base_gate: float = 0.95) -> dict[str, Finding]:
         # the paper's own claims, the count of modular base models and the effect's spread, on these masks
         # (each passed its own gate, 0.9, so a base model is modular where its effect reaches MARGIN)
         ms, mp = (s["effect"] >= MARGIN).astype(float), (p["effect"] >= MARGIN).astype(float)
-        v = stats.unpaired(mp, ms, unit="base model", shares=True, units=_units(s, p)).verdict(
-            paper=PAPER_COUNT, source="the stated margin of", trained=trained, controls=masks_ok)
-        out[f"{name}/matched_consistency"] = stats.claim(
-            f"{name}/matched_consistency", v,
+        v = _decide(f"{name}/matched_consistency", stats.unpaired(mp, ms, unit="base model", shares=True,
+                                                                  units=_units(s, p)),
+                    trained=trained, controls=masks_ok)
+        out[f"{name}/matched_consistency"] = claims.statement(
+            v,
             f"{rule}, {sub}, at comparable density ({kept}): {int(ms.sum())} of {len(ms)} base models modular "
             f"from scratch and {int(mp.sum())} of {len(mp)} pretrained (effect at least {MARGIN}); share of "
             "modular base models, pretrained minus scratch:")
         readable = not all((arm["target"] >= CEILING).all() for arm in (s, p))
-        v = stats.unpaired(spread(s["effect"]), spread(p["effect"]), unit="base model", units=_units(s, p)).verdict(
-            paper=PAPER_SPREAD, source="the stated margin of", trained=trained, controls=masks_ok,
-            measurable=readable)
-        if readable:
-            v = _no_effect(s["effect"], p["effect"]) or v
-        out[f"{name}/matched_spread"] = stats.claim(
-            f"{name}/matched_spread", v,
+        v = _decide(f"{name}/matched_spread",
+                    stats.unpaired(spread(s["effect"]), spread(p["effect"]), unit="base model", units=_units(s, p)),
+                    trained=trained, controls=masks_ok, measurable=readable,
+                    reason=_no_effect(s["effect"], p["effect"]) if readable else "")
+        out[f"{name}/matched_spread"] = claims.statement(
+            v,
             f"{rule}, {sub}, at comparable density ({kept}): the ablation effect's mean absolute deviation from "
             f"its median is {spread(s['effect']).mean():.2f} from scratch and {spread(p['effect']).mean():.2f} "
             f"pretrained (Brown-Forsythe; mean effect {s['effect'].mean():+.2f} and {p['effect'].mean():+.2f}, read "
@@ -460,7 +557,7 @@ def pretraining_from(df, metrics: dict, base_gate: float = 0.95) -> dict[str, Fi
             es, ep = s["effect"].dropna(), p["effect"].dropna()
             masks_ok = not degenerate(rows["kept"].dropna())
             gap = paper.get((rule, sub, "pretrained"), np.nan) - paper.get((rule, sub, "scratch"), np.nan)
-            paper_gap = round(float(gap), 2) if np.isfinite(gap) and gap >= CLEAR else MARGIN
+            paper_gap = round(float(gap), 2) if np.isfinite(gap) and gap >= CLEAR else MARGIN  # (the registry's size)
 
             def describe(g, e, init):
                 if e.empty:
@@ -476,12 +573,12 @@ def pretraining_from(df, metrics: dict, base_gate: float = 0.95) -> dict[str, Fi
 
             name = f"{rule}/{sub}"
             ratio = density_ratio(s[s["searched"]], p[p["searched"]])
-            apart = _apart(ratio, s, p) if ratio > DENSITY_RATIO else None  # then no comparison is decided
-            v = apart or stats.unpaired(p["modular"].astype(float), s["modular"].astype(float), unit="base model",
-                                        shares=True, units=_units(s, p)).verdict(
-                paper=PAPER_COUNT, source="the stated margin of", trained=trained, controls=masks_ok)
-            out[f"{name}/consistency"] = stats.claim(
-                f"{name}/consistency", v,
+            apart = _apart(ratio, s, p) if ratio > DENSITY_RATIO else ""  # then no comparison is decided
+            v = _decide(f"{name}/consistency", stats.unpaired(p["modular"].astype(float), s["modular"].astype(float),
+                                                             unit="base model", shares=True, units=_units(s, p)),
+                        trained=trained, controls=masks_ok, reason=apart)
+            out[f"{name}/consistency"] = claims.statement(
+                v,
                 f"{rule}, {sub} mask. {describe(s, es, 'Scratch')}. {describe(p, ep, 'Pretrained')}. "
                 f"Share of modular base models, pretrained minus scratch:")
             # the effect, its spread and the subnetwork alone: base models whose masks passed the gate
@@ -491,37 +588,32 @@ def pretraining_from(df, metrics: dict, base_gate: float = 0.95) -> dict[str, Fi
                 units = _units(s, p)
                 # removal costs nothing in either arm: no effect or spread to compare
                 readable = not all((arm["target"] >= CEILING).all() for arm in (s, p))
-                no_effect = _no_effect(es, ep) if readable else None  # a spread of no effect says nothing
-                consistent = readable and no_effect is None
+                no_effect = _no_effect(es, ep) if readable else ""  # a spread of no effect says nothing
+                consistent = readable and not no_effect
                 _, p_value = permutation_test(spread(es), spread(ep))
-                v = stats.unpaired(spread(es), spread(ep), unit="base model", units=units).verdict(
-                    paper=PAPER_SPREAD, source="the stated margin of", trained=trained, controls=masks_ok,
-                    measurable=readable)
-                v = apart or no_effect or v
+                v = _decide(f"{name}/spread", stats.unpaired(spread(es), spread(ep), unit="base model", units=units),
+                            trained=trained, controls=masks_ok, measurable=readable, reason=apart or no_effect)
                 exact = f"; one-sided exact permutation p = {p_value:.2f}" if consistent else ""
-                out[f"{name}/spread"] = stats.claim(
-                    f"{name}/spread", v,
+                out[f"{name}/spread"] = claims.statement(
+                    v,
                     f"{rule}, {sub}: the ablation effect's mean absolute deviation from its median is "
                     f"{spread(es).mean():.2f} from scratch and {spread(ep).mean():.2f} pretrained (Brown-Forsythe"
                     f"{exact}; mean effect {es.mean():+.2f} from scratch and {ep.mean():+.2f} pretrained, and a spread "
                     f"is read only where both reach {MARGIN}); scratch minus pretrained:")
-                v = stats.unpaired(ep, es, unit="base model", units=units).verdict(
-                    paper=paper_gap, trained=trained, controls=masks_ok, measurable=readable,
-                    source="the paper's" if paper_gap != MARGIN else "the stated margin of")
-                v = apart or v
-                out[f"{name}/effect"] = stats.claim(
-                    f"{name}/effect", v,
+                v = _decide(f"{name}/effect", stats.unpaired(ep, es, unit="base model", units=units),
+                            trained=trained, controls=masks_ok, measurable=readable, reason=apart)
+                out[f"{name}/effect"] = claims.statement(
+                    v,
                     f"{rule}, {sub}: pretrained minus scratch mean ablation effect {ep.mean() - es.mean():+.2f} "
                     f"({'the paper' if paper_gap != MARGIN else 'the stated margin'} {paper_gap:+.2f}; "
                     f"{len(es)} and {len(ep)} base models whose masks passed the gate, keeping {_ms(s['kept'])} of "
                     f"the masked weights from scratch and {_ms(p['kept'])} pretrained):")
                 ss, sp = s["sub_other"].dropna(), p["sub_other"].dropna()
-                v = stats.unpaired(ss, sp, unit="base model", units=units).verdict(
-                    paper=LOWER, source="the stated margin of", trained=trained, controls=masks_ok,
-                    measurable=_measurable(ss, sp))  # both at chance: nothing to be more specific than
-                v = apart or v
-                out[f"{name}/specific"] = stats.claim(
-                    f"{name}/specific", v,
+                v = _decide(f"{name}/specific", stats.unpaired(ss, sp, unit="base model", units=units),
+                            trained=trained, controls=masks_ok, reason=apart,
+                            measurable=_measurable(ss, sp))  # both at chance: nothing to be more specific than
+                out[f"{name}/specific"] = claims.statement(
+                    v,
                     f"{rule}, {sub}: the subnetwork alone gets {_ms(ss)} on the other subroutine's "
                     f"problems from scratch and {_ms(sp)} pretrained (on its own, {_ms(s['sub_target'])} "
                     f"and {_ms(p['sub_target'])}; kept {_ms(s['kept'])} and {_ms(p['kept'])}); "
@@ -534,14 +626,18 @@ VERDICTS = {"consistency": "more modular", "spread": "smaller spread", "effect":
             "specific": "more specific"}
 
 
-def verdict_table(df, found: dict[str, Finding], matched=None) -> list[dict[str, str]]:
+def verdict_table(df, found: dict[str, Finding], matched=None, argmax=None) -> list[dict[str, str]]:
     """Every verdict of chapter 6 once: one row per (rule, subroutine) of ``df``
     (:func:`pretraining_effects`) at the search's density and, given :func:`matched_density`'s
     table ``matched``, one more at comparable density, each with both arms' kept shares (median and
     range over the base models with a mask), their counts of modular base models, and the mark of
     each claim of ``found`` (:func:`pretraining`) in :data:`VERDICTS` (``matched_`` ones in the
-    comparable rows; "–" where the claim was not made)."""
+    comparable rows; "–" where the claim was not made) and, given :func:`authors_selection`'s table
+    ``argmax``, one more under the authors' selection where it changed a choice (its ``effect-argmax``
+    claim in the "larger effect" column)."""
     tables = [("searched", df, "")] + ([("comparable", matched, "matched_")] if matched is not None else [])
+    if argmax is not None and not argmax.empty:
+        tables.append(("authors' selection", argmax[argmax["passed_gate"]], "argmax"))
     rows = []
     for (rule, sub), _ in df.groupby(["rule", "subroutine"], sort=False):
         for density, table, prefix in tables:
@@ -557,7 +653,9 @@ def verdict_table(df, found: dict[str, Finding], matched=None) -> list[dict[str,
                 else:  # the matched masks: the base models that have one
                     row[f"modular, {init}"] = f"{int((a['effect'] >= MARGIN).sum())} of {int(a['kept'].notna().sum())}"
             for key, heading in VERDICTS.items():
-                f = found.get(f"{rule}/{sub}/{prefix}{key}")
+                f = found.get(f"{rule}/{sub}/{key}-argmax" if prefix == "argmax" else f"{rule}/{sub}/{prefix}{key}")
                 row[heading] = f.mark if f is not None else "–"
+            if prefix == "argmax" and found.get(f"{rule}/{sub}/effect-argmax") is None:
+                continue  # the authors' selection chose as the book did
             rows.append(row)
     return rows

@@ -8,8 +8,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from modlib import stats
+from dataclasses import replace
+
+from modlib import claims, stats
 from modlib.stats import CLEAR, Finding, _ms
+
+CHAPTER = "structural_compositionality"
+
+
+def _key(name: str) -> str:
+    """The registry's key of the statement ``name`` ("inside-contact/inside/ablation" ->
+    "structural_compositionality/inside-contact-inside-ablation"; modlib/structural_compositionality/claims.toml)."""
+    return f"{CHAPTER}/{name.replace('/', '-')}"
 
 
 # Lepori et al. (2023), from the authors' result files (mlepori1/Compositional_Subnetworks, results.csv
@@ -90,7 +100,9 @@ def paper_effects(rule: str, sub: str) -> dict[str, tuple[float, str, str]]:
     :data:`CLEAR`) a tuple ``(value, source, words)``. Where :data:`LEPORI` reports the effect at
     least its margin, the paper's difference (``source`` ``"the paper's"``); where the paper does not
     report the subroutine, or its own difference is smaller than the margin or of the other sign,
-    the margin stands in (``"the stated margin of"``). ``words`` say which, for the page."""
+    the margin stands in (``"the stated margin of"``). ``words`` say which, for the page. The
+    verdicts take the same numbers from the registry (``claims.toml``'s ``size`` and ``margin``);
+    this function words them."""
     sub_t, sub_o, abl_t, abl_o = LEPORI.get((rule, sub), (np.nan,) * 4)
     out = {}
     for key, v, margin in (("subnetwork", sub_t - sub_o, LOWER), ("ablation", abl_o - abl_t, CLEAR)):
@@ -134,17 +146,19 @@ def paper_kept(rule: str) -> tuple[float, float]:
     return PAPER_KEPT["vision" if rule in VISION else "language"]
 
 
-def density_from(table) -> dict[str, Finding]:
+def density_from(table, suffix: str = "") -> dict[str, Finding]:
     """What the masks' density says, per (rule, subroutine) of :func:`structure_table`'s trained
     rows, keyed ``"{rule}/{subroutine}/{what}"``:
 
     ``density``          a check (no verdict): the masks keep, on average over runs, a share of the
                          masked weights within the paper's range (:func:`paper_kept`) and none
-                         keeps nothing or everything; the text gives how many converged;
+                         keeps nothing or everything; the text gives how many converged (made
+                         only without ``suffix``);
     ``random_ablation``  removing the subnetwork hurts its target subroutine more than removing as
                          many weights per layer at random: random-ablated minus ablated accuracy on
                          the target, paired t over base models (margin :data:`CLEAR`), where the
-                         results record the random ablation.
+                         results record the random ablation; keyed ``".../random_ablation{suffix}"``
+                         and decided for the registered claim of that name.
     """
     out = {}
     trained = table[table["trained"]] if not table.empty else table
@@ -153,20 +167,21 @@ def density_from(table) -> dict[str, Finding]:
         kept = t["kept"].to_numpy(dtype=float)
         converged = int((t["converged"] == True).sum()) if "converged" in t else 0  # noqa: E712 (nan: not recorded)
         masks_ok = not degenerate(kept)
-        out[f"{rule}/{sub}/density"] = stats.Claim(
-            f"{rule}/{sub}/density", bool(masks_ok and low <= kept.mean() <= high),
-            f"{rule}, {sub}: the masks keep {pct(kept)} of the masked weights (runs from {kept.min():.2%} "
-            f"to {kept.max():.2%}; {converged} of {len(kept)} converged, the book's aim at most "
-            f"{TARGET_KEPT:.0%}); the paper's masks keep {low:.1%} to {high:.1%}"
-            + (" (a mask that keeps nothing or everything is no subnetwork)" if not masks_ok else "") + ".")
+        if not suffix:
+            out[f"{rule}/{sub}/density"] = stats.Claim(
+                f"{rule}/{sub}/density", bool(masks_ok and low <= kept.mean() <= high),
+                f"{rule}, {sub}: the masks keep {pct(kept)} of the masked weights (runs from {kept.min():.2%} "
+                f"to {kept.max():.2%}; {converged} of {len(kept)} converged, the book's aim at most "
+                f"{TARGET_KEPT:.0%}); the paper's masks keep {low:.1%} to {high:.1%}"
+                + (" (a mask that keeps nothing or everything is no subnetwork)" if not masks_ok else "") + ".")
         if "rand_abl_target" not in t or t["rand_abl_target"].isna().any():
             continue
         col = lambda c: _by_model(t, c)  # noqa: E731
-        v = stats.paired(col("rand_abl_target"), col("abl_target"), unit="base model").verdict(
-            paper=CLEAR, margin=CLEAR, source="the stated margin of", controls=masks_ok,
-            measurable=_measurable(col("rand_abl_target"), col("abl_target")))
-        out[f"{rule}/{sub}/random_ablation"] = stats.claim(
-            f"{rule}/{sub}/random_ablation", v,
+        name = f"{rule}/{sub}/random_ablation{suffix}"
+        v = claims.decide(_key(name), stats.paired(col("rand_abl_target"), col("abl_target"), unit="base model"),
+                          controls=masks_ok, measurable=_measurable(col("rand_abl_target"), col("abl_target")))
+        out[name] = claims.statement(
+            v,
             f"{rule}, {sub}: removing as many weights per layer at random leaves {_ms(t['rand_abl_target'])} "
             f"on {sub} problems and {_ms(t['rand_abl_other'])} on the other's, against "
             f"{_ms(t['abl_target'])} and {_ms(t['abl_other'])} without the subnetwork ({pct(kept)} kept); "
@@ -174,7 +189,7 @@ def density_from(table) -> dict[str, Finding]:
     return out
 
 
-def structural_from(table, bases: list[dict], base_gate: float) -> dict[str, Finding]:
+def structural_from(table, bases: list[dict], base_gate: float, suffix: str = "") -> dict[str, Finding]:
     """Chapter 5's statements from :func:`structure_table`'s ``table`` and the base models
     (``bases``: rule, model, trained, searched, task accuracy), keyed ``"{rule}/{subroutine}/{what}"``
     (and ``"{rule}/base"``), each claim decided by the book's rule (:func:`modlib.stats.verdict`)
@@ -192,7 +207,10 @@ def structural_from(table, bases: list[dict], base_gate: float) -> dict[str, Fin
 
     Every claim needs its base models trained (task accuracy at least ``base_gate``), masks that
     keep neither nothing nor everything, and a difference not at a floor or ceiling in both arms;
-    one base model, or fewer than two untrained ones, gives "cannot be decided here".
+    one base model, or fewer than two untrained ones, gives "cannot be decided here". Each claim is
+    the registered claim of its name (``modlib/structural_compositionality/claims.toml``), keyed
+    with ``suffix`` after its kind (``"-without-0"``: :func:`without_base_model`); the ``base``
+    checks are made only without it.
     """
     out = {}
     if table.empty:
@@ -202,15 +220,16 @@ def structural_from(table, bases: list[dict], base_gate: float) -> dict[str, Fin
         trained_bases = [b for b in bases if b["rule"] == rule and b["trained"]]
         passed = [b for b in trained_bases if b["searched"] and b["task"] >= base_gate]
         acc = np.array([b["task"] for b in trained_bases])
-        out[f"{rule}/base"] = stats.Claim(
-            f"{rule}/base", len(passed) == len(trained_bases) > 0,
-            f"{rule}: base models reach {_ms(acc)} on the task's test set; {len(passed)} of "
-            f"{len(trained_bases)} pass {base_gate} and are searched.")
+        if not suffix:
+            out[f"{rule}/base"] = stats.Claim(
+                f"{rule}/base", len(passed) == len(trained_bases) > 0,
+                f"{rule}: base models reach {_ms(acc)} on the task's test set; {len(passed)} of "
+                f"{len(trained_bases)} pass {base_gate} and are searched.")
         for sub in dict.fromkeys(table[table["rule"] == rule]["subroutine"]):
             rows = table[(table["rule"] == rule) & (table["subroutine"] == sub)]
             trained, u = rows[rows["trained"]], rows[~rows["trained"]]
             t = trained[trained["passed_gate"] == True]  # noqa: E712 (the selection gate, on validation)
-            name, paper = f"{rule}/{sub}", paper_effects(rule, sub)
+            name, paper = f"{rule}/{sub}", paper_effects(rule, sub)  # the paper's numbers, in words
             if trained.empty:
                 continue
             left_out = trained["model"].nunique() - t["model"].nunique()
@@ -224,16 +243,16 @@ def structural_from(table, bases: list[dict], base_gate: float) -> dict[str, Fin
             models = t["model"].nunique()
             col = lambda c: _by_model(t, c)  # noqa: E731
             gate = bool(t["sub_target"].mean() >= GATE_TARGET)
-            random = stats.paired(col("sub_target"), col("random_target"), unit="base model").verdict(
-                paper=LOWER, margin=LOWER, source="the stated margin of", trained=fit, controls=masks_ok,
-                measurable=_measurable(col("sub_target"), col("random_target")))
-            value, source, words = paper["subnetwork"]
-            v = stats.paired(col("sub_target"), col("sub_other"), unit="base model").verdict(
-                paper=value, margin=LOWER, source=source, trained=fit,
-                controls=masks_ok and gate and random.reproduced,
+            random = claims.decide(
+                _key(f"{name}/random{suffix}"), stats.paired(col("sub_target"), col("random_target"), unit="base model"),
+                trained=fit, controls=masks_ok, measurable=_measurable(col("sub_target"), col("random_target")))
+            words = paper["subnetwork"][2]
+            v = claims.decide(
+                _key(f"{name}/subnetwork{suffix}"), stats.paired(col("sub_target"), col("sub_other"), unit="base model"),
+                trained=fit, controls=masks_ok and gate and random.reproduced,
                 measurable=_measurable(col("sub_target"), col("sub_other")))
-            out[f"{name}/subnetwork"] = stats.claim(
-                f"{name}/subnetwork", v,
+            out[f"{name}/subnetwork{suffix}"] = claims.statement(
+                v,
                 f"{rule}, {sub} subnetwork ({len(t)} runs over {models} base models, {kept}): "
                 f"{_ms(t['sub_target'])} on {sub} problems, {_ms(t['sub_other'])} on the other "
                 f"subroutine's (the gate on the target: {GATE_TARGET}, {'met' if gate else 'missed'}; "
@@ -241,29 +260,30 @@ def structural_from(table, bases: list[dict], base_gate: float) -> dict[str, Fin
                 f"target minus other ({words}):")
             for key, prefix, what in (("ablation", "abl", "Removing it (zeroed)"),
                                       ("reinit", "reinit", "Removing it (re-initialised)")):
-                value, source, words = paper["ablation"]
-                v = stats.paired(col(f"{prefix}_other"), col(f"{prefix}_target"), unit="base model").verdict(
-                    paper=value, source=source, trained=fit, controls=masks_ok,
+                words = paper["ablation"][2]
+                v = claims.decide(
+                    _key(f"{name}/{key}{suffix}"),
+                    stats.paired(col(f"{prefix}_other"), col(f"{prefix}_target"), unit="base model"),
+                    trained=fit, controls=masks_ok,
                     measurable=_measurable(col(f"{prefix}_other"), col(f"{prefix}_target")))
-                out[f"{name}/{key}"] = stats.claim(
-                    f"{name}/{key}", v,
+                out[f"{name}/{key}{suffix}"] = claims.statement(
+                    v,
                     f"{rule}, {sub}: {what} leaves {_ms(t[f'{prefix}_target'])} on {sub} problems and "
                     f"{_ms(t[f'{prefix}_other'])} on the other subroutine's ({kept}); other minus target "
                     f"({words}):")
-            out[f"{name}/random"] = stats.claim(
-                f"{name}/random", random,
+            out[f"{name}/random{suffix}"] = claims.statement(
+                random,
                 f"{rule}, {sub}: a random subnetwork of the same size per layer ({kept}) gets "
                 f"{_ms(t['random_target'])} on {sub} problems against the found one's "
                 f"{_ms(t['sub_target'])}; found minus random:")
             if not u.empty:
                 effect_t = col("abl_other") - col("abl_target")
                 effect_u = _by_model(u, "abl_other") - _by_model(u, "abl_target")
-                value, source, _ = paper["ablation"]
-                v = stats.unpaired(effect_t, effect_u, unit="base model").verdict(
-                    paper=value, source=source, trained=fit, controls=masks_ok and not degenerate(u["kept"]))
+                v = claims.decide(_key(f"{name}/untrained{suffix}"), stats.unpaired(effect_t, effect_u, unit="base model"),
+                                  trained=fit, controls=masks_ok and not degenerate(u["kept"]))
                 shows = u["sub_target"].mean() >= GATE_TARGET and effect_u.mean() >= CLEAR
-                out[f"{name}/untrained"] = stats.claim(
-                    f"{name}/untrained", v,
+                out[f"{name}/untrained{suffix}"] = claims.statement(
+                    v,
                     f"{rule}, {sub}, untrained network ({len(u)} runs over {u['model'].nunique()} base model"
                     f"{'s' if u['model'].nunique() > 1 else ''}, {_ms(u['kept'])} of the masked weights kept"
                     + ((": masks that keep nothing are no control" if u["kept"].mean() < 0.5 else
@@ -277,17 +297,39 @@ def structural_from(table, bases: list[dict], base_gate: float) -> dict[str, Fin
     return out
 
 
+TUNED_ON = 0  # the base model the penalty multiples were chosen on (benchmarks/mask_density_search.csv)
+WITHOUT = f"-without-{TUNED_ON}"  # the suffix of the claims decided without it
+
+
+def without_base_model(runs) -> dict[str, Finding]:
+    """Chapter 5's claims again without base model :data:`TUNED_ON` (issue 50): the penalty
+    multiples were chosen on it with its test outcomes in view (``benchmarks/mask_density_search.csv``),
+    so every verdict over trained base models is also decided over the others, as the registered
+    post hoc claims ``"{rule}/{sub}/{kind}-without-0"``. The untrained networks stay (none was tuned)."""
+    bases = [{"rule": r.metrics["rule"], "model": r.metrics["seed"], "trained": r.metrics["trained"],
+              "searched": r.metrics["searched"], "task": r.metrics["base"]["task"]} for r in runs.rows.values()]
+    keep = lambda m, trained: not (trained and m == TUNED_ON)  # noqa: E731
+    table = structure_table(runs)
+    table = table[[keep(m, t) for m, t in zip(table["model"], table["trained"])]]
+    bases = [b for b in bases if keep(b["model"], b["trained"])]
+    found = {**structural_from(table, bases, runs.settings.base_gate, WITHOUT), **density_from(table, WITHOUT)}
+    lead = f"Without base model {TUNED_ON} (the penalty multiples were chosen on it): "
+    return {k: replace(f, text=lead + f.text) for k, f in found.items()}
+
+
 # the columns of :func:`verdict_table`: claim key -> heading
 VERDICTS = {"subnetwork": "test 1: alone", "ablation": "test 2: removed", "random": "vs random subnetwork",
             "random_ablation": "vs random removal", "reinit": "re-initialised", "untrained": "vs untrained"}
 
 
-def verdict_table(table, found: dict[str, Finding]) -> list[dict[str, str]]:
+def verdict_table(table, found: dict[str, Finding], suffix: str = "") -> list[dict[str, str]]:
     """Every verdict of the page, once: one row per (rule, subroutine) of ``table``'s trained runs
     (:func:`structure_table`) with how many base models' masks passed the selection gate (the units
     the verdicts count), their masks' kept share, the subnetwork's and the ablated model's
     accuracies (target / other, means over those runs) and the mark of each claim of ``found``
-    (:func:`structural`) in :data:`VERDICTS` ("–" where the claim was not made)."""
+    (:func:`structural`) in :data:`VERDICTS` ("–" where the claim was not made), keyed with
+    ``suffix`` (:data:`WITHOUT` for :func:`without_base_model`'s, with ``table`` without that base
+    model)."""
     rows = []
     trained = table[table["trained"]]
     for (rule, sub), every in trained.groupby(["rule", "subroutine"], sort=False):
@@ -297,8 +339,8 @@ def verdict_table(table, found: dict[str, Finding]) -> list[dict[str, str]]:
                "alone: target / other": f"{t['sub_target'].mean():.2f} / {t['sub_other'].mean():.2f}",
                "removed: target / other": f"{t['abl_target'].mean():.2f} / {t['abl_other'].mean():.2f}"}
         for key, heading in VERDICTS.items():
-            f = found.get(f"{rule}/{sub}/{key}")
-            row[heading] = f.mark if f is not None else "–"
+            f = found.get(f"{rule}/{sub}/{key}{suffix}")
+            row[heading] = (f.mark or f.outcome) if f is not None else "–"  # the book's own: "holds"
         rows.append(row)
     return rows
 
@@ -329,12 +371,13 @@ def without_convergence_rule(runs) -> dict[str, Finding]:
             continue
         argmax = np.array([b["test"]["complement"][1] - b["test"]["complement"][0] for _, _, b, _ in rows])
         ablated = [b["test"]["complement"] for _, _, b, _ in rows]
-        value, source, words = paper_effects(rule, sub)["ablation"]
-        v = stats.paired(argmax, np.zeros_like(argmax), unit="base model").verdict(paper=value, source=source)
+        words = paper_effects(rule, sub)["ablation"][2]
+        v = claims.decide(_key(f"{rule}/{sub}/ablation-argmax"),
+                          stats.paired(argmax, np.zeros_like(argmax), unit="base model"))
         changed = ", ".join(f"base model {seed}: ×{c['lam']:g}, {c['kept']:.2%} kept, instead of ×{ch['lam']:g}, "
                             f"{ch['kept']:.2%}" for seed, moved, c, ch in rows if moved)
-        out[f"{rule}/{sub}/ablation-argmax"] = stats.claim(  # its text ends with the verdict
-            f"{rule}/{sub}/ablation-argmax", v,
+        out[f"{rule}/{sub}/ablation-argmax"] = claims.statement(  # its text ends with the verdict
+            v,
             f"{rule}, {sub} masks chosen as the authors' code chooses, converged or not ({changed}): "
             f"removing them leaves {', '.join(f'{a:.2f} / {b:.2f}' for a, b in ablated)} ({sub} / other, "
             f"per base model, the search's seed-0 masks); other minus target ({words}):")
@@ -431,8 +474,8 @@ def sweep_findings(sweeps: dict) -> dict[str, Finding]:
     """What the density sweeps (:mod:`modlib.structural_compositionality.sweep`, ``sweeps``: rule ->
     stored metrics) show, per (rule, subroutine), as checks (no verdict: the paper ran no sweep):
     ``{rule}/{sub}/sweep``: the densest mask at which a random subnetwork of the same size falls
-    below the gate on the *other* subroutine, i.e. where the first test starts to be able to fail
-    (held when there is such a mask and the sparsest mask keeps less than the densest)."""
+    below the gate on the *other* subroutine, from which on a pass of the first test means less
+    and less (held when there is such a mask and the sparsest mask keeps less than the densest)."""
     out = {}
     for rule, m in sweeps.items():
         for sub in dict.fromkeys(p["subroutine"] for p in m["points"]):

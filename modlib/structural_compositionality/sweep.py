@@ -1,12 +1,12 @@
 """The paper's two tests read against density (chapter 5, "How sparse must a subnetwork be?";
 notebooks/structural_compositionality.ipynb; issue 31).
 
-A subnetwork that keeps a third of a network can solve almost anything, so the first test (the
-subnetwork alone on the *other* subroutine should fail) cannot fail at that density, and a random
-subnetwork of the same size passes it too. This module trains one subroutine's mask over a range
-of penalty weights lambda, in one base model per rule, and records at each the share of masked
-weights the mask keeps beside the two tests and the two random controls, so that the page can show
-where the first test starts to be able to fail.
+What the first test (the subnetwork alone on the *other* subroutine should fail) shows depends on
+density: where a random subnetwork of the mask's size does the other subroutine, a found one that
+fails it is specific; where a random one of that size fails it too, a pass says little. This module
+trains one subroutine's mask over a range of penalty weights lambda, in one base model per rule, and
+records at each the share of masked weights the mask keeps beside the two tests and the two random
+controls, so that the page can show both against density.
 
 Each sweep is one stored result ``sweep-{rule}``: base model 0 of the rule, trained exactly as chapter
 5's ``{rule}-0`` (same settings and seed), then, for each multiple of lambda and each subroutine,
