@@ -57,7 +57,7 @@ WHOSE = ("paper", "own")
 MUTATIONS = ("swap arms", "swap target and other", "shuffle units", "random mask as dense", "arm untrained")
 # the fields that fix a claim: changing one after registration is an amendment
 FIXED = ("name", "whose", "paper", "quote", "measure", "units", "arms", "direction", "size", "margin",
-         "trained", "reads")
+         "trained", "reads", "mutations")
 LEDGER = PACKAGE.parent / "book" / "ledger"  # the decisions at full, one JSON file a chapter (a checkout only)
 
 
@@ -126,6 +126,14 @@ class Registered:
             return {"paper": s * float(f["margin"]) if f["margin"] else s * stats.CLEAR, "margin": float(f["margin"]),
                     "source": stats.STATED if f["margin"] else "the paper's"}
         return {"paper": s * abs(float(f["size"])), "margin": float(f["margin"]), "source": "the paper's"}
+
+
+def _same(a, b) -> bool:
+    """Two values of a field, equal once "no value" (None, "", "none") and tuples are read alike."""
+    def norm(v):
+        v = _jsonable(v)
+        return None if v in (None, "", "none") else v
+    return norm(a) == norm(b)
 
 
 def _jsonable(value):
@@ -435,11 +443,16 @@ def unrecorded_changes(chapter: str) -> list[str]:
         if cid not in snap:
             out.append(f"{chapter}/{cid}: not registered (python -m modlib.claims register {chapter})")
             continue
+        value = c.fixed()  # walk the amendments back from the present: each must end where the next begins
+        for a in reversed(c.amendments):
+            if not _same(a.new, value[a.field]):
+                out.append(f"{chapter}/{cid}: the amendment of {a.field} on {a.date} gives {a.new!r}, but the "
+                           f"field then read {value[a.field]!r}: a change after it without an amendment")
+            value[a.field] = _jsonable(a.old)
         was = snap[cid]["fields"]
-        now = c.original()
         for k in FIXED:
-            if was.get(k) != now.get(k):
-                out.append(f"{chapter}/{cid}: {k} registered as {was.get(k)!r}, now {now.get(k)!r} "
+            if not _same(was.get(k), value.get(k)):
+                out.append(f"{chapter}/{cid}: {k} registered as {was.get(k)!r}, now {value.get(k)!r} "
                            f"without an amendment")
     return out
 
@@ -470,7 +483,7 @@ def registered_before_data(c: Registered, stored: dict[str, str]) -> bool | None
     registered = snapshot(c.chapter).get(c.id, {}).get("registered")
     if not when or not registered:
         return None
-    return registered <= min(when)
+    return registered < min(when)  # dates to the day: a registration on the day of the data is not before it
 
 
 def _main(argv: list[str] | None = None) -> int:

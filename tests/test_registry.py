@@ -138,6 +138,7 @@ def test_registration_before_the_data_is_read_from_the_dates(package):
     claims.register(chapter, today="2026-11-20")
     c = claims.registry(chapter)["bigger"]
     assert claims.registered_before_data(c, {"run-seed0": "2026-11-21", "other": "2026-01-01"}) is True
+    assert claims.registered_before_data(c, {"run-seed0": "2026-11-20"}) is False  # the same day: not before
     assert claims.registered_before_data(c, {"run-seed0": "2026-11-21", "run-seed1": "2026-11-19"}) is False
     assert claims.registered_before_data(c, {"other": "2026-01-01"}) is None
 
@@ -299,3 +300,42 @@ reason = "the paper claims no such difference"
     v = claims.decide(f"{chapter}/bigger", effect)
     text = claims.statement(v, "The first arm is a little ahead.").text
     assert "**does not hold**" in text and "under the claim as registered: ✗ not reproduced" in text
+
+
+def test_a_second_change_after_an_amendment_is_caught(package):
+    """An amendment records old -> new; a later change of the same field without one of its own is
+    an unrecorded change (the amendment no longer ends where the field stands)."""
+    chapter = package(CLAIM.format(margin=0.5))
+    claims.register(chapter, today="2026-11-20")
+    package(AMENDED.replace("margin = 0.05\n", "margin = 0.2\n", 1))  # 0.5 -> 0.05 recorded, then 0.2
+    [problem] = claims.unrecorded_changes(chapter)
+    assert "the amendment of margin on 2026-11-27 gives 0.05, but the field then read 0.2" in problem
+
+
+def test_mutations_are_fixed_at_registration(package):
+    chapter = package(CLAIM.format(margin=0.05))
+    claims.register(chapter, today="2026-11-20")
+    package(CLAIM.format(margin=0.05).replace('mutations = ["swap arms"]', "mutations = []"))
+    [problem] = claims.unrecorded_changes(chapter)
+    assert "mutations registered as ['swap arms'], now [] without an amendment" in problem
+
+
+@pytest.mark.parametrize("chapter", claims.CHAPTERS)
+def test_a_field_moved_again_after_its_amendment_is_caught_in_the_book_registry(chapter, tmp_path, monkeypatch):
+    amended = [c for c in claims.registry(chapter).values() if any(a.field == "margin" for a in c.amendments)]
+    if not amended:
+        pytest.skip(f"no claim of {chapter} has an amended margin")
+    c = amended[0]
+    shutil.copytree(claims.PACKAGE / chapter, tmp_path / chapter, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
+    toml = tmp_path / chapter / "claims.toml"
+    text = toml.read_text()
+    start = text.index(f'id = "{c.id}"')
+    at = text.index("margin = ", start)
+    end = text.index("\n", at)
+    toml.write_text(text[:at] + f"margin = {c.margin + 0.1:g}" + text[end:])
+    monkeypatch.setattr(claims, "PACKAGE", tmp_path)
+    claims.registry.cache_clear()
+    try:
+        assert any(f"{chapter}/{c.id}: the amendment of margin" in p for p in claims.unrecorded_changes(chapter))
+    finally:
+        claims.registry.cache_clear()
