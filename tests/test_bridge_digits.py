@@ -282,8 +282,8 @@ def test_findings_and_figures_draw_from_smoke_results(smoke):
     assert len(findings.digit_claims(a)) == 3
     assert all(isinstance(s, stats.Finding) for s in findings.digit_statements(a))
     assert len(findings.digit_table(a)) == bd.settings("smoke").seeds
-    assert findings.digit_verdict_table(findings.digit_claims(_positive())).iloc[:, 1].str.endswith(
-        stats.HOLDS).sum() == 3
+    assert findings.digit_verdict_table(findings.digit_claims(_positive())).iloc[:, 1].str.startswith(
+        stats.HOLDS).sum() == 3  # "holds", or "holds (changed after the results were seen ...)" for an amended one
     fig = figures.digits_inside(a, smoke[0].provenance)
     assert fig.get_size_inches()[0] <= 6.6 + 1e-9
     matplotlib.pyplot.close(fig)
