@@ -184,22 +184,25 @@ def test_every_registered_claim_is_as_registered_or_amended(chapter):
     assert claims.unrecorded_changes(chapter) == []
 
 
+def _with_margin_moved(c: claims.Registered, tmp_path, monkeypatch) -> None:
+    """Read the registry from a copy of claim ``c``'s chapter in which its margin moved by 0.1."""
+    shutil.copytree(claims.PACKAGE / c.chapter, tmp_path / c.chapter, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
+    toml = tmp_path / c.chapter / "claims.toml"
+    text = toml.read_text()
+    at = text.index("margin = ", text.index(f'id = "{c.id}"'))
+    toml.write_text(text[:at] + f"margin = {c.margin + 0.1:g}" + text[text.index("\n", at):])
+    monkeypatch.setattr(claims, "PACKAGE", tmp_path)
+    claims.registry.cache_clear()
+
+
 @pytest.mark.parametrize("chapter", claims.CHAPTERS)
 def test_a_margin_moved_in_the_book_registry_is_caught(chapter, tmp_path, monkeypatch):
     """The amendment test on the real registry: a copy with one claim's margin moved, and no
     amendment, fails it."""
     if not claims.registry(chapter):
         pytest.skip(f"{chapter} registers no claim yet")
-    shutil.copytree(claims.PACKAGE / chapter, tmp_path / chapter, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
-    toml = tmp_path / chapter / "claims.toml"
     first = next(iter(claims.registry(chapter).values()))
-    text = toml.read_text()
-    start = text.index(f'id = "{first.id}"')
-    at = text.index("margin = ", start)
-    end = text.index("\n", at)
-    toml.write_text(text[:at] + f"margin = {first.margin + 0.1:g}" + text[end:])
-    monkeypatch.setattr(claims, "PACKAGE", tmp_path)
-    claims.registry.cache_clear()
+    _with_margin_moved(first, tmp_path, monkeypatch)
     try:
         assert any(f"{chapter}/{first.id}: margin registered as" in p for p in claims.unrecorded_changes(chapter))
     finally:
@@ -332,15 +335,7 @@ def test_a_field_moved_again_after_its_amendment_is_caught_in_the_book_registry(
     if not amended:
         pytest.skip(f"no claim of {chapter} has an amended margin")
     c = amended[0]
-    shutil.copytree(claims.PACKAGE / chapter, tmp_path / chapter, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
-    toml = tmp_path / chapter / "claims.toml"
-    text = toml.read_text()
-    start = text.index(f'id = "{c.id}"')
-    at = text.index("margin = ", start)
-    end = text.index("\n", at)
-    toml.write_text(text[:at] + f"margin = {c.margin + 0.1:g}" + text[end:])
-    monkeypatch.setattr(claims, "PACKAGE", tmp_path)
-    claims.registry.cache_clear()
+    _with_margin_moved(c, tmp_path, monkeypatch)
     try:
         assert any(f"{chapter}/{c.id}: the amendment of margin" in p for p in claims.unrecorded_changes(chapter))
     finally:

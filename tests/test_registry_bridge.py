@@ -56,10 +56,6 @@ def test_the_ledger_holds_exactly_the_registered_claims(printed):
     assert {k: d.outcome for k, d in saved.items()} == {k: d.outcome for k, d in decided.items()}
 
 
-def test_every_change_since_registration_is_an_amendment():
-    assert claims.unrecorded_changes(CHAPTER) == []
-
-
 def test_built_is_gated_on_the_networks_it_compares_and_prints_the_verdict_as_registered(printed):
     # issue 50: the density condition over the 30 failing networks of (a) (2.05 apart) leaves "built"
     # undecided; over all 100 it was inside (1.96), and as registered (no condition) the claim holds

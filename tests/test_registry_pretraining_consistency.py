@@ -43,10 +43,6 @@ def test_the_ledger_holds_exactly_the_registered_claims(printed):
     assert {k: d.outcome for k, d in saved.items()} == {k: d.outcome for k, d in decided.items()}
 
 
-def test_every_change_since_registration_is_an_amendment():
-    assert claims.unrecorded_changes(CHAPTER) == []
-
-
 def test_under_the_authors_selection_the_inside_effect_is_the_opposite_of_the_papers(printed):
     # issue 50: the convergence filter moved 5 inside choices to x100; chosen as the authors choose,
     # the arms' inside masks are comparable (2.3 % and 2.0 %) and pretrained minus scratch is -0.31
