@@ -37,6 +37,7 @@ A claim in ``claims.toml``::
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import fnmatch
 import json
@@ -303,6 +304,22 @@ def forget(chapter: str | None = None) -> None:
     """Drop the recorded decisions (of ``chapter``): a page starts afresh."""
     for k in list(decisions(chapter)):
         del _DECISIONS[k]
+
+
+@contextlib.contextmanager
+def apart():
+    """Decisions made inside the ``with`` block are kept apart: they are put in the dict it yields
+    (by key) and the record of :func:`decisions` is left as it was (an analysis run with its framing
+    mutated, :mod:`modlib.mutations`, must not overwrite what the page decided)."""
+    before = dict(_DECISIONS)
+    _DECISIONS.clear()
+    made: dict[str, Decision] = {}
+    try:
+        yield made
+    finally:
+        made.update(_DECISIONS)
+        _DECISIONS.clear()
+        _DECISIONS.update(before)
 
 
 def save(chapter: str, profile: str, folder: Path = LEDGER) -> Path | None:

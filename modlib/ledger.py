@@ -11,7 +11,7 @@ from __future__ import annotations
 import html
 import re
 
-from modlib import claims, stats
+from modlib import claims, mutations, stats
 
 PAPERS = {"li2021gradient": "Li et al.", "wiedemer2023compositional": "Wiedemer et al.",
           "csordas2021neural": "Csordás et al.", "lepori2023break": "Lepori et al."}  # references.bib keys
@@ -33,23 +33,28 @@ def _registration(c: claims.Registered, stored: dict[str, str]) -> str:
     return f"amended, registered {when}" if c.amendments else f"registered {when}"
 
 
-def _mutations(c: claims.Registered, d: claims.Decision | None) -> str:
-    """Which of the claim's mutations move its verdict (replayed from its decision), in words."""
+def _mutations(c: claims.Registered, d: claims.Decision | None, found: dict) -> str:
+    """Which of the claim's mutations move its verdict, in words: replayed from its decision
+    (:func:`modlib.claims.replay`) or run on the stored results (``found``: :func:`modlib.mutations.saved`)."""
     if d is None or not c.mutations:
         return ""
     said = []
     for m in c.mutations:
-        if m not in claims.REPLAYED:
-            said.append(f"{m}: not run here")
-            continue
-        moves = claims.moved(d, claims.replay(d, m))
+        if m in claims.REPLAYED:
+            moves = claims.moved(d, claims.replay(d, m))
+        else:
+            moves = mutations.moved(c.chapter, m, c.key, found)
+            why = mutations.cannot(c.chapter, m).get(c.id)
+            if moves is None:
+                said.append(f"{m}: not run ({why})" if why else f"{m}: not run")
+                continue
         said.append(f"{m}: {'moves it' if moves else 'leaves it' if moves is False else 'cannot be replayed'}")
     return "; ".join(said)
 
 
 def rows() -> list[dict]:
     """One dict per registered claim, in chapter order: what the ledger shows."""
-    out = []
+    out, found = [], mutations.saved()
     for chapter in claims.CHAPTERS:
         decided, stored = claims.saved(chapter), claims.first_stored(chapter)
         for cid, c in claims.registry(chapter).items():
@@ -64,7 +69,7 @@ def rows() -> list[dict]:
                 "verdict": _verdict_words(d.outcome if d else None, c.own),
                 "as registered": (_verdict_words(d.registered_outcome, c.original()["whose"] == "own")
                                   if d and d.registered_outcome else ""),
-                "registration": _registration(c, stored), "note": c.note, "mutations": _mutations(c, d),
+                "registration": _registration(c, stored), "note": c.note, "mutations": _mutations(c, d, found),
             })
     return out
 

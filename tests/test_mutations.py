@@ -1,61 +1,88 @@
-"""Mutations the verdicts must notice, on the stored full results, where a mutation changes the data
-upstream of the verdict (the ones computed again from a decision's own arms, swapped arms, shuffled
-units and an untrained arm, are in tests/test_registry.py): a claim that names the mutation in its
-registry must read otherwise when its analysis is framed that way."""
-
-from pathlib import Path
+"""Mutations the verdicts must notice, where a mutation changes the data upstream of the verdict
+(:mod:`modlib.mutations`; the ones computed again from a decision's own arms, swapped arms, shuffled
+units and an untrained arm, are in tests/test_registry.py): on each chapter's stored full results, a
+claim that names the mutation and found an effect must read otherwise when its analysis is framed
+that way, and a claim the stored results cannot show it for must say why."""
 
 import pytest
 
-from modlib import claims, results, stats
-from modlib import structural_compositionality as sc
-from modlib.structural_compositionality import findings as sc_findings
+from modlib import claims, mutations, stats
+from modlib.structural_compositionality import mutations as sc_mutations
 
-FULL = Path(__file__).resolve().parents[1] / "notebooks" / "results" / "full"
-
-
-def _moved_claims(chapter: str, before: dict, after: dict, mutation: str) -> tuple[list[str], list[str]]:
-    """(claims that name ``mutation`` and are decided, those of them whose outcome did not move)."""
-    named = {c.key for c in claims.registry(chapter).values() if mutation in c.mutations}
-    decided = [k for k, v in before.items() if k in named and v.outcome != stats.UNDECIDED]
-    return decided, [f"{k}: {before[k].outcome} -> {after[k].outcome if k in after else 'not decided'}"
-                     for k in decided if k in after and (after[k].outcome, after[k].open) == (before[k].outcome, before[k].open)]
+PAIRS = [(ch, m) for ch in claims.CHAPTERS for m in mutations.DATA_LEVEL
+         if any(m in c.mutations for c in claims.registry(ch).values())]
 
 
-def _verdicts(found: dict) -> dict[str, stats.Verdict]:
-    return {f.verdict.claim: f.verdict for f in found.values()
-            if isinstance(f, stats.Claim) and f.verdict is not None and f.verdict.claim}
+def _as_stored(chapter: str) -> dict:
+    made = mutations.decide(chapter, None)
+    if made is None or not claims.saved(chapter):
+        pytest.skip(f"{chapter}: no stored full results or saved decisions here")
+    return made
 
 
-@pytest.fixture(scope="module")
-def structure():
-    """Chapter 5's stored full results: the table of accuracies per mask, and the base models."""
-    s = sc.settings("full")
-    names = sc.result_names(s)
-    if not all((FULL / sc.CHAPTER / f"{n}.json").exists() for n in names):
+@pytest.mark.parametrize("chapter", [ch for ch in claims.CHAPTERS if mutations.chapter_module(ch)])
+def test_the_harness_unmutated_decides_as_the_page_did(chapter):
+    """With no mutation the harness decides every claim the page saved, as the page did (else a
+    moved verdict could be the harness's own difference)."""
+    made = _as_stored(chapter)
+    saved = claims.saved(chapter)
+    differ = [f"{k}: page {d.outcome}, harness {made[k].outcome if k in made else 'not decided'}"
+              for k, d in saved.items() if k not in made or (made[k].outcome, made[k].open) != (d.outcome, d.open)]
+    assert not differ, "\n".join(differ)
+
+
+@pytest.mark.parametrize("chapter,mutation", PAIRS)
+def test_each_data_level_mutation_moves_the_verdicts_that_name_it(chapter, mutation):
+    assert mutations.chapter_module(chapter), f"{chapter}: claims name {mutation!r} but modlib.{chapter}.mutations is missing"
+    _as_stored(chapter)
+    made = mutations.decide(chapter, mutation)
+    assert made is not None, (f"{chapter}: claims name {mutation!r} but modlib.{chapter}.mutations does not "
+                              "run it on the stored results")
+    problems = mutations.unmoved(chapter, mutation, made)
+    assert not problems, "\n".join(problems)
+
+
+def test_an_analysis_the_mutation_does_not_reach_is_caught(monkeypatch):
+    """The negative case: chapter 5 with its "random mask as dense" a no-op (the learned masks'
+    columns left in place) must fail the rule, naming the claims that found an effect."""
+    _as_stored("structural_compositionality")
+    monkeypatch.setattr(sc_mutations, "random_mask_as_dense", lambda table: table)
+    made = mutations.decide("structural_compositionality", "random mask as dense")
+    problems = mutations.unmoved("structural_compositionality", "random mask as dense", made)
+    reproduced = [k for k, d in claims.saved("structural_compositionality").items() if d.outcome == stats.REPRODUCED
+                  and "random mask as dense" in claims.get(k).mutations
+                  and k.split("/")[1] not in sc_mutations.CANNOT["random mask as dense"]]
+    named = {p.split(":")[0] for p in problems}
+    assert named and named <= set(reproduced), problems  # (the search's argmax masks move all the same)
+
+
+def test_a_claim_not_run_without_a_reason_is_named():
+    made = mutations.decide("structural_compositionality", "swap target and other")
+    if made is None:
         pytest.skip("chapter 5's full results are not stored")
-    runs = sc.StructureRuns(s, {n: results.read(FULL / sc.CHAPTER / f"{n}.json") for n in names}, "full")
-    bases = [{"rule": r.metrics["rule"], "model": r.metrics["seed"], "trained": r.metrics["trained"],
-              "searched": r.metrics["searched"], "task": r.metrics["base"]["task"]} for r in runs.rows.values()]
-    yield sc_findings.structure_table(runs), bases, s.base_gate
-    claims.forget(sc.CHAPTER)
+    some = next(k for k in made if "swap target and other" in claims.get(k).mutations)
+    del made[some]
+    assert any(p.startswith(some) and "no reason" in p
+               for p in mutations.unmoved("structural_compositionality", "swap target and other", made))
 
 
-def swap_target_and_other(table):
-    """The analysis with each subnetwork's target and other subroutine exchanged (a plausible bug of
-    the evaluation): every ``<arm>_target`` column swapped with its ``<arm>_other``."""
-    out = table.copy()
-    for column in table.columns:
-        if column.endswith("_target") and column[: -len("_target")] + "_other" in table.columns:
-            other = column[: -len("_target")] + "_other"
-            out[column], out[other] = table[other], table[column]
-    return out
+def test_the_page_record_is_left_alone():
+    claims.forget()
+    mutations.decide("structural_compositionality", "random mask as dense")
+    assert claims.decisions() == {}
 
 
-def test_chapter_5_verdicts_move_when_target_and_other_are_swapped(structure):
-    table, bases, gate = structure
-    before = _verdicts(sc_findings.structural_from(table, bases, gate))
-    after = _verdicts(sc_findings.structural_from(swap_target_and_other(table), bases, gate))
-    decided, still = _moved_claims(sc.CHAPTER, before, after, "swap target and other")
-    assert decided, "no decided claim of chapter 5 names the mutation: the harness would check nothing"
-    assert not still, "verdicts that did not notice target and other swapped:\n" + "\n".join(still)
+def test_a_bad_mutation_or_chapter_is_named():
+    with pytest.raises(ValueError, match="swap target and other"):
+        mutations.decide("structural_compositionality", "swap arms")
+    with pytest.raises(ValueError, match="redundant_input_toy"):
+        mutations.decide("chapter_eight", None)
+
+
+def test_the_committed_mutation_outcomes_are_what_the_harness_finds():
+    """``book/ledger/mutations.json`` (which the ledger page reads) is what ``python -m
+    modlib.mutations`` computes from the stored results today."""
+    found = mutations.compute()
+    if not found:
+        pytest.skip("no stored full results here")
+    assert mutations.saved() == found, "run `python -m modlib.mutations` and commit book/ledger/mutations.json"

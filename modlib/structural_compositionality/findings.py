@@ -117,13 +117,18 @@ def paper_effects(rule: str, sub: str) -> dict[str, tuple[float, str, str]]:
     return out
 
 
+def base_models(runs) -> list[dict]:
+    """The stored runs' base models, one dict each: rule, model (seed), trained, searched, task
+    (accuracy on the task's test set)."""
+    return [{"rule": r.metrics["rule"], "model": r.metrics["seed"], "trained": r.metrics["trained"],
+             "searched": r.metrics["searched"], "task": r.metrics["base"]["task"]} for r in runs.rows.values()]
+
+
 def structural(runs) -> dict[str, Finding]:
     """Chapter 5's statements (:func:`structural_from` on the stored runs' table and base models,
     then :func:`density_from`)."""
-    bases = [{"rule": r.metrics["rule"], "model": r.metrics["seed"], "trained": r.metrics["trained"],
-              "searched": r.metrics["searched"], "task": r.metrics["base"]["task"]} for r in runs.rows.values()]
     table = structure_table(runs)
-    return {**structural_from(table, bases, runs.settings.base_gate), **density_from(table)}
+    return {**structural_from(table, base_models(runs), runs.settings.base_gate), **density_from(table)}
 
 
 # The share of masked weights the paper's masks keep (the authors' L0_Reporting files; issue 31), by
@@ -301,17 +306,20 @@ TUNED_ON = 0  # the base model the penalty multiples were chosen on (benchmarks/
 WITHOUT = f"-without-{TUNED_ON}"  # the suffix of the claims decided without it
 
 
+def without_tuned(table, bases: list[dict]):
+    """``table`` (:func:`structure_table`) and ``bases`` (:func:`base_models`) without the trained
+    base model :data:`TUNED_ON` (the untrained networks stay: none was tuned)."""
+    keep = lambda m, trained: not (trained and m == TUNED_ON)  # noqa: E731
+    return (table[[keep(m, t) for m, t in zip(table["model"], table["trained"])]],
+            [b for b in bases if keep(b["model"], b["trained"])])
+
+
 def without_base_model(runs) -> dict[str, Finding]:
     """Chapter 5's claims again without base model :data:`TUNED_ON` (issue 50): the penalty
     multiples were chosen on it with its test outcomes in view (``benchmarks/mask_density_search.csv``),
     so every verdict over trained base models is also decided over the others, as the registered
     post hoc claims ``"{rule}/{sub}/{kind}-without-0"``. The untrained networks stay (none was tuned)."""
-    bases = [{"rule": r.metrics["rule"], "model": r.metrics["seed"], "trained": r.metrics["trained"],
-              "searched": r.metrics["searched"], "task": r.metrics["base"]["task"]} for r in runs.rows.values()]
-    keep = lambda m, trained: not (trained and m == TUNED_ON)  # noqa: E731
-    table = structure_table(runs)
-    table = table[[keep(m, t) for m, t in zip(table["model"], table["trained"])]]
-    bases = [b for b in bases if keep(b["model"], b["trained"])]
+    table, bases = without_tuned(structure_table(runs), base_models(runs))
     found = {**structural_from(table, bases, runs.settings.base_gate, WITHOUT), **density_from(table, WITHOUT)}
     lead = f"Without base model {TUNED_ON} (the penalty multiples were chosen on it): "
     return {k: replace(f, text=lead + f.text) for k, f in found.items()}
