@@ -121,6 +121,32 @@ def unmoved(chapter: str, mutation: str, made: dict[str, claims.Decision] | None
     return out
 
 
+def moves(chapter: str, key: str, found: dict | None = None) -> dict[str, bool | None]:
+    """{mutation the claim names: whether it moves the claim's saved verdict} (None: not run for it),
+    replayed (:func:`modlib.claims.replay`) or run on the stored results (``found``, :func:`saved`)."""
+    c, d = claims.get(key), claims.saved(chapter).get(key)
+    if d is None:
+        return {m: None for m in c.mutations}
+    return {m: claims.moved(d, claims.replay(d, m)) if m in claims.REPLAYED else moved(chapter, m, key, found)
+            for m in c.mutations}
+
+
+def unmoved_by_any(chapter: str, found: dict | None = None) -> list[str]:
+    """The harness's report: the chapter's claims that name no mutation, and its decided claims
+    (✓ / ✗, holds / does not hold) that none of their mutations moves, one line each. An undecided
+    verdict has no effect for a mutation to destroy (only an untrained arm can move it, to
+    undecided for another reason), so it is not listed."""
+    found = saved() if found is None else found
+    out = []
+    for c in claims.registry(chapter).values():
+        d = claims.saved(chapter).get(c.key)
+        if not c.mutations:
+            out.append(f"{c.key}: names no mutation")
+        elif d is not None and d.outcome != stats.UNDECIDED and not any(moves(chapter, c.key, found).values()):
+            out.append(f"{c.key}: {d.outcome}, and none of {', '.join(c.mutations)} moves it")
+    return out
+
+
 def _main(argv: list[str] | None = None) -> int:
     import argparse
 

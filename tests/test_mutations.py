@@ -86,3 +86,12 @@ def test_the_committed_mutation_outcomes_are_what_the_harness_finds():
     if not found:
         pytest.skip("no stored full results here")
     assert mutations.saved() == found, "run `python -m modlib.mutations` and commit book/ledger/mutations.json"
+
+
+@pytest.mark.parametrize("chapter", claims.CHAPTERS)
+def test_every_claim_names_a_mutation_and_every_decided_one_is_moved_by_one(chapter):
+    """The harness's report (:func:`modlib.mutations.unmoved_by_any`) is empty: a claim whose verdict
+    no framing error can move is a claim the analysis does not test."""
+    if not claims.saved(chapter):
+        pytest.skip(f"{chapter} has no saved decisions here")
+    assert not mutations.unmoved_by_any(chapter), "\n".join(mutations.unmoved_by_any(chapter))
