@@ -69,7 +69,7 @@ def rows() -> list[dict]:
                 "verdict": _verdict_words(d.outcome if d else None, c.own),
                 "as registered": (_verdict_words(d.registered_outcome, c.original()["whose"] == "own")
                                   if d and d.registered_outcome else ""),
-                "registration": _registration(c, stored), "note": c.note, "mutations": _mutations(c, d, found),
+                "registration": _registration(c, stored), "note": c.note, "trained": c.trained, "mutations": _mutations(c, d, found),
             })
     return out
 
@@ -104,15 +104,15 @@ def page() -> str:
     for r in data:
         link = f'../notebooks/{r["page"]}.html#{_slug(r["section"])}'
         interval = "" if r["low"] is None else f'{_num(r["low"])} to {_num(r["high"])}'
-        more = [("the paper's words", r["quote"]),
-                ("measure", f'{r["measure"]} ({r["units"]}; {"" if r["n"] is None else r["n"]} units)'),
-                ("note", r["note"]), ("mutations", r["mutations"])]
+        more = [("claim", r["key"]), ("the paper's words", r["quote"]),
+                ("units", f'{r["units"]}; {"" if r["n"] is None else r["n"]} units'),
+                ("trained", r["trained"]), ("note", r["note"]), ("mutations", r["mutations"])]
         details = "".join(f"<br><small><b>{k}</b>: {esc(v)}</small>" for k, v in more if v)
         before = f'<br><small>as registered: {esc(r["as registered"])}</small>' if r["as registered"] else ""
         body.append(
             f'<tr data-paper="{esc(r["paper"])}" data-verdict="{esc(r["verdict"])}" data-kind="{esc(r["kind"])}">'
             f'<td><a href="{link}">{r["chapter"]}</a></td><td>{esc(r["paper"])}</td>'
-            f'<td><details><summary>{esc(r["claim"])}</summary>{details}</details></td>'
+            f'<td><details><summary>{esc(r["measure"])}</summary>{details}</details></td>'
             f'<td>{_num(r["effect"])}<br><small>{interval}</small></td><td>{r["margin"]:g}</td>'
             f'<td>{esc(r["verdict"])}{before}</td><td><small>{esc(r["registration"])}</small></td></tr>')
     counts = {}
@@ -126,6 +126,6 @@ if(m.value&&tr.dataset[m.dataset.ledger]!==m.value){ok=false;}});tr.style.displa
 root.querySelector('.modlib-ledger-count').textContent=shown+' shown';}
 menus.forEach(function(m){m.addEventListener('change',apply);});apply();})();</script>"""
     return (f'<div class="modlib-ledger"><p>{esc(summary)}.</p><p>{controls}<span class="modlib-ledger-count">'
-            f'</span></p><table class="table"><thead><tr><th>ch.</th><th>whose</th><th>claim (open it for the paper\'s '
-            f'words, the measure and the units)</th><th>effect, 95% interval</th><th>margin</th><th>verdict</th><th>registered</th></tr>'
+            f'</span></p><table class="table"><thead><tr><th>ch.</th><th>whose</th><th>what is measured (open it for the '
+            f'claim, the paper\'s words, the units and the bar for trained)</th><th>effect, 95% interval</th><th>margin</th><th>verdict</th><th>registered</th></tr>'
             f'</thead><tbody>{"".join(body)}</tbody></table>{script}</div>')

@@ -17,6 +17,19 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 CLEAR = 0.05  # an effect the page calls clear: a paired difference of at least this, interval clear of 0
+# The book's one bar for "trained": a network has trained when it reaches this accuracy on its own
+# training data (or on the task's test set, where the chapter trains on the task as the paper does).
+# A claim that needs another bar states it and why in its registry entry (``trained``), and the
+# chapter's departure is named in :data:`TRAINED_DEPARTURES`.
+TRAINED = 0.95
+TRAINED_DEPARTURES = {
+    "compositional_sprites": "the models regress images: 'fits' is an in-domain R² of at least 0.8 "
+                             "(compositional_sprites.findings.FIT), not an accuracy",
+    "resists_at_scale": "0.90 on training-distribution data, every seed: the paper's 200 steps leave MNIST "
+                        "setting B and control C learning still, between 0.90 and 0.95 on training pairs",
+    "weight_masks": "the CNN claims ask 0.5 mean per-class accuracy under the all-classes mask (CNN_TRAINED): "
+                    "a masked network far above chance (0.1), so that a class's drop can be read",
+}
 
 
 @dataclass(frozen=True)
@@ -105,7 +118,8 @@ RULE = (
     "units (seeds, or base models; mask seeds of one base model are not independent), the "
     "interval of the effect the paper reports lies wholly on the paper's side of 0 and the "
     "effect's estimate reaches the margin (the smallest effect that counts: 0.05 unless the page "
-    "states another), every arm it compares trained and every control it needs passed; below the "
+    "states another), every arm it compares trained (a network reaches 0.95 accuracy on its own "
+    "training data, unless the claim states another bar and why) and every control it needs passed; below the "
     "paper's own number it is still reproduced, and the page says the effect is smaller. It is "
     "*not reproduced* when those hold but the whole interval lies short of the margin: an effect "
     "too small to count, no effect, or the opposite one. A failure thus asks more than a success "

@@ -67,7 +67,7 @@ FAR_ABOVE_CHANCE = 10  # "well above chance": at least this many times the accur
 
 # The margins, directions and the paper's numbers of every verdict are in the registry
 # (modlib/weight_masks/claims.toml, read by modlib.claims.decide); these are the measures' own bars.
-TRAINED = 0.95  # a base network compared has trained: at least this on each of its tasks
+TRAINED = stats.TRAINED  # the book's bar; a base network compared has trained: at least this on each of its tasks
 SPARES = 0.2  # "spares the other operation": it loses at most this share more than under random removal
 # class removal (the paper: removing a class's weights hurts "mostly that class" and its accuracy "drops
 # significantly"; it gives no size): selectivity and collapse each at their registered margin
