@@ -474,6 +474,44 @@ def unrecorded_changes(chapter: str) -> list[str]:
     return out
 
 
+def snapshot_rewrites(chapter: str, root: Path | None = None) -> list[str]:
+    """Every entry of the chapter's snapshot that differs from the entry as first committed (a
+    snapshot only grows: a registration rewritten later would hide a change from the amendment test),
+    and every committed entry since removed: each as one line. A field corrected on the record is
+    not listed: the entry's ``corrections`` (``[{"commit", "date", "fields", "reason"}]``) names it,
+    e.g. a registration set back to the state the claim had when its results were first stored.
+    Empty outside a git checkout."""
+    root = root or PACKAGE.parent
+    rel = snapshot_path(chapter).relative_to(root)
+    try:
+        commits = subprocess.run(["git", "-C", str(root), "log", "--reverse", "--format=%H", "--", str(rel)],
+                                 capture_output=True, text=True, check=True).stdout.split()
+    except (OSError, subprocess.CalledProcessError):
+        return []
+    first: dict[str, tuple[str, dict]] = {}
+    for commit in commits:
+        shown = subprocess.run(["git", "-C", str(root), "show", f"{commit}:{rel}"], capture_output=True, text=True)
+        if shown.returncode:
+            continue
+        for cid, entry in json.loads(shown.stdout).items():
+            first.setdefault(cid, (commit[:7], entry))
+    now = snapshot(chapter)
+    out = []
+    for cid, (commit, entry) in first.items():
+        if cid not in now:
+            out.append(f"{chapter}/{cid}: registered in {commit}, since removed from the snapshot")
+        else:
+            changed = sorted(k for k in entry["fields"]  # (a field the snapshot gained later is no rewrite)
+                             if not _same(entry["fields"][k], now[cid]["fields"].get(k)))
+            if entry.get("registered") != now[cid].get("registered"):
+                changed.append("registered")
+            said = {f for c in now[cid].get("corrections", ()) for f in c["fields"]}
+            changed = [f for f in changed if f not in said]
+            if changed:
+                    out.append(f"{chapter}/{cid}: its registration of {commit} rewritten ({', '.join(changed)})")
+    return out
+
+
 def first_stored(chapter: str, root: Path | None = None) -> dict[str, str]:
     """The date each stored full result of ``chapter`` was first committed (``name -> ISO date``),
     from git; empty where there is no git history (a shallow clone, an installed package)."""

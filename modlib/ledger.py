@@ -30,7 +30,10 @@ def _verdict_words(outcome: str | None, own: bool) -> str:
 def _registration(c: claims.Registered, stored: dict[str, str]) -> str:
     before = claims.registered_before_data(c, stored)
     when = "before the data" if before else "after the data" if before is False else "date of the data unknown"
-    return f"amended, registered {when}" if c.amendments else f"registered {when}"
+    said = f"amended, registered {when}" if c.amendments else f"registered {when}"
+    corrected = claims.snapshot(c.chapter).get(c.id, {}).get("corrections", ())
+    return said + "".join(f"; registration corrected in {x['commit']} ({', '.join(x['fields'])}): {x['reason']}"
+                          for x in corrected)
 
 
 def _mutations(c: claims.Registered, d: claims.Decision | None, found: dict) -> str:

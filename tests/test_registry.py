@@ -365,3 +365,38 @@ def test_one_bar_for_trained_and_the_departures_are_named():
     for chapter in claims.CHAPTERS:
         for c in claims.registry(chapter).values():
             assert c.trained.strip(), f"{c.key} states no bar for trained"
+
+
+def test_a_registration_rewritten_in_the_snapshot_is_caught_unless_corrected_on_the_record(package, tmp_path):
+    """The snapshot only grows: a registered field rewritten in a later commit is named, until the
+    entry records the correction (commit, fields, reason); a field the snapshot gained later is not
+    a rewrite."""
+    chapter = package(CLAIM.format(margin=0.05))
+    git = lambda *a: subprocess.run(["git", "-C", str(tmp_path), *a], check=True, capture_output=True)  # noqa: E731
+    git("init", "-q")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "root")
+    claims.register(chapter, today="2026-01-01")
+    path = claims.snapshot_path(chapter)
+    first = json.loads(path.read_text())
+    del first["bigger"]["fields"]["mutations"]  # as if the schema gained the field later
+    path.write_text(json.dumps(first))
+    git("add", "-A")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "register")
+    assert claims.snapshot_rewrites(chapter, root=tmp_path) == []
+    later = json.loads(path.read_text())
+    later["bigger"]["fields"].update(margin=0.5, mutations=["swap arms"])
+    path.write_text(json.dumps(later))
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "rewrite")
+    found = claims.snapshot_rewrites(chapter, root=tmp_path)
+    assert len(found) == 1 and "bigger" in found[0] and "(margin)" in found[0]
+    later["bigger"]["corrections"] = [{"commit": "abc1234", "date": "2026-01-02", "fields": ["margin"],
+                                       "reason": "set back to the state when its results were first stored"}]
+    path.write_text(json.dumps(later))
+    assert claims.snapshot_rewrites(chapter, root=tmp_path) == []
+
+
+@pytest.mark.parametrize("chapter", claims.CHAPTERS)
+def test_no_registration_was_rewritten_off_the_record(chapter):
+    if not (ROOT / ".git").exists():
+        pytest.skip("no git history here (an installed package)")
+    assert not claims.snapshot_rewrites(chapter), "\n".join(claims.snapshot_rewrites(chapter))
