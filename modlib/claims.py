@@ -295,6 +295,36 @@ def _words(outcome: str, own: bool) -> str:
     return f"{stats.MARKS[outcome]} {outcome}"
 
 
+NOT_DECIDED = "not decided at this profile"  # words() of a registered claim no page decided in this process
+
+
+def words(key: str, why: bool = False) -> str:
+    """The verdict last decided for the registered claim ``key`` in this process (:func:`decide`), in
+    the words for its kind, as :func:`statement` prints it: "✓ reproduced", "✗ not reproduced",
+    "holds", "does not hold", "? cannot be decided here"; an amended claim's verdict is followed by
+    the verdict as registered where that differs. ``why``: an undecided verdict's reason follows in
+    brackets (:func:`modlib.stats.undecided_reason`). For a page's prose (glued), so that the prose
+    names a verdict without typing it; :data:`NOT_DECIDED` where the claim was not decided (a
+    result not made at this profile)."""
+    c = get(key)
+    d = _DECISIONS.get(key)
+    if d is None:
+        return NOT_DECIDED
+    text = _words(d.outcome, c.own)
+    reason = stats.undecided_reason(stats.Verdict(d.outcome, d.why)) if why else ""
+    if reason:
+        text += f" ({reason})"
+    if d.registered_outcome is not None and d.registered_outcome != d.outcome:
+        text += f" (as registered: {_words(d.registered_outcome, c.original()['whose'] == 'own')})"
+    return text
+
+
+def page_words(chapter: str, why: bool = False) -> dict[str, str]:
+    """:func:`words` for every registered claim of ``chapter``, by id: what a page glues as
+    ``<prefix>-<id>-mark`` for its prose."""
+    return {cid: words(f"{chapter}/{cid}", why) for cid in registry(chapter)}
+
+
 def decisions(chapter: str | None = None) -> dict[str, Decision]:
     """The decisions made in this process (of ``chapter``), by key."""
     return {k: d for k, d in _DECISIONS.items() if chapter is None or k.startswith(chapter + "/")}
