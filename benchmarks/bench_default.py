@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 import os
 import platform
 import re
@@ -52,10 +53,20 @@ def run(chapter: str) -> dict:
                               cwd=work, env=env, capture_output=True, text=True)
         wall = time.perf_counter() - start
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if done.returncode:
-        raise SystemExit(f"{chapter} failed at default:\n{done.stderr[-3000:]}")
+        if done.returncode:
+            raise SystemExit(f"{chapter} failed at default:\n{done.stderr[-3000:]}")
+        slowest = slowest_cells(work / "out.ipynb")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return {"chapter": chapter, "cpu_s": round(cpu, 1), "wall_s": round(wall, 1)}
+    return {"chapter": chapter, "cpu_s": round(cpu, 1), "wall_s": round(wall, 1), "slowest": slowest}
+
+
+def slowest_cells(notebook: Path, n: int = 4) -> str:
+    """The ``n`` cells of an executed notebook that took longest (papermill's wall seconds), with the
+    first line of each: where a chapter's default time goes."""
+    cells = json.loads(notebook.read_text())["cells"]
+    timed = [(c.get("metadata", {}).get("papermill", {}).get("duration") or 0.0, i, "".join(c["source"]).split("\n")[0])
+             for i, c in enumerate(cells) if c["cell_type"] == "code"]
+    return "; ".join(f"cell {i} {d:.0f} s ({first[:50]})" for d, i, first in sorted(timed, reverse=True)[:n])
 
 
 def table(rows: list[dict]) -> str:
@@ -100,8 +111,9 @@ def main(argv: list[str] | None = None) -> int:
     machine = f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores"
     for chapter in args.chapters or CHAPTERS:
         r = run(chapter)
+        slowest = r.pop("slowest")
         kept[chapter] = {**r, "machine": machine}
-        print(f"{chapter:30s} {r['cpu_s']:8.1f} s CPU {r['wall_s']:8.1f} s wall", flush=True)
+        print(f"{chapter:30s} {r['cpu_s']:8.1f} s CPU {r['wall_s']:8.1f} s wall; slowest: {slowest}", flush=True)
         with CSV.open("w", newline="") as f:  # after each chapter: an interrupted run keeps what it measured
             w = csv.DictWriter(f, fieldnames=["chapter", "cpu_s", "wall_s", "machine"])
             w.writeheader()
