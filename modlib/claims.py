@@ -221,7 +221,7 @@ class Decision:
     open: bool = False  # undecided only by where the interval lies
     arms: tuple = ()  # the two arms' per-unit values ([n], [m]) where an Effect was given
     how: tuple = ()  # the Effect's function and arguments (stats.paired, unpaired or correlation)
-    conditions: dict = field(default_factory=dict)  # trained, controls, measurable as given
+    conditions: dict = field(default_factory=dict)  # trained, controls, measurable as given; reason, where one left it undecided
 
 
 _DECISIONS: dict[str, Decision] = {}
@@ -270,7 +270,8 @@ def decide(key: str, effect: stats.Effect | None = None, *, low: float | None = 
     how = (effect.how[0], list(effect.how[1]), dict(effect.how[2])) if effect is not None and effect.how else ()
     _DECISIONS[key] = Decision(key, v.outcome, v.why, float(est), float(lo), float(hi), int(n), before, v.open,
                                arms, how, {"trained": bool(trained), "controls": bool(controls),
-                                           "measurable": bool(measurable), "what": what, "over": over})
+                                           "measurable": bool(measurable), "what": what, "over": over,
+                                           **({"reason": reason} if reason else {})})
     amended = ""
     if c.amendments:
         changes = "; ".join(f"{a.field} {a.old} → {a.new} on {a.date}: {a.reason}" for a in c.amendments)
@@ -427,6 +428,8 @@ def replay(d: Decision, mutation: str) -> stats.Verdict | None:
     if mutation not in REPLAYED:
         raise ValueError(f"mutation={mutation!r}; replayed here: {', '.join(REPLAYED)}")
     c = get(d.key)
+    if d.conditions.get("reason"):  # undecided for a reason outside the rule, which no framing changes
+        return stats.Verdict(stats.UNDECIDED, d.conditions["reason"])
     args = c.rule_arguments()
     cond = {k: d.conditions.get(k, True) for k in ("trained", "controls", "measurable")}
     if mutation == "arm untrained":
