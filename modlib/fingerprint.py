@@ -9,7 +9,8 @@ of the classes it reaches, and hashes each of them (a *unit*) as code only:
 
 - comments, layout and docstrings do not count, nor a module's ``SETTINGS`` table (each result's
   config records the settings it used);
-- local variables are renamed in order of first appearance, so renaming one changes nothing;
+- local variables are renamed in order of first appearance, so renaming one changes nothing; a
+  comprehension's variable is its own, not a module-level name of the same spelling;
 - a reference to another unit is written without the module it lives in (``masks.attach`` and a
   bare ``attach`` imported from it read the same), so moving a unit to another module, or a module
   into a package, changes nothing; which unit each reference reaches is hashed too (``links``);
@@ -339,10 +340,12 @@ def _canonicalise(unit: Unit, mod: _Module) -> None:
     shadowed = _bound_otherwise(unit.nodes) | set(renamed)
     own_imports = _unit_aliases(unit)
     refs, attrs = [], set()
+    inner: list[set] = [set()]  # names bound by the comprehensions around the node visited
 
     def meaning(node):
         """("unit"|"module"|"external", ...) when ``node`` names something of modlib."""
-        if isinstance(node, ast.Name) and node.id not in shadowed and node.id not in renamed:
+        if isinstance(node, ast.Name) and node.id not in shadowed and node.id not in renamed \
+                and node.id not in inner[-1]:
             return _resolve(mod, node.id, aliases=own_imports)
         if isinstance(node, ast.Attribute):
             base = meaning(node.value)
@@ -380,6 +383,35 @@ def _canonicalise(unit: Unit, mod: _Module) -> None:
             else:
                 token = f"\u27e8{PACKAGE}\u27e9{what[2]}"  # a name of a module not followed
             return ast.copy_location(ast.Name(id=token, ctx=ast.Load()), node)
+
+        def _comprehension(self, node, results):
+            """A comprehension's variables are its own (a ``run`` in ``[... for run in xs]`` is
+            not the module's ``run``); its first iterable is evaluated outside it."""
+            outer = inner[-1]
+            for i, gen in enumerate(node.generators):
+                if i > 0:
+                    inner.append(outer | bound)
+                gen.iter = self.visit(gen.iter)
+                if i > 0:
+                    inner.pop()
+                bound = (bound if i else set()) | {n.id for n in ast.walk(gen.target) if isinstance(n, ast.Name)}
+                inner.append(outer | bound)
+                gen.target = self.visit(gen.target)
+                gen.ifs = [self.visit(x) for x in gen.ifs]
+                inner.pop()
+            inner.append(outer | bound)
+            for name in results:
+                setattr(node, name, self.visit(getattr(node, name)))
+            inner.pop()
+            return node
+
+        def visit_ListComp(self, node):
+            return self._comprehension(node, ("elt",))
+
+        visit_SetComp = visit_GeneratorExp = visit_ListComp
+
+        def visit_DictComp(self, node):
+            return self._comprehension(node, ("key", "value"))
 
         def visit_ExceptHandler(self, node):
             if node.name in renamed:

@@ -162,6 +162,45 @@ def test_a_name_imported_inside_a_function_is_followed(package):
     assert fingerprint.of(entry) != before
 
 
+SCOPES = """
+def run(xs):
+    return xs
+
+
+def only_its_own(xs):
+    return [[e for e in run] for run in xs]
+
+
+def both(xs):
+    names = [run for run in xs]
+    return run(names)
+
+
+def iterated(xs):
+    return [x for x in run(xs)]
+
+
+def later(xs):
+    return {k: v for run in xs for k, v in run.items()}
+"""
+
+
+def test_a_comprehension_variable_is_its_own_name_not_the_module_function(package):
+    """A comprehension's variable lives in the comprehension: in ``[... for run in xs]`` a ``run``
+    is the variable, not the module's ``run`` (chapter 5's ``study`` read so reached ``run``, and a
+    change of the config ``run`` asks for made every base model stale by its code). The module's
+    ``run`` is still reached where it is meant: outside the comprehension, or in its first
+    iterable, which is evaluated outside."""
+    (package / "scopes.py").write_text(SCOPES)
+    reached = lambda name: {u.name for u in fingerprint.reach(f"modlib.scopes:{name}")}
+    assert "run" not in reached("only_its_own") and "run" not in reached("later")
+    assert "run" in reached("both") and "run" in reached("iterated")
+    before = fingerprint.of("modlib.structural_compositionality.experiment:run_one")
+    edit(package / "structural_compositionality" / "experiment.py", 'config["rules"] = [rule]',
+         'config["rules"] = [rule]\n    config["seed"] = 0')  # in _config, which only run reaches
+    assert fingerprint.of("modlib.structural_compositionality.experiment:run_one") == before
+
+
 def test_bad_entries_are_named():
     with pytest.raises(ValueError, match="code='modlib.nothing' is not a module of modlib; choose one of .*modlib.redundant_input_toy.experiment"):
         fingerprint.of("modlib.nothing")
