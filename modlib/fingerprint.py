@@ -25,7 +25,8 @@ smaller. Modules that store, check, draw or report results compute none and are 
 
 The static rule is checked against what executes: :func:`recording` records the code object of
 every ``modlib`` function that runs while a result is computed, and :func:`outside` names those
-that fall outside the result's fingerprint (a test does so for chapter 1's smoke results).
+that fall outside the result's fingerprint, with the module-level values they read
+(:func:`values_read`); a test does so for smoke results of every chapter.
 
 The source hashed is the source the process runs: :func:`install` (called when ``modlib`` is
 imported) compiles every ``modlib`` module from a copy of its bytes taken as it is imported, so a
@@ -39,6 +40,7 @@ import ast
 import builtins
 import contextlib
 import copy
+import dis
 import functools
 import hashlib
 import importlib.abc
@@ -52,7 +54,7 @@ from pathlib import Path
 PACKAGE = "modlib"
 PACKAGE_DIR = Path(__file__).resolve().parent
 # Modules (by their last name) that store, check, draw or report results and compute none.
-NOT_FOLLOWED = frozenset({"results", "fingerprint", "batch", "jobs", "restamp", "profiles", "student",
+NOT_FOLLOWED = frozenset({"results", "fingerprint", "batch", "jobs", "restamp", "migrate", "profiles", "student",
                           "plots", "widgets", "findings", "checks", "figures", "explorer", "exercises"})
 IMPLICIT = frozenset({"forward", "backward", "setup_context"})  # methods torch calls by itself
 SOURCES: dict[str, bytes] = {}  # module -> the bytes it was compiled from in this process
@@ -606,9 +608,32 @@ def unit_of(code) -> Unit | None:
     return found
 
 
+def values_read(c) -> list[Unit]:
+    """The module-level values (constant units: ``X = ...``) that the code object ``c`` of modlib
+    reads, by a bare name (``GATE``) or through a modlib module (``masks.GATE``): its bytecode's
+    global loads and the attribute loaded right after a module, resolved as the fingerprint
+    resolves names in its module."""
+    mod = _index(_module_of(c.co_filename))
+    out, before = [], None
+    for ins in dis.get_instructions(c):
+        what = None
+        if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME"):
+            what = _resolve(mod, ins.argval)
+        elif ins.opname in ("LOAD_ATTR", "LOAD_METHOD") and before and before[0] == "module" \
+                and before[1].rsplit(".", 1)[-1] not in NOT_FOLLOWED:
+            what = _member(before[1], ins.argval)
+        if what and what[0] == "unit":
+            unit = _index(what[1]).units.get(what[2])
+            if unit is not None and isinstance(unit.nodes[0], (ast.Assign, ast.AnnAssign)):
+                out.append(unit)
+        before = what
+    return out
+
+
 def outside(code, ran, compute=None) -> list[str]:
     """``"module:unit"`` of each code object in ``ran`` (see :func:`recording`) that the entry
-    ``code``'s fingerprint does not cover. Left out: modules that compute nothing
+    ``code``'s fingerprint does not cover, and of each module-level value such code reads
+    (:func:`values_read`) that it does not cover. Left out: modules that compute nothing
     (:data:`NOT_FOLLOWED`), as the fingerprint leaves them out, and ``compute``, the callable a
     caller hands to :func:`modlib.results.fetch` (a lambda that calls ``code``)."""
     _STATE[0] = _state()
@@ -621,6 +646,7 @@ def outside(code, ran, compute=None) -> list[str]:
         unit = unit_of(c)
         if unit is not None and (unit.module, unit.name) not in covered:
             out.add(f"{unit.module}:{unit.name}")
+        out |= {f"{v.module}:{v.name}" for v in values_read(c) if (v.module, v.name) not in covered}
     return sorted(out)
 
 
