@@ -129,6 +129,8 @@ if(m.value&&tr.dataset[m.dataset.ledger]!==m.value){ok=false;}});tr.style.displa
 root.querySelector('.modlib-ledger-count').textContent=shown+' shown';}
 menus.forEach(function(m){m.addEventListener('change',apply);});apply();})();</script>"""
     return (f'<div class="modlib-ledger"><p>{esc(summary)}.</p><p>{controls}<span class="modlib-ledger-count">'
-            f'</span></p><table class="table"><thead><tr><th>ch.</th><th>whose</th><th>what is measured (open it for the '
+            f'</span></p><table class="table" style="table-layout:fixed;width:100%;overflow-wrap:anywhere">'
+            f'<colgroup><col style="width:3em"><col style="width:6.5em"><col><col style="width:7em">'
+            f'<col style="width:4.5em"><col style="width:8em"><col style="width:7em"></colgroup><thead><tr><th>ch.</th><th>whose</th><th>what is measured (open it for the '
             f'claim, the paper\'s words, the units and the bar for trained)</th><th>effect, 95% interval</th><th>margin</th><th>verdict</th><th>registered</th></tr>'
             f'</thead><tbody>{"".join(body)}</tbody></table>{script}</div>')
