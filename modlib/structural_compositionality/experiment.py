@@ -165,7 +165,7 @@ SETTINGS = {
     "default": PAPER.with_(rules=("inside-contact", "sv-plural"), base_models=1, mask_seeds=1,
                            train=1_200, val=100, test=200, size=32, resnet="tiny", stem_pool=False,
                            mlp_hidden=64, embed=32, bert_layers=2, bert_hidden=64, bert_heads=2,
-                           epochs=14, batch=32,
+                           epochs=20, batch=32,
                            vision_lr=1e-3, language_lr=1e-3, mask_train=600, mask_epochs=8,
                            inits=(0.05,), mask_lrs=(1e-2,), vision_stages=("later",), language_stages=("all",),
                            vision_lams=(30.0,), language_lams=(300.0,), vision_lam_schedule=(0, 4),
