@@ -1096,7 +1096,8 @@ def structure_runs():
     from modlib import structural_compositionality as sc
 
     s = sc.settings("full")
-    rows = stored_full(sc.CHAPTER, sc.result_names(s), lambda n: sc.experiment._config(s, sc.experiment._parse(n)[0]))
+    rows = stored_full(sc.CHAPTER, sc.result_names(s),
+                       lambda n: {**sc.experiment._config(s, sc.experiment._parse(n)[0]), **sc.experiment.identity(n)})
     return sc.StructureRuns(s, rows, "full")
 
 
