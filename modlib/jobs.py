@@ -59,6 +59,7 @@ from modlib.redundant_input_toy import mechanism as toy_mechanism
 from modlib.redundant_input_toy import mechanism_norm as toy_mechanism_norm
 from modlib.redundant_input_toy import scale as toy_scale
 from modlib.redundant_input_toy import scale_lr as toy_scale_lr
+from modlib.redundant_input_toy import trajectory as toy_trajectory
 from modlib.resists_at_scale import controls as rs_controls
 from modlib.resists_at_scale import experiment as rs
 from modlib.runtime import ENV_VAR as ENV_DEVICE
@@ -84,7 +85,8 @@ def _toy(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
            for a in s.activations for l in s.losses}
     for name, study in (("baselines", toy_baselines), ("mechanism", toy_mechanism), ("scale", toy_scale),
                         (toy_coverage.RESULT, toy_coverage), (toy_mechanism_norm.RESULT, toy_mechanism_norm),
-                        (toy_scale_lr.RESULT, toy_scale_lr)):  # the last three: issue 51's controls
+                        (toy_scale_lr.RESULT, toy_scale_lr), (toy_trajectory.RESULT, toy_trajectory)):
+        # the last four: issue 51's controls and the linear model's gradient-descent trajectory
         out[f"{toy.CHAPTER}/{name}"] = ((), lambda d, study=study: study.run(profile, d))
     return out
 

@@ -17,6 +17,7 @@ are imported by name:
 - ``coverage``    "Coverage or correlation?": Y1 = 1 at one band, X2 uncorrelated (issue 51)
 - ``mechanism_norm`` "Inherited or built?": the zero-x2 start with the first layer's norm matched
 - ``scale_lr``    "The scale of (a) and (b)": the scale control with the learning rate matched
+- ``trajectory``  "Without gradient descent": the linear model trained on the page's loss, step by step
 - ``studies``     the stored studies, looked up beside the sweep
 """
 
@@ -35,4 +36,4 @@ __all__ = ["CHAPTER", "LOSSES", "GENERALIZES", "PAPER_EPOCHS", "TERNARY", "BAND_
 
 # the later studies, imported by name (``toy.baselines``, ...): see each module's docstring
 from modlib.redundant_input_toy import (baselines, coverage, mechanism, mechanism_norm, members,  # noqa: E402
-                                        scale, scale_lr, studies)
+                                        scale, scale_lr, studies, trajectory)
