@@ -221,7 +221,7 @@ class Decision:
     open: bool = False  # undecided only by where the interval lies
     arms: tuple = ()  # the two arms' per-unit values ([n], [m]) where an Effect was given
     how: tuple = ()  # the Effect's function and arguments (stats.paired, unpaired or correlation)
-    conditions: dict = field(default_factory=dict)  # trained, controls, measurable as given
+    conditions: dict = field(default_factory=dict)  # trained, controls, measurable as given; reason, where one left it undecided
 
 
 _DECISIONS: dict[str, Decision] = {}
@@ -270,7 +270,8 @@ def decide(key: str, effect: stats.Effect | None = None, *, low: float | None = 
     how = (effect.how[0], list(effect.how[1]), dict(effect.how[2])) if effect is not None and effect.how else ()
     _DECISIONS[key] = Decision(key, v.outcome, v.why, float(est), float(lo), float(hi), int(n), before, v.open,
                                arms, how, {"trained": bool(trained), "controls": bool(controls),
-                                           "measurable": bool(measurable), "what": what, "over": over})
+                                           "measurable": bool(measurable), "what": what, "over": over,
+                                           **({"reason": reason} if reason else {})})
     amended = ""
     if c.amendments:
         changes = "; ".join(f"{a.field} {a.old} → {a.new} on {a.date}: {a.reason}" for a in c.amendments)
@@ -293,6 +294,36 @@ def _words(outcome: str, own: bool) -> str:
     if own and outcome != stats.UNDECIDED:
         return stats.HOLDS if outcome == stats.REPRODUCED else stats.DOES_NOT_HOLD
     return f"{stats.MARKS[outcome]} {outcome}"
+
+
+NOT_DECIDED = "not decided at this profile"  # words() of a registered claim no page decided in this process
+
+
+def words(key: str, why: bool = False) -> str:
+    """The verdict last decided for the registered claim ``key`` in this process (:func:`decide`), in
+    the words for its kind, as :func:`statement` prints it: "✓ reproduced", "✗ not reproduced",
+    "holds", "does not hold", "? cannot be decided here"; an amended claim's verdict is followed by
+    the verdict as registered where that differs. ``why``: an undecided verdict's reason follows in
+    brackets (:func:`modlib.stats.undecided_reason`). For a page's prose (glued), so that the prose
+    names a verdict without typing it; :data:`NOT_DECIDED` where the claim was not decided (a
+    result not made at this profile)."""
+    c = get(key)
+    d = _DECISIONS.get(key)
+    if d is None:
+        return NOT_DECIDED
+    text = _words(d.outcome, c.own)
+    reason = stats.undecided_reason(stats.Verdict(d.outcome, d.why)) if why else ""
+    if reason:
+        text += f" ({reason})"
+    if d.registered_outcome is not None and d.registered_outcome != d.outcome:
+        text += f" (as registered: {_words(d.registered_outcome, c.original()['whose'] == 'own')})"
+    return text
+
+
+def page_words(chapter: str, why: bool = False) -> dict[str, str]:
+    """:func:`words` for every registered claim of ``chapter``, by id: what a page glues as
+    ``<prefix>-<id>-mark`` for its prose."""
+    return {cid: words(f"{chapter}/{cid}", why) for cid in registry(chapter)}
 
 
 def decisions(chapter: str | None = None) -> dict[str, Decision]:
@@ -397,6 +428,8 @@ def replay(d: Decision, mutation: str) -> stats.Verdict | None:
     if mutation not in REPLAYED:
         raise ValueError(f"mutation={mutation!r}; replayed here: {', '.join(REPLAYED)}")
     c = get(d.key)
+    if d.conditions.get("reason"):  # undecided for a reason outside the rule, which no framing changes
+        return stats.Verdict(stats.UNDECIDED, d.conditions["reason"])
     args = c.rule_arguments()
     cond = {k: d.conditions.get(k, True) for k in ("trained", "controls", "measurable")}
     if mutation == "arm untrained":

@@ -9,7 +9,8 @@ of the classes it reaches, and hashes each of them (a *unit*) as code only:
 
 - comments, layout and docstrings do not count, nor a module's ``SETTINGS`` table (each result's
   config records the settings it used);
-- local variables are renamed in order of first appearance, so renaming one changes nothing;
+- local variables are renamed in order of first appearance, so renaming one changes nothing; a
+  comprehension's variable is its own, not a module-level name of the same spelling;
 - a reference to another unit is written without the module it lives in (``masks.attach`` and a
   bare ``attach`` imported from it read the same), so moving a unit to another module, or a module
   into a package, changes nothing; which unit each reference reaches is hashed too (``links``);
@@ -24,7 +25,8 @@ smaller. Modules that store, check, draw or report results compute none and are 
 
 The static rule is checked against what executes: :func:`recording` records the code object of
 every ``modlib`` function that runs while a result is computed, and :func:`outside` names those
-that fall outside the result's fingerprint (a test does so for chapter 1's smoke results).
+that fall outside the result's fingerprint, with the module-level values they read
+(:func:`values_read`); a test does so for smoke results of every chapter.
 
 The source hashed is the source the process runs: :func:`install` (called when ``modlib`` is
 imported) compiles every ``modlib`` module from a copy of its bytes taken as it is imported, so a
@@ -38,6 +40,7 @@ import ast
 import builtins
 import contextlib
 import copy
+import dis
 import functools
 import hashlib
 import importlib.abc
@@ -51,7 +54,7 @@ from pathlib import Path
 PACKAGE = "modlib"
 PACKAGE_DIR = Path(__file__).resolve().parent
 # Modules (by their last name) that store, check, draw or report results and compute none.
-NOT_FOLLOWED = frozenset({"results", "fingerprint", "batch", "jobs", "restamp", "profiles", "student",
+NOT_FOLLOWED = frozenset({"results", "fingerprint", "batch", "jobs", "restamp", "migrate", "profiles", "student",
                           "plots", "widgets", "findings", "checks", "figures", "explorer", "exercises"})
 IMPLICIT = frozenset({"forward", "backward", "setup_context"})  # methods torch calls by itself
 SOURCES: dict[str, bytes] = {}  # module -> the bytes it was compiled from in this process
@@ -339,10 +342,12 @@ def _canonicalise(unit: Unit, mod: _Module) -> None:
     shadowed = _bound_otherwise(unit.nodes) | set(renamed)
     own_imports = _unit_aliases(unit)
     refs, attrs = [], set()
+    inner: list[set] = [set()]  # names bound by the comprehensions around the node visited
 
     def meaning(node):
         """("unit"|"module"|"external", ...) when ``node`` names something of modlib."""
-        if isinstance(node, ast.Name) and node.id not in shadowed and node.id not in renamed:
+        if isinstance(node, ast.Name) and node.id not in shadowed and node.id not in renamed \
+                and node.id not in inner[-1]:
             return _resolve(mod, node.id, aliases=own_imports)
         if isinstance(node, ast.Attribute):
             base = meaning(node.value)
@@ -380,6 +385,35 @@ def _canonicalise(unit: Unit, mod: _Module) -> None:
             else:
                 token = f"\u27e8{PACKAGE}\u27e9{what[2]}"  # a name of a module not followed
             return ast.copy_location(ast.Name(id=token, ctx=ast.Load()), node)
+
+        def _comprehension(self, node, results):
+            """A comprehension's variables are its own (a ``run`` in ``[... for run in xs]`` is
+            not the module's ``run``); its first iterable is evaluated outside it."""
+            outer = inner[-1]
+            for i, gen in enumerate(node.generators):
+                if i > 0:
+                    inner.append(outer | bound)
+                gen.iter = self.visit(gen.iter)
+                if i > 0:
+                    inner.pop()
+                bound = (bound if i else set()) | {n.id for n in ast.walk(gen.target) if isinstance(n, ast.Name)}
+                inner.append(outer | bound)
+                gen.target = self.visit(gen.target)
+                gen.ifs = [self.visit(x) for x in gen.ifs]
+                inner.pop()
+            inner.append(outer | bound)
+            for name in results:
+                setattr(node, name, self.visit(getattr(node, name)))
+            inner.pop()
+            return node
+
+        def visit_ListComp(self, node):
+            return self._comprehension(node, ("elt",))
+
+        visit_SetComp = visit_GeneratorExp = visit_ListComp
+
+        def visit_DictComp(self, node):
+            return self._comprehension(node, ("key", "value"))
 
         def visit_ExceptHandler(self, node):
             if node.name in renamed:
@@ -574,9 +608,32 @@ def unit_of(code) -> Unit | None:
     return found
 
 
+def values_read(c) -> list[Unit]:
+    """The module-level values (constant units: ``X = ...``) that the code object ``c`` of modlib
+    reads, by a bare name (``GATE``) or through a modlib module (``masks.GATE``): its bytecode's
+    global loads and the attribute loaded right after a module, resolved as the fingerprint
+    resolves names in its module."""
+    mod = _index(_module_of(c.co_filename))
+    out, before = [], None
+    for ins in dis.get_instructions(c):
+        what = None
+        if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME"):
+            what = _resolve(mod, ins.argval)
+        elif ins.opname in ("LOAD_ATTR", "LOAD_METHOD") and before and before[0] == "module" \
+                and before[1].rsplit(".", 1)[-1] not in NOT_FOLLOWED:
+            what = _member(before[1], ins.argval)
+        if what and what[0] == "unit":
+            unit = _index(what[1]).units.get(what[2])
+            if unit is not None and isinstance(unit.nodes[0], (ast.Assign, ast.AnnAssign)):
+                out.append(unit)
+        before = what
+    return out
+
+
 def outside(code, ran, compute=None) -> list[str]:
     """``"module:unit"`` of each code object in ``ran`` (see :func:`recording`) that the entry
-    ``code``'s fingerprint does not cover. Left out: modules that compute nothing
+    ``code``'s fingerprint does not cover, and of each module-level value such code reads
+    (:func:`values_read`) that it does not cover. Left out: modules that compute nothing
     (:data:`NOT_FOLLOWED`), as the fingerprint leaves them out, and ``compute``, the callable a
     caller hands to :func:`modlib.results.fetch` (a lambda that calls ``code``)."""
     _STATE[0] = _state()
@@ -589,6 +646,7 @@ def outside(code, ran, compute=None) -> list[str]:
         unit = unit_of(c)
         if unit is not None and (unit.module, unit.name) not in covered:
             out.add(f"{unit.module}:{unit.name}")
+        out |= {f"{v.module}:{v.name}" for v in values_read(c) if (v.module, v.name) not in covered}
     return sorted(out)
 
 

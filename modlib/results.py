@@ -219,16 +219,20 @@ def read(json_path: Path, npz_path: Path | None = None) -> Result | None:
     return Result(meta.get("name", json_path.stem), config, metrics, arrays, meta)
 
 
-def _read_or_report(json_path: Path, npz_path: Path, key: str) -> tuple[Result | None, str | None]:
+def _read_or_report(json_path: Path, npz_path: Path, key: str,
+                    config: dict | None = None) -> tuple[Result | None, str | None]:
     """The stored result (or ``None``) at the paths of ``key`` (``"profile/chapter/name"``) and,
     when its files exist but cannot be read or hold another result (a copy of another seed's
-    files, whose config may be alike), why not."""
+    files), why not: the result they hold and, given the ``config`` asked for, how its config
+    differs (``seed: 1 -> 2``)."""
     try:
         stored = read(json_path, npz_path)
     except UnreadableResultError as err:
         return None, str(err)
     if stored is not None and _key(stored) != key:
-        return None, (f"{json_path} holds the result {_key(stored)}, not {key} (copied or renamed); "
+        differs = _config_changes(stored.config, config) if config is not None else ""
+        return None, (f"{json_path} holds the result {_key(stored)}, not {key} (copied or renamed"
+                      f"{f'; its config differs: {differs}' if differs else ''}); "
                       f"delete both files (or run again, which recomputes it)")
     return stored, None
 
@@ -494,7 +498,7 @@ def _current(chapter: str, name: str, profile: str, json_path: Path, npz_path: P
              now: list, needs: dict) -> tuple[Result | None, str | None]:
     """The stored result that stands for ``config`` made by ``code`` now (restamped where
     :func:`restamping` accepts it), or ``None`` and why not."""
-    stored, unreadable = _read_or_report(json_path, npz_path, f"{profile}/{chapter}/{name}")
+    stored, unreadable = _read_or_report(json_path, npz_path, f"{profile}/{chapter}/{name}", config)
     why = _why_not(stored, config, now, needs) if stored is not None else None
     if stored is not None and why is None:
         return stored, None

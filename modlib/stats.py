@@ -287,15 +287,21 @@ def distinct_units(*per_unit) -> int:
     return len({r.tobytes() for r in np.round(rows, 9)})
 
 
+def undecided_reason(v: Verdict) -> str:
+    """Why ``v`` cannot be decided, in words without its interval ("an arm did not train", "wide
+    enough for no effect and ..."); "" for a decided verdict."""
+    if v.outcome != UNDECIDED:
+        return ""
+    return v.why.split(": ", 1)[1] if ": " in v.why else v.why.split(" (", 1)[0]
+
+
 def marked(v: Verdict, untrained: str = "") -> str:
     """A verdict as a page prints it after its interval: ``" — ✓ reproduced"``, or with the reason
     when it cannot be decided (``untrained``, the arm's stated threshold, follows "an arm did not
     train")."""
-    reason = ""
-    if v.outcome == UNDECIDED:
-        reason = v.why.split(": ", 1)[1] if ": " in v.why else v.why.split(" (", 1)[0]
-        if reason.startswith("an arm did not train") and untrained:
-            reason += f": {untrained}"
+    reason = undecided_reason(v)
+    if reason.startswith("an arm did not train") and untrained:
+        reason += f": {untrained}"
     return f" — {v.mark} {v.outcome}" + (f" ({reason})" if reason else "") + (f" ({v.amended})" if v.amended else "")
 
 

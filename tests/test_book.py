@@ -322,7 +322,29 @@ INSPECT = r"""(() => {
     const inner = pre.clientWidth - parseFloat(p.paddingLeft) - parseFloat(p.paddingRight);
     code = {font: p.fontFamily, size: p.fontSize, inner, charWidth, chars: Math.floor(inner / charWidth + 1e-6)};
   }
-  return {column, rawTex, maths: maths.length, typeset: maths.filter(m => m.querySelector('mjx-container')).length,
+  // the main path: the words a reader sees without opening anything, code and the appendix aside
+  const appendix = [...article.querySelectorAll('section')].filter(sec => {
+    const h = sec.querySelector(':scope > h1, :scope > h2');
+    return h && /^\s*appendix/i.test(h.textContent);
+  });
+  const hidden = 'script, style, pre, code, .cell_input, .highlight, mjx-container, svg, .modlib-explorer, ' +
+                 '.widget-subarea, .jupyter-widgets';
+  const words = article.ownerDocument.createTreeWalker(article, NodeFilter.SHOW_TEXT);
+  let mainWords = 0;
+  while (words.nextNode()) {
+    const el = words.currentNode.parentElement;
+    if (!el || el.closest(hidden) || appendix.some(sec => sec.contains(el))) continue;
+    if (!el.checkVisibility({checkVisibilityCSS: true})) continue;
+    mainWords += (words.currentNode.textContent.match(/[A-Za-z0-9\u00C0-\u024F]+(?:['’-][A-Za-z]+)*/g) || []).length;
+  }
+  const tables = [...article.querySelectorAll('table')].filter(t => t.checkVisibility()).map(t => {
+    const r = t.getBoundingClientRect(), sec = t.closest('section');
+    const h = sec && sec.querySelector(':scope > h1, :scope > h2, :scope > h3');
+    return {width: t.scrollWidth, right: r.left + t.scrollWidth, section: h ? h.textContent.replace(/#$/, '').trim() : ''};
+  });
+  const found = document.querySelector('.admonition.found');
+  const foundTop = found ? found.getBoundingClientRect().top + window.scrollY : null;
+  return {column, rawTex, maths: maths.length, mainWords, tables, foundTop, typeset: maths.filter(m => m.querySelector('mjx-container')).length,
           containers: document.querySelectorAll('mjx-container').length,
           mathErrors: [...document.querySelectorAll('mjx-merror')].map(e => e.textContent.slice(0, 80)),
           widgets, figures, code, height: document.documentElement.scrollHeight,

@@ -14,6 +14,7 @@ import torch
 matplotlib.use("Agg")
 
 from modlib import bridge as br  # noqa: E402
+from modlib import claims as registry  # noqa: E402
 from modlib import jobs, masks, results, stats  # noqa: E402
 from modlib.bridge import exercises, figures, findings  # noqa: E402
 from modlib.redundant_input_toy import experiment as toy  # noqa: E402
@@ -140,10 +141,11 @@ def _positive(seeds: int = 12) -> dict:
     for m in ("y1", "untrained", "x2"):
         a[f"kept_{m}_layers"] = rng.uniform(0.2, 0.4, (seeds, 4)).astype(np.float32)
         a[f"kept_{m}"] = a[f"kept_{m}_layers"].mean(1)
-    # experiment 3: masks whose overlap falls as held-out accuracy rises (the score predicts it)
+    # experiment 3: masks whose overlap rises with held-out accuracy (the score predicts it, in the
+    # registered direction)
     a["mask_layers"] = np.array(LAYERS)
     a["mask_y1"] = a["mask_untrained"] = rng.uniform(size=(seeds, sum(LAYERS))) < 0.3
-    shared = 0.9 - (a["full_held_out"] - 0.4) / 0.4 * 0.6  # 0.9 at held-out 0.4, 0.3 at 0.8
+    shared = 0.3 + (a["full_held_out"] - 0.4) / 0.4 * 0.6  # 0.3 at held-out 0.4, 0.9 at 0.8
     draw = rng.uniform(size=(seeds, sum(LAYERS)))
     a["mask_x2"] = np.where(a["mask_y1"], draw < shared[:, None], draw < 0.2)
     # experiment 2's second removal (drawn last: the draws above stay those of the other tests)
@@ -321,12 +323,22 @@ def test_the_structure_claim_holds_on_made_up_numbers_and_fails_on_shuffled_seed
         a = _positive(seeds)
         (c,) = findings.structure_claims(a, "b")
         assert c.verdict.reproduced and c.name == "predicts-b", c.text
-        assert "rho -" in c.text  # the made-up overlap falls as held-out accuracy rises
+        assert "rho +" in c.text  # the made-up overlap rises with held-out accuracy
     for k in range(5):  # 100 seeds: the shuffled score predicts nothing, and the interval says so
         (c,) = findings.structure_claims(shuffled_seeds(_positive(100), k), "b")
         assert not c.verdict.reproduced, c.text
     (c,) = findings.structure_claims(shuffled_seeds(_positive(100), 0), "b")
     assert c.verdict.outcome == stats.NOT_REPRODUCED, c.text  # 100 seeds decide it
+
+
+def test_the_structure_claim_reads_the_registered_direction_not_the_data_sign():
+    """The same correlation against the registered direction (held-out accuracy mirrored: the
+    overlap now falls as it rises) does not hold: the sign is never read off the data."""
+    a = _positive(100)
+    a["full_held_out"] = 1.2 - a["full_held_out"]
+    (c,) = findings.structure_claims(a, "b")
+    assert registry.get("bridge/predicts-b").direction == 1
+    assert c.verdict.outcome == stats.NOT_REPRODUCED and "rho -" in c.text, c.text
 
 
 @pytest.mark.parametrize("variant", DEGENERATE)

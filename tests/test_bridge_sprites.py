@@ -234,7 +234,8 @@ LAYERS = (40, 60)
 def _positive(seeds: int = 12, most: float = 0.8) -> dict:
     """Made-up arrays of monolithic decoders in which every claim holds: fitted decoders, slot
     subnetworks that draw their sprite, masks in disjoint halves of every layer plus a share of the
-    other's half that grows as the whole-cube R^2 falls, and removals that harm their own sprite."""
+    other's half that grows with the whole-cube R^2 (the registered direction), and removals that
+    harm their own sprite."""
     rng = np.random.default_rng(0)
     u = lambda lo, hi, *shape: rng.uniform(lo, hi, (seeds, *shape))  # noqa: E731
     q = np.linspace(0.0, most, seeds)  # how much of slot 0's half slot 1's mask also keeps
@@ -247,7 +248,7 @@ def _positive(seeds: int = 12, most: float = 0.8) -> dict:
         mask[:, 1, start:start + n] = (~half & (draw[:, 1] < 0.5)) | (half & (draw[:, 1] < 0.5 * q[:, None]))
         start += n
     cuts = np.cumsum(LAYERS)[:-1]
-    return {"r2_in": u(0.85, 0.9), "r2_whole": -2.0 * q + rng.normal(0, 0.1, seeds),
+    return {"r2_in": u(0.85, 0.9), "r2_whole": 2.0 * q - 1.6 + rng.normal(0, 0.1, seeds),
             "slot_in": u(0.7, 0.9, 2), "slot_whole": u(0.0, 0.5, 2), "random_in": u(-1.5, -0.5, 2),
             "full_slot_in": u(-1.0, 0.4, 2), "region_err": u(0.01, 0.02, 2),
             "damage": np.stack([np.stack([u(0.2, 0.3), u(0.0, 0.05)], 1),
@@ -315,7 +316,15 @@ def test_the_claims_hold_on_made_up_positive_numbers():
     for c in findings.sprite_claims(_positive(), "monolithic"):
         assert c.verdict.reproduced, c.text
     (c,) = [c for c in findings.sprite_claims(_positive(), "monolithic") if c.name.startswith("predicts")]
-    assert "rho -" in c.text  # the made-up overlap rises as whole-cube R² falls
+    assert "rho +" in c.text  # the made-up overlap rises with whole-cube R²
+
+
+def test_the_correlation_claim_reads_the_registered_direction_not_the_data_sign():
+    """The same correlation against the registered direction (whole-cube R² negated) does not hold."""
+    a = _positive()
+    a["r2_whole"] = -a["r2_whole"]
+    (c,) = [c for c in findings.sprite_claims(a, "monolithic") if c.name.startswith("predicts")]
+    assert c.verdict.outcome == stats.NOT_REPRODUCED and "rho -" in c.text, c.text
 
 
 @pytest.mark.parametrize("variant", DEGENERATE)

@@ -72,3 +72,26 @@ def test_full_scores_move_when_a_mask_is_replaced_by_a_random_one(full):
             got = br.scored(net, random, "complement", {"held_out": (xt, yt), "train": (x, y)})
             differ += not np.isclose(got["held_out"], a["ablated_held_out"][seed])
     assert differ >= 5, f"a random mask as dense gave the stored scores in all but {differ} seeds"
+
+
+def test_full_the_mutation_harness_scores_masks_as_the_experiment_does(full):
+    """modlib.bridge.mutations makes "random mask as dense" by scoring the masks again from the stored
+    networks: given the stored masks, that gives the stored score of every arm that reads a mask (so
+    a moved verdict is the random masks', not the rescoring's); its random masks keep each tensor's
+    count of kept weights and are not the learned ones."""
+    from modlib.bridge import mutations
+
+    s, arrays = full
+    b = br.settings("full")
+    cuts = np.cumsum(arrays["a"]["mask_layers"])[:-1]
+    for f, a in arrays.items():
+        with mutations.one_thread():
+            got = mutations.toy_rescored(s, b, a, f)
+        for arm in ("sub", "random_sub", "untrained_sub", "ablated", "random_ablated"):
+            for k in ("held_out", "train", "unconfounded"):
+                np.testing.assert_allclose(got[f"{arm}_{k}"], a[f"{arm}_{k}"], atol=1e-6, err_msg=f"{f} {arm}_{k}")
+        np.testing.assert_allclose(got["x2_fit"], a["x2_fit"], atol=1e-6, err_msg=f)
+        random = mutations.toy_random(a)
+        for m in br.experiment.MASKS:
+            counts = [[p.sum() for p in np.split(v, cuts)] for v in (a[f"mask_{m}"][0], random[f"mask_{m}"][0])]
+            assert counts[0] == counts[1] and (random[f"mask_{m}"] != a[f"mask_{m}"]).any(), (f, m)

@@ -90,7 +90,7 @@ def test_masks_are_compared_at_comparable_density_by_the_configuration_nearest_t
 
     def grid(kept, effect, other, own=1.0, converged=True):
         return {"kept": kept, "lam": kept, "stages": "all", "own": own, "converged": converged,
-                "test": {"hard": [1.0, other], "complement": [0.9 - effect, 0.9]}}
+                "test": {"hard": [1.0, other], "complement": [0.9 - effect, 0.9], "random": [0.9, 0.9]}}
 
     def row(selected, configs):
         found = {"grid": configs, "runs": [{"kept": selected}]}
@@ -99,7 +99,7 @@ def test_masks_are_compared_at_comparable_density_by_the_configuration_nearest_t
 
     def extra(kept, effect, other, converged=True):  # a sweep's point, as pc.matched stores it
         point = {"lam": 10.0, "subroutine": "subject", "kept": kept, "own": 1.0, "converged": converged,
-                 "hard": [1.0, other], "complement": [0.9 - effect, 0.9]}
+                 "hard": [1.0, other], "complement": [0.9 - effect, 0.9], "random": [0.9, 0.9]}
         return SimpleNamespace(metrics={"configuration": {"stages": "all"}, "points": [point]})
 
     rows, matched = {}, {}
@@ -146,6 +146,56 @@ def test_masks_are_compared_at_comparable_density_by_the_configuration_nearest_t
     assert rows[0]["more modular"] == "–"  # not in found
     fig = pc_figures.density_by_arm(effects, table)
     assert len(fig.axes) == 2 and all(len(ax.lines) >= 4 for ax in fig.axes)  # 2 arms, dots and crosses
+
+
+def _specificity_tables(random_gap: bool):
+    """A chapter 6 table (:func:`pc_findings.pretraining_effects`' columns) and a matched one
+    (:func:`pc_findings.matched_density`'s) of 5 base models per arm whose learned subnetworks are
+    clearly lower on the other subroutine pretrained (0.3 against 0.9); their random subnetworks of
+    the same per-layer counts show the same gap (``random_gap``) or none (both arms 0.9)."""
+    import pandas as pd
+
+    rows = []
+    for init, other in (("scratch", 0.9), ("pretrained", 0.3)):
+        for seed in range(5):
+            learned = other + 0.01 * seed
+            rows.append({"rule": "sv-plural", "init": init, "seed": seed, "subroutine": "subject", "task": 1.0,
+                         "searched": True, "passed_gate": True, "kept": 0.05 + 0.002 * seed,
+                         "sub_target": 1.0, "sub_other": learned, "target": 0.5, "other": 0.9,
+                         "random_target": 0.8, "random_other": learned if random_gap else 0.9 - 0.01 * seed,
+                         "lam": 1.0})
+    df = pd.DataFrame(rows)
+    df["effect"] = df["other"] - df["target"]
+    df["modular"] = df["passed_gate"] & (df["effect"] >= pc_findings.MARGIN)
+    df["both_tests"] = df["modular"] & (df["sub_target"] - df["sub_other"] >= pc_findings.LOWER)
+    matched = df.drop(columns=["passed_gate", "modular", "both_tests"]).assign(common=0.05, stages="all", extra=False)
+    return df, matched
+
+
+@pytest.mark.parametrize("random_gap", [False, True])
+def test_a_specificity_claim_whose_random_subnetworks_show_the_same_gap_cannot_be_decided(random_gap):
+    # issue 50: a pretrained subnetwork this sparse may be weaker at everything; the specificity claims
+    # count the arms' gap on the other subroutine only beyond a random subnetwork's of the same counts
+    from modlib import claims
+
+    df, matched = _specificity_tables(random_gap)
+    found = {**pc_findings.pretraining_from(df, {}, base_gate=0.95), **pc_findings.matched_from(matched, base_gate=0.95)}
+    for what in ("specific", "matched_specific"):
+        claim = found[f"sv-plural/subject/{what}"]
+        decision = claims.decisions()[f"pretraining_consistency/sv-plural-subject-{what}"]
+        assert "random subnetworks of the same per-layer counts get" in claim.text, claim.text
+        assert decision.registered_outcome == stats.REPRODUCED  # as registered, without the control
+        if random_gap:
+            assert claim.outcome == stats.UNDECIDED and "a control failed" in claim.text, claim.text
+            assert "beyond the random one, +0.00" in claim.text, claim.text
+            assert claims.words(decision.key).startswith("? cannot be decided here")
+        else:
+            assert claim.outcome == stats.REPRODUCED, claim.text
+            assert decision.conditions["controls"]
+    # the control is not run, so it does not pass, where no random subnetwork is stored
+    found = pc_findings.matched_from(matched.assign(random_other=np.nan), base_gate=0.95)
+    claim = found["sv-plural/subject/matched_specific"]
+    assert claim.outcome == stats.UNDECIDED and "no random subnetwork" in claim.text, claim.text
 
 
 def test_the_pretraining_numbers_the_page_quotes():

@@ -24,8 +24,6 @@ were seen.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 
 from modlib import claims as registry
@@ -88,8 +86,8 @@ def score(arrays: dict) -> np.ndarray:
 
 def structure_claims(arrays: dict, formulation: str) -> list[stats.Claim]:
     """Experiment 3's claim for one formulation: over every seed, the masks' overlap above chance
-    (:func:`score`) predicts held-out accuracy, Spearman's rho at least :data:`RHO` in either
-    direction (two-sided: the sign is read off the data, :func:`_either_sign`), its Fisher z interval
+    (:func:`score`) predicts held-out accuracy, Spearman's rho at least :data:`RHO` in the
+    registered direction (:func:`_direction`; never read off the data), its Fisher z interval
     excluding 0 (the rule of :func:`modlib.stats.verdict`). It needs both masks to compute their tasks with kept shares in ``KEPT``, the
     networks to have trained, and the score and held-out accuracy to vary over the seeds (they need
     not split into failing and generalizing networks: the accuracy of failing ones varies too)."""
@@ -97,20 +95,22 @@ def structure_claims(arrays: dict, formulation: str) -> list[stats.Claim]:
     held = arrays["full_held_out"]
     e = stats.correlation(score(arrays), held)
     fits = min(float(np.median(arrays["sub_unconfounded"])), float(np.median(arrays["x2_fit"])))
-    v = registry.decide(f"{CHAPTER}/predicts-{formulation}", _either_sign(e), trained=_trained(arrays) and fits >= FIT,
+    key = f"{CHAPTER}/predicts-{formulation}"
+    v = registry.decide(key, e, trained=_trained(arrays) and fits >= FIT,
                         controls=_kept_ok(arrays, "y1") and _kept_ok(arrays, "x2"))
     ky1, kx2 = (_pct(float(np.median(arrays[f"kept_{m}"]))) for m in ("y1", "x2"))
     says = (f"In formulation ({formulation}), over all {held.size} networks ({int(f.sum())} failing, "
             f"{int((~f).sum())} generalizing), the overlap of the Y1 mask (median kept share {ky1}) and "
             f"the \"use X2\" mask (median kept share {kx2}) above chance predicts held-out accuracy, "
-            f"a rank correlation of at least {RHO:.1f} in either direction: rho {e.text(percent=False)}")
+            f"a rank correlation of at least {RHO:.1f} {_direction(key, 'held-out accuracy')}: "
+            f"rho {e.text(percent=False)}")
     return [registry.statement(v, says + ".")]
 
 
-def _either_sign(e: stats.Effect) -> stats.Effect:
-    """A rank correlation ``e`` read in the direction of its own sign (the two-sided claims of
-    experiment 3 are registered in the positive direction: rho with its sign made positive)."""
-    return e if e.mean >= 0 else replace(e, mean=-e.mean, low=-e.high, high=-e.low)
+def _direction(key: str, outcome: str) -> str:
+    """The direction the registry gives the correlation claim ``key`` (never the data's sign), in
+    words: "with more overlap, higher ``outcome``" (direction 1) or "lower" (direction -1)."""
+    return f"with more overlap, {'higher' if registry.get(key).direction > 0 else 'lower'} {outcome}"
 
 
 def claims(arrays: dict, formulation: str) -> list[stats.Claim]:
@@ -503,8 +503,8 @@ def sprite_claims(arrays: dict, model: str) -> list[stats.Claim]:
     above a random subnetwork as large per layer; paired t over seeds), ``separate`` (chance minus
     observed IoU of the two masks; paired t), ``selective`` (:func:`selectivity` above that of
     random removals; paired t), each with :data:`modlib.stats.CLEAR` as margin, and ``predicts``
-    (Spearman's rho of :func:`slot_score` with whole-cube R^2, Fisher z, two-sided, margin
-    :data:`RHO`). ``renders`` needs the decoders to fit and the kept shares inside ``KEPT``; the
+    (Spearman's rho of :func:`slot_score` with whole-cube R^2, Fisher z, in the registered direction,
+    margin :data:`RHO`). ``renders`` needs the decoders to fit and the kept shares inside ``KEPT``; the
     others also need both slot subnetworks to fit (``MASK_FIT``)."""
     trained, fits, kept_ok = _sprite_gates(arrays)
     n = arrays["r2_in"].size
@@ -530,11 +530,12 @@ def sprite_claims(arrays: dict, model: str) -> list[stats.Claim]:
         v = registry.decide(f"{CHAPTER}/{name}-{model}", e, trained=trained and fits, controls=kept_ok)
         out.append(registry.statement(v, f"{where} {says} {e.text(percent=False)}"))
     e = stats.correlation(slot_score(arrays), arrays["r2_whole"])
-    v = registry.decide(f"{CHAPTER}/predicts-{model}", _either_sign(e), trained=trained and fits, controls=kept_ok)
+    key = f"{CHAPTER}/predicts-{model}"
+    v = registry.decide(key, e, trained=trained and fits, controls=kept_ok)
     out.append(registry.statement(v, (
         f"Over the {n} {model} decoders, their slot masks' overlap above chance predicts the "
-        f"decoder's whole-cube R², a rank correlation of at least {RHO:.1f} in either direction: "
-        f"rho {e.text(percent=False)}")))
+        f"decoder's whole-cube R², a rank correlation of at least {RHO:.1f} "
+        f"{_direction(key, 'whole-cube R²')}: rho {e.text(percent=False)}")))
     return out
 
 

@@ -349,6 +349,18 @@ def result_names(p: PretrainingSettings) -> list[str]:
     return [f"{rule}-{init}-{i}" for rule in p.rules for init in INITS for i in range(p.seeds)]
 
 
+def identity(name: str) -> dict:
+    """What tells the stored base model ``name`` (``{rule}-{init}-{seed}``, :func:`result_names`)
+    from the others of its rule, as its config records it: its seed and init (the five seeds of a
+    rule and init have the same settings; without these a copy of one would stand for another).
+    The other results of the chapter carry theirs already (``matched-...``: its seed; a sweep or a
+    pretraining result: its rule or kind), so they have none to add."""
+    parts = name.rsplit("-", 2)
+    if len(parts) != 3 or parts[0] not in sc.RULES or parts[1] not in INITS or not parts[2].isdigit():
+        return {}
+    return {"seed": int(parts[2]), "init": parts[1]}
+
+
 @dataclass
 class PretrainingRuns:
     """The stored results of a profile: ``rows`` by result name (:func:`result_names`), the two
@@ -385,13 +397,13 @@ def run(profile: str, device: torch.device, *, names: list[str] | None = None,
         if init == "scratch" and seed < s.base_models:
             rows[name] = sc.run(profile, device, names=[f"{rule}-{seed}"], show=show).rows[f"{rule}-{seed}"]
         elif init == "scratch":
-            rows[name] = results.fetch(CHAPTER, name, sc._config(s, rule),
+            rows[name] = results.fetch(CHAPTER, name, {**sc._config(s, rule), **identity(name)},
                                        lambda r=rule, i=seed: sc.run_one(r, i, True, s, device, show),
                                        profile=profile, device=describe(device),
                                        code=sc.run_one)
         else:
-            config = {**sc._config(s, rule), "pretraining": {k: v for k, v in asdict(p).items()
-                                                             if k not in ("rules", "seeds")}}
+            config = {**sc._config(s, rule), **identity(name),
+                      "pretraining": {k: v for k, v in asdict(p).items() if k not in ("rules", "seeds")}}
             checkpoint = made["vision" if rule in sc.VISION else "language"]  # run_one reads it
             rows[name] = results.fetch(CHAPTER, name, config,
                                        lambda r=rule, i=seed: run_one(r, i, profile, device, show),

@@ -62,7 +62,10 @@ def pretraining_effects(runs):
     subnetwork's (``sub_*``) and the ablated model's accuracy on the target and the other
     subroutine (means over mask seeds), ``effect`` (ablated other minus target) and ``modular``
     (passed the gate and effect at least :data:`MARGIN`), and ``both_tests`` (modular, and the
-    subnetwork passes chapter 5's first test too: :data:`LOWER` below its target on the other)."""
+    subnetwork passes chapter 5's first test too: :data:`LOWER` below its target on the other), and
+    the random subnetwork's of the same per-layer counts as each learned mask (``random_target``,
+    ``random_other``: its stored ``"random"`` evaluation, means over mask seeds as ``sub_*``; nan
+    where not stored), the control of the specificity claims (:func:`random_control`)."""
     import pandas as pd
 
     out = []
@@ -73,7 +76,8 @@ def pretraining_effects(runs):
             row = {"rule": rule, "init": init, "seed": int(seed), "subroutine": sub,
                    "task": m["base"]["task"], "searched": m["searched"], "passed_gate": False,
                    "sub_target": np.nan, "sub_other": np.nan, "target": np.nan, "other": np.nan,
-                   "kept": np.nan, "rand_abl_target": np.nan, "rand_abl_other": np.nan, "lam": np.nan}
+                   "kept": np.nan, "random_target": np.nan, "random_other": np.nan,
+                   "rand_abl_target": np.nan, "rand_abl_other": np.nan, "lam": np.nan}
             if m["searched"]:
                 found = m["subroutines"][sub]
                 hard = np.array([run["hard"] for run in found["runs"]])  # [mask seeds, 2]
@@ -82,6 +86,9 @@ def pretraining_effects(runs):
                            kept=float(np.mean([run["kept"] for run in found["runs"]])),
                            sub_other=hard[:, 1].mean(), target=ablated[:, 0].mean(), other=ablated[:, 1].mean(),
                            lam=found.get("chosen", {}).get("lam", np.nan))
+                if all("random" in run for run in found["runs"]):  # the random subnetwork of the same counts
+                    random = np.array([run["random"] for run in found["runs"]])
+                    row.update(random_target=random[:, 0].mean(), random_other=random[:, 1].mean())
                 if all("random_complement" in run for run in found["runs"]):  # recorded since issue 31
                     random = np.array([run["random_complement"] for run in found["runs"]])
                     row.update(rand_abl_target=random[:, 0].mean(), rand_abl_other=random[:, 1].mean())
@@ -120,7 +127,8 @@ def arm_numbers(df, matched: bool = False) -> dict[str, str]:
     """The per-arm numbers the page's verdict paragraphs quote, from :func:`pretraining_effects`'
     table (or, ``matched``, :func:`matched_density`'s, then keyed ``"matched-..."``), keyed
     ``"{rule}-{sub}-{init}-{what}"`` for it to glue: means over the searched base models (with a
-    matched mask) of the subnetwork alone (``sub_target``, ``sub_other``), the ablated model
+    matched mask) of the subnetwork alone (``sub_target``, ``sub_other``), the random subnetwork of
+    the same per-layer counts (``random_target``, ``random_other``, where the table has them), the ablated model
     (``target``, ``other``) and ``effect`` (two decimals), the median ``kept`` share (a percentage, as
     :func:`verdict_table` gives it)
     and the count of ``modular`` base models ("2 of 5"; for ``matched``, of the base models with a
@@ -129,7 +137,9 @@ def arm_numbers(df, matched: bool = False) -> dict[str, str]:
     for (rule, sub, init), g in df.groupby(["rule", "subroutine", "init"], sort=False):
         key = f"{'matched-' if matched else ''}{rule}-{sub}-{init}"
         searched = g[g["kept"].notna()] if matched else g[g["searched"] & g["passed_gate"]]
-        for col in ("sub_target", "sub_other", "target", "other", "effect"):
+        for col in ("sub_target", "sub_other", "random_target", "random_other", "target", "other", "effect"):
+            if col not in searched:
+                continue
             out[f"{key}-{col}"] = f"{searched[col].mean():.2f}" if len(searched) else "none searched"
         out[f"{key}-kept"] = f"{100 * searched['kept'].median():.2f} %" if len(searched) else "no mask"
         if matched:  # a matched mask passed its own gate: modular where its effect reaches MARGIN
@@ -265,7 +275,8 @@ def _as_configuration(point: dict, configuration: dict) -> dict:
     """A sweep's point (:func:`modlib.structural_compositionality.sweep.sweep_model`) written as an
     entry of a search's grid, for :func:`matched_density`."""
     return {"lam": point["lam"], "stages": configuration["stages"], "kept": point["kept"], "own": point["own"],
-            "converged": point["converged"], "test": {"hard": point["hard"], "complement": point["complement"]}}
+            "converged": point["converged"],
+            "test": {k: point[k] for k in ("hard", "complement", "random") if k in point}}
 
 
 def matched_density(runs, kept: float | None = None):
@@ -282,9 +293,11 @@ def matched_density(runs, kept: float | None = None):
     it qualifies.
     Columns: the common share (``common``), the matched mask's ``kept``, ``lam`` and ``stages``,
     ``extra`` (whether it is one of the masks at MATCH_LAMS rather than of the search's grid),
-    the subnetwork's (``sub_target``, ``sub_other``) and the ablated model's (``target``,
-    ``other``) accuracies, ``effect`` (other minus target), and the base model's ``task`` and
-    ``searched``; nan where no configuration qualifies."""
+    the subnetwork's (``sub_target``, ``sub_other``), the random subnetwork's of the same per-layer
+    counts (``random_target``, ``random_other``: the mask's stored ``"random"`` evaluation, nan where
+    none is stored) and the ablated model's (``target``, ``other``) accuracies, ``effect`` (other
+    minus target), and the base model's ``task`` and ``searched``; nan where no configuration
+    qualifies."""
     import pandas as pd
 
     rows = []
@@ -310,12 +323,14 @@ def matched_density(runs, kept: float | None = None):
         for _, row in g.iterrows():
             rec = {k: row[k] for k in ("rule", "init", "seed", "subroutine", "task", "searched")}
             rec.update(common=common, kept=np.nan, lam=np.nan, stages="", extra=False, sub_target=np.nan,
-                       sub_other=np.nan, target=np.nan, other=np.nan)
+                       sub_other=np.nan, random_target=np.nan, random_other=np.nan, target=np.nan, other=np.nan)
             if row["grid"] and np.isfinite(common):
                 best = min(row["grid"], key=lambda c: abs(np.log(max(c["kept"], 1e-6) / common)))
                 rec.update(kept=best["kept"], lam=best["lam"], stages=best["stages"], extra=best.get("extra", False),
                            sub_target=best["test"]["hard"][0], sub_other=best["test"]["hard"][1],
                            target=best["test"]["complement"][0], other=best["test"]["complement"][1])
+                if "random" in best["test"]:
+                    rec.update(random_target=best["test"]["random"][0], random_other=best["test"]["random"][1])
             out.append(rec)
     out = pd.DataFrame(out)
     out["effect"] = out["other"] - out["target"]
@@ -365,6 +380,33 @@ def _no_effect(es, ep) -> str:
         return (f"the {arm} models show no effect whose spread could be compared "
                 f"(mean effect {min(es.mean(), ep.mean()):+.2f}, under {MARGIN})")
     return ""
+
+
+def random_control(name: str, s, p) -> tuple[bool, str]:
+    """The control of a specificity claim (``name``: ``"{rule}/{sub}/specific"`` or
+    ``".../matched_specific"``; issue 50): its learned subnetworks must be more specific than random
+    subnetworks of the same per-layer counts, whose accuracies fall with density alone. On the rows
+    ``s`` and ``p`` it compares (scratch, pretrained; those with a learned ``sub_other``), the
+    claim's difference, scratch minus pretrained mean accuracy on the other subroutine's problems,
+    is computed on the learned subnetworks (``sub_other``) and on the random ones (``random_other``);
+    the control passes when the learned difference minus the random one reaches the claim's margin
+    (the registry's), and fails where it falls short or a base model has no stored random
+    evaluation. Returns whether it passed and the words the statement quotes (the random
+    subnetworks' numbers)."""
+    s, p = s[s["sub_other"].notna()], p[p["sub_other"].notna()]
+    margin = claims.get(f"{CHAPTER}/{name.replace('/', '-')}").margin
+    if not (len(s) and len(p) and all("random_other" in arm and arm["random_other"].notna().all() for arm in (s, p))):
+        return False, ("no random subnetwork of the same per-layer counts is stored for every base model, so the "
+                       "control (specific beyond a random subnetwork) cannot be run")
+    learned = s["sub_other"].mean() - p["sub_other"].mean()
+    chance = s["random_other"].mean() - p["random_other"].mean()
+    beyond = learned - chance
+    shown = f"{beyond:+.3f}" if round(beyond, 2) == round(margin, 2) else f"{beyond:+.2f}"  # at the margin: 3 places
+    return bool(beyond >= margin), (
+        f"random subnetworks of the same per-layer counts get {_ms(s['random_other'])} on the other subroutine's "
+        f"problems from scratch and {_ms(p['random_other'])} pretrained (on their own, {_ms(s['random_target'])} "
+        f"and {_ms(p['random_target'])}), a gap of {chance:+.2f} beside the learned subnetworks' {learned:+.2f}: "
+        f"the learned gap beyond the random one, {shown}, must reach the margin of {margin:+.2f} (the control)")
 
 
 def near_numbers(matched) -> dict[str, str]:
@@ -436,6 +478,8 @@ def matched_from(df, base_gate: float = 0.95) -> dict[str, Finding]:
                             f"no masks of one density: the nearest keep {ratio:.0f} times more in one arm than in the other")
                 out[f"{name}/{what}"] = claims.statement(v, f"{rule}, {sub}, at comparable density ({kept}):")
             continue
+        # specific beyond a random subnetwork of the same per-layer counts (issue 50; amended)
+        random_ok, control = random_control(f"{name}/matched_specific", s, p)
         compared = (("matched_effect", p["effect"], s["effect"],
                    f"ablated, {_ms(s['target'])} on {sub} problems and {_ms(s['other'])} on the other's from "
                    f"scratch, {_ms(p['target'])} and {_ms(p['other'])} pretrained; pretrained minus scratch "
@@ -443,12 +487,14 @@ def matched_from(df, base_gate: float = 0.95) -> dict[str, Finding]:
                   ("matched_specific", s["sub_other"], p["sub_other"],
                    f"the subnetwork alone gets {_ms(s['sub_other'])} on the other subroutine's problems from "
                    f"scratch and {_ms(p['sub_other'])} pretrained (on its own, {_ms(s['sub_target'])} and "
-                   f"{_ms(p['sub_target'])}); scratch minus pretrained:"))
+                   f"{_ms(p['sub_target'])}); {control}; scratch minus pretrained:"))
         held = p["seed"] != 0  # base model 0's sweep chose the extra penalty weight: the others are held out
         extra = bool(p["extra"].any())
         for what, a, b, text in compared:
             v = _decide(f"{name}/{what}", stats.unpaired(a, b, unit="base model", units=_units(s, p)), trained=trained,
-                        controls=masks_ok, measurable=what != "matched_specific" or _measurable(a, b))
+                        controls=masks_ok and (random_ok or what != "matched_specific"),
+                        as_registered={"controls": masks_ok},
+                        measurable=what != "matched_specific" or _measurable(a, b))
             first = a if what == "matched_effect" else b  # the pretrained arm
             rest = (first[held], b) if what == "matched_effect" else (a, first[held])
             found = claims.statement(v, f"{rule}, {sub}, at comparable density ({kept}): {text}")
@@ -609,14 +655,17 @@ def pretraining_from(df, metrics: dict, base_gate: float = 0.95) -> dict[str, Fi
                     f"{len(es)} and {len(ep)} base models whose masks passed the gate, keeping {_ms(s['kept'])} of "
                     f"the masked weights from scratch and {_ms(p['kept'])} pretrained):")
                 ss, sp = s["sub_other"].dropna(), p["sub_other"].dropna()
+                # specific beyond a random subnetwork of the same per-layer counts (issue 50; amended)
+                random_ok, control = random_control(f"{name}/specific", s, p)
                 v = _decide(f"{name}/specific", stats.unpaired(ss, sp, unit="base model", units=units),
-                            trained=trained, controls=masks_ok, reason=apart,
+                            trained=trained, controls=masks_ok and random_ok, reason=apart,
+                            as_registered={"controls": masks_ok},
                             measurable=_measurable(ss, sp))  # both at chance: nothing to be more specific than
                 out[f"{name}/specific"] = claims.statement(
                     v,
                     f"{rule}, {sub}: the subnetwork alone gets {_ms(ss)} on the other subroutine's "
                     f"problems from scratch and {_ms(sp)} pretrained (on its own, {_ms(s['sub_target'])} "
-                    f"and {_ms(p['sub_target'])}; kept {_ms(s['kept'])} and {_ms(p['kept'])}); "
+                    f"and {_ms(p['sub_target'])}; kept {_ms(s['kept'])} and {_ms(p['kept'])}); {control}; "
                     f"scratch minus pretrained:")
     return out
 

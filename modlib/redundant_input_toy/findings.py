@@ -15,7 +15,9 @@ from modlib.stats import DOES_NOT_HOLD, HOLDS, UNDECIDED, Finding, Verdict, dist
 # an arm (one setting's seeds) *trained* when its mean training accuracy reaches this (the registry's
 # `trained` of every claim of this chapter says why the mean, not every seed)
 TRAINED = stats.TRAINED
-# "the loss matters little": the paired interval of the two losses' shares lies within this of 0
+# a band the page reports the two losses' paired intervals against (how many lie within this of 0): a
+# described number, not a verdict (the rule decides one-sided claims; "within a band either side of 0"
+# is not one of them, and no claim is registered for it)
 LOSS_MARGIN = 0.15
 
 
@@ -72,8 +74,8 @@ def redundant_input(sweep, threshold: float, paper_epochs: int) -> dict[str, Fin
     ``claims.toml``). For
     ``<control>-<f>`` and ``cell-<f>``, more seeds generalise in the control than in the paper's
     setting; for ``reliance-<control>-<f>``, R ends higher in the paper's setting; ``loss-*``, a
-    check (no paper's claim): both arms trained and the paired interval of the two losses' shares
-    lies within :data:`LOSS_MARGIN` of 0 (the loss matters little); ``tanh-<f>``, tanh generalises more; ``formulation``, (a) more than (b). For
+    described number (no claim, no verdict): both arms trained and the paired interval of the two
+    losses' shares lies within :data:`LOSS_MARGIN` of 0; ``tanh-<f>``, tanh generalises more; ``formulation``, (a) more than (b). For
     ``level-<f>``: the paper's setting trained and after ``paper_epochs`` the curves moved by at most 5 points of share and 0.03
     of accuracy. The ReLU network with the squared loss, the paper's, unless a name says otherwise.
     """

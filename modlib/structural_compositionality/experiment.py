@@ -591,6 +591,19 @@ def _config(s: StructureSettings, rule: str) -> dict:
     return config
 
 
+def identity(name: str) -> dict:
+    """What tells the stored result ``name`` (:func:`result_names`) from the others of its rule, as
+    its config records it: the base model's seed and whether it was trained (``sv-plural-1`` and
+    ``sv-plural-2`` have the same settings; without these a copy of one would stand for the other).
+    A sweep (``sweep-{rule}``, :mod:`~modlib.structural_compositionality.sweep`) has none to add:
+    its config holds its rule, and its base model is always seed 0."""
+    rule, _, rest = name.rpartition("-")
+    if rule.removesuffix("-untrained") not in RULES or not rest.isdigit():
+        return {}
+    _, seed, trained = _parse(name)
+    return {"seed": seed, "trained": trained}
+
+
 @dataclass
 class StructureRuns:
     """The stored results of a profile: ``rows`` by result name (:func:`result_names`)."""
@@ -610,7 +623,7 @@ def run(profile: str, device: torch.device, *, s: StructureSettings | None = Non
 
     def fetch(name: str, chosen: dict | None = None, depends: tuple = ()) -> results.Result:
         rule, seed, trained = _parse(name)
-        return results.fetch(CHAPTER, name, _config(s, rule),
+        return results.fetch(CHAPTER, name, {**_config(s, rule), **identity(name)},
                              lambda: run_one(rule, seed, trained, s, device, show, chosen),
                              profile=profile, device=describe(device), code=run_one, depends=list(depends))
 

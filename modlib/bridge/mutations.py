@@ -1,0 +1,192 @@
+"""Chapter 7's stored full results analysed with the framing wrong (:mod:`modlib.mutations`): the
+arrays the page's deciding functions read (:func:`~modlib.bridge.findings.claims`,
+:func:`~modlib.bridge.findings.structure_claims`, :func:`~modlib.bridge.findings.digit_claims`,
+:func:`~modlib.bridge.findings.all_sprite_claims`) changed as a plausible bug would change them, then
+decided by those functions.
+
+The toy's results store every network and mask, so there a random mask is scored again from the
+stored networks (a few seconds); chapter 3's CNNs and chapter 2's decoders are not stored, so there
+the random-mask numbers the results already hold stand in for the learned masks' numbers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from modlib import bridge as br
+from modlib import masks, results
+from modlib.bridge import digits, findings, sprites
+from modlib.bridge.experiment import initial_network, network, scored, stored_mask, unconfounded
+from modlib.redundant_input_toy.members import member_data
+
+FULL = Path(__file__).resolve().parents[2] / "notebooks" / "results" / "full" / br.CHAPTER
+KEY = 50_000  # the random masks' seeds: KEY + 3 * seed + the mask's place (the stored controls use seed)
+
+MUTATIONS = {
+    "swap target and other": "chapter 2's decoders: the sprite each slot's removal is read on exchanged "
+                             "(`damage[:, j, k]` with `damage[:, j, 1 - k]`, for the masks' removals and "
+                             "the random ones), so that a slot's own sprite is read as the other's; the "
+                             "slot masks' overlap (`separate`, `predicts`, `vs-reference`) is symmetric "
+                             "in the two slots and has no target to exchange; the toy's and the CNNs' "
+                             "claims have none either (decided as stored)",
+    "random mask as dense": "the toy (both formulations): each stored mask (Y1, Y1 of the untrained "
+                            "weights, 'use X2') replaced per seed by a random mask of the same per-layer "
+                            "counts (`masks.random_like`, a draw of its own per mask), and every arm "
+                            "that reads a mask scored again from the stored networks (the controls "
+                            "drawn from it as the experiment draws them, the 'use X2' mask's fit, "
+                            "experiment 2's second removal, experiment 3's overlap); chapter 3's CNNs: "
+                            "the Y1 subnetwork's scores (`sub_*`) replaced by the stored random "
+                            "subnetwork's of the same counts per tensor (`random_sub_*`); chapter 2's "
+                            "decoders: each slot mask replaced by a random one of the same per-layer "
+                            "counts (a draw of its own per slot), the slot subnetworks' R² (`slot_in`) "
+                            "by the stored random subnetworks' (`random_in`), and the removal of the "
+                            "weights only one slot's mask keeps (`damage`) by the stored random "
+                            "removal of as many weights per layer (`damage_random`)",
+}
+CANNOT = {"random mask as dense": {
+    "built-mnist": "the stored results keep neither the CNNs nor their masks (1.15 million weights), only "
+                   "what was measured on them, and they score no random mask on the initial, untrained "
+                   "weights: the arm 'Y1 subnetwork of the initial weights' cannot be made random",
+}}
+
+
+def random_mask(mask: np.ndarray, layers: np.ndarray, seed: int) -> np.ndarray:
+    """A random mask ``[W]`` bool with as many kept weights in each tensor as ``mask [W]`` (cut into
+    tensors of ``layers [L]`` weights, in order): :func:`modlib.masks.random_like` drawn with ``seed``."""
+    cuts = np.cumsum(layers)[:-1]
+    parts = {str(i): torch.as_tensor(p) for i, p in enumerate(np.split(np.asarray(mask, dtype=bool), cuts))}
+    return torch.cat(list(masks.random_like(parts, seed).values())).numpy()
+
+
+# ---------------------------------------------------------------- the toy
+
+
+def toy_random(arrays: dict) -> dict:
+    """``arrays`` (a toy result) with every stored mask ``mask_<m> [S, W]`` replaced by
+    :func:`random_mask` of it, seed ``KEY + 3 * seed + i`` for the ``i``-th mask of
+    :data:`~modlib.bridge.experiment.MASKS` (the scores are not changed here: :func:`toy_rescored`)."""
+    out = dict(arrays)
+    for i, m in enumerate(br.experiment.MASKS):
+        out[f"mask_{m}"] = np.stack([random_mask(v, arrays["mask_layers"], KEY + 3 * seed + i)
+                                     for seed, v in enumerate(arrays[f"mask_{m}"])])
+    return out
+
+
+def toy_rescored(s, b, arrays: dict, formulation: str) -> dict:
+    """``arrays`` with every arm that reads a mask (``sub``, ``random_sub``, ``untrained_sub``,
+    ``ablated``, ``random_ablated``: ``<arm>_<set> [S]`` for each set of
+    :data:`~modlib.bridge.experiment.SETS`) and the "use X2" mask's fit ``x2_fit [S]`` scored again
+    from the stored networks and the masks ``arrays`` holds, as :func:`modlib.bridge.experiment.measure`
+    scores them (``s``, ``b``: chapter 1's and the bridge's settings of the stored results)."""
+    rows = []
+    for seed in range(arrays["full_held_out"].size):
+        net = network(s, arrays, seed)
+        untrained = initial_network(s, seed)
+        x, y, x_test, y_test = member_data(s, formulation, br.CONDITION, seed)
+        xm, y1, y2 = (t[b.n_mask:] for t in unconfounded(s, formulation, seed, b.n_mask + b.n_eval))
+        sets = {"held_out": (x_test, y_test), "train": (x, y), "unconfounded": (xm, y1)}
+        y1_mask, u_mask, x2_mask = (stored_mask(net, arrays, m, seed) for m in br.experiment.MASKS)
+        rows.append({"sub": scored(net, y1_mask, "hard", sets),
+                     "random_sub": scored(net, y1_mask, "random", sets, seed=seed),
+                     "untrained_sub": scored(untrained, u_mask, "hard", sets),
+                     "ablated": scored(net, x2_mask, "complement", sets),
+                     "random_ablated": scored(net, masks.random_like(x2_mask, seed), "complement", sets),
+                     "x2_fit": scored(net, x2_mask, "hard", {"held_out": (xm, 1 - y2)})["held_out"]})
+    out = dict(arrays)
+    for arm in ("sub", "random_sub", "untrained_sub", "ablated", "random_ablated"):
+        for k in br.SETS:
+            out[f"{arm}_{k}"] = np.array([r[arm][k] for r in rows], dtype=np.float32)
+    out["x2_fit"] = np.array([r["x2_fit"] for r in rows], dtype=np.float32)
+    return out
+
+
+# ---------------------------------------------------------------- chapter 3's CNNs and chapter 2's decoders
+
+
+def digits_random(arrays: dict) -> dict:
+    """``arrays`` (``mnist-a``) with the Y1 subnetwork's scores ``sub_<set> [S]`` replaced by the
+    stored random subnetwork's (``random_sub_<set>``, a random mask of the Y1 mask's counts per
+    tensor). Its own random control, drawn as the experiment draws it, is that very mask again, so
+    ``random_sub_*`` stay."""
+    return {**arrays, **{f"sub_{k}": arrays[f"random_sub_{k}"] for k in digits.SETS}}
+
+
+def sprites_random(arrays: dict) -> dict:
+    """``arrays`` (a ``sprites-<model>`` result) with each slot mask ``mask [S, 2, W]`` replaced by
+    :func:`random_mask` of it (seed ``KEY + 3 * seed + k`` for slot k), the slot subnetworks'
+    R² ``slot_in [S, 2]`` by the stored random subnetworks' ``random_in``, and the removals'
+    damage ``damage [S, 2, 2]`` by the stored random removals' ``damage_random``. The masks the
+    overlap reads are drawn apart per slot, not as the stored random subnetworks were (one seed for
+    both slots, the same permutation per tensor: nested masks, which would overlap by construction)."""
+    out = {**arrays, "slot_in": arrays["random_in"], "damage": arrays["damage_random"]}
+    out["mask"] = np.stack([[random_mask(m, arrays["mask_layers"], KEY + 3 * seed + k) for k, m in enumerate(pair)]
+                            for seed, pair in enumerate(arrays["mask"])])
+    return out
+
+
+def sprites_swapped(arrays: dict) -> dict:
+    """``arrays`` (a ``sprites-<model>`` result) with the sprite each removal's damage is read on
+    exchanged: ``damage[:, j, k]`` and ``damage_random[:, j, k]`` (``[S, 2, 2]``) with their
+    ``[:, j, 1 - k]``."""
+    return {**arrays, "damage": arrays["damage"][:, :, ::-1], "damage_random": arrays["damage_random"][:, :, ::-1]}
+
+
+# ---------------------------------------------------------------- deciding
+
+
+def stored() -> dict[str, dict] | None:
+    """The stored full results' arrays by name (``toy-a``, ``toy-b``, ``mnist-a``,
+    ``sprites-monolithic``, ``sprites-compositional``), or None where any is missing."""
+    names = (br.result_names(br.settings("full")) + [digits.RESULT]
+             + sprites.result_names(sprites.settings("full")))
+    if not all((FULL / f"{n}.json").exists() for n in names):
+        return None
+    return {n: results.read(FULL / f"{n}.json").arrays for n in names}
+
+
+@contextlib.contextmanager
+def one_thread():
+    """Within it torch computes on one thread (the toy's networks are tiny: a second thread only
+    waits on the first, ten times slower where the cores are busy)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
+SPRITES = {"random mask as dense": sprites_random, "swap target and other": sprites_swapped}
+
+
+def decide(mutation: str | None):
+    """Chapter 7's claims decided on the stored full results with ``mutation`` applied (None: as
+    stored), by the page's own functions, inside :func:`modlib.claims.apart`; the arrays decided
+    (by result name), or None where the results are not stored."""
+    if mutation is not None and mutation not in MUTATIONS:
+        raise ValueError(f"mutation={mutation!r}; chapter 7 runs: {', '.join(MUTATIONS)}")
+    arrays = stored()
+    if arrays is None:
+        return None
+    b = br.settings("full")
+    s = br.toy_settings("full", b)
+    models = sprites.settings("full").models
+    with one_thread():
+        if mutation == "random mask as dense":
+            for f in b.formulations:
+                arrays[f"toy-{f}"] = toy_rescored(s, b, toy_random(arrays[f"toy-{f}"]), f)
+            arrays[digits.RESULT] = digits_random(arrays[digits.RESULT])
+        if mutation in SPRITES:
+            for m in models:
+                arrays[sprites.PREFIX + m] = SPRITES[mutation](arrays[sprites.PREFIX + m])
+        for f in b.formulations:
+            arrays[f"toy-{f}"] = br.with_exclusive(s, arrays[f"toy-{f}"], f)
+            findings.claims(arrays[f"toy-{f}"], f)
+            findings.structure_claims(arrays[f"toy-{f}"], f)
+    findings.digit_claims(arrays[digits.RESULT])
+    findings.all_sprite_claims({m: arrays[sprites.PREFIX + m] for m in models})
+    return arrays

@@ -1,0 +1,33 @@
+"""The README's table of `default` CPU times is generated from benchmarks/default_cpu.csv (what
+benchmarks/bench_default.py measured), not typed."""
+
+import importlib.util
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+spec = importlib.util.spec_from_file_location("bench_default", ROOT / "benchmarks" / "bench_default.py")
+bench = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(bench)
+
+
+def test_the_readme_table_is_the_measured_one():
+    readme = (ROOT / "README.md").read_text()
+    assert bench.readme_text(readme, bench.read_csv()) == readme, \
+        "run `python benchmarks/bench_default.py --readme` after measuring"
+
+
+def test_the_table_marks_a_chapter_over_budget():
+    rows = [{"chapter": "bridge", "cpu_s": "181", "wall_s": "200", "machine": "m"},
+            {"chapter": "redundant_input_toy", "cpu_s": "179", "wall_s": "200", "machine": "m"}]
+    lines = bench.table(rows).splitlines()
+    assert any(line.startswith("| 7,") and line.endswith("**no** |") for line in lines)
+    assert any(line.startswith("| 1,") and line.endswith("yes |") for line in lines)
+
+
+def test_a_bad_chapter_is_named_with_the_choices(capsys):
+    import pytest
+
+    with pytest.raises(SystemExit):
+        bench.main(["chapter_eight"])
+    err = capsys.readouterr().err
+    assert "chapter_eight" in err and "bridge" in err

@@ -1,0 +1,103 @@
+"""No chapter's prose types a verdict: every verdict a page prints comes from the registry
+(``modlib.claims.decide``), and the Markdown of a chapter notebook names one only through a glued key
+(``{glue:text}`<short>-v-<id>-mark```, made by :func:`modlib.claims.page_words`, or a chapter's own
+``-mark`` keys). A verdict word or mark typed in a Markdown cell agrees with the registry only until
+the results change.
+
+Cheap: reads the notebooks' JSON as text. The cells that explain what the marks mean (the legends),
+or that read a mark conditionally ("if the row does not read *holds*"), are allowed by their cell id,
+each with why; a word used in its plain sense ("holds out a cell") is not a verdict.
+"""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from modlib import claims
+
+ROOT = Path(__file__).resolve().parents[1]
+CHAPTERS = sorted(p.stem for p in (ROOT / "notebooks").glob("*.ipynb"))
+
+# the rule's outcome words and marks (modlib.stats.MARKS, HOLDS, DOES_NOT_HOLD)
+VERDICT = re.compile(r"[✓✗]|\breproduced\b|cannot be decided|\bholds\b|\bdoes not hold\b|\bnot hold\b")
+# "holds" and "hold" as plain verbs, not verdicts
+PLAIN = re.compile(r"\bholds (out|one|a|an|the|its)\b|\bwhich holds\b|\bcorpus holds\b|\bdoes not hold them\b")
+
+# (notebook, cell id): why its verdict words are allowed
+ALLOWED = {
+    ("pretraining_consistency", "aa7715d0"): "the verdict table's legend",
+    ("pretraining_consistency", "40257664"): "what the page calls reproduced (the rule, in words)",
+    ("pretraining_consistency", "161295a2"): "the appendix's legend: what ✗ means",
+    ("redundant_input_toy", "33055e4c"): "the verdict rule's legend",
+    ("redundant_input_toy", "511744d6"): "'holds only against' a glued list made from the verdicts",
+    ("resists_at_scale", "cebb64be"): "the verdict rule's legend",
+    ("structural_compositionality", "995bbc99"): "the verdict table's legend",
+    ("weight_masks", "c40000000035"): "the verdict rule's legend",
+    ("bridge", "113690f1"): "an exercise's solution reading a mark conditionally ('if the row does not read holds')",
+    ("bridge", "6ea8a7aa"): "an exercise's solution reading a mark conditionally ('a ? or does not hold there means')",
+}
+
+
+def cells(chapter: str) -> list[dict]:
+    return json.loads((ROOT / "notebooks" / f"{chapter}.ipynb").read_text())["cells"]
+
+
+def typed_verdicts(chapter: str) -> list[str]:
+    """Each Markdown line of ``chapter`` that types a verdict word or mark, outside the allowed cells."""
+    found = []
+    for i, c in enumerate(cells(chapter)):
+        if c["cell_type"] != "markdown" or (chapter, c.get("id")) in ALLOWED:
+            continue
+        text = "".join(c["source"])
+        text = re.sub(r"\{[\w:]+\}`[^`]*`", "", text)  # roles: glued keys, refs, terms
+        for line in text.splitlines():
+            if VERDICT.search(PLAIN.sub("", line)):
+                found.append(f"cell {i} ({c.get('id')}): {line.strip()}")
+    return found
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_prose_types_no_verdict(chapter):
+    found = typed_verdicts(chapter)
+    assert not found, "verdict words typed in the prose (glue them from the registry):\n" + "\n".join(found)
+
+
+def test_allowed_cells_exist_and_still_need_it():
+    # an allowance for a cell that is gone, or that no longer has a verdict word, is stale
+    for (chapter, cid), why in ALLOWED.items():
+        match = [c for c in cells(chapter) if c.get("id") == cid]
+        assert match, f"{chapter}: no cell {cid} ({why})"
+        assert VERDICT.search(PLAIN.sub("", "".join(match[0]["source"]))), f"{chapter} {cid}: no verdict word left"
+
+
+def test_the_check_catches_a_typed_verdict(monkeypatch):
+    typed = [{"cell_type": "markdown", "id": "x", "source": ["So the claim is reproduced for both."]},
+             {"cell_type": "markdown", "id": "y", "source": ["The hypothesis holds there."]},
+             {"cell_type": "markdown", "id": "z", "source": ["The weakest ✓ is the subject's."]},
+             {"cell_type": "markdown", "id": "w", "source": ["test 2 cannot be decided here"]},
+             {"cell_type": "markdown", "id": "v", "source": ["The control holds out a cell; "
+                                                             "{glue:text}`t-v-a-mark` (glued)."]}]
+    monkeypatch.setattr(__import__(__name__), "cells", lambda chapter: typed)
+    found = [line.split(":")[0] for line in typed_verdicts("t")]
+    assert found == ["cell 0 (x)", "cell 1 (y)", "cell 2 (z)", "cell 3 (w)"]
+
+
+def test_page_words_are_the_registry_s(monkeypatch):
+    # the glued words follow the recorded decision, in the words for the claim's kind
+    from modlib import stats
+
+    paper, own = "redundant_input_toy/cell-b", "redundant_input_toy/even-b"
+    with claims.apart():
+        assert claims.words(paper) == claims.NOT_DECIDED
+        claims.decide(paper, low=0.2, high=0.4, units=5)
+        claims.decide(own, low=-0.01, high=0.01, units=5)
+        assert claims.words(paper) == f"{stats.MARKS[stats.REPRODUCED]} {stats.REPRODUCED}"
+        assert claims.words(own) == stats.DOES_NOT_HOLD
+        claims.decide(own, low=0.2, high=0.4, units=5, trained=False)
+        assert claims.words(own) == f"? {stats.UNDECIDED}"
+        assert claims.words(own, why=True) == f"? {stats.UNDECIDED} (an arm did not train)"
+        words = claims.page_words("redundant_input_toy")
+        assert set(words) == set(claims.registry("redundant_input_toy"))
+        assert words["cell-b"].endswith(stats.REPRODUCED) and words["formulation"] == claims.NOT_DECIDED
