@@ -53,9 +53,13 @@ from modlib.bridge import sprites as br_sprites
 from modlib.compositional_sprites import experiment as cs
 from modlib.pretraining_consistency import experiment as pc
 from modlib.redundant_input_toy import baselines as toy_baselines
+from modlib.redundant_input_toy import coverage as toy_coverage
 from modlib.redundant_input_toy import experiment as toy
 from modlib.redundant_input_toy import mechanism as toy_mechanism
+from modlib.redundant_input_toy import mechanism_norm as toy_mechanism_norm
 from modlib.redundant_input_toy import scale as toy_scale
+from modlib.redundant_input_toy import scale_lr as toy_scale_lr
+from modlib.redundant_input_toy import trajectory as toy_trajectory
 from modlib.resists_at_scale import controls as rs_controls
 from modlib.resists_at_scale import experiment as rs
 from modlib.runtime import ENV_VAR as ENV_DEVICE
@@ -79,7 +83,10 @@ def _toy(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
     out = {f"{toy.CHAPTER}/sweep-{a}-{l}": ((), lambda d, a=a, l=l: toy.run(
                profile, d, s=s.with_(activations=(a,), losses=(l,)), progress=False))
            for a in s.activations for l in s.losses}
-    for name, study in (("baselines", toy_baselines), ("mechanism", toy_mechanism), ("scale", toy_scale)):
+    for name, study in (("baselines", toy_baselines), ("mechanism", toy_mechanism), ("scale", toy_scale),
+                        (toy_coverage.RESULT, toy_coverage), (toy_mechanism_norm.RESULT, toy_mechanism_norm),
+                        (toy_scale_lr.RESULT, toy_scale_lr), (toy_trajectory.RESULT, toy_trajectory)):
+        # the last four: issue 51's controls and the linear model's gradient-descent trajectory
         out[f"{toy.CHAPTER}/{name}"] = ((), lambda d, study=study: study.run(profile, d))
     return out
 

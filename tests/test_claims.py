@@ -277,14 +277,18 @@ def test_toy_in_b_mean_held_out_accuracy_is_higher_in_every_control(sweep):
 # ---------------------------------------------------------------- chapter 1: the later studies
 
 def toy_studies_stored():
-    """Chapter 1's three later studies (baselines, mechanism, scale), stored at full and made by the
-    committed code with the full profile's settings, beside the stored sweep."""
-    from modlib.redundant_input_toy import baselines, mechanism, scale, studies
+    """Chapter 1's three later studies (baselines, mechanism, scale) and issue 51's controls (coverage,
+    mechanism-norm, scale-lr), stored at full and made by the committed code with the full profile's
+    settings, beside the stored sweep."""
+    from modlib.redundant_input_toy import baselines, coverage, mechanism, mechanism_norm, scale, scale_lr, studies
 
     s = toy.settings("full")
     configs = {"baselines": baselines._config(s, baselines.settings("full")),
                "mechanism": mechanism._config(s, mechanism.settings("full")),
-               "scale": scale._config(s, scale.settings("full"))}
+               "scale": scale._config(s, scale.settings("full")),
+               coverage.RESULT: coverage._config(s, coverage.settings("full")),
+               mechanism_norm.RESULT: mechanism_norm._config(s, mechanism.settings("full")),
+               scale_lr.RESULT: scale_lr._config(s, scale.settings("full"))}
     stored = stored_full(toy.CHAPTER, list(configs), configs.get)
     return studies.ToyStudies(toy_sweep(), stored, "full")
 

@@ -37,6 +37,7 @@ def test_local_workers_compute_what_the_in_process_run_computes(tmp_path, monkey
     try:  # numpy's BLAS too (chapter 1's least squares): a worker runs with OMP_NUM_THREADS=1
         with threadpool_limits(1):
             toy.studies.run(SMOKE, torch.device("cpu"), toy.run(SMOKE, torch.device("cpu"), progress=False))
+            toy.trajectory.run(SMOKE, torch.device("cpu"))  # the page loads it beside the studies
             sc.run(SMOKE, torch.device("cpu"))
             sc_sweep.run(SMOKE, torch.device("cpu"))  # the chapter's density sweeps are jobs too
     finally:

@@ -29,7 +29,8 @@ def test_registry_loads_and_is_registered():
 def page(sweep, toy_studies):
     claims.forget(CHAPTER)
     found = {**findings.redundant_input(sweep, toy.GENERALIZES, toy.PAPER_EPOCHS),
-             **findings.distribution(sweep, toy.GENERALIZES), **findings.studies(toy_studies)}
+             **findings.distribution(sweep, toy.GENERALIZES), **findings.studies(toy_studies),
+             **findings.issue51(toy_studies)}
     arms = [sweep.arrays("tanh", "mse", "a", 1.0, d) for d in ("corner", "binary")]  # the appendix's tanh in (a)
     findings.compare("tanh-corner-a", *(a["test_acc"] >= toy.GENERALIZES for a in arms), arms)
     return found, claims.decisions(CHAPTER)

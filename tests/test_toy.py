@@ -235,3 +235,85 @@ def test_the_pages_training_by_hand_is_the_stacked_training_the_experiments_run(
     torch.manual_seed(1)
     start = mlp(2, s.hidden, 1, activation, init="playground")
     assert not torch.equal(ours[0].weight, start[0].weight)  # and it trained
+
+
+# ---------------------------------------------------------------- issue 51's controls
+
+@pytest.mark.parametrize("design", toy.coverage.COVERAGE)
+def test_coverage_controls_show_y1_at_one_band_uncorrelated_with_x2(design):
+    cov = toy.coverage
+    g = torch.Generator().manual_seed(0)
+    for f in toy_data.FORMULATIONS:
+        x, y = cov.coverage_toy(f, 20_000, design, generator=g)
+        assert ((x[:, 0] > 0).float() == y).all()  # X1 decides Y1
+        gap = toy.BAND_GAP[f]
+        middle = (x[:, 1] > 0) & (x[:, 1] < gap)  # the band of Y2 = 1
+        assert middle[y == 1].all()  # Y1 = 1 only in the middle band: the paper's coverage, one band
+        for band in (x[:, 1] < 0, x[:, 1] > gap, middle):
+            assert (y[band] == 0).any()  # Y1 = 0 in all three
+        low, high = toy.held_out_band(f, "corner")  # the held-out cell (1, 2), as the corner controls'
+        xt, yt = cov.coverage_toy(f, 500, design, split="test", generator=g)
+        assert (yt == 1).all() and (xt[:, 0] > 0).all() and ((xt[:, 1] > low) & (xt[:, 1] < high)).all()
+        assert not ((x[:, 0] > 0) & (x[:, 1] > low)).any()
+        corr = torch.corrcoef(torch.stack([x[:, 1], y]))[0, 1]
+        assert abs(corr) < 0.03, f"({f}, {design}) X2 correlates with Y1: {corr:.3f}"
+        assert abs(float(y.mean()) - 1 / 3) < 0.02  # Y1 = 1 a third of the points, as in the paper's setting
+    assert abs(cov.covariance(design)) < 1e-12
+    bits = {"single": toy.mutual_information("binary", 1.0), "single-low": 0.109, "single-high": 0.459}[design]
+    assert abs(cov.mutual_information(design) - bits) < 1e-3  # 'single' carries the paper's bits exactly
+
+
+def test_the_norm_matched_zero_x2_start_is_blind_to_x2_with_the_ordinary_norm():
+    s = toy.settings("smoke")
+    for seed in range(3):
+        ordinary = toy.members.initial_network(s, seed)
+        net = toy.mechanism_norm.zero_x2_norm(toy.members.initial_network(s, seed))
+        assert (net[0].weight[:, 1] == 0).all()
+        assert torch.isclose(net[0].weight.norm(), ordinary[0].weight.norm())
+        assert torch.equal(net[0].bias, ordinary[0].bias) and torch.equal(net[2].weight, ordinary[2].weight)
+        ratio = net[0].weight[:, 0] / ordinary[0].weight[:, 0]
+        assert torch.allclose(ratio, ratio[0]) and ratio[0] > 1  # the x1 weights scaled up, all alike
+
+
+def test_the_gd_trajectory_leaves_least_squares_towards_the_max_margin_direction():
+    g = torch.Generator().manual_seed(0)
+    x, y = toy_data.redundant_toy("a", 300, generator=g)
+    x, t = x.double(), 2 * y.double() - 1
+    _, ls = toy.baselines.least_squares(x, t)
+    at = [0, 100, 10_000]
+    w = toy.trajectory.descend(x[None], t[None], 10_000, 0.1, at)[0]
+    assert (w[0] == 0).all()
+    ratio = w[1:, 1] / w[1:, 0]
+    assert ratio[0] < 0 and ratio[1] > ratio[0]  # uses x2, less and less
+    assert float(ls[1] / ls[0]) < ratio[1] < 0  # past least squares on the page's loss, not yet at 0
+    assert toy.trajectory.record_steps(1000, 5) == [0, 1, 6, 32, 178, 1000]
+
+
+def test_smoke_issue51_controls_store_every_arm_and_their_findings_and_figures_draw(store):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from modlib.redundant_input_toy import figures, findings, scale_lr
+    from modlib.redundant_input_toy.studies import coverage_arm, norm_arm, scale_lr_arm
+
+    sweep = toy.run("smoke", torch.device("cpu"), progress=False)
+    st = toy.studies.run("smoke", torch.device("cpu"), sweep)
+    for d in toy.coverage.COVERAGE:
+        assert coverage_arm(st, d, "a")["test_acc"].shape == (2,)
+    matched = norm_arm(st, "b")
+    assert (matched["grad_x2"][:, 0] == 0).all() and matched["test_acc"].shape == (2,)
+    norms = st.stored["mechanism-norm"].arrays["init_norm"]
+    assert np.allclose(norms[..., 0], norms[..., 1], rtol=1e-5)
+    assert np.allclose(st.stored["scale-lr"].arrays["lr"], [0.1, 0.02, 0.004])
+    for arm in scale_lr.ARMS:
+        assert scale_lr_arm(st, arm, "b")["test_acc"].shape == (2,)
+    # the scale-1 arms at 0.1 repeat the stored scale control's, seed by seed
+    assert np.allclose(scale_lr_arm(st, "x1", "b")["test_acc"], st.arrays("scale", "x1", "b")["test_acc"])
+    found = findings.issue51(st)
+    assert {"single-a", "single-b", "info-b", "info-reliance-a", "reliance-single-b", "zero-norm-gen-b",
+            "norm-gen-a", "inherited-norm-b", "scale-lr25-a", "scale-lr5-b", "interaction",
+            "interaction-lr25", "interaction-lr5"} <= set(found)
+    assert all("✓" not in f.text and "✗" not in f.text for f in found.values())  # the book's own hypotheses
+    traj = toy.trajectory.run("smoke")
+    for fig in (figures.coverage_figure(st), figures.trajectory_figure(st, traj)):
+        assert fig.get_size_inches()[0] <= 6.6 + 1e-9

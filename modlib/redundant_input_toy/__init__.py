@@ -14,7 +14,11 @@ are imported by name:
 - ``baselines``   "Without gradient descent": minimisers that take no gradient step
 - ``mechanism``   "Inherited or built?": the x2 weights started at zero
 - ``scale``       "The scale of (a) and (b)": scale and margin apart
-- ``studies``     the three stored studies, looked up beside the sweep
+- ``coverage``    "Coverage or correlation?": Y1 = 1 at one band, X2 uncorrelated (issue 51)
+- ``mechanism_norm`` "Inherited or built?": the zero-x2 start with the first layer's norm matched
+- ``scale_lr``    "The scale of (a) and (b)": the scale control with the learning rate matched
+- ``trajectory``  "Without gradient descent": the linear model trained on the page's loss, step by step
+- ``studies``     the stored studies, looked up beside the sweep
 """
 
 from modlib.redundant_input_toy.experiment import (BAND_GAP, CHAPTER, GENERALIZES, LOSSES,
@@ -31,4 +35,5 @@ __all__ = ["CHAPTER", "LOSSES", "GENERALIZES", "PAPER_EPOCHS", "TERNARY", "BAND_
            "to_probability", "reliance", "training_set", "test_set", "run_group", "ToySweep", "run"]
 
 # the later studies, imported by name (``toy.baselines``, ...): see each module's docstring
-from modlib.redundant_input_toy import baselines, mechanism, members, scale, studies  # noqa: E402
+from modlib.redundant_input_toy import (baselines, coverage, mechanism, mechanism_norm, members,  # noqa: E402
+                                        scale, scale_lr, studies, trajectory)

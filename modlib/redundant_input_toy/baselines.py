@@ -4,7 +4,9 @@ program) to the very training points of the sweep's networks, and measured as th
 the networks: held-out-cell accuracy and the reliance R on x2 over the same held-out points.
 
 - ``least-squares``: the linear model z = a x1 + b x2 + c with the least squared error to the
-  targets t = 2 Y1 - 1 (what gradient descent on the squared loss converges to, for a linear model);
+  targets t = 2 Y1 - 1 (what gradient descent on the squared error of z itself, (z - t)^2, converges
+  to for a linear model; *not* where it goes on the page's loss ½(tanh z - t)^2, whose tail drives a
+  linear fit towards the max-margin direction: :mod:`.trajectory` records that drift);
 - ``max-margin``: the linear classifier with the largest margin (a hard-margin SVM, what gradient
   descent on the logistic loss tends to in direction, for separable data);
 - ``rf-min-norm``: a wide random-features model, the ReLU features of the Playground's first-layer

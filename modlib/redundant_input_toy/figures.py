@@ -782,3 +782,92 @@ def theory_toy(n_train: int = 150, n_test: int = 40) -> plt.Figure:
                handlelength=1.2, columnspacing=1.0, handletextpad=0.4)
     return fig
 
+
+
+# ---------------------------------------------------------------- issue 51: coverage, and the linear limit
+
+def coverage_figure(st) -> plt.Figure:
+    """The coverage controls beside the paper's setting (ReLU, squared loss): for each formulation,
+    the share of seeds that generalise (Wilson 95% interval) in the paper's setting and in the three
+    single-band, uncorrelated designs, each labelled with its I(Y1;Y2) and Cov(Y1, Y2); below, seed
+    0's training points of the design ``single`` in (b), the held-out cell dashed."""
+    from modlib.redundant_input_toy import coverage
+    from modlib.redundant_input_toy.studies import coverage_arm
+
+    fs = st.sweep.settings.formulations
+    fig = plt.figure(figsize=(COLUMN, 5.8), layout="constrained")
+    top, bottom = fig.subfigures(2, 1, height_ratios=[1.25, 1])
+    axes = top.subplots(1, len(fs), sharey=True, squeeze=False)[0]
+    sets = ["paper", "single-low", "single", "single-high"]
+    for ax, f in zip(axes, fs):
+        for i, d in enumerate(sets):
+            acc = (st.sweep.arrays("relu", "mse", f)["test_acc"] if d == "paper"
+                   else coverage_arm(st, d, f)["test_acc"])
+            k = int((acc >= toy.GENERALIZES).sum())
+            lo, hi = wilson(k, acc.size)
+            p = k / acc.size
+            colour = NEGATIVE if d == "paper" else POSITIVE
+            ax.errorbar([i], [p], yerr=[[p - lo], [hi - p]], marker="o", color=colour, capsize=3, ls="none")
+        labels = ["paper's\nsetting\n0.252 bits\nCov −0.11"] + [
+            f"{d}\n{coverage.mutual_information(d):.3f} bits\nCov 0" for d in sets[1:]]
+        ax.set_xticks(range(len(sets)), labels, fontsize=7)
+        ax.set_xlim(-0.5, len(sets) - 0.5)
+        ax.set_ylim(0, 1.05)
+        ax.set_title(FORMULATION_NAMES[f], fontsize=8)
+        ax.grid(alpha=0.3, axis="y")
+        ax.tick_params(axis="y", labelsize=8)
+    axes[0].set_ylabel(f"share of seeds with held-out\naccuracy ≥ {toy.GENERALIZES:g}", fontsize=8)
+    ax = bottom.subplots()
+    a = st.stored[coverage.RESULT].arrays
+    j = coverage.settings(st.profile).designs.index("single")
+    i = fs.index("b") if "b" in fs else 0
+    x, y = a["train_x"][i, j], a["train_y"][i, j].astype(bool)
+    ax.scatter(x[y, 0], x[y, 1], s=7, marker="o", c=POSITIVE, label="$Y_1 = 1$")
+    ax.scatter(x[~y, 0], x[~y, 1], s=9, marker="^", c=NEGATIVE, label="$Y_1 = 0$")
+    low, high = toy.held_out_band(fs[i], "corner")  # the band of Y2 = 2, as the corner controls'
+    right = window_right = toy.window(fs[i], "corner")[1]
+    ax.add_patch(plt.Rectangle((0, low), window_right, high - low, fill=False, ls="--", lw=1.2, ec="0.2"))
+    ax.set(xlim=(-right, right), ylim=toy.window(fs[i], "corner")[2:], xlabel="$x_1$", ylabel="$x_2$")
+    ax.set_title(f"the design 'single' in {fs[i]}, seed 0's training points: $Y_1 = 1$ in the middle band "
+                 "only; the held-out cell (1,2) dashed", fontsize=8)
+    ax.legend(fontsize=7, loc="lower left")
+    ax.tick_params(labelsize=7)
+    return fig
+
+
+def trajectory_figure(st, traj) -> plt.Figure:
+    """The linear model's b/a (the weight on x2 over the weight on x1) under full-batch gradient
+    descent on the page's loss ½(tanh z − t)², from zero, against the step (log scale; median over
+    seeds, band 25th to 75th percentile), beside the least-squares fit (dashed) and the
+    maximum-margin line (dotted) of the same training points (median over seeds); paper's setting,
+    one panel per formulation. ``traj``: the stored ``gd-trajectory`` result."""
+    from modlib.redundant_input_toy.baselines import LINEAR
+
+    coef, steps = traj.arrays["coef"], traj.arrays["steps"]
+    lin = st.axis("baselines")["coef"]  # [F, C, 2, S, 3]
+    fs = st.sweep.settings.formulations
+    fig, axes = plt.subplots(1, len(fs), figsize=(COLUMN, 3.0), sharey=True, squeeze=False,
+                             layout="constrained")
+    for ax, f in zip(axes[0], fs):
+        i = fs.index(f)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = coef[i, :, 1:, 1] / coef[i, :, 1:, 0]  # step 0 is the zero start
+        q25, med, q75 = np.percentile(ratio, [25, 50, 75], axis=0)
+        ax.plot(steps[1:], med, color=NEGATIVE, label="gradient descent, ½(tanh z − t)²")
+        ax.fill_between(steps[1:], q25, q75, color=NEGATIVE, alpha=0.2, lw=0)
+        for k, (name, ls) in enumerate(zip(LINEAR, ("--", ":"))):
+            c = lin[i, 0, k]  # the paper's setting
+            r = np.median(c[:, 1] / c[:, 0])
+            ax.axhline(r, color="0.3", ls=ls, lw=1.2,
+                       label=f"{name.replace('-', ' ')} ({r:+.3f})")
+        ax.axhline(0, color="0.6", lw=0.5)
+        ax.set_xscale("log")
+        ax.set_title(FORMULATION_NAMES[f], fontsize=8)
+        ax.set_xlabel("full-batch steps (learning rate %g)" % traj.config.get("lr", 0.1), fontsize=8)
+        ax.tick_params(labelsize=7)
+        ax.grid(alpha=0.3)
+    axes[0, 0].set_ylabel("$b/a$: weight on $x_2$ over weight on $x_1$", fontsize=8)
+    handles, labels = axes[0, -1].get_legend_handles_labels()
+    fig.legend(handles, [lab.split(" (")[0] for lab in labels], loc="outside lower center", ncol=3,
+               fontsize=7, frameon=False)
+    return fig

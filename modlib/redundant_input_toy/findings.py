@@ -333,3 +333,129 @@ def scale(st) -> dict[str, Finding]:
 def studies(st) -> dict[str, Finding]:
     """Every statement of the three later studies, keyed by name."""
     return {**baselines(st), **mechanism(st), **scale(st)}
+
+
+# ---------------------------------------------------------------- issue 51's controls
+
+def coverage(st) -> dict[str, Finding]:
+    """The coverage controls (:mod:`modlib.redundant_input_toy.coverage`), ReLU and squared loss,
+    each formulation: ``single-<f>``, the verdict on "at the paper's coverage and information, taking
+    the correlation away makes more seeds generalise" (share, ``single`` minus the paper's setting);
+    ``reliance-single-<f>`` on "... the correlation raises R" (R, the paper's setting minus
+    ``single``); ``info-<f>`` on "at fixed coverage and no correlation, more information makes fewer
+    seeds generalise" (share, ``single-low`` minus ``single-high``); ``info-reliance-<f>`` on "...
+    raises R" (R, ``single-high`` minus ``single-low``). All are the book's own hypotheses."""
+    from modlib.redundant_input_toy import coverage as cov
+    from modlib.redundant_input_toy.studies import coverage_arm
+
+    out = {}
+    gen = lambda a: (a["test_acc"] >= GENERALIZES).astype(float)  # noqa: E731
+    bits = {d: cov.mutual_information(d) for d in cov.COVERAGE}
+    for f in st.sweep.settings.formulations:
+        p = st.sweep.arrays("relu", "mse", f)
+        paper = {"test_acc": p["test_acc"], "train_acc": p["train_acc"], "reliance": p["final_reliance"]}
+        single, low, high = (coverage_arm(st, d, f) for d in ("single", "single-low", "single-high"))
+        v, text = compare(f"single-{f}", gen(single), gen(paper), [single, paper])
+        out[f"single-{f}"] = Finding(
+            f"single-{f}", v.reproduced,
+            f"({f}): {_share(gen(paper))} of seeds generalise in the paper's setting (Y1 = 1 at one band, "
+            f"Cov(Y1, Y2) = -0.11, {bits['single']:.3f} bits), {_share(gen(single))} in the coverage-matched "
+            f"control (Y1 = 1 at one band, Cov 0, the same bits); difference {text}.")
+        v, text = compare(f"reliance-single-{f}", paper["reliance"], single["reliance"], [paper, single], False,
+                          shares=False)
+        out[f"reliance-single-{f}"] = Finding(
+            f"reliance-single-{f}", v.reproduced,
+            f"({f}): the median reliance R ends at {_median(paper):.2f} in the paper's setting and "
+            f"{_median(single):.2f} in the coverage-matched control; mean difference {text}.")
+        v, text = compare(f"info-{f}", gen(low), gen(high), [low, high])
+        out[f"info-{f}"] = Finding(
+            f"info-{f}", v.reproduced,
+            f"({f}) Y1 = 1 at one band, Cov 0: {_share(gen(low))} of seeds generalise with "
+            f"{bits['single-low']:.3f} bits, {_share(gen(single))} with {bits['single']:.3f}, "
+            f"{_share(gen(high))} with {bits['single-high']:.3f}; {bits['single-low']:.3f} minus "
+            f"{bits['single-high']:.3f} bits {text}.")
+        v, text = compare(f"info-reliance-{f}", high["reliance"], low["reliance"], [high, low], False, shares=False)
+        out[f"info-reliance-{f}"] = Finding(
+            f"info-reliance-{f}", v.reproduced,
+            f"({f}) Y1 = 1 at one band, Cov 0: the median R ends at {_median(low):.2f} with "
+            f"{bits['single-low']:.3f} bits, {_median(single):.2f} with {bits['single']:.3f} and "
+            f"{_median(high):.2f} with {bits['single-high']:.3f}; {bits['single-high']:.3f} minus "
+            f"{bits['single-low']:.3f} bits {text}.")
+    return out
+
+
+def norm(st) -> dict[str, Finding]:
+    """The zero-x2 start with the first layer's norm matched
+    (:mod:`modlib.redundant_input_toy.mechanism_norm`), paper's setting, each formulation:
+    ``zero-norm-gen-<f>`` (share, norm-matched zero-x2 minus ordinary), ``norm-gen-<f>`` (share,
+    zero-x2 minus norm-matched zero-x2: the part of the gain that is the smaller norm) and
+    ``inherited-norm-<f>`` (R, ordinary minus norm-matched zero-x2). The book's own hypotheses."""
+    from modlib.redundant_input_toy.studies import norm_arm
+
+    out = {}
+    for f in st.sweep.settings.formulations:
+        ordinary, zero = (st.arrays("mechanism", arm, f) for arm in ("ordinary", "zero-x2"))
+        matched = norm_arm(st, f)
+        gen = {k: (a["test_acc"] >= GENERALIZES).astype(float)
+               for k, a in (("ordinary", ordinary), ("zero", zero), ("matched", matched))}
+        v, text = compare(f"zero-norm-gen-{f}", gen["matched"], gen["ordinary"], [matched, ordinary])
+        out[f"zero-norm-gen-{f}"] = Finding(
+            f"zero-norm-gen-{f}", v.reproduced,
+            f"({f}) paper's setting: {gen['matched'].mean():.0%} of seeds generalise from zero x2 weights "
+            f"with the first layer's norm matched, {gen['ordinary'].mean():.0%} from the ordinary "
+            f"initialisation; difference {text}.")
+        v, text = compare(f"norm-gen-{f}", gen["zero"], gen["matched"], [zero, matched])
+        out[f"norm-gen-{f}"] = Finding(
+            f"norm-gen-{f}", v.reproduced,
+            f"({f}) paper's setting: {gen['zero'].mean():.0%} of seeds generalise from zero x2 weights "
+            f"(the first layer's norm shrunk), {gen['matched'].mean():.0%} with the norm matched; "
+            f"difference {text}.")
+        v, text = compare(f"inherited-norm-{f}", ordinary["reliance"], matched["reliance"], [ordinary, matched],
+                          False, shares=False)
+        out[f"inherited-norm-{f}"] = Finding(
+            f"inherited-norm-{f}", v.reproduced,
+            f"({f}) paper's setting: median R ends at {_median(ordinary):.2f} from the ordinary "
+            f"initialisation, {_median(zero):.2f} from zero x2 weights and {_median(matched):.2f} from "
+            f"zero x2 weights with the norm matched; ordinary minus norm-matched {text}.")
+    return out
+
+
+def scale_lr(st) -> dict[str, Finding]:
+    """The scale control with the learning rate matched (:mod:`modlib.redundant_input_toy.scale_lr`)
+    and the interaction of scale and margin: ``scale-lr<k>-<shape>`` (share, scale 1 at lr 0.1 minus
+    scale 5 at 0.1/k); ``interaction`` (the stored scale control, every set at 0.1) and
+    ``interaction-lr<k>``: per seed, the larger scale's cost with the margin minus its cost without
+    one, a paired t interval over the seeds. The book's own hypotheses."""
+    from modlib.redundant_input_toy.studies import scale_lr_arm
+
+    out = {}
+    gen = lambda a: (a["test_acc"] >= GENERALIZES).astype(float)  # noqa: E731
+    names = {"a": ("(a)", "(a) x5"), "b": ("(b) /5", "(b)")}
+    for k in ("25", "5"):
+        for shape in ("a", "b"):
+            one, five = scale_lr_arm(st, "x1", shape), scale_lr_arm(st, f"x5 lr/{k}", shape)
+            v, text = compare(f"scale-lr{k}-{shape}", gen(one), gen(five), [one, five])
+            out[f"scale-lr{k}-{shape}"] = Finding(
+                f"scale-lr{k}-{shape}", v.reproduced,
+                f"{gen(one).mean():.0%} of seeds generalise in {names[shape][0]} at lr 0.1, "
+                f"{gen(five).mean():.0%} in {names[shape][1]} at lr 0.1/{k} (mean training accuracy "
+                f"{np.mean(five['train_acc']):.3f}); difference {text}.")
+    sets = {"interaction": (lambda sc, shape: st.arrays("scale", sc, shape), "every set at lr 0.1"),
+            **{f"interaction-lr{k}": (lambda sc, shape, k=k: scale_lr_arm(st, "x1" if sc == "x1" else f"x5 lr/{k}",
+                                                                          shape), f"scale 5 at lr 0.1/{k}")
+               for k in ("25", "5")}}
+    for key, (get, label) in sets.items():
+        a1, a5, b1, b5 = get("x1", "a"), get("x5", "a"), get("x1", "b"), get("x5", "b")
+        with_margin, without = gen(b1) - gen(b5), gen(a1) - gen(a5)
+        v, text = compare(key, with_margin, without, [a1, a5, b1, b5], shares=False)
+        out[key] = Finding(
+            key, v.reproduced,
+            f"({label}) the larger scale costs {with_margin.mean() * 100:+.0f} points of share with the "
+            f"margin ({gen(b1).mean():.0%} to {gen(b5).mean():.0%}) and {without.mean() * 100:+.0f} without "
+            f"({gen(a1).mean():.0%} to {gen(a5).mean():.0%}); the interaction (difference of differences) {text}.")
+    return out
+
+
+def issue51(st) -> dict[str, Finding]:
+    """Every statement of issue 51's controls, keyed by name."""
+    return {**coverage(st), **norm(st), **scale_lr(st)}

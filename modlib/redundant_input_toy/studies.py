@@ -10,11 +10,12 @@ import numpy as np
 import torch
 
 from modlib import results
-from modlib.redundant_input_toy import baselines, mechanism, scale
+from modlib.redundant_input_toy import baselines, coverage, mechanism, mechanism_norm, scale, scale_lr
 from modlib.redundant_input_toy.experiment import ToySweep
 
 GRADIENT_DESCENT = "gradient descent"  # the sweep's trained network, an arm of the baselines study
 STUDIES = ("baselines", "mechanism", "scale")
+ISSUE51 = (coverage.RESULT, mechanism_norm.RESULT, scale_lr.RESULT)  # the controls of issue 51
 
 
 class ToyStudies:
@@ -85,10 +86,38 @@ _PER_ARM = {"test_acc", "train_acc", "reliance", "final_reliance", "grad_x1", "g
 
 
 def run(profile: str, device: torch.device, sweep: ToySweep) -> ToyStudies:
-    """Load (or compute and store) the three studies at ``profile``, beside ``sweep``."""
+    """Load (or compute and store) the three studies and issue 51's controls at ``profile``, beside
+    ``sweep``."""
     stored = {"baselines": baselines.run(profile, device), "mechanism": mechanism.run(profile, device),
-              "scale": scale.run(profile, device)}
+              "scale": scale.run(profile, device), coverage.RESULT: coverage.run(profile, device),
+              mechanism_norm.RESULT: mechanism_norm.run(profile, device),
+              scale_lr.RESULT: scale_lr.run(profile, device)}
     return ToyStudies(sweep, stored, profile)
+
+
+def _arm(a: dict, *index) -> dict:
+    """One arm's per-seed arrays (``test_acc``, ``train_acc``, ``reliance`` ``[S]``, the curves
+    ``[S, T]``) from a stored study's arrays, indexed by ``index`` before the seeds."""
+    out = {k: v[index] for k, v in a.items() if k in _PER_ARM}
+    out["reliance"] = out.pop("final_reliance")
+    return out
+
+
+def coverage_arm(st: ToyStudies, design: str, formulation: str) -> dict:
+    """One design of the coverage controls (:mod:`.coverage`), seeds first."""
+    i = st.sweep.settings.formulations.index(formulation)
+    return _arm(st.stored[coverage.RESULT].arrays, i, coverage.settings(st.profile).designs.index(design))
+
+
+def norm_arm(st: ToyStudies, formulation: str) -> dict:
+    """The zero-x2 start with the first layer's norm matched (:mod:`.mechanism_norm`), paper's setting."""
+    return _arm(st.stored[mechanism_norm.RESULT].arrays, st.sweep.settings.formulations.index(formulation), 0, 0)
+
+
+def scale_lr_arm(st: ToyStudies, arm: str, shape: str) -> dict:
+    """One arm of the learning-rate-matched scale control (:mod:`.scale_lr`): ``arm`` one of
+    :data:`.scale_lr.ARMS`, ``shape`` ``"a"`` (no margin) or ``"b"`` (a margin)."""
+    return _arm(st.stored[scale_lr.RESULT].arrays, scale.SHAPES.index(shape), list(scale_lr.ARMS).index(arm))
 
 
 def reliance_curve(a: dict) -> np.ndarray:
