@@ -546,32 +546,63 @@ def snapshot_rewrites(chapter: str, root: Path | None = None) -> list[str]:
 
 
 def first_stored(chapter: str, root: Path | None = None) -> dict[str, str]:
-    """The date each stored full result of ``chapter`` was first committed (``name -> ISO date``),
-    from git; empty where there is no git history (a shallow clone, an installed package)."""
+    """When each stored full result of ``chapter`` was first committed (``name -> ISO 8601 commit
+    time``), from git; empty where there is no git history (a shallow clone, an installed package)."""
     root = root or PACKAGE.parent
     try:
-        log = subprocess.run(["git", "-C", str(root), "log", "--diff-filter=A", "--format=@%cs", "--name-only",
+        log = subprocess.run(["git", "-C", str(root), "log", "--diff-filter=A", "--format=@%cI", "--name-only",
                               "--", f"notebooks/results/full/{chapter}"], capture_output=True, text=True,
                              timeout=60, check=True).stdout
     except (OSError, subprocess.SubprocessError):
         return {}
-    out, date = {}, ""
+    out, when = {}, ""
     for line in log.splitlines():
         if line.startswith("@"):
-            date = line[1:]
+            when = line[1:]
         elif line.endswith(".npz"):
-            out[Path(line).stem] = date  # newest first: the last seen is the first added
+            out[Path(line).stem] = when  # newest first: the last seen is the first added
     return out
 
 
-def registered_before_data(c: Registered, stored: dict[str, str]) -> bool | None:
+@cache
+def registered_at(chapter: str, root: Path | None = None) -> dict[str, str]:
+    """When each claim of ``chapter`` was first committed to its snapshot (``id -> ISO 8601 commit
+    time``), from git; empty where there is no git history."""
+    root = root or PACKAGE.parent
+    rel = snapshot_path(chapter).relative_to(root)
+    try:
+        log = subprocess.run(["git", "-C", str(root), "log", "--reverse", "--format=%H %cI", "--", str(rel)],
+                             capture_output=True, text=True, timeout=60, check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    out: dict[str, str] = {}
+    for line in log.splitlines():
+        commit, when = line.split()
+        shown = subprocess.run(["git", "-C", str(root), "show", f"{commit}:{rel}"], capture_output=True, text=True)
+        for cid in (json.loads(shown.stdout) if shown.returncode == 0 else {}):
+            out.setdefault(cid, when)
+    return out
+
+
+def _earlier(a: str, b: str) -> bool:
+    """Whether time ``a`` comes strictly before ``b`` (ISO 8601); where either is a date only, to the
+    day (a registration on the day of the data is then not before it)."""
+    if len(a) == 10 or len(b) == 10:
+        return a[:10] < b[:10]
+    return _dt.datetime.fromisoformat(a) < _dt.datetime.fromisoformat(b)
+
+
+def registered_before_data(c: Registered, stored: dict[str, str], registered: str | None = None) -> bool | None:
     """Whether claim ``c`` was registered before the first of the results it reads was committed
-    (``stored``: :func:`first_stored`); None where none of its results is stored or dated."""
+    (``stored``: :func:`first_stored`), by commit times where git has them (``registered``: the
+    claim's :func:`registered_at`), else by the snapshot's date; None where none of its results is
+    stored or dated."""
     when = [d for name, d in stored.items() if any(fnmatch.fnmatch(name, p) for p in c.reads)]
-    registered = snapshot(c.chapter).get(c.id, {}).get("registered")
+    registered = registered or snapshot(c.chapter).get(c.id, {}).get("registered")
     if not when or not registered:
         return None
-    return registered < min(when)  # dates to the day: a registration on the day of the data is not before it
+    first = min(when, key=lambda d: _dt.datetime.fromisoformat(d) if len(d) > 10 else _dt.datetime.fromisoformat(d + "T00:00:00+00:00"))
+    return _earlier(registered, first)
 
 
 def _main(argv: list[str] | None = None) -> int:

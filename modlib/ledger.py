@@ -28,7 +28,7 @@ def _verdict_words(outcome: str | None, own: bool) -> str:
 
 
 def _registration(c: claims.Registered, stored: dict[str, str]) -> str:
-    before = claims.registered_before_data(c, stored)
+    before = claims.registered_before_data(c, stored, claims.registered_at(c.chapter).get(c.id))
     when = "before the data" if before else "after the data" if before is False else "date of the data unknown"
     said = f"amended, registered {when}" if c.amendments else f"registered {when}"
     corrected = claims.snapshot(c.chapter).get(c.id, {}).get("corrections", ())
