@@ -60,9 +60,10 @@ SETTINGS = {
     # for + and * (the double-addition network learns well at 1e-3 and stalls above it), and masks
     # trained for 700 steps instead of 20k need a stronger regulariser to become sparse.
     # (default is a reader's first run, at most 3 minutes of CPU: 4,000 evaluation problems, the double
-    # addition for 4,000 steps)
+    # addition for 4,000 steps, the sweep's masks 200 steps, the CNN's 11 class masks 100 steps each)
     "default": MaskSettings(lr=3e-3, base_steps=4000, double_steps=4000, eval_n=4000, alpha=2e-3, alpha_double=8e-3,
-                            sweep_alphas=(1e-4, 1e-2), cnn_mask_steps=150, cnn_alpha=1e-2, cnn_mask_lr=5e-2),
+                            sweep_alphas=(1e-4, 1e-2), sweep_mask_steps=200, cnn_mask_steps=100, cnn_alpha=1e-2,
+                            cnn_mask_lr=5e-2),
     # The scale the book shows, computed on 2 CPU cores (the chapter's appendix lists the settings
     # tried): the first layer's width is what lets a removed module spare the other operation, so
     # the network is 1024 wide but has 2 hidden layers instead of the paper's 4; masks train for 2k
