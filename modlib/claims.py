@@ -303,7 +303,7 @@ def words(key: str, why: bool = False) -> str:
     """The verdict last decided for the registered claim ``key`` in this process (:func:`decide`), in
     the words for its kind, as :func:`statement` prints it: "✓ reproduced", "✗ not reproduced",
     "holds", "does not hold", "? cannot be decided here"; an amended claim's verdict is followed by
-    the verdict as registered where that differs. ``why``: an undecided verdict's reason follows in
+    the verdict as registered where its words differ (another outcome, or another kind's words). ``why``: an undecided verdict's reason follows in
     brackets (:func:`modlib.stats.undecided_reason`). For a page's prose (glued), so that the prose
     names a verdict without typing it; :data:`NOT_DECIDED` where the claim was not decided (a
     result not made at this profile)."""
@@ -315,8 +315,10 @@ def words(key: str, why: bool = False) -> str:
     reason = stats.undecided_reason(stats.Verdict(d.outcome, d.why)) if why else ""
     if reason:
         text += f" ({reason})"
-    if d.registered_outcome is not None and d.registered_outcome != d.outcome:
-        text += f" (as registered: {_words(d.registered_outcome, c.original()['whose'] == 'own')})"
+    if d.registered_outcome is not None:
+        registered = _words(d.registered_outcome, c.original()["whose"] == "own")
+        if registered != _words(d.outcome, c.own):  # another outcome, or the same one worded for another kind
+            text += f" (as registered: {registered})"
     return text
 
 

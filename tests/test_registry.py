@@ -359,7 +359,7 @@ def test_one_bar_for_trained_and_the_departures_are_named():
     assert masks.TRAINED is stats.TRAINED
     assert bridge.TRAINED is stats.TRAINED
     assert structure.settings("full").base_gate == stats.TRAINED
-    assert set(stats.TRAINED_DEPARTURES) == {"compositional_sprites", "resists_at_scale", "weight_masks"}
+    assert set(stats.TRAINED_DEPARTURES) == {"compositional_sprites", "resists_at_scale", "weight_masks", "bridge"}
     assert scale.TRAINED != stats.TRAINED and masks.CNN_TRAINED != stats.TRAINED
     assert sprites.FIT != stats.TRAINED
     for chapter in claims.CHAPTERS:
