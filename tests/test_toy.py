@@ -317,3 +317,13 @@ def test_smoke_issue51_controls_store_every_arm_and_their_findings_and_figures_d
     traj = toy.trajectory.run("smoke")
     for fig in (figures.coverage_figure(st), figures.trajectory_figure(st, traj)):
         assert fig.get_size_inches()[0] <= 6.6 + 1e-9
+
+
+@pytest.mark.parametrize("profile", ["smoke", "default", "full", "paper"])
+def test_the_coverage_controls_pair_with_the_sweeps_seeds(profile):
+    """The coverage claims pair each seed of a coverage design with the same seed of the sweep's
+    paper setting: both must have as many seeds at every profile (at default they did not, and the
+    page failed)."""
+    from modlib.redundant_input_toy import coverage
+
+    assert coverage.settings(profile).seeds == toy.settings(profile).seeds
