@@ -126,7 +126,7 @@ class SpriteMaskSettings:
 # chapter 2's), masks of 300 steps at three times the learning rate.
 SETTINGS = {
     "smoke": SpriteMaskSettings(mono_seeds=2, comp_seeds=2, mask_steps=30, init=0.5, n_mask=128, n_eval=64),
-    "default": SpriteMaskSettings(mono_seeds=2, comp_seeds=2, mask_steps=200, mask_lr=0.15, n_mask=1500,
+    "default": SpriteMaskSettings(mono_seeds=2, comp_seeds=2, mask_steps=150, mask_lr=0.15, n_mask=1500,
                                   n_eval=500, epochs=25, n_train=3000, hidden=96, channels=8,
                                   mono_hidden=128, mono_channels=16),
     "full": SpriteMaskSettings(mono_seeds=6, comp_seeds=3, mask_steps=1000),
