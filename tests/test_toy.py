@@ -321,9 +321,10 @@ def test_smoke_issue51_controls_store_every_arm_and_their_findings_and_figures_d
 
 @pytest.mark.parametrize("profile", ["smoke", "default", "full", "paper"])
 def test_the_coverage_controls_pair_with_the_sweeps_seeds(profile):
-    """The coverage claims pair each seed of a coverage design with the same seed of the sweep's
-    paper setting: both must have as many seeds at every profile (at default they did not, and the
-    page failed)."""
-    from modlib.redundant_input_toy import coverage
+    """The coverage and the studies' claims pair each seed of their arms with the same seed of the
+    sweep's paper setting: all must have as many seeds at every profile (at default they did not,
+    and the page failed)."""
+    from modlib.redundant_input_toy import baselines, coverage, mechanism, scale
 
-    assert coverage.settings(profile).seeds == toy.settings(profile).seeds
+    seeds = {m.__name__: m.settings(profile).seeds for m in (coverage, baselines, mechanism, scale)}
+    assert set(seeds.values()) == {toy.settings(profile).seeds}, (toy.settings(profile).seeds, seeds)
