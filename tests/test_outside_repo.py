@@ -89,6 +89,6 @@ def test_at_full_it_fetches_the_books_results_from_a_file_copy_and_draws_the_pag
         MODLIB_RESULTS_URL=(tmp_path / "repo").as_uri(),
         MODLIB_FULL_FROM_STORE="1")  # a result that is missing or stale raises: hours are never spent
     assert "This page was computed at profile: full" in printed
-    assert "Fetched 7 of the book's stored full results for 'redundant_input_toy'" in printed
+    assert "Fetched 11 of the book's stored full results for 'redundant_input_toy'" in printed
     for path in (FULL / "redundant_input_toy").glob("[!_]*.*"):  # the sweep's four results and the studies' three
         assert (store / "full" / "redundant_input_toy" / path.name).read_bytes() == path.read_bytes()

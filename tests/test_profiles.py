@@ -44,7 +44,7 @@ def test_every_profile_has_valid_settings_and_grows():
     assert profiles.PROFILES == ("smoke", "default", "full", "paper")
     s, d, f, p = (toy.settings(name) for name in profiles.PROFILES)
     assert s.seeds < d.seeds < f.seeds
-    assert d.seeds >= 20 and d.epochs == toy.PAPER_EPOCHS and f.epochs >= toy.PAPER_EPOCHS
+    assert d.seeds >= 10 and d.epochs == toy.PAPER_EPOCHS and f.epochs >= toy.PAPER_EPOCHS
     assert p == f  # the toy's full profile is already the paper's scale
     s, d, f, p = (wm.settings(name) for name in profiles.PROFILES)
     assert s.hidden[0] < d.hidden[0] < f.hidden[0] < p.hidden[0] == 2000 and len(p.hidden) == 4
