@@ -62,6 +62,8 @@ from typing import Callable
 os.environ.setdefault("TQDM_DISABLE", "1")
 
 import torch
+
+from modlib import results
 import torch.nn.functional as F
 from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
@@ -821,18 +823,9 @@ def measure(name: str, reps: int) -> dict:
     return row
 
 
-def cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
 
 def header(threads: int) -> str:
-    return (f"# torch {torch.__version__}, {threads} thread(s), CPU {cpu_name()} ({os.cpu_count()} cores), "
+    return (f"# torch {torch.__version__}, {threads} thread(s), CPU {results.cpu_name()} ({os.cpu_count()} cores), "
             f"python {platform.python_version()}, {time.strftime('%Y-%m-%d %H:%M %Z')}")
 
 
