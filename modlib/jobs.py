@@ -312,9 +312,10 @@ def read_ledger(path: Path) -> dict[str, dict]:
 
 def run(chapters: list[str], profile: str, *, executor: str = "local", workers: int = 1,
         threads: int | None = None, out: Path = Path("_build/batch"), root: Path | None = None,
-        slurm: dict | None = None, dry_run: bool = False) -> dict[str, dict]:
+        slurm: dict | None = None, dry_run: bool = False, only: list[str] | None = None) -> dict[str, dict]:
     """Run (``local``) or submit (``slurm``) every job of ``chapters`` at ``profile`` whose result is
-    not stored; ``dry_run`` only reports. Returns ``{job: {"status": ..., "log": ...}}``, status one of
+    not stored (of those named in ``only``, when given, with the jobs they need); ``dry_run`` only
+    reports. Returns ``{job: {"status": ..., "log": ...}}``, status one of
     ``stored`` (``made`` when this call computed it), ``running``, ``submitted``, ``failed``, ``left``."""
     profiles.check_choice("executor", executor, EXECUTORS)
     profiles.check_int("workers", workers, 1)
@@ -330,6 +331,8 @@ def run(chapters: list[str], profile: str, *, executor: str = "local", workers: 
     root = Path(root).resolve() if root else results.default_root()
     folder = Path(out).resolve() / profile / "jobs"
     table = jobs(chapters, profile)
+    if only is not None:
+        table = {job: table[job] for job in _with_needs(table, only)}
     with store_at(root):
         report = {job: {"status": "stored" if is_stored(c) else "left", "log": ""} for job, (_, c) in table.items()}
     ledger_path = folder / "submitted.json"
@@ -375,6 +378,19 @@ def run(chapters: list[str], profile: str, *, executor: str = "local", workers: 
             report[job] = {"status": "made" if made else "failed", "tried": True,
                            "log": "" if made else log or "the job ended without storing its result"}
     return report
+
+
+def _with_needs(table: dict[str, tuple[tuple[str, ...], Compute]], only: list[str]) -> list[str]:
+    """The jobs named in ``only`` and, recursively, the jobs they need, in ``table``'s order."""
+    keep: set[str] = set()
+    todo = list(only)
+    while todo:
+        job = todo.pop()
+        profiles.check_choice("job", job, tuple(table))
+        if job not in keep:
+            keep.add(job)
+            todo.extend(table[job][0])
+    return [job for job in table if job in keep]
 
 
 def summary(report: dict[str, dict]) -> str:

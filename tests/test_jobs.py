@@ -14,7 +14,6 @@ import torch
 from modlib import batch, jobs, results
 from modlib import redundant_input_toy as toy
 from modlib import structural_compositionality as sc
-from modlib.structural_compositionality import sweep as sc_sweep
 
 SMOKE = "smoke"
 
@@ -25,29 +24,34 @@ def stored_files(root):
             for p in sorted((root / SMOKE).glob("*/*.json")) if p.name != "_batch.json"}
 
 
+# Four jobs of two chapters, one needing another (so the workers run in two stages); every job of a
+# chapter computes through the same chapter function, so a subset checks the workers as all would.
+WORKER_JOBS = [f"{toy.CHAPTER}/sweep-relu-ce", f"{toy.CHAPTER}/gd-trajectory",
+               f"{sc.CHAPTER}/sv-plural-untrained-0"]
+
+
 def test_local_workers_compute_what_the_in_process_run_computes(tmp_path, monkeypatch):
-    """Two chapters at smoke: 2 local worker processes store bit-identical metrics and arrays to the
-    chapters' own in-process run (both with one CPU thread)."""
+    """Jobs of two chapters at smoke: 2 local worker processes store bit-identical metrics and arrays
+    to the chapters' own in-process run (both with one CPU thread)."""
     inline, parallel = tmp_path / "inline", tmp_path / "parallel"
-    monkeypatch.setenv(results.ROOT_ENV, str(inline))
+    table = jobs.jobs([toy.CHAPTER, sc.CHAPTER], SMOKE)
+    wanted = WORKER_JOBS + [f"{sc.CHAPTER}/sv-plural-0"]  # the untrained control needs its trained twin
     from threadpoolctl import threadpool_limits
 
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:  # numpy's BLAS too (chapter 1's least squares): a worker runs with OMP_NUM_THREADS=1
-        with threadpool_limits(1):
-            toy.studies.run(SMOKE, torch.device("cpu"), toy.run(SMOKE, torch.device("cpu"), progress=False))
-            toy.trajectory.run(SMOKE, torch.device("cpu"))  # the page loads it beside the studies
-            sc.run(SMOKE, torch.device("cpu"))
-            sc_sweep.run(SMOKE, torch.device("cpu"))  # the chapter's density sweeps are jobs too
+        with threadpool_limits(1), jobs.store_at(inline):
+            for job in wanted[::-1]:  # needs first
+                table[job][1](torch.device("cpu"))
     finally:
         torch.set_num_threads(threads)
-    report = jobs.run([toy.CHAPTER, sc.CHAPTER], SMOKE, workers=2, threads=1, out=tmp_path / "out", root=parallel)
+    report = jobs.run([toy.CHAPTER, sc.CHAPTER], SMOKE, workers=2, threads=1, out=tmp_path / "out", root=parallel,
+                      only=WORKER_JOBS)
 
     assert {r["status"] for r in report.values()} == {"made"}
     expected, got = stored_files(inline), stored_files(parallel)
-    assert sorted(got) == sorted(report) == sorted(expected)
-    assert any(k.startswith(toy.CHAPTER) for k in got) and any(k.startswith(sc.CHAPTER) for k in got)
+    assert sorted(got) == sorted(report) == sorted(expected) == sorted(wanted)
     for key, want in expected.items():
         assert got[key].config == want.config, key
         assert got[key].metrics == want.metrics, key
@@ -55,8 +59,15 @@ def test_local_workers_compute_what_the_in_process_run_computes(tmp_path, monkey
         for name, array in want.arrays.items():
             assert np.array_equal(got[key].arrays[name], array), (key, name)
     # a second call finds everything stored and runs nothing
-    again = jobs.run([toy.CHAPTER, sc.CHAPTER], SMOKE, workers=2, threads=1, out=tmp_path / "out", root=parallel)
+    again = jobs.run([toy.CHAPTER, sc.CHAPTER], SMOKE, workers=2, threads=1, out=tmp_path / "out", root=parallel,
+                     only=WORKER_JOBS)
     assert {r["status"] for r in again.values()} == {"stored"}
+
+
+def test_only_names_a_job_of_the_chapters_or_says_which_are(tmp_path):
+    with pytest.raises(ValueError, match="job='redundant_input_toy/nope' is not valid; choose one of.*sweep-relu-ce"):
+        jobs.run([toy.CHAPTER], SMOKE, out=tmp_path / "out", root=tmp_path / "store", dry_run=True,
+                 only=[f"{toy.CHAPTER}/nope"])
 
 
 def test_a_killed_job_leaves_nothing_that_loads_and_is_redone(tmp_path):

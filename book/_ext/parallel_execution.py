@@ -1,0 +1,77 @@
+"""Sphinx extension: the chapters' notebooks executed on every core before Sphinx reads the pages.
+
+myst-nb executes notebooks one at a time, while Sphinx reads each page. In its ``cache`` mode it
+first looks for the notebook (by the hash of its code) in a jupyter-cache, and executes it only on a
+miss. At ``builder-inited`` this extension empties that cache and fills it again with every
+notebook named by ``parallel_notebooks`` (globs relative to the book's root), executed at once on
+``parallel_workers`` processes (0: one per core), each kernel on one torch thread; myst-nb then
+finds them all. The build therefore executes what ``force`` mode would, from scratch every time,
+on every core. A notebook that fails here is left out of the cache: myst-nb executes it again
+itself and reports its error, so a broken notebook fails the build as before. Pages that are not
+listed (the theory pages' short MyST notebooks) are executed by myst-nb as usual.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import shutil
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import nbformat
+from jupyter_cache import get_cache
+from jupyter_cache.base import CacheBundleIn
+from jupyter_cache.executors.utils import single_nb_execution
+from sphinx.application import Sphinx
+from sphinx.util import logging
+
+LOG = logging.getLogger(__name__)
+
+
+def execute(path: str, timeout: int | None) -> tuple[str, nbformat.NotebookNode | None, float, str | None]:
+    """Execute one notebook in its own folder (as myst-nb does): ``(path, notebook or None, seconds,
+    traceback)``; the notebook is None when a cell failed."""
+    nb = nbformat.read(path, as_version=4)
+    result = single_nb_execution(nb, cwd=str(Path(path).parent), timeout=timeout, allow_errors=False,
+                                 meta_override=True)
+    return path, (nb if result.err is None else None), result.time, result.exc_string
+
+
+def fill_cache(app: Sphinx) -> None:
+    config, nb_config = app.config, app.env.mystnb_config  # myst-nb's, set at builder-inited before this
+    if nb_config.execution_mode != "cache" or not config.parallel_notebooks:
+        return
+    root = Path(app.srcdir)
+    paths = sorted({str(p) for pattern in config.parallel_notebooks for p in root.glob(pattern)})
+    if not paths:
+        raise ValueError(f"parallel_notebooks={config.parallel_notebooks!r} matches no notebook under {root}")
+    cache_path = Path(nb_config.execution_cache_path)
+    shutil.rmtree(cache_path, ignore_errors=True)  # from scratch: a page never shows an older run
+    cache = get_cache(str(cache_path))
+    workers = config.parallel_workers or os.cpu_count() or 1
+    os.environ["OMP_NUM_THREADS"] = "1"  # kernels inherit it: two threads per kernel on shared cores
+    os.environ["MKL_NUM_THREADS"] = "1"  # make small models many times slower
+    LOG.info(f"parallel_execution: executing {len(paths)} notebooks on {workers} processes")
+    start = time.perf_counter()
+    timeout = nb_config.execution_timeout
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+        for path, nb, seconds, error in pool.map(execute, paths, [timeout] * len(paths)):
+            name = os.path.relpath(path, root)
+            if nb is None:
+                LOG.info(f"parallel_execution: {name} failed; myst-nb executes it again and reports "
+                         f"the error\n{error}")
+                continue
+            record = cache.add_nb_to_project(path)
+            cache.cache_notebook_bundle(CacheBundleIn(nb, record.uri, data={"execution_seconds": seconds}),
+                                        check_validity=False, overwrite=True)
+            LOG.info(f"parallel_execution: {name} in {seconds:.0f} s")
+    LOG.info(f"parallel_execution: all in {time.perf_counter() - start:.0f} s")
+
+
+def setup(app: Sphinx) -> dict:
+    app.add_config_value("parallel_notebooks", [], "env", types=[list])
+    app.add_config_value("parallel_workers", 0, "env", types=[int])
+    app.connect("builder-inited", fill_cache, priority=900)  # after myst-nb's config
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,67 @@
+"""The book's notebooks executed on every core before Sphinx reads them (book/_ext/parallel_execution.py):
+the cache it fills is the one myst-nb's ``cache`` mode reads, from scratch, and a failing notebook is
+left for myst-nb to execute and report."""
+
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import nbformat
+import pytest
+from jupyter_cache import get_cache
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "book" / "_ext"))
+import parallel_execution  # noqa: E402
+
+
+def notebook(path: Path, *sources: str) -> Path:
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in sources])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, path)
+    return path
+
+
+def app(root: Path, mode: str = "cache") -> SimpleNamespace:
+    mystnb = SimpleNamespace(execution_mode=mode, execution_cache_path=str(root / "_build" / ".jupyter_cache"),
+                             execution_timeout=120)
+    return SimpleNamespace(srcdir=str(root), env=SimpleNamespace(mystnb_config=mystnb),
+                           config=SimpleNamespace(parallel_notebooks=["notebooks/*.ipynb"], parallel_workers=2))
+
+
+def test_it_fills_myst_nbs_cache_from_scratch_and_leaves_a_failing_notebook_out(tmp_path):
+    (tmp_path / "notebooks").mkdir()
+    good = notebook(tmp_path / "notebooks" / "good.ipynb", "import os\nprint(os.getcwd(), os.environ['OMP_NUM_THREADS'])")
+    bad = notebook(tmp_path / "notebooks" / "bad.ipynb", "raise RuntimeError('broken page')")
+    cache_path = tmp_path / "_build" / ".jupyter_cache"
+    old = get_cache(str(cache_path))
+    earlier = notebook(tmp_path / "earlier.ipynb", "1 + 1")
+    old.cache_notebook_file(str(earlier), check_validity=False)
+    assert old.match_cache_notebook(nbformat.read(earlier, as_version=4))
+    parallel_execution.fill_cache(app(tmp_path))
+
+    cache = get_cache(str(cache_path))
+    with pytest.raises(KeyError):
+        cache.match_cache_notebook(nbformat.read(earlier, as_version=4))  # emptied first: nothing from an earlier build is read
+    executed = cache.merge_match_into_notebook(nbformat.read(good, as_version=4))[1]
+    out = executed.cells[0].outputs[0].text.split()
+    assert out == [str(good.parent), "1"]  # run in its own folder (as myst-nb runs it), on one thread
+    with pytest.raises(KeyError):
+        cache.match_cache_notebook(nbformat.read(bad, as_version=4))  # myst-nb executes it and reports the error
+
+
+def test_outside_cache_mode_it_does_nothing_and_a_glob_matching_nothing_is_an_error(tmp_path):
+    parallel_execution.fill_cache(app(tmp_path, mode="force"))
+    assert not (tmp_path / "_build").exists()
+    with pytest.raises(ValueError, match=r"parallel_notebooks=\['notebooks/\*.ipynb'\] matches no notebook"):
+        parallel_execution.fill_cache(app(tmp_path))
+
+
+def test_the_books_config_executes_every_chapter_through_it():
+    import yaml
+
+    config = yaml.safe_load((Path(__file__).resolve().parents[1] / "_config.yml").read_text())
+    assert config["execute"]["execute_notebooks"] == "cache"
+    assert config["sphinx"]["local_extensions"]["parallel_execution"] == "book/_ext"
+    root = Path(__file__).resolve().parents[1]
+    chapters = {p for pattern in config["sphinx"]["config"]["parallel_notebooks"] for p in root.glob(pattern)}
+    assert chapters == set((root / "notebooks").glob("*.ipynb")) and len(chapters) == 7
