@@ -19,10 +19,11 @@ def git(repo, *args):
                         "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"})
 
 
-@pytest.fixture
-def repo(tmp_path):
-    """A repository holding a copy of modlib, committed, and chapter 1's smoke results made by it."""
-    root = tmp_path / "repo"
+@pytest.fixture(scope="module")
+def made(tmp_path_factory):
+    """A repository holding a copy of modlib, committed, and chapter 1's smoke results made by it
+    (made once for this file: each test edits a copy of it, :func:`repo`)."""
+    root = tmp_path_factory.mktemp("made") / "repo"
     shutil.copytree(fingerprint.PACKAGE_DIR, root / "modlib", ignore=shutil.ignore_patterns("__pycache__"))
     git(root, "init", "-q")
     git(root, "add", "modlib")
@@ -30,6 +31,14 @@ def repo(tmp_path):
     make = ("import torch\nfrom modlib import jobs\n"
             "for _, c in jobs.jobs(['redundant_input_toy'], 'smoke').values(): c(torch.device('cpu'))")
     subprocess.run([sys.executable, "-c", make], env=env(root), check=True, capture_output=True, cwd=root)
+    return root
+
+
+@pytest.fixture
+def repo(made, tmp_path):
+    """A test's own copy of :func:`made` (the repository, its history and its store)."""
+    root = tmp_path / "repo"
+    shutil.copytree(made, root, symlinks=True)
     return root
 
 
