@@ -230,6 +230,18 @@ def run_one(notebook: Path, profile: str, out_dir: Path, device: str, root: Path
     return row
 
 
+def _check_notebook(notebook: Path) -> None:
+    """Fail with a ``ValueError`` naming ``notebook`` unless nbformat reads it as a notebook."""
+    import nbformat
+
+    try:
+        nbformat.read(notebook, as_version=4)
+    except Exception as err:  # not JSON, or JSON that is no notebook (nbformat's errors vary)
+        lines = str(err).strip().splitlines() or [type(err).__name__]
+        raise ValueError(f"{notebook} is not a notebook nbformat can read ({lines[0][:200]}); give notebooks, "
+                         f"e.g. notebooks/weight_masks.ipynb") from None
+
+
 def run(notebooks: list[Path], profile: str, out: Path, *, force: bool = False,
         root: Path | None = None, rows: list[dict] | None = None,
         threads: int | None = None, cell_timeout: float | None = None) -> list[dict]:
@@ -256,6 +268,8 @@ def run(notebooks: list[Path], profile: str, out: Path, *, force: bool = False,
     other = [str(nb) for nb in notebooks if nb.suffix != ".ipynb"]
     if other:
         raise ValueError(f"{other[0]} is not a notebook (.ipynb); give notebooks, e.g. notebooks/weight_masks.ipynb")
+    for nb in notebooks:  # before a store folder is made for it
+        _check_notebook(nb)
     root = Path(root).resolve() if root else results.default_root()
     os.environ[results.ROOT_ENV] = str(root)  # the kernels store where the manifest goes
     device = describe(pick_device(quiet=True))

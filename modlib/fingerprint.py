@@ -10,7 +10,8 @@ of the classes it reaches, and hashes each of them (a *unit*) as code only:
 - comments, layout and docstrings do not count, nor a module's ``SETTINGS`` table (each result's
   config records the settings it used);
 - local variables are renamed in order of first appearance, so renaming one changes nothing; a
-  comprehension's variable is its own, not a module-level name of the same spelling;
+  comprehension's variable, and a lambda's or inner function's argument, is its own in that
+  comprehension, lambda or function only, not a module-level name of the same spelling;
 - a reference to another unit is written without the module it lives in (``masks.attach`` and a
   bare ``attach`` imported from it read the same), so moving a unit to another module, or a module
   into a package, changes nothing; which unit each reference reaches is hashed too (``links``);
@@ -269,6 +270,36 @@ def _bound_otherwise(nodes) -> set[str]:
     return out
 
 
+def _binds(scope) -> set[str]:
+    """Names ``scope`` binds other than by assignment, in its own body only: a function's or
+    lambda's arguments, and the functions and classes defined, other packages imported and names
+    declared nonlocal directly in it (not inside a function, lambda or class it defines,
+    whose own names are bound there). A function's or class's own name is bound where it is
+    defined, not in it. ``scope`` may also be a statement at a module's or class's top level."""
+    out = set()
+    if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        a = scope.args
+        out |= {x.arg for x in [*a.posonlyargs, *a.args, a.vararg, *a.kwonlyargs, a.kwarg] if x is not None}
+        todo = list(scope.body) if isinstance(scope.body, list) else [scope.body]
+    elif isinstance(scope, ast.ClassDef):
+        todo = list(scope.body)
+    else:
+        todo = [scope]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(node.name)
+            continue  # its decorators, defaults and bases bind nothing here that counts
+        if isinstance(node, ast.Lambda):
+            continue
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and not _imports_modlib(node):
+            out |= {a.asname or a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.Nonlocal):
+            out |= set(node.names)  # a ``global`` name is the module's: it stays followed
+        todo.extend(ast.iter_child_nodes(node))
+    return out
+
+
 def _imports_modlib(node: ast.Import | ast.ImportFrom) -> bool:
     """Whether an import statement imports from ``modlib`` (a relative import does too)."""
     if isinstance(node, ast.ImportFrom):
@@ -339,15 +370,17 @@ def _canonicalise(unit: Unit, mod: _Module) -> None:
     """Set ``unit.digest``, ``unit.refs`` and ``unit.attrs`` from its code with docstrings removed,
     locals renamed and references to other units written without their module."""
     renamed = _locals(unit, mod)
-    shadowed = _bound_otherwise(unit.nodes) | set(renamed)
     own_imports = _unit_aliases(unit)
     refs, attrs = [], set()
-    inner: list[set] = [set()]  # names bound by the comprehensions around the node visited
+    # names bound other than by assignment around the node visited: a function's or lambda's
+    # arguments in its body only, a comprehension's variables in it only (see Neutral)
+    top = set().union(*(_binds(n) for n in unit.nodes
+                        if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))))
+    inner: list[set] = [top]
 
     def meaning(node):
         """("unit"|"module"|"external", ...) when ``node`` names something of modlib."""
-        if isinstance(node, ast.Name) and node.id not in shadowed and node.id not in renamed \
-                and node.id not in inner[-1]:
+        if isinstance(node, ast.Name) and node.id not in renamed and node.id not in inner[-1]:
             return _resolve(mod, node.id, aliases=own_imports)
         if isinstance(node, ast.Attribute):
             base = meaning(node.value)
@@ -404,6 +437,46 @@ def _canonicalise(unit: Unit, mod: _Module) -> None:
             inner.append(outer | bound)
             for name in results:
                 setattr(node, name, self.visit(getattr(node, name)))
+            inner.pop()
+            return node
+
+        def _statements(self, body):
+            out = []
+            for stmt in body:
+                stmt = self.visit(stmt)
+                out += stmt if isinstance(stmt, list) else [] if stmt is None else [stmt]
+            return out
+
+        def _function(self, node):
+            """A function's or lambda's arguments, and what it defines, are its own names in its
+            body only (in ``lambda run: run`` the ``run`` is the argument, but a ``run(...)`` next to
+            the lambda is the module's); its decorators, defaults and annotations are evaluated
+            where it is defined."""
+            outer, a = inner[-1], node.args
+            for arg in [*a.posonlyargs, *a.args, a.vararg, *a.kwonlyargs, a.kwarg]:
+                if arg is not None and arg.annotation is not None:
+                    arg.annotation = self.visit(arg.annotation)
+            a.defaults = [self.visit(d) for d in a.defaults]
+            a.kw_defaults = [d if d is None else self.visit(d) for d in a.kw_defaults]
+            if not isinstance(node, ast.Lambda):
+                node.decorator_list = [self.visit(d) for d in node.decorator_list]
+                node.returns = node.returns if node.returns is None else self.visit(node.returns)
+            inner.append(outer | _binds(node))
+            node.body = self.visit(node.body) if isinstance(node, ast.Lambda) else self._statements(node.body)
+            inner.pop()
+            return node
+
+        visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = _function
+
+        def visit_ClassDef(self, node):
+            """A class's bases and decorators are evaluated where it is defined, its body with the
+            names it binds."""
+            outer = inner[-1]
+            node.bases = [self.visit(b) for b in node.bases]
+            node.keywords = [self.visit(k) for k in node.keywords]
+            node.decorator_list = [self.visit(d) for d in node.decorator_list]
+            inner.append(outer | _binds(node))
+            node.body = self._statements(node.body)
             inner.pop()
             return node
 

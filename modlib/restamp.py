@@ -31,8 +31,12 @@ which result differs and how to remake it. The proof covers only the kinds of re
 profile computes (:func:`kind`: a result's name with its numbers written ``#``): a stale result of
 another kind (chapter 5's Number-Contact, which smoke does not compute) is refused and named, unless
 ``--unproven REASON`` carries it, the reason kept in the result. Even within a kind, smoke computes
-at a small size; a change that acts only above that size (a branch on the number of seeds, say) is
-not caught, and the evidence says so: read the diff as well.
+at a small size, and a change that acts only above that size (a branch on the number of seeds, or on
+seed 64 and later) is not caught: a stale result whose config is larger than every one the proof
+computed of its kind (:func:`beyond`: a whole number or a list's length above the largest the proof
+ran, ``seeds 100 > 2``) is refused and named too, and carried only with ``--unproven REASON`` after
+reading the diff. At ``--profile smoke``, and with ``--rule-only`` (the code that computes is the same
+byte for byte), nothing is larger than what was proven.
 """
 
 from __future__ import annotations
@@ -165,8 +169,9 @@ def prove(chapter: str, names: list[str], profile: str, rev: str, work: Path,
           labels: dict[str, str] | None = None, rule_only: bool = False) -> tuple[str, set[str]]:
     """The evidence that ``names`` (stale results of ``chapter`` at ``profile``) were made by the
     code at ``rev`` and that it computes the chapter's smoke results as the working tree does (or,
-    ``rule_only``, that no module that computes differs from ``rev``), and the :func:`kind` of each
-    result that evidence covers; raises ``ValueError`` saying what failed."""
+    ``rule_only``, that no module that computes differs from ``rev``), and ``{kind: [config, ...]}``
+    for each :func:`kind` of result that evidence covers, with the configs the proof computed of it
+    (``None``: at any size, as with ``rule_only``); raises ``ValueError`` saying what failed."""
     old = _tree(rev, work / "old")
     loaded = json.loads(_run(old, results.default_root(), [chapter, profile, json.dumps(names)]))
     not_current = [n for n, ok in loaded.items() if not ok]
@@ -182,7 +187,7 @@ def prove(chapter: str, names: list[str], profile: str, rev: str, work: Path,
                              f"{', '.join(computing)}; drop --rule-only to compare the smoke results")
         return (f"made by the code at {commit} (it loads this result as current); since then only modules "
                 f"that compute nothing changed ({', '.join(changed_files(rev))}): the fingerprint's rule, "
-                f"not the code that computes the result"), {kind(n) for n in names}
+                f"not the code that computes the result"), {kind(n): None for n in names}
     for which, tree in (("old", old), ("new", REPO)):
         _run(tree, work / f"store-{which}", [chapter, "smoke", "null"])
     difference = compare(work / "store-old" / "smoke", work / "store-new" / "smoke", labels)
@@ -194,11 +199,50 @@ def prove(chapter: str, names: list[str], profile: str, rev: str, work: Path,
     renamed = f", once its labels are renamed ({', '.join(f'{a!r} -> {b!r}' for a, b in labels.items())})" \
         if labels else ""
     also = f"; {added} more that only the re-stamping code makes were not compared" if added else ""
-    kinds = {kind(k.removesuffix(".json")) for k in _results(work / "store-old" / "smoke")}
+    kinds: dict[str, list[dict]] = {}
+    for key, result in _results(work / "store-old" / "smoke").items():
+        kinds.setdefault(kind(key.removesuffix(".json")), []).append(result.config)
     return (f"made by the code at {commit} (it loads this result as current), which computes the {count} smoke "
             f"results of {chapter} (of the kinds {', '.join(sorted(kinds))}) bit for bit as the code that "
             f"re-stamped it{renamed}{also}; at the smoke profile's sizes: a change that acts only at larger "
             f"ones (more seeds, say) is not covered"), kinds
+
+
+def _sizes(config, prefix: str = "") -> dict[str, int]:
+    """The sizes in a result's config: each whole number, and each list's length (nested configs'
+    keys written ``outer.inner``)."""
+    out = {}
+    for key, value in (config or {}).items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            out |= _sizes(value, f"{name}.")
+        elif isinstance(value, (list, tuple)):
+            out[name] = len(value)
+        elif isinstance(value, int) and not isinstance(value, bool):
+            out[name] = value
+    return out
+
+
+def beyond(config: dict, proven: list[dict]) -> list[str]:
+    """Where a stale result's ``config`` is larger than every config the proof computed of its kind
+    (``proven``): ``["seeds 100 > 2", ...]`` for each whole number, or list's length, above the
+    largest the proof ran (a seed number counts: a change acting only on seed 64 and later is not
+    caught by seeds 0 and 1). Empty: the proof ran it at this size."""
+    ran = [_sizes(c) for c in proven]
+    out = []
+    for name, size in sorted(_sizes(config).items()):
+        seen = [r[name] for r in ran if name in r]
+        if seen and size > max(seen):
+            out.append(f"{name} {size} > {max(seen)}")
+    return out
+
+
+def stored_config(name: str, profile: str) -> dict | None:
+    """The config the stored result ``chapter/name`` records (``None``: not readable)."""
+    try:
+        return json.loads((results.default_root() / profile / f"{name}.json").read_text())["config"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def kind(job: str) -> str:
@@ -211,8 +255,10 @@ def restamp(chapters: list[str], profile: str = "full", rev: str = "HEAD", dry_r
             labels: dict[str, str] | None = None, rule_only: bool = False, unproven: str | None = None) -> dict:
     """Re-stamp the stale results of ``chapters`` that :func:`prove` carries; returns
     ``{chapter: {"stale": [...], "restamped": [...], "refused": reason or None}}``. A stale result
-    whose :func:`kind` the proof did not compute is refused (and named), unless ``unproven`` gives
-    the reason to carry it all the same, which its ``meta["restamped"]`` then keeps."""
+    whose :func:`kind` the proof did not compute, or whose config is larger than every one the proof
+    computed of its kind (:func:`beyond`: more seeds, say), is refused (and named), unless
+    ``unproven`` gives the reason to carry it all the same, which its ``meta["restamped"]`` then
+    keeps."""
     report = {}
     for chapter in chapters:
         found = stale(chapter, profile)
@@ -227,12 +273,26 @@ def restamp(chapters: list[str], profile: str = "full", rev: str = "HEAD", dry_r
                 entry["refused"] = str(err)
                 continue
         outside = sorted(n for n in found if kind(n) not in kinds)
-        if outside and not unproven:
-            entry["refused"] = (f"the proof computed no result of the kind of {', '.join(outside)}; remake them, "
-                                f"or carry them with --unproven REASON")
-            found = {n: why for n, why in found.items() if n not in outside}
+        larger = {}  # the stale results of a proven kind whose sizes the proof did not reach
+        for n in sorted(set(found) - set(outside)):
+            if kinds[kind(n)] is not None:
+                config = stored_config(n, profile)
+                larger[n] = beyond(config, kinds[kind(n)]) if config is not None else ["its config (unreadable)"]
+        larger = {n: b for n, b in larger.items() if b}
+        if (outside or larger) and not unproven:
+            why = []
+            if outside:
+                why.append(f"the proof computed no result of the kind of {', '.join(outside)}")
+            if larger:
+                why.append("the proof computed " + "; ".join(f"{n} at a smaller size only ({', '.join(b)})"
+                                                             for n, b in larger.items()))
+            entry["refused"] = (f"{'; '.join(why)}: a change acting only beyond what the proof ran would not be "
+                                f"caught; remake them, or read the diff and carry them with --unproven REASON")
+            found = {n: why for n, why in found.items() if n not in outside and n not in larger}
         reasons = {n: reason + (f"; its kind ({kind(n)}) was not computed by the proof, carried because: "
-                                f"{unproven}" if n in outside else "") for n in found}
+                                f"{unproven}" if n in outside else
+                                f"; the proof computed its kind at a smaller size only ({', '.join(larger[n])}), "
+                                f"carried because: {unproven}" if n in larger else "") for n in found}
         todo = jobs.jobs([chapter], profile)
         if labels:  # the proven renaming, applied to the stale results before they are stamped
             for name in found:
@@ -261,8 +321,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="the change is to the fingerprint's rule only: no module that computes differs "
                              "from --against (checked), so no smoke results are compared")
     parser.add_argument("--unproven", metavar="REASON", default=None,
-                        help="carry stale results of kinds the proof did not compute too, for this reason "
-                             "(kept in each result)")
+                        help="carry stale results of kinds the proof did not compute, or larger than it "
+                             "computed them, too, for this reason (kept in each result)")
     args = parser.parse_args(argv)
     if args.unproven is not None and not args.unproven.strip():
         parser.error("--unproven needs a reason, e.g. --unproven 'the change only renames a label'")

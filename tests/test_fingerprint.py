@@ -203,6 +203,68 @@ def test_a_comprehension_variable_is_its_own_name_not_the_module_function(packag
     assert fingerprint.of("modlib.structural_compositionality.experiment:run_one") == before
 
 
+INNER = """
+GATE = 0.5
+
+
+def run(xs):
+    return xs
+
+
+def lambda_argument(xs):
+    keep = lambda run: run
+    return run(keep(xs)) > GATE
+
+
+def inner_argument(xs):
+    def keep(run, *GATE):
+        return run
+    return run(keep(xs)) > GATE
+
+
+def only_inside(xs):
+    keep = lambda run, GATE=1: run + GATE
+    return keep(xs)
+
+
+def default_outside(xs):
+    keep = lambda run=run: run(xs)
+    return keep()
+
+
+def declared_global(xs):
+    def keep(ys):
+        global GATE
+        return ys > GATE
+    return keep(xs)
+
+
+def nested_name_inside(xs):
+    def keep(ys):
+        def run(zs):
+            return zs
+        return run(ys)
+    return run(keep(xs))
+"""
+
+
+def test_a_lambda_or_inner_function_argument_is_its_own_name_not_the_module_function(package):
+    """A lambda's or an inner function's argument (or a function defined inside it) is bound in that
+    lambda or function only: in ``keep = lambda run: run`` the ``run`` is the argument, but a
+    ``run(...)`` elsewhere in the unit is the module's ``run``, and so is a default value, which is
+    evaluated where the lambda is made. The static rule read such an argument as the argument in
+    the whole unit, so a call of the module-level function of the same name was not followed
+    (issue 54: the hole the recorder's check found). A ``global`` declaration names the module's
+    name, not a local one."""
+    (package / "inner.py").write_text(INNER)
+    reached = lambda name: {u.name for u in fingerprint.reach(f"modlib.inner:{name}")}
+    assert {"run", "GATE"} <= reached("lambda_argument")
+    assert {"run", "GATE"} <= reached("inner_argument")
+    assert "run" in reached("default_outside") and "run" in reached("nested_name_inside")
+    assert "GATE" in reached("declared_global")  # ``global GATE`` is the module's GATE
+    assert not {"run", "GATE"} & reached("only_inside")
+
+
 def test_bad_entries_are_named():
     with pytest.raises(ValueError, match="code='modlib.nothing' is not a module of modlib; choose one of .*modlib.redundant_input_toy.experiment"):
         fingerprint.of("modlib.nothing")
@@ -308,25 +370,35 @@ def test_a_field_newer_than_3_11_counts_only_where_the_code_uses_it():
 # ---------------------------------------------------------------- checked against what runs
 
 HOLE = """
+import sys
+
 GATE = 0.5
 
 
 def f(xs):
     keep = lambda GATE: GATE
     return keep(xs) > GATE
+
+
+def g(xs):
+    return getattr(sys.modules[__name__], "f")(xs)
 """
 
 
 def test_a_module_level_value_that_code_which_ran_reads_is_checked(package):
-    """The static rule reads a name an inner lambda takes as its argument as that argument in the
-    whole unit, so ``f`` does not reach ``GATE`` (a hole the static rule still has); the recorder's
-    check names the value ``f``'s code reads (issue 54: the module-level values that run)."""
+    """A function found by a dynamic look-up (``getattr(module, "f")``) is a hole the static rule
+    has: ``g`` does not reach ``f`` nor the ``GATE`` it reads; the recorder's check names both
+    (issue 54: the module-level values that run). Where the rule reaches the code that ran (``f``
+    itself, whose lambda's argument ``GATE`` no longer hides the module's), it names nothing."""
     path = package / "hole.py"
     path.write_text(HOLE)
-    space = {}
+    space = {"__name__": "hole"}
     exec(compile(HOLE, str(path), "exec"), space)
-    assert "GATE" not in {u.name for u in fingerprint.reach("modlib.hole:f")}
-    assert fingerprint.outside("modlib.hole:f", {space["f"].__code__}) == ["modlib.hole:GATE"]
+    assert {u.name for u in fingerprint.reach("modlib.hole:g")} == {"g"}
+    ran = {space["f"].__code__, space["g"].__code__}
+    assert fingerprint.outside("modlib.hole:g", ran) == ["modlib.hole:GATE", "modlib.hole:f"]
+    assert "GATE" in {u.name for u in fingerprint.reach("modlib.hole:f")}
+    assert fingerprint.outside("modlib.hole:f", {space["f"].__code__}) == []
 
 
 def _computed_under_the_recorder(chapters, monkeypatch, only=None) -> dict[str, list[str]]:

@@ -280,6 +280,21 @@ def test_the_batch_refuses_a_file_that_is_not_a_notebook(tmp_path, store, capsys
     assert not store.exists() or not list(store.rglob("chap"))
 
 
+@pytest.mark.parametrize("text", ["{}", "not json at all", '{"cells": 3}'])
+def test_the_batch_refuses_an_ipynb_that_is_not_a_notebook_before_making_its_store_folder(
+        tmp_path, store, capsys, text):
+    """A file named .ipynb that nbformat cannot read is a usage error, not a traceback after its
+    store folder was made (issue 54's probe: ``{}`` made ``smoke/fake`` and ended in a traceback)."""
+    fake = tmp_path / "fake.ipynb"
+    fake.write_text(text)
+    with pytest.raises(SystemExit) as err:
+        batch.main(["--profile", "smoke", str(fake)])
+    printed = capsys.readouterr().err
+    assert err.value.code == 2 and "Traceback" not in printed
+    assert f"{fake} is not a notebook nbformat can read" in printed
+    assert not store.exists() or not list(store.rglob("fake"))
+
+
 def test_tiny_network_jobs_run_on_the_cpu_where_cuda_exists_and_the_others_on_cuda(monkeypatch, capsys):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)

@@ -167,7 +167,7 @@ def test_a_stale_result_of_a_kind_the_proof_did_not_compute_is_refused_unless_a_
 
     names = ["chap/sv-plural-0", "chap/sv-plural-7", "chap/number-contact-1"]
     monkeypatch.setattr(restamp, "stale", lambda chapter, profile: {n: "changed: x" for n in names})
-    monkeypatch.setattr(restamp, "prove", lambda *args: ("smoke proof", {"chap/sv-plural-#"}))
+    monkeypatch.setattr(restamp, "prove", lambda *args: ("smoke proof", {"chap/sv-plural-#": None}))
     monkeypatch.setattr(restamp.jobs, "jobs", lambda chapters, profile: {n: ((), compute(n)) for n in names})
     report = restamp.restamp(["chap"])["chap"]
     assert report["restamped"] == ["chap/sv-plural-0", "chap/sv-plural-7"]
@@ -178,3 +178,41 @@ def test_a_stale_result_of_a_kind_the_proof_did_not_compute_is_refused_unless_a_
     assert report["refused"] is None and len(report["restamped"]) == 3
     assert stamped[0] == ("chap/number-contact-1", "smoke proof; its kind (chap/number-contact-#) was not "
                                                    "computed by the proof, carried because: only a label changed")
+
+
+def test_a_stale_result_larger_than_the_proof_computed_is_refused_unless_a_reason_is_given(monkeypatch, store):
+    """Issue 54's probe 3: a change acting only on seeds 64 and later leaves chapter 1's smoke sweep
+    (2 seeds) bit for bit alike, so the proof holds, yet the stored full sweep (100 seeds) computes
+    otherwise; it was re-stamped with rc 0, the caveat only inside the result. A result whose config
+    is larger than every one the proof computed of its kind is now refused and named, like one of a
+    kind it did not compute."""
+    stamped = []
+
+    def compute(name):
+        def run(device):
+            stamped.append((name, results._RESTAMP(results.Result(name, {}, {}, {}, {}), "changed: x")))
+        return run
+
+    configs = {"chap/sweep-7": {"seeds": 100, "lr": 0.5, "hidden": [8, 8, 8]},
+               "chap/sweep-0": {"seeds": 2, "lr": 0.1, "hidden": [8, 8]},  # the size the proof ran
+               "chap/study": {"seeds": 2, "inner": {"epochs": 90}}}
+    for name, config in configs.items():
+        path = store / "full" / f"{name}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"config": config}))
+    proven = {"chap/sweep-#": [{"seeds": 2, "lr": 0.1, "hidden": [8, 8]}],
+              "chap/study": [{"seeds": 2, "inner": {"epochs": 8}}, {"seeds": 1, "inner": {"epochs": 9}}]}
+    monkeypatch.setattr(restamp, "stale", lambda chapter, profile: {n: "changed: x" for n in configs})
+    monkeypatch.setattr(restamp, "prove", lambda *args: ("smoke proof", proven))
+    monkeypatch.setattr(restamp.jobs, "jobs", lambda chapters, profile: {n: ((), compute(n)) for n in configs})
+    report = restamp.restamp(["chap"])["chap"]
+    assert report["restamped"] == ["chap/sweep-0"]
+    assert "chap/sweep-7 at a smaller size only (hidden 3 > 2, seeds 100 > 2)" in report["refused"]
+    assert "chap/study at a smaller size only (inner.epochs 90 > 9)" in report["refused"]
+    assert "--unproven REASON" in report["refused"]
+    stamped.clear()
+    report = restamp.restamp(["chap"], unproven="the change only renames a label")["chap"]
+    assert report["refused"] is None and len(report["restamped"]) == 3
+    assert ("chap/sweep-7", "smoke proof; the proof computed its kind at a smaller size only (hidden 3 > 2, "
+                            "seeds 100 > 2), carried because: the change only renames a label") in stamped
+    assert ("chap/sweep-0", "smoke proof") in stamped
