@@ -1,5 +1,9 @@
 """The "What we found" box's reading and run times come from measurements (modlib.pages)."""
 
+import json
+
+import pytest
+
 from modlib import pages
 
 
@@ -17,3 +21,24 @@ def test_a_chapter_without_measurements_says_so(tmp_path, monkeypatch):
 
 def test_times_round_up():
     assert pages.reading_minutes("bridge") % 5 == 0 and pages.reading_minutes("bridge") >= 5
+
+
+def test_the_instructors_guide_shows_the_measured_times_of_every_chapter():
+    """book/instructors.md's table is what modlib.pages writes now (python -m modlib.pages --instructors)."""
+    text = pages.INSTRUCTORS.read_text()
+    block = pages.instructors_table()
+    assert block in text, "book/instructors.md's table of times is out of date: run python -m modlib.pages --instructors"
+    assert all(f"`../notebooks/{chapter}`" in block for chapter in pages.CHAPTERS)
+    assert pages.NOT_MEASURED not in block  # in a checkout every time is measured
+    with pytest.raises(ValueError, match="no block between"):
+        pages.replace_block("no markers", pages.START, pages.END, block, "book/instructors.md")
+
+
+def test_full_hours_add_up_the_stored_results_wall_times(tmp_path, monkeypatch):
+    folder = tmp_path / "ch"
+    folder.mkdir()
+    for name, seconds in (("a", 1800.0), ("b", 5400.0)):
+        (folder / f"{name}.json").write_text(json.dumps({"wall_time_s": seconds}))
+    (folder / "_batch.json").write_text(json.dumps({"wall_time_s": 1e9}))  # not a result
+    monkeypatch.setattr(pages, "FULL", tmp_path)
+    assert pages.full_hours("ch") == 2.0 and pages.full_hours("none") is None
