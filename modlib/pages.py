@@ -9,8 +9,8 @@ read and how long the chapter takes to run at ``default``, both from measurement
 - compute at ``full``: the wall seconds recorded in every stored full result of the chapter
   (almost all computed on one CPU thread).
 
-The instructors' guide (book/instructors.md) shows all three per chapter in a table this module
-writes (``python -m modlib.pages --instructors``; a test keeps it current).
+The instructors' guide and the how-to-run page (:data:`TIMES_PAGES`) show all three per chapter in
+a table this module writes (``python -m modlib.pages --instructors``; a test keeps it current).
 
 Outside a checkout of the book (e.g. in Colab) neither file is there, and the box says so.
 """
@@ -29,7 +29,7 @@ from modlib.claims import CHAPTERS  # in the book's order
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
 FULL = NOTEBOOKS / "results" / "full"
-INSTRUCTORS = ROOT / "book" / "instructors.md"
+TIMES_PAGES = (ROOT / "book" / "instructors.md", ROOT / "book" / "how_to_run.md")  # both show the table
 DEFAULT_CPU = ROOT / "benchmarks" / "default_cpu.csv"  # chapter, cpu_s, wall_s, machine
 WORDS_PER_MINUTE = 200  # technical prose read with care
 NOT_MEASURED = "not measured here"
@@ -132,10 +132,11 @@ def replace_block(text: str, start: str, end: str, block: str, where: str) -> st
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m modlib.pages", description=__doc__.split("\n\n")[0])
     parser.add_argument("--instructors", action="store_true", required=True,
-                        help=f"rewrite the table of times in {INSTRUCTORS.relative_to(ROOT)}")
+                        help=f"rewrite the table of times in {', '.join(str(p.relative_to(ROOT)) for p in TIMES_PAGES)}")
     parser.parse_args(argv)
-    INSTRUCTORS.write_text(replace_block(INSTRUCTORS.read_text(), START, END, instructors_table(),
-                                         str(INSTRUCTORS.relative_to(ROOT))))
+    table = instructors_table()
+    for page in TIMES_PAGES:
+        page.write_text(replace_block(page.read_text(), START, END, table, str(page.relative_to(ROOT))))
     return 0
 
 

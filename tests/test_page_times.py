@@ -24,10 +24,11 @@ def test_times_round_up():
 
 
 def test_the_instructors_guide_shows_the_measured_times_of_every_chapter():
-    """book/instructors.md's table is what modlib.pages writes now (python -m modlib.pages --instructors)."""
-    text = pages.INSTRUCTORS.read_text()
+    """The instructors' guide's and the how-to-run page's table is what modlib.pages writes now
+    (python -m modlib.pages --instructors)."""
     block = pages.instructors_table()
-    assert block in text, "book/instructors.md's table of times is out of date: run python -m modlib.pages --instructors"
+    for page in pages.TIMES_PAGES:
+        assert block in page.read_text(), f"{page.name}'s table of times is out of date: run python -m modlib.pages --instructors"
     assert all(f"`../notebooks/{chapter}`" in block for chapter in pages.CHAPTERS)
     assert pages.NOT_MEASURED not in block  # in a checkout every time is measured
     with pytest.raises(ValueError, match="no block between"):
