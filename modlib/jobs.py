@@ -51,6 +51,7 @@ from modlib.bridge import digits as br_digits
 from modlib.bridge import experiment as br
 from modlib.bridge import sprites as br_sprites
 from modlib.compositional_sprites import experiment as cs
+from modlib.data import digits
 from modlib.pretraining_consistency import experiment as pc
 from modlib.redundant_input_toy import baselines as toy_baselines
 from modlib.redundant_input_toy import coverage as toy_coverage
@@ -106,7 +107,8 @@ def _resists(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
 
     def one(name: str, device: torch.device):  # the fetch of rs.run, for one name
         return results.fetch(rs.CHAPTER, name, rs._config(s, name), lambda: rs.run_one(s, name, device),
-                             profile=profile, device=describe(device), code=rs.run_one)
+                             profile=profile, device=describe(device), code=rs.run_one,
+                             sources={"data": digits.available_sources()})
 
     out = {f"{rs.CHAPTER}/{n}": ((), partial(one, n)) for n in rs.RESULTS if n.split("-")[0] in s.experiments}
     c = rs_controls.settings(profile)  # the control results, fetched as rs.run fetches them

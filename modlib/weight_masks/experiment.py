@@ -229,8 +229,14 @@ def _fetch(job, profile: str, device) -> results.Result:
     s = s.base if isinstance(s, Point) else s
     return results.fetch(CHAPTER, name, _config(job), lambda: EXPERIMENTS[experiment](s, seed, device, **kw),
                          profile=profile, device=describe(torch.device(device)),
-                         code=EXPERIMENTS[experiment],
+                         code=EXPERIMENTS[experiment], sources=_sources(),
                          remake=f"python -m modlib.weight_masks --profile {profile} --only {name}")
+
+
+def _sources() -> dict:
+    """The CNN's data source, as its config names it, and the sources available here: a stored CNN
+    result made on any of them is read as it was made (:func:`modlib.results.asked`)."""
+    return {"data": digits.available_sources()}
 
 
 def stored(profile: str, name: str) -> results.Result | None:
@@ -240,7 +246,7 @@ def stored(profile: str, name: str) -> results.Result | None:
     todo = {job[1]: job for job in all_jobs(profile)}
     check_choice("name", name, todo)
     return results.load(CHAPTER, name, _config(todo[name]), profile=profile,
-                        code=EXPERIMENTS[todo[name][0]])
+                        code=EXPERIMENTS[todo[name][0]], sources=_sources())
 
 
 def run(profile: str, device, *, s: MaskSettings | None = None) -> dict[str, list[results.Result]]:
