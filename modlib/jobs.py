@@ -118,14 +118,14 @@ def _resists(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
 
 
 def _masks(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
-    return {f"{md.CHAPTER}/{job[1]}": ((), lambda d, j=job: md._fetch(j, profile, d))
+    return {f"{md.CHAPTER}/{job[1]}": ((), lambda d, j=job: md.fetch_job(j, profile, d))
             for job in md.all_jobs(profile)}
 
 
 def _structure(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
     out = {}
     for n in sc.result_names(sc.settings(profile)):
-        rule, seed, trained = sc._parse(n)  # an untrained control reads its trained twin's choice
+        rule, seed, trained = sc.parse_name(n)  # an untrained control reads its trained twin's choice
         needs = () if trained else (f"{sc.CHAPTER}/{rule}-{seed}",)
         out[f"{sc.CHAPTER}/{n}"] = (needs, lambda d, n=n: sc.run(profile, d, names=[n]))
     for rule in sc_sweep.settings(profile).rules:  # the tests read against density

@@ -26,7 +26,7 @@ where the result itself proves them:
    does not, every file is put back as it was and the command fails.
 
 Each rewritten result keeps what was done and why in ``meta["migrated"]``, and is written as
-:mod:`modlib.restamp` writes a re-stamped one (:func:`modlib.results._write_meta`: the ``.json``'s
+:mod:`modlib.restamp` writes a re-stamped one (:func:`modlib.results.write_meta`: the ``.json``'s
 checksum of itself recomputed; the ``.npz`` is not touched). Only the ``.json`` changes: rewrite the
 index of stored results afterwards (``python -m modlib.remote index``) and commit both.
 """
@@ -92,8 +92,8 @@ def plan(chapters: list[str], profile: str, root: Path | None = None) -> dict[st
             continue
         stored = results.read(path)  # an unreadable result raises, naming the file
         key = f"{profile}/{chapter}/{name}"
-        if results._key(stored) != key:
-            refused.append(f"{path} holds the result {results._key(stored)}, not {key}")
+        if results.key_of(stored) != key:
+            refused.append(f"{path} holds the result {results.key_of(stored)}, not {key}")
             continue
         fields = IDENTITY[chapter](name) if chapter in IDENTITY else {}
         try:
@@ -159,7 +159,7 @@ def migrate(chapters: list[str], profile: str = "full", root: Path | None = None
         meta["migrated"] = [*meta.get("migrated", []), {
             "added": fields, "reason": _proof(job, profile, fields, stored.metrics), "when": _now()}]
         after = results.Result(stored.name, meta["config"], stored.metrics, {}, meta)
-        carried[results._key(stored)] = (results.content(stored), results.content(after))
+        carried[results.key_of(stored)] = (results.content(stored), results.content(after))
         originals[path], metas[path] = path.read_bytes(), meta
     for path in sorted((root / profile).glob("*/*.json")):  # step 3: who read a migrated result
         if path.name.startswith("_"):
@@ -183,7 +183,7 @@ def migrate(chapters: list[str], profile: str = "full", root: Path | None = None
         report["depends"].append(f"{path.parent.name}/{path.stem}")
     try:
         for path, meta in metas.items():
-            results._write_meta(path, meta)
+            results.write_meta(path, meta)
         _check_current({f"{p.parent.name}/{p.stem}" for p in metas}, profile, root)
     except BaseException:
         for path, data in originals.items():

@@ -229,15 +229,15 @@ def _read_or_report(json_path: Path, npz_path: Path, key: str,
         stored = read(json_path, npz_path)
     except UnreadableResultError as err:
         return None, str(err)
-    if stored is not None and _key(stored) != key:
+    if stored is not None and key_of(stored) != key:
         differs = _config_changes(stored.config, config) if config is not None else ""
-        return None, (f"{json_path} holds the result {_key(stored)}, not {key} (copied or renamed"
+        return None, (f"{json_path} holds the result {key_of(stored)}, not {key} (copied or renamed"
                       f"{f'; its config differs: {differs}' if differs else ''}); "
                       f"delete both files (or run again, which recomputes it)")
     return stored, None
 
 
-def _key(result: Result) -> str:
+def key_of(result: Result) -> str:
     return f"{result.meta['profile']}/{result.meta['chapter']}/{result.name}"
 
 
@@ -250,10 +250,10 @@ def content(result: Result) -> str:
 def dependencies(depends: list[Result]) -> dict[str, str]:
     """``{"profile/chapter/name": content checksum}`` of the stored results a computation reads: a
     result read from one is stale once it is remade with other numbers (not when re-stamped)."""
-    return {_key(r): content(r) for r in depends}
+    return {key_of(r): content(r) for r in depends}
 
 
-def _write_meta(json_path: Path, meta: dict) -> None:
+def write_meta(json_path: Path, meta: dict) -> None:
     meta["sha256"] = checksum(meta)
     atomic_write_bytes(json_path, (json.dumps(meta, indent=1) + "\n").encode())
 
@@ -282,7 +282,7 @@ def save(chapter: str, name: str, config: dict, metrics: dict, arrays: dict, *, 
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }
     atomic_write_bytes(npz_path, blob)
-    _write_meta(json_path, meta)
+    write_meta(json_path, meta)
     return Result(name, config, metrics, dict(arrays), meta)
 
 
@@ -463,7 +463,7 @@ def _restamped(stored: Result, json_path: Path, code, now: list, depends: dict, 
         "code_module": meta["code_module"], "why_stale": why, "reason": reason,
         "when": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}]
     meta["code_module"], meta["code"], meta["depends"] = _fp.describe(code), now, depends
-    _write_meta(json_path, meta)
+    write_meta(json_path, meta)
     return read(json_path)
 
 

@@ -125,7 +125,7 @@ def test_a_result_made_on_a_source_not_available_here_names_it(store, monkeypatc
     meta = json.loads((folder / "mnist-A.json").read_text())
     meta["config"]["data"] = "mnist"
     meta["config_hash"] = results.config_hash(meta["config"])
-    results._write_meta(folder / "mnist-A.json", meta)
+    results.write_meta(folder / "mnist-A.json", meta)
     with results.store_only(), pytest.raises(results.StaleResultError) as err:
         jobs.jobs([rs.CHAPTER], "full")[f"{rs.CHAPTER}/mnist-A"][1](torch.device("cpu"))
     message = str(err.value)

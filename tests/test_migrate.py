@@ -38,7 +38,7 @@ def _rewrite(path, change):
     meta = json.loads(path.read_text())
     change(meta)
     meta["config_hash"] = results.config_hash(meta["config"])
-    results._write_meta(path, meta)
+    results.write_meta(path, meta)
 
 
 def _loads(job, root, profile="full"):

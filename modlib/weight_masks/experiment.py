@@ -223,7 +223,7 @@ def _config(job) -> dict:
     return {**config, **added, "experiment": experiment, "seed": seed, **extra}
 
 
-def _fetch(job, profile: str, device) -> results.Result:
+def fetch_job(job, profile: str, device) -> results.Result:
     experiment, name, seed, s = job
     kw = dict(s.extra) if isinstance(s, Point) else {}
     s = s.base if isinstance(s, Point) else s
@@ -257,7 +257,7 @@ def run(profile: str, device, *, s: MaskSettings | None = None) -> dict[str, lis
     :func:`run_added`'s."""
     out = {name: [] for name in EXPERIMENTS if name not in ADDED}
     for job in jobs(s or settings(profile)):
-        out[job[0]].append(_fetch(job, profile, device))
+        out[job[0]].append(fetch_job(job, profile, device))
     return out
 
 
@@ -268,7 +268,7 @@ def run_added(profile: str, device, *, s: MaskSettings | None = None,
     and ``paper`` (the page shows the stored full ones, :func:`collect`)."""
     out = {name: [] for name in ADDED}
     for job in added_jobs(s or settings(profile), c or causes_settings(profile)):
-        out[job[0]].append(_fetch(job, profile, device))
+        out[job[0]].append(fetch_job(job, profile, device))
     return out
 
 
@@ -481,7 +481,7 @@ def main(argv: list[str] | None = None) -> None:
             print(f"stopped after {time.perf_counter() - start:.0f} s: {len(todo) - k} of {len(todo)} results left")
             return
         began = time.perf_counter()
-        r = _fetch(job, profile, device)
+        r = fetch_job(job, profile, device)
         print(f"{r.name:<18} {time.perf_counter() - began:8.1f} s now; computed in {r.meta['wall_time_s']:.1f} s "
               f"on {r.meta['device']} ({r.meta['created']})", flush=True)
     asked = "asked for " if args.only else ""
