@@ -80,7 +80,6 @@ import os
 import sys
 import time
 
-import numpy as np
 import torch
 from torch.nn import functional as F
 

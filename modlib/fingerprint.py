@@ -422,7 +422,7 @@ def _canonicalise(unit: Unit, mod: _Module) -> None:
         def _comprehension(self, node, results):
             """A comprehension's variables are its own (a ``run`` in ``[... for run in xs]`` is
             not the module's ``run``); its first iterable is evaluated outside it."""
-            outer = inner[-1]
+            outer, bound = inner[-1], set()
             for i, gen in enumerate(node.generators):
                 if i > 0:
                     inner.append(outer | bound)

@@ -51,6 +51,7 @@ from modlib.bridge import digits as br_digits
 from modlib.bridge import experiment as br
 from modlib.bridge import sprites as br_sprites
 from modlib.compositional_sprites import experiment as cs
+from modlib.data import digits
 from modlib.pretraining_consistency import experiment as pc
 from modlib.redundant_input_toy import baselines as toy_baselines
 from modlib.redundant_input_toy import coverage as toy_coverage
@@ -106,7 +107,8 @@ def _resists(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
 
     def one(name: str, device: torch.device):  # the fetch of rs.run, for one name
         return results.fetch(rs.CHAPTER, name, rs._config(s, name), lambda: rs.run_one(s, name, device),
-                             profile=profile, device=describe(device), code=rs.run_one)
+                             profile=profile, device=describe(device), code=rs.run_one,
+                             sources={"data": digits.available_sources()})
 
     out = {f"{rs.CHAPTER}/{n}": ((), partial(one, n)) for n in rs.RESULTS if n.split("-")[0] in s.experiments}
     c = rs_controls.settings(profile)  # the control results, fetched as rs.run fetches them
@@ -116,14 +118,14 @@ def _resists(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
 
 
 def _masks(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
-    return {f"{md.CHAPTER}/{job[1]}": ((), lambda d, j=job: md._fetch(j, profile, d))
+    return {f"{md.CHAPTER}/{job[1]}": ((), lambda d, j=job: md.fetch_job(j, profile, d))
             for job in md.all_jobs(profile)}
 
 
 def _structure(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
     out = {}
     for n in sc.result_names(sc.settings(profile)):
-        rule, seed, trained = sc._parse(n)  # an untrained control reads its trained twin's choice
+        rule, seed, trained = sc.parse_name(n)  # an untrained control reads its trained twin's choice
         needs = () if trained else (f"{sc.CHAPTER}/{rule}-{seed}",)
         out[f"{sc.CHAPTER}/{n}"] = (needs, lambda d, n=n: sc.run(profile, d, names=[n]))
     for rule in sc_sweep.settings(profile).rules:  # the tests read against density

@@ -16,7 +16,9 @@ where the result itself proves them:
    records that name (not a copy of another result's files);
 2. each field is what the chapter's ``identity(name)`` gives, and where the config or the metrics
    already record it (``metrics["seed"]``, ``metrics["trained"]``), they agree; any disagreement is
-   refused, naming both values, and then nothing is written;
+   refused, naming both values, and then nothing is written; a field the name cannot hold but the
+   result's own metrics record (chapter 3's data source, :data:`RECORDED`: ``metrics["data"]`` is
+   the line :func:`modlib.data.digits.mnist` printed while it computed) is what they record;
 3. a stored result that read a migrated one (``depends``: chapter 5's untrained control reads its
    trained twin) has that dependency's checksum replaced only where it is the checksum of the
    result before the migration, i.e. the result it read differs by the added fields alone;
@@ -24,7 +26,7 @@ where the result itself proves them:
    does not, every file is put back as it was and the command fails.
 
 Each rewritten result keeps what was done and why in ``meta["migrated"]``, and is written as
-:mod:`modlib.restamp` writes a re-stamped one (:func:`modlib.results._write_meta`: the ``.json``'s
+:mod:`modlib.restamp` writes a re-stamped one (:func:`modlib.results.write_meta`: the ``.json``'s
 checksum of itself recomputed; the ``.npz`` is not touched). Only the ``.json`` changes: rewrite the
 index of stored results afterwards (``python -m modlib.remote index``) and commit both.
 """
@@ -39,12 +41,32 @@ from pathlib import Path
 from typing import Callable
 
 from modlib import jobs, profiles, results
+from modlib.data import digits
 from modlib.pretraining_consistency import experiment as pc
+from modlib.resists_at_scale import experiment as rs
 from modlib.structural_compositionality import experiment as sc
 
 # The chapters whose configs gained the fields that tell one result from another, and the function
 # that gives them from a result's name ({} where the config carried them already).
 IDENTITY: dict[str, Callable[[str], dict]] = {sc.CHAPTER: sc.identity, pc.CHAPTER: pc.identity}
+
+
+def mnist_source(name: str, metrics: dict) -> dict:
+    """Chapter 3's data source (issue 55): an MNIST-pairs result's config records which digits it
+    learnt from (``"data"``: :data:`modlib.data.digits.MNIST_SOURCES`), as its metrics did already
+    (``metrics["data"]``, the line :func:`modlib.data.digits.mnist` printed); a SCAN result reads
+    no digits. Raises ``ValueError`` where the metrics name no source."""
+    if not name.startswith("mnist"):
+        return {}
+    if "data" not in metrics:
+        raise ValueError("its metrics record no data source")
+    return {"data": digits.source_named(metrics["data"])}
+
+
+# The chapters whose configs gained a field the name cannot hold but the result's metrics record, and
+# the function that reads it from (name, metrics).
+RECORDED: dict[str, Callable[[str, dict], dict]] = {rs.CHAPTER: mnist_source}
+CHAPTERS = [*IDENTITY, *(c for c in RECORDED if c not in IDENTITY)]
 
 
 class MigrationError(ValueError):
@@ -63,23 +85,32 @@ def plan(chapters: list[str], profile: str, root: Path | None = None) -> dict[st
     todo, refused = {}, []
     for job in jobs.jobs(chapters, profile):
         chapter, _, name = job.partition("/")
-        if chapter not in IDENTITY:
+        if chapter not in IDENTITY and chapter not in RECORDED:
             continue
         path = root / profile / chapter / f"{name}.json"
         if not path.exists():
             continue
         stored = results.read(path)  # an unreadable result raises, naming the file
         key = f"{profile}/{chapter}/{name}"
-        if results._key(stored) != key:
-            refused.append(f"{path} holds the result {results._key(stored)}, not {key}")
+        if results.key_of(stored) != key:
+            refused.append(f"{path} holds the result {results.key_of(stored)}, not {key}")
             continue
-        fields = IDENTITY[chapter](name)
+        fields = IDENTITY[chapter](name) if chapter in IDENTITY else {}
+        try:
+            recorded = RECORDED[chapter](name, stored.metrics) if chapter in RECORDED else {}
+        except ValueError as err:
+            refused.append(f"{key}: {err}")
+            continue
+        for field, value in recorded.items():
+            if field in stored.config and stored.config[field] != value:
+                refused.append(f"{key}: its config records {field} {stored.config[field]!r}, its metrics "
+                               f"say {field} {value!r}")
         for field, value in fields.items():
             for where, record in (("config records", stored.config), ("metrics record", stored.metrics)):
                 if field in record and record[field] != value:
                     refused.append(f"{key}: its {where} {field} {record[field]!r}, its name says "
                                    f"{field} {value!r}")
-        missing = {f: v for f, v in fields.items() if f not in stored.config}
+        missing = {f: v for f, v in {**fields, **recorded}.items() if f not in stored.config}
         if missing:
             todo[f"{chapter}/{name}"] = missing
     if refused:
@@ -88,11 +119,19 @@ def plan(chapters: list[str], profile: str, root: Path | None = None) -> dict[st
 
 
 def _proof(job: str, profile: str, fields: dict, metrics: dict) -> str:
-    seen = [f for f in fields if f in metrics]
-    also = (f"; its metrics record the same {', '.join(seen)}" if seen
-            else "; its metrics record none of them")
-    return (f"added {json.dumps(fields, sort_keys=True)} to the config: what its name {job.partition('/')[2]!r} "
-            f"(a job of {job.partition('/')[0]} at profile {profile}) says{also}; numbers unchanged")
+    chapter, _, name = job.partition("/")
+    named = {f: v for f, v in fields.items() if f in (IDENTITY[chapter](name) if chapter in IDENTITY else {})}
+    said = []
+    if named:
+        seen = [f for f in named if f in metrics]
+        also = (f"; its metrics record the same {', '.join(seen)}" if seen
+                else "; its metrics record none of them")
+        said.append(f"{json.dumps(named, sort_keys=True)}: what its name {name!r} (a job of {chapter} at "
+                    f"profile {profile}) says{also}")
+    for f, v in fields.items():
+        if f not in named:
+            said.append(f"{json.dumps({f: v})}: what its metrics record ({f}: {metrics.get(f)!r})")
+    return f"added to the config {'; '.join(said)}; numbers unchanged"
 
 
 def migrate(chapters: list[str], profile: str = "full", root: Path | None = None,
@@ -120,7 +159,7 @@ def migrate(chapters: list[str], profile: str = "full", root: Path | None = None
         meta["migrated"] = [*meta.get("migrated", []), {
             "added": fields, "reason": _proof(job, profile, fields, stored.metrics), "when": _now()}]
         after = results.Result(stored.name, meta["config"], stored.metrics, {}, meta)
-        carried[results._key(stored)] = (results.content(stored), results.content(after))
+        carried[results.key_of(stored)] = (results.content(stored), results.content(after))
         originals[path], metas[path] = path.read_bytes(), meta
     for path in sorted((root / profile).glob("*/*.json")):  # step 3: who read a migrated result
         if path.name.startswith("_"):
@@ -144,7 +183,7 @@ def migrate(chapters: list[str], profile: str = "full", root: Path | None = None
         report["depends"].append(f"{path.parent.name}/{path.stem}")
     try:
         for path, meta in metas.items():
-            results._write_meta(path, meta)
+            results.write_meta(path, meta)
         _check_current({f"{p.parent.name}/{p.stem}" for p in metas}, profile, root)
     except BaseException:
         for path, data in originals.items():
@@ -168,20 +207,21 @@ def main(argv: list[str] | None = None) -> int:
     """Add the fields that tell one result from another to the stored results' configs (see the
     module's docstring)."""
     parser = argparse.ArgumentParser(prog="python -m modlib.migrate", description=main.__doc__)
-    parser.add_argument("chapters", nargs="*", help=f"default: {', '.join(IDENTITY)}")
+    parser.add_argument("chapters", nargs="*", help=f"default: {', '.join(CHAPTERS)}")
     parser.add_argument("--profile", default="full")
     parser.add_argument("--root", default=None, help="the results store (default: the checkout's)")
     parser.add_argument("--dry-run", action="store_true", help="only list what would be migrated")
     args = parser.parse_args(argv)
     for chapter in args.chapters:
-        if chapter not in IDENTITY:
-            parser.error(f"chapter {chapter!r} has no identity fields to migrate; choose from {', '.join(IDENTITY)}")
+        if chapter not in CHAPTERS:
+            parser.error(f"chapter {chapter!r} has no identity fields (or recorded data source) to migrate; "
+                         f"choose from {', '.join(CHAPTERS)}")
     try:
         profile = profiles.resolve(args.profile)
     except ValueError as err:
         parser.error(f"--profile: {err}")
     try:
-        report = migrate(args.chapters or list(IDENTITY), profile, Path(args.root).resolve() if args.root else None,
+        report = migrate(args.chapters or CHAPTERS, profile, Path(args.root).resolve() if args.root else None,
                          args.dry_run)
     except MigrationError as err:
         print(err, file=sys.stderr)

@@ -68,7 +68,7 @@ def source_block(*functions) -> str:
     return "```python\n" + "\n\n".join(parts) + "\n```"
 
 
-def _jshtml(fig: plt.Figure, draw, frames: int, interval: int, alt: str | None = None):
+def jshtml(fig: plt.Figure, draw, frames: int, interval: int, alt: str | None = None):
     """``draw(k)`` for each frame as a kernel-free JavaScript animation (``IPython.display.HTML``);
     ``alt``, where given, is the alt text of the animation's image."""
     import html as html_lib
@@ -108,3 +108,8 @@ def not_stored(what: str, command: str = "") -> plt.Figure:
     ax.text(0.5, 0.5, text, ha="center", va="center", fontsize=8, family="monospace")
     ax.axis("off")
     return fig
+
+
+# The names these had before issue 55 made them public: kept so that code written against them
+# (chapter 3's modules and notebook, work in flight) still runs. New code uses the public names.
+_jshtml = jshtml

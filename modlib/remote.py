@@ -259,7 +259,7 @@ def fetch_chapter(chapter: str, *, root: Path | None = None, url: str | None = N
         if chapter not in listed:
             raise FetchError(f"the repository ({base}) stores no full results for '{chapter}'")
         for c in (chapter, *READS.get(chapter, ())):
-            _check_names(c, listed.get(c, {}), f"the index of stored results")
+            _check_names(c, listed.get(c, {}), "the index of stored results")
     except FetchError as err:
         raise FetchError(f"The book's stored full results for '{chapter}' were not fetched: {err}. {how}") from err
     wanted = [(c, n) for c in (chapter, *READS.get(chapter, ())) for n in listed.get(c, {})

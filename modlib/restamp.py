@@ -299,7 +299,7 @@ def restamp(chapters: list[str], profile: str = "full", rev: str = "HEAD", dry_r
                 path = results.default_root() / profile / f"{name}.json"
                 meta = json.loads(path.read_text())
                 meta["metrics"] = relabel(meta["metrics"], labels)
-                results._write_meta(path, meta)
+                results.write_meta(path, meta)
         for name in sorted(found):
             with results.restamping(lambda stored, why, name=name: reasons[name]):
                 todo[name][1](torch.device("cpu"))

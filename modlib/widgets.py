@@ -1,4 +1,4 @@
-"""Every chapter's explorer, live and static: one mechanism, :func:`_wire`, used by the explorer of
+"""Every chapter's explorer, live and static: one mechanism, :func:`wire`, used by the explorer of
 each chapter (its ``explorer`` module, shown in the section named here):
 
 - chapter 1, notebooks/redundant_input_toy.ipynb, "Explore it yourself": the toy's boundaries;
@@ -81,7 +81,7 @@ STYLE = """<style>
 PALETTE = 64  # colours of each static view's PNG: a third of the bytes, no visible loss in these plots
 
 
-def _options(control: w.Widget) -> list[tuple[str, object]]:
+def options_of(control: w.Widget) -> list[tuple[str, object]]:
     """A control's choices as ``(label, value)``: a selection widget's options, a slider's range."""
     if isinstance(control, w.widgets.widget_selection._Selection):
         return list(zip(control._options_labels, control._options_values))
@@ -97,7 +97,7 @@ def _choices(controls: dict, static: dict | None) -> dict[str, list[tuple[str, o
     unknown = set(static) - set(controls)
     if unknown:
         raise ValueError(f"static= names no control: {sorted(unknown)}")
-    return {name: list(static.get(name) or _options(c)) for name, c in controls.items()}
+    return {name: list(static.get(name) or options_of(c)) for name, c in controls.items()}
 
 
 def _png(fig: plt.Figure) -> bytes:
@@ -183,14 +183,14 @@ def static_html(controls: dict, render, static: dict | None = None, note: str = 
 
 
 def _static_wanted() -> bool:
-    """Whether :func:`_wire` adds the static explorer: not in Colab (whose frontend may prefer
+    """Whether :func:`wire` adds the static explorer: not in Colab (whose frontend may prefer
     HTML to a widget), not with ``MODLIB_STATIC_EXPLORERS=0``."""
     import sys
 
     return "google.colab" not in sys.modules and os.environ.get("MODLIB_STATIC_EXPLORERS", "1") != "0"
 
 
-def _wire(controls: dict, render, *, layout: list[list[str]] | None = None,
+def wire(controls: dict, render, *, layout: list[list[str]] | None = None,
           static: dict | None = None, note: str = "", alt: str = "explorer view") -> w.VBox:
     """Show an explorer (see the module's docstring) and return its live widget.
 
@@ -223,3 +223,8 @@ def _wire(controls: dict, render, *, layout: list[list[str]] | None = None,
         bundle["text/html"] = static_html(controls, render, static, note, alt)
     display(bundle, raw=True)
     return box
+
+
+# The names these had before issue 55 made them public: kept so that code written against them
+# (chapter 3's modules and notebook, work in flight) still runs. New code uses the public names.
+_wire, _options = wire, options_of

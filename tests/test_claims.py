@@ -1101,7 +1101,7 @@ def structure_runs():
 
     s = sc.settings("full")
     rows = stored_full(sc.CHAPTER, sc.result_names(s),
-                       lambda n: {**sc.experiment._config(s, sc.experiment._parse(n)[0]), **sc.experiment.identity(n)})
+                       lambda n: {**sc.experiment.result_config(s, sc.experiment.parse_name(n)[0]), **sc.experiment.identity(n)})
     return sc.StructureRuns(s, rows, "full")
 
 
@@ -1125,7 +1125,7 @@ def structure_sweeps():
 
     def config(name):
         rule = name.removeprefix("sweep-")
-        return {"structure": ex._config(s, rule), "lams": list(sweep.lams(rule, w))}
+        return {"structure": ex.result_config(s, rule), "lams": list(sweep.lams(rule, w))}
 
     rows = stored_full(ex.CHAPTER, sweep.result_names(w), config)
     return {r.metrics["rule"]: r.metrics for r in rows.values()}

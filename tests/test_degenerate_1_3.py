@@ -238,7 +238,6 @@ def _partner(name: str) -> str:
 
 
 def control_variants(runs) -> dict[str, Variant]:
-    seeds = runs.settings.seeds
     return {
         "chance": Variant(runs, lambda key, a, base: _control_chance(key[0], a)),
         "never-fit": Variant(runs, lambda key, a, base: _control_chance(key[0], a, train_only=True)),

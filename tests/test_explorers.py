@@ -125,7 +125,7 @@ def test_the_mechanism_writes_each_part_once_and_follows_the_live_controls(monke
     assert "a note" in html and widgets.SCRIPT in html
     with pytest.raises(ValueError, match="static= names no control"):
         widgets.static_html(controls, render, static={"c": [("x", 1)]})
-    box, bundle = shown(monkeypatch, lambda: widgets._wire(controls, render, static={"b": [("0", 0)]}))
+    box, bundle = shown(monkeypatch, lambda: widgets.wire(controls, render, static={"b": [("0", 0)]}))
     assert {"application/vnd.jupyter.widget-view+json", "text/html"} <= set(bundle)
     # a control with one static choice gets no menu: its value is fixed in every view
     assert parse(bundle["text/html"])["views"] == ["0", "1", "2"]
@@ -134,7 +134,7 @@ def test_the_mechanism_writes_each_part_once_and_follows_the_live_controls(monke
     controls["b"].value = 1
     assert box.children[-1].value == "<pre>a=2 b=1</pre>"
     monkeypatch.setenv("MODLIB_STATIC_EXPLORERS", "0")
-    _, bundle = shown(monkeypatch, lambda: widgets._wire(controls, render))
+    _, bundle = shown(monkeypatch, lambda: widgets.wire(controls, render))
     assert "text/html" not in bundle
     plt.close("all")
 

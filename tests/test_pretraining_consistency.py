@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from modlib import pretraining_consistency as pc
-from modlib import results, stats
+from modlib import stats
 from modlib.data import sentences as agreement
 from modlib.pretraining_consistency import findings as pc_findings
 from modlib.structural_compositionality import experiment as sc

@@ -27,7 +27,7 @@ def structure_runs():
     from modlib import structural_compositionality as sc
 
     s = sc.settings("full")
-    rows = stored_full(sc.CHAPTER, sc.result_names(s), lambda n: {**sc.experiment._config(s, sc.experiment._parse(n)[0]), **sc.experiment.identity(n)})
+    rows = stored_full(sc.CHAPTER, sc.result_names(s), lambda n: {**sc.experiment.result_config(s, sc.experiment.parse_name(n)[0]), **sc.experiment.identity(n)})
     return sc.StructureRuns(s, rows, "full")
 
 

@@ -177,7 +177,7 @@ def test_a_result_without_a_code_fingerprint_is_recomputed(store, capsys):
     path = store / "default" / "chap" / "exp.json"
     meta = json.loads(path.read_text())
     del meta["code"]  # as written before results recorded their code
-    results._write_meta(path, meta)
+    results.write_meta(path, meta)
     compute = Counter()
     fetch(compute)
     assert compute.calls == 1 and "records no code fingerprint" in capsys.readouterr().out
@@ -188,7 +188,7 @@ def test_a_result_of_the_previous_rule_or_without_its_own_checksum_is_recomputed
     path = store / "default" / "chap" / "exp.json"
     meta = json.loads(path.read_text())
     meta["code"] = {"modlib/data.py": "0123456789abcdef"}  # per-file hashes, the store's previous rule
-    results._write_meta(path, meta)
+    results.write_meta(path, meta)
     compute = Counter()
     fetch(compute)
     assert compute.calls == 1 and "made under the store's previous code rule" in capsys.readouterr().out

@@ -260,4 +260,5 @@ def fetch(profile: str, device: torch.device, d: DigitSettings | None = None) ->
     d = d or settings(profile)
     s = chapter3_settings(profile, d)
     return results.fetch(CHAPTER, RESULT, _config(s, d), lambda: compute(s, d, device),
-                         profile=profile, device=describe(device), code=compute)
+                         profile=profile, device=describe(device), code=compute,
+                         sources={"mnist": digits.available_sources()})

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import torch
 
-from modlib.checks import _check
+from modlib.checks import check
 
 
 def _masks(seed: int) -> dict[str, torch.Tensor]:
@@ -17,7 +17,7 @@ def _masks(seed: int) -> dict[str, torch.Tensor]:
     return {k: torch.rand(s, generator=g) < shares[k] for k, s in shapes.items()}
 
 
-@_check
+@check
 def check_random_same_size(mine):
     """``mine(mask, seed)``: a random control for ``mask`` (weight name -> bool tensor): the same
     names and shapes, as many kept weights *in each tensor* as ``mask`` keeps there, at places
@@ -50,7 +50,7 @@ def check_random_same_size(mine):
     return None
 
 
-@_check
+@check
 def check_score(mine):
     """``mine(held_out, train)``: the page's score of a network, per seed, from its held-out and
     training accuracies (``[S]`` arrays): the worse of the two (:func:`modlib.bridge.findings.both`).

@@ -42,7 +42,7 @@ from modlib.redundant_input_toy.baselines import json_ready
 from modlib.redundant_input_toy.mechanism import zero_x2
 from modlib.redundant_input_toy.members import gradients_of, initial_network, member_data
 from modlib.runtime import describe
-from modlib.training import forward, stack, train_seeds, unstack
+from modlib.training import stack, train_seeds, unstack
 
 CHAPTER = "bridge"
 CONDITION = ("binary", 1.0)  # the paper's setting: chapter 1's binary design, reveal 1

@@ -4,7 +4,7 @@ as large per layer, with its "use X2" mask's weights removed, with only the "use
 mask does not keep removed (experiment 2's second rule, :func:`modlib.bridge.experiment.with_exclusive`)
 and with the first layer's weights from x2 zeroed, each with its held-out and training accuracy
 and kept share; live with a kernel (ipywidgets), and on the static page the first seeds
-pre-rendered (:func:`modlib.widgets._wire`), opened on a failing network. Drawn from the stored
+pre-rendered (:func:`modlib.widgets.wire`), opened on a failing network. Drawn from the stored
 networks and masks (arrays ``net`` and ``mask_<name>``): nothing is trained, the boundaries are
 forward passes.
 """
@@ -26,7 +26,7 @@ from modlib.redundant_input_toy import experiment as toy
 from modlib.redundant_input_toy import figures as toy_figures
 from modlib.redundant_input_toy.mechanism import zero_x2
 from modlib.redundant_input_toy.members import member_data
-from modlib.widgets import _wire
+from modlib.widgets import wire
 
 STATIC_SEEDS = 6  # the static page's seeds: the first few of each formulation
 # the six views of one network, two rows of three: (title, stored arm, mask, mode); "excl" is the
@@ -54,7 +54,7 @@ def bridge_explorer(runs: dict, toy_settings: toy.ToySettings, provenance: str) 
     note = (f"Pre-rendered for this page: seeds 0–{shown - 1} of the {seeds} per formulation. "
             "Open the notebook (Colab) for every seed.")
     arrays = {f: r.arrays for f, r in runs.items()}
-    return _wire(controls, lambda choices: render(arrays, toy_settings, provenance, choices),
+    return wire(controls, lambda choices: render(arrays, toy_settings, provenance, choices),
                  static={"seed": [(str(k), k) for k in range(shown)]}, note=note,
                  alt="one network's decision boundary: whole, its Y1 subnetwork, a random "
                      "subnetwork as large, with the use-X2 mask's weights removed, with only the "

@@ -546,8 +546,8 @@ def sprite_statements(arrays: dict, model: str) -> list[stats.Finding]:
     fit = _decoder_fit()
     out = [stats.Finding(
         f"decoders-{model}", float(np.median(r_in)) >= fit,
-        f"The {r_in.size} {model} decoders: R² in-domain {stats._ms(r_in)} (chapter 2's fit "
-        f"threshold {fit}), on the whole cube {stats._ms(r_whole)}.")]
+        f"The {r_in.size} {model} decoders: R² in-domain {stats.mean_pm(r_in)} (chapter 2's fit "
+        f"threshold {fit}), on the whole cube {stats.mean_pm(r_whole)}.")]
     for j in range(2):
         k, layers = arrays["kept"][:, j], np.median(arrays["kept_layers"][:, j], axis=0)
         out.append(stats.Finding(
@@ -555,10 +555,10 @@ def sprite_statements(arrays: dict, model: str) -> list[stats.Finding]:
             f"{model.capitalize()}, slot {j}'s mask: kept share median {_pct(float(np.median(k)))} (range "
             f"{_pct(float(k.min()))}–{_pct(float(k.max()))}; per layer "
             + ", ".join(_pct(float(x)) for x in layers)
-            + f"); R² against the scene with sprite {j} alone: subnetwork {stats._ms(arrays['slot_in'][:, j])} "
-            f"in-domain and {stats._ms(arrays['slot_whole'][:, j])} on the whole cube, a random "
-            f"subnetwork as large per layer {stats._ms(arrays['random_in'][:, j])}, the whole decoder "
-            f"{stats._ms(arrays['full_slot_in'][:, j])} (in-domain)."))
+            + f"); R² against the scene with sprite {j} alone: subnetwork {stats.mean_pm(arrays['slot_in'][:, j])} "
+            f"in-domain and {stats.mean_pm(arrays['slot_whole'][:, j])} on the whole cube, a random "
+            f"subnetwork as large per layer {stats.mean_pm(arrays['random_in'][:, j])}, the whole decoder "
+            f"{stats.mean_pm(arrays['full_slot_in'][:, j])} (in-domain)."))
     iou, chance = slot_overlap(arrays)
     li, lc = (np.median(x, axis=0) for x in slot_overlap(arrays, per_layer=True))
     out.append(stats.Finding(
@@ -570,7 +570,7 @@ def sprite_statements(arrays: dict, model: str) -> list[stats.Finding]:
     out.append(stats.Finding(
         f"selectivity-{model}", True,
         f"{model.capitalize()}: selectivity of removing the weights only one slot's mask keeps "
-        f"{stats._ms(sel)}, of removing as many random weights per layer {stats._ms(sel_random)} (1: "
+        f"{stats.mean_pm(sel)}, of removing as many random weights per layer {stats.mean_pm(sel_random)} (1: "
         f"a removal harms only its own sprite's pixels)."))
     e = stats.correlation(sel, r_whole)
     out.append(stats.Finding(

@@ -8,11 +8,11 @@ from __future__ import annotations
 import torch
 
 from modlib import compositional_sprites
-from modlib.checks import _check, _shape
+from modlib.checks import check, shape_of
 from modlib.data import sprites
 
 
-@_check
+@check
 def check_soft_occlusion(mine):
     """``mine(slots, k)``: chapter 2's soft occlusion of slot images ``[N, 2, 3, H, W]`` (slot 0
     on top), compared with :func:`modlib.data.sprites.soft_occlusion` at two sharpnesses."""
@@ -21,8 +21,8 @@ def check_soft_occlusion(mine):
     slots[:, 0, :, :2] = 0  # an empty (black) band in the top slot: the lower one shows through
     for k in (1.0, 5.0):
         out, want = mine(slots.clone(), k=k), sprites.soft_occlusion(slots, sharpness=k)
-        if _shape(out) != tuple(want.shape):
-            return f"k={k}: shape {_shape(out)}, expected {tuple(want.shape)}"
+        if shape_of(out) != tuple(want.shape):
+            return f"k={k}: shape {shape_of(out)}, expected {tuple(want.shape)}"
         if not torch.allclose(out, want, atol=1e-6):
             if torch.allclose(out, sprites.soft_occlusion(slots.flip(1), sharpness=k), atol=1e-6):
                 return f"k={k}: the slots are swapped; slot 0 lies on top"
@@ -30,7 +30,7 @@ def check_soft_occlusion(mine):
     return None
 
 
-@_check
+@check
 def check_r2_score(mine):
     """``mine(x, x_hat)``: variance-weighted R² of images ``[N, ...]``, compared with
     :func:`modlib.compositional_sprites.r2_score` on a perfect prediction, the mean image, noise,

@@ -1,7 +1,7 @@
 """Chapter 2's explorer (notebooks/compositional_sprites.ipynb, "Explore"): a training support and a
 composition, the sufficient-support check and the matching stored row; live with a kernel
 (ipywidgets), and on the static page every support and composition pre-rendered
-(:func:`modlib.widgets._wire`).
+(:func:`modlib.widgets.wire`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt
 
 from modlib import plots
 from modlib.compositional_sprites import figures
-from modlib.widgets import _wire
+from modlib.widgets import wire
 
 SUPPORTS = ["random", "orthogonal", "orthogonal-broad", "gap", "normal",
             "diagonal δ=0.2", "diagonal δ=0.1", "diagonal δ=0.05"]
@@ -28,7 +28,7 @@ def sprite_explorer(runs, size: int) -> w.VBox:
     the stored result of the matching row, if this run has one. The static page has every pair."""
     controls = {"support": w.Dropdown(options=SUPPORTS, value="orthogonal", description="support"),
                 "composition": w.Dropdown(options=COMPOSITIONS, value=("soft", 1.0), description="C")}
-    return _wire(controls, lambda choices: render(runs, size, choices),
+    return wire(controls, lambda choices: render(runs, size, choices),
                  alt="600 scenes of the training support, slot 0's x against slot 1's x")
 
 
@@ -62,7 +62,7 @@ def _stored_line(runs, row: str) -> str:
     what the chapter's text quotes for "a trained model"."""
     from modlib.compositional_sprites import findings
 
-    r2_in, r2_whole = findings._r2(runs, row)
+    r2_in, r2_whole = findings.r2_of(runs, row)
     fit = r2_in >= findings.FIT
     lines = [f"stored result ({row}):",
              f"  mean over all {len(r2_in)} seeds: R² {r2_in.mean():.2f} in-domain, {r2_whole.mean():.2f} whole cube"]

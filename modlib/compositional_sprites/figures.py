@@ -11,7 +11,7 @@ import numpy as np
 from matplotlib.cm import ScalarMappable
 from matplotlib.colors import PowerNorm
 
-from modlib.plots import COLUMN, _jshtml, not_stored
+from modlib.plots import COLUMN, jshtml
 
 SUPPORT_COLOURS = {"in-domain": "#1f77b4", "whole": "#d62728"}
 
@@ -276,7 +276,7 @@ def animate_rows(runs, rows: list[str], labels: list[str]):
            "against slot 1's x; middle, its reconstruction error over that plane, dark where low, on the colour scale beside it; right, "
            "three unseen scenes above seed 0's reconstructions of them; the title gives the row's R² "
            "in-domain and on the whole cube, mean over seeds.")
-    return _jshtml(fig, draw, len(rows), 1500, alt=alt)
+    return jshtml(fig, draw, len(rows), 1500, alt=alt)
 
 
 # ---------------------------------------------------------------- the recomputed rows (issue 32)

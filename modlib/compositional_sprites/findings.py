@@ -10,10 +10,10 @@ import numpy as np
 
 from modlib import claims
 from modlib.compositional_sprites.experiment import CHAPTER
-from modlib.stats import Finding, Verdict, _seeds, _span, distinct_units, marked, mean_sd, unpaired
+from modlib.stats import Finding, Verdict, seeds_phrase, percent_span, distinct_units, marked, mean_sd, unpaired
 
 
-def _r2(runs, row: str) -> tuple[np.ndarray, np.ndarray]:
+def r2_of(runs, row: str) -> tuple[np.ndarray, np.ndarray]:
     """Final R^2 per seed of a row: ``(in-domain [S], whole cube [S])``."""
     a = runs.arrays(row)
     return a["r2_in"][:, -1], a["r2_whole"][:, -1]
@@ -64,7 +64,7 @@ def paper_comparison(runs):
 
     lines = []
     for row in runs.rows:
-        r_in, r_whole = _r2(runs, row)
+        r_in, r_whole = r2_of(runs, row)
         paper = PAPER_R2.get(row)
         lines.append({
             "row": row, "R² in-domain": mean_sd(r_in), "paper in-domain": paper[0] if paper else None,
@@ -98,7 +98,7 @@ def gradient_reach(runs, row: str, n: int = 500) -> np.ndarray:
     z, _ = cs.data(s, row, n, "train", 0)  # [n, 2, 5]
     _, _, _, composition, k = cs.ROWS[row]
     reach = []
-    for seed in range(len(_r2(runs, row)[0])):
+    for seed in range(len(r2_of(runs, row)[0])):
         torch.manual_seed(seed)  # as run_row seeds each model
         model = cs.build(s, row)
         with torch.no_grad():
@@ -136,20 +136,20 @@ def compositional_sprites(runs, sharpness_rows: dict[str, float] | None = None) 
     out, stored = {}, set(runs.rows)
 
     def generalises(row: str) -> tuple[bool, str]:
-        r_in, r_whole = _r2(runs, row)
+        r_in, r_whole = r2_of(runs, row)
         ok = bool((r_in >= FIT).all() and (r_whole >= 0.8).all() and (np.abs(r_in - r_whole) <= 0.05).all()
                   and distinct_units(r_in, r_whole) >= 2)
         return ok, f"R² {mean_sd(r_in)} in-domain, {mean_sd(r_whole)} on the whole cube"
 
     def fitted(row: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        r_in, r_whole = _r2(runs, row)
+        r_in, r_whole = r2_of(runs, row)
         fit = r_in >= FIT
         return fit, r_in[fit], r_whole[fit]
 
     if "orthogonal" in stored:
         ok, text = generalises("orthogonal")
         out["orthogonal"] = Finding("orthogonal", ok, f"The compositional model on the orthogonal support: "
-                                    f"{text} ({_seeds(len(_r2(runs, 'orthogonal')[0]))}).")
+                                    f"{text} ({seeds_phrase(len(r2_of(runs, 'orthogonal')[0]))}).")
     if "alpha" in stored:
         fit, r_in, r_whole = fitted("alpha")
         stuck = runs.arrays("alpha")["r2_in"][~fit]
@@ -163,8 +163,8 @@ def compositional_sprites(runs, sharpness_rows: dict[str, float] | None = None) 
                   f"from {stuck.min():.2f} to {stuck.max():.2f} over all evaluations)")
                if (~fit).any() else "") + ".")
     if "orthogonal-monolithic" in stored:
-        r_in, r_whole = _r2(runs, "orthogonal-monolithic")
-        comp_in, comp_whole = _r2(runs, "orthogonal") if "orthogonal" in stored else (r_in, r_whole)
+        r_in, r_whole = r2_of(runs, "orthogonal-monolithic")
+        comp_in, comp_whole = r2_of(runs, "orthogonal") if "orthogonal" in stored else (r_in, r_whole)
         # compared over the seeds in which both models fit their training support (a model that
         # does not fit the planes says nothing about generalizing off them); at least two needed
         paired = len(comp_in) == len(r_in)  # the same seeds in both rows
@@ -200,10 +200,10 @@ def compositional_sprites(runs, sharpness_rows: dict[str, float] | None = None) 
             "On the random support (its domain is the whole cube, so in-domain and whole-cube R² measure the "
             "same thing and only the fit can fail): " + "; ".join(
                 f"{'monolithic' if 'mono' in r else 'compositional'}, {fit[r].sum()} of {fit[r].size} seeds fit, "
-                f"R² {mean_sd(_r2(runs, r)[0])} in-domain and {mean_sd(_r2(runs, r)[1])} on the whole cube"
+                f"R² {mean_sd(r2_of(runs, r)[0])} in-domain and {mean_sd(r2_of(runs, r)[1])} on the whole cube"
                 for r in randoms) + ".")
     if {"diagonal-0.2", "diagonal-0.05"} <= stored:
-        wide, narrow = _r2(runs, "diagonal-0.2")[1], _r2(runs, "diagonal-0.05")[1]
+        wide, narrow = r2_of(runs, "diagonal-0.2")[1], r2_of(runs, "diagonal-0.05")[1]
         fits = bool(fitted("diagonal-0.2")[0].all() and fitted("diagonal-0.05")[0].all())
         apart = bool(narrow.max() < wide.min())  # the claim also needs every narrow seed below every wide one
         v, text = compare("diagonal", wide, narrow, fits=fits, reason="" if apart else
@@ -211,10 +211,10 @@ def compositional_sprites(runs, sharpness_rows: dict[str, float] | None = None) 
         out["diagonal"] = Finding(
             "diagonal", v.reproduced,
             f"Whole-cube R² on the diagonal support: {mean_sd(wide)} at δ = 0.2, "
-            + (f"{mean_sd(_r2(runs, 'diagonal-0.1')[1])} at δ = 0.1, " if "diagonal-0.1" in stored else "")
+            + (f"{mean_sd(r2_of(runs, 'diagonal-0.1')[1])} at δ = 0.1, " if "diagonal-0.1" in stored else "")
             + f"{mean_sd(narrow)} at δ = 0.05; δ = 0.2 minus δ = 0.05 {text}.")
     if {"gap", "orthogonal"} <= stored:
-        drop = {r: np.subtract(*_r2(runs, r)) for r in ("gap", "orthogonal")}
+        drop = {r: np.subtract(*r2_of(runs, r)) for r in ("gap", "orthogonal")}
         fits = bool(fitted("gap")[0].all() and fitted("orthogonal")[0].all())
         v, text = compare("gap-drop", drop["gap"], drop["orthogonal"], fits=fits)
         out["gap-drop"] = Finding(
@@ -248,8 +248,8 @@ def compositional_sprites(runs, sharpness_rows: dict[str, float] | None = None) 
             continue
         any_stuck = True
         ok &= bool(reach[~fit].max() < reach[fit].min())
-        parts.append(f"with {composition}, {_span(reach[~fit])} in the {(~fit).sum()} seed(s) that never fit "
-                     f"against {_span(reach[fit])} in the {fit.sum()} that fit")
+        parts.append(f"with {composition}, {percent_span(reach[~fit])} in the {(~fit).sum()} seed(s) that never fit "
+                     f"against {percent_span(reach[fit])} in the {fit.sum()} that fit")
     if any_stuck:
         out["reach"] = Finding(
             "reach", ok, "The share of the composition's gradient that reached the slot decoders before "
@@ -352,8 +352,8 @@ def sharpness_seeds(runs, ks: dict[str, float]) -> dict[str, str]:
 def reach_by_fit(runs, row: str) -> str:
     """The share of the gradient that reached the slot decoders before training (:func:`gradient_reach`)
     in the seeds of ``row`` that never fit and in those that fit, naming them."""
-    reach, fit = gradient_reach(runs, row), _r2(runs, row)[0] >= FIT
-    parts = [f"{seed_list(m)}, which {what}, started with {_span(reach[m])}"
+    reach, fit = gradient_reach(runs, row), r2_of(runs, row)[0] >= FIT
+    parts = [f"{seed_list(m)}, which {what}, started with {percent_span(reach[m])}"
              for m, what in ((~fit, "never fit"), (fit, "fit")) if m.any()]
     return "; ".join(parts)
 
@@ -368,13 +368,13 @@ def closed_starts(runs, ks: dict[str, float], closed: float = CLOSED, shared=Non
     0 the same initial network and batch order on other scenes), how that network ended there."""
     parts = []
     for row in sorted((r for r in ks if r in runs.rows), key=ks.get):
-        reach, r_in, when = gradient_reach(runs, row), _r2(runs, row)[0], first_fit(runs, row)
+        reach, r_in, when = gradient_reach(runs, row), r2_of(runs, row)[0], first_fit(runs, row)
         for i in np.flatnonzero(reach < closed):
             text = f"seed {i} at k = {ks[row]:g} started at {reach[i]:.1%} and " + (
                 f"fit (in-domain R² {r_in[i]:.2f}, first at {FIT} at epoch {when[i]}" if r_in[i] >= FIT
                 else f"never fit (in-domain R² {r_in[i]:.2f}")
-            if shared is not None and row in shared.rows and 0 < i < len(_r2(shared, row)[0]):
-                old = _r2(shared, row)[0][i]
+            if shared is not None and row in shared.rows and 0 < i < len(r2_of(shared, row)[0]):
+                old = r2_of(shared, row)[0][i]
                 text += (f"; in the first run, on seed 0's scenes, the same network "
                          f"{'fit' if old >= FIT else 'never fit'}: {old:.2f}")
             text += ")"
@@ -427,7 +427,7 @@ def recomputed(runs) -> list:
             v, f"Alpha compositing with the opacity's initial bias opened: {int(opened[:n].sum())} of {n} "
             f"seeds fit the training support ({seed_list(opened[:n] > 0)}), against {int(shut[:n].sum())} "
             f"({seed_list(shut[:n] > 0)}) with the bias as initialised "
-            f"(gradient share before training {_span(reach[1])} opened, {_span(reach[0])} not); opened minus "
+            f"(gradient share before training {percent_span(reach[1])} opened, {percent_span(reach[0])} not); opened minus "
             f"not, paired by seed, {effect.text(percent=False)}."))
     if "orthogonal" in rows and "r2_slot" in runs.arrays("orthogonal"):
         f = fit("orthogonal")
@@ -435,8 +435,8 @@ def recomputed(runs) -> list:
         ok = bool(f.sum() >= 2 and (slot[f] >= SLOT_FIT).all() and distinct_units(slot[f]) >= 2)
         out.append(stats.Claim(
             "slots", ok,
-            f"The theorem's conclusion, on the orthogonal support: each learned slot decoder against the "
-            f"renderer's image of its slot alone, "
+            "The theorem's conclusion, on the orthogonal support: each learned slot decoder against the "
+            "renderer's image of its slot alone, "
             + (f"R² {mean_sd(slot[f, 0])} (slot 0) and {mean_sd(slot[f, 1])} (slot 1) over the {f.sum()} seed(s) that "
                f"fit ({seed_list(f)})" if f.any() else "not measured: no seed fit")
             + (f"; the {(~f).sum()} that did not fit ({seed_list(~f)}) are left out" if (~f).any() else "")

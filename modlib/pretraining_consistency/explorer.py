@@ -1,7 +1,7 @@
 """Chapter 6's explorer (notebooks/pretraining_consistency.ipynb, "Explore the seeds"): every base
 model's ablated accuracies, from scratch and pretrained, per rule and subroutine; live with a kernel
 (ipywidgets), and on the static page every subnetwork and base model pre-rendered
-(:func:`modlib.widgets._wire`).
+(:func:`modlib.widgets.wire`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt
 
 from modlib import plots
 from modlib.pretraining_consistency import figures
-from modlib.widgets import _wire
+from modlib.widgets import wire
 
 
 def pretraining_explorer(runs, df, margin: float) -> w.VBox:
@@ -26,7 +26,7 @@ def pretraining_explorer(runs, df, margin: float) -> w.VBox:
     groups = [(f"{rule}: {sub}", (rule, sub)) for rule, sub in dict.fromkeys(zip(df["rule"], df["subroutine"]))]
     controls = {"group": w.Dropdown(options=groups, description="subnetwork"),
                 "seed": w.IntSlider(value=0, min=0, max=int(df["seed"].max()), description="base model")}
-    return _wire(controls, lambda choices: render(runs, df, margin, choices),
+    return wire(controls, lambda choices: render(runs, df, margin, choices),
                  alt="every base model's ablated accuracies, target against other subroutine")
 
 

@@ -13,8 +13,8 @@ from dataclasses import replace
 import numpy as np
 
 from modlib import claims, stats
-from modlib.stats import CLEAR, DENSITY_RATIO, Finding, _ms, permutation_test, spread
-from modlib.structural_compositionality.findings import LEPORI, LOWER, paper_kept  # chapter 5's, reused
+from modlib.stats import CLEAR, DENSITY_RATIO, Finding, mean_pm, permutation_test, spread
+from modlib.structural_compositionality.findings import LEPORI, LOWER  # chapter 5's, reused
 
 
 # Lepori et al. (2023), means of 9 runs (subnetwork target, other, ablated target, other) of BERT-small
@@ -238,8 +238,8 @@ def argmax_from(df, metrics: dict, base_gate: float = 0.95) -> dict[str, Finding
             v, f"{rule}, {sub} masks chosen as the authors' code chooses (the highest quality, converged or not; "
                f"{int(g['changed'].sum())} of {len(g)} choices differ from the book's: {moved}): they keep "
                f"{pct(s['kept'])} from scratch and {pct(p['kept'])} pretrained (medians {s['kept'].median():.1%} and "
-               f"{p['kept'].median():.1%}); ablated, {_ms(s['target'])} on {sub} problems and {_ms(s['other'])} on "
-               f"the other's from scratch, {_ms(p['target'])} and {_ms(p['other'])} pretrained (the search's seed-0 "
+               f"{p['kept'].median():.1%}); ablated, {mean_pm(s['target'])} on {sub} problems and {mean_pm(s['other'])} on "
+               f"the other's from scratch, {mean_pm(p['target'])} and {mean_pm(p['other'])} pretrained (the search's seed-0 "
                f"masks); pretrained minus scratch ablation effect (the stated margin {MARGIN:+.2f}):")
     return out
 
@@ -403,9 +403,9 @@ def random_control(name: str, s, p) -> tuple[bool, str]:
     beyond = learned - chance
     shown = f"{beyond:+.3f}" if round(beyond, 2) == round(margin, 2) else f"{beyond:+.2f}"  # at the margin: 3 places
     return bool(beyond >= margin), (
-        f"random subnetworks of the same per-layer counts get {_ms(s['random_other'])} on the other subroutine's "
-        f"problems from scratch and {_ms(p['random_other'])} pretrained (on their own, {_ms(s['random_target'])} "
-        f"and {_ms(p['random_target'])}), a gap of {chance:+.2f} beside the learned subnetworks' {learned:+.2f}: "
+        f"random subnetworks of the same per-layer counts get {mean_pm(s['random_other'])} on the other subroutine's "
+        f"problems from scratch and {mean_pm(p['random_other'])} pretrained (on their own, {mean_pm(s['random_target'])} "
+        f"and {mean_pm(p['random_target'])}), a gap of {chance:+.2f} beside the learned subnetworks' {learned:+.2f}: "
         f"the learned gap beyond the random one, {shown}, must reach the margin of {margin:+.2f} (the control)")
 
 
@@ -451,7 +451,7 @@ def matched_from(df, base_gate: float = 0.95) -> dict[str, Finding]:
     of each other (medians); otherwise it cannot be decided. Base models without a matched mask
     are left out.
     """
-    from modlib.structural_compositionality.findings import CEILING, _measurable, degenerate, pct
+    from modlib.structural_compositionality.findings import CEILING, measurable, degenerate, pct
 
     out = {}
     if df.empty:
@@ -481,20 +481,20 @@ def matched_from(df, base_gate: float = 0.95) -> dict[str, Finding]:
         # specific beyond a random subnetwork of the same per-layer counts (issue 50; amended)
         random_ok, control = random_control(f"{name}/matched_specific", s, p)
         compared = (("matched_effect", p["effect"], s["effect"],
-                   f"ablated, {_ms(s['target'])} on {sub} problems and {_ms(s['other'])} on the other's from "
-                   f"scratch, {_ms(p['target'])} and {_ms(p['other'])} pretrained; pretrained minus scratch "
+                   f"ablated, {mean_pm(s['target'])} on {sub} problems and {mean_pm(s['other'])} on the other's from "
+                   f"scratch, {mean_pm(p['target'])} and {mean_pm(p['other'])} pretrained; pretrained minus scratch "
                    "ablation effect:"),
                   ("matched_specific", s["sub_other"], p["sub_other"],
-                   f"the subnetwork alone gets {_ms(s['sub_other'])} on the other subroutine's problems from "
-                   f"scratch and {_ms(p['sub_other'])} pretrained (on its own, {_ms(s['sub_target'])} and "
-                   f"{_ms(p['sub_target'])}); {control}; scratch minus pretrained:"))
+                   f"the subnetwork alone gets {mean_pm(s['sub_other'])} on the other subroutine's problems from "
+                   f"scratch and {mean_pm(p['sub_other'])} pretrained (on its own, {mean_pm(s['sub_target'])} and "
+                   f"{mean_pm(p['sub_target'])}); {control}; scratch minus pretrained:"))
         held = p["seed"] != 0  # base model 0's sweep chose the extra penalty weight: the others are held out
         extra = bool(p["extra"].any())
         for what, a, b, text in compared:
             v = _decide(f"{name}/{what}", stats.unpaired(a, b, unit="base model", units=_units(s, p)), trained=trained,
                         controls=masks_ok and (random_ok or what != "matched_specific"),
                         as_registered={"controls": masks_ok},
-                        measurable=what != "matched_specific" or _measurable(a, b))
+                        measurable=what != "matched_specific" or measurable(a, b))
             first = a if what == "matched_effect" else b  # the pretrained arm
             rest = (first[held], b) if what == "matched_effect" else (a, first[held])
             found = claims.statement(v, f"{rule}, {sub}, at comparable density ({kept}): {text}")
@@ -559,7 +559,7 @@ def pretraining_from(df, metrics: dict, base_gate: float = 0.95) -> dict[str, Fi
     ``{rule}/{sub}/specific`` the pretrained models' subnetworks are more specific: lower accuracy
                               on the other subroutine's problems (scratch minus pretrained).
     """
-    from modlib.structural_compositionality.findings import CEILING, _measurable, degenerate
+    from modlib.structural_compositionality.findings import CEILING, measurable, degenerate
 
     out = {}
     paper = paper_effects()
@@ -594,7 +594,7 @@ def pretraining_from(df, metrics: dict, base_gate: float = 0.95) -> dict[str, Fi
         for init in ("scratch", "pretrained"):
             g = r[r["init"] == init]
             ok &= bool(g["searched"].all() and (g["task"] >= base_gate).all() and len(g) > 0)
-            parts.append(f"{init}, {_ms(g['task'])} ({int(g['searched'].sum())} of {len(g)} searched)")
+            parts.append(f"{init}, {mean_pm(g['task'])} ({int(g['searched'].sum())} of {len(g)} searched)")
         out[f"{rule}/base"] = stats.Claim(f"{rule}/base", ok, f"{rule}: base models reach " + "; ".join(parts) + ".")
         trained = ok and pretrained_ok.get(rule, True)
         for sub in dict.fromkeys(df[df["rule"] == rule]["subroutine"]):
@@ -612,10 +612,10 @@ def pretraining_from(df, metrics: dict, base_gate: float = 0.95) -> dict[str, Fi
                 note = "" if len(searched) == len(g) else f" ({len(searched)} searched)"
                 return (f"{init}: {int(g['modular'].sum())} of {len(g)} base models modular{note} "
                         f"({int(g['both_tests'].sum())} with chapter 5's subnetwork test too), "
-                        f"{_ms(searched['kept'])} of the masked weights kept, ablated "
-                        f"{_ms(searched['target'])} on {sub} problems and {_ms(searched['other'])} on the "
+                        f"{mean_pm(searched['kept'])} of the masked weights kept, ablated "
+                        f"{mean_pm(searched['target'])} on {sub} problems and {mean_pm(searched['other'])} on the "
                         f"other's, effect "
-                        f"{_ms(e)} (range {e.min():+.2f} to {e.max():+.2f})")
+                        f"{mean_pm(e)} (range {e.min():+.2f} to {e.max():+.2f})")
 
             name = f"{rule}/{sub}"
             ratio = density_ratio(s[s["searched"]], p[p["searched"]])
@@ -652,20 +652,20 @@ def pretraining_from(df, metrics: dict, base_gate: float = 0.95) -> dict[str, Fi
                     v,
                     f"{rule}, {sub}: pretrained minus scratch mean ablation effect {ep.mean() - es.mean():+.2f} "
                     f"({'the paper' if paper_gap != MARGIN else 'the stated margin'} {paper_gap:+.2f}; "
-                    f"{len(es)} and {len(ep)} base models whose masks passed the gate, keeping {_ms(s['kept'])} of "
-                    f"the masked weights from scratch and {_ms(p['kept'])} pretrained):")
+                    f"{len(es)} and {len(ep)} base models whose masks passed the gate, keeping {mean_pm(s['kept'])} of "
+                    f"the masked weights from scratch and {mean_pm(p['kept'])} pretrained):")
                 ss, sp = s["sub_other"].dropna(), p["sub_other"].dropna()
                 # specific beyond a random subnetwork of the same per-layer counts (issue 50; amended)
                 random_ok, control = random_control(f"{name}/specific", s, p)
                 v = _decide(f"{name}/specific", stats.unpaired(ss, sp, unit="base model", units=units),
                             trained=trained, controls=masks_ok and random_ok, reason=apart,
                             as_registered={"controls": masks_ok},
-                            measurable=_measurable(ss, sp))  # both at chance: nothing to be more specific than
+                            measurable=measurable(ss, sp))  # both at chance: nothing to be more specific than
                 out[f"{name}/specific"] = claims.statement(
                     v,
-                    f"{rule}, {sub}: the subnetwork alone gets {_ms(ss)} on the other subroutine's "
-                    f"problems from scratch and {_ms(sp)} pretrained (on its own, {_ms(s['sub_target'])} "
-                    f"and {_ms(p['sub_target'])}; kept {_ms(s['kept'])} and {_ms(p['kept'])}); {control}; "
+                    f"{rule}, {sub}: the subnetwork alone gets {mean_pm(ss)} on the other subroutine's "
+                    f"problems from scratch and {mean_pm(sp)} pretrained (on its own, {mean_pm(s['sub_target'])} "
+                    f"and {mean_pm(p['sub_target'])}; kept {mean_pm(s['kept'])} and {mean_pm(p['kept'])}); {control}; "
                     f"scratch minus pretrained:")
     return out
 

@@ -35,5 +35,5 @@ __all__ = ["CHAPTER", "LOSSES", "GENERALIZES", "PAPER_EPOCHS", "TERNARY", "BAND_
            "to_probability", "reliance", "training_set", "test_set", "run_group", "ToySweep", "run"]
 
 # the later studies, imported by name (``toy.baselines``, ...): see each module's docstring
-from modlib.redundant_input_toy import (baselines, coverage, mechanism, mechanism_norm, members,  # noqa: E402
+from modlib.redundant_input_toy import (baselines, coverage, mechanism, mechanism_norm, members,  # noqa: E402, F401
                                         scale, scale_lr, studies, trajectory)

@@ -10,7 +10,7 @@ import torch
 
 from modlib import redundant_input_toy as toy
 from modlib import training
-from modlib.checks import _check
+from modlib.checks import check
 from modlib.data import toy as toy_data
 from modlib.models import mlp
 
@@ -24,7 +24,7 @@ def _information_slip(name: str, got: float, want: float) -> str | None:
     return None
 
 
-@_check
+@check
 def check_mutual_information(mine):
     """``mine(p)``: I(Y1; Y2) in bits of a joint probability table ``p [a, b]`` (rows Y1, columns
     Y2). Compared with :func:`modlib.data.toy.toy_mutual_information` on the toy's training tables
@@ -51,7 +51,7 @@ def check_mutual_information(mine):
     return None
 
 
-@_check
+@check
 def check_reliance(mine):
     """``mine(f, x)``: E|∂z/∂x2| / E|∂z/∂x1| of a network ``f`` (points ``[N, 2]`` -> logits
     ``[N, 1]``) over the points ``x [N, 2]``. Compared with :func:`modlib.redundant_input_toy.reliance` on three
@@ -98,7 +98,7 @@ def _toy_table(prediction) -> torch.Tensor:
     return p
 
 
-@_check
+@check
 def check_conditional_information(mine):
     """``mine(p)``: I(A; B | C) in bits of a joint table ``p [a, b, c]``. Compared with the book's on
     the toy's training cells for a network that reads only X1 (I(X2; Yhat) = 0.252 bits, but

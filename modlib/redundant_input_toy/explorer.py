@@ -1,6 +1,6 @@
 """Chapter 1's explorer (notebooks/redundant_input_toy.ipynb, "Explore it yourself"): the toy's stored
 boundaries by epoch, seed, formulation, activation, loss and training set; live with a kernel
-(ipywidgets), and on the static page a stated subset pre-rendered (:func:`modlib.widgets._wire`).
+(ipywidgets), and on the static page a stated subset pre-rendered (:func:`modlib.widgets.wire`).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import matplotlib.pyplot as plt
 
 from modlib import plots
 from modlib.redundant_input_toy import figures
-from modlib.widgets import _options, _wire
+from modlib.widgets import options_of, wire
 
 STATIC_SEEDS = 3  # the static page's seeds: the first few of those with stored boundaries
 
@@ -35,7 +35,7 @@ def toy_explorer(sweep) -> w.VBox:
     }
     # a control with one choice is no choice: the live version leaves it out (its value is fixed),
     # and the static one shows no menu for it (modlib.widgets.static_html)
-    fixed = {n: c.value for n, c in controls.items() if len(_options(c)) == 1}
+    fixed = {n: c.value for n, c in controls.items() if len(options_of(c)) == 1}
     controls = {n: c for n, c in controls.items() if n not in fixed}
     ends = (max(s.reveals), min(s.reveals))
     shown_sets = [(label, (d, r)) for label, (d, r) in sets if d != "binary" or r in ends]
@@ -49,7 +49,7 @@ def toy_explorer(sweep) -> w.VBox:
               for row in (["formulation", "activation"], ["loss", "condition"], ["epoch", "seed"])]
     static = {"condition": shown_sets, "epoch": [(str(epochs[-1]), epochs[-1])],
               "seed": [(str(k), k) for k in range(shown_seeds)]}
-    return _wire(controls, lambda choices: render(sweep, epochs, {**fixed, **choices}),
+    return wire(controls, lambda choices: render(sweep, epochs, {**fixed, **choices}),
                  layout=[row for row in layout if row],
                  static={n: v for n, v in static.items() if n in controls},
                  note=note, alt="the network's decision boundary over its training data")

@@ -12,7 +12,7 @@ from matplotlib.colors import ListedColormap
 
 from modlib import redundant_input_toy as toy
 from modlib.data.toy import EXTENT
-from modlib.plots import COLUMN, _jshtml
+from modlib.plots import COLUMN, jshtml
 from modlib.stats import wilson
 
 POSITIVE, NEGATIVE = "#1f77b4", "#ff7f0e"  # Y1 = 1 (blue circles), Y1 = 0 (orange triangles), as in Fig. 4
@@ -478,7 +478,7 @@ def animate_boundaries(sweep, settings: list[tuple[str, str, str, float, str]], 
         ax.axis("off")
     draw(0)
     fig.tight_layout()
-    return _jshtml(fig, draw, n_frames, 700)
+    return jshtml(fig, draw, n_frames, 700)
 
 
 def _finish(fig, axes, formulations, xlabel: str, ylabel: str, ncol: int) -> plt.Figure:

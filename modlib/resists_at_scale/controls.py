@@ -465,7 +465,8 @@ def config(s: ControlSettings, name: str) -> dict:
     cfg["seeds"] = seeds_of(s, name)
     if experiment == "mnist":
         offsets, test_offsets, defaults = mnist_design(s, name)
-        cfg.update(offsets=list(offsets), test_offsets=list(test_offsets), defaults=defaults)
+        cfg.update(offsets=list(offsets), test_offsets=list(test_offsets), defaults=defaults,
+                   data=digits.mnist_source())  # the digits it learns from (modlib.results.asked)
     cfg["result"] = name
     return cfg
 
@@ -474,7 +475,8 @@ def fetch(s: ControlSettings, name: str, profile: str, device: torch.device) -> 
     """Load (or compute and store) one control result (:func:`modlib.results.fetch`)."""
     code = run_mnist if name.startswith("mnist") else run_scan
     return results.fetch("resists_at_scale", name, config(s, name), lambda: code(s, name, device),
-                         profile=profile, device=describe(device), code=code)
+                         profile=profile, device=describe(device), code=code,
+                         sources={"data": digits.available_sources()})
 
 
 def information_table(s: ControlSettings, seed: int = 0) -> dict[str, dict[str, float]]:

@@ -30,7 +30,7 @@ import torch
 from torch.nn import functional as F
 
 from modlib import results
-from modlib.data import scan
+from modlib.data import digits, scan
 from modlib.profiles import check_choice, settings_for
 from modlib.resists_at_scale.controls import ControlSettings, result_names
 from modlib.resists_at_scale.controls import fetch as fetch_control
@@ -200,6 +200,7 @@ def _config(s: ResistSettings, name: str) -> dict:
     if name.startswith("mnist"):
         for k in ("embedding", "encoder", "decoder"):
             cfg.pop(k)
+        cfg["data"] = digits.mnist_source()  # the digits it learns from (modlib.results.asked)
     cfg["result"] = name
     return cfg
 
@@ -229,6 +230,7 @@ def run(
                 profile=profile,
                 device=describe(device),
                 code=run_one,
+                sources={"data": digits.available_sources()},
             )
     c = c or control_settings(profile)
     missing = {}

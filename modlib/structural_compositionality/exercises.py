@@ -7,10 +7,10 @@ from __future__ import annotations
 import torch
 
 from modlib import structural_compositionality as sc
-from modlib.checks import _check, _shape
+from modlib.checks import check, shape_of
 
 
-@_check
+@check
 def check_odd_scores(mine):
     """``mine(embeddings)``: the odd-one-out scores ``[N, 4]`` of embeddings ``[N, 4, D]``,
     compared with :func:`modlib.structural_compositionality.odd_scores`."""
@@ -19,8 +19,8 @@ def check_odd_scores(mine):
     cases = {"random": torch.randn(8, 4, 16), "lengths from 0.01 to 100": torch.randn(8, 4, 16) * spread}
     for name, e in cases.items():
         got, want = mine(e.clone()), sc.odd_scores(e)
-        if _shape(got) != tuple(want.shape):
-            return f"{name}: shape {_shape(got)}, expected {tuple(want.shape)}"
+        if shape_of(got) != tuple(want.shape):
+            return f"{name}: shape {shape_of(got)}, expected {tuple(want.shape)}"
         if not torch.allclose(got, want, atol=1e-5):
             unnormalised = -(e @ e.transpose(1, 2)).sum(-1)
             hint = ("; normalise the embeddings first (cosine, not dot products)"
@@ -32,7 +32,7 @@ def check_odd_scores(mine):
     return None
 
 
-@_check
+@check
 def check_quality(mine):
     """``mine(own, ablated_target, ablated_other)``: the selection rule's score of a subnetwork,
     compared with :func:`modlib.structural_compositionality.quality` at and around the gate."""

@@ -577,14 +577,14 @@ def result_names(s: StructureSettings) -> list[str]:
             + [f"{rule}-untrained-{i}" for i in range(s.untrained)]]
 
 
-def _parse(name: str) -> tuple[str, int, bool]:
+def parse_name(name: str) -> tuple[str, int, bool]:
     rule, _, rest = name.rpartition("-")
     if rule.endswith("-untrained"):
         return rule[: -len("-untrained")], int(rest), False
     return rule, int(rest), True
 
 
-def _config(s: StructureSettings, rule: str) -> dict:
+def result_config(s: StructureSettings, rule: str) -> dict:
     """What decides a result of ``rule``: the settings that apply to it."""
     config = asdict(s)
     config["rules"] = [rule]
@@ -600,7 +600,7 @@ def identity(name: str) -> dict:
     rule, _, rest = name.rpartition("-")
     if rule.removesuffix("-untrained") not in RULES or not rest.isdigit():
         return {}
-    _, seed, trained = _parse(name)
+    _, seed, trained = parse_name(name)
     return {"seed": seed, "trained": trained}
 
 
@@ -622,13 +622,13 @@ def run(profile: str, device: torch.device, *, s: StructureSettings | None = Non
     rows = {}
 
     def fetch(name: str, chosen: dict | None = None, depends: tuple = ()) -> results.Result:
-        rule, seed, trained = _parse(name)
-        return results.fetch(CHAPTER, name, {**_config(s, rule), **identity(name)},
+        rule, seed, trained = parse_name(name)
+        return results.fetch(CHAPTER, name, {**result_config(s, rule), **identity(name)},
                              lambda: run_one(rule, seed, trained, s, device, show, chosen),
                              profile=profile, device=describe(device), code=run_one, depends=list(depends))
 
     for name in names or result_names(s):
-        rule, seed, trained = _parse(name)
+        rule, seed, trained = parse_name(name)
         if trained:
             rows[name] = fetch(name)
             continue

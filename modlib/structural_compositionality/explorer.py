@@ -1,7 +1,7 @@
 """Chapter 5's explorer (notebooks/structural_compositionality.ipynb, after the masks by layer): a
 stored base model's masks by layer and each mask seed's accuracies; live with a kernel (ipywidgets),
 and on the static page every searched base model and subroutine pre-rendered
-(:func:`modlib.widgets._wire`).
+(:func:`modlib.widgets.wire`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import numpy as np
 
 from modlib import plots
 from modlib.structural_compositionality import figures
-from modlib.widgets import _wire
+from modlib.widgets import wire
 
 
 def structure_explorer(runs) -> w.VBox:
@@ -34,7 +34,7 @@ def structure_explorer(runs) -> w.VBox:
     controls["result"].observe(subroutines, names="value")
     subroutines()
     every = list(dict.fromkeys(sub for n in searched for sub in runs.rows[n].metrics["subroutines"]))
-    return _wire(controls, lambda choices: render(runs, choices),
+    return wire(controls, lambda choices: render(runs, choices),
                  static={"subroutine": [(sub, sub) for sub in every]},
                  alt="fraction of weights each subroutine's mask keeps per layer, and their overlap")
 

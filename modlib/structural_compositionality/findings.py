@@ -11,7 +11,7 @@ import numpy as np
 from dataclasses import replace
 
 from modlib import claims, stats
-from modlib.stats import CLEAR, Finding, _ms
+from modlib.stats import CLEAR, Finding, mean_pm
 
 CHAPTER = "structural_compositionality"
 
@@ -88,7 +88,7 @@ def degenerate(kept) -> bool:
     return bool(kept.size and ((kept <= 1e-4).any() or (kept >= 0.999).any()))
 
 
-def _measurable(a: np.ndarray, b: np.ndarray) -> bool:
+def measurable(a: np.ndarray, b: np.ndarray) -> bool:
     """Not both arms at the floor (near chance) or both at the ceiling."""
     a, b = np.mean(a), np.mean(b)
     return not ((a >= CEILING and b >= CEILING) or (a <= FLOOR and b <= FLOOR))
@@ -184,12 +184,12 @@ def density_from(table, suffix: str = "") -> dict[str, Finding]:
         col = lambda c: _by_model(t, c)  # noqa: E731
         name = f"{rule}/{sub}/random_ablation{suffix}"
         v = claims.decide(_key(name), stats.paired(col("rand_abl_target"), col("abl_target"), unit="base model"),
-                          controls=masks_ok, measurable=_measurable(col("rand_abl_target"), col("abl_target")))
+                          controls=masks_ok, measurable=measurable(col("rand_abl_target"), col("abl_target")))
         out[name] = claims.statement(
             v,
-            f"{rule}, {sub}: removing as many weights per layer at random leaves {_ms(t['rand_abl_target'])} "
-            f"on {sub} problems and {_ms(t['rand_abl_other'])} on the other's, against "
-            f"{_ms(t['abl_target'])} and {_ms(t['abl_other'])} without the subnetwork ({pct(kept)} kept); "
+            f"{rule}, {sub}: removing as many weights per layer at random leaves {mean_pm(t['rand_abl_target'])} "
+            f"on {sub} problems and {mean_pm(t['rand_abl_other'])} on the other's, against "
+            f"{mean_pm(t['abl_target'])} and {mean_pm(t['abl_other'])} without the subnetwork ({pct(kept)} kept); "
             f"random-ablated minus ablated, on {sub} problems:")
     return out
 
@@ -228,7 +228,7 @@ def structural_from(table, bases: list[dict], base_gate: float, suffix: str = ""
         if not suffix:
             out[f"{rule}/base"] = stats.Claim(
                 f"{rule}/base", len(passed) == len(trained_bases) > 0,
-                f"{rule}: base models reach {_ms(acc)} on the task's test set; {len(passed)} of "
+                f"{rule}: base models reach {mean_pm(acc)} on the task's test set; {len(passed)} of "
                 f"{len(trained_bases)} pass {base_gate} and are searched.")
         for sub in dict.fromkeys(table[table["rule"] == rule]["subroutine"]):
             rows = table[(table["rule"] == rule) & (table["subroutine"] == sub)]
@@ -244,22 +244,22 @@ def structural_from(table, bases: list[dict], base_gate: float, suffix: str = ""
                 t, gated = trained, "; no base model's masks passed the selection gate"
             fit = all(task.get((rule, m, True), 0) >= base_gate for m in dict.fromkeys(t["model"]))
             masks_ok = not degenerate(t["kept"]) and bool((t["passed_gate"] == True).all())  # noqa: E712
-            kept = f"{_ms(t['kept'])} of the masked weights kept{gated}"
+            kept = f"{mean_pm(t['kept'])} of the masked weights kept{gated}"
             models = t["model"].nunique()
             col = lambda c: _by_model(t, c)  # noqa: E731
             gate = bool(t["sub_target"].mean() >= GATE_TARGET)
             random = claims.decide(
                 _key(f"{name}/random{suffix}"), stats.paired(col("sub_target"), col("random_target"), unit="base model"),
-                trained=fit, controls=masks_ok, measurable=_measurable(col("sub_target"), col("random_target")))
+                trained=fit, controls=masks_ok, measurable=measurable(col("sub_target"), col("random_target")))
             words = paper["subnetwork"][2]
             v = claims.decide(
                 _key(f"{name}/subnetwork{suffix}"), stats.paired(col("sub_target"), col("sub_other"), unit="base model"),
                 trained=fit, controls=masks_ok and gate and random.reproduced,
-                measurable=_measurable(col("sub_target"), col("sub_other")))
+                measurable=measurable(col("sub_target"), col("sub_other")))
             out[f"{name}/subnetwork{suffix}"] = claims.statement(
                 v,
                 f"{rule}, {sub} subnetwork ({len(t)} runs over {models} base models, {kept}): "
-                f"{_ms(t['sub_target'])} on {sub} problems, {_ms(t['sub_other'])} on the other "
+                f"{mean_pm(t['sub_target'])} on {sub} problems, {mean_pm(t['sub_other'])} on the other "
                 f"subroutine's (the gate on the target: {GATE_TARGET}, {'met' if gate else 'missed'}; "
                 f"better than a random subnetwork of its size: {'yes' if random.reproduced else 'not shown'}); "
                 f"target minus other ({words}):")
@@ -270,17 +270,17 @@ def structural_from(table, bases: list[dict], base_gate: float, suffix: str = ""
                     _key(f"{name}/{key}{suffix}"),
                     stats.paired(col(f"{prefix}_other"), col(f"{prefix}_target"), unit="base model"),
                     trained=fit, controls=masks_ok,
-                    measurable=_measurable(col(f"{prefix}_other"), col(f"{prefix}_target")))
+                    measurable=measurable(col(f"{prefix}_other"), col(f"{prefix}_target")))
                 out[f"{name}/{key}{suffix}"] = claims.statement(
                     v,
-                    f"{rule}, {sub}: {what} leaves {_ms(t[f'{prefix}_target'])} on {sub} problems and "
-                    f"{_ms(t[f'{prefix}_other'])} on the other subroutine's ({kept}); other minus target "
+                    f"{rule}, {sub}: {what} leaves {mean_pm(t[f'{prefix}_target'])} on {sub} problems and "
+                    f"{mean_pm(t[f'{prefix}_other'])} on the other subroutine's ({kept}); other minus target "
                     f"({words}):")
             out[f"{name}/random{suffix}"] = claims.statement(
                 random,
                 f"{rule}, {sub}: a random subnetwork of the same size per layer ({kept}) gets "
-                f"{_ms(t['random_target'])} on {sub} problems against the found one's "
-                f"{_ms(t['sub_target'])}; found minus random:")
+                f"{mean_pm(t['random_target'])} on {sub} problems against the found one's "
+                f"{mean_pm(t['sub_target'])}; found minus random:")
             if not u.empty:
                 effect_t = col("abl_other") - col("abl_target")
                 effect_u = _by_model(u, "abl_other") - _by_model(u, "abl_target")
@@ -290,14 +290,14 @@ def structural_from(table, bases: list[dict], base_gate: float, suffix: str = ""
                 out[f"{name}/untrained{suffix}"] = claims.statement(
                     v,
                     f"{rule}, {sub}, untrained network ({len(u)} runs over {u['model'].nunique()} base model"
-                    f"{'s' if u['model'].nunique() > 1 else ''}, {_ms(u['kept'])} of the masked weights kept"
+                    f"{'s' if u['model'].nunique() > 1 else ''}, {mean_pm(u['kept'])} of the masked weights kept"
                     + ((": masks that keep nothing are no control" if u["kept"].mean() < 0.5 else
                         ": masks that keep everything are no control") if degenerate(u["kept"]) else "")
                     + "): " + ("degenerate, not a pass" if degenerate(u["kept"]) else
                                "both tests pass, as they should not" if shows else "no subnetwork passes both tests")
                     + "; "
-                    f"the subnetwork gets {_ms(u['sub_target'])} on {sub} problems and {_ms(u['sub_other'])} on the "
-                    f"other's; ablated, {_ms(u['abl_target'])} and {_ms(u['abl_other'])} (other minus target "
+                    f"the subnetwork gets {mean_pm(u['sub_target'])} on {sub} problems and {mean_pm(u['sub_other'])} on the "
+                    f"other's; ablated, {mean_pm(u['abl_target'])} and {mean_pm(u['abl_other'])} (other minus target "
                     f"{effect_u.mean():+.2f}). The ablation effect needs training (trained minus untrained):")
     return out
 

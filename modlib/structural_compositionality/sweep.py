@@ -106,7 +106,7 @@ def result_names(w: SweepSettings) -> list[str]:
 def fetch(rule: str, profile: str, device: torch.device, show: bool = False) -> results.Result:
     """Load (or compute and store) the sweep of ``rule`` at ``profile``."""
     s, w = ex.settings(profile), settings(profile)
-    config = {"structure": ex._config(s, rule), "lams": list(lams(rule, w))}
+    config = {"structure": ex.result_config(s, rule), "lams": list(lams(rule, w))}
     return results.fetch(ex.CHAPTER, f"sweep-{rule}", config, lambda: sweep_one(rule, s, w, device, show),
                          profile=profile, device=describe(device), code=sweep_one)
 

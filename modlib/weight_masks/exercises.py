@@ -9,10 +9,10 @@ import math
 import torch
 
 from modlib import masks
-from modlib.checks import _check
+from modlib.checks import check
 
 
-@_check
+@check
 def check_gumbel_weight(mine):
     """``mine(weight, logit, u, tau)``: the straight-through Gumbel-sigmoid masked weight, compared
     with :func:`modlib.masks.gumbel_weight` on random inputs ``[1000]``: the values, then the
@@ -35,7 +35,7 @@ def check_gumbel_weight(mine):
     return None
 
 
-@_check
+@check
 def check_iou(mine):
     """``mine(a, b)``: the intersection over union of two boolean masks of one weight tensor,
     compared with :func:`modlib.masks.iou`, including nested, disjoint and empty masks."""

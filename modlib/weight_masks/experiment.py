@@ -223,14 +223,20 @@ def _config(job) -> dict:
     return {**config, **added, "experiment": experiment, "seed": seed, **extra}
 
 
-def _fetch(job, profile: str, device) -> results.Result:
+def fetch_job(job, profile: str, device) -> results.Result:
     experiment, name, seed, s = job
     kw = dict(s.extra) if isinstance(s, Point) else {}
     s = s.base if isinstance(s, Point) else s
     return results.fetch(CHAPTER, name, _config(job), lambda: EXPERIMENTS[experiment](s, seed, device, **kw),
                          profile=profile, device=describe(torch.device(device)),
-                         code=EXPERIMENTS[experiment],
+                         code=EXPERIMENTS[experiment], sources=_sources(),
                          remake=f"python -m modlib.weight_masks --profile {profile} --only {name}")
+
+
+def _sources() -> dict:
+    """The CNN's data source, as its config names it, and the sources available here: a stored CNN
+    result made on any of them is read as it was made (:func:`modlib.results.asked`)."""
+    return {"data": digits.available_sources()}
 
 
 def stored(profile: str, name: str) -> results.Result | None:
@@ -240,7 +246,7 @@ def stored(profile: str, name: str) -> results.Result | None:
     todo = {job[1]: job for job in all_jobs(profile)}
     check_choice("name", name, todo)
     return results.load(CHAPTER, name, _config(todo[name]), profile=profile,
-                        code=EXPERIMENTS[todo[name][0]])
+                        code=EXPERIMENTS[todo[name][0]], sources=_sources())
 
 
 def run(profile: str, device, *, s: MaskSettings | None = None) -> dict[str, list[results.Result]]:
@@ -251,7 +257,7 @@ def run(profile: str, device, *, s: MaskSettings | None = None) -> dict[str, lis
     :func:`run_added`'s."""
     out = {name: [] for name in EXPERIMENTS if name not in ADDED}
     for job in jobs(s or settings(profile)):
-        out[job[0]].append(_fetch(job, profile, device))
+        out[job[0]].append(fetch_job(job, profile, device))
     return out
 
 
@@ -262,7 +268,7 @@ def run_added(profile: str, device, *, s: MaskSettings | None = None,
     and ``paper`` (the page shows the stored full ones, :func:`collect`)."""
     out = {name: [] for name in ADDED}
     for job in added_jobs(s or settings(profile), c or causes_settings(profile)):
-        out[job[0]].append(_fetch(job, profile, device))
+        out[job[0]].append(fetch_job(job, profile, device))
     return out
 
 
@@ -475,7 +481,7 @@ def main(argv: list[str] | None = None) -> None:
             print(f"stopped after {time.perf_counter() - start:.0f} s: {len(todo) - k} of {len(todo)} results left")
             return
         began = time.perf_counter()
-        r = _fetch(job, profile, device)
+        r = fetch_job(job, profile, device)
         print(f"{r.name:<18} {time.perf_counter() - began:8.1f} s now; computed in {r.meta['wall_time_s']:.1f} s "
               f"on {r.meta['device']} ({r.meta['created']})", flush=True)
     asked = "asked for " if args.only else ""

@@ -1,6 +1,6 @@
 """Chapter 4's explorer (notebooks/weight_masks.ipynb, "The regulariser's strength"): the stored alpha
 sweep, its specialization table and mask overlap by layer; live with a kernel (ipywidgets), and on
-the static page every alpha and layer pre-rendered (:func:`modlib.widgets._wire`).
+the static page every alpha and layer pre-rendered (:func:`modlib.widgets.wire`).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from modlib import plots, results
-from modlib.widgets import _wire
+from modlib.widgets import wire
 
 
 def mask_explorer(points: dict, layers: list[str]) -> w.VBox:
@@ -25,7 +25,7 @@ def mask_explorer(points: dict, layers: list[str]) -> w.VBox:
                 "layer": w.Dropdown(options=[(f"{i + 1} ({n})", i) for i, n in enumerate(layers)],
                                     value=0, description="layer")}
     provenance = results.provenance(list(points.values()))
-    return _wire(controls, lambda choices: render(alphas, tables, ious, layers, provenance, choices),
+    return wire(controls, lambda choices: render(alphas, tables, ious, layers, provenance, choices),
                  alt="specialization table at one alpha and the + / × masks' overlap in one layer")
 
 

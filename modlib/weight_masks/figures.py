@@ -9,7 +9,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
-from modlib.plots import COLUMN, not_stored
+from modlib.plots import COLUMN
 
 
 def accuracy_table(tables: np.ndarray, rows, columns, chance: float | None = None,
@@ -388,7 +388,6 @@ def diagram_reuse() -> plt.Figure:
     inputs2 = {(0, 2, 1), (0, 3, 2), (0, 3, 1)}
     out1, out2 = {(2, 1, 0), (2, 2, 1)}, {(2, 1, 2), (2, 2, 3)}
     shared = {(1, 1, 1), (1, 2, 2), (1, 1, 2)}
-    own1, own2 = {(1, 0, 0), (1, 1, 0)}, {(1, 3, 3), (1, 4, 4)}
     p1, p2 = "#1f77b4", "#ff7f0e"
     _net(axes[0], widths, {p1: inputs1 | out1, p2: inputs2 | out2, "#7b3294": shared},
          "reuse: one adder for both pairs\nhidden-layer IoU high")

@@ -11,7 +11,7 @@ import dataclasses
 import numpy as np
 
 from modlib import claims, stats
-from modlib.stats import _ms
+from modlib.stats import mean_pm
 
 CHAPTER = "weight_masks"  # the registry's chapter (modlib/weight_masks/claims.toml)
 
@@ -170,18 +170,18 @@ def specialization(tables: np.ndarray, controls: np.ndarray, chance: float,
     random_alone_fails = bool(all((crel[:, 2 * k, k] < 0.5).all() for k in range(2)))
     v = _decide("alone" + suffix, stats.paired(d, zero), trained=trained, controls=masks_ok and random_alone_fails)
     out.append(_say(v, (
-        f"**Each mask alone.** The + mask adds at {_ms(alone[0][0])} and multiplies at {_ms(alone[0][1])}; the × "
-        f"mask multiplies at {_ms(alone[1][0])} and adds at {_ms(alone[1][1])} (full network: + {_ms(full[:, 0])}, "
-        f"× {_ms(full[:, 1])}){base}; random masks as dense, alone, get + {_ms(controls[:, 0, 0])} and "
-        f"× {_ms(controls[:, 2, 1])}.{density} Measured per seed on the worse mask: its own operation minus the "
+        f"**Each mask alone.** The + mask adds at {mean_pm(alone[0][0])} and multiplies at {mean_pm(alone[0][1])}; the × "
+        f"mask multiplies at {mean_pm(alone[1][0])} and adds at {mean_pm(alone[1][1])} (full network: + {mean_pm(full[:, 0])}, "
+        f"× {mean_pm(full[:, 1])}){base}; random masks as dense, alone, get + {mean_pm(controls[:, 0, 0])} and "
+        f"× {mean_pm(controls[:, 2, 1])}.{density} Measured per seed on the worse mask: its own operation minus the "
         f"other, as shares of the full network (the paper: about 1).")))
     # 2. removal loses its own operation, against removing as many random weights
     d = per_mask([crel[:, 1 + 2 * k, k] - rel[:, 2 + 2 * k, k] for k in range(2)])
     v = _decide("own-loss" + suffix, stats.paired(d, zero), trained=trained, controls=masks_ok)
     out.append(_say(v, (
-        f"**Removing a mask, its own operation.** Without the + mask the network adds at {_ms(removed[0][0])}; "
-        f"without the × mask it multiplies at {_ms(removed[1][0])} (chance: {chance:g}; removing as many random "
-        f"weights: + {_ms(random_removed[0][:, 0])}, × {_ms(random_removed[1][:, 1])}). Measured per seed on the "
+        f"**Removing a mask, its own operation.** Without the + mask the network adds at {mean_pm(removed[0][0])}; "
+        f"without the × mask it multiplies at {mean_pm(removed[1][0])} (chance: {chance:g}; removing as many random "
+        f"weights: + {mean_pm(random_removed[0][:, 0])}, × {mean_pm(random_removed[1][:, 1])}). Measured per seed on the "
         f"worse mask: what the random removal keeps of the own operation minus what the mask's removal keeps.")))
     # 3. selective: the other operation keeps more than the own
     each = [stats.paired(rel[:, 2 + 2 * k, 1 - k], rel[:, 2 + 2 * k, k]) for k in range(2)]  # described, not decided
@@ -190,9 +190,9 @@ def specialization(tables: np.ndarray, controls: np.ndarray, chance: float,
     half_answer = float(np.sqrt(chance))  # one digit of two right, the other guessed
     out.append(_say(v, (
         f"**Removing a mask, the other operation.** Without the + mask the network multiplies at "
-        f"{_ms(removed[0][1])}; without the × mask it adds at {_ms(removed[1][1])}. Removing random weights, as "
-        f"many in each layer, leaves + {_ms(random_removed[0][:, 0])} / × {_ms(random_removed[0][:, 1])} (the "
-        f"+ mask's count) and + {_ms(random_removed[1][:, 0])} / × {_ms(random_removed[1][:, 1])} (the × mask's). "
+        f"{mean_pm(removed[0][1])}; without the × mask it adds at {mean_pm(removed[1][1])}. Removing random weights, as "
+        f"many in each layer, leaves + {mean_pm(random_removed[0][:, 0])} / × {mean_pm(random_removed[0][:, 1])} (the "
+        f"+ mask's count) and + {mean_pm(random_removed[1][:, 0])} / × {mean_pm(random_removed[1][:, 1])} (the × mask's). "
         f"A network that gets one of the two digits right and guesses the other scores {half_answer:g} (the "
         f"ones digit of a sum or a product depends on the ones digits alone, so it is the easy half). Other "
         f"operation minus own, as shares of the full network: + mask removed, {_interval(each[0])}; "
@@ -243,13 +243,13 @@ def reuse(iou: np.ndarray, iou_same: np.ndarray, iou_random: np.ndarray,
     the registry's claim (``"reuse"``, the page's network; ``"reuse-deep"``, the deeper one)."""
     pairs, same, rand = (hidden_layers(a) for a in (iou, iou_same, iou_random))  # [seeds]
     trained, alone_ok = True, True
-    text = (f"In the hidden layers the pair-1 and pair-2 masks overlap at IoU {_ms(pairs)}; two masks trained "
-            f"for pair 1 from different seeds overlap at {_ms(same)}, and random masks as dense at {_ms(rand)}. ")
+    text = (f"In the hidden layers the pair-1 and pair-2 masks overlap at IoU {mean_pm(pairs)}; two masks trained "
+            f"for pair 1 from different seeds overlap at {mean_pm(same)}, and random masks as dense at {mean_pm(rand)}. ")
     if tables is not None:
         trained = bool((tables[:, 0] >= TRAINED).all())
         alone = np.stack([tables[:, 3, 0] / tables[:, 0, 0], tables[:, 5, 1] / tables[:, 0, 1]])  # [2, seeds]
         alone_ok = bool((alone >= 0.5).all())
-        text += (f"Alone, the pair masks keep {_ms(alone[0])} (pair 1) and {_ms(alone[1])} (pair 2) of the full "
+        text += (f"Alone, the pair masks keep {mean_pm(alone[0])} (pair 1) and {mean_pm(alone[1])} (pair 2) of the full "
                  f"network's accuracy" + ("." if alone_ok else ": masks that fail their own task cannot show "
                                           "reuse or its absence.") + ("" if trained else " A base network did not "
                                                                       "learn both additions."))
@@ -290,7 +290,7 @@ def class_removal(own: np.ndarray, others: np.ndarray, reference: np.ndarray,
     if random_own is not None and random_others is not None:
         damaged = bool((random_others < 0.5 * reference_others).any())
         control_ok = bool(np.mean(others - random_others) > 0)  # the learned removal spares the others better than random
-        control = (f" A random mask as dense as each class mask leaves the other classes at {_ms(random_others)} "
+        control = (f" A random mask as dense as each class mask leaves the other classes at {mean_pm(random_others)} "
                    f"and the removed class anywhere from {random_own.min():.2f} to {random_own.max():.2f}" + (
                        ": random masks this sparse damage the whole network, and which classes survive is "
                        "chance, so the class masks' selectivity is what sets them apart from damage."
@@ -311,8 +311,8 @@ def class_removal(own: np.ndarray, others: np.ndarray, reference: np.ndarray,
 
     return [
         _say(decide("class-hurts", drop_own, drop_others), (
-            f"Removing class c's weights drops its accuracy by {_ms(drop_own)} (over the ten classes; from "
-            f"{drop_own.min():.2f} to {drop_own.max():.2f}) and the other classes' by {_ms(drop_others)}. The "
+            f"Removing class c's weights drops its accuracy by {mean_pm(drop_own)} (over the ten classes; from "
+            f"{drop_own.min():.2f} to {drop_own.max():.2f}) and the other classes' by {mean_pm(drop_others)}. The "
             f"removed class loses more than twice what the others lose, and at least 0.05, for "
             f"{'all 10' if far.all() else f'{int(far.sum())} of the 10'} classes" + ("." if far.all() else f"; not for {np.flatnonzero(~far).tolist()}.") + control + f" The stated margin (the paper gives a direction, not a size; how much "
             f"the class loses is the next statement's): the removed class loses at least {margin('class-hurts'):g} more than the "
@@ -398,21 +398,21 @@ def _shape(h) -> str:
 
 def _point_line(label: str, p: dict) -> str:
     t, c = p["table"], p["control"]
-    return (f"{label}: without the + mask × keeps {_ms(t[:, 2, 1])} (random removal {_ms(c[:, 1, 1])}), without the "
-            f"× mask + keeps {_ms(t[:, 4, 0])} (random {_ms(c[:, 3, 0])}); sparing {_ms(sparing(t, c))}; "
-            f"alone, the worse mask keeps {_ms(alone(t))} of its own operation; "
+    return (f"{label}: without the + mask × keeps {mean_pm(t[:, 2, 1])} (random removal {mean_pm(c[:, 1, 1])}), without the "
+            f"× mask + keeps {mean_pm(t[:, 4, 0])} (random {mean_pm(c[:, 3, 0])}); sparing {mean_pm(sparing(t, c))}; "
+            f"alone, the worse mask keeps {mean_pm(alone(t))} of its own operation; "
             f"kept share + {_pct(p['share'][:, 0])}, × {_pct(p['share'][:, 1])}; "
-            f"share of the + mask's weights the × mask keeps too {_ms(p['overlap'])} (chance "
-            f"{_ms(p['overlap_chance'])})")
+            f"share of the + mask's weights the × mask keeps too {mean_pm(p['overlap'])} (chance "
+            f"{mean_pm(p['overlap_chance'])})")
 
 
 def _raw(a: dict, b: dict, la: str, lb: str) -> str:
     """The raw measure beside sparing at two points (:func:`retention`), and how good their masks
     are alone (:func:`alone`): the two ends of a curve need not have masks of equal quality."""
     (ra, ca), (rb, cb) = retention(a["table"], a["control"]), retention(b["table"], b["control"])
-    return (f"Raw, after the removal that sparing reads the other operation keeps {_ms(ra)} at {la} and {_ms(rb)} "
-            f"at {lb} (after a random removal as dense: {_ms(ca)} and {_ms(cb)}); alone, the worse mask keeps "
-            f"{_ms(alone(a['table']))} and {_ms(alone(b['table']))} of its own operation (lowest network "
+    return (f"Raw, after the removal that sparing reads the other operation keeps {mean_pm(ra)} at {la} and {mean_pm(rb)} "
+            f"at {lb} (after a random removal as dense: {mean_pm(ca)} and {mean_pm(cb)}); alone, the worse mask keeps "
+            f"{mean_pm(alone(a['table']))} and {mean_pm(alone(b['table']))} of its own operation (lowest network "
             f"{alone(a['table']).min():.2f} and {alone(b['table']).min():.2f}; a mask is read from 0.5).")
 
 
@@ -477,7 +477,7 @@ def width_curve(points: dict, depth: int = 2) -> list[stats.Claim]:
     untrained = {h: p for h, p in points.items() if not (p["table"][:, 0] >= TRAINED).all()}
     if untrained:
         text += (f"Networks below {TRAINED} on an operation, left out of the comparisons: " + ", ".join(
-            f"{_shape(h)} (+ {_ms(p['table'][:, 0, 0])}, × {_ms(p['table'][:, 0, 1])})" for h, p in untrained.items())
+            f"{_shape(h)} (+ {mean_pm(p['table'][:, 0, 0])}, × {mean_pm(p['table'][:, 0, 1])})" for h, p in untrained.items())
             + ". ")
     few = {h: p for h, p in main.items() if h not in untrained and len(p["table"]) < 2}
     if few:
@@ -598,25 +598,25 @@ def authors_schedule(authors: dict, book: dict, chance: float, devices: dict | N
         same = (f"The network of the same seed (made on {devices.get('book')}, the one above on "
                 f"{devices.get('authors')}: their weights differ)")
     text = (f"**At the authors' mask schedule** ({len(t)} network{'s' if len(t) > 1 else ''}): without the + mask × "
-            f"keeps {_ms(t[:, 2, 1])} and + {_ms(t[:, 2, 0])}; without the × mask + keeps {_ms(t[:, 4, 0])} and "
-            f"× {_ms(t[:, 4, 1])}; alone, the + mask adds at {_ms(t[:, 1, 0])} and the × mask multiplies at "
-            f"{_ms(t[:, 3, 1])}; kept share + {_pct(authors['share'][:, 0])}, × "
+            f"keeps {mean_pm(t[:, 2, 1])} and + {mean_pm(t[:, 2, 0])}; without the × mask + keeps {mean_pm(t[:, 4, 0])} and "
+            f"× {mean_pm(t[:, 4, 1])}; alone, the + mask adds at {mean_pm(t[:, 1, 0])} and the × mask multiplies at "
+            f"{mean_pm(t[:, 3, 1])}; kept share + {_pct(authors['share'][:, 0])}, × "
             f"{_pct(authors['share'][:, 1])}. {same} at the page's schedule: without + × keeps "
-            f"{_ms(b[:, 2, 1])}, without × + keeps {_ms(b[:, 4, 0])} (kept share + "
+            f"{mean_pm(b[:, 2, 1])}, without × + keeps {mean_pm(b[:, 4, 0])} (kept share + "
             f"{_pct(book['share'][:, 0])}, × {_pct(book['share'][:, 1])}). Sparing "
-            f"{_ms(sparing(t, authors['control']))} at the authors' schedule, {_ms(sparing(b, book['control']))} at "
+            f"{mean_pm(sparing(t, authors['control']))} at the authors' schedule, {mean_pm(sparing(b, book['control']))} at "
             f"the page's (its α is not the authors'). Raw, after the removal that sparing reads the other "
-            f"operation keeps {_ms(retention(t, authors['control'])[0])} at the authors' schedule and "
-            f"{_ms(retention(b, book['control'])[0])} at the page's. ")
+            f"operation keeps {mean_pm(retention(t, authors['control'])[0])} at the authors' schedule and "
+            f"{mean_pm(retention(b, book['control'])[0])} at the page's. ")
     if matched is not None:
         m, mc = matched["table"], matched["control"]
         same_seed = np.isin(_seeds(matched), _seeds(authors))  # the α curve's networks of the authors' seeds
         same_seed = same_seed if same_seed.any() else np.ones_like(same_seed)
         text += (f"At the authors' α with the page's steps and mask learning rate (the α curve's point, "
                  f"trained on {devices.get('book', 'the page’s device')}): sparing "
-                 f"{_ms(sparing(m, mc)[same_seed])}, raw {_ms(retention(m, mc)[0][same_seed])} on the network"
+                 f"{mean_pm(sparing(m, mc)[same_seed])}, raw {mean_pm(retention(m, mc)[0][same_seed])} on the network"
                  f"{'s' * int(same_seed.sum() > 1)} of the same seed (over all {len(m)} of its networks: sparing "
-                 f"{_ms(sparing(m, mc))}); kept share + {_pct(matched['share'][same_seed, 0])}, × "
+                 f"{mean_pm(sparing(m, mc))}); kept share + {_pct(matched['share'][same_seed, 0])}, × "
                  f"{_pct(matched['share'][same_seed, 1])}: at one α, the steps and the learning rate alone "
                  f"differ (and the networks' weights). ")
     return [_say(v, text + (
@@ -640,11 +640,11 @@ def heldout(h: dict, chance: float) -> list[stats.Claim]:
     seen = bool((full >= TRAINED).all())
     answers = bool(seen and (held >= ANSWERS).all())
     text = (f"**Held-out problems.** Trained on all but a held-out share of the problems, the networks answer the "
-            f"problems they trained on at + {_ms(full[:, 0])}, × {_ms(full[:, 1])}, and the held-out ones at + "
-            f"{_ms(held[:, 0])}, × {_ms(held[:, 1])} (chance {chance:g}; a network counts as answering them at "
+            f"problems they trained on at + {mean_pm(full[:, 0])}, × {mean_pm(full[:, 1])}, and the held-out ones at + "
+            f"{mean_pm(held[:, 0])}, × {mean_pm(held[:, 1])} (chance {chance:g}; a network counts as answering them at "
             f"{ANSWERS:g} on each operation). On the problems trained on, without the + "
-            f"mask × keeps {_ms(tables[:, 2, 1])} and without the × mask + keeps {_ms(tables[:, 4, 0])}; on the "
-            f"held-out ones {_ms(held_tables[:, 2, 1])} and {_ms(held_tables[:, 4, 0])}."
+            f"mask × keeps {mean_pm(tables[:, 2, 1])} and without the × mask + keeps {mean_pm(tables[:, 4, 0])}; on the "
+            f"held-out ones {mean_pm(held_tables[:, 2, 1])} and {mean_pm(held_tables[:, 4, 0])}."
             + ("" if answers else " A network that does not answer the held-out problems has memorised the table "
                "of those it saw: its masks' numbers on held-out problems say nothing about modules."))
     out = [stats.Claim("the networks answer held-out problems", answers, text)]
@@ -684,11 +684,11 @@ def reuse_control(r: dict, label: str = "", where: str = "main") -> list[stats.C
     share = kept_share(r["copy_kept"], sizes)
     text = (f"**A positive control for reuse{at}.** Pair 1 made to run on pair 2's weights (the authors' "
             f"copied-weights network: one set of hidden weights computes both sums) gives pair masks that overlap at "
-            f"IoU {_ms(forced)} in the hidden layers; two masks of pair 1 of the network itself (the ceiling) at "
-            f"{_ms(same)}, its own pair masks at {_ms(own)}, random masks as dense at {_ms(rand)}: the forced overlap "
-            f"goes {_ms(reach)} of the way from random to the ceiling. The copied network adds at "
-            f"{_ms(copy_tables[:, 0, 0])} / {_ms(copy_tables[:, 0, 1])} (pair 1 / pair 2); alone its pair masks keep "
-            f"{_ms(alone[0])} and {_ms(alone[1])} of their pair; kept share pair 1 {_pct(share[:, 0])}, pair 2 "
+            f"IoU {mean_pm(forced)} in the hidden layers; two masks of pair 1 of the network itself (the ceiling) at "
+            f"{mean_pm(same)}, its own pair masks at {mean_pm(own)}, random masks as dense at {mean_pm(rand)}: the forced overlap "
+            f"goes {mean_pm(reach)} of the way from random to the ceiling. The copied network adds at "
+            f"{mean_pm(copy_tables[:, 0, 0])} / {mean_pm(copy_tables[:, 0, 1])} (pair 1 / pair 2); alone its pair masks keep "
+            f"{mean_pm(alone[0])} and {mean_pm(alone[1])} of their pair; kept share pair 1 {_pct(share[:, 0])}, pair 2 "
             f"{_pct(share[:, 1])}. The measure passes if the reuse claim would not call the forced pairs apart "
             f"(same-pair minus forced IoU below the margin of {allowed:g}: {gap.text(percent=False)}) and the forced "
             f"overlap is clear of random (forced minus random: {above.text(percent=False)}).")
@@ -703,12 +703,12 @@ def reuse_control(r: dict, label: str = "", where: str = "main") -> list[stats.C
         text += " The control cannot be read here: " + "; ".join(reasons) + "."
     rel = whole / np.maximum(whole[:, :1], 1e-9)
     does = bool((rel[:, 1] >= 0.5).all() and (whole[:, 0] >= TRAINED).all() and not degenerate(r["whole_kept"]))
-    check = (f"**The whole-task mask at the authors' α{at}** adds at {_ms(whole[:, 1, 0])} / {_ms(whole[:, 1, 1])} "
-             f"(pair 1 / pair 2; the network {_ms(whole[:, 0, 0])} / {_ms(whole[:, 0, 1])}) keeping "
+    check = (f"**The whole-task mask at the authors' α{at}** adds at {mean_pm(whole[:, 1, 0])} / {mean_pm(whole[:, 1, 1])} "
+             f"(pair 1 / pair 2; the network {mean_pm(whole[:, 0, 0])} / {mean_pm(whole[:, 0, 1])}) keeping "
              f"{_pct(kept_share(r['whole_kept'], sizes))} of the weights; removed, it leaves "
-             f"{_ms(whole[:, 2, 0])} / {_ms(whole[:, 2, 1])}.")
+             f"{mean_pm(whole[:, 2, 0])} / {mean_pm(whole[:, 2, 1])}.")
     return [_say(apart, text + " That the reuse claim would not call the forced pairs apart (its margin "
-                             f"minus the same-pair minus forced IoU, per network, above 0):"),
+                             "minus the same-pair minus forced IoU, per network, above 0):"),
             _say(clear, "That the forced overlap stands clear of random (forced minus random IoU, per "
                                     "network):"),
             stats.Claim(f"the whole-task mask at the authors' α does both pairs{at}", does, check)]
@@ -781,7 +781,7 @@ def class_layers(c: dict) -> list[stats.Claim]:
     kept = kept_share(c["kept"], sizes)  # [nets, 11]: the all-classes mask, then each class's
     again = kept_share(c["kept_again"], sizes)  # [nets]
     text = (f"Over {n} CNN{'s' if n > 1 else ''} (mean over each network's ten classes): removing a class's mask drops "
-            f"it by {_ms(drop_own)} and the other classes by {_ms(drop_others)}; a class loses {_ms(lost)} of its "
+            f"it by {mean_pm(drop_own)} and the other classes by {mean_pm(drop_others)}; a class loses {mean_pm(lost)} of its "
             f"accuracy. Kept share: the all-classes mask {_pct(kept[:, 0])}, the class masks {_pct(kept[:, 1:])}, a "
             f"second all-classes mask trained as a class mask is (the null) {_pct(again)}. ")
     place = (f"**Where a class is removed.** Putting a class's mask in one layer alone (the all-classes mask "
@@ -789,7 +789,7 @@ def class_layers(c: dict) -> list[stats.Claim]:
              f"the other classes losing at most half as much, in: {where or 'no layer'} of the "
              f"{places.size} removals ({(places < 0).mean():.0%} in no single layer). Share of the all-classes "
              f"mask's weights a class mask drops, per layer (the null's beside it): "
-             + ", ".join(f"{names[i]} {_ms(dropped[..., i])} ({_ms(dropped_again[:, i])})" for i in range(len(layers)))
+             + ", ".join(f"{names[i]} {mean_pm(dropped[..., i])} ({mean_pm(dropped_again[:, i])})" for i in range(len(layers)))
              + f" (the output layer's mask is the all-classes mask's, fixed). Layer {dense + 1} is the 64-unit "
              f"dense layer just before the output layer; it holds {sizes[dense] / sizes.sum():.0%} of the masked "
              "weights, so a mask's changes fall mostly there whatever it does: the null sets the bar, not the share.")
