@@ -328,3 +328,8 @@ def test_the_coverage_controls_pair_with_the_sweeps_seeds(profile):
 
     seeds = {m.__name__: m.settings(profile).seeds for m in (coverage, baselines, mechanism, scale)}
     assert set(seeds.values()) == {toy.settings(profile).seeds}, (toy.settings(profile).seeds, seeds)
+
+
+@pytest.mark.parametrize("profile", ["smoke", "default", "full", "paper"])
+def test_the_coverage_controls_train_as_long_as_the_sweep_they_are_compared_with(profile):
+    assert toy.coverage.settings(profile).epochs == toy.settings(profile).epochs

@@ -97,7 +97,7 @@ def compute(s: toy.ToySettings, c: TrajectorySettings) -> tuple[dict, dict]:
     w = torch.from_numpy(coef[:, :, -1].reshape(-1, 3))
     z = torch.einsum("mnk,mk->mn", torch.cat([x, torch.ones_like(x[..., :1])], -1), w)
     train_acc = ((z > 0).double() * 2 - 1 == t).double().mean(1).numpy().reshape(len(s.formulations), c.seeds)
-    ratio = coef[..., 1] / coef[..., 0]
+    ratio = np.divide(coef[..., 1], coef[..., 0], out=np.full(coef.shape[:-1], np.nan), where=coef[..., 0] != 0)  # a = 0 at the start
     rows = [{"formulation": f, "step": int(k), "b_over_a_median": float(np.median(ratio[i, :, j]))}
             for i, f in enumerate(s.formulations) for j, k in enumerate(at) if j in (len(at) // 2, len(at) - 1)]
     return {"rows": rows}, {"coef": coef, "steps": np.array(at), "train_acc": train_acc}
