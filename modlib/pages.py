@@ -87,6 +87,18 @@ def run_minutes(chapter: str) -> int | None:
     return None if row is None else math.ceil(float(row["cpu_s"]) / 60)
 
 
+def default_cpu_text(chapter: str) -> str:
+    """The chapter's ``default`` run as the pages state it: "210 s of CPU" (one thread, a reader's run)."""
+    row = _rows(DEFAULT_CPU, "chapter").get(chapter)
+    return f"{float(row['cpu_s']):.0f} s of CPU" if row else NOT_MEASURED
+
+
+def full_hours_text(chapter: str) -> str:
+    """The chapter's stored ``full`` compute as the pages state it: "6.3 h" (summed over its results)."""
+    hours = full_hours(chapter)
+    return f"{hours:.1f} h" if hours is not None else NOT_MEASURED
+
+
 def times(chapter: str) -> str:
     """The box's line: "about 25 minutes to read; about 3 minutes of CPU to run at default"."""
     read, run = reading_minutes(chapter), run_minutes(chapter)
