@@ -22,49 +22,103 @@ it was not meant to have. Random numbers come from a ``numpy.random.Generator``.
 
 from __future__ import annotations
 
+import functools
+import math
+
 import numpy as np
 from matplotlib.path import Path as PolygonPath
-from scipy import ndimage
 
 from modlib.profiles import check_int
 
 GAP = 2  # pixels between outlines that do not touch
 VERTICES = 48  # polygon vertices of one contour
 TRIES = 200  # draws before a panel gives up (then it raises)
-_EIGHT = np.ones((3, 3), bool)
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    """``array``, made read-only (it is shared)."""
+    array.flags.writeable = False
+    return array
+
+
+_THETA = _read_only(np.linspace(0, 2 * np.pi, VERTICES, endpoint=False))  # the vertices' angles
+_COS, _SIN = _read_only(np.cos(_THETA)), _read_only(np.sin(_THETA))
 
 
 def contour(rng: np.random.Generator, radius: float) -> np.ndarray:
     """A random closed contour around the origin, ``[VERTICES, 2]`` (x, y in pixels): its radius is
     ``radius`` times a smooth random wobble of the angle (3 Fourier terms, between 0.6 and 1.4)."""
-    theta = np.linspace(0, 2 * np.pi, VERTICES, endpoint=False)
-    wobble = np.ones_like(theta)
+    wobble = np.ones(VERTICES)
     for k in (2, 3, 4):
-        wobble += rng.uniform(-0.25, 0.25) / (k - 1) * np.cos(k * theta + rng.uniform(0, 2 * np.pi))
+        wobble += rng.uniform(-0.25, 0.25) / (k - 1) * np.cos(k * _THETA + rng.uniform(0, 2 * np.pi))
     r = radius * np.clip(wobble, 0.6, 1.4)
-    return np.stack([r * np.cos(theta), r * np.sin(theta)], 1)
+    return np.stack([r * _COS, r * _SIN], 1)
+
+
+@functools.lru_cache(maxsize=None)
+def _centres(size: int) -> np.ndarray:
+    """The pixel centres of a ``size`` x ``size`` panel: read-only float ``[size, size, 2]`` (x, y)."""
+    ys, xs = np.mgrid[0:size, 0:size]
+    return _read_only(np.stack([xs + 0.5, ys + 0.5], -1))
+
+
+def _span(low: float, high: float, size: int) -> slice:
+    """The pixels (rows or columns) of a panel of ``size`` whose centres lie within ``[low, high]``,
+    with one pixel to spare on each side."""
+    first, stop = math.floor(low - 0.5) - 1, math.ceil(high - 0.5) + 2
+    return slice(min(max(first, 0), size), min(max(stop, 0), size))
 
 
 def fill(polygon: np.ndarray, centre: np.ndarray, size: int) -> np.ndarray:
-    """The pixels whose centres lie inside ``polygon + centre``: bool ``[size, size]`` (row = y)."""
-    ys, xs = np.mgrid[0:size, 0:size]
-    points = np.stack([xs.ravel() + 0.5, ys.ravel() + 0.5], 1)
-    return PolygonPath(polygon + centre).contains_points(points).reshape(size, size)
+    """The pixels whose centres lie inside ``polygon + centre``: bool ``[size, size]`` (row = y).
+    Only the pixels around the polygon's bounding box are tested (no pixel beyond it lies inside)."""
+    vertices = polygon + centre
+    (x0, y0), (x1, y1) = vertices.min(0), vertices.max(0)
+    rows, cols = _span(y0, y1, size), _span(x0, x1, size)
+    filled = np.zeros((size, size), bool)
+    box = _centres(size)[rows, cols]  # [h, w, 2]
+    if box.size:
+        inside = PolygonPath(vertices).contains_points(box.reshape(-1, 2))
+        filled[rows, cols] = inside.reshape(box.shape[:2])
+    return filled
+
+
+def _pad(mask: np.ndarray, width: int) -> np.ndarray:
+    """``mask`` (bool ``[H, W]``) with ``width`` False pixels around it: ``[H + 2 width, W + 2 width]``."""
+    padded = np.zeros((mask.shape[0] + 2 * width, mask.shape[1] + 2 * width), bool)
+    padded[width:width + mask.shape[0], width:width + mask.shape[1]] = mask
+    return padded
 
 
 def outline(filled: np.ndarray) -> np.ndarray:
-    """The filled pixels with at least one 4-neighbour outside: bool ``[size, size]``."""
-    return filled & ~ndimage.binary_erosion(filled, border_value=0)
+    """The filled pixels with at least one 4-neighbour outside (pixels beyond the panel count as
+    outside): bool ``[size, size]``."""
+    p = _pad(filled, 1)
+    return filled & ~(p[:-2, 1:-1] & p[2:, 1:-1] & p[1:-1, :-2] & p[1:-1, 2:])
+
+
+def dilate(mask: np.ndarray, radius: int = 1) -> np.ndarray:
+    """The pixels within chessboard distance ``radius`` of a pixel of ``mask`` (bool ``[H, W]``): bool
+    ``[H, W]``, as ``radius`` dilations by the 3 x 3 square (8-neighbours)."""
+    h, w = mask.shape
+    padded = _pad(mask, radius)
+    rows = np.zeros((h + 2 * radius, w), bool)
+    for d in range(2 * radius + 1):
+        rows |= padded[:, d:d + w]
+    out = np.zeros((h, w), bool)
+    for d in range(2 * radius + 1):
+        out |= rows[d:d + h]
+    return out
 
 
 def touching(a: np.ndarray, b: np.ndarray) -> bool:
     """Whether outlines ``a`` and ``b`` (bool ``[size, size]``) touch: 8-neighbours, no shared pixel."""
-    return not (a & b).any() and (ndimage.binary_dilation(a, _EIGHT) & b).any()
+    return not (a & b).any() and (dilate(a) & b).any()
 
 
 def apart(a: np.ndarray, b: np.ndarray, gap: int = GAP) -> bool:
     """Whether outlines ``a`` and ``b`` are more than ``gap`` pixels apart (chessboard distance)."""
-    return not (ndimage.binary_dilation(a, _EIGHT, iterations=gap) & b).any()
+    return not (dilate(a, gap) & b).any()
 
 
 def relations(fills: list[np.ndarray]) -> dict:
@@ -87,9 +141,11 @@ def relations(fills: list[np.ndarray]) -> dict:
     return {"count": len(fills), "inside": inside, "contact": contact, "others_apart": others}
 
 
-def _slide(rng, size, outer, outer_fill, poly, start, direction, inside):
+def _slide(size, outer, outer_fill, poly, start, direction, inside):
     """Move ``poly`` from ``start`` along ``direction`` in half-pixel steps; the fills of the last
-    position apart from ``outer`` and of the first touching it, or ``None``."""
+    position apart from ``outer`` and of the first touching it, or ``None``. (:func:`touching` and
+    :func:`apart` of ``outer`` and each position's outline, with ``outer``'s dilations made once.)"""
+    near, around = dilate(outer), dilate(outer, GAP)
     last_apart, touch = None, None
     for step in np.arange(0, size, 0.5):
         f = fill(poly, start + step * direction, size)
@@ -100,12 +156,13 @@ def _slide(rng, size, outer, outer_fill, poly, start, direction, inside):
         if inside and (f & ~outer_fill).any():
             break
         line = outline(f)
-        if touching(outer, line):
+        overlap = (line & outer).any()
+        if not overlap and (line & near).any():  # touching
             touch = f
             break
-        if apart(outer, line):
+        if not (line & around).any():  # apart
             last_apart = f
-        elif (line & outer).any():
+        elif overlap:
             break
     return last_apart, touch
 
@@ -128,11 +185,11 @@ def _pair(rng: np.random.Generator, size: int, inside: bool, contact: bool):
     angle = rng.uniform(0, 2 * np.pi)
     direction = np.array([np.cos(angle), np.sin(angle)])
     if inside:
-        gap_fill, touch_fill = _slide(rng, size, outline(outer_fill), outer_fill, inner_poly, start,
+        gap_fill, touch_fill = _slide(size, outline(outer_fill), outer_fill, inner_poly, start,
                                       direction, True)
     else:  # come in from beyond both radii, towards the first shape
         far = centre + direction * (np.abs(outer_poly).max() + np.abs(inner_poly).max() + GAP + 2) * 1.45
-        gap_fill, touch_fill = _slide(rng, size, outline(outer_fill), outer_fill, inner_poly, far,
+        gap_fill, touch_fill = _slide(size, outline(outer_fill), outer_fill, inner_poly, far,
                                       -direction, False)
     second = touch_fill if contact else gap_fill
     if second is None or second[0].any() or second[-1].any() or second[:, 0].any() or second[:, -1].any():
@@ -142,7 +199,7 @@ def _pair(rng: np.random.Generator, size: int, inside: bool, contact: bool):
 
 def _add_apart(rng: np.random.Generator, size: int, fills: list[np.ndarray]) -> bool:
     """Add one more shape apart from every drawn one (in place); whether it fitted."""
-    taken = ndimage.binary_dilation(np.any(fills, 0), _EIGHT, iterations=GAP + 1)
+    taken = dilate(np.any(fills, 0), GAP + 1)
     for _ in range(20):
         f = fill(contour(rng, rng.uniform(0.08, 0.13) * size), rng.uniform(0.12, 0.88, 2) * size, size)
         if f.sum() >= 4 and not (f & taken).any() and not (f[0].any() or f[-1].any()
