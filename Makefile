@@ -66,12 +66,14 @@ book: setup
 # that need the same result share it: one computes it, the other waits (modlib.results.fetch).
 WORKERS ?= auto
 PARALLEL := -n $(WORKERS) --dist loadfile
+# Each phase prints its wall time ("make test: <phase>: N s"; the aim is 15 minutes in all).
+timed = start=$$(date +%s); $(1); status=$$?; echo "make test: $(2): $$(( $$(date +%s) - start )) s"; exit $$status
 test: setup browser
-	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -q $(PARALLEL) tests -m "not book"
-	OMP_NUM_THREADS=1 MODLIB_PROFILE=smoke $(BIN)/python -m pytest -q $(PARALLEL) --nbval-lax --nbval-current-env \
-	    --nbval-cell-timeout=300 --ignore=notebooks/student notebooks
-	$(MAKE) book BOOK_ASSETS=local
-	$(BIN)/python -m pytest -q -rs tests -m book
+	@$(call timed,OMP_NUM_THREADS=1 $(BIN)/python -m pytest -q $(PARALLEL) tests -m "not book",unit tests)
+	@$(call timed,OMP_NUM_THREADS=1 MODLIB_PROFILE=smoke $(BIN)/python -m pytest -q $(PARALLEL) --nbval-lax \
+	    --nbval-current-env --nbval-cell-timeout=300 --ignore=notebooks/student notebooks,notebooks at smoke)
+	@$(call timed,$(MAKE) book BOOK_ASSETS=local,book build)
+	@$(call timed,$(BIN)/python -m pytest -q -rs tests -m book,browser checks)
 
 # Chromium for the browser checks: installed with apt-get where we are root; elsewhere, if it is
 # missing, the browser checks are skipped with a note (set CHROMIUM=/path/to/chrome to use another
