@@ -11,7 +11,7 @@ import torch
 
 from modlib import results
 from modlib.pretraining_consistency import experiment, findings
-from modlib.structural_compositionality.mutations import _random
+from modlib.structural_compositionality.mutations import random_as_found
 
 MUTATIONS = {
     "random mask as dense": (
@@ -32,12 +32,12 @@ def random_mask_as_dense(runs):
     for r in runs.rows.values():
         for f in (r.metrics.get("subroutines") or {}).values():
             for run in f["runs"]:
-                _random(run)
+                random_as_found(run)
             for c in f.get("grid") or ():
-                _random(c["test"])
+                random_as_found(c["test"])
     for r in runs.matched.values():
         for point in r.metrics["points"]:
-            _random(point)
+            random_as_found(point)
     return runs
 
 

@@ -65,7 +65,9 @@ def _swap(test: dict) -> None:
             accuracies.reverse()
 
 
-def _random(test: dict) -> None:
+def random_as_found(test: dict) -> None:
+    """One evaluation's found mask replaced by the random one of the same per-layer counts (in place):
+    ``hard`` and ``complement`` take the scores of ``random`` and ``random_complement``."""
     test["hard"], test["complement"] = test["random"], test["random_complement"]
 
 
@@ -89,7 +91,7 @@ def decide(mutation: str | None):
     if mutation == "swap target and other":
         table, runs = swap_target_and_other(table), _grid(runs, _swap)
     elif mutation == "random mask as dense":
-        table, runs = random_mask_as_dense(table), _grid(runs, _random)
+        table, runs = random_mask_as_dense(table), _grid(runs, random_as_found)
     elif mutation is not None:
         raise ValueError(f"mutation={mutation!r}; chapter 5 runs: {', '.join(MUTATIONS)}")
     findings.structural_from(table, bases, gate)
