@@ -313,7 +313,7 @@ def recomputed_figure(runs) -> plt.Figure:
     """The recomputed rows (each seed on its own scenes): (a) in-domain R² of alpha compositing per
     seed, as initialised and with the opacity opened, a line joining each seed's pair; (b) each
     compositional row's slot R² per seed (slot 0 filled, slot 1 hollow; below :data:`SLOT_FLOOR`, a
-    "<" at it); (c) R² on the gap scenes
+    "<" at it; the marks named in a legend below the panels); (c) R² on the gap scenes
     alone per seed, for every row that has it. Rows run down (b) and (c), named once, so that their
     names stay legible at 9 pt. Rows missing from ``runs`` are left out."""
     rows = [r for r in runs.rows if {"r2_slot", "r2_gap"} & set(runs.arrays(r))]
@@ -346,11 +346,21 @@ def recomputed_figure(runs) -> plt.Figure:
     slot_ax.set_ylim(len(rows) - 0.5, -0.5)  # the first row on top
     slot_ax.axvline(0.8, color="0.5", lw=0.6, ls=":")
     slot_ax.set_xlim(SLOT_FLOOR - 0.15, 1.1)
-    slot_ax.set_title("(b) slot R² (0 ●, 1 ○;\n◀: below −1)", fontsize=9)
+    slot_ax.set_title("(b) slot R²", fontsize=9)
     gap_ax.tick_params(labelleft=False)
     gap_ax.set_title("(c) R², gap scenes", fontsize=9)
     for ax in fig.axes:
         ax.tick_params(labelsize=9)
+    # the marks of (b) in a legend of their own below the panels, not in its title
+    from matplotlib.lines import Line2D
+
+    def mark(marker, filled, label):
+        return Line2D([], [], ls="none", marker=marker, ms=5, color="#1f77b4",
+                      markerfacecolor="#1f77b4" if filled else "none", label=label)
+
+    fig.legend(handles=[mark("o", True, "(b) slot 0"), mark("o", False, "(b) slot 1"),
+                        mark("<", True, "(b) below −1, drawn at −1")],
+               loc="outside lower center", ncol=3, fontsize=9, frameon=False)
     return fig
 
 

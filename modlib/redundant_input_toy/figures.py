@@ -656,7 +656,8 @@ def mechanism_curves(st, designs=(("binary", 1.0), ("binary", 0.0))) -> plt.Figu
     """The median reliance R on x2 over seeds (band: 25th-75th percentile) after every recorded
     update (log scale; the start drawn at 0.5), from the ordinary start (solid) and from zero x2
     weights (dashed), in the paper's setting (orange) and with the held-out cell in training (grey);
-    one panel per formulation; dotted lines at the end of epochs 1 and 8 and of the paper's 1024."""
+    one panel per formulation; dotted lines at the end of epochs 1 and 8 and of the paper's 1024,
+    named on an axis along the top."""
     from modlib.redundant_input_toy.studies import reliance_curve
 
     axis = st.axis("mechanism")
@@ -676,12 +677,16 @@ def mechanism_curves(st, designs=(("binary", 1.0), ("binary", 0.0))) -> plt.Figu
                         label=f"{condition_label(*cond)}, {arm} start")
                 if cond == ("binary", 1.0):
                     ax.fill_between(x, q25, q75, color=colour, alpha=0.15, lw=0)
-        for e in (1, 8, 1024):
-            if e * per_epoch <= x[-1]:
-                ax.axvline(e * per_epoch, color="0.3", ls=":", lw=0.8)
-                ax.text(e * per_epoch, 1.02, f"epoch {e}", rotation=90, fontsize=7, va="top",
-                        ha="right", transform=ax.get_xaxis_transform())
+        epochs = [e for e in (1, 8, 1024) if e * per_epoch <= x[-1]]
+        for e in epochs:
+            ax.axvline(e * per_epoch, color="0.3", ls=":", lw=0.8)
         ax.set_xscale("log")
+        # the dotted lines named on a second x axis along the top, level and at 9 pt
+        top = ax.secondary_xaxis("top", functions=(lambda u: u / per_epoch, lambda e: e * per_epoch))
+        top.set_xticks(epochs, [str(e) for e in epochs])
+        top.minorticks_off()
+        top.tick_params(labelsize=9, length=3)
+        top.set_xlabel("end of epoch", fontsize=9)
     return _finish(fig, axes, fs, "SGD updates (log scale; start at 0.5)",
                    "reliance $R$ on $x_2$ (median)", 2)
 

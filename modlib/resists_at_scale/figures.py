@@ -38,36 +38,41 @@ def digit_pairs_figure(rows: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]
 
 def ab_curves(ax: plt.Axes, runs, experiment: str, seed: int | None = None) -> None:
     """Training and test accuracy against the step for settings A and B of ``experiment``: the
-    mean over seeds with a band of one standard deviation, or one ``seed``'s curves."""
+    mean over seeds with a band of one standard deviation, or one ``seed``'s curves. Each dashed
+    test curve is drawn above its setting's training curves, so that where B's test curve lies on
+    B's training curve the dashes still show on it."""
     for setting in ("A", "B"):
         a = runs.arrays(f"{experiment}-{setting}")
         for split in ("train", "test"):
             values = a[f"acc_{split}"]
             colour, ls = AB_COLOURS[setting, split], SPLIT_STYLE[split]
+            z = 3 if split == "test" else 2  # the dashes on top of the solid lines
             if seed is None:
                 mean, std = values.mean(0), values.std(0)
                 ax.fill_between(a["eval_steps"], mean - std, mean + std, color=colour, alpha=0.2, lw=0)
-                ax.plot(a["eval_steps"], mean, color=colour, lw=1.5, ls=ls, label=f"{split} {setting}")
+                ax.plot(a["eval_steps"], mean, color=colour, lw=1.5, ls=ls, label=f"{split} {setting}",
+                        zorder=z)
             else:
-                ax.plot(a["eval_steps"], values[seed], color=colour, lw=1.2, ls=ls, label=f"{split} {setting}")
+                ax.plot(a["eval_steps"], values[seed], color=colour, lw=1.2, ls=ls, label=f"{split} {setting}",
+                        zorder=z)
     ax.set_ylim(*YLIM)
-    ax.set_xlabel("training step", fontsize=8)
-    ax.set_ylabel("accuracy", fontsize=8)
-    ax.tick_params(labelsize=7)
+    ax.set_xlabel("training step", fontsize=9)
+    ax.set_ylabel("accuracy", fontsize=9)
+    ax.tick_params(labelsize=9)
     ax.grid(alpha=0.3)
 
 
 def accuracy_curves(runs, experiment: str, log: bool = False) -> plt.Figure:
     """The paper's Fig. 3 for one experiment of a :class:`ResistRuns` (``"mnist"`` or
     ``"scan"``): accuracy on training-distribution (solid) and test data (dashed) in settings A
-    and B."""
-    fig, ax = plt.subplots(figsize=(COLUMN * 0.75, 2.8))
+    and B, the column's width, lettering at 9 pt."""
+    fig, ax = plt.subplots(figsize=(COLUMN, 3.0))
     ab_curves(ax, runs, experiment)
     if log:
         ax.set_xscale("symlog", linthresh=10)
         ax.set_xlim(left=0)
     # where the curves are not: top left of SCAN's late rise, bottom right of MNIST's early one
-    ax.legend(fontsize=7, ncol=2, loc="upper left" if log else "lower right")
+    ax.legend(fontsize=9, ncol=2, loc="upper left" if log else "lower right")
     fig.tight_layout()
     return fig
 
@@ -128,20 +133,22 @@ def compact_actions(actions: str) -> str:
 def swap_curves(runs) -> plt.Figure:
     """Chapter 3: the CNN's accuracy on training-distribution pairs (solid) and on the same pairs
     with the right digit replaced by a random one (dashed), settings A and B, against the step:
-    means over seeds."""
-    fig, ax = plt.subplots(figsize=(COLUMN * 0.75, 2.6))
+    means over seeds. Each solid curve is drawn wide and pale and its dashed twin on top of it, so
+    that where the two coincide (setting B) both still show."""
+    fig, ax = plt.subplots(figsize=(COLUMN, 3.0))
     for setting in ("A", "B"):
         a = runs.arrays(f"mnist-{setting}")
         colour = AB_COLOURS[setting, "train"]
-        ax.plot(a["eval_steps"], a["acc_train"].mean(0), color=colour, lw=1.5, label=f"train {setting}")
+        ax.plot(a["eval_steps"], a["acc_train"].mean(0), color=colour, lw=3, alpha=0.45,
+                label=f"train {setting}", zorder=2)
         ax.plot(a["eval_steps"], a["acc_swapped"].mean(0), color=colour, lw=1.5, ls="--",
-                label=f"train {setting}, right digit replaced")
+                label=f"train {setting}, right digit replaced", zorder=3)
     ax.set_ylim(*YLIM)
-    ax.set_xlabel("training step", fontsize=8)
-    ax.set_ylabel("accuracy", fontsize=8)
-    ax.tick_params(labelsize=7)
+    ax.set_xlabel("training step", fontsize=9)
+    ax.set_ylabel("accuracy", fontsize=9)
+    ax.tick_params(labelsize=9)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, loc="lower right")
+    ax.legend(fontsize=9, loc="lower right")
     fig.tight_layout()
     return fig
 

@@ -19,19 +19,20 @@ TARGET, OTHER = "#1f77b4", "#ff7f0e"  # the subnetwork's own subroutine, the oth
 def odd_one_out_problems(problems: dict[str, dict], titles: dict[str, str]) -> plt.Figure:
     """One vision problem per row (``problems``: kind -> a set from
     :func:`modlib.structural_compositionality.problems`, its first problem shown), its four panels
-    side by side, the odd one framed in orange; ``titles``: kind -> the row's label."""
-    fig, axes = plt.subplots(len(problems), 4, figsize=(COLUMN * 0.62, 1.05 * len(problems)), squeeze=False)
+    side by side, the odd one framed in orange; ``titles``: kind -> the row's label. The column's
+    width, so that each panel's one-pixel outlines are drawn about two screen pixels wide."""
+    fig, axes = plt.subplots(len(problems), 4, figsize=(COLUMN, 1.12 * len(problems)), squeeze=False)
     for row, (kind, p) in zip(axes, problems.items()):
         for i, ax in enumerate(row):
-            ax.imshow(p["images"][0, i].permute(1, 2, 0).numpy())
+            ax.imshow(p["images"][0, i].permute(1, 2, 0).numpy(), interpolation="nearest")
             ax.set_xticks([])
             ax.set_yticks([])
             for side in ax.spines.values():
                 odd = i == int(p["answer"][0])
                 side.set_edgecolor(OTHER if odd else "0.7")
                 side.set_linewidth(3 if odd else 0.5)
-        row[0].set_ylabel(titles[kind], rotation=0, ha="right", va="center", fontsize=8)
-    fig.subplots_adjust(wspace=0.05, hspace=0.08, left=0.38)
+        row[0].set_ylabel(titles[kind], rotation=0, ha="right", va="center", fontsize=9)
+    fig.subplots_adjust(wspace=0.05, hspace=0.08, left=0.3, right=0.99, top=0.99, bottom=0.01)
     return fig
 
 
@@ -109,16 +110,17 @@ def control_bars(table) -> plt.Figure:
                 continue
             xi = i + (j - 1.5) * width
             if (rows["kept"] <= 1e-4).all():  # masks that keep nothing: no control, no bar
-                top.text(xi, 0.01, "kept\nnothing", fontsize=6, ha="center", va="bottom", color=colour)
+                top.text(xi, 0.01, "kept\nnothing", fontsize=9, ha="center", va="bottom", color=colour)
                 continue
             effect = rows[f"{prefix}_other"] - rows[f"{prefix}_target"]
             top.bar(xi, effect.mean(), width, color=colour, label=None if labelled else label)
             top.plot(np.full(len(effect), xi), effect, ".", color="0.2", ms=3)
             labelled = True
     top.axhline(0, color="0.3", lw=0.8)
-    top.set_xticks(range(len(groups)), labels, fontsize=8)
-    top.set_ylabel("ablated: other − target")
-    top.legend(fontsize=8, frameon=False, ncol=4, loc="upper center", bbox_to_anchor=(0.5, 1.18))
+    top.set_xticks(range(len(groups)), labels, fontsize=9)
+    top.set_ylabel("ablated: other − target", fontsize=9)
+    top.tick_params(labelsize=9)
+    top.legend(fontsize=9, frameon=False, ncol=4, loc="upper center", bbox_to_anchor=(0.5, 1.2))
     for j, (col, label, colour) in enumerate((("sub_target", "found", TARGET), ("random_target", "random", "0.55"))):
         for i, (rule, sub) in enumerate(groups):
             rows = table[(table["rule"] == rule) & (table["subroutine"] == sub) & table["trained"]]
@@ -126,10 +128,13 @@ def control_bars(table) -> plt.Figure:
             bottom.bar(xi, rows[col].mean(), width, color=colour, label=f"{label} subnetwork" if i == 0 else None)
             bottom.plot(np.full(len(rows), xi), rows[col], ".", color="0.2", ms=3)
     bottom.axhline(0.25, color="0.4", ls="--", lw=0.8)
-    bottom.set_xticks(range(len(groups)), labels, fontsize=8)
-    bottom.set_ylabel("accuracy on the target")
+    bottom.set_xticks(range(len(groups)), labels, fontsize=9)
+    bottom.set_ylabel("accuracy on the target", fontsize=9)
+    bottom.tick_params(labelsize=9)
     bottom.set_ylim(0, 1.05)
-    bottom.legend(fontsize=8, frameon=False, ncol=2, loc="upper center", bbox_to_anchor=(0.5, 1.18))
+    for ax in (top, bottom):  # room on the right for the last group's "kept nothing"
+        ax.set_xlim(-0.55, len(groups) - 0.3)
+    bottom.legend(fontsize=9, frameon=False, ncol=2, loc="upper center", bbox_to_anchor=(0.5, 1.2))
     fig.tight_layout()
     return fig
 
@@ -137,28 +142,49 @@ def control_bars(table) -> plt.Figure:
 def kept_by_layer(arrays: dict, subroutines: tuple[str, str], layers: list[str], ax: plt.Axes | None = None):
     """One stored result's per-layer kept fractions (both subroutines, mean over mask seeds) and
     the overlap (IoU) of their seed-0 masks, layer by layer, against the overlap two independent
-    random masks of the seed-0 masks' sizes would have, ``pq / (p + q - pq)``, on a log axis
-    (a zero drops to the bottom). (Chapter 5.)"""
+    random masks of the seed-0 masks' sizes would have, ``pq / (p + q - pq)``, on a log axis. A
+    value below :data:`LAYER_FLOOR` (a mask that keeps none of a layer, two masks that share no
+    weight) is drawn at the floor as a down-pointing triangle, so that every line stays on the
+    axis. (Chapter 5.)"""
     fig = None
     if ax is None:
         fig, ax = plt.subplots(figsize=(COLUMN, 2.6))
     x = np.arange(len(layers))
+
+    floored = []  # (layers, colour) of the values drawn at the floor, marked once the lines are down
+
+    def line(values, fmt, colour, label, **kw):
+        v = np.asarray(values, dtype=float)
+        low = np.isfinite(v) & (v < LAYER_FLOOR)
+        ax.plot(x, np.where(low, LAYER_FLOOR, v), fmt, color=colour, label=label, **kw)
+        if low.any():  # (an empty unclipped line would stretch the layout's bounding box to 0, 0)
+            floored.append((x[low], colour))
+
     for sub, colour in zip(subroutines, (TARGET, OTHER)):
-        ax.plot(x, arrays[f"kept-{sub}"].mean(0), "o-", color=colour, ms=3, label=f"{sub} mask: kept")
-    ax.plot(x, arrays["overlap"], "s--", color="0.3", ms=3, label="overlap (IoU)")
+        line(arrays[f"kept-{sub}"].mean(0), "o-", colour, f"{sub} mask: kept", ms=3)
+    line(arrays["overlap"], "s--", "0.3", "overlap (IoU)", ms=3)
     p, q = (arrays[f"kept-{sub}"][0] for sub in subroutines)
     union = p + q - p * q  # 0 in a layer both masks empty: no overlap to expect there, no point
     chance = np.divide(p * q, union, out=np.full_like(union, np.nan, dtype=float), where=union > 0)
-    ax.plot(x, chance, ":", color="0.5", label="overlap of random masks")
-    ax.set_xticks(x, [short_layer(n) for n in layers], rotation=60, ha="right", fontsize=7)
-    ax.set_ylim(1e-3, 12)  # before the log scale: a mask that keeps nothing has no positive value
-    ax.set_yscale("log")  # sparse masks keep 0.1-30 % per layer; above 1, room for the legend
-    ax.set_yticks([1e-3, 1e-2, 1e-1, 1])
-    ax.set_ylabel("fraction (log)")
-    ax.legend(fontsize=7, frameon=False, ncol=4, loc="upper center", handlelength=1.5, columnspacing=1)
+    line(chance, ":", "0.5", "overlap of random masks")
+    for where, colour in floored:
+        ax.plot(where, np.full(len(where), LAYER_FLOOR), "v", color=colour, ms=5, ls="none", clip_on=False)
+    ax.set_xticks(x, [short_layer(n) for n in layers], rotation=45, ha="right", rotation_mode="anchor",
+                  fontsize=9)
+    ax.set_ylim(LAYER_FLOOR / 1.6, 40)  # before the log scale; the floor clear of the frame, room above 1 for the legend
+    ax.set_yscale("log")  # sparse masks keep 0.1-30 % per layer
+    ax.set_yticks([1e-3, 1e-2, 1e-1, 1], ["≤0.001", "0.01", "0.1", "1"])
+    ax.minorticks_off()
+    ax.tick_params(axis="y", labelsize=9)
+    ax.set_ylabel("fraction (log)", fontsize=9)
+    ax.legend(fontsize=9, frameon=False, ncol=2, loc="upper center", handlelength=1.5, columnspacing=1)
     if fig is not None:
         fig.tight_layout()
     return fig
+
+
+# below this a kept fraction or an overlap is drawn at it (Fig. 5.8's floor: a zero has no log)
+LAYER_FLOOR = 1e-3
 
 
 def short_layer(name: str) -> str:

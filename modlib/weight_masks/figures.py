@@ -176,23 +176,39 @@ def _curve_axes(xlabel: str):
     titles = ("the other operation, kept", "the own operation, kept", "masks (+ and ×)")
     for ax, title in zip(axes, titles):
         ax.set_title(title, fontsize=9)
-        ax.set_xlabel(xlabel, fontsize=8)
-        ax.tick_params(labelsize=8)
-    axes[0].set_ylabel("share of the full network's accuracy", fontsize=8)
+        ax.set_xlabel(xlabel, fontsize=9)
+        ax.tick_params(labelsize=9)
+    axes[0].set_ylabel("share of the full network's accuracy", fontsize=9)
     axes[0].set_ylim(-0.02, 1.05)
     axes[1].set_ylim(-0.02, 1.05)
-    axes[2].set_ylabel("share of the weights", fontsize=8)
+    axes[2].set_ylabel("share of the weights", fontsize=9)
     axes[2].set_yscale("log")  # kept shares of a few percent beside overlaps near one half
     axes[2].set_ylim(1e-3, 1.2)
     return fig, axes
 
 
-def _legends(fig, axes) -> None:
-    """The curves' legends: the other operation's (left panel) above the figure, the own
-    operation's (middle: each removal's own operation) and the masks' (right) in their panels."""
-    fig.legend(*axes[0].get_legend_handles_labels(), fontsize=7, loc="upper center", ncol=2, frameon=False)
-    axes[1].legend(fontsize=6, frameon=False, loc="center left")  # the own operation stays near 0
-    axes[2].legend(fontsize=6, frameon=False, loc="lower left")  # below the data, on the log scale
+def _legends(fig, axes, extra=()) -> int:
+    """The curves' legend, below the panels at 9 pt: one column per panel (the other operation's,
+    the own operation's, the masks'), each headed by its panel's place, ``extra`` handles (e.g. the squares of other depths) added
+    to the middle column; returns the number of rows."""
+    from matplotlib.lines import Line2D
+
+    blank = Line2D([], [], ls="none")
+    columns = [[(blank, f"{side}:")] + list(zip(*ax.get_legend_handles_labels()))
+               for side, ax in zip(("left", "middle", "right"), axes)]
+    columns[1] += [(h, h.get_label()) for h in extra]
+    rows = max(len(c) for c in columns)
+    entries = [e for c in columns for e in c + [(blank, "")] * (rows - len(c))]  # filled by column
+    fig.legend(*zip(*entries), fontsize=9, loc="lower center", ncol=3, frameon=False,
+               handlelength=1.8, columnspacing=1.0)
+    return rows
+
+
+def _finish_curves(fig, axes, rows: int) -> None:
+    """Room below the panels for :func:`_legends`' ``rows`` rows of 9-pt entries."""
+    legend = 0.1 + 0.2 * rows  # inches
+    fig.set_figheight(3.0 + legend)
+    fig.tight_layout(rect=(0, legend / fig.get_figheight(), 1, 1))
 
 
 def width_curve(points: dict, depth: int = 2, paper: tuple[int, int] = (2000, 4)) -> plt.Figure:
@@ -203,26 +219,29 @@ def width_curve(points: dict, depth: int = 2, paper: tuple[int, int] = (2000, 4)
     removal; right (log scale), the share of the + mask's weights the × mask keeps too beside its
     chance level, and the masks'
     share of the weights kept; x the first layer's width (log scale). Networks of
-    ``depth`` hidden layers are joined by lines, other depths are squares; the paper's network
-    (``paper``: width, depth) is marked by a dashed line."""
+    ``depth`` hidden layers are joined by lines, other depths are squares (named in the legend);
+    the paper's network (``paper``: width, depth) is marked by a dashed line."""
+    from matplotlib.lines import Line2D
+
     fig, axes = _curve_axes("first layer's width")
     main = {h: p for h, p in points.items() if len(h) == depth}
     if main:
         _curve(axes, [h[0] for h in main], list(main.values()))
+    others = sorted({len(h) for h in points if len(h) != depth})
     for h, p in points.items():
         if len(h) != depth:
             _curve(axes, [h[0]], [p], marker="s", label=False, ls="none")
-            axes[0].annotate(f"{h[0]}×{len(h)}", (h[0], 0.02), fontsize=7, ha="center")
-    widths = sorted({h[0] for h in points})  # the paper's width is the dashed line, named in the right panel
+    squares = [Line2D([], [], ls="none", marker="s", ms=5, color="0.3",
+                      label="squares: " + ", ".join(f"{n} hidden layers" for n in others))] if others else []
+    widths = sorted({h[0] for h in points})  # the paper's width is the dashed line, named in the middle panel
     for ax in axes:
         ax.axvline(paper[0], color="k", ls="--", lw=0.8)
         ax.set_xscale("log", base=2)
         ax.set_xticks(widths, [str(w) for w in widths], rotation=45)
         ax.minorticks_off()
-    axes[1].annotate(f"paper: {paper[0]}×{paper[1]} ", (paper[0], 0.95), fontsize=7, ha="right")
-    _legends(fig, axes)  # below the data, on the log scale
-    fig.set_figheight(3.5)
-    fig.tight_layout(rect=(0, 0, 1, 0.83))
+    axes[1].annotate(f"paper:\n{paper[0]}×{paper[1]}", (paper[0], 0.97), xytext=(-3, 0), textcoords="offset points",
+                     fontsize=9, ha="right", va="top")
+    _finish_curves(fig, axes, _legends(fig, axes, squares))
     return fig
 
 
@@ -238,9 +257,7 @@ def alpha_curve(points: dict, main: float | None = None) -> plt.Figure:
         ax.set_xscale("log")
         ax.set_xticks(alphas, [f"{a:g}" for a in alphas], rotation=45)
         ax.minorticks_off()
-    _legends(fig, axes)
-    fig.set_figheight(3.5)
-    fig.tight_layout(rect=(0, 0, 1, 0.83))
+    _finish_curves(fig, axes, _legends(fig, axes))
     return fig
 
 
