@@ -344,7 +344,10 @@ INSPECT = r"""(() => {
   });
   const found = document.querySelector('.admonition.found');
   const foundTop = found ? found.getBoundingClientRect().top + window.scrollY : null;
-  return {column, rawTex, maths: maths.length, mainWords, tables, foundTop, typeset: maths.filter(m => m.querySelector('mjx-container')).length,
+  const weight = e => parseInt(getComputedStyle(e).fontWeight);
+  const boldGlue = [...document.querySelectorAll('span.pasted-text')]
+    .filter(s => weight(s) > weight(s.parentElement)).map(s => s.textContent.slice(0, 60));
+  return {column, rawTex, maths: maths.length, mainWords, tables, foundTop, boldGlue, typeset: maths.filter(m => m.querySelector('mjx-container')).length,
           containers: document.querySelectorAll('mjx-container').length,
           mathErrors: [...document.querySelectorAll('mjx-merror')].map(e => e.textContent.slice(0, 80)),
           widgets, figures, code, height: document.documentElement.scrollHeight,
@@ -638,6 +641,13 @@ def test_page_tables_fit_the_text_column(read, page):
     seen = read(page)
     wide = [f"{t['width']:.0f} px ({t['section']!r})" for t in seen["tables"] if t["width"] > seen["column"]["width"] + 1]
     assert not wide, f"tables wider than the {seen['column']['width']:.0f} px text column: " + "; ".join(wide)
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_glued_values_are_set_like_the_text_around_them(read, page):
+    """myst-nb sets glued values in bold; book/_static/book.css sets them as their sentence or caption."""
+    bold = read(page)["boldGlue"]
+    assert not bold, f"{page}: {len(bold)} glued values bolder than their text, e.g. {bold[:3]}"
 
 
 @pytest.mark.parametrize("page", NOTEBOOK_PAGES)
