@@ -15,6 +15,7 @@ import numpy as np
 from modlib import claims, stats
 from modlib.stats import CLEAR, DENSITY_RATIO, Finding, mean_pm, permutation_test, spread
 from modlib.structural_compositionality.findings import LEPORI, LOWER  # chapter 5's, reused
+from modlib.structural_compositionality.findings import paper_kept  # noqa: F401 (the notebook calls findings.paper_kept)
 
 
 # Lepori et al. (2023), means of 9 runs (subnetwork target, other, ablated target, other) of BERT-small

@@ -9,7 +9,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
-from modlib.plots import COLUMN
+from modlib.plots import COLUMN, not_stored  # noqa: F401 (the notebook calls figures.not_stored)
 
 
 def accuracy_table(tables: np.ndarray, rows, columns, chance: float | None = None,
