@@ -69,7 +69,7 @@ class BaselineSettings:
 SETTINGS = {
     "smoke": BaselineSettings(seeds=2, width=256, controls=("middle",), grid_seeds=1,
                               grid_resolution=15),
-    "default": BaselineSettings(seeds=8, width=1024),
+    "default": BaselineSettings(seeds=10, width=1024),
     "full": BaselineSettings(seeds=100),
     "paper": BaselineSettings(seeds=100),
 }

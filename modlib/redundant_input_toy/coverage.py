@@ -72,7 +72,7 @@ class CoverageSettings:
 
 SETTINGS = {
     "smoke": CoverageSettings(seeds=2, epochs=8, curve_points=4),
-    "default": CoverageSettings(seeds=8, epochs=toy.PAPER_EPOCHS),
+    "default": CoverageSettings(seeds=10, epochs=toy.PAPER_EPOCHS),
     "full": CoverageSettings(seeds=100, epochs=4 * toy.PAPER_EPOCHS),
     "paper": CoverageSettings(seeds=100, epochs=4 * toy.PAPER_EPOCHS),
 }

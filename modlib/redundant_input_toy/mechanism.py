@@ -57,7 +57,7 @@ class MechanismSettings:
 SETTINGS = {
     "smoke": MechanismSettings(seeds=2, epochs=8, trace_epochs=2, curve_points=4,
                                controls=("middle",)),
-    "default": MechanismSettings(seeds=8, epochs=256),
+    "default": MechanismSettings(seeds=10, epochs=256),
     "full": MechanismSettings(seeds=100, epochs=4 * toy.PAPER_EPOCHS),
     "paper": MechanismSettings(seeds=100, epochs=4 * toy.PAPER_EPOCHS),
 }

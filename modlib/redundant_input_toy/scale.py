@@ -47,7 +47,7 @@ class ScaleSettings:
 
 SETTINGS = {
     "smoke": ScaleSettings(seeds=2, epochs=8, curve_points=4),
-    "default": ScaleSettings(seeds=8, epochs=256),
+    "default": ScaleSettings(seeds=10, epochs=256),
     "full": ScaleSettings(seeds=100, epochs=4 * toy.PAPER_EPOCHS),
     "paper": ScaleSettings(seeds=100, epochs=4 * toy.PAPER_EPOCHS),
 }

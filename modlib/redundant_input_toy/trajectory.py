@@ -41,7 +41,7 @@ class TrajectorySettings:
 
 SETTINGS = {
     "smoke": TrajectorySettings(seeds=2, steps=200, points=6),
-    "default": TrajectorySettings(seeds=8, steps=10_000),
+    "default": TrajectorySettings(seeds=10, steps=10_000),
     "full": TrajectorySettings(seeds=100, steps=200_000),
     "paper": TrajectorySettings(seeds=100, steps=200_000),
 }
