@@ -457,7 +457,10 @@ def run_scan(s: ControlSettings, name: str, device: torch.device) -> tuple[dict,
 
 
 def config(s: ControlSettings, name: str) -> dict:
-    """The settings a control result depends on: its experiment's, with its own number of seeds."""
+    """The settings a control result depends on: its experiment's, with its own number of seeds
+    (issue 51's: :func:`followup_config`)."""
+    if name in FOLLOWUPS:
+        return followup_config(s, name)
     experiment, reading = _reading(name)
     cfg = {k: v for k, v in asdict(s).items()
            if not k.startswith(("mnist_", "scan_")) or k.startswith(f"{experiment}_")}
@@ -473,11 +476,7 @@ def config(s: ControlSettings, name: str) -> dict:
 
 def fetch(s: ControlSettings, name: str, profile: str, device: torch.device) -> results.Result:
     """Load (or compute and store) one control result (:func:`modlib.results.fetch`)."""
-    if name in FOLLOWUPS:
-        return results.fetch("resists_at_scale", name, followup_config(s, name),
-                             lambda: run_followup(s, name, device), profile=profile, device=describe(device),
-                             code=run_followup)
-    code = run_mnist if name.startswith("mnist") else run_scan
+    code = run_followup if name in FOLLOWUPS else run_mnist if name.startswith("mnist") else run_scan
     return results.fetch("resists_at_scale", name, config(s, name), lambda: code(s, name, device),
                          profile=profile, device=describe(device), code=code)
 
