@@ -335,6 +335,14 @@ def test_control_findings_figures_and_tables_at_smoke(smoke_controls):
     _assert_panels_show_their_curves(rs_figures.control_curves(runs), [steps["mnist"], steps["scan"]])
     _assert_panels_show_their_curves(rs_figures.dose_response(runs))
     _assert_panels_show_their_curves(rs_figures.measures_curves(runs), [steps["scan"]] * 2)
+    fig = rs_figures.followups(runs)  # issue 51's: MNIST's two slopes' levels, SCAN's C per seed
+    try:
+        mnist, scan_panel = fig.axes
+        assert len(mnist.lines) == 2 and len(scan_panel.collections) >= 2, (mnist.lines, scan_panel.collections)
+    finally:
+        import matplotlib.pyplot as plt
+
+        plt.close(fig)
 
 
 def _assert_panels_show_their_curves(fig, steps=None):
