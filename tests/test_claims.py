@@ -1078,7 +1078,7 @@ def test_controls_scan_compositional_speed_is_measured_off_the_floor(control_run
         assert not control_found[key].holds and "cannot be decided here (clear of 0, but the estimate" in text, text
 
 
-def test_followups_mnist_a_at_c_offset_and_the_test_digit_slope(control_runs, control_found):
+def test_controls_followups_mnist_a_at_c_offset_and_the_test_digit_slope(control_runs, control_found):
     # issue 51: setting A tested at control C's one offset (9) keeps a gap larger than C's (registered
     # before mnist-A-9 was computed); the dose-response on test digits (post hoc) is left open by the
     # same untrained seed as the gap's slope (dose 7's seed 4), its slope about +0.087 per bit
