@@ -1118,6 +1118,18 @@ def test_controls_followups_mnist_information_at_fixed_coverage(control_runs, co
         assert rs_findings.dose_slopes(control_runs, levels, quantity).mean() > 0.05
 
 
+def test_controls_followups_scan_c_at_setting_a_size(control_runs, control_found):
+    # issue 51: control C's training cut to setting A's size (A's commands without "jump" and as many
+    # distinct commands with "jump" as A's rows of "jump" alone): its gap stays far below A's (holds); that
+    # the smaller set widens C's gap is left open over three seeds (C's seed 1, "around right", is the spread)
+    m = control_runs.arrays("scan-C-matched")
+    assert (m["train_rows"] == 14670).all() and (m["jump_rows"] == 1467).all() and list(m["seeds"]) == [0, 1, 2]
+    assert (m["final_train"] >= 0.95).all() and (m["final_test"] >= 0.95).all(), m["final_test"]
+    assert control_found["scan-matched-gap"].holds, control_found["scan-matched-gap"].text
+    text = control_found["scan-matched-size"].text
+    assert not control_found["scan-matched-size"].holds and "cannot be decided here" in text, text
+
+
 def test_controls_the_effects_stand_under_the_authors_defaults(control_found):
     # the page's sentence "the effects do not depend on them" (initialisation, forget-gate bias, input
     # feeding): setting A's gap and failure, and B's success on commands it never saw, with the authors'
