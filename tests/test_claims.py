@@ -1078,6 +1078,58 @@ def test_controls_scan_compositional_speed_is_measured_off_the_floor(control_run
         assert not control_found[key].holds and "cannot be decided here (clear of 0, but the estimate" in text, text
 
 
+def test_controls_followups_mnist_a_at_c_offset_and_the_test_digit_slope(control_runs, control_found):
+    # issue 51: setting A tested at control C's one offset (9) keeps a gap larger than C's (registered
+    # before mnist-A-9 was computed); the dose-response on test digits (post hoc) is left open by the
+    # same untrained seed as the gap's slope (dose 7's seed 4), its slope about +0.087 per bit
+    assert control_found["mnist-control-gap-9"].holds, control_found["mnist-control-gap-9"].text
+    a9 = control_runs.arrays("mnist-A-9")
+    assert (a9["final_test"] < a9["final_train"] - 0.1).all(), a9["final_test"]
+    text = control_found["mnist-dose-test"].text
+    assert not control_found["mnist-dose-test"].holds and "cannot be decided here" in text, text
+    assert "the slope per bit is +0.09" in text, text
+    assert not rs_findings.trained(control_runs.arrays("mnist-dose-7"))
+
+
+def test_controls_followups_scan_the_around_right_frame(control_runs, control_found):
+    # issue 51: "jump" held out of "X around right" (the frame of scan-C's one low seed) in seeds 0, 2, 3:
+    # every seed trained, and most score below 0.95 on the test there; over three seeds the paired
+    # intervals are wide, so that the frame lowers C's score, and that A's gap exceeds this C's, are left open
+    h = control_runs.arrays("scan-C-around-right")
+    assert list(h["seeds"]) == [0, 2, 3] and (h["final_train"] >= 0.95).all(), h["final_train"]
+    assert (h["final_test"] < 0.95).sum() >= 2, h["final_test"]
+    for key in ("scan-frame-hard", "scan-control-gap-hard"):
+        text = control_found[key].text
+        assert not control_found[key].holds and "cannot be decided here (wide enough" in text, text
+
+
+def test_controls_followups_mnist_information_at_fixed_coverage(control_runs, control_found):
+    # issue 51: five right digits per left digit throughout, the bits moved by the right digit's marginal;
+    # both slopes are positive (about +0.10 per bit), but mnist-cover-9's seed 2 ends under the 0.90 bar
+    # on its training pairs (0.897), so the rule leaves both open
+    for key in ("mnist-cover-gap", "mnist-cover-test"):
+        text = control_found[key].text
+        assert not control_found[key].holds and "an arm did not train" in text, text
+    assert not rs_findings.trained(control_runs.arrays("mnist-cover-9"))
+    assert rs_findings.trained(control_runs.arrays("mnist-cover-8"))
+    levels = [(n, control_runs.rows[n].metrics["info_bits"]) for n in rs_findings.COVER]
+    assert [round(b, 2) for _, b in levels] == [0.47, 0.72, 1.0]
+    for quantity in (lambda a: a["final_train"] - a["final_test"], rs_findings.test_digit_gap):
+        assert rs_findings.dose_slopes(control_runs, levels, quantity).mean() > 0.05
+
+
+def test_controls_followups_scan_c_at_setting_a_size(control_runs, control_found):
+    # issue 51: control C's training cut to setting A's size (A's commands without "jump" and as many
+    # distinct commands with "jump" as A's rows of "jump" alone): its gap stays far below A's (holds); that
+    # the smaller set widens C's gap is left open over three seeds (C's seed 1, "around right", is the spread)
+    m = control_runs.arrays("scan-C-matched")
+    assert (m["train_rows"] == 14670).all() and (m["jump_rows"] == 1467).all() and list(m["seeds"]) == [0, 1, 2]
+    assert (m["final_train"] >= 0.95).all() and (m["final_test"] >= 0.95).all(), m["final_test"]
+    assert control_found["scan-matched-gap"].holds, control_found["scan-matched-gap"].text
+    text = control_found["scan-matched-size"].text
+    assert not control_found["scan-matched-size"].holds and "cannot be decided here" in text, text
+
+
 def test_controls_the_effects_stand_under_the_authors_defaults(control_found):
     # the page's sentence "the effects do not depend on them" (initialisation, forget-gate bias, input
     # feeding): setting A's gap and failure, and B's success on commands it never saw, with the authors'

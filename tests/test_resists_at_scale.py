@@ -223,8 +223,14 @@ def test_the_authors_defaults():
 def test_control_settings_names_and_configs():
     full = rc.settings("full")
     names = rc.result_names(full)
-    assert names[:2] == ["mnist-C", "mnist-dose-2"] and "scan-C" in names and len(names) == len(set(names)) == 13
+    assert names[:2] == ["mnist-C", "mnist-dose-2"] and "scan-C" in names and len(names) == len(set(names)) == 18
+    assert names[13:] == list(rc.FOLLOWUPS)  # issue 51's, after the 13 first stored
     assert rc.result_names(rc.settings("default")) == ["mnist-C", "scan-C"]
+    configs = [rc.config(full, n) for n in names]
+    assert all(configs.count(c) == 1 for c in configs)  # no two results share a config
+    assert rc.config(full, "scan-C-around-right")["seeds"] == [0, 2, 3]
+    assert rc.config(full, "scan-C-matched")["seeds"] == [0, 1, 2]
+    assert rc.config(full, "mnist-A-9")["test_offsets"] == [9] and rc.config(full, "mnist-A-9")["seeds"] == list(range(5))
     assert rc.config(full, "scan-B-union")["seeds"] == full.extra_seeds and rc.config(full, "scan-C")["seeds"] == 5
     assert rc.config(full, "mnist-C")["offsets"] == list(range(9)) and rc.config(full, "mnist-C")["test_offsets"] == [9]
     assert not any(k.startswith("scan_") for k in rc.config(full, "mnist-dose-5"))
@@ -251,7 +257,8 @@ def smoke_controls(pool):
     rows = {}
     with unittest.mock.patch.object(rc, "pools", lambda: ({"train": pool, "test": pool}, "synthetic")):
         for name in rc.result_names(s):
-            metrics, arrays = (rc.run_mnist if name.startswith("mnist") else rc.run_scan)(s, name, torch.device("cpu"))
+            run = rc.run_followup if name in rc.FOLLOWUPS else rc.run_mnist if name.startswith("mnist") else rc.run_scan
+            metrics, arrays = run(s, name, torch.device("cpu"))
             rows[name] = _Row(metrics, arrays)
     return rs.ResistRuns(rs.settings("smoke"), rows, "smoke", s)
 
@@ -268,6 +275,46 @@ def test_control_results_at_smoke(smoke_controls):
     for name in ("mnist-C", "mnist-dose-5", "mnist-A-ablation"):
         a = runs.arrays(name)
         assert a["acc_test_seen"].shape == (2, 4) and a["final_test"].shape == (2,)
+
+
+def test_followup_designs():
+    # issue 51: fixed coverage (five right digits per left digit) with Y2's marginal made non-uniform
+    for common, bits in ((9, 0.469), (8, 0.722)):
+        table = rc.cover_table(common)
+        assert (table.sum(1) == 5).all()
+        assert table.sum(0).tolist() == [common] * 5 + [10 - common] * 5
+        assert rc.table_information(table) == pytest.approx(bits, abs=1e-3)
+    dose5 = torch.zeros(10, 10, dtype=torch.bool)
+    for i in range(10):
+        dose5[i, [(i + d) % 10 for d in range(5)]] = True
+    assert rc.table_information(dose5) == pytest.approx(rc.digits.offset_information(tuple(range(5))))
+    # scan-C matched to setting A's size: A's rows, A's count of "jump" rows, C's test and held-out frame
+    train, test = rc.matched_split(0)
+    a_train = rs.scan_pairs("A", 0)[0]
+    c_train, c_test = rc.scan.frame_split("jump", (rc.held_out_frame(0),))
+    assert len(train) == len(a_train) and test == c_test
+    jump = [c for c, _ in train if "jump" in c.split()]
+    assert len(jump) == sum(c == "jump" for c, _ in a_train) == len(set(jump))
+    assert set(train) <= set(c_train)
+    assert {c for c, _ in train if "jump" not in c.split()} == {c for c, _ in a_train if c != "jump"}
+    assert rc.HARD_FRAME == rc.held_out_frame(1)  # the frame scan-C's seed 1 held out
+
+
+def test_followup_results_at_smoke(smoke_controls):
+    runs = smoke_controls
+    assert list(runs.arrays("scan-C-around-right")["seeds"]) == [0, 2]
+    assert set(runs.arrays("scan-C-around-right")["held_out"]) == {rc.scan.VERB_FRAMES.index(rc.HARD_FRAME)}
+    m = runs.arrays("scan-C-matched")
+    assert (m["train_rows"] == 14670).all() and (m["jump_rows"] == 1467).all() and list(m["seeds"]) == [0, 1]
+    assert runs.rows["mnist-cover-9"].metrics["info_bits"] == pytest.approx(0.469, abs=1e-3)
+    for name in ("mnist-A-9", "mnist-cover-9", "mnist-cover-8"):
+        a = runs.arrays(name)
+        assert a["final_test_seen"].shape == (2,) and a["acc_test"].shape == (2, 4)
+    found = rs_findings.controls(runs)
+    for key in ("mnist-control-gap-9", "mnist-cover-gap", "mnist-cover-test", "scan-frame-hard",
+                "scan-matched-size"):  # the comparisons with setting A need the stored A (not here)
+        assert key in found, key
+    assert "seeds [0]" in found["scan-frame-hard"].text  # seed 2 is not among the fixture's scan-C seeds
 
 
 def test_control_findings_figures_and_tables_at_smoke(smoke_controls):
@@ -288,6 +335,14 @@ def test_control_findings_figures_and_tables_at_smoke(smoke_controls):
     _assert_panels_show_their_curves(rs_figures.control_curves(runs), [steps["mnist"], steps["scan"]])
     _assert_panels_show_their_curves(rs_figures.dose_response(runs))
     _assert_panels_show_their_curves(rs_figures.measures_curves(runs), [steps["scan"]] * 2)
+    fig = rs_figures.followups(runs)  # issue 51's: MNIST's two slopes' levels, SCAN's C per seed
+    try:
+        mnist, scan_panel = fig.axes
+        assert len(mnist.lines) == 2 and len(scan_panel.collections) >= 2, (mnist.lines, scan_panel.collections)
+    finally:
+        import matplotlib.pyplot as plt
+
+        plt.close(fig)
 
 
 def _assert_panels_show_their_curves(fig, steps=None):

@@ -296,6 +296,74 @@ def dose_response(runs) -> plt.Figure:
     return fig
 
 
+def followups(runs) -> plt.Figure:
+    """Chapter 3's follow-ups of control C ("What control C left open, tested"). Left, MNIST pairs:
+    accuracy on test digits at the training combinations minus at the others, against the bits the
+    right digit carries, for the dose-response (levels and control C) and at fixed coverage
+    (:data:`modlib.resists_at_scale.findings.COVER`), one point per seed and the means. Right, SCAN's
+    control C: final test exact match per seed with the seed's own held-out frame (``scan-C``), with
+    "around right" held out (``scan-C``'s seed 1 and ``scan-C-around-right``) and matched to
+    setting A's size (``scan-C-matched``), a line joining each seed's points."""
+    from modlib.data.scan import VERB_FRAMES
+    from modlib.resists_at_scale.controls import HARD_FRAME
+    from modlib.resists_at_scale.findings import COVER, test_digit_gap
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(COLUMN, 2.8))
+    dose = sorted((runs.rows[n].metrics["info_bits"], n) for n in runs.rows
+                  if n.startswith("mnist-dose-") or n == "mnist-C")
+    cover = sorted((runs.rows[n].metrics["info_bits"], n) for n in COVER if n in runs.rows)
+    for levels, colour, marker, label in ((dose, C_COLOURS["train"], "o", "dose-response"),
+                                          (cover, "#9467bd", "s", "fixed coverage")):
+        means = []
+        for bits, name in levels:
+            values = test_digit_gap(runs.arrays(name))
+            left.scatter(np.full(len(values), bits), values, s=8, color=colour, alpha=0.5, lw=0)
+            means.append(values.mean())
+        if levels:
+            left.plot([b for b, _ in levels], means, color=colour, marker=marker, ms=3, lw=1.4, label=label)
+    if not dose and not cover:
+        _absent(left)
+    left.set_xlabel("I(Y1; Y2) in training, bits", fontsize=8)
+    left.set_ylabel("test digits: seen minus unseen", fontsize=8)
+    left.set_title("MNIST pairs", fontsize=9)
+    left.tick_params(labelsize=7)
+    left.grid(alpha=0.3)
+    _legend(left, fontsize=7, loc="upper left")
+    columns = ("own frame", '"around right"', "A's size")
+    per_seed: dict[int, dict[int, float]] = {}
+    if "scan-C" in runs.rows:
+        c = runs.arrays("scan-C")
+        hard = VERB_FRAMES.index(HARD_FRAME)
+        for k, (frame, value) in enumerate(zip(c["held_out"], c["final_test"])):
+            per_seed.setdefault(k, {})[1 if int(frame) == hard else 0] = float(value)
+    for name, column in (("scan-C-around-right", 1), ("scan-C-matched", 2)):
+        if name in runs.rows:
+            a = runs.arrays(name)
+            for k, value in zip(a["seeds"], a["final_test"]):
+                per_seed.setdefault(int(k), {})[column] = float(value)
+    for k, points in sorted(per_seed.items()):
+        xs = sorted(points)
+        shift = 0.08 * (k - 2)  # each seed a little apart, so that equal scores stay readable
+        ys = [points[x] for x in xs]
+        right.plot([x + shift for x in xs], ys, color="0.6", lw=0.7, zorder=1)
+        right.scatter([x + shift for x in xs], ys, s=14, color=C_COLOURS["test"], edgecolor=C_COLOURS["train"],
+                      lw=0.6, zorder=2)
+        for x, y in zip(xs, ys):
+            right.annotate(str(k), (x + shift, y), xytext=(0, -9), textcoords="offset points", fontsize=6,
+                           ha="center")
+    if not per_seed:
+        _absent(right)
+    right.set_xticks(range(3), columns, fontsize=7)
+    right.set_xlim(-0.4, 2.6)
+    right.set_ylim(*YLIM)
+    right.set_ylabel("control C: test exact match", fontsize=8)
+    right.set_title("SCAN, control C (seed numbers)", fontsize=9)
+    right.tick_params(axis="y", labelsize=7)
+    right.grid(alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
 def measures_curves(runs, sets: tuple[str, ...] = ("train_long", "unseen")) -> plt.Figure:
     """Chapter 3's measures, on SCAN's settings A and B measured again (``scan-A-tf``, ``scan-B-tf``):
     greedy exact match (solid; this book's), teacher-forced sentence accuracy (dashed; the authors')

@@ -264,7 +264,9 @@ def controls(runs) -> dict[str, Finding]:
         for key, what, quantity in (
                 ("gap", "train-test gap", gap),
                 ("early", f"training accuracy over steps {EARLY['mnist'][0]}–{EARLY['mnist'][1]}",
-                 lambda a: window_mean(a, "acc_train", EARLY["mnist"]))):
+                 lambda a: window_mean(a, "acc_train", EARLY["mnist"])),
+                ("test", "accuracy on MNIST's test digits at the training offsets minus at the test offsets",
+                 test_digit_gap)):
             slopes = dose_slopes(runs, dose, quantity)
             effect = paired(slopes, np.zeros_like(slopes))
             v = claims.decide(f"{CHAPTER}/mnist-dose-{key}", effect, trained=all(trained(x) for x in arms))
@@ -275,6 +277,7 @@ def controls(runs) -> dict[str, Finding]:
                 f"MNIST pairs, the dose-response: {what} against the information the right digit carries "
                 f"about the label in training ({levels}); the slope per bit is "
                 + (f"{effect.text(percent=False)}" if seeds > 1 else f"{slopes.mean():+.2f}") + f"{mark}.")
+    out.update(followups(runs))
     if has("scan-A-tf"):
         a = runs.arrays("scan-A-tf")
         holds = bool(trained(a) and (a["final_tf_test"] < a["final_tf_train"] / 4).all()
@@ -337,6 +340,107 @@ def controls(runs) -> dict[str, Finding]:
     return out
 
 
+def test_digit_gap(a: dict) -> np.ndarray:
+    """Per seed, accuracy on MNIST's test digits at the training combinations minus at the test
+    combinations: the digits are new in both, so the lift the shortcut gives on training pairs is
+    left out and what remains is the cost of the unseen combination: ``[S]``."""
+    return a["final_test_seen"] - a["final_test"]
+
+
+def at_seeds(a: dict, rows) -> dict:
+    """The arrays of result ``a`` at the seed rows ``rows`` only (every per-seed array indexed)."""
+    n, rows = len(a["final_train"]), np.asarray(rows, dtype=int)
+    return {k: (v[rows] if isinstance(v, np.ndarray) and v.ndim and len(v) == n and k != "eval_steps" else v)
+            for k, v in a.items()}
+
+
+def paired_seeds(x: dict, y: dict) -> tuple[dict, dict, list[int]]:
+    """``x`` (one of issue 51's results, its seeds in ``x["seeds"]``) and ``y`` (seeds 0, 1, ...) at
+    the seeds both hold, and those seeds: so that a result of three seeds pairs with one of five."""
+    seeds = [int(k) for k in x["seeds"] if k < len(y["final_train"])]
+    keep = [i for i, k in enumerate(x["seeds"]) if k < len(y["final_train"])]
+    return at_seeds(x, keep), at_seeds(y, seeds), seeds
+
+
+# the fixed-coverage levels of issue 51's MNIST follow-up: five right digits per left digit throughout
+COVER = ("mnist-cover-9", "mnist-cover-8", "mnist-dose-5")
+FRAMES = ("X", "X left", "X right", "X opposite left", "X opposite right", "X around left", "X around right")
+
+
+def followups(runs) -> dict[str, Finding]:
+    """Issue 51's statements (:data:`modlib.resists_at_scale.controls.FOLLOWUPS`), each the verdict
+    on its registered claim; a statement whose results are not in ``runs`` is left out.
+    ``mnist-control-gap-9``: setting A tested at offset 9 alone (``mnist-A-9``) against control C;
+    ``mnist-cover-gap`` / ``mnist-cover-test``: at fixed coverage (:data:`COVER`) the train-test gap /
+    :func:`test_digit_gap` grows with the bits (a per-seed slope); ``scan-frame-hard``: with "X around
+    right" held out (``scan-C-around-right``) C's test exact match is lower than with each seed's own
+    frame in ``scan-C``; ``scan-control-gap-hard``: A's gap exceeds that C's; ``scan-matched-gap``:
+    A's gap exceeds C's matched to A's size (``scan-C-matched``); ``scan-matched-size``: the matched
+    C's gap exceeds C's."""
+    out = {}
+    has = lambda *names: all(n in runs.rows for n in names)  # noqa: E731
+    gap = lambda a: a["final_train"] - a["final_test"]  # noqa: E731
+    if has("mnist-A-9", "mnist-C"):
+        a, c = runs.arrays("mnist-A-9"), runs.arrays("mnist-C")
+        v, text = _compare("mnist-control-gap-9", gap(a), gap(c), arms=[a, c], label="A minus C")
+        out["mnist-control-gap-9"] = Finding(
+            "mnist-control-gap-9", v.reproduced,
+            f"MNIST pairs, setting A tested at control C's one test offset (9 past the left digit): "
+            f"{_ms(a['final_train'])} on training pairs and {_ms(a['final_test'])} on test pairs; the "
+            f"train-test gap is {_ms(gap(a))} against control C's {_ms(gap(c))}{text}.")
+    if has(*COVER):
+        levels = [(n, runs.rows[n].metrics["info_bits"]) for n in COVER]
+        arms = [runs.arrays(n) for n, _ in levels]
+        for key, what, quantity in (("gap", "train-test gap", gap),
+                                    ("test", "accuracy on test digits at the training combinations minus at "
+                                     "the others", test_digit_gap)):
+            slopes = dose_slopes(runs, levels, quantity)
+            effect = paired(slopes, np.zeros_like(slopes))
+            v = claims.decide(f"{CHAPTER}/mnist-cover-{key}", effect, trained=all(trained(x) for x in arms))
+            shown = ", ".join(f"{b:.2f} bits {_ms(quantity(runs.arrays(n)))}" for n, b in levels)
+            out[f"mnist-cover-{key}"] = Finding(
+                f"mnist-cover-{key}", v.reproduced,
+                f"MNIST pairs at fixed coverage (five right digits per left digit, Y2's marginal made "
+                f"non-uniform): {what} against the bits the right digit carries ({shown}); the slope per bit "
+                f"is " + (effect.text(percent=False) if len(slopes) > 1 else f"{slopes.mean():+.2f}")
+                + f"{_marked(v)}.")
+    if has("scan-C", "scan-C-around-right"):
+        h, c, seeds = paired_seeds(runs.arrays("scan-C-around-right"), runs.arrays("scan-C"))
+        frames = ", ".join(f"seed {k} {FRAMES[int(f)]!r} {t:.2f}" for k, f, t in
+                           zip(seeds, c["held_out"], c["final_test"]))
+        v, text = _compare("scan-frame-hard", c["final_test"], h["final_test"], arms=[c, h],
+                           label="own frame minus \"around right\"")
+        out["scan-frame-hard"] = Finding(
+            "scan-frame-hard", v.reproduced,
+            f"SCAN, control C with \"jump\" held out of \"X around right\" in seeds {seeds}: test exact match "
+            f"{_ms(h['final_test'])} ({', '.join(f'{t:.2f}' for t in h['final_test'])}), against the same "
+            f"seeds with their own held-out frame ({frames}){text}.")
+        if has("scan-A"):
+            h, a, seeds = paired_seeds(runs.arrays("scan-C-around-right"), runs.arrays("scan-A"))
+            v, text = _compare("scan-control-gap-hard", gap(a), gap(h), arms=[a, h], label="A minus C")
+            out["scan-control-gap-hard"] = Finding(
+                "scan-control-gap-hard", v.reproduced,
+                f"SCAN, seeds {seeds}: the train-test gap is {_ms(gap(h))} in control C with \"around right\" "
+                f"held out and {_ms(gap(a))} in setting A{text}.")
+    if has("scan-C-matched"):
+        m = runs.arrays("scan-C-matched")
+        size = (f"{int(m['train_rows'][0]):,} training rows, {int(m['jump_rows'][0]):,} with \"jump\"")
+        for key, other, label in (("scan-matched-gap", "scan-A", "A minus matched C"),
+                                  ("scan-matched-size", "scan-C", "matched C minus C")):
+            if not has(other):
+                continue
+            m, o, seeds = paired_seeds(runs.arrays("scan-C-matched"), runs.arrays(other))
+            x, y, arms = (gap(o), gap(m), [o, m]) if key == "scan-matched-gap" else (gap(m), gap(o), [m, o])
+            v, text = _compare(key, x, y, arms=arms, label=label)
+            who = "setting A" if other == "scan-A" else "control C at its own size"
+            out[key] = Finding(
+                key, v.reproduced,
+                f"SCAN, control C matched to setting A's size ({size}; seeds {seeds}): "
+                f"{_ms(m['final_train'])} on training commands and {_ms(m['final_test'])} on test commands; "
+                f"the train-test gap is {_ms(gap(m))}, against {_ms(gap(o))} in {who}{text}.")
+    return out
+
+
 # what each result is, for the comparison tables: (label, what training shows)
 READINGS = {
     "mnist-A": ("A", "offsets 0, 1"), "mnist-B": ("B", "every offset"),
@@ -349,6 +453,11 @@ READINGS = {
     "scan-B-union": ("B (the authors' scripts)", "every command, the test ones too"),
     "scan-A-ablation": ("A, the authors' defaults", '"jump" alone'),
     "scan-B-ablation": ("B, the authors' defaults", "action words re-drawn"),
+    "mnist-A-9": ("A, tested at offset 9", "offsets 0, 1"),
+    "mnist-cover-9": ("fixed coverage, 9:1", "5 right digits per left; 0-4 common"),
+    "mnist-cover-8": ("fixed coverage, 8:2", "5 right digits per left; 0-4 common"),
+    "scan-C-around-right": ("C, \"around right\" held out", '"jump" in 6 of 7 verb frames'),
+    "scan-C-matched": ("C, matched to A's size", '1,467 "jump" commands, 14,670 rows'),
 }
 
 
@@ -381,8 +490,10 @@ def comparison(runs, experiment: str, information: dict[str, dict[str, float]]) 
                            "test digits, training offsets": cell(a, "final_test_seen"),
                            "right digit replaced": cell(a, "swapped")}
         else:
-            if "info_word" in a:
+            if "info_jump" in a:
                 bits, share = a["info_word"].mean(), (a["info_jump"] / a["entropy_jump"]).mean()
+            elif "info_word" in a:  # issue 51's results store the bits only
+                bits, share = a["info_word"].mean(), None
             else:
                 info = information.get(f"SCAN {name.split('-')[1]}", {})
                 bits, share = info.get("bits"), info.get("share")
