@@ -72,8 +72,3 @@ def is_close(got, want, atol: float) -> bool:
 def shape_of(got) -> tuple:
     """The shape of ``got`` (a tensor, an array or nested lists), as a tuple."""
     return tuple(torch.as_tensor(got).shape)
-
-
-# The names these had before issue 55 made them public: kept so that code written against them
-# (chapter 3's modules, work in flight) still runs. New code uses the public names.
-_check, _close, _shape = check, is_close, shape_of

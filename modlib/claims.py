@@ -594,17 +594,27 @@ def _earlier(a: str, b: str) -> bool:
     return _dt.datetime.fromisoformat(a) < _dt.datetime.fromisoformat(b)
 
 
-def registered_before_data(c: Registered, stored: dict[str, str], registered: str | None = None) -> bool | None:
+def _read_dates(c: Registered, stored: dict[str, str]) -> list[str]:
+    """When each stored result that claim ``c`` reads was committed (``stored``: :func:`first_stored`)."""
+    return [d for name, d in stored.items() if any(fnmatch.fnmatch(name, p) for p in c.reads)]
+
+
+def _instant(d: str) -> _dt.datetime:
+    return _dt.datetime.fromisoformat(d) if len(d) > 10 else _dt.datetime.fromisoformat(d + "T00:00:00+00:00")
+
+
+def registered_before_data(c: Registered, stored: dict[str, str], registered: str | None = None,
+                           last: bool = False) -> bool | None:
     """Whether claim ``c`` was registered before the first of the results it reads was committed
     (``stored``: :func:`first_stored`), by commit times where git has them (``registered``: the
     claim's :func:`registered_at`), else by the snapshot's date; None where none of its results is
-    stored or dated."""
-    when = [d for name, d in stored.items() if any(fnmatch.fnmatch(name, p) for p in c.reads)]
+    stored or dated. With ``last``, before the last of them: a claim that compares a new arm with an
+    arm stored earlier was registered before its new data, though not before all the data it reads."""
+    when = _read_dates(c, stored)
     registered = registered or snapshot(c.chapter).get(c.id, {}).get("registered")
     if not when or not registered:
         return None
-    first = min(when, key=lambda d: _dt.datetime.fromisoformat(d) if len(d) > 10 else _dt.datetime.fromisoformat(d + "T00:00:00+00:00"))
-    return _earlier(registered, first)
+    return _earlier(registered, (max if last else min)(when, key=_instant))
 
 
 def _main(argv: list[str] | None = None) -> int:

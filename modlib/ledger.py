@@ -28,8 +28,12 @@ def _verdict_words(outcome: str | None, own: bool) -> str:
 
 
 def _registration(c: claims.Registered, stored: dict[str, str]) -> str:
-    before = claims.registered_before_data(c, stored, claims.registered_at(c.chapter).get(c.id))
-    when = "before the data" if before else "after the data" if before is False else "date of the data unknown"
+    registered = claims.registered_at(c.chapter).get(c.id)
+    before = claims.registered_before_data(c, stored, registered)
+    new = claims.registered_before_data(c, stored, registered, last=True)
+    when = ("before the data" if before else
+            "before its newest data, after an arm it reads was stored" if new else
+            "after the data" if before is False else "date of the data unknown")
     said = f"amended, registered {when}" if c.amendments else f"registered {when}"
     corrected = claims.snapshot(c.chapter).get(c.id, {}).get("corrections", ())
     return said + "".join(f"; registration corrected in {x['commit']} ({', '.join(x['fields'])}): {x['reason']}"

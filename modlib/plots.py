@@ -108,8 +108,3 @@ def not_stored(what: str, command: str = "") -> plt.Figure:
     ax.text(0.5, 0.5, text, ha="center", va="center", fontsize=8, family="monospace")
     ax.axis("off")
     return fig
-
-
-# The names these had before issue 55 made them public: kept so that code written against them
-# (chapter 3's modules and notebook, work in flight) still runs. New code uses the public names.
-_jshtml = jshtml

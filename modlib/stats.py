@@ -541,8 +541,3 @@ def correlation(x, y, unit: str = "seed", units: int | None = None) -> Effect:
         low, high = -1.0, 1.0
     return Effect(rho, low, high, n, units if units is not None else distinct_units(x, y),
                   "Spearman rank, Fisher z", f"p = {float(res.pvalue):.2g}", unit)
-
-
-# The names these had before issue 55 made them public: kept so that code written against them
-# (chapter 3's modules and notebook, work in flight) still runs. New code uses the public names.
-_ms, _span, _seeds = mean_pm, percent_span, seeds_phrase

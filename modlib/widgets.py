@@ -223,8 +223,3 @@ def wire(controls: dict, render, *, layout: list[list[str]] | None = None,
         bundle["text/html"] = static_html(controls, render, static, note, alt)
     display(bundle, raw=True)
     return box
-
-
-# The names these had before issue 55 made them public: kept so that code written against them
-# (chapter 3's modules and notebook, work in flight) still runs. New code uses the public names.
-_wire, _options = wire, options_of

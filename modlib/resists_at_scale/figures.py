@@ -8,7 +8,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
-from modlib.plots import COLUMN, _jshtml
+from modlib.plots import COLUMN, jshtml
 
 # the paper's Fig. 3: setting A blue (train) and cyan (test), setting B red (train) and brown (test)
 AB_COLOURS = {("A", "train"): "#1f77b4", ("A", "test"): "#17becf",
@@ -102,7 +102,7 @@ def animate_seeds(runs):
 
     draw(0)
     fig.tight_layout()
-    return _jshtml(fig, draw, seeds, 1500)
+    return jshtml(fig, draw, seeds, 1500)
 
 
 ACTION_SHORT = {"I_WALK": "WALK", "I_LOOK": "LOOK", "I_RUN": "RUN", "I_JUMP": "JUMP",

@@ -9,7 +9,7 @@ import numpy as np
 
 from modlib import claims
 from modlib.resists_at_scale.experiment import CHAPTER
-from modlib.stats import DOES_NOT_HOLD, HOLDS, UNDECIDED, Finding, Verdict, _ms, distinct_units, marked, paired, t_interval
+from modlib.stats import DOES_NOT_HOLD, HOLDS, UNDECIDED, Finding, Verdict, mean_pm, distinct_units, marked, paired, t_interval
 
 
 # the windows in which training speed is compared: MNIST's first quarter, and the steps in which the
@@ -103,15 +103,15 @@ def resists_at_scale(runs, prefix: str = "") -> dict[str, Finding]:
                 v, text = _compare(name, early["A"], early["B"], arms=[a, b], label="A minus B", measurable=not floor)
                 out[name] = Finding(
                     name, v.reproduced,
-                    f"{label}, steps {low}–{high}: mean training accuracy{what} {_ms(early['A'])} in setting A "
-                    f"and {_ms(early['B'])} in B{text}.")
+                    f"{label}, steps {low}–{high}: mean training accuracy{what} {mean_pm(early['A'])} in setting A "
+                    f"and {mean_pm(early['B'])} in B{text}.")
         gap = {s: r["final_train"] - r["final_test"] for s, r in (("A", a), ("B", b))}
         v, text = _compare(f"{prefix}{experiment}-gap", gap["A"], gap["B"], arms=[a, b], label="A minus B")
         out[f"{prefix}{experiment}-gap"] = Finding(
             f"{prefix}{experiment}-gap", v.reproduced,
-            f"{label}, after training: setting A {_ms(a['final_train'])} on training-distribution data and "
-            f"{_ms(a['final_test'])} on test data, setting B {_ms(b['final_train'])} and "
-            f"{_ms(b['final_test'])}; the train-test gap is {_ms(gap['A'])} in A and {_ms(gap['B'])} in B"
+            f"{label}, after training: setting A {mean_pm(a['final_train'])} on training-distribution data and "
+            f"{mean_pm(a['final_test'])} on test data, setting B {mean_pm(b['final_train'])} and "
+            f"{mean_pm(b['final_test'])}; the train-test gap is {mean_pm(gap['A'])} in A and {mean_pm(gap['B'])} in B"
             f"{text}.")
         if seeds > 1:
             _, g_low, g_high = t_interval(gap["B"])
@@ -122,19 +122,19 @@ def resists_at_scale(runs, prefix: str = "") -> dict[str, Finding]:
             agrees, within = False, "one seed"
         out[f"{prefix}{experiment}-b-agrees"] = Finding(
             f"{prefix}{experiment}-b-agrees", agrees,
-            f"{label}, setting B: training and test accuracy differ by {_ms(gap['B'])} ({within})"
+            f"{label}, setting B: training and test accuracy differ by {mean_pm(gap['B'])} ({within})"
             + ("" if trained(b) else "; but setting B did not train") + ".")
         if experiment == "scan":
             out[f"{prefix}scan-test"] = Finding(
                 f"{prefix}scan-test", bool(trained(a) and (a["final_test"] < a["final_train"] / 4).all()),
-                f"SCAN setting A: test accuracy {_ms(a['final_test'])} against {_ms(a['final_train'])} on "
+                f"SCAN setting A: test accuracy {mean_pm(a['final_test'])} against {mean_pm(a['final_train'])} on "
                 f"training commands" + ("" if trained(a) else " (setting A did not train)") + ".")
             v, text = _compare(f"{prefix}scan-unseen", b["final_unseen"], a["final_unseen"], arms=[a, b],
                                label="B minus A")
             out[f"{prefix}scan-unseen"] = Finding(
                 f"{prefix}scan-unseen", v.reproduced,
-                f"SCAN, test commands that setting B never trained on: accuracy {_ms(b['final_unseen'])} in "
-                f"setting B and {_ms(a['final_unseen'])} in A{text}.")
+                f"SCAN, test commands that setting B never trained on: accuracy {mean_pm(b['final_unseen'])} in "
+                f"setting B and {mean_pm(a['final_unseen'])} in A{text}.")
         if experiment == "mnist":
             cost = {s: r["final_train"] - r["swapped"] for s, r in (("A", a), ("B", b))}
             explains = bool(cost["A"].mean() >= gap["A"].mean() / 2)  # the claim also needs this
@@ -144,8 +144,8 @@ def resists_at_scale(runs, prefix: str = "") -> dict[str, Finding]:
             out[f"{prefix}mnist-swap"] = Finding(
                 f"{prefix}mnist-swap", v.reproduced,
                 f"Replacing the right digit of training-distribution pairs by a random one lowers accuracy "
-                f"by {_ms(cost['A'])} in setting A and {_ms(cost['B'])} in B{text}; A's train-test gap "
-                f"is {_ms(gap['A'])}.")
+                f"by {mean_pm(cost['A'])} in setting A and {mean_pm(cost['B'])} in B{text}; A's train-test gap "
+                f"is {mean_pm(gap['A'])}.")
     return out
 
 
@@ -188,7 +188,7 @@ def _agrees(name: str, gap: np.ndarray, arm: dict, what: str) -> Finding:
                   + ("within" if inside else "not within") + f" {100 * AGREE:.0f} points of 0")
     else:
         holds, within = False, "one seed"
-    return Finding(name, holds, f"{what} {_ms(gap)} ({within})" + ("" if trained(arm) else
+    return Finding(name, holds, f"{what} {mean_pm(gap)} ({within})" + ("" if trained(arm) else
                                                                       "; but it did not train") + ".")
 
 
@@ -250,8 +250,8 @@ def controls(runs) -> dict[str, Finding]:
             v, text = _compare(f"{experiment}-control-gap", gap(a), gap(c), arms=[a, c], label="A minus C")
             out[f"{experiment}-control-gap"] = Finding(
                 f"{experiment}-control-gap", v.reproduced,
-                f"{label}, control C ({design}): {_ms(c['final_train'])} on {train} and {_ms(c['final_test'])} "
-                f"on {test}; the train-test gap is {_ms(gap(c))} in C and {_ms(gap(a))} in setting A{text}.")
+                f"{label}, control C ({design}): {mean_pm(c['final_train'])} on {train} and {mean_pm(c['final_test'])} "
+                f"on {test}; the train-test gap is {mean_pm(gap(c))} in C and {mean_pm(gap(a))} in setting A{text}.")
         if has(f"{experiment}-C"):
             c = runs.arrays(f"{experiment}-C")
             out[f"{experiment}-control-agrees"] = _agrees(
@@ -271,7 +271,7 @@ def controls(runs) -> dict[str, Finding]:
             effect = paired(slopes, np.zeros_like(slopes))
             v = claims.decide(f"{CHAPTER}/mnist-dose-{key}", effect, trained=all(trained(x) for x in arms))
             mark = _marked(v)
-            levels = ", ".join(f"{b:.2f} bits {_ms(quantity(runs.arrays(n)))}" for n, b in sorted(dose, key=lambda d: d[1]))
+            levels = ", ".join(f"{b:.2f} bits {mean_pm(quantity(runs.arrays(n)))}" for n, b in sorted(dose, key=lambda d: d[1]))
             out[f"mnist-dose-{key}"] = Finding(
                 f"mnist-dose-{key}", v.reproduced,
                 f"MNIST pairs, the dose-response: {what} against the information the right digit carries "
@@ -284,9 +284,9 @@ def controls(runs) -> dict[str, Finding]:
                      and (a["fixed_test"][:, -1] < a["fixed_train"][:, -1] / 4).all())
         out["scan-tf-test"] = Finding(
             "scan-tf-test", holds,
-            f"SCAN setting A, the authors' measure (teacher-forced sentence accuracy): {_ms(a['final_tf_test'])} "
-            f"on test commands against {_ms(a['final_tf_train'])} on training commands; on the 100 commands "
-            f"drawn once, {_ms(a['fixed_test'][:, -1])} against {_ms(a['fixed_train'][:, -1])} at the last step"
+            f"SCAN setting A, the authors' measure (teacher-forced sentence accuracy): {mean_pm(a['final_tf_test'])} "
+            f"on test commands against {mean_pm(a['final_tf_train'])} on training commands; on the 100 commands "
+            f"drawn once, {mean_pm(a['fixed_test'][:, -1])} against {mean_pm(a['fixed_train'][:, -1])} at the last step"
             + ("" if trained(a) else " (setting A did not train)") + ".")
         diff = max(float(np.abs(a[f"tf_{k}"] - a[f"acc_{k}"]).max()) for k in ("train", "test", "unseen"))
         out["scan-tf-equals-greedy"] = Finding(
@@ -295,7 +295,7 @@ def controls(runs) -> dict[str, Finding]:
             "command is right under teacher forcing exactly when every step's most likely action, given the "
             "gold actions before it, is the gold one, and greedy decoding then feeds back those very actions; "
             f"over every evaluation of setting A measured again they differ by at most {diff:.3f} (test "
-            f"commands: {_ms(a['final_tf_test'])} and {_ms(a['final_test'])})"
+            f"commands: {mean_pm(a['final_tf_test'])} and {mean_pm(a['final_test'])})"
             + ("" if trained(a) else "; setting A did not train, so this says nothing") + ".")
     if has("scan-A-tf", "scan-B-tf"):
         a, b = runs.arrays("scan-A-tf"), runs.arrays("scan-B-tf")
@@ -303,14 +303,14 @@ def controls(runs) -> dict[str, Finding]:
         out["scan-tf-unseen"] = Finding(
             "scan-tf-unseen", v.reproduced,
             f"SCAN, test commands that setting B never trained on, teacher-forced sentence accuracy: "
-            f"{_ms(b['final_tf_unseen'])} in setting B and {_ms(a['final_tf_unseen'])} in A{text}.")
+            f"{mean_pm(b['final_tf_unseen'])} in setting B and {mean_pm(a['final_tf_unseen'])} in A{text}.")
         if a["eval_steps"][-1] >= EARLY["scan"][1]:
             early = {k: window_mean(r, "tok_train_long", EARLY["scan"]) for k, r in (("A", a), ("B", b))}
             v, text = _compare("scan-early-long-tok", early["A"], early["B"], arms=[a, b], label="A minus B")
             out["scan-early-long-tok"] = Finding(
                 "scan-early-long-tok", v.reproduced,
                 f"SCAN, steps {EARLY['scan'][0]}–{EARLY['scan'][1]}: teacher-forced token accuracy on training "
-                f"commands of more than one word {_ms(early['A'])} in setting A and {_ms(early['B'])} in B{text}.")
+                f"commands of more than one word {mean_pm(early['A'])} in setting A and {mean_pm(early['B'])} in B{text}.")
     for key, names in (("scan-later-long", ("scan-A", "scan-B")), ("scan-later-long-tf", ("scan-A-tf", "scan-B-tf"))):
         if has(*names) and runs.arrays(names[0])["eval_steps"][-1] >= LATER["scan"][1]:
             a, b = (runs.arrays(n) for n in names)
@@ -320,8 +320,8 @@ def controls(runs) -> dict[str, Finding]:
             out[key] = Finding(
                 key, v.reproduced,
                 f"SCAN{' (measured again)' if key.endswith('tf') else ''}, steps {LATER['scan'][0]}–"
-                f"{LATER['scan'][1]}: exact match on training commands of more than one word {_ms(later['A'])} "
-                f"in setting A and {_ms(later['B'])} in B{text}.")
+                f"{LATER['scan'][1]}: exact match on training commands of more than one word {mean_pm(later['A'])} "
+                f"in setting A and {mean_pm(later['B'])} in B{text}.")
     ablation = resists_at_scale(_Suffixed(runs, "-ablation"), "ablation-")  # the page's statements, the authors' defaults
     for key, f in ablation.items():
         text = f.text if f.text[:2].isupper() else f.text[0].lower() + f.text[1:]  # "MNIST ..." stays
@@ -333,8 +333,8 @@ def controls(runs) -> dict[str, Finding]:
         out["scan-union"] = Finding(
             "scan-union", bool(trained(u) and inside),
             "SCAN, the authors' setting B (trained on every command, the test commands among them): exact "
-            f"match {_ms(u['final_test'])} on the test commands ({_ms(u['final_tf_test'])} teacher-forced) and "
-            f"{_ms(u['final_train'])} on training commands; training minus test {_ms(union_gap)}, "
+            f"match {mean_pm(u['final_test'])} on the test commands ({mean_pm(u['final_tf_test'])} teacher-forced) and "
+            f"{mean_pm(u['final_train'])} on training commands; training minus test {mean_pm(union_gap)}, "
             + ("within" if inside else "not within") + f" {100 * AGREE:.0f} points of 0 in every seed"
             + ("" if trained(u) else "; but it did not train") + ".")
     return out
@@ -386,8 +386,8 @@ def followups(runs) -> dict[str, Finding]:
         out["mnist-control-gap-9"] = Finding(
             "mnist-control-gap-9", v.reproduced,
             f"MNIST pairs, setting A tested at control C's one test offset (9 past the left digit): "
-            f"{_ms(a['final_train'])} on training pairs and {_ms(a['final_test'])} on test pairs; the "
-            f"train-test gap is {_ms(gap(a))} against control C's {_ms(gap(c))}{text}.")
+            f"{mean_pm(a['final_train'])} on training pairs and {mean_pm(a['final_test'])} on test pairs; the "
+            f"train-test gap is {mean_pm(gap(a))} against control C's {mean_pm(gap(c))}{text}.")
     if has(*COVER):
         levels = [(n, runs.rows[n].metrics["info_bits"]) for n in COVER]
         arms = [runs.arrays(n) for n, _ in levels]
@@ -397,7 +397,7 @@ def followups(runs) -> dict[str, Finding]:
             slopes = dose_slopes(runs, levels, quantity)
             effect = paired(slopes, np.zeros_like(slopes))
             v = claims.decide(f"{CHAPTER}/mnist-cover-{key}", effect, trained=all(trained(x) for x in arms))
-            shown = ", ".join(f"{b:.2f} bits {_ms(quantity(runs.arrays(n)))}" for n, b in levels)
+            shown = ", ".join(f"{b:.2f} bits {mean_pm(quantity(runs.arrays(n)))}" for n, b in levels)
             out[f"mnist-cover-{key}"] = Finding(
                 f"mnist-cover-{key}", v.reproduced,
                 f"MNIST pairs at fixed coverage (five right digits per left digit, Y2's marginal made "
@@ -413,15 +413,15 @@ def followups(runs) -> dict[str, Finding]:
         out["scan-frame-hard"] = Finding(
             "scan-frame-hard", v.reproduced,
             f"SCAN, control C with \"jump\" held out of \"X around right\" in seeds {seeds}: test exact match "
-            f"{_ms(h['final_test'])} ({', '.join(f'{t:.2f}' for t in h['final_test'])}), against the same "
+            f"{mean_pm(h['final_test'])} ({', '.join(f'{t:.2f}' for t in h['final_test'])}), against the same "
             f"seeds with their own held-out frame ({frames}){text}.")
         if has("scan-A"):
             h, a, seeds = paired_seeds(runs.arrays("scan-C-around-right"), runs.arrays("scan-A"))
             v, text = _compare("scan-control-gap-hard", gap(a), gap(h), arms=[a, h], label="A minus C")
             out["scan-control-gap-hard"] = Finding(
                 "scan-control-gap-hard", v.reproduced,
-                f"SCAN, seeds {seeds}: the train-test gap is {_ms(gap(h))} in control C with \"around right\" "
-                f"held out and {_ms(gap(a))} in setting A{text}.")
+                f"SCAN, seeds {seeds}: the train-test gap is {mean_pm(gap(h))} in control C with \"around right\" "
+                f"held out and {mean_pm(gap(a))} in setting A{text}.")
     if has("scan-C-matched"):
         m = runs.arrays("scan-C-matched")
         size = (f"{int(m['train_rows'][0]):,} training rows, {int(m['jump_rows'][0]):,} with \"jump\"")
@@ -436,8 +436,8 @@ def followups(runs) -> dict[str, Finding]:
             out[key] = Finding(
                 key, v.reproduced,
                 f"SCAN, control C matched to setting A's size ({size}; seeds {seeds}): "
-                f"{_ms(m['final_train'])} on training commands and {_ms(m['final_test'])} on test commands; "
-                f"the train-test gap is {_ms(gap(m))}, against {_ms(gap(o))} in {who}{text}.")
+                f"{mean_pm(m['final_train'])} on training commands and {mean_pm(m['final_test'])} on test commands; "
+                f"the train-test gap is {mean_pm(gap(m))}, against {mean_pm(gap(o))} in {who}{text}.")
     return out
 
 
@@ -470,7 +470,7 @@ def comparison(runs, experiment: str, information: dict[str, dict[str, float]]) 
     def cell(a, key, pick=None):
         if key not in a:
             return "–"
-        return _ms(a[key] if pick is None else pick(a[key]))
+        return mean_pm(a[key] if pick is None else pick(a[key]))
 
     rows = {}
     names = [n for n in READINGS if n.startswith(experiment)]
