@@ -233,9 +233,16 @@ def mnist_design(s: ControlSettings, name: str) -> tuple[tuple[int, ...], tuple[
     return train, test, "authors" if reading.endswith("ablation") else "pytorch"
 
 
-def train_offsets(s: ControlSettings, offsets: tuple[int, ...], test_offsets: tuple[int, ...], seed: int,
+def offset_pairs(pool: digits.DigitPairs, n: int, offsets, generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    """``n`` pairs whose right digit is ``offsets`` past the left one
+    (:func:`modlib.data.digits.offset_pairs`): images ``[n, 1, 28, 56]`` and Y1 ``[n]``."""
+    x, y, _ = digits.offset_pairs(pool, n, offsets, generator)
+    return x, y
+
+
+def train_offsets(s: ControlSettings, offsets, test_offsets, seed: int,
                   pools: dict[str, digits.DigitPairs], device: torch.device,
-                  defaults: str = "pytorch") -> dict[str, np.ndarray]:
+                  defaults: str = "pytorch", pairs=offset_pairs) -> dict[str, np.ndarray]:
     """One CNN trained as :func:`modlib.resists_at_scale.train_digits` does (Adam on a fresh batch
     every step, the categorical hinge), on pairs whose right digit is ``offsets`` past the left one
     (:func:`modlib.data.digits.offset_pairs`), the evaluation pairs drawn from a generator of their
@@ -243,7 +250,8 @@ def train_offsets(s: ControlSettings, offsets: tuple[int, ...], test_offsets: tu
     ``test_offsets``), ``acc_test_seen`` (test digits at the training offsets: the digits new, the
     combinations not), ``acc_swapped`` (the ``acc_train`` pairs with a random right digit); the same
     after training on ``mnist_final`` pairs each: ``final_train``, ``final_test``,
-    ``final_test_seen``, ``swapped``."""
+    ``final_test_seen``, ``swapped``. ``pairs(pool, n, which, generator)`` draws them, ``which``
+    being ``offsets`` or ``test_offsets`` (:func:`train_table` draws by a table instead)."""
     check_choice("defaults", defaults, DEFAULTS)
     g = torch.Generator().manual_seed(seed)  # the training pairs
     ge = torch.Generator().manual_seed(EVAL_SEED + seed)  # the evaluation pairs
@@ -256,7 +264,7 @@ def train_offsets(s: ControlSettings, offsets: tuple[int, ...], test_offsets: tu
     train, test = pools["train"], pools["test"]
 
     def draw(pool, n, which, generator):
-        x, y, _ = digits.offset_pairs(pool, n, which, generator)
+        x, y = pairs(pool, n, which, generator)
         return x.to(device), y.to(device)
 
     def measure(n):
@@ -560,35 +568,7 @@ def train_table(s: ControlSettings, table: torch.Tensor, seed: int, pools: dict[
     """:func:`train_offsets` on pairs drawn by :func:`table_pairs`: training combinations ``table``,
     test pairs (MNIST's test digits) at the combinations outside it, ``test_seen`` at those inside;
     the same curves and final measures."""
-    g = torch.Generator().manual_seed(seed)
-    ge = torch.Generator().manual_seed(EVAL_SEED + seed)
-    torch.manual_seed(seed)  # the weights: seed k's of every other result under PyTorch's defaults
-    model = digit_cnn().to(device)
-    opt = torch.optim.Adam(model.parameters(), lr=s.mnist_lr)
-    train, test = pools["train"], pools["test"]
-    draw = lambda pool, n, t, gen: tuple(v.to(device) for v in table_pairs(pool, n, t, gen))  # noqa: E731
-
-    def measure(n):
-        x, y = draw(train, n, table, ge)
-        return {"train": accuracy(model, x, y),
-                "swapped": accuracy(model, train.swap_right(x.cpu(), ge).to(device), y),
-                "test": accuracy(model, *draw(test, n, ~table, ge)),
-                "test_seen": accuracy(model, *draw(test, n, table, ge))}
-
-    curves = {k: [] for k in ("train", "swapped", "test", "test_seen")}
-    for step in range(s.mnist_steps + 1):
-        for k, v in measure(s.mnist_eval).items():
-            curves[k].append(v)
-        if step == s.mnist_steps:
-            break
-        x, y = draw(train, s.mnist_batch, table, g)
-        loss = categorical_hinge(model(x), y)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-    out = {f"acc_{k}": np.array(v) for k, v in curves.items()}
-    out.update({f"final_{k}" if k != "swapped" else k: np.array(v) for k, v in measure(s.mnist_final).items()})
-    return out
+    return train_offsets(s, table, ~table, seed, pools, device, pairs=table_pairs)
 
 
 def followup_seeds(s: ControlSettings, name: str) -> tuple[int, ...]:
