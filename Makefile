@@ -62,7 +62,8 @@ book: setup
 # the built pages read in headless Chromium with no network (screenshots in _build/screenshots/).
 # The tests and the notebooks run on every core (pytest-xdist, WORKERS processes), each test file and
 # each notebook whole on one worker (module fixtures, a notebook's kernel), with one torch thread per
-# worker: two threads per worker on two cores make small models many times slower. Two notebooks
+# worker: two threads per worker on two cores make small models many times slower. The browser checks
+# of one page run on one worker (tests/conftest.py), each worker with its own Chromium. Two notebooks
 # that need the same result share it: one computes it, the other waits (modlib.results.fetch).
 WORKERS ?= auto
 PARALLEL := -n $(WORKERS) --dist loadfile
@@ -73,7 +74,7 @@ test: setup browser
 	@$(call timed,OMP_NUM_THREADS=1 MODLIB_PROFILE=smoke $(BIN)/python -m pytest -q $(PARALLEL) --nbval-lax \
 	    --nbval-current-env --nbval-cell-timeout=300 --ignore=notebooks/student notebooks,notebooks at smoke)
 	@$(call timed,$(MAKE) book BOOK_ASSETS=local,book build)
-	@$(call timed,$(BIN)/python -m pytest -q -rs tests -m book,browser checks)
+	@$(call timed,$(BIN)/python -m pytest -q -rs -n $(WORKERS) --dist loadgroup tests -m book,browser checks)
 
 # Chromium for the browser checks: installed with apt-get where we are root; elsewhere, if it is
 # missing, the browser checks are skipped with a note (set CHROMIUM=/path/to/chrome to use another

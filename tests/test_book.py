@@ -517,6 +517,7 @@ def test_page_leaves_screenshots(read, page):
     assert sum(s.stat().st_size for s in shots) > 20_000
 
 
+@pytest.mark.xdist_group("notebooks/redundant_input_toy")  # beside the page's other checks
 def test_toy_page_animation_runs(read):
     seen = read("notebooks/redundant_input_toy")
     frames = [f for f in seen["figures"] if f["id"].startswith("_anim_img")]
@@ -622,6 +623,7 @@ out.counts.push([sel.value,shown(),Array.prototype.every.call(rows,function(r){r
 sel.selectedIndex=0;sel.dispatchEvent(new Event('change'));out.back=shown();return out;})()"""
 
 
+@pytest.mark.xdist_group("book/ledger")
 def test_ledger_page_filters_its_rows_without_a_kernel(browser):
     """The claims ledger's verdict menu, set to each verdict in turn, shows only the rows of that
     verdict (together all of them), and set back to "all" shows every row again."""
@@ -666,6 +668,8 @@ def test_main_path_words_are_measured(read, page):
     words = read(page)["mainWords"]
     assert words > 100, f"{page}: {words} words on its main path: the measure found no prose"
     path = ROOT / "_build" / "main_path_words.json"
-    seen = json.loads(path.read_text()) if path.exists() else {}
-    seen[page] = words
-    path.write_text(json.dumps(seen, indent=1, sort_keys=True) + "\n")
+    with open(path.with_suffix(".lock"), "w") as lock:  # the browser checks run on several workers
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        seen = json.loads(path.read_text()) if path.exists() else {}
+        seen[page] = words
+        path.write_text(json.dumps(seen, indent=1, sort_keys=True) + "\n")

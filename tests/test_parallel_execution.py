@@ -9,6 +9,9 @@ from types import SimpleNamespace
 import nbformat
 import pytest
 from jupyter_cache import get_cache
+from myst_nb.core.config import NbParserConfig
+from myst_nb.core.read import create_nb_reader
+from myst_parser.config.main import MdParserConfig
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "book" / "_ext"))
 import parallel_execution  # noqa: E402
@@ -21,11 +24,30 @@ def notebook(path: Path, *sources: str) -> Path:
     return path
 
 
-def app(root: Path, mode: str = "cache") -> SimpleNamespace:
-    mystnb = SimpleNamespace(execution_mode=mode, execution_cache_path=str(root / "_build" / ".jupyter_cache"),
-                             execution_timeout=120)
-    return SimpleNamespace(srcdir=str(root), env=SimpleNamespace(mystnb_config=mystnb),
-                           config=SimpleNamespace(parallel_notebooks=["notebooks/*.ipynb"], parallel_workers=2))
+def app(root: Path, mode: str = "cache", pages: tuple[str, ...] = ("notebooks/*.ipynb",)) -> SimpleNamespace:
+    mystnb = NbParserConfig(execution_mode=mode, execution_cache_path=str(root / "_build" / ".jupyter_cache"),
+                            execution_timeout=120)
+    return SimpleNamespace(srcdir=str(root), env=SimpleNamespace(mystnb_config=mystnb, myst_config=MdParserConfig()),
+                           config=SimpleNamespace(parallel_notebooks=list(pages), parallel_workers=2))
+
+
+MYST_PAGE = """---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+
+# A theory page
+
+```{code-cell} ipython3
+print(6 * 7)
+```
+"""
 
 
 def test_it_fills_myst_nbs_cache_from_scratch_and_leaves_a_failing_notebook_out(tmp_path):
@@ -49,6 +71,21 @@ def test_it_fills_myst_nbs_cache_from_scratch_and_leaves_a_failing_notebook_out(
         cache.match_cache_notebook(nbformat.read(bad, as_version=4))  # myst-nb executes it and reports the error
 
 
+def test_a_myst_markdown_page_is_cached_as_myst_nb_reads_it_and_a_plain_page_is_skipped(tmp_path):
+    (tmp_path / "book").mkdir()
+    page = tmp_path / "book" / "a_theory.md"
+    page.write_text(MYST_PAGE)
+    (tmp_path / "book" / "b_theory.md").write_text("# Not a notebook\n\nJust text.\n")
+    config = app(tmp_path, pages=("book/*_theory.md",))
+    parallel_execution.fill_cache(config)
+
+    reader = create_nb_reader(str(page), config.env.myst_config, config.env.mystnb_config, MYST_PAGE)
+    cache = get_cache(config.env.mystnb_config.execution_cache_path)
+    executed = cache.merge_match_into_notebook(reader.read(MYST_PAGE))[1]  # what myst-nb looks up
+    assert executed.cells[-1].outputs[0].text == "42\n"
+    assert len(cache.list_cache_records()) == 1  # the plain page was not executed
+
+
 def test_outside_cache_mode_it_does_nothing_and_a_glob_matching_nothing_is_an_error(tmp_path):
     parallel_execution.fill_cache(app(tmp_path, mode="force"))
     assert not (tmp_path / "_build").exists()
@@ -63,5 +100,9 @@ def test_the_books_config_executes_every_chapter_through_it():
     assert config["execute"]["execute_notebooks"] == "cache"
     assert config["sphinx"]["local_extensions"]["parallel_execution"] == "book/_ext"
     root = Path(__file__).resolve().parents[1]
-    chapters = {p for pattern in config["sphinx"]["config"]["parallel_notebooks"] for p in root.glob(pattern)}
-    assert chapters == set((root / "notebooks").glob("*.ipynb")) and len(chapters) == 7
+    pages = {p for pattern in config["sphinx"]["config"]["parallel_notebooks"] for p in root.glob(pattern)}
+    chapters = set((root / "notebooks").glob("*.ipynb"))
+    assert chapters <= pages and len(chapters) == 7
+    theory = {p for p in (root / "book").glob("*.md") if "{code-cell}" in p.read_text()} - {root / "book" / "ledger.md"}
+    assert theory <= pages and len(theory) >= 4  # ledger.md is left to myst-nb: it reads what the chapters write
+    assert root / "book" / "ledger.md" not in pages

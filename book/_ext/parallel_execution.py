@@ -7,8 +7,10 @@ notebook named by ``parallel_notebooks`` (globs relative to the book's root), ex
 ``parallel_workers`` processes (0: one per core), each kernel on one torch thread; myst-nb then
 finds them all. The build therefore executes what ``force`` mode would, from scratch every time,
 on every core. A notebook that fails here is left out of the cache: myst-nb executes it again
-itself and reports its error, so a broken notebook fails the build as before. Pages that are not
-listed (the theory pages' short MyST notebooks) are executed by myst-nb as usual.
+itself and reports its error, so a broken notebook fails the build as before. A MyST Markdown page
+in the list (the theory pages) is read into a notebook by myst-nb's own reader, so that its cached
+copy matches the one myst-nb reads; a Markdown page that is not a notebook is skipped. Pages that
+are not listed are executed by myst-nb as usual.
 """
 
 from __future__ import annotations
@@ -24,19 +26,30 @@ import nbformat
 from jupyter_cache import get_cache
 from jupyter_cache.base import CacheBundleIn
 from jupyter_cache.executors.utils import single_nb_execution
+from myst_nb.core.read import create_nb_reader
 from sphinx.application import Sphinx
 from sphinx.util import logging
 
 LOG = logging.getLogger(__name__)
 
 
-def execute(path: str, timeout: int | None) -> tuple[str, nbformat.NotebookNode | None, float, str | None]:
-    """Execute one notebook in its own folder (as myst-nb does): ``(path, notebook or None, seconds,
-    traceback)``; the notebook is None when a cell failed."""
-    nb = nbformat.read(path, as_version=4)
+def execute(path: str, nb: nbformat.NotebookNode, timeout: int | None
+            ) -> tuple[str, nbformat.NotebookNode | None, float, str | None]:
+    """Execute the notebook read from ``path`` in its folder (as myst-nb does): ``(path, notebook or
+    None, seconds, traceback)``; the notebook is None when a cell failed."""
     result = single_nb_execution(nb, cwd=str(Path(path).parent), timeout=timeout, allow_errors=False,
                                  meta_override=True)
     return path, (nb if result.err is None else None), result.time, result.exc_string
+
+
+def read(app: Sphinx, path: str) -> tuple[nbformat.NotebookNode, str | None] | None:
+    """The notebook myst-nb reads from ``path`` and the reader's format (None for a .ipynb), or None
+    for a Markdown page that is not a notebook."""
+    if path.endswith(".ipynb"):
+        return nbformat.read(path, as_version=4), None
+    text = Path(path).read_text(encoding="utf-8")
+    reader = create_nb_reader(path, app.env.myst_config, app.env.mystnb_config, text)
+    return None if reader is None else (reader.read(text), reader.read_fmt)
 
 
 def fill_cache(app: Sphinx) -> None:
@@ -44,7 +57,8 @@ def fill_cache(app: Sphinx) -> None:
     if nb_config.execution_mode != "cache" or not config.parallel_notebooks:
         return
     root = Path(app.srcdir)
-    paths = sorted({str(p) for pattern in config.parallel_notebooks for p in root.glob(pattern)})
+    paths = list(dict.fromkeys(str(p) for pattern in config.parallel_notebooks  # the order given
+                               for p in sorted(root.glob(pattern))))
     if not paths:
         raise ValueError(f"parallel_notebooks={config.parallel_notebooks!r} matches no notebook under {root}")
     cache_path = Path(nb_config.execution_cache_path)
@@ -53,17 +67,20 @@ def fill_cache(app: Sphinx) -> None:
     workers = config.parallel_workers or os.cpu_count() or 1
     os.environ["OMP_NUM_THREADS"] = "1"  # kernels inherit it: two threads per kernel on shared cores
     os.environ["MKL_NUM_THREADS"] = "1"  # make small models many times slower
-    LOG.info(f"parallel_execution: executing {len(paths)} notebooks on {workers} processes")
+    notebooks = {path: found for path in paths if (found := read(app, path)) is not None}
+    LOG.info(f"parallel_execution: executing {len(notebooks)} notebooks on {workers} processes")
     start = time.perf_counter()
     timeout = nb_config.execution_timeout
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-        for path, nb, seconds, error in pool.map(execute, paths, [timeout] * len(paths)):
+        for path, nb, seconds, error in pool.map(execute, notebooks, [nb for nb, _ in notebooks.values()],
+                                                 [timeout] * len(notebooks)):
             name = os.path.relpath(path, root)
             if nb is None:
                 LOG.info(f"parallel_execution: {name} failed; myst-nb executes it again and reports "
                          f"the error\n{error}")
                 continue
-            record = cache.add_nb_to_project(path)
+            read_fmt = notebooks[path][1]
+            record = cache.add_nb_to_project(path, **({"read_data": read_fmt} if read_fmt else {}))
             cache.cache_notebook_bundle(CacheBundleIn(nb, record.uri, data={"execution_seconds": seconds}),
                                         check_validity=False, overwrite=True)
             LOG.info(f"parallel_execution: {name} in {seconds:.0f} s")
