@@ -387,6 +387,14 @@ def closed_starts(runs, ks: dict[str, float], closed: float = CLOSED, shared=Non
 SLOT_FIT = 0.8  # a slot decoder "recovers" its slot function when its R² against the renderer reaches this
 
 
+def slot_fits(runs, row: str) -> str:
+    """Slot 0's and slot 1's R² against the renderer (``r2_slot``), mean ± sd over the seeds of
+    ``row`` that fit their training support (:data:`FIT`): "a and b"."""
+    a = runs.arrays(row)
+    f = a["r2_in"][:, -1] >= FIT
+    return " and ".join(mean_sd(a["r2_slot"][f, k]) for k in range(a["r2_slot"].shape[1]))
+
+
 
 
 def recomputed(runs) -> list:
