@@ -483,3 +483,23 @@ def recomputed(runs) -> list:
             f"{_paper_r2('diagonal-0.1')}); the drop minus the paper's {mean:+.3f} (95% t interval over "
             f"{len(excess)} seeds {low:+.3f} to {high:+.3f})."))
     return out
+
+
+def conditioning(result) -> Finding:
+    """The statement of the book's hypothesis ``conditioning`` (registered before its result was
+    computed): the orthogonal support conditions the lower slot's Jacobians better than the diagonal
+    at δ = 0.05, read from the stored result of :mod:`modlib.compositional_sprites.conditioning`
+    (``quantile [arms, seeds]``, no model trained), the draw seed the unit, Welch's t interval."""
+    from modlib import stats
+    from modlib.compositional_sprites.conditioning import ARMS
+
+    q = dict(zip((row for row, _, _ in ARMS), result.arrays["quantile"]))
+    effect = stats.unpaired(q["orthogonal"], q["diagonal-0.05"], unit="draw seed")
+    v = claims.decide(f"{CHAPTER}/conditioning", effect)
+    diagonals = ", ".join(mean_sd(q[f"diagonal-{d}"]) for d in ("0.2", "0.1", "0.05"))
+    return claims.statement(
+        v, f"How well each support conditions the lower slot's Jacobians (no model trained): the 5th "
+        f"percentile of the smallest eigenvalue of the context-averaged Gram matrix of ∂C/∂φ₁ on slot 1's own "
+        f"pixels is {mean_sd(q['orthogonal'])} on the orthogonal support and {diagonals} on the diagonal at "
+        f"δ = 0.2, 0.1 and 0.05 (mean ± sd over {len(q['orthogonal'])} draw seeds; an uncovered pixel gives "
+        f"0.25); the orthogonal support minus δ = 0.05 {effect.text(percent=False)}.")
