@@ -496,10 +496,20 @@ def conditioning(result) -> Finding:
     q = dict(zip((row for row, _, _ in ARMS), result.arrays["quantile"]))
     effect = stats.unpaired(q["orthogonal"], q["diagonal-0.05"], unit="draw seed")
     v = claims.decide(f"{CHAPTER}/conditioning", effect)
-    diagonals = ", ".join(mean_sd(q[f"diagonal-{d}"]) for d in ("0.2", "0.1", "0.05"))
     return claims.statement(
         v, f"How well each support conditions the lower slot's Jacobians (no model trained): the 5th "
         f"percentile of the smallest eigenvalue of the context-averaged Gram matrix of ∂C/∂φ₁ on slot 1's own "
-        f"pixels is {mean_sd(q['orthogonal'])} on the orthogonal support and {diagonals} on the diagonal at "
-        f"δ = 0.2, 0.1 and 0.05 (mean ± sd over {len(q['orthogonal'])} draw seeds; an uncovered pixel gives "
-        f"0.25); the orthogonal support minus δ = 0.05 {effect.text(percent=False)}.")
+        f"pixels is {conditioning_values(result)}; the orthogonal support minus δ = 0.05 "
+        f"{effect.text(percent=False)}.")
+
+
+def conditioning_values(result) -> str:
+    """The conditioning result's values in words: each support's 5th percentile, mean ± sd over the
+    draw seeds."""
+    from modlib.compositional_sprites.conditioning import ARMS
+
+    q = dict(zip((row for row, _, _ in ARMS), result.arrays["quantile"]))
+    diagonals = ", ".join(mean_sd(q[f"diagonal-{d}"]) for d in ("0.2", "0.1", "0.05"))
+    return (f"{mean_sd(q['orthogonal'])} on the orthogonal support and {diagonals} on the diagonal at "
+            f"δ = 0.2, 0.1 and 0.05 (mean ± sd over {len(q['orthogonal'])} draw seeds; an uncovered pixel "
+            f"gives 0.25)")
