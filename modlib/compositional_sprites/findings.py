@@ -407,7 +407,7 @@ def recomputed(runs) -> list:
     (they read holds / does not hold).
     ``alpha-open``: the share of seeds that fit with the opacity opened minus the share without
     (paired by seed: same scenes, same initial weights but the one bias; the book's margin stands in,
-    the paper reports no stuck seeds); ``slots``: the theorem's conclusion, every fitted seed of the
+    the paper reports no stuck seeds); ``slots``: the slot functions (a step of the theorem's proof), every fitted seed of the
     orthogonal row has both slot decoders at R² >= :data:`SLOT_FIT` against the renderer (a check);
     ``gap-scenes``: on the gap scenes alone, the orthogonal row minus the gap row (the book's margin
     stands in: the paper reports the whole cube only); ``delta-order``: the diagonal at δ = 0.1 loses
@@ -443,7 +443,8 @@ def recomputed(runs) -> list:
         ok = bool(f.sum() >= 2 and (slot[f] >= SLOT_FIT).all() and distinct_units(slot[f]) >= 2)
         out.append(stats.Claim(
             "slots", ok,
-            "The theorem's conclusion, on the orthogonal support: each learned slot decoder against the "
+            "The slot functions (a step of the theorem's proof, which also needs the learned and the true slot "
+            "functions to agree at one point), on the orthogonal support: each learned slot decoder against the "
             "renderer's image of its slot alone, "
             + (f"R² {mean_sd(slot[f, 0])} (slot 0) and {mean_sd(slot[f, 1])} (slot 1) over the {f.sum()} seed(s) that "
                f"fit ({seed_list(f)})" if f.any() else "not measured: no seed fit")
