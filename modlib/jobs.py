@@ -94,11 +94,14 @@ def _toy(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
 
 def _sprites(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
     from modlib.compositional_sprites import causes as cs_causes  # the recomputed rows (issue 32)
+    from modlib.compositional_sprites import conditioning as cs_conditioning
 
     out = {f"{cs.CHAPTER}/{row}": ((), lambda d, r=row: cs.run(profile, d, rows=(r,)))
            for row in cs.settings(profile).rows}
     out.update({f"{cs.CHAPTER}/{cs_causes.PREFIX}{row}": ((), lambda d, r=row: cs_causes.fetch(profile, r, d))
                 for row in cs_causes.causes_settings(profile).rows})
+    # issue 52: how well each support conditions the lower slot's Jacobians (no model; seconds)
+    out[f"{cs.CHAPTER}/{cs_conditioning.RESULT}"] = ((), lambda d: cs_conditioning.fetch(profile, d))
     return out
 
 

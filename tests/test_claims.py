@@ -13,6 +13,7 @@ import pytest
 
 import torch
 
+from modlib import claims
 from modlib import compositional_sprites as cs
 from modlib import pretraining_consistency as pc
 from modlib import redundant_input_toy as toy
@@ -638,9 +639,12 @@ def test_added_reuse_positive_control_works_and_is_decided():
 def test_added_class_removal_over_three_cnns_is_decided_and_placed():
     d, found = _added("cnnlayers*")
     assert len(d["cnn"]["accs"]) >= 3
-    for name in ("removing a class's mask hurts that class more than the others, over networks",
-                 "the removed class collapses, over networks"):
-        assert decided_or_wide(found[name]), found[name].text
+    name = "removing a class's mask hurts that class more than the others, over networks"
+    assert decided_or_wide(found[name]), found[name].text
+    # the collapse's size cannot be decided (issue 52: the paper gives none); as registered, it was decided
+    gone = found["the removed class collapses, over networks"]
+    assert gone.outcome == stats.UNDECIDED and "no size" in gone.text, gone.text
+    assert claims.decisions(wm.CHAPTER)[gone.verdict.claim].registered_outcome != stats.UNDECIDED
     assert "classes are removed mostly in the dense layer before the output" in found
     np.testing.assert_array_equal(d["cnn"]["dropped"][..., -1], 0)  # the output layer's mask is fixed
 
@@ -707,7 +711,10 @@ def test_added_stored_reuse_control_passes_and_class_collapse_fails_over_network
         assert f.outcome == stats.HOLDS and "identical" not in f.text, f.text
     assert found["removing a class's mask hurts that class more than the others, over networks"].outcome == \
         stats.REPRODUCED
-    assert found["the removed class collapses, over networks"].outcome == stats.NOT_REPRODUCED
+    # issue 52: the paper gives no size for "drops significantly", so the size claim cannot be decided;
+    # under the stand-in it was registered with (a loss of about 80%) it was not reproduced
+    collapse = found["the removed class collapses, over networks"]
+    assert collapse.outcome == stats.UNDECIDED and "as registered: ✗ not reproduced" in collapse.text, collapse.text
 
 
 # --- chapter 2: compositional generalization from first principles (multi-sprite) ---------------

@@ -255,3 +255,38 @@ def test_the_recomputed_figure_keeps_slot_r2_far_below_zero_readable():
     xs = np.concatenate([c.get_offsets()[:, 0] for c in slot_ax.collections if len(c.get_offsets())])
     assert xs.min() >= figures.SLOT_FLOOR and (xs == figures.SLOT_FLOOR).sum() == 5  # the five slot-0 marks
     matplotlib.pyplot.close(fig)
+
+
+# ---------------------------------------------------------------- issue 52: the conditioning measure
+
+def test_the_accumulated_gram_is_the_sufficient_support_checks_and_soft_occlusions_closed_form():
+    from modlib.compositional_sprites import conditioning
+
+    c = conditioning.settings("smoke").with_(n=4, size=8)
+    g = torch.Generator().manual_seed(0)
+    z_k, gram = sprites.accumulated_gram("orthogonal", "soft", 8, 1, 4, c.m, g)
+    # under soft occlusion dC/dphi_1 = sigmoid(-k * sum_rgb top) * I: the Gram is that squared, times I
+    other = sprites.contexts("orthogonal", 1, z_k, c.m, torch.Generator())  # plane contexts: no draws
+    top = sprites.render(other.reshape(-1, 5), 8).reshape(4, c.m, 3, 64).sum(2)  # [n, m, H*W]
+    weight = (torch.sigmoid(-top) ** 2).sum(1)  # [n, H*W]
+    assert torch.allclose(gram, weight[..., None, None] * torch.eye(3), atol=1e-6)
+    values = conditioning.own_pixel_eigenvalues("orthogonal", None, c, 0)
+    own = sprites.render(z_k, 8, rgba=True)[:, 3].flatten(1) > 0
+    assert np.allclose(np.sort(values), np.sort((weight / c.m)[own].numpy()), atol=1e-6)
+    assert values.max() <= 0.25 + 1e-6  # an uncovered pixel gives sigmoid(0)^2 = 0.25
+    # the check's shares are unchanged by the helper: full rank everywhere under soft occlusion
+    assert (sprites.sufficient_support("orthogonal", "soft", 8, n=4) == 1).all()
+
+
+def test_conditioning_statement_holds_on_separated_arms_and_not_on_identical_ones():
+    from modlib.compositional_sprites import conditioning
+
+    arms = [row for row, _, _ in conditioning.ARMS]
+    apart = np.array([[0.22, 0.21, 0.23], [0.12, 0.13, 0.12], [0.06, 0.05, 0.06], [0.03, 0.04, 0.03]])
+    f = findings.conditioning(SimpleNamespace(arrays={"quantile": apart}))
+    assert f.holds and "**holds**" in f.text, f.text
+    same = np.repeat(apart[:1], len(arms), axis=0)
+    assert not findings.conditioning(SimpleNamespace(arrays={"quantile": same})).holds
+    close = apart.copy()
+    close[3] = close[0] - 0.02  # a difference below the margin of 0.05
+    assert not findings.conditioning(SimpleNamespace(arrays={"quantile": close})).holds

@@ -680,7 +680,9 @@ def test_chapter4_added_claims_fail_on_degenerate_synthetic_results():
     """Until the added full results are stored, the same variants of made-up numbers on which every
     statement holds (tests/test_weight_masks_causes.py's ``synthetic``)."""
     found = _check_added(twc.synthetic())
-    assert sum(f.holds for f in found["stored"].values()) == len(found["stored"]) - 1  # all but the one network
+    # all but the one network at the authors' schedule and the collapse's size, which the paper does not
+    # give (issue 52: cannot be decided)
+    assert sum(f.holds for f in found["stored"].values()) == len(found["stored"]) - 2
 
 
 def _check_added_tests(d, monkeypatch, must_pass: bool):

@@ -12,7 +12,8 @@ import pytest
 
 from modlib import claims, stats
 from modlib import compositional_sprites as cs
-from modlib.compositional_sprites import causes, findings
+from modlib import results
+from modlib.compositional_sprites import causes, conditioning, findings
 from test_claims import SHARPNESS, _recomputed
 
 CHAPTER = cs.CHAPTER
@@ -38,6 +39,8 @@ def page():
     runs = _recomputed([causes.PREFIX + row for row in cs.settings("full").rows])
     drawn = _recomputed(causes.names("full"))
     found = {**findings.compositional_sprites(runs, SHARPNESS), **{f.name: f for f in findings.recomputed(drawn)}}
+    with results.store_only():  # issue 52: the conditioning of the lower slot's Jacobians (no model)
+        found["conditioning"] = findings.conditioning(conditioning.fetch("full"))
     return found, claims.decisions(CHAPTER)
 
 

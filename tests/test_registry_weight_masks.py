@@ -53,9 +53,15 @@ def test_the_amendments_the_history_shows():
     # CNNs stored before it; the density claim's margin became RATIO = 0.5 in bf17830
     found = claims.registry(CHAPTER)
     amended = {cid: [(a.field, a.old, a.new, a.date) for a in c.amendments] for cid, c in found.items() if c.amendments}
+    # issue 52: the collapse claims' measure says the size cannot be decided (the paper gives none)
+    collapse = {cid: amended.pop(cid) for cid in ("class-collapses", "cnn-collapses")}
     assert amended == {"class-hurts": [("margin", 0.5, 0.05, "2026-11-27")],
                        "cnn-hurts": [("margin", 0.5, 0.05, "2026-11-27")],
                        "width-density": [("margin", 0.05, 0.5, "2026-11-27")]}
+    for cid, changes in collapse.items():
+        [(field, old, new, date)] = changes
+        assert (field, date) == ("measure", "2026-12-02") and new.startswith(old) and "cannot be decided" in new
+        assert "issue 52" in found[cid].amendments[0].reason
     assert all("2483290" in found[k].amendments[0].reason for k in ("class-hurts", "cnn-hurts"))
     assert "bf17830" in found["width-density"].amendments[0].reason
     assert claims.snapshot(CHAPTER)["cnn-hurts"]["fields"]["margin"] == 0.5  # registered as it was

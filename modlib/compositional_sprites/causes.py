@@ -8,7 +8,8 @@
 - ``alpha-open``: the alpha row with the opacity channel's initial bias raised by
   :attr:`CauseSettings.open_bias` (the exercise "Open the composition"), seed for seed the same
   networks and scenes as ``alpha`` otherwise;
-- in every result, the theorem's conclusion measured: ``r2_slot [S, 2]``, the variance-weighted R^2
+- in every result, a step of the theorem's proof measured (it needs the theorem's assumption that the
+  learned and true slot functions agree at one point): ``r2_slot [S, 2]``, the variance-weighted R^2
   of each learned slot decoder against the renderer's image of that slot alone (:func:`slot_r2`), and
   ``r2_gap [S]``, R^2 on the gap scenes alone (slot 0's x inside :data:`modlib.data.sprites.GAP`,
   every other latent uniform), and ``reach [S]``, the share of the composition's gradient that reached
@@ -109,7 +110,8 @@ def _premultiplied(slots: torch.Tensor) -> torch.Tensor:
 def slot_r2(model, z: torch.Tensor, size: int, composition: str, batch: int = 500) -> np.ndarray:
     """``[2]``: the R^2 (:func:`modlib.compositional_sprites.r2_score`) of each learned slot decoder's
     image against the renderer's image of that slot alone, on latents ``z [n, 2, 5]`` (unscaled): the
-    theorem's conclusion, that a model which fits a sufficient support recovers the slot functions."""
+    step of the theorem's proof, that a model which fits a sufficient support, and agrees with the true slot
+    functions at one point, recovers them."""
     model.eval()
     learned = torch.cat([model.slot_images(sprites.scale_latents(z[i:i + batch])) for i in range(0, len(z), batch)])
     model.train()

@@ -387,6 +387,14 @@ def closed_starts(runs, ks: dict[str, float], closed: float = CLOSED, shared=Non
 SLOT_FIT = 0.8  # a slot decoder "recovers" its slot function when its R² against the renderer reaches this
 
 
+def slot_fits(runs, row: str) -> str:
+    """Slot 0's and slot 1's R² against the renderer (``r2_slot``), mean ± sd over the seeds of
+    ``row`` that fit their training support (:data:`FIT`): "a and b"."""
+    a = runs.arrays(row)
+    f = a["r2_in"][:, -1] >= FIT
+    return " and ".join(mean_sd(a["r2_slot"][f, k]) for k in range(a["r2_slot"].shape[1]))
+
+
 
 
 def recomputed(runs) -> list:
@@ -399,7 +407,7 @@ def recomputed(runs) -> list:
     (they read holds / does not hold).
     ``alpha-open``: the share of seeds that fit with the opacity opened minus the share without
     (paired by seed: same scenes, same initial weights but the one bias; the book's margin stands in,
-    the paper reports no stuck seeds); ``slots``: the theorem's conclusion, every fitted seed of the
+    the paper reports no stuck seeds); ``slots``: the slot functions (a step of the theorem's proof), every fitted seed of the
     orthogonal row has both slot decoders at R² >= :data:`SLOT_FIT` against the renderer (a check);
     ``gap-scenes``: on the gap scenes alone, the orthogonal row minus the gap row (the book's margin
     stands in: the paper reports the whole cube only); ``delta-order``: the diagonal at δ = 0.1 loses
@@ -435,7 +443,8 @@ def recomputed(runs) -> list:
         ok = bool(f.sum() >= 2 and (slot[f] >= SLOT_FIT).all() and distinct_units(slot[f]) >= 2)
         out.append(stats.Claim(
             "slots", ok,
-            "The theorem's conclusion, on the orthogonal support: each learned slot decoder against the "
+            "The slot functions (a step of the theorem's proof, which also needs the learned and the true slot "
+            "functions to agree at one point), on the orthogonal support: each learned slot decoder against the "
             "renderer's image of its slot alone, "
             + (f"R² {mean_sd(slot[f, 0])} (slot 0) and {mean_sd(slot[f, 1])} (slot 1) over the {f.sum()} seed(s) that "
                f"fit ({seed_list(f)})" if f.any() else "not measured: no seed fit")
@@ -475,3 +484,33 @@ def recomputed(runs) -> list:
             f"{_paper_r2('diagonal-0.1')}); the drop minus the paper's {mean:+.3f} (95% t interval over "
             f"{len(excess)} seeds {low:+.3f} to {high:+.3f})."))
     return out
+
+
+def conditioning(result) -> Finding:
+    """The statement of the book's hypothesis ``conditioning`` (registered before its result was
+    computed): the orthogonal support conditions the lower slot's Jacobians better than the diagonal
+    at δ = 0.05, read from the stored result of :mod:`modlib.compositional_sprites.conditioning`
+    (``quantile [arms, seeds]``, no model trained), the draw seed the unit, Welch's t interval."""
+    from modlib import stats
+    from modlib.compositional_sprites.conditioning import ARMS
+
+    q = dict(zip((row for row, _, _ in ARMS), result.arrays["quantile"]))
+    effect = stats.unpaired(q["orthogonal"], q["diagonal-0.05"], unit="draw seed")
+    v = claims.decide(f"{CHAPTER}/conditioning", effect)
+    return claims.statement(
+        v, f"How well each support conditions the lower slot's Jacobians (no model trained): the 5th "
+        f"percentile of the smallest eigenvalue of the context-averaged Gram matrix of ∂C/∂φ₁ on slot 1's own "
+        f"pixels is {conditioning_values(result)}; the orthogonal support minus δ = 0.05 "
+        f"{effect.text(percent=False)}.")
+
+
+def conditioning_values(result) -> str:
+    """The conditioning result's values in words: each support's 5th percentile, mean ± sd over the
+    draw seeds."""
+    from modlib.compositional_sprites.conditioning import ARMS
+
+    q = dict(zip((row for row, _, _ in ARMS), result.arrays["quantile"]))
+    diagonals = ", ".join(mean_sd(q[f"diagonal-{d}"]) for d in ("0.2", "0.1", "0.05"))
+    return (f"{mean_sd(q['orthogonal'])} on the orthogonal support and {diagonals} on the diagonal at "
+            f"δ = 0.2, 0.1 and 0.05 (mean ± sd over {len(q['orthogonal'])} draw seeds; an uncovered pixel "
+            f"gives 0.25)")

@@ -246,25 +246,34 @@ def sufficient_support(support: str, composition: str, size: int, n: int = 16, m
     until ``n`` of them do, so the worst draw is ``shares.min()``.
     """
     g = torch.Generator().manual_seed(seed)
-    rgba = composition == "alpha"
     shares = torch.zeros(SLOTS, n)
     for k in range(SLOTS):
-        z_k = _draws(support, k, n, g, delta)  # [n, 5]
-        other = contexts(support, k, z_k, m, g, delta=delta)  # [n, m, 5]
-        scene = torch.empty(len(z_k), m, SLOTS, LATENTS)
-        scene[:, :, k], scene[:, :, 1 - k] = z_k[:, None], other
-        slots = render_slots(scene.reshape(-1, SLOTS, LATENTS), size, rgba)  # [n*m, K, C, H, W]
-        c = slots.shape[2]
-        pixels = slots.permute(0, 3, 4, 1, 2).reshape(-1, SLOTS, c)  # [n*m*H*W, K, C]
-
-        def one_pixel(p):  # [K, C] -> [3]
-            return compose(p[None, :, :, None, None], composition, sharpness)[0, :, 0, 0]
-
-        jac = torch.func.vmap(torch.func.jacrev(one_pixel))(pixels)[:, :, k]  # [P, 3, C]
-        gram = (jac.transpose(1, 2) @ jac).reshape(len(z_k), m, size * size, c, c).sum(1)
+        _, gram = accumulated_gram(support, composition, size, k, n, m, g, sharpness=sharpness, delta=delta)
         rank = (torch.linalg.eigvalsh(gram) > tol).sum(-1)  # [n, H*W]
-        shares[k] = rank.sum(-1).float() / (size * size * c)
+        shares[k] = rank.sum(-1).float() / (size * size * gram.shape[-1])
     return shares
+
+
+def accumulated_gram(support: str, composition: str, size: int, k: int, n: int, m: int,
+                     generator: torch.Generator, *, sharpness: float = 1.0,
+                     delta: float | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """For ``n`` values ``z_k`` of slot ``k`` drawn from scenes of ``support`` that vary it, and
+    ``m`` of their contexts each (:func:`contexts`), the Gram matrix of the Jacobian of C with
+    respect to slot k's output at each pixel, summed over the contexts. Returns ``(z_k [n, 5],
+    gram [n, size*size, C, C])`` (C: 3 channels, 4 for ``"alpha"``)."""
+    z_k = _draws(support, k, n, generator, delta)  # [n, 5]
+    other = contexts(support, k, z_k, m, generator, delta=delta)  # [n, m, 5]
+    scene = torch.empty(len(z_k), m, SLOTS, LATENTS)
+    scene[:, :, k], scene[:, :, 1 - k] = z_k[:, None], other
+    slots = render_slots(scene.reshape(-1, SLOTS, LATENTS), size, composition == "alpha")  # [n*m, K, C, H, W]
+    c = slots.shape[2]
+    pixels = slots.permute(0, 3, 4, 1, 2).reshape(-1, SLOTS, c)  # [n*m*H*W, K, C]
+
+    def one_pixel(p):  # [K, C] -> [3]
+        return compose(p[None, :, :, None, None], composition, sharpness)[0, :, 0, 0]
+
+    jac = torch.func.vmap(torch.func.jacrev(one_pixel))(pixels)[:, :, k]  # [P, 3, C]
+    return z_k, (jac.transpose(1, 2) @ jac).reshape(len(z_k), m, size * size, c, c).sum(1)
 
 
 def _draws(support: str, k: int, n: int, g: torch.Generator, delta: float | None) -> torch.Tensor:
