@@ -149,7 +149,9 @@ AIM_S = 30 * 60  # the aim for one stored result, on one core
 def readme_table() -> str:
     """The README's table of each chapter's stored ``full`` results: how many record their wall
     time, their hours in all, the longest, and how many took longer than the 30-minute aim."""
-    lines = [README_START, "", "| chapter | stored `full` results | hours in all | the longest | over 30 min |",
+    lines = [README_START, "", "The stored `full` results, as each records its wall time (almost all computed on one CPU "
+             "thread of this project's 2-core machines, often beside another job; the aim is at most 30 minutes a "
+             "result):", "", "| chapter | stored `full` results | hours in all | the longest | over 30 min |",
              "|---|---|---|---|---|"]
     for number, chapter in enumerate(CHAPTERS, 1):
         seconds = full_seconds(chapter)

@@ -35,6 +35,16 @@ def test_the_instructors_guide_shows_the_measured_times_of_every_chapter():
         pages.replace_block("no markers", pages.START, pages.END, block, "book/instructors.md")
 
 
+def test_the_readme_shows_the_stored_full_results_of_every_chapter():
+    """The README's table of stored full results is what modlib.pages writes now, with a row per
+    chapter counting the results that record their wall time."""
+    block = pages.readme_table()
+    assert block in pages.README.read_text(), "the README's table of stored full results is out of date: " \
+                                               "run python -m modlib.pages --instructors"
+    for number, chapter in enumerate(pages.CHAPTERS, 1):
+        assert f"| {number}, `{chapter}` | {len(pages.full_seconds(chapter))} |" in block
+
+
 def test_full_hours_add_up_the_stored_results_wall_times(tmp_path, monkeypatch):
     folder = tmp_path / "ch"
     folder.mkdir()
