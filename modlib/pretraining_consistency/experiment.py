@@ -17,7 +17,12 @@ search and evaluation, and its settings per profile. Its own pieces:
   hub can be reached; otherwise the book's MLM checkpoint of the paper's shape;
 - :func:`run_one`: a base model fine-tuned from those weights, then chapter 5's search in it;
 - the scratch arm: chapter 5's own results (:func:`modlib.structural_compositionality.run_one`),
-  read from chapter 5's store for the base models chapter 5 made, made here for the others.
+  read from chapter 5's store for the base models chapter 5 made, made here for the others;
+- at ``default`` (a reader's run, within 3 minutes of CPU: issue 56) the chapter trains and
+  searches with its own lighter copy of chapter 5's default settings (:func:`structure`), so both
+  arms' base models are made here (:func:`fine_tune`, :func:`matched_masks_with`: full's entries
+  :func:`run_one` and :func:`matched_masks` with those settings given), and shows full's stored
+  sweeps (:data:`SWEEPS`).
 
 What the results show (the ablation effect per base model, its spread, the statements the page
 makes) is computed in :mod:`modlib.pretraining_consistency.findings`, apart from the code that makes the results.
