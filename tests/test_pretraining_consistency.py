@@ -212,7 +212,7 @@ def test_default_trains_both_arms_itself_in_chapter_5s_shape():
     """`default` (issue 56: a reader's run within 3 minutes of CPU) trains and searches with its own
     copy of chapter 5's default settings: the same model shapes (so that the stored `full`
     checkpoints load), both arms' base models made by this chapter, no chapter 5 job and no sweep
-    of its own; the other profiles are chapter 5's, as before."""
+    of its own, no extra masks; the other profiles are chapter 5's, as before."""
     from modlib import jobs
 
     own, theirs = pc.structure("default"), sc.settings("default")
@@ -225,6 +225,7 @@ def test_default_trains_both_arms_itself_in_chapter_5s_shape():
                                    for i in range(sc.settings("full").base_models)}
     table = jobs.jobs([pc.CHAPTER], "default")
     assert not any(k.startswith(sc.CHAPTER) for k in table) and pc.sweep_names("default") == []
+    assert pc.matched_names("default") == {} and pc.matched_names("full")  # no extra masks at default
     assert all(f"{pc.CHAPTER}/{n}" in table for n in pc.result_names(pc.settings("default")))
     text = pc.profile_text("default")  # the box's row, glued
     assert f"{pc.settings('default').seeds} base models per initialisation" in text
@@ -232,10 +233,9 @@ def test_default_trains_both_arms_itself_in_chapter_5s_shape():
 
 
 def test_fine_tune_with_chapter_5s_settings_is_run_one(store):
-    """The default's entries (:func:`pc.fine_tune`, :func:`pc.matched_masks_with`) given chapter 5's
-    own settings compute what full's (:func:`pc.run_one`, :func:`pc.matched_masks`) compute."""
+    """The default's entry (:func:`pc.fine_tune`) given chapter 5's own settings computes what
+    full's (:func:`pc.run_one`) computes."""
     s = sc.settings("smoke")
     want, got = pc.run_one("sv-plural", 1, "smoke", CPU), pc.fine_tune("sv-plural", 1, s, "smoke", CPU)
     assert want[0] == got[0] and want[1].keys() == got[1].keys()
     assert all(np.array_equal(want[1][k], got[1][k]) for k in want[1])
-    assert pc.matched_masks("sv-plural", 1, "smoke", CPU) == pc.matched_masks_with("sv-plural", 1, s, "smoke", CPU)

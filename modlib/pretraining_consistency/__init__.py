@@ -24,7 +24,7 @@ from modlib.pretraining_consistency.experiment import (CHAPTER, FULL, HUB_MODEL,
                                                        result_names, run, run_one, settings, sweep,
                                                        sweep_names, sweep_pretrained, sweeps, MATCH_LAMS,
                                                        matched, matched_masks, matched_names, STRUCTURE,
-                                                       SWEEPS, borrowed, fine_tune, matched_masks_with,
+                                                       SWEEPS, EXTRA_MASKS, borrowed, fine_tune,
                                                        own_structure, profile_text, structure)
 
 __all__ = ["CHAPTER", "INITS", "HUB_MODEL", "PretrainingSettings", "PAPER", "FULL", "SETTINGS",
@@ -32,4 +32,4 @@ __all__ = ["CHAPTER", "INITS", "HUB_MODEL", "PretrainingSettings", "PAPER", "FUL
            "hub_language_model", "language_init", "pretrained_model", "run_one", "result_names",
            "PretrainingRuns", "run", "sweep_pretrained", "sweep_names", "sweep", "sweeps",
            "MATCH_LAMS", "matched_masks", "matched_names", "matched", "STRUCTURE", "SWEEPS", "structure",
-           "own_structure", "borrowed", "profile_text", "fine_tune", "matched_masks_with"]
+           "own_structure", "borrowed", "profile_text", "fine_tune", "EXTRA_MASKS"]
