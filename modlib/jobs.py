@@ -137,12 +137,13 @@ def _structure(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
 
 
 def _pretraining(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
-    p, s = pc.settings(profile), sc.settings(profile)
+    p, s = pc.settings(profile), pc.structure(profile)
     pre = {kind: f"{pc.CHAPTER}/pretrain-{kind}" for kind in ("language", "vision")}
     out = {key: ((), lambda d, k=kind: pc.pretrained(k, profile, d)) for kind, key in pre.items()}
     for name in pc.result_names(p):
         rule, init, seed = name.rsplit("-", 2)
-        if init == "scratch" and int(seed) < s.base_models:  # chapter 5's base model, read from its store
+        # chapter 5's base model, read from its store (where this chapter's profile trains with chapter 5's settings)
+        if init == "scratch" and int(seed) < s.base_models and not pc.own_structure(profile):
             out[f"{sc.CHAPTER}/{rule}-{seed}"] = ((), lambda d, n=f"{rule}-{seed}": sc.run(profile, d, names=[n]))
             continue
         needs = (pre["language"],) + ((pre["vision"],) if rule in sc.VISION else ())  # pc.run loads them

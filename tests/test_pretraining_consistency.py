@@ -206,3 +206,36 @@ def test_the_pretraining_numbers_the_page_quotes():
     assert quoted == {"lm-loss-first": "4.25", "lm-loss-last": "1.33", "lm-probe-untrained": "56%",
                       "lm-probe": "100%", "simclr-loss-last": "0.07", "probe-inside": "97%",
                       "probe-inside-untrained": "75%", "probe-contact": "71%", "probe-contact-untrained": "53%"}
+
+
+def test_default_trains_both_arms_itself_in_chapter_5s_shape():
+    """`default` (issue 56: a reader's run within 3 minutes of CPU) trains and searches with its own
+    copy of chapter 5's default settings: the same model shapes (so that the stored `full`
+    checkpoints load), both arms' base models made by this chapter, no chapter 5 job and no sweep
+    of its own, no extra masks; the other profiles are chapter 5's, as before."""
+    from modlib import jobs
+
+    own, theirs = pc.structure("default"), sc.settings("default")
+    for name in ("size", "resnet", "stem_pool", "mlp_hidden", "embed", "bert_layers", "bert_hidden", "bert_heads"):
+        assert getattr(own, name) == getattr(theirs, name), name
+    assert pc.own_structure("default") and pc.borrowed("default") == set()
+    for profile in ("smoke", "full", "paper"):
+        assert not pc.own_structure(profile) and pc.structure(profile) == sc.settings(profile)
+    assert pc.borrowed("full") == {f"{rule}-scratch-{i}" for rule in pc.settings("full").rules
+                                   for i in range(sc.settings("full").base_models)}
+    table = jobs.jobs([pc.CHAPTER], "default")
+    assert not any(k.startswith(sc.CHAPTER) for k in table) and pc.sweep_names("default") == []
+    assert pc.matched_names("default") == {} and pc.matched_names("full")  # no extra masks at default
+    assert all(f"{pc.CHAPTER}/{n}" in table for n in pc.result_names(pc.settings("default")))
+    text = pc.profile_text("default")  # the box's row, glued
+    assert f"{pc.settings('default').seeds} base models per initialisation" in text
+    assert f"{own.epochs} base-training epochs (chapter 5's: {theirs.epochs})" in text
+
+
+def test_fine_tune_with_chapter_5s_settings_is_run_one(store):
+    """The default's entry (:func:`pc.fine_tune`) given chapter 5's own settings computes what
+    full's (:func:`pc.run_one`) computes."""
+    s = sc.settings("smoke")
+    want, got = pc.run_one("sv-plural", 1, "smoke", CPU), pc.fine_tune("sv-plural", 1, s, "smoke", CPU)
+    assert want[0] == got[0] and want[1].keys() == got[1].keys()
+    assert all(np.array_equal(want[1][k], got[1][k]) for k in want[1])

@@ -23,10 +23,13 @@ from modlib.pretraining_consistency.experiment import (CHAPTER, FULL, HUB_MODEL,
                                                        pretrained, pretrained_model, property_probe,
                                                        result_names, run, run_one, settings, sweep,
                                                        sweep_names, sweep_pretrained, sweeps, MATCH_LAMS,
-                                                       matched, matched_masks, matched_names)
+                                                       matched, matched_masks, matched_names, STRUCTURE,
+                                                       SWEEPS, EXTRA_MASKS, borrowed, fine_tune,
+                                                       own_structure, profile_text, structure)
 
 __all__ = ["CHAPTER", "INITS", "HUB_MODEL", "PretrainingSettings", "PAPER", "FULL", "SETTINGS",
            "SOURCE", "settings", "property_probe", "pretrained", "HubLanguageModel",
            "hub_language_model", "language_init", "pretrained_model", "run_one", "result_names",
            "PretrainingRuns", "run", "sweep_pretrained", "sweep_names", "sweep", "sweeps",
-           "MATCH_LAMS", "matched_masks", "matched_names", "matched"]
+           "MATCH_LAMS", "matched_masks", "matched_names", "matched", "STRUCTURE", "SWEEPS", "structure",
+           "own_structure", "borrowed", "profile_text", "fine_tune", "EXTRA_MASKS"]
