@@ -1,10 +1,12 @@
 """Profiles: how big a run is.
 
 ``smoke``   CI: a notebook runs in under a minute on 2 CPU cores; numbers are not meaningful.
-``default`` what a reader gets in Colab or on a laptop: at most 5 minutes a notebook on 2 CPU cores.
-``full``    the scale the book shows and the claims tests check: the papers' effects clear, and each
-            chapter computed on 2 CPU cores in at most about 2 hours, one stored result (at most
-            about 30 minutes) at a time, so that it can be made over several sittings.
+``default`` what a reader gets in Colab or on a laptop: at most 3 minutes of CPU a chapter, run as
+            a reader runs it (one thread; ``benchmarks/bench_default.py`` measures it).
+``full``    the scale the book shows and the claims tests check: the papers' effects clear, computed
+            on CPU cores one stored result (aim: at most about 30 minutes on one core) at a time,
+            so that it can be made over several sittings (the README's generated table gives
+            each chapter's hours).
 ``paper``   the papers' own scale, for readers with a GPU; nothing waits for it. Where a chapter's
             ``full`` already is the paper's scale, ``paper`` has the same settings.
 
