@@ -45,15 +45,17 @@ def _rows(path: Path, key: str) -> dict[str, dict]:
         return {r[key]: r for r in csv.DictReader(f)}
 
 
-HIDDEN = {"dropdown", "toggle", "code-cell", "math", ""}  # fenced blocks a reader does not see unopened (or reads as code)
-_FENCE = re.compile(r"^(`{3,}|:{3,})(?:\{([a-z-]+)\})?")
+# fenced blocks a reader does not see unopened (the book's solutions are all collapsed) or reads as
+# code; a figure's caption ({glue:figure}, {figure}) is read, as the browser check counts it
+HIDDEN = {"dropdown", "toggle", "solution", "code-cell", "math", ""}
+_FENCE = re.compile(r"^(`{3,}|:{3,})(?:\{([a-z:-]+)\})?")
 _WORD = re.compile(r"[A-Za-z0-9\u00C0-\u024F]+(?:['\u2019-][A-Za-z]+)*")
 
 
 def main_path_words(markdown_cells: list[str]) -> int:
     """The words a reader sees without opening anything in these Markdown cells: up to the first
     heading that starts "Appendix", leaving out fenced blocks that are collapsed (``dropdown``,
-    ``toggle``), code, maths and comments."""
+    ``toggle``, the exercises' ``solution``), code, maths and comments; figure captions count."""
     words, stack = 0, []
     for cell in markdown_cells:
         for line in cell.splitlines():

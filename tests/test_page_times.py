@@ -13,6 +13,12 @@ def test_collapsed_blocks_code_and_the_appendix_are_not_the_main_path():
     assert pages.main_path_words(cells) == len("Title One two three seven Found eight nine".split()) - 1
 
 
+def test_a_figure_caption_is_read_and_a_collapsed_solution_is_not():
+    cells = ["```{glue:figure} fig-key\n:name: fig-a\n\nThe caption, read.\n```",
+             "````{solution} ex-a\n:class: dropdown\n\nHidden words here.\n````"]
+    assert pages.main_path_words(cells) == 3
+
+
 def test_a_chapter_without_measurements_says_so(tmp_path, monkeypatch):
     monkeypatch.setattr(pages, "NOTEBOOKS", tmp_path)
     monkeypatch.setattr(pages, "DEFAULT_CPU", tmp_path / "none.csv")
