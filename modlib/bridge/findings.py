@@ -152,6 +152,18 @@ def claims(arrays: dict, formulation: str) -> list[stats.Claim]:
          "removing those weights scores above removing as many random weights per layer from "
          "outside the Y1 mask (the mean of three draws)"),
     ]
+    if "random_x2_excl_held_out" in arrays:  # the stored control rule2-random-<f> (issue 53)
+        kr = float(np.median(arrays["kept_random_x2_excl"]))
+        draws = int(arrays["random_x2_draws"])
+        table += [
+            ("repair-excl-random", "random_x2_excl", "full", ("x2", "y1"),
+             f"removing the weights of a random mask with the \"use X2\" mask's counts per layer "
+             f"that the Y1 mask does not keep (median {_share(kr)} of the weights; the mean of "
+             f"{draws} draws) raises the worse of held-out and training accuracy"),
+            ("repair-excl-needs-mask", "ablated_excl", "random_x2_excl", ("x2", "y1", "excl"),
+             "rule 2 with the \"use X2\" mask scores above rule 2 with random masks of its counts "
+             f"per layer (the mean of {draws} draws): the repair needs the mask"),
+        ]
     # the second removal is void where it removes (almost) nothing: its kept share is gated too
     fits = {"y1": fit_y1, "untrained": fit_u, "x2": fit_x2, "excl": min(fit_y1, fit_x2)}
     return decided(arrays, f, table, formulation, where, _trained(arrays), fits,
@@ -264,6 +276,8 @@ KINDS = {"inside": "the Y1 subnetwork scores above the full network",
          "repair-vs-random": "... more than removing as many random weights",
          "repair-excl": "(post hoc) removing the \"use X2\" weights the Y1 mask does not keep repairs it",
          "repair-excl-vs-random": "(post hoc) ... more than as many random weights outside the Y1 mask",
+         "repair-excl-random": "(control of the post hoc rule) removing a random mask's weights outside the Y1 mask repairs it",
+         "repair-excl-needs-mask": "(post hoc) rule 2 with the \"use X2\" mask beats it with random masks of its counts",
          "predicts": "the Y1 and \"use X2\" masks' overlap above chance predicts held-out accuracy"}
 
 
