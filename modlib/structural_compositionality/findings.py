@@ -135,6 +135,28 @@ def structural(runs) -> dict[str, Finding]:
 # modality: ResNet-50s, BERT-small trained from scratch (chapter 6 has the pretrained BERT's)
 PAPER_KEPT = {"vision": (0.004, 0.125), "language": (0.004, 0.10)}
 TARGET_KEPT = 0.05  # the book's aim for its masks: at most this share kept (the paper's median: about 1 %)
+# Three of the authors' L0_Reporting files for BERT-small trained from scratch on subject-verb agreement
+# (plural), as the researcher review of issue 53 read them: the share of the masked weights kept
+AUTHORS_KEPT = {"sv-plural": (0.0054, 0.0067, 0.0168)}
+
+
+def density_against_authors(table, rule: str = "sv-plural") -> str:
+    """How dense ``rule``'s trained masks are (:func:`structure_table`'s rows) against the authors'
+    own masks for that rule (:data:`AUTHORS_KEPT`): the median kept share, its range per base model
+    and subroutine (mask seeds averaged), and how many times the authors' largest and smallest kept
+    share the median is. "" where the rule has no trained rows or the authors' files are not read."""
+    if rule not in AUTHORS_KEPT or table.empty:
+        return ""
+    t = table[table["trained"] & (table["rule"] == rule)]
+    if t.empty:
+        return ""
+    per = t.groupby(["subroutine", "model"])["kept"].mean()
+    med = float(t["kept"].median())
+    authors = AUTHORS_KEPT[rule]
+    return (f"a median {med:.1%} of the masked weights (per base model and subroutine {per.min():.1%} to "
+            f"{per.max():.1%}), {med / max(authors):.1f} to {med / min(authors):.1f} times the authors' own "
+            f"masks for this rule ({', '.join(f'{a:.2%}' for a in authors)} in three of their L0_Reporting "
+            f"files, BERT-small from scratch)")
 
 
 def pct(kept) -> str:
@@ -178,6 +200,8 @@ def density_from(table, suffix: str = "") -> dict[str, Finding]:
                 f"{rule}, {sub}: the masks keep {pct(kept)} of the masked weights (runs from {kept.min():.2%} "
                 f"to {kept.max():.2%}; {converged} of {len(kept)} converged, the book's aim at most "
                 f"{TARGET_KEPT:.0%}); the paper's masks keep {low:.1%} to {high:.1%}"
+                + (f", the authors' own for this rule {', '.join(f'{a:.2%}' for a in AUTHORS_KEPT[rule])}"
+                   if rule in AUTHORS_KEPT else "")
                 + (" (a mask that keeps nothing or everything is no subnetwork)" if not masks_ok else "") + ".")
         if "rand_abl_target" not in t or t["rand_abl_target"].isna().any():
             continue
