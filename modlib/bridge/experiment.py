@@ -259,6 +259,19 @@ def outside(mask: dict, keep: dict, seed: int) -> dict:
     return out
 
 
+def surgery_inputs(s: toy.ToySettings, arrays: dict, formulation: str):
+    """Per stored network of ``arrays`` (one result of :func:`compute`):
+    ``(seed, network, sets, y1 mask, "use X2" mask)``, the sets its own
+    ``held_out`` and ``train`` points; what experiment 2's second removal
+    and its controls read."""
+    for seed in range(arrays["full_held_out"].size):
+        net = network(s, arrays, seed)
+        x, y, x_test, y_test = member_data(s, formulation, CONDITION, seed)
+        sets = {"held_out": (x_test, y_test), "train": (x, y)}
+        y1, x2 = (stored_mask(net, arrays, m, seed) for m in ("y1", "x2"))
+        yield seed, net, sets, y1, x2
+
+
 def with_exclusive(s: toy.ToySettings, arrays: dict, formulation: str) -> dict:
     """``arrays`` (one stored result of :func:`compute`) with experiment 2's second removal added,
     scored from the stored networks and masks (nothing is trained, nothing stored): per seed, the
@@ -273,11 +286,7 @@ def with_exclusive(s: toy.ToySettings, arrays: dict, formulation: str) -> dict:
     ``train``, ``reliance``, and ``kept_excl`` ``[S]``: the share of the masked weights removed."""
     out = dict(arrays)
     rows, shares = [], []
-    for seed in range(arrays["full_held_out"].size):
-        net = network(s, arrays, seed)
-        x, y, x_test, y_test = member_data(s, formulation, CONDITION, seed)
-        sets = {"held_out": (x_test, y_test), "train": (x, y)}
-        y1, x2 = (stored_mask(net, arrays, m, seed) for m in ("y1", "x2"))
+    for seed, net, sets, y1, x2 in surgery_inputs(s, arrays, formulation):
         excl = {k: x2[k] & ~y1[k] for k in x2}
         shares.append(kept(excl)[0])
         draws = [scored(net, outside(excl, y1, DRAWS * seed + d), "complement", sets) for d in range(DRAWS)]
@@ -308,11 +317,7 @@ def random_exclusive(s: toy.ToySettings, arrays: dict, formulation: str,
     draws themselves ``random_x2_excl_<set>_draws`` ``[S, draws]`` and
     ``kept_random_x2_excl`` ``[S, draws]`` (the share removed)."""
     rows, shares = [], []
-    for seed in range(arrays["full_held_out"].size):
-        net = network(s, arrays, seed)
-        x, y, x_test, y_test = member_data(s, formulation, CONDITION, seed)
-        sets = {"held_out": (x_test, y_test), "train": (x, y)}
-        y1, x2 = (stored_mask(net, arrays, m, seed) for m in ("y1", "x2"))
+    for seed, net, sets, y1, x2 in surgery_inputs(s, arrays, formulation):
         one, kept_d = [], []
         for d in range(draws):
             r = masks.random_like(x2, RANDOM_X2_KEY + draws * seed + d)
