@@ -105,3 +105,25 @@ def fetch(rule: str, seed: int, profile: str, device: torch.device,
     return results.fetch(ex.CHAPTER, f"{PREFIX}{rule}-{seed}", config,
                          lambda: repeat(rule, seed, s, device, source.metrics), profile=profile,
                          device=describe(device), code=repeat, depends=[source])
+
+
+RULES_DRAWN = ("inside-contact", "sv-plural")  # the rules whose base models are searched at full
+
+
+def names(s: ex.StructureSettings) -> list[tuple[str, int]]:
+    """The (rule, base model) pairs of ``s`` with a draws result: the base models of
+    :data:`RULES_DRAWN`."""
+    return [(rule, seed) for rule in RULES_DRAWN if rule in s.rules for seed in range(s.base_models)]
+
+
+def stored(profile: str, device: torch.device = torch.device("cpu")) -> dict[str, results.Result]:
+    """The draws results stored now at ``profile`` (``{name: Result}``), read without computing
+    any: the page decides their claims from what is there (their full run is a job of its own)."""
+    out = {}
+    for rule, seed in names(ex.settings(profile)):
+        with results.store_only():
+            try:
+                out[f"{PREFIX}{rule}-{seed}"] = fetch(rule, seed, profile, device)
+            except (results.StaleResultError, ValueError):
+                continue
+    return out

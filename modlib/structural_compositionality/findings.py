@@ -527,3 +527,45 @@ def sweep_findings(sweeps: dict) -> dict[str, Finding]:
                 f"x{max(p['lam'] for p in pts):g} "
                 f"({points}): {where}.")
     return out
+
+
+# ---------------------------------------------------------------- test 1's two halves against chance (issue 53)
+
+DRAWN = {"inside-contact": ("inside", "contact"), "sv-plural": ("subject", "verb")}
+
+
+def draws_claims(drawn: dict, swap: bool = False) -> dict[str, Finding]:
+    """Both halves of the first test against chance, per (rule, subroutine) of :data:`DRAWN`,
+    keyed ``"{rule}/{sub}/draws-target"`` and ``".../draws-other"``, from the stored draws results
+    ``drawn`` (``{"draws-{rule}-{seed}": Result}``, :mod:`~modlib.structural_compositionality.draws`;
+    the base models whose masks passed the selection gate; mask seeds and draws averaged per base
+    model): target, the found subnetwork minus the random ones on the target; other, the random
+    ones minus the found one on the other subroutine (not measurable where both sit at chance).
+    Where no result of a rule is stored, its claims cannot be decided here, for that reason.
+    ``swap``: each subnetwork's target and other exchanged (the mutation)."""
+    out = {}
+    for rule, subs in DRAWN.items():
+        mine = [r for n, r in sorted(drawn.items()) if n.rsplit("-", 1)[0] == f"draws-{rule}"]
+        for sub in subs:
+            rows = [r for r in mine if r.metrics[sub]["passed_gate"]]
+            found = np.array([r.arrays[f"found-{sub}"].mean(axis=0) for r in rows]).reshape(-1, 2)
+            rand = np.array([r.arrays[f"random-{sub}"].mean(axis=(0, 1)) for r in rows]).reshape(-1, 2)
+            if swap:
+                found, rand = found[:, ::-1], rand[:, ::-1]
+            for half, (a, b), says in (
+                    ("target", (found[:, 0], rand[:, 0]), f"the found {sub} subnetwork on {sub} problems minus "
+                                                          "random subnetworks of its per-layer counts"),
+                    ("other", (rand[:, 1], found[:, 1]), "random subnetworks of its per-layer counts on the other "
+                                                         f"subroutine's problems minus the found {sub} subnetwork")):
+                name = f"{rule}/{sub}/draws-{half}"
+                text = f"{rule}, {sub}: test 1's {half} half against 20 random subnetworks per mask, {says}"
+                if not rows:
+                    v = claims.decide(_key(name), low=-1.0, high=1.0, units=0, reason=(
+                        f"the results draws-{rule}-<base model> are not stored at this profile (a job of its own: "
+                        f"python -m modlib.jobs --profile full {CHAPTER}/draws-{rule}-0, and so on)"))
+                    out[name] = claims.statement(v, text + ".")
+                    continue
+                e = stats.paired(a, b, unit="base model")
+                v = claims.decide(_key(name), e, measurable=measurable(a, b))
+                out[name] = claims.statement(v, f"{text}: {e.text()}.")
+    return out
