@@ -561,8 +561,8 @@ def draws_claims(drawn: dict, swap: bool = False) -> dict[str, Finding]:
                 text = f"{rule}, {sub}: test 1's {half} half against 20 random subnetworks per mask, {says}"
                 if not rows:
                     why = (f"no base model's {sub} masks passed the selection gate" if mine else
-                           f"the results draws-{rule}-<base model> are not stored at this profile (a job of its "
-                           f"own: python -m modlib.jobs --profile full {CHAPTER}/draws-{rule}-0, and so on)")
+                           f"the results draws-{rule}-<base model> are not stored at this profile "
+                           f"(modlib.structural_compositionality.draws.fetch makes them; not yet run at full)")
                     v = claims.decide(_key(name), low=-1.0, high=1.0, units=0, reason=why)
                     out[name] = claims.statement(v, text + ".")
                     continue
