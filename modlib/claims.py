@@ -641,3 +641,59 @@ def _main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(_main())
+
+
+def one_sided_p(decision: Decision) -> float:
+    """The one-sided p-value of ``decision``'s effect on its claim's registered side of 0 (the
+    registry's ``direction``), from the arms the decision kept, by the test behind its interval:
+    paired t (:func:`modlib.stats.paired`), Welch's t (:func:`~modlib.stats.unpaired`), Fisher's
+    z with the rank correlation's standard error (:func:`~modlib.stats.correlation`); for shares,
+    the exact McNemar (paired) or Fisher (unpaired) test. A decision made from an interval alone
+    (no arms) is read by the normal approximation of its 95 % interval. Where the arms do not vary
+    (nothing measurable), 1."""
+    from scipy import stats as _st
+
+    side = "greater" if get(decision.key).direction > 0 else "less"
+    sign = 1.0 if side == "greater" else -1.0
+    how = decision.how[0] if decision.how else ""
+    kwargs = dict(decision.how[2]) if len(decision.how) > 2 else {}
+    if how in ("paired", "unpaired", "correlation") and len(decision.arms) == 2:
+        a, b = (np.asarray(v, dtype=float) for v in decision.arms)
+        if how == "correlation":
+            n = a.size
+            if n < 4 or np.ptp(a) < 1e-12 or np.ptp(b) < 1e-12:
+                return 1.0
+            rho = float(np.clip(_st.spearmanr(a, b).statistic, -0.999999, 0.999999))
+            return float(_st.norm.sf(sign * np.arctanh(rho) / np.sqrt(1.06 / (n - 3))))
+        if kwargs.get("shares"):
+            if how == "paired":
+                only_a, only_b = int(((a == 1) & (b == 0)).sum()), int(((a == 0) & (b == 1)).sum())
+                if only_a + only_b == 0:
+                    return 1.0
+                return float(_st.binomtest(only_a, only_a + only_b, alternative=side).pvalue)
+            table = [[int(a.sum()), int(a.size - a.sum())], [int(b.sum()), int(b.size - b.sum())]]
+            return float(_st.fisher_exact(table, alternative=side).pvalue)
+        if how == "paired":
+            d = a - b
+            if d.size < 2 or np.ptp(d) < 1e-12:
+                return 1.0 if sign * d.mean() <= 0 else 0.0
+            return float(_st.ttest_1samp(d, 0.0, alternative=side).pvalue)
+        if a.size < 2 or b.size < 2 or (np.ptp(a) < 1e-12 and np.ptp(b) < 1e-12):
+            return 1.0 if sign * (a.mean() - b.mean()) <= 0 else 0.0
+        return float(_st.ttest_ind(a, b, equal_var=False, alternative=side).pvalue)
+    se = (decision.high - decision.low) / (2 * 1.96)
+    if not np.isfinite(se) or se <= 0:
+        return 1.0 if sign * decision.estimate <= 0 else 0.0
+    return float(_st.norm.sf(sign * decision.estimate / se))
+
+
+def holm(chapter: str, alpha: float = 0.025, made: dict[str, Decision] | None = None) -> dict[str, tuple]:
+    """Holm's correction (:func:`modlib.stats.holm`) over every claim of ``chapter`` decided
+    (``made``, default the decisions recorded now): {key: (outcome, one-sided p, Holm-adjusted p,
+    clear of 0 after the correction)}. The correction moves only the rule's first condition (the
+    interval clears 0); the margin is the rule's second, unchanged."""
+    made = {k: d for k, d in (decisions(chapter) if made is None else made).items()
+            if k.startswith(f"{chapter}/")}
+    ps = {k: one_sided_p(d) for k, d in made.items()}
+    adjusted = stats.holm(ps, alpha)
+    return {k: (made[k].outcome, ps[k], *adjusted[k]) for k in sorted(made)}

@@ -161,6 +161,9 @@ def _pretraining(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
 def _bridge(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
     out = {f"{br.CHAPTER}/toy-{f}": ((), lambda d, f=f: br.fetch(profile, f, d))
            for f in br.settings(profile).formulations}
+    out.update({f"{br.CHAPTER}/{br.RANDOM_X2}-{f}": ((f"{br.CHAPTER}/toy-{f}",),  # rule 2 without its mask
+                                                     lambda d, f=f: br.fetch_random_exclusive(profile, f, d))
+                for f in br.settings(profile).formulations})
     out[f"{br.CHAPTER}/{br_digits.RESULT}"] = ((), lambda d: br_digits.fetch(profile, d))
     out.update({f"{br.CHAPTER}/{br_sprites.PREFIX}{m}": ((), lambda d, m=m: br_sprites.fetch(profile, m, d))
                 for m in br_sprites.settings(profile).models})
@@ -169,7 +172,7 @@ def _bridge(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
 
 # The jobs that train tiny networks (chapter 1's toy, and chapter 7's retraining of it): they run on the
 # CPU even where CUDA exists (modlib.runtime.WORK), as their notebooks do.
-TINY = (f"{toy.CHAPTER}/", f"{br.CHAPTER}/toy-")
+TINY = (f"{toy.CHAPTER}/", f"{br.CHAPTER}/toy-", f"{br.CHAPTER}/{br.RANDOM_X2}-")
 
 
 def work(job: str) -> str:

@@ -541,3 +541,21 @@ def correlation(x, y, unit: str = "seed", units: int | None = None) -> Effect:
         low, high = -1.0, 1.0
     return Effect(rho, low, high, n, units if units is not None else distinct_units(x, y),
                   "Spearman rank, Fisher z", f"p = {float(res.pvalue):.2g}", unit)
+
+
+# ---------------------------------------------------------------- several claims at once
+
+def holm(pvalues: dict, alpha: float = 0.025) -> dict:
+    """Holm's step-down correction of ``pvalues`` ({name: p}) for testing them all at once:
+    {name: (adjusted p, whether it stays below ``alpha``)}. The adjusted p of the i-th smallest
+    of m is the largest of ``min(1, (m - j) * p_j)`` over the j <= i smaller ones (j from 0); the
+    family-wise error is at most ``alpha``. The default 0.025 is the one side of a two-sided 95 %
+    interval, the level at which the verdict rule asks an interval to clear 0 on the claim's side."""
+    if not 0.0 < alpha <= 1.0:
+        raise ValueError(f"alpha={alpha}: must be in (0, 1]")
+    order = sorted(pvalues, key=lambda k: pvalues[k])
+    m, running, out = len(order), 0.0, {}
+    for j, k in enumerate(order):
+        running = max(running, min(1.0, (m - j) * float(pvalues[k])))
+        out[k] = (running, running <= alpha)
+    return out

@@ -440,8 +440,12 @@ def test_the_score_check_names_the_slips():
 def test_the_chapters_jobs_are_registered():
     table = jobs.jobs([br.CHAPTER], "smoke")
     assert set(table) == {f"{br.CHAPTER}/toy-a", f"{br.CHAPTER}/toy-b", f"{br.CHAPTER}/mnist-a",
-                          f"{br.CHAPTER}/sprites-monolithic", f"{br.CHAPTER}/sprites-compositional"}
+                          f"{br.CHAPTER}/sprites-monolithic", f"{br.CHAPTER}/sprites-compositional",
+                          f"{br.CHAPTER}/rule2-random-a", f"{br.CHAPTER}/rule2-random-b"}
     assert br.result_names(br.settings("full")) == ["toy-a", "toy-b"]
+    # rule 2's control reads the stored networks: it waits for them, and runs where they run
+    assert table[f"{br.CHAPTER}/rule2-random-b"][0] == (f"{br.CHAPTER}/toy-b",)
+    assert jobs.work(f"{br.CHAPTER}/rule2-random-a") == "tiny"
 
 
 def test_a_worker_job_stores_what_the_in_process_run_stores(tmp_path):

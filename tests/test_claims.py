@@ -26,6 +26,7 @@ from modlib.pretraining_consistency import findings as pc_findings
 from modlib.redundant_input_toy import findings as toy_findings
 from modlib.resists_at_scale import findings as rs_findings
 from modlib.structural_compositionality import findings as sc_findings
+from modlib.structural_compositionality import tasks as sc_tasks
 from modlib.weight_masks import findings as wm_findings
 
 FULL = Path(__file__).resolve().parents[1] / "notebooks" / "results" / "full"
@@ -1256,13 +1257,22 @@ def test_structure_every_searched_subnetwork_does_its_own_subroutine(structure_t
 def test_structure_trained_masks_are_as_sparse_as_the_papers(structure_found, structure_table):
     # issue 31: every trained mask keeps some but few of the masked weights: per rule and subroutine
     # the mean within the paper's range for its modality (its ResNet-50s 0.4-12.5 %, BERT-small
-    # 0.4-10 %), no mask keeping nothing or everything, and the median at most the book's aim (5 %)
+    # 0.4-10 %), no mask keeping nothing or everything. Issue 53: the book's aim (median at most 5 %)
+    # per architecture, not over ResNet and BERT together: the ResNet's masks meet it; BERT's do not
+    # (a median 5.8 %, 3.4 to 10.7 times the authors' own masks for agreement), and the page says so
+    # from density_against_authors, which this test reads
     trained = structure_table[structure_table["trained"]]
     assert not sc_findings.degenerate(trained["kept"]), trained["kept"].describe()
     density = [k for k in structure_found if k.endswith("/density")]
     assert len(density) == 4 and all(structure_found[k].holds for k in density), [
         structure_found[k].text for k in density]
-    assert trained["kept"].median() <= sc_findings.TARGET_KEPT, trained.groupby(["rule", "subroutine"])["kept"].mean()
+    vision = trained["rule"].isin(sc_tasks.VISION)
+    assert trained[vision]["kept"].median() <= sc_findings.TARGET_KEPT, trained[vision].groupby("subroutine")["kept"].mean()
+    language = trained[~vision]
+    if language["kept"].median() > sc_findings.TARGET_KEPT:  # BERT misses the aim: named, with the ratio
+        said = sc_findings.density_against_authors(structure_table)
+        ratio = language["kept"].median() / max(sc_findings.AUTHORS_KEPT["sv-plural"])
+        assert ratio > 1 and f"{ratio:.1f} to" in said, said
 
 
 def test_structure_chosen_masks_converged(structure_table):

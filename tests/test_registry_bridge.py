@@ -23,14 +23,17 @@ CHAPTER = "bridge"
 @pytest.fixture(scope="module")
 def printed():
     """Every claim the page prints at full, as the page decides them, and the decisions recorded."""
-    names = br.result_names(br.settings("full")) + [bd.RESULT] + brs.result_names(brs.settings("full"))
+    b = br.settings("full")
+    names = (br.result_names(b) + [f"{br.RANDOM_X2}-{f}" for f in b.formulations] + [bd.RESULT]
+             + brs.result_names(brs.settings("full")))
     if not all((ROOT / "notebooks" / "results" / "full" / CHAPTER / f"{n}.json").exists() for n in names):
         pytest.skip("chapter 7's full results are not all stored")
     claims.forget(CHAPTER)
-    b = br.settings("full")
     s = br.toy_settings("full", b)
     with results.store_only():
-        arrays = {f: br.with_exclusive(s, br.fetch("full", f, CPU).arrays, f) for f in b.formulations}
+        arrays = {f: br.with_random_exclusive(br.with_exclusive(s, br.fetch("full", f, CPU).arrays, f),
+                                              br.fetch_random_exclusive("full", f, CPU).arrays)
+                  for f in b.formulations}
         mn = bd.fetch("full", CPU).arrays
         sa = {m: r.arrays for m, r in brs.run("full", CPU).items()}
     found = [c for f, a in arrays.items() for c in findings.claims(a, f) + findings.structure_claims(a, f)]
@@ -77,6 +80,8 @@ def test_rule_two_is_registered_as_post_hoc():
     for f in ("a", "b"):
         for kind in ("repair-excl", "repair-excl-vs-random"):
             assert registered[f"{kind}-{f}"].note.startswith("post hoc: designed after rule 1's results were seen")
+        for kind in ("repair-excl-random", "repair-excl-needs-mask"):  # issue 53: its control, after a review saw it
+            assert registered[f"{kind}-{f}"].note.startswith("control of a post hoc rule")
         assert not registered[f"repair-{f}"].note  # rule 1 was planned
     assert "post hoc" in findings.KINDS["repair-excl"] and "post hoc" in findings.KINDS["repair-excl-vs-random"]
 

@@ -16,8 +16,10 @@ CHAPTER = "structural_compositionality"
 @pytest.fixture(scope="module")
 def printed(structure_runs):
     claims.forget(CHAPTER)
+    from modlib.structural_compositionality import draws
+
     found = {**findings.structural(structure_runs), **findings.without_convergence_rule(structure_runs),
-             **findings.without_base_model(structure_runs)}
+             **findings.without_base_model(structure_runs), **findings.draws_claims(draws.stored("full"))}
     return {k: f for k, f in found.items() if getattr(f, "verdict", None) is not None}, dict(claims.decisions(CHAPTER))
 
 
@@ -64,3 +66,14 @@ def test_the_book_own_controls_read_holds_and_the_papers_claims_reproduced(print
     found, _ = printed
     assert found["inside-contact/inside/random"].outcome == stats.HOLDS
     assert found["inside-contact/inside/subnetwork"].outcome == stats.REPRODUCED
+
+
+def test_both_halves_against_chance_are_registered_for_every_drawn_subroutine():
+    # issue 53: test 1's target and other half against 20 random subnetworks per mask, one claim each,
+    # naming the mutation that exchanges target and other
+    registered = claims.registry(CHAPTER)
+    for rule, subs in findings.DRAWN.items():
+        for sub in subs:
+            for half in ("target", "other"):
+                c = registered[f"{rule}-{sub}-draws-{half}"]
+                assert c.own and "swap target and other" in c.mutations and c.reads == (f"draws-{rule}-[0-9]",)

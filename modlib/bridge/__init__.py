@@ -22,16 +22,23 @@ chapter 1's networks retrained, the masks, what is stored). Its other modules ar
                   compositional decoders retrained, a mask per slot, their overlap and removals,
                   stored as ``sprites-monolithic`` and ``sprites-compositional``
 
+Experiment 2's rule 2 has a stored control of its own (``rule2-random-<f>``,
+``experiment.random_exclusive``): the "use X2" mask replaced by random masks of its per-layer
+counts, computed from the stored ``toy-<f>``.
+
 Experiment 3 ("Experiment 3: does structure predict behaviour?") is computed from what experiments 1
 and 2 store (every network and mask); experiment 1 on chapter 3's CNNs (:mod:`.digits`) and
 experiment 3 on chapter 2's decoders (:mod:`.sprites`) store theirs.
 """
 
-from modlib.bridge.experiment import (ARMS, CHAPTER, CONDITION, EXCLUSIVE, SETS, SETTINGS,
-                                      BridgeSettings, compute, fetch, kept, measure, result_names,
-                                      run, scored, settings, toy_settings, train_mask,
-                                      train_networks, unconfounded, with_exclusive)
+from modlib.bridge.experiment import (ARMS, CHAPTER, CONDITION, EXCLUSIVE, RANDOM_X2, SETS, SETTINGS,
+                                      BridgeSettings, compute, fetch, fetch_random_exclusive, kept,
+                                      measure, random_exclusive, result_names, run,
+                                      run_random_exclusive, scored, settings, toy_settings,
+                                      train_mask, train_networks, unconfounded, with_exclusive,
+                                      with_random_exclusive)
 
-__all__ = ["ARMS", "CHAPTER", "CONDITION", "EXCLUSIVE", "SETS", "SETTINGS", "BridgeSettings", "compute", "fetch",
-           "kept", "measure", "result_names", "run", "scored", "settings", "toy_settings",
-           "train_mask", "train_networks", "unconfounded", "with_exclusive"]
+__all__ = ["ARMS", "CHAPTER", "CONDITION", "EXCLUSIVE", "RANDOM_X2", "SETS", "SETTINGS", "BridgeSettings",
+           "compute", "fetch", "fetch_random_exclusive", "kept", "measure", "random_exclusive", "result_names",
+           "run", "run_random_exclusive", "scored", "settings", "toy_settings", "train_mask",
+           "train_networks", "unconfounded", "with_exclusive", "with_random_exclusive"]

@@ -259,6 +259,19 @@ def outside(mask: dict, keep: dict, seed: int) -> dict:
     return out
 
 
+def surgery_inputs(s: toy.ToySettings, arrays: dict, formulation: str):
+    """Per stored network of ``arrays`` (one result of :func:`compute`):
+    ``(seed, network, sets, y1 mask, "use X2" mask)``, the sets its own
+    ``held_out`` and ``train`` points; what experiment 2's second removal
+    and its controls read."""
+    for seed in range(arrays["full_held_out"].size):
+        net = network(s, arrays, seed)
+        x, y, x_test, y_test = member_data(s, formulation, CONDITION, seed)
+        sets = {"held_out": (x_test, y_test), "train": (x, y)}
+        y1, x2 = (stored_mask(net, arrays, m, seed) for m in ("y1", "x2"))
+        yield seed, net, sets, y1, x2
+
+
 def with_exclusive(s: toy.ToySettings, arrays: dict, formulation: str) -> dict:
     """``arrays`` (one stored result of :func:`compute`) with experiment 2's second removal added,
     scored from the stored networks and masks (nothing is trained, nothing stored): per seed, the
@@ -273,11 +286,7 @@ def with_exclusive(s: toy.ToySettings, arrays: dict, formulation: str) -> dict:
     ``train``, ``reliance``, and ``kept_excl`` ``[S]``: the share of the masked weights removed."""
     out = dict(arrays)
     rows, shares = [], []
-    for seed in range(arrays["full_held_out"].size):
-        net = network(s, arrays, seed)
-        x, y, x_test, y_test = member_data(s, formulation, CONDITION, seed)
-        sets = {"held_out": (x_test, y_test), "train": (x, y)}
-        y1, x2 = (stored_mask(net, arrays, m, seed) for m in ("y1", "x2"))
+    for seed, net, sets, y1, x2 in surgery_inputs(s, arrays, formulation):
         excl = {k: x2[k] & ~y1[k] for k in x2}
         shares.append(kept(excl)[0])
         draws = [scored(net, outside(excl, y1, DRAWS * seed + d), "complement", sets) for d in range(DRAWS)]
@@ -287,6 +296,72 @@ def with_exclusive(s: toy.ToySettings, arrays: dict, formulation: str) -> dict:
         for k in ("held_out", "train", "reliance"):
             out[f"{arm}_{k}"] = np.array([r[arm][k] for r in rows], dtype=np.float32)
     out["kept_excl"] = np.array(shares, dtype=np.float32)
+    return out
+
+
+RANDOM_X2 = "rule2-random"  # the stored control of experiment 2's second removal (issue 53)
+RANDOM_X2_DRAWS = 20  # random "use X2" masks per network
+RANDOM_X2_KEY = 70_000  # their seeds: RANDOM_X2_KEY + RANDOM_X2_DRAWS * seed + draw
+
+
+def random_exclusive(s: toy.ToySettings, arrays: dict, formulation: str,
+                     draws: int = RANDOM_X2_DRAWS) -> tuple[dict, dict]:
+    """Rule 2 without its mask: per stored network, the "use X2" mask
+    replaced by ``draws`` random masks of its per-layer counts
+    (:func:`modlib.masks.random_like`), and each one's weights that the
+    Y1 mask does not keep removed, as :func:`with_exclusive` removes the
+    mask's. Nothing is trained. Asks whether the repair needs the mask's
+    choice of weights, or only as many weights per layer outside the Y1
+    mask. ``(metrics, arrays)``: ``random_x2_excl_<set>`` ``[S]`` (the
+    draws' mean per set: ``held_out``, ``train``, ``reliance``), the
+    draws themselves ``random_x2_excl_<set>_draws`` ``[S, draws]`` and
+    ``kept_random_x2_excl`` ``[S, draws]`` (the share removed)."""
+    rows, shares = [], []
+    for seed, net, sets, y1, x2 in surgery_inputs(s, arrays, formulation):
+        one, kept_d = [], []
+        for d in range(draws):
+            r = masks.random_like(x2, RANDOM_X2_KEY + draws * seed + d)
+            removed = {k: r[k] & ~y1[k] for k in r}
+            kept_d.append(kept(removed)[0])
+            one.append(scored(net, removed, "complement", sets))
+        rows.append(one)
+        shares.append(kept_d)
+    out = {}
+    for k in ("held_out", "train", "reliance"):
+        per = np.array([[r[k] for r in one] for one in rows], dtype=np.float32)
+        out[f"random_x2_excl_{k}_draws"] = per
+        out[f"random_x2_excl_{k}"] = per.mean(axis=1).astype(np.float32)
+    out["kept_random_x2_excl"] = np.array(shares, dtype=np.float32)
+    metrics = {"formulation": formulation, "draws": draws,
+               **{f"{k}_mean": float(v.mean()) for k, v in out.items()}}
+    return metrics, out
+
+
+def fetch_random_exclusive(profile: str, formulation: str, device: torch.device,
+                           b: BridgeSettings | None = None) -> results.Result:
+    """Load (or compute from the stored ``toy-<formulation>`` and store)
+    the result ``rule2-random-<formulation>``
+    (:func:`random_exclusive`)."""
+    b = b or settings(profile)
+    s = toy_settings(profile, b)
+    toy_result = fetch(profile, formulation, device, b)
+    cfg = {**_config(s, b, formulation), "draws": RANDOM_X2_DRAWS, "key": RANDOM_X2_KEY}
+    return results.fetch(CHAPTER, f"{RANDOM_X2}-{formulation}", cfg,
+                         lambda: random_exclusive(s, toy_result.arrays, formulation),
+                         profile=profile, device=describe(device), code=random_exclusive,
+                         depends=[toy_result])
+
+
+def with_random_exclusive(arrays: dict, control: dict) -> dict:
+    """``arrays`` (of :func:`with_exclusive`) with the arm
+    ``random_x2_excl`` of a stored ``rule2-random-<f>`` result's
+    ``control`` arrays added (``<arm>_<set>`` ``[S]``; ``kept_random_x2_excl``
+    ``[S]``, the draws' mean; ``random_x2_draws``, how many draws)."""
+    out = dict(arrays)
+    out["random_x2_draws"] = np.array(control["kept_random_x2_excl"].shape[1])
+    for k in ("held_out", "train", "reliance"):
+        out[f"random_x2_excl_{k}"] = control[f"random_x2_excl_{k}"]
+    out["kept_random_x2_excl"] = control["kept_random_x2_excl"].mean(axis=1)
     return out
 
 
@@ -348,3 +423,11 @@ def run(profile: str, device: torch.device, b: BridgeSettings | None = None) -> 
     """Every result of the chapter at ``profile``: ``{formulation: Result}``."""
     b = b or settings(profile)
     return {f: fetch(profile, f, device, b) for f in b.formulations}
+
+
+def run_random_exclusive(profile: str, device: torch.device,
+                         b: BridgeSettings | None = None) -> dict[str, results.Result]:
+    """The stored controls of rule 2 without its mask:
+    ``{formulation: Result}`` (:func:`fetch_random_exclusive`)."""
+    b = b or settings(profile)
+    return {f: fetch_random_exclusive(profile, f, device, b) for f in b.formulations}

@@ -152,6 +152,18 @@ def claims(arrays: dict, formulation: str) -> list[stats.Claim]:
          "removing those weights scores above removing as many random weights per layer from "
          "outside the Y1 mask (the mean of three draws)"),
     ]
+    if "random_x2_excl_held_out" in arrays:  # the stored control rule2-random-<f> (issue 53)
+        kr = float(np.median(arrays["kept_random_x2_excl"]))
+        draws = int(arrays["random_x2_draws"])
+        table += [
+            ("repair-excl-random", "random_x2_excl", "full", ("x2", "y1"),
+             f"removing the weights of a random mask with the \"use X2\" mask's counts per layer "
+             f"that the Y1 mask does not keep (median {_share(kr)} of the weights; the mean of "
+             f"{draws} draws) raises the worse of held-out and training accuracy"),
+            ("repair-excl-needs-mask", "ablated_excl", "random_x2_excl", ("x2", "y1", "excl"),
+             "rule 2 with the \"use X2\" mask scores above rule 2 with random masks of its counts "
+             f"per layer (the mean of {draws} draws): the repair needs the mask"),
+        ]
     # the second removal is void where it removes (almost) nothing: its kept share is gated too
     fits = {"y1": fit_y1, "untrained": fit_u, "x2": fit_x2, "excl": min(fit_y1, fit_x2)}
     return decided(arrays, f, table, formulation, where, _trained(arrays), fits,
@@ -264,6 +276,8 @@ KINDS = {"inside": "the Y1 subnetwork scores above the full network",
          "repair-vs-random": "... more than removing as many random weights",
          "repair-excl": "(post hoc) removing the \"use X2\" weights the Y1 mask does not keep repairs it",
          "repair-excl-vs-random": "(post hoc) ... more than as many random weights outside the Y1 mask",
+         "repair-excl-random": "(control of the post hoc rule) removing a random mask's weights outside the Y1 mask repairs it",
+         "repair-excl-needs-mask": "(post hoc) rule 2 with the \"use X2\" mask beats it with random masks of its counts",
          "predicts": "the Y1 and \"use X2\" masks' overlap above chance predicts held-out accuracy"}
 
 
@@ -666,3 +680,37 @@ def mark_of(claims: list[stats.Claim], name: str, missing: str = "no verdict her
         reason = v.why.split(": ", 1)[1] if ": " in v.why else v.why.split(" (", 1)[0]  # as stats.marked
         said = f"{c.marked}: {reason}" if reason else c.marked
     return said + (f" ({v.amended})" if v is not None and v.amended else "")
+
+
+# ---------------------------------------------------------------- every claim at once
+
+
+def holm_frame(made: dict | None = None, alpha: float = 0.025):
+    """Holm's correction over every claim of the chapter (:func:`modlib.claims.holm`; ``made``:
+    the decisions, default those recorded now) as a ``pandas.DataFrame``, one row per claim: its
+    verdict's mark and outcome, the one-sided p on its registered side, the Holm-adjusted p and
+    whether the interval still clears 0 after the correction."""
+    import pandas as pd
+
+    rows = [{"claim": k.split("/", 1)[1], "verdict": f"{stats.MARKS[o]} {o}", "one-sided p": f"{p:.2g}",
+             "Holm-adjusted p": f"{q:.2g}", f"clear of 0 at {alpha:g} after Holm": "yes" if ok else "no"}
+            for k, (o, p, q, ok) in registry.holm(CHAPTER, alpha, made).items()]
+    return pd.DataFrame(rows)
+
+
+def holm_statement(made: dict | None = None, alpha: float = 0.025) -> stats.Finding:
+    """What Holm's correction over every claim of the chapter does to the verdicts that hold
+    (:func:`holm_frame`): how many claims were decided, how many hold, and which of those no
+    longer clear 0 once corrected (held when none)."""
+    h = registry.holm(CHAPTER, alpha, made)
+    holding = [k for k, (o, *_rest) in h.items() if o == stats.REPRODUCED]
+    lost = [k.split("/", 1)[1] for k in holding if not h[k][3]]
+    return stats.Finding(
+        "holm", not lost,
+        f"Holm's correction over all {len(h)} claims of the chapter (family-wise {alpha:.1%} one-sided, "
+        f"the side of a 95 % interval the rule reads): of the {len(holding)} that hold, "
+        + (f"{len(holding) - len(lost)} still clear 0; {', '.join(lost)} no longer "
+           f"{'does' if len(lost) == 1 else 'do'} (it holds uncorrected, not over the chapter)"
+           if lost else "every one still clears 0")
+        + ". The correction moves only the interval's side of 0, not the margin; the verdicts the "
+        "page prints are uncorrected, one claim at a time, as registered.")

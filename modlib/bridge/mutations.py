@@ -38,7 +38,9 @@ MUTATIONS = {
                             "counts (`masks.random_like`, a draw of its own per mask), and every arm "
                             "that reads a mask scored again from the stored networks (the controls "
                             "drawn from it as the experiment draws them, the 'use X2' mask's fit, "
-                            "experiment 2's second removal, experiment 3's overlap); chapter 3's CNNs: "
+                            "experiment 2's second removal, experiment 3's overlap; the stored control "
+                            "of rule 2 with random masks, rule2-random-<f>, is random already and "
+                            "stays, so rule 2 with its mask meets itself made random); chapter 3's CNNs: "
                             "the Y1 subnetwork's scores (`sub_*`) replaced by the stored random "
                             "subnetwork's of the same counts per tensor (`random_sub_*`); chapter 2's "
                             "decoders: each slot mask replaced by a random one of the same per-layer "
@@ -139,9 +141,11 @@ def sprites_swapped(arrays: dict) -> dict:
 
 
 def stored() -> dict[str, dict] | None:
-    """The stored full results' arrays by name (``toy-a``, ``toy-b``, ``mnist-a``,
-    ``sprites-monolithic``, ``sprites-compositional``), or None where any is missing."""
-    names = (br.result_names(br.settings("full")) + [digits.RESULT]
+    """The stored full results' arrays by name (``toy-a``, ``toy-b``, ``rule2-random-a``,
+    ``rule2-random-b``, ``mnist-a``, ``sprites-monolithic``, ``sprites-compositional``), or None
+    where any is missing."""
+    b = br.settings("full")
+    names = (br.result_names(b) + [f"{br.RANDOM_X2}-{f}" for f in b.formulations] + [digits.RESULT]
              + sprites.result_names(sprites.settings("full")))
     if not all((FULL / f"{n}.json").exists() for n in names):
         return None
@@ -184,7 +188,8 @@ def decide(mutation: str | None):
             for m in models:
                 arrays[sprites.PREFIX + m] = SPRITES[mutation](arrays[sprites.PREFIX + m])
         for f in b.formulations:
-            arrays[f"toy-{f}"] = br.with_exclusive(s, arrays[f"toy-{f}"], f)
+            arrays[f"toy-{f}"] = br.with_random_exclusive(br.with_exclusive(s, arrays[f"toy-{f}"], f),
+                                                          arrays[f"{br.RANDOM_X2}-{f}"])
             findings.claims(arrays[f"toy-{f}"], f)
             findings.structure_claims(arrays[f"toy-{f}"], f)
     findings.digit_claims(arrays[digits.RESULT])

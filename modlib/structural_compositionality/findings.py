@@ -135,6 +135,28 @@ def structural(runs) -> dict[str, Finding]:
 # modality: ResNet-50s, BERT-small trained from scratch (chapter 6 has the pretrained BERT's)
 PAPER_KEPT = {"vision": (0.004, 0.125), "language": (0.004, 0.10)}
 TARGET_KEPT = 0.05  # the book's aim for its masks: at most this share kept (the paper's median: about 1 %)
+# Three of the authors' L0_Reporting files for BERT-small trained from scratch on subject-verb agreement
+# (plural), as the researcher review of issue 53 read them: the share of the masked weights kept
+AUTHORS_KEPT = {"sv-plural": (0.0054, 0.0067, 0.0168)}
+
+
+def density_against_authors(table, rule: str = "sv-plural") -> str:
+    """How dense ``rule``'s trained masks are (:func:`structure_table`'s rows) against the authors'
+    own masks for that rule (:data:`AUTHORS_KEPT`): the median kept share, its range per base model
+    and subroutine (mask seeds averaged), and how many times the authors' largest and smallest kept
+    share the median is. "" where the rule has no trained rows or the authors' files are not read."""
+    if rule not in AUTHORS_KEPT or table.empty:
+        return ""
+    t = table[table["trained"] & (table["rule"] == rule)]
+    if t.empty:
+        return ""
+    per = t.groupby(["subroutine", "model"])["kept"].mean()
+    med = float(t["kept"].median())
+    authors = AUTHORS_KEPT[rule]
+    return (f"a median {med:.1%} of the masked weights (per base model and subroutine {per.min():.1%} to "
+            f"{per.max():.1%}), {med / max(authors):.1f} to {med / min(authors):.1f} times the authors' own "
+            f"masks for this rule ({', '.join(f'{a:.2%}' for a in authors)} in three of their L0_Reporting "
+            f"files, BERT-small from scratch)")
 
 
 def pct(kept) -> str:
@@ -178,6 +200,8 @@ def density_from(table, suffix: str = "") -> dict[str, Finding]:
                 f"{rule}, {sub}: the masks keep {pct(kept)} of the masked weights (runs from {kept.min():.2%} "
                 f"to {kept.max():.2%}; {converged} of {len(kept)} converged, the book's aim at most "
                 f"{TARGET_KEPT:.0%}); the paper's masks keep {low:.1%} to {high:.1%}"
+                + (f", the authors' own for this rule {', '.join(f'{a:.2%}' for a in AUTHORS_KEPT[rule])}"
+                   if rule in AUTHORS_KEPT else "")
                 + (" (a mask that keeps nothing or everything is no subnetwork)" if not masks_ok else "") + ".")
         if "rand_abl_target" not in t or t["rand_abl_target"].isna().any():
             continue
@@ -502,4 +526,47 @@ def sweep_findings(sweeps: dict) -> dict[str, Finding]:
                 f"{rule}, {sub} mask, base model 0, lambda from x{min(p['lam'] for p in pts):g} to "
                 f"x{max(p['lam'] for p in pts):g} "
                 f"({points}): {where}.")
+    return out
+
+
+# ---------------------------------------------------------------- test 1's two halves against chance (issue 53)
+
+DRAWN = {"inside-contact": ("inside", "contact"), "sv-plural": ("subject", "verb")}
+
+
+def draws_claims(drawn: dict, swap: bool = False) -> dict[str, Finding]:
+    """Both halves of the first test against chance, per (rule, subroutine) of :data:`DRAWN`,
+    keyed ``"{rule}/{sub}/draws-target"`` and ``".../draws-other"``, from the stored draws results
+    ``drawn`` (``{"draws-{rule}-{seed}": Result}``, :mod:`~modlib.structural_compositionality.draws`;
+    the base models whose masks passed the selection gate; mask seeds and draws averaged per base
+    model): target, the found subnetwork minus the random ones on the target; other, the random
+    ones minus the found one on the other subroutine (not measurable where both sit at chance).
+    Where no result of a rule is stored, its claims cannot be decided here, for that reason.
+    ``swap``: each subnetwork's target and other exchanged (the mutation)."""
+    out = {}
+    for rule, subs in DRAWN.items():
+        mine = [r for n, r in sorted(drawn.items()) if n.rsplit("-", 1)[0] == f"draws-{rule}"]
+        for sub in subs:
+            rows = [r for r in mine if r.metrics[sub]["passed_gate"]]
+            found = np.array([r.arrays[f"found-{sub}"].mean(axis=0) for r in rows]).reshape(-1, 2)
+            rand = np.array([r.arrays[f"random-{sub}"].mean(axis=(0, 1)) for r in rows]).reshape(-1, 2)
+            if swap:
+                found, rand = found[:, ::-1], rand[:, ::-1]
+            for half, (a, b), says in (
+                    ("target", (found[:, 0], rand[:, 0]), f"the found {sub} subnetwork on {sub} problems minus "
+                                                          "random subnetworks of its per-layer counts"),
+                    ("other", (rand[:, 1], found[:, 1]), "random subnetworks of its per-layer counts on the other "
+                                                         f"subroutine's problems minus the found {sub} subnetwork")):
+                name = f"{rule}/{sub}/draws-{half}"
+                text = f"{rule}, {sub}: test 1's {half} half against 20 random subnetworks per mask, {says}"
+                if not rows:
+                    why = (f"no base model's {sub} masks passed the selection gate" if mine else
+                           f"the results draws-{rule}-<base model> are not stored at this profile "
+                           f"(modlib.structural_compositionality.draws.fetch makes them; not yet run at full)")
+                    v = claims.decide(_key(name), low=-1.0, high=1.0, units=0, reason=why)
+                    out[name] = claims.statement(v, text + ".")
+                    continue
+                e = stats.paired(a, b, unit="base model")
+                v = claims.decide(_key(name), e, measurable=measurable(a, b))
+                out[name] = claims.statement(v, f"{text}: {e.text()}.")
     return out

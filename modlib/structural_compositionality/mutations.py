@@ -8,7 +8,7 @@ import copy
 from pathlib import Path
 
 from modlib import results
-from modlib.structural_compositionality import experiment, findings
+from modlib.structural_compositionality import draws, experiment, findings
 
 FULL = Path(__file__).resolve().parents[2] / "notebooks" / "results" / "full" / experiment.CHAPTER
 
@@ -100,4 +100,5 @@ def decide(mutation: str | None):
     findings.structural_from(less, fewer, gate, findings.WITHOUT)
     findings.density_from(less, findings.WITHOUT)
     findings.without_convergence_rule(runs)
+    findings.draws_claims(draws.stored("full"), swap=mutation == "swap target and other")
     return runs

@@ -1,0 +1,50 @@
+"""Holm's correction over a chapter's claims (issue 53): stats.holm's step-down adjustment, and
+claims.one_sided_p reading a decision's arms by the test behind its interval."""
+
+import numpy as np
+import pytest
+from scipy import stats as st
+
+from modlib import claims, stats
+
+
+def test_holm_adjusts_step_down_and_keeps_the_order():
+    got = stats.holm({"a": 0.01, "b": 0.04, "c": 0.03, "d": 0.005}, alpha=0.05)
+    # sorted: d 0.005*4=0.02, a 0.01*3=0.03, c 0.03*2=0.06, b max(0.06, 0.04)=0.06
+    assert got["d"] == pytest.approx((0.02, True)) and got["a"] == pytest.approx((0.03, True))
+    assert got["c"][0] == pytest.approx(0.06) and not got["c"][1]
+    assert got["b"][0] == pytest.approx(0.06) and not got["b"][1]
+    assert stats.holm({"x": 0.9}, alpha=0.025) == {"x": (0.9, False)}
+    with pytest.raises(ValueError, match="alpha"):
+        stats.holm({"x": 0.1}, alpha=0)
+
+
+def _decision(key, effect):
+    return claims.Decision(key, stats.REPRODUCED, "", effect.mean, effect.low, effect.high, effect.units,
+                           arms=effect.arms, how=effect.how)
+
+
+def test_one_sided_p_is_the_test_behind_the_interval_on_the_registered_side():
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(0.1, 0.05, 30), rng.normal(0.0, 0.05, 30)
+    key = "bridge/repair-excl-needs-mask-b"  # direction +1
+    p = claims.one_sided_p(_decision(key, stats.paired(a, b)))
+    assert p == pytest.approx(st.ttest_1samp(a - b, 0.0, alternative="greater").pvalue)
+    assert claims.one_sided_p(_decision(key, stats.paired(b, a))) > 0.99  # the other side
+    u = claims.one_sided_p(_decision(key, stats.unpaired(a, b)))
+    assert u == pytest.approx(st.ttest_ind(a, b, equal_var=False, alternative="greater").pvalue)
+    x = np.arange(50.0)
+    rho = claims.one_sided_p(_decision("bridge/predicts-b", stats.correlation(x, x + rng.normal(0, 5, 50))))
+    assert rho < 1e-6
+
+
+def test_every_claim_of_chapter_seven_is_corrected_together():
+    saved = claims.saved("bridge")
+    if not saved:
+        pytest.skip("book/ledger/bridge.json is written when the page runs at full")
+    h = claims.holm("bridge", made=saved)
+    assert set(h) == set(saved)
+    for k, (outcome, p, q, ok) in h.items():
+        assert q >= p and ok == (q <= 0.025), k
+        if outcome == stats.REPRODUCED:  # the rule's interval clears 0: uncorrected, one-sided p under 2.5 %
+            assert p < 0.025 + 1e-9, (k, p)

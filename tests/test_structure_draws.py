@@ -1,0 +1,84 @@
+"""Both halves of chapter 5's first test against chance (issue 53,
+modlib.structural_compositionality.draws): at smoke the repeated base model and masks are the
+stored ones, each mask gets DRAWS random subnetworks on both subroutines, and a repeat that does
+not match its stored source is refused."""
+
+import copy
+
+import numpy as np
+import pytest
+import torch
+
+from modlib.structural_compositionality import draws
+from modlib.structural_compositionality import experiment as ex
+from modlib.structural_compositionality.tasks import RULES
+
+CPU = torch.device("cpu")
+
+
+def test_smoke_draws_repeat_the_stored_masks_and_score_both_halves():
+    s = ex.settings("smoke")
+    rule = s.rules[0]
+    r = draws.fetch(rule, 0, "smoke", CPU)
+    for name in RULES[rule]:
+        assert r.arrays[f"random-{name}"].shape == (s.mask_seeds, draws.DRAWS, 2)
+        target, other = draws.halves(r.arrays, name)
+        assert target.shape == other.shape == (s.mask_seeds,) and np.isfinite(target).all()
+    # the halves are read off the arrays as documented
+    a = {"found-x": np.array([[0.9, 0.3]]), "random-x": np.array([[[0.5, 0.6], [0.7, 0.8]]])}
+    np.testing.assert_allclose(draws.halves(a, "x"), ([0.3], [0.4]))
+
+
+def test_a_repeat_that_does_not_match_its_source_is_refused():
+    s = ex.settings("smoke")
+    rule = s.rules[0]
+    source = ex.run("smoke", CPU, s=s, names=[f"{rule}-0"]).rows[f"{rule}-0"].metrics
+    wrong = copy.deepcopy(source)
+    wrong["base"]["task"] = source["base"]["task"] + 0.01
+    with pytest.raises(ValueError, match="does not repeat"):
+        draws.repeat(rule, 0, s, CPU, wrong, draws=1)
+
+
+def _drawn(found, rand, models=3, passed=True):
+    """Synthetic draws results for agreement: every base model's masks score ``found`` (target,
+    other) alone and their random subnetworks ``rand``, with a little spread over base models."""
+    from modlib.results import Result
+
+    out = {}
+    for i in range(models):
+        arrays, metrics = {}, {"rule": "sv-plural", "seed": i}
+        for sub in ("subject", "verb"):
+            arrays[f"found-{sub}"] = np.array([[found[0] + 0.01 * i, found[1]]] * 3)
+            arrays[f"random-{sub}"] = np.full((3, draws.DRAWS, 2), rand) + 0.01 * i
+            metrics[sub] = {"passed_gate": passed}
+        out[f"draws-sv-plural-{i}"] = Result(f"draws-sv-plural-{i}", {}, metrics, arrays, {})
+    return out
+
+
+def test_both_halves_are_decided_and_the_swap_of_target_and_other_moves_them():
+    from modlib import claims, stats
+    from modlib.structural_compositionality import findings
+
+    drawn = _drawn((0.95, 0.30), (0.50, 0.80))
+    with claims.apart():
+        got = findings.draws_claims(drawn)
+        swapped = findings.draws_claims(drawn, swap=True)
+    for sub in ("subject", "verb"):
+        for half in ("target", "other"):
+            assert got[f"sv-plural/{sub}/draws-{half}"].outcome == stats.HOLDS
+            assert swapped[f"sv-plural/{sub}/draws-{half}"].outcome == stats.DOES_NOT_HOLD
+    # no result stored for Inside-Contact: its claims cannot be decided, and say which job makes them
+    inside = got["inside-contact/inside/draws-other"]
+    assert inside.outcome == stats.UNDECIDED and "draws-inside-contact" in inside.verdict.why
+
+
+def test_the_other_half_is_not_read_where_random_subnetworks_sit_at_chance_too():
+    from modlib import claims, stats
+    from modlib.structural_compositionality import findings
+
+    with claims.apart():
+        got = findings.draws_claims(_drawn((0.95, 0.25), (0.50, 0.25)))
+        none = findings.draws_claims(_drawn((0.95, 0.25), (0.50, 0.80), passed=False))
+    assert got["sv-plural/subject/draws-other"].outcome == stats.UNDECIDED
+    assert got["sv-plural/subject/draws-target"].outcome == stats.HOLDS
+    assert "selection gate" in none["sv-plural/subject/draws-target"].verdict.why  # no mask passed it
