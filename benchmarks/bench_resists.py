@@ -47,7 +47,7 @@ def timed(fn, repeats: int) -> float:
 
 def scan_generation() -> tuple[float, float]:
     start = time.perf_counter()
-    for cached in (scan.commands, scan._pairs):
+    for cached in (scan.commands, scan.command_pairs):
         cached.cache_clear()
     for name in scan.SPLITS:
         scan.split(name)

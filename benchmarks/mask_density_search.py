@@ -142,12 +142,12 @@ def base_model(rule: str, seed: int, trained: bool, s, out: str):
 
 
 def problem_sets(rule: str, s, out: str) -> dict:
-    """``experiment._data(rule, s)``, cached as ``out/data/RULE-MASKTRAIN.pt`` (rendering the panels
+    """``experiment.problem_sets(rule, s)``, cached as ``out/data/RULE-MASKTRAIN.pt`` (rendering the panels
     takes minutes; every run is a fresh process)."""
     path = os.path.join(out, "data", f"{rule}-{s.mask_train}.pt")
     if os.path.exists(path):
         return torch.load(path, weights_only=False)
-    data = sc._data(rule, s)
+    data = sc.problem_sets(rule, s)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     torch.save(data, path + ".tmp")
     os.replace(path + ".tmp", path)
@@ -179,7 +179,7 @@ def train_mask(model, data, a, log):
         ms.settings["lam"] = mult * lam
         ce = reg = 0.0
         n = 0
-        for b in sc._batches(data, a.batch, g):
+        for b in sc.problem_batches(data, a.batch, g):
             task = F.cross_entropy(sc.score(model, b), b["answer"])
             penalty = ms.regularizer()
             loss = task + penalty

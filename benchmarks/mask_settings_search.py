@@ -87,7 +87,7 @@ if os.path.exists(path):
 else:
     t0 = time.perf_counter(); net_curve = []
     opt = torch.optim.Adam(model.parameters(), lr=a.net_lr)
-    stream = M._batches("addmul", 128, 1000 + a.seed, dev)
+    stream = M.task_batches("addmul", 128, 1000 + a.seed, dev)
     for step in range(1, a.net_steps + 1):
         x, y = next(stream)
         opt.zero_grad(); M.digit_loss(model(x), y).backward()
@@ -112,7 +112,7 @@ def score(mask, mode):
 hard, out["masks"] = {}, {}
 for name in a.masks:
     ops = digits.OPS if name == "both" else (name,)
-    stream = M._batches("addmul", 128, 2000 + a.seed, dev, ops)
+    stream = M.task_batches("addmul", 128, 2000 + a.seed, dev, ops)
     ms = masks.attach(model, estimator="gumbel", alpha=a.alpha, init=a.init); ms.mode = "train"
     params = ms.parameters()
     originals = [ms.original(k) for k in ms.names]

@@ -109,7 +109,7 @@ def _resists(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
     s = rs.settings(profile)
 
     def one(name: str, device: torch.device):  # the fetch of rs.run, for one name
-        return results.fetch(rs.CHAPTER, name, rs._config(s, name), lambda: rs.run_one(s, name, device),
+        return results.fetch(rs.CHAPTER, name, rs.result_config(s, name), lambda: rs.run_one(s, name, device),
                              profile=profile, device=describe(device), code=rs.run_one,
                              sources={"data": digits.available_sources()})
 

@@ -890,7 +890,7 @@ def test_sprites_gradient_reach_is_the_lower_slots_weight():
 def resist_runs() -> rs.ResistRuns:
     """Chapter 3's stored full results (:func:`stored_full`)."""
     s = rs.settings("full")
-    rows = stored_full(rs.CHAPTER, rs.RESULTS, lambda name: rs.experiment._config(s, name))
+    rows = stored_full(rs.CHAPTER, rs.RESULTS, lambda name: rs.experiment.result_config(s, name))
     return rs.ResistRuns(s, rows, "full")
 
 
@@ -982,7 +982,7 @@ def stored_controls() -> rs.ResistRuns:
     from modlib.resists_at_scale import controls as rc
 
     s, c = rs.settings("full"), rc.settings("full")
-    rows = stored_full(rs.CHAPTER, rs.RESULTS, lambda name: rs.experiment._config(s, name))
+    rows = stored_full(rs.CHAPTER, rs.RESULTS, lambda name: rs.experiment.result_config(s, name))
     rows.update(stored_full(rs.CHAPTER, rc.result_names(c), lambda name: rc.config(c, name)))
     return rs.ResistRuns(s, rows, "full", c)
 

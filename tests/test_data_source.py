@@ -110,7 +110,7 @@ def test_with_real_mnist_present_every_stored_result_still_loads_as_current(chap
 def test_the_data_source_is_why_the_stored_result_stands_not_an_accident(real_mnist):
     """Without naming the sources, the config asked for in Colab (real MNIST) is another config."""
     s = rs.settings("full")
-    config = rs_experiment._config(s, "mnist-A")
+    config = rs_experiment.result_config(s, "mnist-A")
     assert config["data"] == "mnist"
     kw = dict(profile="full", code=rs.run_one)
     assert results.load(rs.CHAPTER, "mnist-A", config, **kw) is None

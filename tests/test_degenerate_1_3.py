@@ -285,7 +285,7 @@ def _stored(prefix):
     if prefix == "test_controls_":
         return tc.stored_controls()
     s = rs.settings("full")
-    return rs.ResistRuns(s, tc.stored_full(rs.CHAPTER, rs.RESULTS, lambda name: rs.experiment._config(s, name)),
+    return rs.ResistRuns(s, tc.stored_full(rs.CHAPTER, rs.RESULTS, lambda name: rs.experiment.result_config(s, name)),
                          "full")
 
 

@@ -159,7 +159,7 @@ def test_a_fixed_layer_keeps_the_given_logits_and_the_others_train():
     s = wm.settings("smoke")
     torch.manual_seed(0)
     model = mlp(42, [16, 16], 20)
-    stream = wm.protocol._batches("addmul", s.batch, 0, "cpu")
+    stream = wm.protocol.task_batches("addmul", s.batch, 0, "cpu")
     given = torch.where(torch.rand(20, 16) < 0.5, -3.0, 3.0)  # the output layer's logits
     hard, logits = wm.train_mask(model, stream, wm.digit_loss, 30, 1e-2, s, seed=0,
                                          fixed={"4.weight": given}, logits=True)
@@ -184,7 +184,7 @@ def test_ctrl_c_during_mask_training_leaves_the_network_without_masks():
     plain = model(torch.ones(3, 42))
 
     def interrupted():
-        stream = wm.protocol._batches("addmul", s.batch, 0, "cpu")
+        stream = wm.protocol.task_batches("addmul", s.batch, 0, "cpu")
         for k, batch in enumerate(stream):
             if k == 3:
                 raise KeyboardInterrupt  # as Ctrl-C in a notebook does
@@ -194,7 +194,7 @@ def test_ctrl_c_during_mask_training_leaves_the_network_without_masks():
         wm.train_mask(model, interrupted(), wm.digit_loss, 10, 1e-2, s, seed=0)
     assert not torch.nn.utils.parametrize.is_parametrized(model[0])
     torch.testing.assert_close(model(torch.ones(3, 42)), plain)
-    hard = wm.train_mask(model, wm.protocol._batches("addmul", s.batch, 0, "cpu"), wm.digit_loss,
+    hard = wm.train_mask(model, wm.protocol.task_batches("addmul", s.batch, 0, "cpu"), wm.digit_loss,
                                  2, 1e-2, s, seed=0)  # the next run in the same kernel works
     assert set(hard) == {"0.weight", "2.weight"}
 

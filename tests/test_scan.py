@@ -27,7 +27,7 @@ def test_the_grammar_has_the_papers_sizes():
 
 def test_generation_is_fast():
     scan.commands.cache_clear()
-    scan._pairs.cache_clear()
+    scan.command_pairs.cache_clear()
     start = time.perf_counter()
     for name in scan.SPLITS:
         scan.split(name)

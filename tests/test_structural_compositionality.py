@@ -52,7 +52,7 @@ def test_batches_come_on_the_models_device():
     data = {"images": torch.zeros(5, 4, 3, 8, 8, dtype=torch.uint8), "answer": torch.arange(5) % 4,
             "words": ["not a tensor"] * 5}
     model = torch.nn.Linear(2, 2, device="meta")
-    batches = list(sc._batches(data, 2, torch.Generator().manual_seed(0), model))
+    batches = list(sc.problem_batches(data, 2, torch.Generator().manual_seed(0), model))
     assert [len(b["answer"]) for b in batches] == [2, 2, 1]
     assert all(t.device.type == "meta" for b in batches for t in b.values())
     assert set(batches[0]) == {"images", "answer"}

@@ -97,7 +97,7 @@ def render(arrays: dict, s: toy.ToySettings, provenance: str, choices: dict) -> 
             a[f"ablated_excl_{k}"] = {seed: v}
     win = toy.window(f, "binary")
     res = s.grid_resolution
-    grid = toy._grid(res, torch.tensor(win))
+    grid = toy.window_grid(res, torch.tensor(win))
     fig, axes = plt.subplots(2, 3, figsize=(plots.COLUMN, 5.4), sharex=True, sharey=True)
     for i, (ax, (title, arm, name, mode)) in enumerate(zip(axes.flat, VIEWS)):
         mask = {"y1": y1, "x2": x2, "excl": excl}.get(name)

@@ -33,7 +33,7 @@ from modlib.profiles import check_choice, check_int
 OPS = ("+", "×")
 
 
-def _digits(v: torch.Tensor) -> torch.Tensor:
+def one_hot_digits(v: torch.Tensor) -> torch.Tensor:
     """Two-digit numbers ``[n]`` -> one-hot tens and ones ``[n, 20]``."""
     return torch.cat([F.one_hot(v // 10, 10), F.one_hot(v % 10, 10)], dim=1).float()
 
@@ -55,7 +55,7 @@ def arithmetic(n: int, ops: tuple[str, ...] = OPS, *, generator: torch.Generator
     allowed = torch.tensor([OPS.index(o) for o in ops])
     op = allowed[torch.randint(len(allowed), (n,), generator=g)]
     result = torch.where(op == 0, a + b, a * b) % 100
-    x = torch.cat([_digits(a), _digits(b), F.one_hot(op, 2).float()], dim=1)
+    x = torch.cat([one_hot_digits(a), one_hot_digits(b), F.one_hot(op, 2).float()], dim=1)
     return x, torch.stack([result // 10, result % 10], dim=1), op
 
 
@@ -69,7 +69,7 @@ def double_addition(n: int, *, generator: torch.Generator | None = None
     g = generator if generator is not None else torch.Generator().manual_seed(0)
     a, b, c, d = torch.randint(100, (4, n), generator=g)
     s1, s2 = (a + b) % 100, (c + d) % 100
-    x = torch.cat([_digits(a), _digits(b), _digits(c), _digits(d)], dim=1)
+    x = torch.cat([one_hot_digits(a), one_hot_digits(b), one_hot_digits(c), one_hot_digits(d)], dim=1)
     return x, torch.stack([s1 // 10, s1 % 10, s2 // 10, s2 % 10], dim=1)
 
 

@@ -95,7 +95,8 @@ def _verb(words: list[str]) -> list[str]:
 
 
 @functools.cache
-def _pairs() -> tuple[tuple[str, str], ...]:
+def command_pairs() -> tuple[tuple[str, str], ...]:
+    """Every SCAN command with its action sequence, ``((command, actions), ...)`` (20,910 pairs)."""
     return tuple((c, " ".join(interpret(c))) for c in commands())
 
 
@@ -113,7 +114,7 @@ def split(name: str, seed: int = 0) -> tuple[list[tuple[str, str]], list[tuple[s
     others' sorted by command, the repeated primitive last.
     """
     check_choice("split", name, SPLITS)
-    pairs = _pairs()
+    pairs = command_pairs()
     if name == "simple":
         order = torch.randperm(len(pairs), generator=torch.Generator().manual_seed(seed)).tolist()
         n_train = round(TRAIN_FRACTION * len(pairs))
@@ -228,7 +229,7 @@ def frame_split(word: str, held_out: tuple[str, ...]) -> tuple[list[tuple[str, s
     for frame in held_out:
         check_choice("held-out frame", frame, VERB_FRAMES)
     train, test = [], []
-    for pair in _pairs():
+    for pair in command_pairs():
         inside = any(w == word and verb in held_out for w, verb, _ in occurrences(pair[0]))
         (test if inside else train).append(pair)
     return train, test

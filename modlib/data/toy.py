@@ -22,12 +22,16 @@ PUSH = 0.3  # formulation b: distance the points are pushed away from the axes
 EXTENT = {"a": (-1.25, 1.25), "b": (-6.0, 6.0)}  # plotting window per formulation
 
 
-def _toy_a(n: int, cells: torch.Tensor, g: torch.Generator) -> torch.Tensor:
+def inputs_a(n: int, cells: torch.Tensor, g: torch.Generator) -> torch.Tensor:
+    """Formulation (a)'s inputs ``[n, 2]`` for the cells ``[n, 2]`` (values of Y1, Y2 in {0, 1}):
+    each coordinate uniform on (y - 1, y]."""
     y = cells.to(torch.float32)  # [n, 2] values of (Y1, Y2)
     return y - torch.rand(n, 2, generator=g)
 
 
-def _toy_b(n: int, cells: torch.Tensor, g: torch.Generator) -> torch.Tensor:
+def inputs_b(n: int, cells: torch.Tensor, g: torch.Generator) -> torch.Tensor:
+    """Formulation (b)'s inputs ``[n, 2]`` for the cells ``[n, 2]``: each coordinate's magnitude
+    uniform on [PUSH, 5 + PUSH), positive where the cell's value is 1."""
     # |x_i| ~ U(0, 5) + PUSH, with the sign set by the cell (1 -> positive).
     mag = 5.0 * torch.rand(n, 2, generator=g) + PUSH
     return torch.where(cells.bool(), mag, -mag)
@@ -51,7 +55,7 @@ def redundant_toy(formulation: str, n: int, *, reveal: float = 1.0, split: str =
         cells = cell_table[torch.multinomial(weights, n, replacement=True, generator=g)]
     else:
         cells = cell_table[[3] * n]
-    x = (_toy_a if formulation == "a" else _toy_b)(n, cells, g)
+    x = (inputs_a if formulation == "a" else inputs_b)(n, cells, g)
     return x, cells[:, 0].to(torch.float32)
 
 

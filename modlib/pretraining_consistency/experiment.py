@@ -333,7 +333,7 @@ def run_one(rule: str, seed: int, profile: str, device: torch.device,
     the metrics and arrays (kept shares and their trajectories, the masks' overlaps) as
     :func:`modlib.structural_compositionality.run_one` gives them."""
     s = sc.settings(profile)
-    data = sc._data(rule, s)  # chapter 5's problem sets, shared
+    data = sc.problem_sets(rule, s)  # chapter 5's problem sets, shared
     model = pretrained_model(rule, seed, profile, device).to(device)
     return sc.study(model, data, rule, seed, True, s, show)
 
@@ -344,7 +344,7 @@ def fine_tune(rule: str, seed: int, s: sc.StructureSettings, profile: str, devic
     own at ``profile``; ``profile`` still picks the checkpoints (:data:`SOURCE`) and the model's
     shape, which ``s`` must share."""
     model = pretrained_model(rule, seed, profile, device).to(device)
-    return sc.study(model, sc._data(rule, s), rule, seed, True, s, show)
+    return sc.study(model, sc.problem_sets(rule, s), rule, seed, True, s, show)
 
 
 # ---------------------------------------------------------------- the two tests against density

@@ -221,7 +221,7 @@ def compute(s: toy.ToySettings, b: BaselineSettings, progress: bool = False) -> 
     for i, f, j, cond, seed in bar(jobs, "baselines", show=progress):
         x, y, x_test, y_test = (v.double() for v in member_data(s, f, cond, seed))
         net = initial_network(s, seed)
-        grid = toy._grid(res, out["windows"][i, j]).double()
+        grid = toy.window_grid(res, out["windows"][i, j]).double()
         for k, name in enumerate(b.baselines):
             z, coef = fit(name, net, x, 2 * y - 1, b.width, b.rcond, seed)
             with torch.no_grad():

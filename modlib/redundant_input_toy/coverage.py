@@ -99,7 +99,7 @@ def coverage_toy(formulation: str, n: int, design: str = "single", *, split: str
         cells = table[torch.multinomial(w, n, replacement=True, generator=generator)]
     else:
         cells = torch.tensor([held_out] * n)
-    make = toy_data._toy_a if formulation == "a" else toy_data._toy_b
+    make = toy_data.inputs_a if formulation == "a" else toy_data.inputs_b
     x = make(n, cells.clamp(max=1), generator)
     x[:, 1] += toy.BAND_GAP[formulation] * (cells[:, 1] == 2)
     return x, cells[:, 0].to(torch.float32)

@@ -183,7 +183,7 @@ def ternary_toy(formulation: str, n: int, design: str = "middle", *,
     else:
         cells = torch.tensor([held_out] * n)  # [n, 2] values of (Y1, Y2)
     # the binary design's inputs for (Y1, min(Y2, 1)), then Y2 = 2 moved up
-    make = toy_data._toy_a if formulation == "a" else toy_data._toy_b
+    make = toy_data.inputs_a if formulation == "a" else toy_data.inputs_b
     x = make(n, cells.clamp(max=1), generator)
     x[:, 1] += BAND_GAP[formulation] * (cells[:, 1] == 2)
     return x, cells[:, 0].to(torch.float32)
@@ -322,7 +322,7 @@ def run_group(s: ToySettings, activation: str, loss: str, device: torch.device,
     g_seeds = min(s.grid_seeds, ns)
     in_grid = torch.tensor([seed < g_seeds for _, _, seed in members], device=device)
     windows = np.array([[window(f, d) for d, _ in conds] for f in s.formulations])
-    grid_in = torch.stack([_grid(s.grid_resolution, windows[s.formulations.index(f), c])
+    grid_in = torch.stack([window_grid(s.grid_resolution, windows[s.formulations.index(f), c])
                            for f, c, seed in members if seed < g_seeds]).to(device)
     lossf = loss_fn(loss)
     curves = {"reliance": [], "test_acc_curve": [], "train_loss_curve": []}
@@ -376,7 +376,7 @@ def run_group(s: ToySettings, activation: str, loss: str, device: torch.device,
     return {"rows": rows}, arrays
 
 
-def _grid(resolution: int, win) -> torch.Tensor:
+def window_grid(resolution: int, win) -> torch.Tensor:
     """A ``[resolution**2, 2]`` grid over ``win`` = (x1 low, x1 high, x2
     low, x2 high), row-major with x2 varying slowest (as ``toy_data.grid``)."""
     x1 = torch.linspace(float(win[0]), float(win[1]), resolution)

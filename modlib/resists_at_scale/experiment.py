@@ -188,7 +188,7 @@ class ResistRuns:
         return all(n in self.rows for n in names)
 
 
-def _config(s: ResistSettings, name: str) -> dict:
+def result_config(s: ResistSettings, name: str) -> dict:
     cfg = asdict(s)
     cfg.pop("experiments")
     keep = "mnist_" if name.startswith("mnist") else "scan_"
@@ -225,7 +225,7 @@ def run(
             out[name] = results.fetch(
                 CHAPTER,
                 name,
-                _config(s, name),
+                result_config(s, name),
                 lambda n=name: run_one(s, n, device),
                 profile=profile,
                 device=describe(device),

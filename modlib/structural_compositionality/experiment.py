@@ -274,7 +274,7 @@ def score(model: nn.Module, batch: dict) -> torch.Tensor:
     return odd_scores(emb.view(len(batch["answer"]), 4, -1))
 
 
-def _batches(data: dict, batch: int, g: torch.Generator | None, model: nn.Module):
+def problem_batches(data: dict, batch: int, g: torch.Generator | None, model: nn.Module):
     """``data``'s problems in batches of ``batch`` (shuffled by ``g``; in order if None), on
     ``model``'s device."""
     device = next(model.parameters()).device
@@ -290,7 +290,7 @@ def accuracy(model: nn.Module, data: dict, batch: int = 128) -> float:
     """Share of ``data``'s problems whose odd one the model picks."""
     model.eval()
     right = sum((score(model, b).argmax(1) == b["answer"]).sum().item()
-                for b in _batches(data, batch, None, model))
+                for b in problem_batches(data, batch, None, model))
     return right / len(data["answer"])
 
 
@@ -304,7 +304,7 @@ def train_base(model: nn.Module, data: dict, *, epochs: int, batch: int, lr: flo
     for _ in bar(range(epochs), "base model", show):
         model.train()
         total = 0.0
-        for b in _batches(data, batch, g, model):
+        for b in problem_batches(data, batch, g, model):
             loss = F.cross_entropy(score(model, b), b["answer"])
             opt.zero_grad()
             loss.backward()
@@ -346,7 +346,7 @@ def train_mask(model: nn.Module, data: dict, *, init: float, lr: float,
                                            lam_warmup)
         ms.settings["lam"] = base * mult
         ms.mode = "train"
-        for b in _batches(data, batch, g, model):
+        for b in problem_batches(data, batch, g, model):
             loss = (F.cross_entropy(score(model, b), b["answer"])
                     + ms.regularizer())
             opt.zero_grad()
@@ -401,7 +401,7 @@ def quality(own: float, ablated_target: float, ablated_other: float) -> float:
     return max(ablated_other, CHANCE) - max(ablated_target, CHANCE)
 
 
-def _data(rule: str, s: StructureSettings) -> dict:
+def problem_sets(rule: str, s: StructureSettings) -> dict:
     """Every problem set one rule needs: ``{(split, kind): problems}``, reproducible."""
     key = (rule, s.train, s.val, s.test, s.mask_train, s.size)
     if key not in _DATA:
@@ -451,7 +451,7 @@ def search(model: nn.Module, rule: str, s: StructureSettings, show: bool = False
     6 compares masks at equal kept share with them); each run its per-layer kept shares, final
     (``layer_kept``) and per epoch (``layer_trajectory``); ``masks`` is seed 0's hard masks and
     ``seed_masks`` those of seeds 0 and 1 (where there are two)."""
-    data = _data(rule, s)
+    data = problem_sets(rule, s)
     val = {k: v for (split, k), v in data.items() if split == "val"}
     test = {k: v for (split, k), v in data.items() if split == "test"}
     stages_searched, lams, schedule = grid_settings(rule, s)
@@ -519,7 +519,7 @@ def run_one(rule: str, seed: int, trained: bool, s: StructureSettings, device: t
     subroutine's masks from seeds 0 and 1 ``seed-overlap-{sub} [layers]`` (the reference for
     overlap: how alike two masks of the same subroutine are). A layer a configuration leaves
     unmasked is whole in its subnetwork: kept 1."""
-    data = _data(rule, s)
+    data = problem_sets(rule, s)
     return study(make_model(rule, s, seed).to(device), data, rule, seed, trained, s, show, chosen)
 
 

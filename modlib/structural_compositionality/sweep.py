@@ -76,7 +76,7 @@ def sweep_model(model: torch.nn.Module, rule: str, s: ex.StructureSettings, w: S
     subnetwork alone), ``complement`` (ablated), ``random`` (a random subnetwork of the same size per
     layer) and ``random_complement`` (that random set removed), plus ``own`` (the subnetwork on its
     mask-training distribution)."""
-    data = ex._data(rule, s)
+    data = ex.problem_sets(rule, s)
     lr = s.vision_lr if rule in VISION else s.language_lr
     ex.train_base(model, data[("train", "task")], epochs=s.epochs, batch=s.batch, lr=lr, seed=seed, show=show)
     test = {k: v for (split, k), v in data.items() if split == "test"}

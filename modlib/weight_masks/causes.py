@@ -38,8 +38,8 @@ from modlib.data import digits
 from modlib.models import mlp
 from modlib.profiles import check_choice, check_int, check_range
 from modlib.weight_masks.protocol import (CHANCE, CLIP, MASKS, PAIR_MASKS, PAIR_ROWS, MaskSettings,
-                                          _ablation_table, _batches, _controls, _image_batches,
-                                          _op_evals, _op_masks, applied, cnn, confusion, digit_loss, only_pair,
+                                          ablation_table, task_batches, random_controls, image_batches,
+                                          op_evals, trained_op_masks, applied, cnn, confusion, digit_loss, only_pair,
                                           train_mask, train_network, trained_cnn)
 
 OP_NAMES = {"+": "add", "×": "mul"}  # an operation as a result's name spells it
@@ -100,12 +100,12 @@ def op_point(s: MaskSettings, seed: int, device, ops=digits.OPS) -> tuple[dict, 
     ops = tuple(ops)
     profiles.check_choices("ops", ops, digits.OPS)
     model = train_network("addmul", s, seed, device)
-    evals = _op_evals(s, seed, device)
-    found = _op_masks(model, s, seed, s.alpha, s.mask_steps, device, ops)
+    evals = op_evals(s, seed, device)
+    found = trained_op_masks(model, s, seed, s.alpha, s.mask_steps, device, ops)
     layers = list(found[ops[0]])
     arrays = {
-        "table": _ablation_table(model, found, evals),
-        "control": np.concatenate([_controls(model, {op: found[op]}, evals, 9000 + seed + digits.OPS.index(op))
+        "table": ablation_table(model, found, evals),
+        "control": np.concatenate([random_controls(model, {op: found[op]}, evals, 9000 + seed + digits.OPS.index(op))
                                    for op in ops]),
         "kept": np.array([list(masks.kept_fraction(found[op]).values()) for op in ops]),
     }
@@ -249,7 +249,8 @@ def _held_evals(held: torch.Tensor, device) -> dict:
         idx = torch.nonzero(held[k].reshape(-1)).squeeze(1)
         a, b = idx // 100, idx % 100
         result = (a + b if op == "+" else a * b) % 100
-        x = torch.cat([digits._digits(a), digits._digits(b), F.one_hot(torch.full_like(a, k), 2).float()], dim=1)
+        x = torch.cat([digits.one_hot_digits(a), digits.one_hot_digits(b),
+                       F.one_hot(torch.full_like(a, k), 2).float()], dim=1)
         evals[op] = (x.to(device), torch.stack([result // 10, result % 10], dim=1).to(device), slice(None))
     return evals
 
@@ -280,9 +281,9 @@ def heldout(s: MaskSettings, seed: int, device, share: float = 0.1) -> tuple[dic
         trained[op] = (x, y, slice(None))
     held_evals = _held_evals(held, device)
     arrays = {
-        "table": _ablation_table(model, found, trained), "control": _controls(model, found, trained, 9000 + seed),
-        "held_table": _ablation_table(model, found, held_evals),
-        "held_control": _controls(model, found, held_evals, 9000 + seed),
+        "table": ablation_table(model, found, trained), "control": random_controls(model, found, trained, 9000 + seed),
+        "held_table": ablation_table(model, found, held_evals),
+        "held_control": random_controls(model, found, held_evals, 9000 + seed),
         "kept": np.array([list(masks.kept_fraction(found[op]).values()) for op in digits.OPS]),
         "iou": np.array(list(masks.iou(found["+"], found["×"]).values())),
         "held": held.reshape(2, -1).sum(1).numpy(),
@@ -307,7 +308,7 @@ def _pair_mask(model, s: MaskSettings, seed: int, device, name: str, alpha: floa
     and mask seed :func:`~modlib.weight_masks.protocol.double` gives it, at ``alpha``."""
     k = PAIR_MASKS.index(name)
     pair = {"pair 1": 0, "pair 2": 1, "pair 1 again": 0}.get(name)
-    stream = _batches("double", s.batch, 3000 + 10 * seed + (k == 3), device)
+    stream = task_batches("double", s.batch, 3000 + 10 * seed + (k == 3), device)
     if pair is None:  # both pairs, each in its own pass
         loss, scope = digit_loss, contextlib.nullcontext()
     else:  # one pair's pass, and its output slot
@@ -354,15 +355,15 @@ def reuse_control(s: MaskSettings, seed: int, device, whole_alpha: float = 4e-4,
     model = train_network("double", s, seed, device)
     evals = _pair_evals(s, seed, device)
     whole = _pair_mask(model, s, seed, device, "both pairs", whole_alpha)
-    arrays = {"whole": _ablation_table(model, {"both pairs": whole}, evals),
+    arrays = {"whole": ablation_table(model, {"both pairs": whole}, evals),
               "whole_kept": np.array(list(masks.kept_fraction(whole).values()))}
     if original:
         found = {"both pairs": whole, **{n: _pair_mask(model, s, seed, device, n, s.alpha_double) for n in PAIR_MASKS[1:]}}
         pairs = {k: found[k] for k in ("pair 1", "pair 2")}
         rand = [masks.random_like(found[k], seed=8000 + 10 * seed + i) for i, k in enumerate(pairs)]
         arrays.update({
-            "table": _ablation_table(model, {k: found[k] for k in PAIR_MASKS[:3]}, evals),
-            "control": _controls(model, pairs, evals, 9500 + seed),
+            "table": ablation_table(model, {k: found[k] for k in PAIR_MASKS[:3]}, evals),
+            "control": random_controls(model, pairs, evals, 9500 + seed),
             "iou": _layers((found["pair 1"], found["pair 2"]), masks.iou),
             "iomin": _layers((found["pair 1"], found["pair 2"]), masks.iomin),
             "iou_same": _layers((found["pair 1"], found["pair 1 again"]), masks.iou),
@@ -374,7 +375,7 @@ def reuse_control(s: MaskSettings, seed: int, device, whole_alpha: float = 4e-4,
     cm = {n: _pair_mask(copied, s, seed, device, n, s.alpha_double) for n in ("pair 1", "pair 2")}
     rand = [masks.random_like(m, seed=8500 + 10 * seed + i) for i, m in enumerate(cm.values())]
     arrays.update({
-        "copy_table": _ablation_table(copied, cm, evals),
+        "copy_table": ablation_table(copied, cm, evals),
         "copy_iou": _layers(cm.values(), masks.iou), "copy_iomin": _layers(cm.values(), masks.iomin),
         "copy_iou_random": _layers(rand, masks.iou),
         "copy_kept": np.array([list(masks.kept_fraction(m).values()) for m in cm.values()]),
@@ -417,7 +418,7 @@ def class_layers(s: MaskSettings, seed: int, device) -> tuple[dict, dict]:
     x_test, y_test = x_test[: s.eval_n], y_test[: s.eval_n]  # at eval_n 10,000: every test image there is
     x, y, x_test, y_test = x.to(device), y.to(device), x_test.to(device), y_test.to(device)
     model = trained_cnn(s, seed, x, y, device)
-    reference, logits = train_mask(model, _image_batches(x, y, s.batch, 100 + 1000 * seed, y >= 0), F.cross_entropy,
+    reference, logits = train_mask(model, image_batches(x, y, s.batch, 100 + 1000 * seed, y >= 0), F.cross_entropy,
                                    s.cnn_mask_steps, s.cnn_alpha, s, seed=6000 + 100 * seed, desc="all classes",
                                    lr=s.cnn_mask_lr, logits=True)
     layers = list(reference)
@@ -426,7 +427,7 @@ def class_layers(s: MaskSettings, seed: int, device) -> tuple[dict, dict]:
         mats = [confusion(model, x_test, y_test)]
     randoms, class_masks = [], []
     for c in range(10):
-        stream = _image_batches(x, y, s.batch, 101 + c + 1000 * seed, y != c)
+        stream = image_batches(x, y, s.batch, 101 + c + 1000 * seed, y != c)
         mask = train_mask(model, stream, F.cross_entropy, s.cnn_mask_steps, s.cnn_alpha, s,
                           seed=6001 + 100 * seed + c, desc=f"without {c}", lr=s.cnn_mask_lr,
                           fixed={output: logits[output]})
@@ -435,7 +436,7 @@ def class_layers(s: MaskSettings, seed: int, device) -> tuple[dict, dict]:
             mats.append(confusion(model, x_test, y_test))
         with applied(model, masks.random_like(mask, seed=7000 + 100 * seed + c)):
             randoms.append(confusion(model, x_test, y_test))
-    again = train_mask(model, _image_batches(x, y, s.batch, 111 + 1000 * seed, y >= 0), F.cross_entropy,
+    again = train_mask(model, image_batches(x, y, s.batch, 111 + 1000 * seed, y >= 0), F.cross_entropy,
                        s.cnn_mask_steps, s.cnn_alpha, s, seed=6011 + 100 * seed, desc="all classes again",
                        lr=s.cnn_mask_lr, fixed={output: logits[output]})
     dropped_again, swap_again = np.zeros(len(layers)), np.zeros((len(layers), 10))

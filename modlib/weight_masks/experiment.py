@@ -47,7 +47,7 @@ from modlib.profiles import check_choice, settings_for
 from modlib.runtime import describe, pick_device
 from modlib.weight_masks import causes
 from modlib.weight_masks.causes import OP_NAMES, CauseSettings
-from modlib.weight_masks.protocol import (CLIP, MaskSettings, Pairwise, _batches, _main_point_is_addmul, addmul,
+from modlib.weight_masks.protocol import (CLIP, MaskSettings, Pairwise, task_batches, main_point_is_addmul, addmul,
                                           class_removal, cnn, digit_loss, double, sweep_point, train_mask)
 
 CHAPTER = "weight_masks"
@@ -155,7 +155,7 @@ def jobs(s: MaskSettings, c: CauseSettings | None = None) -> list[tuple]:
     seed by seed (an interrupted run leaves whole seeds), the alpha sweep right after
     ``addmul-seed0`` (whose network it reuses), the CNN and the shape sweep last. Sweep points at
     the main setting are left out when :func:`sweep` takes them from ``addmul-seed0``."""
-    same = _main_point_is_addmul(s)
+    same = main_point_is_addmul(s)
     alphas = [a for a in sorted({*s.sweep_alphas, s.alpha}) if not (same and a == s.alpha)] if s.sweep_alphas else []
     shapes = [h for h in s.sweep_shapes if not (same and tuple(h) == tuple(s.hidden))]
     out = [(e, f"{e}-seed{k}", k, s) for k in range(s.seeds) for e in ("addmul", "double")]
@@ -368,7 +368,7 @@ def estimate(s: MaskSettings, device, steps: int = 5, c: CauseSettings | None = 
     per = {}
     for shape in dict.fromkeys([tuple(s.hidden), *map(tuple, s.sweep_shapes)]):
         model = mlp(42, shape, 20).to(device)
-        stream = _batches("addmul", s.batch, 0, device)
+        stream = task_batches("addmul", s.batch, 0, device)
         net = _seconds_per_step(lambda n: training.adam(lambda x, y: digit_loss(model(x), y), model.parameters(),
                                                         stream, steps=n, lr=1e-3, clip=CLIP, desc="timing"), steps)
         mask = _seconds_per_step(lambda n: train_mask(model, stream, digit_loss, n, 1e-4, s, seed=0, desc="timing"),
@@ -411,7 +411,7 @@ def _added_rows(s: MaskSettings, c: CauseSettings, device, steps: int, per: dict
             n_in, n_out = (80, 40) if task == "double" else (42, 20)
             model = mlp(n_in, shape, n_out).to(device)
             model = Pairwise(model) if task == "double" else model
-            stream = _batches(task, s.batch, 0, device)
+            stream = task_batches(task, s.batch, 0, device)
             net = _seconds_per_step(lambda n: training.adam(lambda x, y: digit_loss(model(x), y), model.parameters(),
                                                             stream, steps=n, lr=1e-3, clip=CLIP, desc="timing"), steps)
             mask = _seconds_per_step(lambda n: train_mask(model, stream, digit_loss, n, 1e-4, s, seed=0,

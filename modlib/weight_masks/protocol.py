@@ -88,7 +88,7 @@ def digit_accuracy(model: nn.Module, x: torch.Tensor, y: torch.Tensor, digits: s
     return float((pred[:, digits] == y[:, digits]).all(1).float().mean())
 
 
-def _batches(task: str, batch: int, seed: int, device, ops=digits.OPS):
+def task_batches(task: str, batch: int, seed: int, device, ops=digits.OPS):
     g = torch.Generator().manual_seed(seed)
     while True:
         if task == "double":
@@ -148,7 +148,7 @@ def _network(task: str, hidden: tuple, batch: int, lr: float, steps: int, seed: 
         torch.manual_seed(seed)
         model = mlp(n_in, hidden, n_out)
     model = (Pairwise(model) if task == "double" else model).to(device)
-    training.adam(lambda x, y: digit_loss(model(x), y), model.parameters(), _batches(task, batch, 1000 + seed, device),
+    training.adam(lambda x, y: digit_loss(model(x), y), model.parameters(), task_batches(task, batch, 1000 + seed, device),
                   steps=steps, lr=lr, clip=CLIP, desc=f"{task} network")
     return model.eval()
 
@@ -207,7 +207,7 @@ def score(model: nn.Module, mask: dict | None, evals: dict, *, complement: bool 
         return score(model, None, evals)
 
 
-def _ablation_table(model, named_masks: dict, evals: dict) -> np.ndarray:
+def ablation_table(model, named_masks: dict, evals: dict) -> np.ndarray:
     """``[1 + 2 len(named_masks), len(evals)]``: the plain model, then each mask alone and removed."""
     rows = [score(model, None, evals)]
     for mask in named_masks.values():
@@ -215,7 +215,7 @@ def _ablation_table(model, named_masks: dict, evals: dict) -> np.ndarray:
     return np.array([[row[k] for k in evals] for row in rows])
 
 
-def _controls(model, named_masks: dict, evals: dict, seed: int) -> np.ndarray:
+def random_controls(model, named_masks: dict, evals: dict, seed: int) -> np.ndarray:
     """``[2 len(named_masks), len(evals)]``: for each mask, a random mask with as many weights kept
     in each layer (:func:`modlib.masks.random_like`) alone and removed; the chance a learned mask's
     numbers must be read against."""
@@ -233,7 +233,7 @@ CONTROL_ROWS = ("random + mask", "random + mask removed", "random × mask", "ran
 MASKS = ("+", "×", "both")
 
 
-def _op_evals(s: MaskSettings, seed: int, device) -> dict:
+def op_evals(s: MaskSettings, seed: int, device) -> dict:
     g = torch.Generator().manual_seed(500 + seed)
     evals = {}
     for op in digits.OPS:
@@ -242,11 +242,11 @@ def _op_evals(s: MaskSettings, seed: int, device) -> dict:
     return evals
 
 
-def _op_masks(model, s: MaskSettings, seed: int, alpha: float, steps: int, device, which) -> dict:
+def trained_op_masks(model, s: MaskSettings, seed: int, alpha: float, steps: int, device, which) -> dict:
     out = {}
     for name in which:
         ops = digits.OPS if name == "both" else (name,)
-        stream = _batches("addmul", s.batch, 2000 + seed, device, ops)
+        stream = task_batches("addmul", s.batch, 2000 + seed, device, ops)
         out[name] = train_mask(model, stream, digit_loss, steps, alpha, s, seed=4000 + 10 * seed + MASKS.index(name),
                                desc=f"mask {name}, alpha {alpha:g}")
     return out
@@ -256,7 +256,7 @@ def _specialization(model, op_masks: dict, evals: dict, seed: int) -> dict:
     """``table [5, 2]`` (rows ROWS, columns + and *), ``control [4, 2]`` (rows CONTROL_ROWS) and
     per-layer ``iou [L]`` of the + and × masks."""
     pair = {op: op_masks[op] for op in digits.OPS}
-    return {"table": _ablation_table(model, pair, evals), "control": _controls(model, pair, evals, 9000 + seed),
+    return {"table": ablation_table(model, pair, evals), "control": random_controls(model, pair, evals, 9000 + seed),
             "iou": np.array(list(masks.iou(op_masks["+"], op_masks["×"]).values()))}
 
 
@@ -265,8 +265,8 @@ def addmul(s: MaskSettings, seed: int, device) -> tuple[dict, dict]:
     :func:`_specialization`'s arrays, per-layer ``iomin`` of the + and × masks, kept fractions
     ``kept [3, L]`` (+, *, both) and the first layer's masks ``first_layer [3, hidden[0], 42]``."""
     model = train_network("addmul", s, seed, device)
-    evals = _op_evals(s, seed, device)
-    op_masks = _op_masks(model, s, seed, s.alpha, s.mask_steps, device, MASKS)
+    evals = op_evals(s, seed, device)
+    op_masks = trained_op_masks(model, s, seed, s.alpha, s.mask_steps, device, MASKS)
     layers = list(op_masks["+"])
     arrays = {
         **_specialization(model, op_masks, evals, seed),
@@ -283,9 +283,9 @@ def sweep_point(s: MaskSettings, seed: int, device) -> tuple[dict, dict]:
     ``s.sweep_mask_steps`` steps, of the network of shape ``s.hidden`` and ``seed``; returns
     :func:`_specialization`'s arrays."""
     model = train_network("addmul", s, seed, device)
-    op_masks = _op_masks(model, s, seed, s.alpha, s.sweep_mask_steps, device, digits.OPS)
+    op_masks = trained_op_masks(model, s, seed, s.alpha, s.sweep_mask_steps, device, digits.OPS)
     return {"layers": list(op_masks["+"]), "rows": list(ROWS), "control_rows": list(CONTROL_ROWS),
-            "chance": CHANCE["addmul"]}, _specialization(model, op_masks, _op_evals(s, seed, device), seed)
+            "chance": CHANCE["addmul"]}, _specialization(model, op_masks, op_evals(s, seed, device), seed)
 
 
 def sweep(res: dict, s: MaskSettings, key: str) -> dict:
@@ -296,7 +296,7 @@ def sweep(res: dict, s: MaskSettings, key: str) -> dict:
     empty when the sweep was not run."""
     check_choice("key", key, ("alpha", "hidden"))
     points = {_point(r.config[key]): r for r in res["alpha" if key == "alpha" else "shape"]}
-    if points and res["addmul"] and _main_point_is_addmul(s):
+    if points and res["addmul"] and main_point_is_addmul(s):
         points.setdefault(_point(getattr(s, key)), res["addmul"][0])
     return dict(sorted(points.items(), key=lambda kv: (np.prod(kv[0]) if isinstance(kv[0], tuple) else kv[0])))
 
@@ -311,7 +311,7 @@ def sweep_arrays(points: dict) -> tuple[list, np.ndarray, np.ndarray]:
     return list(points), np.stack([r.arrays["table"] for r in runs]), np.stack([r.arrays["iou"] for r in runs])
 
 
-def _main_point_is_addmul(s: MaskSettings) -> bool:
+def main_point_is_addmul(s: MaskSettings) -> bool:
     """Whether a sweep's point at the main alpha or shape is ``addmul-seed0`` (its masks train as long)."""
     return s.sweep_mask_steps == s.mask_steps
 
@@ -340,7 +340,7 @@ def double(s: MaskSettings, seed: int, device) -> tuple[dict, dict]:
     found = {}
     for k, name in enumerate(PAIR_MASKS):
         pair = {"pair 1": 0, "pair 2": 1, "pair 1 again": 0}.get(name)
-        stream = _batches("double", s.batch, 3000 + 10 * seed + (k == 3), device)
+        stream = task_batches("double", s.batch, 3000 + 10 * seed + (k == 3), device)
         if pair is None:  # both pairs, each in its own pass
             loss, scope = digit_loss, contextlib.nullcontext()
         else:  # one pair's pass, and its output slot
@@ -353,8 +353,8 @@ def double(s: MaskSettings, seed: int, device) -> tuple[dict, dict]:
     pairs = {k: found[k] for k in ("pair 1", "pair 2")}
     random_masks = [masks.random_like(found[k], seed=8000 + 10 * seed + i) for i, k in enumerate(pairs)]
     arrays = {
-        "table": _ablation_table(model, scored, evals),
-        "control": _controls(model, pairs, evals, 9500 + seed),
+        "table": ablation_table(model, scored, evals),
+        "control": random_controls(model, pairs, evals, 9500 + seed),
         "iou": np.array(list(masks.iou(found["pair 1"], found["pair 2"]).values())),
         "iomin": np.array(list(masks.iomin(found["pair 1"], found["pair 2"]).values())),
         "iou_same": np.array(list(masks.iou(found["pair 1"], found["pair 1 again"]).values())),
@@ -375,7 +375,7 @@ def cnn() -> nn.Sequential:
                          nn.MaxPool2d(2), nn.Flatten(), nn.Linear(32 * 5 * 5, 64), nn.ReLU(), nn.Linear(64, 10))
 
 
-def _image_batches(x, y, batch: int, seed: int, keep: torch.Tensor):
+def image_batches(x, y, batch: int, seed: int, keep: torch.Tensor):
     idx = torch.nonzero(keep).squeeze(1)
     g = torch.Generator().manual_seed(seed)
     while True:
@@ -414,7 +414,7 @@ def trained_cnn(s: MaskSettings, seed: int, x: torch.Tensor, y: torch.Tensor, de
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         model = cnn().to(device)
-    stream = _image_batches(x, y, 64, seed, torch.ones_like(y, dtype=torch.bool))
+    stream = image_batches(x, y, 64, seed, torch.ones_like(y, dtype=torch.bool))
     training.adam(lambda xb, yb: F.cross_entropy(model(xb), yb), model.parameters(), stream, steps=s.cnn_steps,
                   lr=s.lr, clip=CLIP, desc="CNN")
     return model.eval()
@@ -429,7 +429,7 @@ def class_removal(s: MaskSettings, seed: int, device) -> tuple[dict, dict]:
     x_test, y_test, _ = digits.mnist("test", quiet=True)
     x, y, x_test, y_test = x.to(device), y.to(device), x_test.to(device), y_test.to(device)
     model = trained_cnn(s, seed, x, y, device)
-    reference, logits = train_mask(model, _image_batches(x, y, s.batch, 100, y >= 0), F.cross_entropy,
+    reference, logits = train_mask(model, image_batches(x, y, s.batch, 100, y >= 0), F.cross_entropy,
                                    s.cnn_mask_steps, s.cnn_alpha, s, seed=6000 + 100 * seed, desc="all classes",
                                    lr=s.cnn_mask_lr, logits=True)
     output = list(reference)[-1]  # the output layer's weight
@@ -437,7 +437,7 @@ def class_removal(s: MaskSettings, seed: int, device) -> tuple[dict, dict]:
         mats = [confusion(model, x_test, y_test)]
     randoms = []
     for c in range(10):
-        stream = _image_batches(x, y, s.batch, 101 + c, y != c)
+        stream = image_batches(x, y, s.batch, 101 + c, y != c)
         mask = train_mask(model, stream, F.cross_entropy, s.cnn_mask_steps, s.cnn_alpha, s,
                           seed=6001 + 100 * seed + c, desc=f"without {c}", lr=s.cnn_mask_lr,
                           fixed={output: logits[output]})
