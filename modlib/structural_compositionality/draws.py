@@ -49,7 +49,7 @@ def repeat(rule: str, seed: int, s: ex.StructureSettings, device: torch.device, 
     ``found-{sub}`` ``[mask_seeds, 2]`` (target, other), ``random-{sub}`` ``[mask_seeds, draws, 2]``
     and ``kept-{sub}`` ``[mask_seeds]``. Raises ValueError where the base model or a mask does not
     repeat the stored one."""
-    data = ex._data(rule, s)
+    data = ex.problem_sets(rule, s)
     model = ex.make_model(rule, s, seed).to(device)
     lr = s.vision_lr if rule in VISION else s.language_lr
     ex.train_base(model, data[("train", "task")], epochs=s.epochs, batch=s.batch, lr=lr, seed=seed)
