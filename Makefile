@@ -63,7 +63,7 @@ book: setup
 # The tests and the notebooks run on every core (pytest-xdist, WORKERS processes), each test file and
 # each notebook whole on one worker (module fixtures, a notebook's kernel), with one torch thread per
 # worker: two threads per worker on two cores make small models many times slower. The browser checks
-# of one page run on one worker (tests/conftest.py), each worker with its own Chromium. Two notebooks
+# of one page run on one worker (tests/test_book.py: by_page), each worker with its own Chromium. Two notebooks
 # that need the same result share it: one computes it, the other waits (modlib.results.fetch).
 WORKERS ?= auto
 PARALLEL := -n $(WORKERS) --dist loadfile

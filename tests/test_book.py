@@ -62,6 +62,13 @@ PAGES = toc_pages()
 NOTEBOOK_PAGES = [page for page in PAGES if (ROOT / f"{page}.ipynb").exists()]
 
 
+def by_page(pages: list[str]) -> list:
+    """``pages`` as parameters, each test's id ending in ``[<page>]``: `make test` runs the checks of
+    one page on one worker (tests/conftest.py's scheduler), so that each worker's Chromium opens a
+    page once and no two workers write one page's screenshots."""
+    return [pytest.param(page, id=page) for page in pages]
+
+
 @pytest.fixture(scope="module")
 def toy_html() -> str:
     assert TOY.exists(), "build the book first: make book"
@@ -437,17 +444,17 @@ def read(browser):
     return read_page
 
 
-@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("page", by_page(PAGES))
 def test_page_makes_no_request_off_the_machine(read, page):
     assert not read(page)["remote"], f"{page} needs the network: {read(page)['remote']}"
 
 
-@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("page", by_page(PAGES))
 def test_page_shows_no_console_error(read, page):
     assert not read(page)["errors"], "\n".join(read(page)["errors"])
 
 
-@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("page", by_page(PAGES))
 def test_page_maths_is_typeset(read, page):
     seen = read(page)
     assert not seen["rawTex"], f"raw TeX on the page: {seen['rawTex'][:5]}"
@@ -457,7 +464,7 @@ def test_page_maths_is_typeset(read, page):
         assert seen["containers"] > 0
 
 
-@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("page", by_page(PAGES))
 def test_page_widgets_show_their_saved_state(read, page):
     for i, view in enumerate(read(page)["widgets"]):
         assert view["drawn"], f"widget {i} was not drawn"
@@ -475,7 +482,7 @@ def notebook_cell(page: str, code_cell: int) -> str:
     return f"cell {shown[code_cell]}" if code_cell < len(shown) else f"code cell {code_cell}"
 
 
-@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("page", by_page(PAGES))
 def test_page_figures_fit_the_text_column(read, page):
     seen = read(page)
     column = seen["column"]
@@ -492,7 +499,7 @@ def test_page_figures_fit_the_text_column(read, page):
                           f"(at a {WIDTH} px window):\n" + "\n".join(too_wide))
 
 
-@pytest.mark.parametrize("page", NOTEBOOK_PAGES)
+@pytest.mark.parametrize("page", by_page(NOTEBOOK_PAGES))
 def test_page_figures_have_numbered_captions_naming_their_provenance(read, page):
     """Every figure a chapter draws sits in a numbered figure whose caption says which profile,
     device and seeds made it (an illustration says it is one). Animation frames, the saved views
@@ -510,22 +517,22 @@ def test_page_figures_have_numbered_captions_naming_their_provenance(read, page)
         "\n".join(bad)
 
 
-@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("page", by_page(PAGES))
 def test_page_leaves_screenshots(read, page):
     shots = read(page)["shots"]
     assert shots and all(s.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for s in shots)
     assert sum(s.stat().st_size for s in shots) > 20_000
 
 
-@pytest.mark.xdist_group("notebooks/redundant_input_toy")  # beside the page's other checks
-def test_toy_page_animation_runs(read):
-    seen = read("notebooks/redundant_input_toy")
+@pytest.mark.parametrize("page", by_page(["notebooks/redundant_input_toy"]))  # beside its other checks
+def test_toy_page_animation_runs(read, page):
+    seen = read(page)
     frames = [f for f in seen["figures"] if f["id"].startswith("_anim_img")]
     assert frames and all(f["src"].startswith("data:image/png;base64,") for f in frames), "animation did not render"
     assert len(seen["figures"]) >= 10
 
 
-@pytest.mark.parametrize("page", NOTEBOOK_PAGES)
+@pytest.mark.parametrize("page", by_page(NOTEBOOK_PAGES))
 def test_code_column_fits_the_line_limit(read, page):
     """tests/test_repository.py keeps code lines within CODE_LINE_LIMIT: the code column must show that many."""
     from test_repository import CODE_LINE_LIMIT
@@ -565,7 +572,7 @@ def press(browser: Chromium, key: str, code: int) -> None:
                      windowsVirtualKeyCode=code, nativeVirtualKeyCode=code)
 
 
-@pytest.mark.parametrize("page", NOTEBOOK_PAGES)
+@pytest.mark.parametrize("page", by_page(NOTEBOOK_PAGES))
 def test_page_explorer_changes_its_view_when_a_reader_changes_a_choice(browser, page):
     """On the built page, with no kernel: each menu of the chapter's static explorer, moved one
     choice with the keyboard (focus, arrow key), shows another view, drawn in full, and moving it
@@ -623,11 +630,11 @@ out.counts.push([sel.value,shown(),Array.prototype.every.call(rows,function(r){r
 sel.selectedIndex=0;sel.dispatchEvent(new Event('change'));out.back=shown();return out;})()"""
 
 
-@pytest.mark.xdist_group("book/ledger")
-def test_ledger_page_filters_its_rows_without_a_kernel(browser):
+@pytest.mark.parametrize("page", by_page(["book/ledger"]))
+def test_ledger_page_filters_its_rows_without_a_kernel(browser, page):
     """The claims ledger's verdict menu, set to each verdict in turn, shows only the rows of that
     verdict (together all of them), and set back to "all" shows every row again."""
-    open_page(browser, "book/ledger")
+    open_page(browser, page)
     seen = browser.evaluate(LEDGER_FILTER)
     assert seen, "the ledger page has no table (.modlib-ledger)"
     assert seen["rows"] > 0 and seen["all"] == seen["rows"], seen
@@ -638,21 +645,21 @@ def test_ledger_page_filters_its_rows_without_a_kernel(browser):
     assert not errors, "\n".join(errors)
 
 
-@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("page", by_page(PAGES))
 def test_page_tables_fit_the_text_column(read, page):
     seen = read(page)
     wide = [f"{t['width']:.0f} px ({t['section']!r})" for t in seen["tables"] if t["width"] > seen["column"]["width"] + 1]
     assert not wide, f"tables wider than the {seen['column']['width']:.0f} px text column: " + "; ".join(wide)
 
 
-@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("page", by_page(PAGES))
 def test_glued_values_are_set_like_the_text_around_them(read, page):
     """myst-nb sets glued values in bold; book/_static/book.css sets them as their sentence or caption."""
     bold = read(page)["boldGlue"]
     assert not bold, f"{page}: {len(bold)} glued values bolder than their text, e.g. {bold[:3]}"
 
 
-@pytest.mark.parametrize("page", NOTEBOOK_PAGES)
+@pytest.mark.parametrize("page", by_page(NOTEBOOK_PAGES))
 def test_chapter_says_what_it_found_on_its_first_screen(read, page):
     """A "What we found" box (an admonition of class ``found``) starts within the first screen."""
     top = read(page)["foundTop"]
@@ -660,7 +667,7 @@ def test_chapter_says_what_it_found_on_its_first_screen(read, page):
     assert top < SLICE, f"{page}'s 'What we found' box starts at {top:.0f} px, below the first screen ({SLICE} px)"
 
 
-@pytest.mark.parametrize("page", NOTEBOOK_PAGES)
+@pytest.mark.parametrize("page", by_page(NOTEBOOK_PAGES))
 def test_main_path_words_are_measured(read, page):
     """The main path's words as the browser shows them (code, closed blocks and the appendix aside),
     written to _build/main_path_words.json for the closing notes and the instructors' guide; the
