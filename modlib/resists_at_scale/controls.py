@@ -130,9 +130,10 @@ def settings(profile: str | None = None) -> ControlSettings:
 
 def result_names(s: ControlSettings) -> list[str]:
     """The names of the control results ``s`` computes (``s.only``, else every one), in the order
-    the page fetches them; then issue 51's (:data:`FOLLOWUPS`) where ``s.only`` is empty (every
-    result)."""
-    return [n for n in _all_names(s.dose) if not s.only or n in s.only] + ([] if s.only else list(FOLLOWUPS))
+    the page fetches them; then issue 51's (:data:`FOLLOWUPS`, and :data:`CROSSED` where they have a
+    seed to run) where ``s.only`` is empty (every result)."""
+    return [n for n in _all_names(s.dose) if not s.only or n in s.only] + (
+        [] if s.only else list(FOLLOWUPS) + [n for n in CROSSED if crossed_seeds(s, n)])
 
 
 def _reading(name: str) -> tuple[str, str]:
@@ -469,6 +470,8 @@ def config(s: ControlSettings, name: str) -> dict:
     (issue 51's: :func:`followup_config`)."""
     if name in FOLLOWUPS:
         return followup_config(s, name)
+    if name in CROSSED:
+        return crossed_config(s, name)
     experiment, reading = _reading(name)
     cfg = {k: v for k, v in asdict(s).items()
            if not k.startswith(("mnist_", "scan_")) or k.startswith(f"{experiment}_")}
@@ -485,7 +488,8 @@ def config(s: ControlSettings, name: str) -> dict:
 
 def fetch(s: ControlSettings, name: str, profile: str, device: torch.device) -> results.Result:
     """Load (or compute and store) one control result (:func:`modlib.results.fetch`)."""
-    code = run_followup if name in FOLLOWUPS else run_mnist if name.startswith("mnist") else run_scan
+    code = (run_followup if name in FOLLOWUPS else run_crossed if name in CROSSED
+            else run_mnist if name.startswith("mnist") else run_scan)
     return results.fetch("resists_at_scale", name, config(s, name), lambda: code(s, name, device),
                          profile=profile, device=describe(device), code=code,
                          sources={"data": digits.available_sources()})
@@ -618,27 +622,32 @@ def run_followup(s: ControlSettings, name: str, device: torch.device) -> tuple[d
         arrays["eval_steps"] = np.arange(s.mnist_steps + 1)
         metrics = {"result": name, "data": source, "info_bits": bits}
     else:
-        runs, extra = [], {k: [] for k in ("held_out", "train_rows", "jump_rows", "test_rows", "info_word")}
-        for k in seeds:
-            if name == "scan-C-matched":
-                train, test = matched_split(k)
-                frame = held_out_frame(k)
-            else:
-                train, test = scan.frame_split("jump", (HARD_FRAME,))
-                frame = HARD_FRAME
-            extra["held_out"].append(scan.VERB_FRAMES.index(frame))
-            extra["train_rows"].append(len(train))
-            extra["jump_rows"].append(sum("jump" in c.split() for c, _ in train))
-            extra["test_rows"].append(len(test))
-            extra["info_word"].append(scan.frame_information([c for c, _ in train])["I(W;F)"])
-            runs.append(train_measured(s, train, test, k, device))
-        arrays = {k: np.stack([r[k] for r in runs]) for k in runs[0]}
-        arrays.update({k: np.array(v) for k, v in extra.items()})
-        arrays["eval_steps"] = np.array(scan_eval_steps(s))
-        metrics = {"result": name, "data": "SCAN, generated from its grammar (modlib.data.scan)"}
+        designs = [(k, held_out_frame(k), *matched_split(k)) if name == "scan-C-matched"
+                   else (k, HARD_FRAME, *scan.frame_split("jump", (HARD_FRAME,))) for k in seeds]
+        metrics, arrays = scan_held_out(s, name, designs, device)
     arrays["seeds"] = np.array(seeds)
     metrics.update({f"{k}_mean": float(arrays[k].mean()) for k in arrays if k.startswith("final_")})
     return metrics, arrays
+
+
+def scan_held_out(s: ControlSettings, name: str, designs: list[tuple], device: torch.device) -> tuple[dict, dict]:
+    """Control C's SCAN runs, one per ``(seed, held-out frame, training pairs, test pairs)`` of
+    ``designs``: ``(metrics, arrays)``, each array of :func:`train_measured` stacked over the
+    designs, plus per design ``held_out`` (the frame's index in
+    :data:`modlib.data.scan.VERB_FRAMES`), ``train_rows``, ``jump_rows`` (training rows with
+    "jump"), ``test_rows`` and ``info_word`` (I(W;F) in training, bits), and ``eval_steps``."""
+    runs, extra = [], {k: [] for k in ("held_out", "train_rows", "jump_rows", "test_rows", "info_word")}
+    for k, frame, train, test in designs:
+        extra["held_out"].append(scan.VERB_FRAMES.index(frame))
+        extra["train_rows"].append(len(train))
+        extra["jump_rows"].append(sum("jump" in c.split() for c, _ in train))
+        extra["test_rows"].append(len(test))
+        extra["info_word"].append(scan.frame_information([c for c, _ in train])["I(W;F)"])
+        runs.append(train_measured(s, train, test, k, device))
+    arrays = {k: np.stack([r[k] for r in runs]) for k in runs[0]}
+    arrays.update({k: np.array(v) for k, v in extra.items()})
+    arrays["eval_steps"] = np.array(scan_eval_steps(s))
+    return {"result": name, "data": "SCAN, generated from its grammar (modlib.data.scan)"}, arrays
 
 
 def followup_config(s: ControlSettings, name: str) -> dict:
@@ -655,3 +664,43 @@ def followup_config(s: ControlSettings, name: str) -> dict:
     if experiment == "mnist":
         cfg["data"] = digits.mnist_source()  # the digits it learns from, as config() records it
     return cfg
+
+
+# ---------------------------------------------------------------- issue 51: every frame under three seeds
+
+# Control C's held-out frame crossed with seeds: scan-C holds out one frame per seed
+# (held_out_frame: seeds 0-4 hold out five of the six directed frames) and scan-C-around-right holds
+# out "X around right" under seeds 0, 2, 3; here each other directed frame gets the seeds of
+# CROSSED_SEEDS that scan-C has not run it under, so that every frame is under seeds 0, 1 and 2
+# (13 runs at full, in five results of at most three runs). Registered (claims.toml) before computed.
+CROSSED_SEEDS = (0, 1, 2)
+CROSSED = {f"scan-C-{frame[2:].replace(' ', '-')}": frame for frame in scan.VERB_FRAMES[1:] if frame != HARD_FRAME}
+
+
+def crossed_seeds(s: ControlSettings, name: str) -> tuple[int, ...]:
+    """The seeds of :data:`CROSSED`'s result ``name``: the first ``s.seeds`` of
+    :data:`CROSSED_SEEDS` under which ``scan-C`` has not held out its frame (at full, "X opposite
+    left" 1, 2; "X opposite right" 0, 1; the others 0, 1, 2). Empty where ``scan-C`` has them all."""
+    check_choice("result", name, tuple(CROSSED))
+    stored = {k for k in range(s.seeds) if held_out_frame(k) == CROSSED[name]}
+    return tuple(k for k in CROSSED_SEEDS[:s.seeds] if k not in stored)
+
+
+def run_crossed(s: ControlSettings, name: str, device: torch.device) -> tuple[dict, dict]:
+    """Every seed (:func:`crossed_seeds`) of control C with :data:`CROSSED`'s frame of ``name`` held
+    out: ``(metrics, arrays)`` as :func:`scan_held_out` gives them, plus ``seeds``."""
+    seeds = crossed_seeds(s, name)
+    print(f"{name}: seeds {seeds}")
+    frame = CROSSED[name]
+    metrics, arrays = scan_held_out(s, name, [(k, frame, *scan.frame_split("jump", (frame,))) for k in seeds],
+                                    device)
+    arrays["seeds"] = np.array(seeds)
+    metrics.update({f"{k}_mean": float(arrays[k].mean()) for k in arrays if k.startswith("final_")})
+    return metrics, arrays
+
+
+def crossed_config(s: ControlSettings, name: str) -> dict:
+    """The settings a :data:`CROSSED` result depends on: SCAN's, its seeds and its frame."""
+    cfg = {k: v for k, v in asdict(s).items() if k.startswith("scan_")}
+    cfg.update(embedding=s.embedding, encoder=s.encoder, decoder=s.decoder)
+    return cfg | {"seeds": list(crossed_seeds(s, name)), "held_out": CROSSED[name], "result": name}
