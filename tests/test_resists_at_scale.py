@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 import torch
 
+from modlib import claims
 from modlib import resists_at_scale as rs
 from modlib.data import digits, scan
 from modlib.resists_at_scale import controls as rc
@@ -223,8 +224,8 @@ def test_the_authors_defaults():
 def test_control_settings_names_and_configs():
     full = rc.settings("full")
     names = rc.result_names(full)
-    assert names[:2] == ["mnist-C", "mnist-dose-2"] and "scan-C" in names and len(names) == len(set(names)) == 18
-    assert names[13:] == list(rc.FOLLOWUPS)  # issue 51's, after the 13 first stored
+    assert names[:2] == ["mnist-C", "mnist-dose-2"] and "scan-C" in names and len(names) == len(set(names)) == 23
+    assert names[13:] == list(rc.FOLLOWUPS) + list(rc.CROSSED)  # issue 51's, after the 13 first stored
     assert rc.result_names(rc.settings("default")) == ["mnist-C", "scan-C"]
     configs = [rc.config(full, n) for n in names]
     assert all(configs.count(c) == 1 for c in configs)  # no two results share a config
@@ -257,8 +258,7 @@ def smoke_controls(pool):
     rows = {}
     with unittest.mock.patch.object(rc, "pools", lambda: ({"train": pool, "test": pool}, "synthetic")):
         for name in rc.result_names(s):
-            run = rc.run_followup if name in rc.FOLLOWUPS else rc.run_mnist if name.startswith("mnist") else rc.run_scan
-            metrics, arrays = run(s, name, torch.device("cpu"))
+            metrics, arrays = rc.code_of(name)(s, name, torch.device("cpu"))
             rows[name] = _Row(metrics, arrays)
     return rs.ResistRuns(rs.settings("smoke"), rows, "smoke", s)
 
@@ -315,6 +315,79 @@ def test_followup_results_at_smoke(smoke_controls):
                 "scan-matched-size"):  # the comparisons with setting A need the stored A (not here)
         assert key in found, key
     assert "seeds [0]" in found["scan-frame-hard"].text  # seed 2 is not among the fixture's scan-C seeds
+
+
+def test_crossed_design_covers_every_frame_under_the_same_seeds():
+    # issue 51: every directed frame held out under seeds 0, 1 and 2 at full, counting the runs scan-C
+    # (one frame a seed) and scan-C-around-right (seeds 0, 2, 3) already made: 13 new runs, none repeated
+    s = rc.settings("full")
+    cells = {(rc.held_out_frame(k), k) for k in range(s.seeds)}
+    cells |= {(rc.HARD_FRAME, k) for k in rc.followup_seeds(s, "scan-C-around-right")}
+    new = {(rc.CROSSED[n], k) for n in rc.CROSSED for k in rc.crossed_seeds(s, n)}
+    assert not new & cells and len(new) == 13
+    assert all((f, k) in cells | new for f in rc.scan.VERB_FRAMES[1:] for k in rc.CROSSED_SEEDS)
+    assert all(0 < len(rc.crossed_seeds(s, n)) <= 3 for n in rc.CROSSED)  # a result of at most three runs
+    assert rc.HARD_FRAME not in rc.CROSSED.values() and set(rc.result_names(s)) >= set(rc.CROSSED)
+    with pytest.raises(ValueError, match="scan-C-matched"):
+        rc.crossed_seeds(s, "scan-C-matched")
+
+
+def test_crossed_results_at_smoke(smoke_controls):
+    runs = smoke_controls
+    seeds, train, test = rs_findings.crossed_cells(runs)
+    assert seeds == (0, 1) and train.shape == test.shape == (6, 2)  # smoke_controls runs two seeds
+    for name, frame in rc.CROSSED.items():
+        if name in runs.rows:
+            a = runs.arrays(name)
+            assert set(a["held_out"]) == {rc.scan.VERB_FRAMES.index(frame)}
+            assert list(a["seeds"]) == list(rc.crossed_seeds(runs.controls, name))
+            row = rs_findings.FRAMES[1:].index(frame)
+            assert np.array_equal(test[row, list(a["seeds"])], a["final_test"])  # each cell where it was run
+
+
+class _Crossed:
+    """Runs holding only the crossed design's cells and setting A, with chosen final accuracies."""
+
+    def __init__(self, test: np.ndarray, a_gap: float = 0.9, train: float = 1.0):
+        frames = rs_findings.FRAMES[1:]  # test: [6 frames, 3 seeds]
+        self.rows, self._arrays = {}, {}
+        seeds = len(rc.CROSSED_SEEDS)
+        c = [frames.index(rc.held_out_frame(k)) for k in range(seeds)]
+        self._put("scan-C", final_test=np.array([test[c[k], k] for k in range(seeds)]), final_train=np.full(seeds, train))
+        for name, frame in (("scan-C-around-right", rc.HARD_FRAME), *rc.CROSSED.items()):
+            ks = [k for k in range(seeds) if c[k] != frames.index(frame)]
+            self._put(name, seeds=np.array(ks), final_test=test[frames.index(frame), ks], final_train=np.full(len(ks), train))
+        self._put("scan-A", final_train=np.ones(5), final_test=np.full(5, 1 - a_gap))
+
+    def _put(self, name, **arrays):
+        self.rows[name], self._arrays[name] = object(), arrays
+
+    def arrays(self, name):
+        return self._arrays[name]
+
+
+def test_crossed_claims_read_frames_and_seeds_the_right_way():
+    # the claims registered before the crossed results: A's gap over C's with frames as units, and
+    # "around right" below the other frames per seed; each verdict must move when the framing is wrong
+    easy = 0.93 + 0.01 * np.arange(6)[:, None] + np.array([0.0, 0.01, 0.02])  # [6 frames, 3 seeds]
+    hard = easy.copy()
+    hard[rs_findings.FRAMES[1:].index(rc.HARD_FRAME)] = [0.10, 0.20, 0.15]
+    found = rs_findings.crossed(_Crossed(hard))
+    assert found["scan-control-gap-frames"].holds and found["scan-frame-hard-crossed"].holds
+    spread = rs_findings.frame_spread(_Crossed(hard))
+    assert spread["frames"] > 0.95 and sum(spread.values()) == pytest.approx(1.0)
+    # no hard frame: the frame claim does not hold; A's gap as small as C's: the gap claim does not
+    found = rs_findings.crossed(_Crossed(easy, a_gap=0.0))
+    assert "does not hold" in found["scan-frame-hard-crossed"].text
+    assert "does not hold" in found["scan-control-gap-frames"].text
+    # an arm untrained: both undecided
+    found = rs_findings.crossed(_Crossed(hard, train=0.5))
+    assert all("cannot be decided here" in f.text for f in found.values())
+    # the arms swapped (C's gap above A's): replayed from the decision, it no longer holds
+    rs_findings.crossed(_Crossed(hard))
+    for key in ("scan-control-gap-frames", "scan-frame-hard-crossed"):
+        d = claims.decisions(rs.CHAPTER)[f"{rs.CHAPTER}/{key}"]
+        assert claims.moved(d, claims.replay(d, "swap arms")) and claims.moved(d, claims.replay(d, "shuffle units"))
 
 
 def test_control_findings_figures_and_tables_at_smoke(smoke_controls):

@@ -486,10 +486,15 @@ def config(s: ControlSettings, name: str) -> dict:
     return cfg
 
 
+def code_of(name: str):
+    """The function that computes control result ``name``: ``code(s, name, device) -> (metrics, arrays)``."""
+    return (run_followup if name in FOLLOWUPS else run_crossed if name in CROSSED
+            else run_mnist if name.startswith("mnist") else run_scan)
+
+
 def fetch(s: ControlSettings, name: str, profile: str, device: torch.device) -> results.Result:
     """Load (or compute and store) one control result (:func:`modlib.results.fetch`)."""
-    code = (run_followup if name in FOLLOWUPS else run_crossed if name in CROSSED
-            else run_mnist if name.startswith("mnist") else run_scan)
+    code = code_of(name)
     return results.fetch("resists_at_scale", name, config(s, name), lambda: code(s, name, device),
                          profile=profile, device=describe(device), code=code,
                          sources={"data": digits.available_sources()})

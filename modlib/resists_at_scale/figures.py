@@ -297,18 +297,19 @@ def dose_response(runs) -> plt.Figure:
 
 
 def followups(runs) -> plt.Figure:
-    """Chapter 3's follow-ups of control C ("What control C left open, tested"). Left, MNIST pairs:
+    """Chapter 3's follow-ups of control C ("What control C left open, tested"). Top, MNIST pairs:
     accuracy on test digits at the training combinations minus at the others, against the bits the
     right digit carries, for the dose-response (levels and control C) and at fixed coverage
-    (:data:`modlib.resists_at_scale.findings.COVER`), one point per seed and the means. Right, SCAN's
-    control C: final test exact match per seed with the seed's own held-out frame (``scan-C``), with
-    "around right" held out (``scan-C``'s seed 1 and ``scan-C-around-right``) and matched to
-    setting A's size (``scan-C-matched``), a line joining each seed's points."""
+    (:data:`modlib.resists_at_scale.findings.COVER`), one point per seed and the means. Bottom,
+    SCAN's control C: final test exact match with each of the six directed frames held out, one
+    numbered point per seed (``scan-C``, ``scan-C-around-right`` and the crossed design's
+    ``scan-C-<frame>``), a bar at the mean over the seeds every frame has; and, apart, control C
+    matched to setting A's size (``scan-C-matched``)."""
     from modlib.data.scan import VERB_FRAMES
-    from modlib.resists_at_scale.controls import HARD_FRAME
-    from modlib.resists_at_scale.findings import COVER, test_digit_gap
+    from modlib.resists_at_scale.controls import CROSSED, HARD_FRAME, held_out_frame
+    from modlib.resists_at_scale.findings import COVER, crossed_cells, test_digit_gap
 
-    fig, (left, right) = plt.subplots(1, 2, figsize=(COLUMN, 2.8))
+    fig, (left, right) = plt.subplots(2, 1, figsize=(COLUMN, 5.6), height_ratios=(1, 1.1))
     dose = sorted((runs.rows[n].metrics["info_bits"], n) for n in runs.rows
                   if n.startswith("mnist-dose-") or n == "mnist-C")
     cover = sorted((runs.rows[n].metrics["info_bits"], n) for n in COVER if n in runs.rows)
@@ -317,48 +318,50 @@ def followups(runs) -> plt.Figure:
         means = []
         for bits, name in levels:
             values = test_digit_gap(runs.arrays(name))
-            left.scatter(np.full(len(values), bits), values, s=8, color=colour, alpha=0.5, lw=0)
+            left.scatter(np.full(len(values), bits), values, s=10, color=colour, alpha=0.5, lw=0)
             means.append(values.mean())
         if levels:
-            left.plot([b for b, _ in levels], means, color=colour, marker=marker, ms=3, lw=1.4, label=label)
+            left.plot([b for b, _ in levels], means, color=colour, marker=marker, ms=4, lw=1.4, label=label)
     if not dose and not cover:
         _absent(left)
-    left.set_xlabel("I(Y1; Y2) in training, bits", fontsize=8)
-    left.set_ylabel("test digits: seen minus unseen", fontsize=8)
-    left.set_title("MNIST pairs", fontsize=9)
-    left.tick_params(labelsize=7)
+    left.set_xlabel("I(Y1; Y2) in training, bits", fontsize=9)
+    left.set_ylabel("test digits:\nseen minus unseen", fontsize=9)
+    left.set_title("MNIST pairs", fontsize=10)
+    left.tick_params(labelsize=8)
     left.grid(alpha=0.3)
-    _legend(left, fontsize=7, loc="upper left")
-    columns = ("own frame", '"around right"', "A's size")
-    per_seed: dict[int, dict[int, float]] = {}
+    _legend(left, fontsize=8, loc="upper left")
+    frames = VERB_FRAMES[1:]
+    points: list[tuple[int, int, float]] = []  # (column, seed, test exact match)
     if "scan-C" in runs.rows:
         c = runs.arrays("scan-C")
-        hard = VERB_FRAMES.index(HARD_FRAME)
-        for k, (frame, value) in enumerate(zip(c["held_out"], c["final_test"])):
-            per_seed.setdefault(k, {})[1 if int(frame) == hard else 0] = float(value)
-    for name, column in (("scan-C-around-right", 1), ("scan-C-matched", 2)):
+        points += [(frames.index(held_out_frame(k)), k, float(v)) for k, v in enumerate(c["final_test"])]
+    named = (("scan-C-around-right", HARD_FRAME), *CROSSED.items(), ("scan-C-matched", None))
+    for name, frame in named:
         if name in runs.rows:
             a = runs.arrays(name)
-            for k, value in zip(a["seeds"], a["final_test"]):
-                per_seed.setdefault(int(k), {})[column] = float(value)
-    for k, points in sorted(per_seed.items()):
-        xs = sorted(points)
-        shift = 0.08 * (k - 2)  # each seed a little apart, so that equal scores stay readable
-        ys = [points[x] for x in xs]
-        right.plot([x + shift for x in xs], ys, color="0.6", lw=0.7, zorder=1)
-        right.scatter([x + shift for x in xs], ys, s=14, color=C_COLOURS["test"], edgecolor=C_COLOURS["train"],
-                      lw=0.6, zorder=2)
-        for x, y in zip(xs, ys):
-            right.annotate(str(k), (x + shift, y), xytext=(0, -9), textcoords="offset points", fontsize=6,
-                           ha="center")
-    if not per_seed:
+            column = len(frames) if frame is None else frames.index(frame)
+            points += [(column, int(k), float(v)) for k, v in zip(a["seeds"], a["final_test"])]
+    for column, k, v in points:
+        x = column + 0.11 * (k - 2)  # each seed a little apart, so that equal scores stay readable
+        right.scatter(x, v, s=18, color=C_COLOURS["test"], edgecolor=C_COLOURS["train"], lw=0.7, zorder=2)
+        right.annotate(str(k), (x, v), xytext=(0, -10), textcoords="offset points", fontsize=7, ha="center")
+    seeds, _, test = crossed_cells(runs)
+    if len(seeds) >= 2:
+        for column, mean in enumerate(test.mean(1)):
+            right.plot([column - 0.32, column + 0.32], [mean, mean], color="0.3", lw=1.6, zorder=1,
+                       label=f"mean over seeds {', '.join(map(str, seeds))}" if column == 0 else None)
+        _legend(right, fontsize=8, loc="lower left")
+    if not points:
         _absent(right)
-    right.set_xticks(range(3), columns, fontsize=7)
-    right.set_xlim(-0.4, 2.6)
+    right.axvline(len(frames) - 0.5, color="0.5", lw=0.8, ls=":")
+    labels = [f[2:].replace("opposite", "opp.").replace("around", "around\n") for f in frames]
+    right.set_xticks(range(len(frames) + 1), labels + ["at A's size\n(own frame)"], fontsize=8)
+    right.set_xlim(-0.5, len(frames) + 0.5)
     right.set_ylim(*YLIM)
-    right.set_ylabel("control C: test exact match", fontsize=8)
-    right.set_title("SCAN, control C (seed numbers)", fontsize=9)
-    right.tick_params(axis="y", labelsize=7)
+    right.set_xlabel('the frame "jump" is held out of', fontsize=9)
+    right.set_ylabel("control C:\ntest exact match", fontsize=9)
+    right.set_title("SCAN, control C (numbers: seeds)", fontsize=10)
+    right.tick_params(axis="y", labelsize=8)
     right.grid(alpha=0.3)
     fig.tight_layout()
     return fig

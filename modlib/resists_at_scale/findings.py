@@ -438,7 +438,84 @@ def followups(runs) -> dict[str, Finding]:
                 f"SCAN, control C matched to setting A's size ({size}; seeds {seeds}): "
                 f"{mean_pm(m['final_train'])} on training commands and {mean_pm(m['final_test'])} on test commands; "
                 f"the train-test gap is {mean_pm(gap(m))}, against {mean_pm(gap(o))} in {who}{text}.")
+    out.update(crossed(runs))
     return out
+
+
+def crossed_cells(runs) -> tuple[tuple[int, ...], np.ndarray, np.ndarray]:
+    """Control C's held-out frame crossed with seeds (:data:`modlib.resists_at_scale.controls.CROSSED`):
+    ``(seeds, train, test)``, the final exact match on training and on test commands, each
+    ``[6 directed frames (FRAMES[1:]), seeds]``, gathered from ``scan-C`` (seed k, its own frame),
+    ``scan-C-around-right`` and the ``scan-C-<frame>`` results, over the seeds under which every
+    frame is stored (none: empty arrays)."""
+    from modlib.resists_at_scale.controls import CROSSED, HARD_FRAME, held_out_frame
+
+    cells: dict[tuple[str, int], tuple[float, float]] = {}
+    if "scan-C" in runs.rows:
+        c = runs.arrays("scan-C")
+        for k, (tr, te) in enumerate(zip(c["final_train"], c["final_test"])):
+            cells[held_out_frame(k), k] = float(tr), float(te)
+    for name, frame in (("scan-C-around-right", HARD_FRAME), *CROSSED.items()):
+        if name in runs.rows:
+            a = runs.arrays(name)
+            for k, tr, te in zip(a["seeds"], a["final_train"], a["final_test"]):
+                cells[frame, int(k)] = float(tr), float(te)
+    frames = FRAMES[1:]
+    seeds = tuple(k for k in sorted({k for _, k in cells}) if all((f, k) in cells for f in frames))
+    table = np.array([[cells[f, k] for k in seeds] for f in frames]).reshape(len(frames), len(seeds), 2)
+    return seeds, table[..., 0], table[..., 1]
+
+
+def crossed(runs) -> dict[str, Finding]:
+    """The crossed design's statements, once every frame is stored under at least two seeds
+    (:func:`crossed_cells`): ``scan-control-gap-frames``, setting A's train-test gap minus control
+    C's, each frame's mean over the seeds, over the six frames; ``scan-frame-hard-crossed``, per seed
+    C's test exact match over the five other frames minus with "X around right" held out (the
+    spread itself: :func:`frame_spread`)."""
+    from modlib.resists_at_scale.controls import HARD_FRAME
+
+    seeds, train, test = crossed_cells(runs)
+    if len(seeds) < 2 or "scan-A" not in runs.rows:
+        return {}
+    a = runs.arrays("scan-A")
+    a_gap = (a["final_train"] - a["final_test"])[list(seeds)]  # [seeds]
+    c_gap = (train - test).mean(1)  # [frames]: each frame's mean over the seeds
+    ok = trained(a) and bool((train >= TRAINED).all())
+    shown = ", ".join(f"{f[2:]!r} {m:.2f}" for f, m in zip(FRAMES[1:], test.mean(1)))
+    effect = paired(np.full(len(c_gap), a_gap.mean()), c_gap, unit="frame")
+    v = claims.decide(f"{CHAPTER}/scan-control-gap-frames", effect, trained=ok)
+    out = {"scan-control-gap-frames": Finding(
+        "scan-control-gap-frames", v.reproduced,
+        f"SCAN, control C with each of the six directed frames held out under seeds {list(seeds)} (mean test "
+        f"exact match per frame: {shown}): the train-test gap, each frame's mean over the seeds, is "
+        f"{mean_pm(c_gap)} over the frames, against setting A's {a_gap.mean():.2f}; A minus C over the frames "
+        f"{effect.text()}{_marked(v)}.")}
+    hard = FRAMES[1:].index(HARD_FRAME)
+    others = np.delete(test, hard, axis=0).mean(0)  # [seeds]
+    effect = paired(others, test[hard])
+    v = claims.decide(f"{CHAPTER}/scan-frame-hard-crossed", effect, trained=bool((train >= TRAINED).all()))
+    out["scan-frame-hard-crossed"] = Finding(
+        "scan-frame-hard-crossed", v.reproduced,
+        f"SCAN, control C, seeds {list(seeds)}: test exact match with \"around right\" held out "
+        f"{', '.join(f'{x:.2f}' for x in test[hard])}, against the mean over the five other frames "
+        f"{', '.join(f'{x:.2f}' for x in others)}; the other frames minus \"around right\" {effect.text()}"
+        f"{_marked(v)}.")
+    return out
+
+
+def frame_spread(runs) -> dict[str, float]:
+    """A description of the crossed design (no verdict): how control C's final test exact match over
+    six frames × seeds (:func:`crossed_cells`) spreads, as shares of its sum of squares about the
+    grand mean: ``frames`` (between the frames' means), ``seeds`` (between the seeds' means) and
+    ``interaction`` (the rest: how a frame's score changes with the seed); empty before two seeds
+    are stored under every frame."""
+    seeds, _, test = crossed_cells(runs)
+    total = float(((test - test.mean()) ** 2).sum()) if len(seeds) >= 2 else 0.0
+    if total == 0:
+        return {}
+    frames = len(seeds) * float(((test.mean(1) - test.mean()) ** 2).sum()) / total
+    between_seeds = test.shape[0] * float(((test.mean(0) - test.mean()) ** 2).sum()) / total
+    return {"frames": frames, "seeds": between_seeds, "interaction": 1 - frames - between_seeds}
 
 
 # what each result is, for the comparison tables: (label, what training shows)
@@ -458,6 +535,10 @@ READINGS = {
     "mnist-cover-8": ("fixed coverage, 8:2", "5 right digits per left; 0-4 common"),
     "scan-C-around-right": ("C, \"around right\" held out", '"jump" in 6 of 7 verb frames'),
     "scan-C-matched": ("C, matched to A's size", '1,467 "jump" commands, 14,670 rows'),
+    **{name: (f"C, \"{frame[2:]}\" held out", '"jump" in 6 of 7 verb frames')
+       for name, frame in (("scan-C-left", "X left"), ("scan-C-right", "X right"),
+                           ("scan-C-opposite-left", "X opposite left"), ("scan-C-opposite-right", "X opposite right"),
+                           ("scan-C-around-left", "X around left"))},
 }
 
 
