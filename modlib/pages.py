@@ -49,6 +49,7 @@ def _rows(path: Path, key: str) -> dict[str, dict]:
 # code; a figure's caption ({glue:figure}, {figure}) is read, as the browser check counts it
 HIDDEN = {"dropdown", "toggle", "solution", "code-cell", "math", ""}
 _FENCE = re.compile(r"^(`{3,}|:{3,})(?:\{([a-z:-]+)\})?")
+_LABEL = re.compile(r"^\([\w.:-]+\)=$")  # a MyST target, "(rs-controls)=": not read
 _WORD = re.compile(r"[A-Za-z0-9\u00C0-\u024F]+(?:['\u2019-][A-Za-z]+)*")
 
 
@@ -70,7 +71,7 @@ def main_path_words(markdown_cells: list[str]) -> int:
                 continue
             if any(name in HIDDEN for _, name in stack):
                 continue
-            if line.lstrip().startswith(("<!--", ":", "(")):
+            if line.lstrip().startswith(("<!--", ":")) or _LABEL.match(line.strip()):
                 continue
             words += len(_WORD.findall(re.sub(r"\$[^$]*\$", " ", line)))
     return words

@@ -13,6 +13,11 @@ def test_collapsed_blocks_code_and_the_appendix_are_not_the_main_path():
     assert pages.main_path_words(cells) == len("Title One two three seven Found eight nine".split()) - 1
 
 
+def test_a_target_is_not_read_and_a_line_opening_with_a_parenthesis_is():
+    cells = ["(sec-a)=\n## Heading\n(This aside is read.) And this."]
+    assert pages.main_path_words(cells) == len("Heading This aside is read And this".split())
+
+
 def test_a_figure_caption_is_read_and_a_collapsed_solution_is_not():
     cells = ["```{glue:figure} fig-key\n:name: fig-a\n\nThe caption, read.\n```",
              "````{solution} ex-a\n:class: dropdown\n\nHidden words here.\n````"]
