@@ -1138,6 +1138,57 @@ def test_controls_followups_scan_c_at_setting_a_size(control_runs, control_found
     assert not control_found["scan-matched-size"].holds and "cannot be decided here" in text, text
 
 
+def _crossed_by_hand(control_runs) -> tuple[np.ndarray, np.ndarray]:
+    """Control C's final exact match on training and test commands, ``[6 directed frames, seeds 0-2]``,
+    read straight from the stored results by the frame each run recorded (``held_out``), not through
+    the page's code."""
+    from modlib.data import scan
+
+    frames = scan.VERB_FRAMES[1:]
+    train, test = np.full((6, 3), np.nan), np.full((6, 3), np.nan)
+    c = control_runs.arrays("scan-C")
+    runs = [(k, h, tr, te) for k, (h, tr, te) in enumerate(zip(c["held_out"], c["final_train"], c["final_test"]))]
+    for name in ("scan-C-around-right", "scan-C-left", "scan-C-right", "scan-C-opposite-left",
+                 "scan-C-opposite-right", "scan-C-around-left"):
+        a = control_runs.arrays(name)
+        runs += list(zip(a["seeds"], a["held_out"], a["final_train"], a["final_test"]))
+    for k, h, tr, te in runs:
+        if k < 3:
+            f = frames.index(scan.VERB_FRAMES[int(h)])
+            assert np.isnan(test[f, k]), f"frame {frames[f]!r} under seed {k} stored twice"
+            train[f, k], test[f, k] = tr, te
+    assert not np.isnan(test).any(), test  # every frame under seeds 0, 1 and 2
+    return train, test
+
+
+def test_controls_crossed_every_frame_under_the_same_seeds(control_runs, control_found):
+    # issue 51, registered before the crossed results were computed: A's gap exceeds control C's with the
+    # six held-out frames as units (each frame's mean over seeds 0-2), and "around right" is the hard frame
+    # per seed; recomputed here from the stored arrays and t quantiles, the decisions must agree
+    from scipy import stats as st
+
+    train, test = _crossed_by_hand(control_runs)
+    a = control_runs.arrays("scan-A")
+    a_gap = (a["final_train"] - a["final_test"])[:3]
+    d = (a_gap[None, :] - (train - test)).mean(1)  # [6 frames]
+    hard = 5  # "X around right", the last of the six directed frames (modlib.data.scan.VERB_FRAMES[1:])
+    per_seed = np.delete(test, hard, axis=0).mean(0) - test[hard]  # [3 seeds]
+    decided = claims.decisions(rs.CHAPTER)
+    for key, x in (("scan-control-gap-frames", d), ("scan-frame-hard-crossed", per_seed)):
+        low, high = st.t.interval(0.95, x.size - 1, loc=x.mean(), scale=st.sem(x))
+        got = decided[f"{rs.CHAPTER}/{key}"]
+        assert (got.estimate, got.low, got.high, got.units) == pytest.approx((x.mean(), low, high, x.size), abs=1e-6), key
+    assert (train >= rs_findings.TRAINED).all()  # every run trained, so the interval decides
+    VERDICTS
+    # framed wrong, each verdict moves: the arms swapped, or an arm untrained
+    for key in ("scan-control-gap-frames", "scan-frame-hard-crossed"):
+        got = decided[f"{rs.CHAPTER}/{key}"]
+        for mutation in ("swap arms", "arm untrained"):
+            assert claims.moved(got, claims.replay(got, mutation)), (key, mutation)
+    spread = rs_findings.frame_spread(control_runs)
+    assert sum(spread.values()) == pytest.approx(1.0) and min(spread.values()) >= -1e-9
+
+
 def test_controls_the_effects_stand_under_the_authors_defaults(control_found):
     # the page's sentence "the effects do not depend on them" (initialisation, forget-gate bias, input
     # feeding): setting A's gap and failure, and B's success on commands it never saw, with the authors'
