@@ -106,3 +106,25 @@ def test_the_books_config_executes_every_chapter_through_it():
     theory = {p for p in (root / "book").glob("*.md") if "{code-cell}" in p.read_text()} - {root / "book" / "ledger.md"}
     assert theory <= pages and len(theory) >= 4  # ledger.md is left to myst-nb: it reads what the chapters write
     assert root / "book" / "ledger.md" not in pages
+
+
+def test_a_kernel_that_does_not_start_is_started_again_then_left_to_myst_nb(monkeypatch):
+    # two kernels started at once may pick one TCP port; the loser dies before kernel_info (a build failed so)
+    calls = []
+
+    def flaky(nb, **kwargs):
+        calls.append(1)
+        if len(calls) < 2:
+            raise RuntimeError("Kernel died before replying to kernel_info")
+        return SimpleNamespace(err=None, time=1.5, exc_string=None)
+
+    nb = nbformat.v4.new_notebook()
+    monkeypatch.setattr(parallel_execution, "single_nb_execution", flaky)
+    assert parallel_execution.execute("/x/a.ipynb", nb, 10) == ("/x/a.ipynb", nb, 1.5, None) and len(calls) == 2
+
+    def dead(nb, **kwargs):
+        raise RuntimeError("Kernel died before replying to kernel_info")
+
+    monkeypatch.setattr(parallel_execution, "single_nb_execution", dead)
+    path, got, _, error = parallel_execution.execute("/x/a.ipynb", nb, 10)
+    assert got is None and "the kernel did not start" in error and "kernel_info" in error

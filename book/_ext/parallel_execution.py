@@ -33,13 +33,25 @@ from sphinx.util import logging
 LOG = logging.getLogger(__name__)
 
 
+STARTS = 3  # tries to start a notebook's kernel
+
+
 def execute(path: str, nb: nbformat.NotebookNode, timeout: int | None
             ) -> tuple[str, nbformat.NotebookNode | None, float, str | None]:
     """Execute the notebook read from ``path`` in its folder (as myst-nb does): ``(path, notebook or
-    None, seconds, traceback)``; the notebook is None when a cell failed."""
-    result = single_nb_execution(nb, cwd=str(Path(path).parent), timeout=timeout, allow_errors=False,
-                                 meta_override=True)
-    return path, (nb if result.err is None else None), result.time, result.exc_string
+    None, seconds, traceback)``; the notebook is None when a cell failed. A kernel that dies before
+    it answers (two kernels started at once on one TCP port: "Address already in use") is started
+    again, :data:`STARTS` times at most; after that the notebook is left to myst-nb too."""
+    error = None
+    for _ in range(STARTS):
+        try:
+            result = single_nb_execution(nb, cwd=str(Path(path).parent), timeout=timeout, allow_errors=False,
+                                         meta_override=True)
+        except RuntimeError as e:  # raised before any cell ran: the kernel did not start
+            error = f"the kernel did not start: {e}"
+            continue
+        return path, (nb if result.err is None else None), result.time, result.exc_string
+    return path, None, 0.0, error
 
 
 def read(app: Sphinx, path: str) -> tuple[nbformat.NotebookNode, str | None] | None:
