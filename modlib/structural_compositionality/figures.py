@@ -183,7 +183,7 @@ def kept_by_layer(arrays: dict, subroutines: tuple[str, str], layers: list[str],
     return fig
 
 
-# below this a kept fraction or an overlap is drawn at it (Fig. 5.8's floor: a zero has no log)
+# below this a kept fraction or an overlap is drawn at it (fig-sc-layers' floor: a zero has no log)
 LAYER_FLOOR = 1e-3
 
 
