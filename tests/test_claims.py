@@ -1327,7 +1327,7 @@ def test_structure_trained_masks_are_as_sparse_as_the_papers(structure_found, st
 
 
 def test_structure_chosen_masks_converged(structure_table):
-    # the page (Fig. 5.5): the chosen masks' kept share stopped falling; most runs converged (a
+    # the page (fig-sc-kept): the chosen masks' kept share stopped falling; most runs converged (a
     # configuration is chosen only when its search mask converged; the three mask seeds then rerun it)
     trained = structure_table[structure_table["trained"]]
     assert (trained["converged"] == True).mean() >= 0.75, trained.groupby(["rule", "subroutine"])["converged"].mean()  # noqa: E712

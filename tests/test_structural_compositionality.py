@@ -431,7 +431,7 @@ def test_kept_by_layer_leaves_a_gap_where_both_masks_keep_nothing():
         warnings.simplefilter("error")
         fig = figures.kept_by_layer(arrays, ("a", "b"), ["l0", "l1", "l2"])
     chance = fig.axes[0].lines[3].get_ydata()
-    # a zero is drawn at the log axis's floor (Fig. 5.8's lines stay on the axis, issue 57)
+    # a zero is drawn at the log axis's floor (fig-sc-layers' lines stay on the axis, issue 57)
     assert chance[0] == pytest.approx(0.03 / 0.37) and np.isnan(chance[1]) and chance[2] == figures.LAYER_FLOOR
     plt.close(fig)
 

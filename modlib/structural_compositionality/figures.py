@@ -183,7 +183,7 @@ def kept_by_layer(arrays: dict, subroutines: tuple[str, str], layers: list[str],
     return fig
 
 
-# below this a kept fraction or an overlap is drawn at it (Fig. 5.8's floor: a zero has no log)
+# below this a kept fraction or an overlap is drawn at it (fig-sc-layers' floor: a zero has no log)
 LAYER_FLOOR = 1e-3
 
 
@@ -256,6 +256,54 @@ def diagram_two_tests() -> plt.Figure:
             bars.spines[side].set_visible(False)
     axes[1, 1].set_ylabel("predicted\naccuracy", fontsize=7.5)
     fig.tight_layout(h_pad=0.4, w_pad=0.6)
+    return fig
+
+
+# book/structural_theory.md's drawn network (:func:`theory_tests`): inputs, two hidden layers, one
+# output; the edges (layer, from, to) that the mask for subroutine A keeps, and as many edges chosen
+# by hand, spread over the layers as A's are, that the random control removes
+THEORY_LAYERS = (3, 4, 4, 2)
+THEORY_MASK = {(0, 0, 0), (0, 1, 1), (1, 0, 0), (1, 1, 0), (1, 1, 1), (2, 0, 0), (2, 1, 0)}
+THEORY_RANDOM = {(0, 2, 3), (0, 0, 2), (1, 3, 2), (1, 2, 3), (1, 0, 3), (2, 3, 1), (2, 2, 0)}
+REMOVED = "#d62728"  # a removed weight, dashed
+THEORY_OUTCOMES = {  # panel -> (title, what structural compositionality predicts on A, on B)
+    "keep": ("test 1: keep only\nA's mask", "A still works", "B: a weak signal"),
+    "remove": ("test 2: remove\nA's mask", "A fails", "B survives"),
+    "random": ("control: remove as many\nweights at random", "A survives", "B survives"),
+}
+
+
+def theory_tests() -> plt.Figure:
+    """The two tests of book/structural_theory.md and the ablation's control, on a drawn network:
+    keep only the weights of the mask for subroutine A (:data:`THEORY_MASK`, blue; the rest faint),
+    remove them (dashed red), and remove as many weights chosen at random (:data:`THEORY_RANDOM`,
+    dashed red, as many per layer). Under each, what a structurally compositional network should
+    then do on A's and B's problems (:data:`THEORY_OUTCOMES`). An illustration: no data, no model."""
+    fig, axes = plt.subplots(1, 3, figsize=(COLUMN, 3.0))
+    pos = {(l, i): (l, (n - 1) / 2 - i) for l, n in enumerate(THEORY_LAYERS) for i in range(n)}
+    edges = [(l, i, j) for l in range(len(THEORY_LAYERS) - 1)
+             for i in range(THEORY_LAYERS[l]) for j in range(THEORY_LAYERS[l + 1])]
+    for ax, (panel, (title, on_a, on_b)) in zip(axes, THEORY_OUTCOMES.items()):
+        removed = {"keep": set(), "remove": THEORY_MASK, "random": THEORY_RANDOM}[panel]
+        for e in edges:
+            (x0, y0), (x1, y1) = pos[(e[0], e[1])], pos[(e[0] + 1, e[2])]
+            if e in removed:
+                ax.plot([x0, x1], [y0, y1], color=REMOVED, ls="--", lw=1.2, zorder=2)
+            elif e in THEORY_MASK:
+                ax.plot([x0, x1], [y0, y1], color=TARGET, lw=2, zorder=2)
+            elif panel == "keep":  # switched off: drawn faint
+                ax.plot([x0, x1], [y0, y1], color="0.88", lw=0.6, zorder=1)
+            else:
+                ax.plot([x0, x1], [y0, y1], color="0.55", lw=0.8, zorder=1)
+        for x, y in pos.values():
+            ax.add_patch(plt.Circle((x, y), 0.14, color="white", ec="0.2", zorder=3))
+        ax.set_title(title, fontsize=9)
+        fails = on_a.endswith("fails")
+        ax.text(1.5, -2.25, on_a, ha="center", va="top", fontsize=9,
+                color=REMOVED if fails else TARGET, fontweight="bold")
+        ax.text(1.5, -2.85, on_b, ha="center", va="top", fontsize=9, color=OTHER)
+        ax.set_xlim(-0.4, 3.4), ax.set_ylim(-3.4, 1.8), ax.set_aspect("equal"), ax.axis("off")
+    fig.tight_layout(w_pad=0.5)
     return fig
 
 
