@@ -273,11 +273,23 @@ def decide(key: str, effect: stats.Effect | None = None, *, low: float | None = 
                                            "measurable": bool(measurable), "what": what, "over": over,
                                            **({"reason": reason} if reason else {})})
     amended = ""
-    if c.amendments:
-        changes = "; ".join(f"{a.field} {a.old} → {a.new} on {a.date}: {a.reason}" for a in c.amendments)
-        amended = f"changed after the results were seen ({changes}); under the claim as registered: " \
-                  f"{_words(before, c.original()['whose'] == 'own')}"
+    shown = [a for a in c.amendments if a.field not in UNSHOWN]
+    if shown:
+        amended = f"changed after the results were seen ({changes_in_words(shown)}; the claims ledger says when " \
+                  f"and why); under the claim as registered: {_words(before, c.original()['whose'] == 'own')}"
     return stats.Verdict(v.outcome, v.why, v.open, key, amended)
+
+
+UNSHOWN = ("mutations",)  # amended fields a verdict's words leave to the ledger: they cannot move a verdict
+SHORT = 40  # an amendment's old and new values shown on the page up to this many characters together
+
+
+def changes_in_words(amendments: list[Amendment]) -> str:
+    """What the amendments changed, as a page prints it beside a verdict: ``"margin 0.5 → 0.05"`` for
+    short values, the field's name alone for long ones (a measure's text); the date and the reason
+    are in the claims ledger."""
+    return "; ".join(f"{a.field} {a.old} → {a.new}" if len(f"{a.old}{a.new}") <= SHORT else f"its {a.field}"
+                     for a in amendments)
 
 
 def statement(v: stats.Verdict, text: str) -> stats.Claim:
