@@ -373,7 +373,7 @@ def retention(tables: np.ndarray, controls: np.ndarray) -> tuple[np.ndarray, np.
     """Per seed ``[seeds]``, on the mask :func:`sparing` reads (the one whose removal costs the
     other operation most against a random removal as dense): what the other operation keeps once
     the mask is removed, and once as many random weights are removed (both as shares of the full
-    network's accuracy), so that sparing is their difference. The raw measure beside sparing: a
+    network's accuracy), so that sparing is their difference. The plain measure beside sparing: a
     sparser mask's removal keeps more of the other operation, but a random removal as sparse keeps
     more too, so the two can move in opposite directions (the width and α curves)."""
     rel, crel = _rel(tables, controls)
@@ -404,8 +404,8 @@ def _shape(h) -> str:
 
 def _point_line(label: str, p: dict) -> str:
     t, c = p["table"], p["control"]
-    return (f"{label}: without the + mask × keeps {mean_pm(t[:, 2, 1])} (random removal {mean_pm(c[:, 1, 1])}), without the "
-            f"× mask + keeps {mean_pm(t[:, 4, 0])} (random {mean_pm(c[:, 3, 0])}); sparing {mean_pm(sparing(t, c))}; "
+    return (f"{label}: raw accuracies, without the + mask × keeps {mean_pm(t[:, 2, 1])} (random removal {mean_pm(c[:, 1, 1])}), without the "
+            f"× mask + keeps {mean_pm(t[:, 4, 0])} (random {mean_pm(c[:, 3, 0])}); sparing (in shares of the full network's accuracy) {mean_pm(sparing(t, c))}; "
             f"alone, the worse mask keeps {mean_pm(alone(t))} of its own operation; "
             f"kept share + {_pct(p['share'][:, 0])}, × {_pct(p['share'][:, 1])}; "
             f"share of the + mask's weights the × mask keeps too {mean_pm(p['overlap'])} (chance "
@@ -413,10 +413,10 @@ def _point_line(label: str, p: dict) -> str:
 
 
 def _raw(a: dict, b: dict, la: str, lb: str) -> str:
-    """The raw measure beside sparing at two points (:func:`retention`), and how good their masks
+    """The plain measure beside sparing at two points (:func:`retention`), and how good their masks
     are alone (:func:`alone`): the two ends of a curve need not have masks of equal quality."""
     (ra, ca), (rb, cb) = retention(a["table"], a["control"]), retention(b["table"], b["control"])
-    return (f"Raw, after the removal that sparing reads the other operation keeps {mean_pm(ra)} at {la} and {mean_pm(rb)} "
+    return (f"As shares of the full network's accuracy (not raw accuracies), after the worse mask's removal the other operation keeps {mean_pm(ra)} at {la} and {mean_pm(rb)} "
             f"at {lb} (after a random removal as dense: {mean_pm(ca)} and {mean_pm(cb)}); alone, the worse mask keeps "
             f"{mean_pm(alone(a['table']))} and {mean_pm(alone(b['table']))} of its own operation (lowest network "
             f"{alone(a['table']).min():.2f} and {alone(b['table']).min():.2f}; a mask is read from 0.5).")
@@ -449,7 +449,7 @@ def width_density(points: dict, depth: int = 2) -> str:
     (ra, ca), (rb, cb) = retention(a["table"], a["control"]), retention(b["table"], b["control"])
     return (f"from {_shape(lo)} to {_shape(hi)} the masks keep {_pct(a['share'].mean(1))} → "
             f"{_pct(b['share'].mean(1))} of the weights (+ and × masks, mean), the other operation keeps "
-            f"{ra.mean():.2f} → {rb.mean():.2f} of the full network's accuracy after the removal the verdict reads, "
+            f"{ra.mean():.2f} → {rb.mean():.2f} of the full network's accuracy after the worse mask's removal, "
             f"and {ca.mean():.2f} → {cb.mean():.2f} after removing as many random weights")
 
 
@@ -556,7 +556,7 @@ def alpha_curve(points: dict, devices: dict | None = None) -> list[stats.Claim]:
     other operation more than the weakest's (:func:`sparing`), paired by seed over networks (t
     interval), needing every network trained and both ends' masks readable (:func:`_usable`: a
     mask too sparse to do its own operation spares everything by keeping nothing); the text lists
-    each α's numbers and kept shares, and the raw measure at both ends (:func:`retention`). An α
+    each α's numbers and kept shares, and the plain measure at both ends (:func:`retention`). An α
     with fewer networks stored than the others is shown, not compared. ``devices`` ({α: the
     devices that made its networks, in words}): where one α's differ from the others', its
     networks of one seed may differ in weights, which the text says."""
@@ -618,7 +618,7 @@ def authors_schedule(authors: dict, book: dict, chance: float, devices: dict | N
     if devices.get("authors", "") != devices.get("book", ""):  # one seed, two devices: two networks
         same = (f"The network of the same seed (made on {devices.get('book')}, the one above on "
                 f"{devices.get('authors')}: their weights differ)")
-    text = (f"**At the authors' mask schedule** ({network or f'{len(t)} network' + 's' * (len(t) > 1)}): without the + "
+    text = (f"**At the authors' mask schedule** ({network or f'{len(t)} network' + 's' * (len(t) > 1)}; raw accuracies): without the + "
             f"mask × "
             f"keeps {mean_pm(t[:, 2, 1])} and + {mean_pm(t[:, 2, 0])}; without the × mask + keeps {mean_pm(t[:, 4, 0])} and "
             f"× {mean_pm(t[:, 4, 1])}; alone, the + mask adds at {mean_pm(t[:, 1, 0])} and the × mask multiplies at "
@@ -627,7 +627,7 @@ def authors_schedule(authors: dict, book: dict, chance: float, devices: dict | N
             f"{mean_pm(b[:, 2, 1])}, without × + keeps {mean_pm(b[:, 4, 0])} (kept share + "
             f"{_pct(book['share'][:, 0])}, × {_pct(book['share'][:, 1])}). Sparing "
             f"{mean_pm(sparing(t, authors['control']))} at the authors' schedule, {mean_pm(sparing(b, book['control']))} at "
-            f"the page's (its α is not the authors'). Raw, after the removal that sparing reads the other "
+            f"the page's (its α is not the authors'). As shares of the full network's accuracy, after the worse mask's removal the other "
             f"operation keeps {mean_pm(retention(t, authors['control'])[0])} at the authors' schedule and "
             f"{mean_pm(retention(b, book['control'])[0])} at the page's. ")
     if matched is not None:
@@ -636,7 +636,7 @@ def authors_schedule(authors: dict, book: dict, chance: float, devices: dict | N
         same_seed = same_seed if same_seed.any() else np.ones_like(same_seed)
         text += (f"At the authors' α with the page's steps and mask learning rate (the α curve's point, "
                  f"trained on {devices.get('book', 'the page’s device')}): sparing "
-                 f"{mean_pm(sparing(m, mc)[same_seed])}, raw {mean_pm(retention(m, mc)[0][same_seed])} on the network"
+                 f"{mean_pm(sparing(m, mc)[same_seed])}, share kept {mean_pm(retention(m, mc)[0][same_seed])} on the network"
                  f"{'s' * int(same_seed.sum() > 1)} of the same seed (over all {len(m)} of its networks: sparing "
                  f"{mean_pm(sparing(m, mc))}); kept share + {_pct(matched['share'][same_seed, 0])}, × "
                  f"{_pct(matched['share'][same_seed, 1])}: at one α, the steps and the learning rate alone "
