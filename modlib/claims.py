@@ -276,7 +276,7 @@ def decide(key: str, effect: stats.Effect | None = None, *, low: float | None = 
     shown = [a for a in c.amendments if a.field not in UNSHOWN]
     if shown:
         amended = f"changed after the results were seen ({changes_in_words(shown)}; the claims ledger says when " \
-                  f"and why); under the claim as registered: {_words(before, c.original()['whose'] == 'own')}"
+                  f"and why); under the claim as registered: {outcome_words(before, c.original()['whose'] == 'own')}"
     return stats.Verdict(v.outcome, v.why, v.open, key, amended)
 
 
@@ -302,7 +302,9 @@ def statement(v: stats.Verdict, text: str) -> stats.Claim:
     return stats.claim(c.name, v, text, own=c.own)
 
 
-def _words(outcome: str, own: bool) -> str:
+def outcome_words(outcome: str, own: bool) -> str:
+    """An outcome in the words for its claim's kind: "holds" / "does not hold" for the book's own
+    hypothesis (``own``), the mark and the outcome ("✓ reproduced", "? cannot be decided here") else."""
     if own and outcome != stats.UNDECIDED:
         return stats.HOLDS if outcome == stats.REPRODUCED else stats.DOES_NOT_HOLD
     return f"{stats.MARKS[outcome]} {outcome}"
@@ -323,13 +325,13 @@ def words(key: str, why: bool = False) -> str:
     d = _DECISIONS.get(key)
     if d is None:
         return NOT_DECIDED
-    text = _words(d.outcome, c.own)
+    text = outcome_words(d.outcome, c.own)
     reason = stats.undecided_reason(stats.Verdict(d.outcome, d.why)) if why else ""
     if reason:
         text += f" ({reason})"
     if d.registered_outcome is not None:
-        registered = _words(d.registered_outcome, c.original()["whose"] == "own")
-        if registered != _words(d.outcome, c.own):  # another outcome, or the same one worded for another kind
+        registered = outcome_words(d.registered_outcome, c.original()["whose"] == "own")
+        if registered != outcome_words(d.outcome, c.own):  # another outcome, or the same one worded for another kind
             text += f" (as registered: {registered})"
     return text
 
