@@ -507,7 +507,7 @@ def frame_spread(runs) -> dict[str, float]:
     """A description of the crossed design (no verdict): how control C's final test exact match over
     six frames × seeds (:func:`crossed_cells`) spreads, as shares of its sum of squares about the
     grand mean: ``frames`` (between the frames' means), ``seeds`` (between the seeds' means) and
-    ``interaction`` (the rest: how a frame's score changes with the seed); empty before two seeds
+    ``interaction`` (the rest: how a frame's score changes with the seed, mixed with run-to-run noise, which one run a cell cannot separate); empty before two seeds
     are stored under every frame."""
     seeds, _, test = crossed_cells(runs)
     total = float(((test - test.mean()) ** 2).sum()) if len(seeds) >= 2 else 0.0
