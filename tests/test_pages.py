@@ -194,7 +194,8 @@ def appendix_problems(cells: list[dict]) -> list[str]:
     later = [line for line in after if re.match(r"^#{1,2} ", line)]
     if later:
         problems.append(f"the appendix is not the last section: {later}")
-    above = cells[:at]
+    # the cells before the appendix, and what its own cell holds above the heading (a Summary)
+    above = cells[:at] + [dict(cells[at], source="\n".join(lines[:head]), outputs=[])]
     for i, c in enumerate(above):
         if c["kind"] == "code" and not set(SHOWN) & set(c["tags"]) \
                 and STATEMENT_LIST.search(c["source"]):
