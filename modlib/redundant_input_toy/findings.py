@@ -52,7 +52,8 @@ def marked_own(v: Verdict, untrained: str = "") -> str:
     ✗, which the page keeps for the paper's claims."""
     if v.outcome == UNDECIDED:
         return marked(v, untrained)
-    return f" — {HOLDS if v.reproduced else DOES_NOT_HOLD}" + (f" ({v.amended})" if v.amended else "")
+    return (f" — {HOLDS if v.reproduced else DOES_NOT_HOLD}" + (f" ({v.plain})" if v.plain else "")
+            + (f" ({v.amended})" if v.amended else ""))
 
 
 def _share(generalises: np.ndarray) -> str:
