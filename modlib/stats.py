@@ -412,9 +412,15 @@ class Effect:
             return f"{self.sizes[0]} and {self.sizes[1]} {_plural(self.unit, 2)}"
         return f"{self.n} {_plural(self.unit, self.n)}"
 
-    def text(self, percent: bool = True) -> str:
-        """``"+8 points (95% paired t interval over 5 seeds +3 to +13 points; sign test p = 0.06)"``."""
-        num = (lambda v: f"{round(100 * v) + 0:+d}") if percent else (lambda v: f"{round(v, 2) + 0.0:+.2f}")
+    def text(self, percent: bool = True, margin: float | None = None) -> str:
+        """``"+8 points (95% paired t interval over 5 seeds +3 to +13 points; sign test p = 0.06)"``.
+        ``margin``: the claim's margin, where a number that would print as the margin it misses gets
+        the digits to show it (:func:`bound`; not in points)."""
+        def plain(v):
+            if margin is not None and margin > 0 and round(abs(v), 2) == round(margin, 2):
+                return bound(v, margin)
+            return f"{round(v, 2) + 0.0:+.2f}"
+        num = (lambda v: f"{round(100 * v) + 0:+d}") if percent else plain
         end = " points" if percent else ""
         test = f"; {self.test}" if self.test else ""
         return (f"{num(self.mean)}{end} (95% {self.interval} interval over {self.over} "

@@ -33,7 +33,7 @@ def compare(key: str, x: np.ndarray, y: np.ndarray, *, fits: bool, reason: str =
     effect = unpaired(x, y)
     v = claims.decide(f"{CHAPTER}/{key}", effect, trained=fits, reason=reason)
     c = claims.get(v.claim)
-    return v, (f"{effect.text(percent=False)[:-1]}; the paper's {c.direction * c.size:+.2f})"
+    return v, (f"{effect.text(percent=False, margin=c.margin)[:-1]}; the paper's {c.direction * c.size:+.2f})"
                + marked(v, f"in-domain R² below {FIT} in some seed"))
 
 
@@ -407,6 +407,12 @@ def slot_fits(runs, row: str) -> str:
 
 
 
+def _text(effect, v: Verdict) -> str:
+    """``effect``'s text (not in points) for the claim ``v`` decided: a bound that would print as the
+    claim's margin gets the digits to show which side of it it lies."""
+    return effect.text(percent=False, margin=claims.get(v.claim).margin)
+
+
 def recomputed(runs) -> list:
     """Chapter 2's statements about the rows recomputed with data drawn per seed
     (:func:`modlib.compositional_sprites.causes.runs`), each naming the seeds it counts; a statement
@@ -446,7 +452,7 @@ def recomputed(runs) -> list:
             f"seeds fit the training support ({seed_list(opened[:n] > 0)}), against {int(shut[:n].sum())} "
             f"({seed_list(shut[:n] > 0)}) with the bias as initialised "
             f"(gradient share before training {percent_span(reach[1])} opened, {percent_span(reach[0])} not); opened minus "
-            f"not, paired by seed, {effect.text(percent=False)}."))
+            f"not, paired by seed, {_text(effect, v)}."))
     if "orthogonal" in rows and "r2_slot" in runs.arrays("orthogonal"):
         f = fit("orthogonal")
         slot = runs.arrays("orthogonal")["r2_slot"]  # [S, 2]
@@ -469,7 +475,7 @@ def recomputed(runs) -> list:
             v,
             f"On the gap scenes alone (slot 0's x between 0.05 and 0.45), R² {mean_sd(gap)} for the model trained "
             f"without them and {mean_sd(full_)} for the one trained on the full orthogonal support (all "
-            f"{len(gap)} and {len(full_)} seeds); the second minus the first {effect.text(percent=False)}."))
+            f"{len(gap)} and {len(full_)} seeds); the second minus the first {_text(effect, v)}."))
     if {"diagonal-0.1", "orthogonal"} <= rows:
         drop = {r: np.subtract(*final(r)) for r in ("diagonal-0.1", "orthogonal")}
         trained = bool(fit("diagonal-0.1").all() and fit("orthogonal").all())
@@ -478,7 +484,7 @@ def recomputed(runs) -> list:
         out.append(claims.statement(
             v, f"With each seed on its own scenes, R² drops from in-domain to the whole cube by "
             f"{mean_sd(drop['diagonal-0.1'])} at δ = 0.1 and {mean_sd(drop['orthogonal'])} on the orthogonal support "
-            f"(all seeds); the difference {effect.text(percent=False)} (the paper's two drops differ by "
+            f"(all seeds); the difference {_text(effect, v)} (the paper's two drops differ by "
             f"{_paper_drop('diagonal-0.1') - _paper_drop('orthogonal'):+.3f}, below the margin: the order is the book's "
             f"hypothesis, not the paper's claim)."))
         # the size of the drop itself against the paper's (its table: 0.954 in-domain, 0.945 whole)
@@ -511,7 +517,7 @@ def conditioning(result) -> Finding:
         v, f"How well each support conditions the lower slot's Jacobians (no model trained): the 5th "
         f"percentile of the smallest eigenvalue of the context-averaged Gram matrix of ∂C/∂φ₁ on slot 1's own "
         f"pixels is {conditioning_values(result)}; the orthogonal support minus δ = 0.05 "
-        f"{effect.text(percent=False)}.")
+        f"{_text(effect, v)}.")
 
 
 def conditioning_values(result) -> str:
