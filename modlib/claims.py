@@ -225,6 +225,7 @@ class Decision:
 
 
 _DECISIONS: dict[str, Decision] = {}
+_PLAIN: dict[str, str] = {}  # by key: the verdict's plain words where its interval is clear of 0 (stats.Verdict.plain)
 
 
 def decide(key: str, effect: stats.Effect | None = None, *, low: float | None = None, high: float | None = None,
@@ -272,12 +273,13 @@ def decide(key: str, effect: stats.Effect | None = None, *, low: float | None = 
                                arms, how, {"trained": bool(trained), "controls": bool(controls),
                                            "measurable": bool(measurable), "what": what, "over": over,
                                            **({"reason": reason} if reason else {})})
+    _PLAIN[key] = "" if reason else v.plain
     amended = ""
     shown = [a for a in c.amendments if a.field not in UNSHOWN]
     if shown:
-        amended = f"changed after the results were seen ({changes_in_words(shown)}; the claims ledger says when " \
-                  f"and why); under the claim as registered: {outcome_words(before, c.original()['whose'] == 'own')}"
-    return stats.Verdict(v.outcome, v.why, v.open, key, amended)
+        amended = f"changed after the results were seen ({changes_in_words(shown)}; when and why: the claims " \
+                  f"ledger); under the claim as registered: {outcome_words(before, c.original()['whose'] == 'own')}"
+    return stats.Verdict(v.outcome, v.why, v.open, key, amended, v.plain if not reason else "")
 
 
 UNSHOWN = ("mutations",)  # amended fields a verdict's words leave to the ledger: they cannot move a verdict
@@ -288,8 +290,18 @@ def changes_in_words(amendments: list[Amendment]) -> str:
     """What the amendments changed, as a page prints it beside a verdict: ``"margin 0.5 → 0.05"`` for
     short values, the field's name alone for long ones (a measure's text); the date and the reason
     are in the claims ledger."""
-    return "; ".join(f"{a.field} {a.old} → {a.new}" if len(f"{a.old}{a.new}") <= SHORT else f"its {a.field}"
-                     for a in amendments)
+    fields = {a.field for a in amendments}
+
+    def one(a: Amendment) -> str:
+        if a.field == "whose":  # "paper" / "own", in the words a reader knows
+            kinds = {"paper": "a paper's claim", "own": "the book's own hypothesis"}
+            return f"{kinds.get(a.old, a.old)} → {kinds.get(a.new, a.new)}"
+        if a.field == "size":
+            return f"the paper's size {a.old if a.old not in (None, '', 'none') else 'none'} → " \
+                   f"{a.new if a.new not in (None, '', 'none') else 'none'}"
+        return f"{a.field} {a.old} → {a.new}" if len(f"{a.old}{a.new}") <= SHORT else f"its {a.field}"
+    # a citation key is no reader's word: the paper's name goes with "whose" where that changed too
+    return "; ".join(one(a) for a in amendments if not (a.field == "paper" and "whose" in fields))
 
 
 def statement(v: stats.Verdict, text: str) -> stats.Claim:
@@ -318,7 +330,8 @@ def words(key: str, why: bool = False) -> str:
     the words for its kind, as :func:`statement` prints it: "✓ reproduced", "✗ not reproduced",
     "holds", "does not hold", "? cannot be decided here"; an amended claim's verdict is followed by
     the verdict as registered where its words differ (another outcome, or another kind's words). ``why``: an undecided verdict's reason follows in
-    brackets (:func:`modlib.stats.undecided_reason`). For a page's prose (glued), so that the prose
+    brackets (:func:`modlib.stats.undecided_reason`), and the plain words of one whose interval is clear of 0
+    (:func:`plain`). For a page's prose (glued), so that the prose
     names a verdict without typing it; :data:`NOT_DECIDED` where the claim was not decided (a
     result not made at this profile)."""
     c = get(key)
@@ -327,13 +340,21 @@ def words(key: str, why: bool = False) -> str:
         return NOT_DECIDED
     text = outcome_words(d.outcome, c.own)
     reason = stats.undecided_reason(stats.Verdict(d.outcome, d.why)) if why else ""
-    if reason:
-        text += f" ({reason})"
+    said = "; ".join(x for x in (reason, plain(key) if why else "") if x)
+    if said:
+        text += f" ({said})"
     if d.registered_outcome is not None:
         registered = outcome_words(d.registered_outcome, c.original()["whose"] == "own")
         if registered != outcome_words(d.outcome, c.own):  # another outcome, or the same one worded for another kind
             text += f" (as registered: {registered})"
     return text
+
+
+def plain(key: str) -> str:
+    """The plain words of the verdict last decided for ``key`` where it is not reproduced (does not
+    hold) or undecided although its interval is clear of 0: "an effect was found, but smaller than
+    the margin of +0.05" (:attr:`modlib.stats.Verdict.plain`); "" otherwise."""
+    return _PLAIN.get(key, "") if key in _DECISIONS else ""
 
 
 def page_words(chapter: str, why: bool = False) -> dict[str, str]:
@@ -351,6 +372,7 @@ def forget(chapter: str | None = None) -> None:
     """Drop the recorded decisions (of ``chapter``): a page starts afresh."""
     for k in list(decisions(chapter)):
         del _DECISIONS[k]
+        _PLAIN.pop(k, None)
 
 
 @contextlib.contextmanager
@@ -358,7 +380,7 @@ def apart():
     """Decisions made inside the ``with`` block are kept apart: they are put in the dict it yields
     (by key) and the record of :func:`decisions` is left as it was (an analysis run with its framing
     mutated, :mod:`modlib.mutations`, must not overwrite what the page decided)."""
-    before = dict(_DECISIONS)
+    before, plain_before = dict(_DECISIONS), dict(_PLAIN)
     _DECISIONS.clear()
     made: dict[str, Decision] = {}
     try:
@@ -367,6 +389,8 @@ def apart():
         made.update(_DECISIONS)
         _DECISIONS.clear()
         _DECISIONS.update(before)
+        _PLAIN.clear()
+        _PLAIN.update(plain_before)
 
 
 def save(chapter: str, profile: str, folder: Path = LEDGER) -> Path | None:

@@ -150,6 +150,7 @@ class Verdict:
     open: bool = False  # undecided only by where the interval lies (see :func:`open_interval`)
     claim: str = ""  # the registered claim it decides ("<chapter>/<id>", :func:`modlib.claims.decide`)
     amended: str = ""  # for an amended claim: what changed after the results were seen, and the verdict before
+    plain: str = ""  # where the interval is clear of 0 but the verdict is not reproduced or undecided: in plain words
 
     @property
     def mark(self) -> str:
@@ -199,6 +200,16 @@ def sign_test(differences) -> float:
     return float(_st.binomtest(int((d > 0).sum()), d.size).pvalue)
 
 
+def bound(x: float, margin: float) -> str:
+    """An interval's end as a page prints it: two places, or as many more (up to five) as it takes
+    not to print the ``margin`` it misses (``+0.048`` where ``+0.05`` would read as the margin itself)."""
+    for places in range(2, 6):
+        text = f"{x:+.{places}f}"
+        if margin == 0 or round(abs(x), places) != round(abs(margin), places) or abs(x) == abs(margin):
+            return text
+    return text
+
+
 def verdict(low: float, high: float, *, units: int, paper: float, margin: float | None = None,
             trained: bool = True, controls: bool = True, measurable: bool = True,
             what: str = "", over: str = "", source: str = "the paper's",
@@ -236,7 +247,9 @@ def verdict(low: float, high: float, *, units: int, paper: float, margin: float 
     margin = CLEAR if margin is None else margin
     if margin < 0:
         raise ValueError(f"margin={margin}: the smallest effect that counts cannot be below 0")
-    interval = f"{what + ' ' if what else ''}interval {low:+.2f} to {high:+.2f} over {over or f'{units} units'}"
+    edge_ = CLEAR if margin is None else margin
+    interval = (f"{what + ' ' if what else ''}interval {bound(low, edge_)} to {bound(high, edge_)} over "
+                f"{over or f'{units} units'}")
     if units < 2:
         return Verdict(UNDECIDED, f"one unit only ({interval})")
     if not trained:
@@ -262,15 +275,21 @@ def verdict(low: float, high: float, *, units: int, paper: float, margin: float 
                                    f"{shown} beyond the margin of {edge}{smaller}")
     if hi < margin:  # no effect that counts fits the interval
         if lo > 0:
-            return Verdict(NOT_REPRODUCED, f"{interval}: clear of 0 but below the margin of {edge}")
+            plain = f"an effect was found, but smaller than the margin of {edge}"
+            if round(hi, 2) == round(margin, 2):  # the upper end prints as the margin at two places
+                plain += f": the interval ends at {bound(s * hi, margin)}, just short of it"
+            return Verdict(NOT_REPRODUCED, f"{interval}: clear of 0 but below the margin of {edge}", plain=plain)
+        opposite = "an effect was found, but in the direction opposite to the one claimed" if hi < 0 else ""
         if lo > -margin:
-            return Verdict(NOT_REPRODUCED, f"{interval}: within the margin of no effect (±{margin:.2f})")
+            return Verdict(NOT_REPRODUCED, f"{interval}: within the margin of no effect (±{margin:.2f})",
+                           plain=opposite)
         if hi < 0:
-            return Verdict(NOT_REPRODUCED, f"{interval}: wholly opposite to the paper's side")
+            return Verdict(NOT_REPRODUCED, f"{interval}: wholly opposite to the paper's side", plain=opposite)
         return Verdict(NOT_REPRODUCED, f"{interval}: short of the margin of {edge} on the paper's side")
     if lo > 0:
         return Verdict(UNDECIDED, f"{interval}: clear of 0, but the estimate {shown} falls short of the "
-                                  f"margin of {edge} while the interval reaches it", open=True)
+                                  f"margin of {edge} while the interval reaches it", open=True,
+                       plain=f"an effect was found, but its estimate is smaller than the margin of {edge}")
     return Verdict(UNDECIDED, f"{interval}: wide enough for no effect and for one beyond the margin of {edge}",
                    open=True)
 
@@ -304,7 +323,8 @@ def marked(v: Verdict, untrained: str = "") -> str:
     reason = undecided_reason(v)
     if reason.startswith("an arm did not train") and untrained:
         reason += f": {untrained}"
-    return f" — {v.mark} {v.outcome}" + (f" ({reason})" if reason else "") + (f" ({v.amended})" if v.amended else "")
+    said = "; ".join(x for x in (reason, v.plain) if x)
+    return f" — {v.mark} {v.outcome}" + (f" ({said})" if said else "") + (f" ({v.amended})" if v.amended else "")
 
 
 # ---------------------------------------------------------------- claims decided by the rule (chapters 4-6)
@@ -354,7 +374,8 @@ def claim(name: str, v: Verdict, text: str, own: bool = False) -> Claim:
     c = Claim(name, v.reproduced, "", v, own)
     why = v.why.replace("the paper's side", "the claim's side") if own else v.why
     amended = f" *{v.amended[0].upper()}{v.amended[1:]}*." if v.amended else ""
-    return Claim(name, v.reproduced, f"{text} **{c.marked}**: {why}.{amended}", v, own)
+    plain = f" {v.plain[0].upper()}{v.plain[1:]}." if v.plain else ""
+    return Claim(name, v.reproduced, f"{text} **{c.marked}**: {why}.{plain}{amended}", v, own)
 
 
 # ---------------------------------------------------------------- comparing two arms: one paired path, one unpaired
@@ -391,9 +412,15 @@ class Effect:
             return f"{self.sizes[0]} and {self.sizes[1]} {_plural(self.unit, 2)}"
         return f"{self.n} {_plural(self.unit, self.n)}"
 
-    def text(self, percent: bool = True) -> str:
-        """``"+8 points (95% paired t interval over 5 seeds +3 to +13 points; sign test p = 0.06)"``."""
-        num = (lambda v: f"{round(100 * v) + 0:+d}") if percent else (lambda v: f"{round(v, 2) + 0.0:+.2f}")
+    def text(self, percent: bool = True, margin: float | None = None) -> str:
+        """``"+8 points (95% paired t interval over 5 seeds +3 to +13 points; sign test p = 0.06)"``.
+        ``margin``: the claim's margin, where a number that would print as the margin it misses gets
+        the digits to show it (:func:`bound`; not in points)."""
+        def plain(v):
+            if margin is not None and margin > 0 and round(abs(v), 2) == round(margin, 2):
+                return bound(v, margin)
+            return f"{round(v, 2) + 0.0:+.2f}"
+        num = (lambda v: f"{round(100 * v) + 0:+d}") if percent else plain
         end = " points" if percent else ""
         test = f"; {self.test}" if self.test else ""
         return (f"{num(self.mean)}{end} (95% {self.interval} interval over {self.over} "

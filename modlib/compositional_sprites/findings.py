@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from modlib import claims
+from modlib import claims, stats
 from modlib.compositional_sprites.experiment import CHAPTER
 from modlib.stats import Finding, Verdict, seeds_phrase, percent_span, distinct_units, marked, mean_sd, unpaired
 
@@ -33,7 +33,7 @@ def compare(key: str, x: np.ndarray, y: np.ndarray, *, fits: bool, reason: str =
     effect = unpaired(x, y)
     v = claims.decide(f"{CHAPTER}/{key}", effect, trained=fits, reason=reason)
     c = claims.get(v.claim)
-    return v, (f"{effect.text(percent=False)[:-1]}; the paper's {c.direction * c.size:+.2f})"
+    return v, (f"{effect.text(percent=False, margin=c.margin)[:-1]}; the paper's {c.direction * c.size:+.2f})"
                + marked(v, f"in-domain R² below {FIT} in some seed"))
 
 
@@ -113,6 +113,12 @@ def gradient_reach(runs, row: str, n: int = 500) -> np.ndarray:
     return np.array(reach)
 
 
+# the statements of compositional_sprites() that check a condition the analysis needs (the rest describe
+# what the rows show and carry no mark): the condition in words, for the appendix's "check passed" / "failed"
+CHECKS = {"random": "each model fits in some seed, the compositional model in every seed, and in-domain and "
+                    "whole-cube R² agree within 0.05 in every seed that fits"}
+
+
 def compositional_sprites(runs, sharpness_rows: dict[str, float] | None = None) -> dict[str, Finding]:
     """Chapter 2's statements about its stored rows (:class:`modlib.compositional_sprites.SpriteRuns`),
     keyed by name; a statement whose rows are not stored is left out.
@@ -180,10 +186,11 @@ def compositional_sprites(runs, sharpness_rows: dict[str, float] | None = None) 
             "monolithic-every-seed", comp_whole, r_whole, fits=bool((r_in >= FIT).all() and (comp_in >= FIT).all()))[0]
         left = ("" if every is None else f" over the {both.sum()} seeds in which both models fit ({seed_list(both)}; "
                 f"left out: {seed_list(~both)}, in-domain R² {_and([f'{x:.2f}' for x in r_in[~both]])} monolithic, "
-                f"{_and([f'{x:.2f}' for x in comp_in[~both]])} compositional; as first decided, over all "
-                f"{both.size} seeds with every seed fitted, the difference is "
-                f"{np.mean(comp_whole) - np.mean(r_whole):+.2f}, {every.why}: "
-                f"{'the same verdict' if every.outcome == v.outcome else every.mark + ' ' + every.outcome})")
+                f"{_and([f'{x:.2f}' for x in comp_in[~both]])} compositional; over all {both.size} seeds, the "
+                f"page's first reading (every seed of both models must fit), the difference is "
+                f"{np.mean(comp_whole) - np.mean(r_whole):+.2f}: "
+                + ("the same verdict" if every.outcome == v.outcome else f"{every.mark} {every.outcome}"
+                   + (f", {stats.undecided_reason(every)}" if stats.undecided_reason(every) else "")) + ")")
         out["monolithic"] = Finding(
             "monolithic", v.reproduced,
             f"The monolithic model on the orthogonal support: R² {mean_sd(r_in)} in-domain, "
@@ -247,9 +254,12 @@ def compositional_sprites(runs, sharpness_rows: dict[str, float] | None = None) 
         if fit.all() or not fit.any():
             continue
         any_stuck = True
-        ok &= bool(reach[~fit].max() < reach[fit].min())
+        below = bool(reach[~fit].max() < reach[fit].min())
+        ok &= below
         parts.append(f"with {composition}, {percent_span(reach[~fit])} in the {(~fit).sum()} seed(s) that never fit "
-                     f"against {percent_span(reach[fit])} in the {fit.sum()} that fit")
+                     f"against {percent_span(reach[fit])} in the {fit.sum()} that fit ("
+                     + ("every seed that never fit started below every seed that fit)" if below else
+                        "the two ranges overlap)"))
     if any_stuck:
         out["reach"] = Finding(
             "reach", ok, "The share of the composition's gradient that reached the slot decoders before "
@@ -397,6 +407,12 @@ def slot_fits(runs, row: str) -> str:
 
 
 
+def _text(effect, v: Verdict) -> str:
+    """``effect``'s text (not in points) for the claim ``v`` decided: a bound that would print as the
+    claim's margin gets the digits to show which side of it it lies."""
+    return effect.text(percent=False, margin=claims.get(v.claim).margin)
+
+
 def recomputed(runs) -> list:
     """Chapter 2's statements about the rows recomputed with data drawn per seed
     (:func:`modlib.compositional_sprites.causes.runs`), each naming the seeds it counts; a statement
@@ -436,7 +452,7 @@ def recomputed(runs) -> list:
             f"seeds fit the training support ({seed_list(opened[:n] > 0)}), against {int(shut[:n].sum())} "
             f"({seed_list(shut[:n] > 0)}) with the bias as initialised "
             f"(gradient share before training {percent_span(reach[1])} opened, {percent_span(reach[0])} not); opened minus "
-            f"not, paired by seed, {effect.text(percent=False)}."))
+            f"not, paired by seed, {_text(effect, v)}."))
     if "orthogonal" in rows and "r2_slot" in runs.arrays("orthogonal"):
         f = fit("orthogonal")
         slot = runs.arrays("orthogonal")["r2_slot"]  # [S, 2]
@@ -459,7 +475,7 @@ def recomputed(runs) -> list:
             v,
             f"On the gap scenes alone (slot 0's x between 0.05 and 0.45), R² {mean_sd(gap)} for the model trained "
             f"without them and {mean_sd(full_)} for the one trained on the full orthogonal support (all "
-            f"{len(gap)} and {len(full_)} seeds); the second minus the first {effect.text(percent=False)}."))
+            f"{len(gap)} and {len(full_)} seeds); the second minus the first {_text(effect, v)}."))
     if {"diagonal-0.1", "orthogonal"} <= rows:
         drop = {r: np.subtract(*final(r)) for r in ("diagonal-0.1", "orthogonal")}
         trained = bool(fit("diagonal-0.1").all() and fit("orthogonal").all())
@@ -468,7 +484,7 @@ def recomputed(runs) -> list:
         out.append(claims.statement(
             v, f"With each seed on its own scenes, R² drops from in-domain to the whole cube by "
             f"{mean_sd(drop['diagonal-0.1'])} at δ = 0.1 and {mean_sd(drop['orthogonal'])} on the orthogonal support "
-            f"(all seeds); the difference {effect.text(percent=False)} (the paper's two drops differ by "
+            f"(all seeds); the difference {_text(effect, v)} (the paper's two drops differ by "
             f"{_paper_drop('diagonal-0.1') - _paper_drop('orthogonal'):+.3f}, below the margin: the order is the book's "
             f"hypothesis, not the paper's claim)."))
         # the size of the drop itself against the paper's (its table: 0.954 in-domain, 0.945 whole)
@@ -501,7 +517,7 @@ def conditioning(result) -> Finding:
         v, f"How well each support conditions the lower slot's Jacobians (no model trained): the 5th "
         f"percentile of the smallest eigenvalue of the context-averaged Gram matrix of ∂C/∂φ₁ on slot 1's own "
         f"pixels is {conditioning_values(result)}; the orthogonal support minus δ = 0.05 "
-        f"{effect.text(percent=False)}.")
+        f"{_text(effect, v)}.")
 
 
 def conditioning_values(result) -> str:

@@ -42,7 +42,8 @@ def compare(key: str, x: np.ndarray, y: np.ndarray, arms: list[dict], percent: b
     effect = paired(x, y, units=units, shares=shares)
     v = claims.decide(f"{CHAPTER}/{key}", effect, trained=all(trained(a) for a in arms))
     mark = marked_own if claims.get(v.claim).own else marked
-    return v, effect.text(percent) + mark(v, f"mean training accuracy below {TRAINED:.0%}")
+    text = effect.text(percent, claims.get(v.claim).margin)  # a bound at the margin: the digits to show its side
+    return v, text + mark(v, f"mean training accuracy below {TRAINED:.0%}")
 
 
 def marked_own(v: Verdict, untrained: str = "") -> str:
@@ -52,7 +53,8 @@ def marked_own(v: Verdict, untrained: str = "") -> str:
     ✗, which the page keeps for the paper's claims."""
     if v.outcome == UNDECIDED:
         return marked(v, untrained)
-    return f" — {HOLDS if v.reproduced else DOES_NOT_HOLD}" + (f" ({v.amended})" if v.amended else "")
+    return (f" — {HOLDS if v.reproduced else DOES_NOT_HOLD}" + (f" ({v.plain})" if v.plain else "")
+            + (f" ({v.amended})" if v.amended else ""))
 
 
 def _share(generalises: np.ndarray) -> str:
