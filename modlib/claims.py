@@ -288,8 +288,9 @@ SHORT = 40  # an amendment's old and new values shown on the page up to this man
 
 def changes_in_words(amendments: list[Amendment]) -> str:
     """What the amendments changed, as a page prints it beside a verdict: ``"margin 0.5 → 0.05"`` for
-    short values, the field's name alone for long ones (a measure's text); the date and the reason
-    are in the claims ledger."""
+    short values; a field whose values are sentences (:data:`WORDED`) or long, by what it is for a
+    reader (:data:`FIELD_WORDS`): "the bar for 'trained' and the quoted passage of the paper were
+    revised"; the date and the reason are in the claims ledger."""
     fields = {a.field for a in amendments}
 
     def one(a: Amendment) -> str:
@@ -299,9 +300,26 @@ def changes_in_words(amendments: list[Amendment]) -> str:
         if a.field == "size":
             return f"the paper's size {a.old if a.old not in (None, '', 'none') else 'none'} → " \
                    f"{a.new if a.new not in (None, '', 'none') else 'none'}"
-        return f"{a.field} {a.old} → {a.new}" if len(f"{a.old}{a.new}") <= SHORT else f"its {a.field}"
+        return f"{a.field} {a.old} → {a.new}"
     # a citation key is no reader's word: the paper's name goes with "whose" where that changed too
-    return "; ".join(one(a) for a in amendments if not (a.field == "paper" and "whose" in fields))
+    kept = [a for a in amendments if not (a.field == "paper" and "whose" in fields)]
+    short = [a for a in kept if a.field in ("whose", "size")
+             or (a.field not in WORDED and len(f"{a.old}{a.new}") <= SHORT)]
+    revised = list(dict.fromkeys(FIELD_WORDS.get(a.field, f"its {a.field}") for a in kept if a not in short))
+    said = [one(a) for a in short]
+    if revised:  # a long value by what it is for a reader: "the bar for 'trained' and the quoted passage"
+        both = revised[0] if len(revised) == 1 else f"{', '.join(revised[:-1])} and {revised[-1]}"
+        said.append(f"{both} {'was' if len(revised) == 1 else 'were'} revised")
+    return "; ".join(said)
+
+
+# a field whose old and new values are too long to print, in a reader's words (:func:`changes_in_words`)
+FIELD_WORDS = {"name": "the claim's name", "whose": "whose claim it is", "paper": "the paper cited",
+               "quote": "the quoted passage of the paper", "measure": "the measure",
+               "units": "what counts as a unit", "arms": "the arms compared", "direction": "the direction",
+               "size": "the paper's size", "margin": "the margin", "trained": "the bar for 'trained'",
+               "reads": "the results it reads", "mutations": "the mutations it must notice"}
+WORDED = ("trained", "quote", "measure", "units", "reads")  # always in words: their values are sentences
 
 
 def statement(v: stats.Verdict, text: str) -> stats.Claim:

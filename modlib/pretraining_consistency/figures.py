@@ -89,7 +89,7 @@ def ablation_effects(df, paper: dict | None = None, margin: float | None = None)
     labels = ["modular pattern", "not"]
     if paper:
         handles.append(plt.Line2D([], [], marker="D", color="black", ls="", ms=4))
-        labels.append("paper (means of 9 runs)")
+        labels.append("paper means (9 runs; 6 for Inside-Contact)")
     if margin is not None:
         handles.append(plt.Line2D([], [], color="0.4", ls=":"))
         labels.append(f"margin {margin}")
@@ -152,6 +152,7 @@ def density_by_arm(df, matched=None) -> plt.Figure:
         axes[0, j].set_title(f"{rule_title(rule)}:\n{sub} mask", fontsize=8.5)
         for ax in axes[:, j]:
             _percent_axis(ax)
+        axes[0, j].axhline(0.25, color="0.4", ls=":", lw=0.8)  # chance, as in Figs. 5.4 and 6.5
         axes[1, j].axhline(0, color="0.3", lw=0.8)
         axes[1, j].set_xlabel("share kept", fontsize=8)
     axes[0, 0].set_ylabel("subnetwork alone:\nother subroutine", fontsize=8)
@@ -160,9 +161,11 @@ def density_by_arm(df, matched=None) -> plt.Figure:
     labels = ["scratch", "pretrained"]
     if matched is not None:
         handles += [plt.Line2D([], [], marker="x", color="0.3", ls="", ms=5), plt.Line2D([], [], color="0.5", ls=":")]
-        labels += ["mask nearest the scratch median", "scratch median"]
-    fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=8, frameon=False)
-    fig.tight_layout(rect=(0, 0.07, 1, 1))
+        labels += ["mask nearest the scratch median", "scratch median (vertical)"]
+    handles.append(plt.Line2D([], [], color="0.4", ls=":"))
+    labels.append("chance, 0.25 (top row)")
+    fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.1, 1, 1))
     return fig
 
 
@@ -217,27 +220,27 @@ def diagram_two_arms() -> plt.Figure:
     """The comparison, drawn: two arms of base models that differ only in where their weights start
     (random, or pretrained without labels), then the same training on the task, the same mask search
     and tests (chapter 5), and the comparison across base models at equal kept share. A schematic."""
-    fig, ax = plt.subplots(figsize=(COLUMN, 2.5))
+    fig, ax = plt.subplots(figsize=(COLUMN, 3.1))
     ax.set_xlim(0, 10)
     ax.set_ylim(0, 4)
     ax.axis("off")
     steps = {"scratch": ["random weights\n(a seed per model)", "train on the\ntask (60 epochs)",
                          "search masks,\nrun the two tests"],
-             "pretrained": ["pretrain without labels\n(MLM or SimCLR, once)", "fine-tune on the\ntask (60 epochs)",
+             "pretrained": ["pretrain, no labels\n(MLM or SimCLR, once)", "fine-tune on the\ntask (60 epochs)",
                             "search masks,\nrun the two tests"]}
-    centres = (1.25, 4.0, 6.55)
+    centres = (1.3, 4.05, 6.6)
     for y, (init, boxes) in zip((2.9, 0.9), steps.items()):
         colour = INIT_COLOURS[init]
-        ax.text(0.1, y + 0.62, init, fontsize=9, color=colour, fontweight="bold", va="center")
+        ax.text(0.1, y + 0.62, init, fontsize=10, color=colour, fontweight="bold", va="center")
         for i, (x, text) in enumerate(zip(centres, boxes)):
-            ax.text(x, y, text, ha="center", va="center", fontsize=7.5,
+            ax.text(x, y, text, ha="center", va="center", fontsize=9,
                     bbox={"boxstyle": "round,pad=0.35", "fc": "white", "ec": colour if i == 0 else "0.4"})
             if i:
-                ax.annotate("", (x - 1.0, y), (centres[i - 1] + 1.2, y),
+                ax.annotate("", (x - 1.1, y), (centres[i - 1] + (1.3 if i == 1 else 1.15), y),
                             arrowprops={"arrowstyle": "->", "color": "0.4"})
-        ax.annotate("", (8.15, 1.9 + (y - 1.9) * 0.3), (7.65, y), arrowprops={"arrowstyle": "->", "color": "0.4"})
-    ax.text(9.1, 1.9, "compare,\nbase model\nby base model:\nhow many modular,\nhow large and\nhow spread the\neffect, at equal\nkept share",
-            ha="center", va="center", fontsize=7, bbox={"boxstyle": "round,pad=0.35", "fc": "0.95", "ec": "0.4"})
-    ax.text(4.0, 1.9, "the same task data, training, base gate, search and tests in both arms",
-            ha="center", va="center", fontsize=7.5, color="0.35", style="italic")
+        ax.annotate("", (8.2, 1.9 + (y - 1.9) * 0.3), (7.75, y), arrowprops={"arrowstyle": "->", "color": "0.4"})
+    ax.text(9.2, 1.9, "compare base\nmodel by base\nmodel: how\nmany modular,\nhow large and\nhow spread\nthe effect, at\nequal kept share",
+            ha="center", va="center", fontsize=8.5, bbox={"boxstyle": "round,pad=0.35", "fc": "0.95", "ec": "0.4"})
+    ax.text(3.95, 1.9, "the same data, training, gate, search and tests in both arms",
+            ha="center", va="center", fontsize=8.5, color="0.35", style="italic")
     return fig

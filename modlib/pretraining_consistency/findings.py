@@ -429,6 +429,28 @@ def near_numbers(matched) -> dict[str, str]:
     return out
 
 
+def held_out_numbers(matched) -> dict[str, str]:
+    """For the page's prose (glued): per (rule, subroutine) of :func:`matched_density`'s table
+    ``matched`` whose pretrained masks include the extra penalty weight, the larger effect at
+    comparable density without pretrained base model 0, on whose sweep that weight was chosen, as
+    :func:`matched_from`'s statement gives it: ``"held-{rule}-{sub}-effect"`` (the pretrained minus
+    scratch effect, "+0.19 (95% ... -0.04 to +0.42)") and ``"held-{rule}-{sub}-interval"`` ("-0.04 to
+    +0.42, which reaches 0: ..." where the interval's low end is not above 0, or "..., clear of 0")."""
+    out = {}
+    for (rule, sub), g in matched.groupby(["rule", "subroutine"], sort=False):
+        s, p = g[g["init"] == "scratch"], g[g["init"] == "pretrained"]
+        s, p = s[s["kept"].notna()], p[p["kept"].notna()]
+        if not (len(s) and len(p) and p["extra"].any()) or density_ratio(s, p) > DENSITY_RATIO:
+            continue
+        e = stats.unpaired(p["effect"][p["seed"] != 0], s["effect"], unit="base model")
+        key = f"held-{rule}-{sub}"
+        out[f"{key}-effect"] = e.text(percent=False)
+        reach = ("which reaches 0: its verdict rests on base model 0, and is fragile" if e.low <= 0
+                 else "clear of 0")
+        out[f"{key}-interval"] = f"{round(e.low, 2) + 0.0:+.2f} to {round(e.high, 2) + 0.0:+.2f}, {reach}"
+    return out
+
+
 MATCHED = ("matched_effect", "matched_specific", "matched_consistency", "matched_spread")
 
 
@@ -671,6 +693,14 @@ def pretraining_from(df, metrics: dict, base_gate: float = 0.95) -> dict[str, Fi
     return out
 
 
+def table_legend() -> str:
+    """The one line under the verdict table (:func:`verdict_table`) that says what its marks mean,
+    from :data:`modlib.stats.MARKS`, and where the rule decides a comparison."""
+    marks = " · ".join(f"{stats.MARKS[o]} {o}" for o in (stats.REPRODUCED, stats.NOT_REPRODUCED, stats.UNDECIDED))
+    return (f"{marks} · – not made. A comparison is decided only at comparable density (the arms' median kept "
+            f"shares within {DENSITY_RATIO:.0f}× of each other).")
+
+
 # the columns of :func:`verdict_table`: claim key -> heading
 VERDICTS = {"consistency": "more modular", "spread": "smaller spread", "effect": "larger effect",
             "specific": "more specific"}
@@ -702,6 +732,11 @@ def verdict_table(df, found: dict[str, Finding], matched=None, argmax=None) -> l
                     row[f"modular, {init}"] = f"{int(a['modular'].sum())} of {len(a)}"
                 else:  # the matched masks: the base models that have one
                     row[f"modular, {init}"] = f"{int((a['effect'] >= MARGIN).sum())} of {int(a['kept'].notna().sum())}"
+            kept = {init: g[g["init"] == init]["kept"].dropna() for init in ("scratch", "pretrained")}
+            if density == "comparable" and all(len(k) for k in kept.values()) \
+                    and _fold(kept["scratch"].median(), kept["pretrained"].median()) > DENSITY_RATIO:
+                ratio = _fold(kept["scratch"].median(), kept["pretrained"].median())
+                row["kept, pretrained"] += f"; medians {ratio:.0f}× apart: none within {DENSITY_RATIO:.0f}×"
             for key, heading in VERDICTS.items():
                 f = found.get(f"{rule}/{sub}/{key}-argmax" if prefix == "argmax" else f"{rule}/{sub}/{prefix}{key}")
                 row[heading] = f.mark if f is not None else "–"
