@@ -12,7 +12,7 @@ import ipywidgets as w
 import matplotlib.pyplot as plt
 
 from modlib import plots
-from modlib.compositional_sprites import figures
+from modlib.compositional_sprites import figures, findings
 from modlib.widgets import wire
 
 SUPPORTS = ["random", "orthogonal", "orthogonal-broad", "gap", "normal",
@@ -51,7 +51,7 @@ def render(runs, size: int, choices: dict) -> list:
     stored = _stored_line(runs, row) if row in runs.rows else "no stored result for this pair at this profile"
     fig, ax = plt.subplots(figsize=(3.2, 3.2))
     figures.support_panel(ax, z, name)
-    plots.stamp(fig, runs.provenance)
+    plots.stamp(fig, findings.provenance(runs))  # its rows counted by name
     return [fig, (f"<pre>sufficient-support check: full rank at {share.min():.0%} of a slot's\n"
                   f"outputs in the worst of 8 draws per slot\n{html.escape(stored)}</pre>")]
 

@@ -158,7 +158,6 @@ def sharpness_figure(runs, rows: list[str], sharpness: list[float], fit: float =
             ax.scatter(xs[~f], v[~f], facecolors="none", edgecolors=colour, s=14)
         means = [v[f].mean() if f.any() else np.nan for v, f in zip(finals, fitted)]
         ax.plot(sharpness, means, color=colour, marker="o", label=f"{name}: mean of\nthe seeds that fit")
-    ax.scatter([], [], facecolors="none", edgecolors="grey", s=14, label="a seed that never fit")
     low = min(float(np.nanmin(runs.arrays(r)[key][:, -1])) for r in rows for key in ("r2_in", "r2_whole"))
     ax.set_ylim(min(0.0, low) - 0.05, 1.2)
     for k, f in zip(sharpness, fitted):
@@ -169,7 +168,16 @@ def sharpness_figure(runs, rows: list[str], sharpness: list[float], fit: float =
     ax.set_xlabel("sharpness k of the occlusion σ(k·Σa)", fontsize=9)
     ax.set_ylabel("variance-weighted R²", fontsize=9)
     ax.tick_params(labelsize=9)
-    ax.legend(fontsize=9, loc="center left", bbox_to_anchor=(1.02, 0.5), frameon=False)
+    # the hollow mark in the legend in the colours the plot draws it in: in-domain, then whole
+    from matplotlib.legend_handler import HandlerTuple
+    from matplotlib.lines import Line2D
+
+    hollow = tuple(Line2D([], [], ls="none", marker="o", markerfacecolor="none", markersize=4,
+                          markeredgecolor=SUPPORT_COLOURS[name]) for name in ("in-domain", "whole"))
+    handles, labels = ax.get_legend_handles_labels()
+    ax.legend([*handles, hollow], [*labels, "a seed that never fit\n(in-domain, whole)"],
+              handler_map={tuple: HandlerTuple(ndivide=None)}, fontsize=9, loc="center left",
+              bbox_to_anchor=(1.02, 0.5), frameon=False)
     fig.tight_layout()
     return fig
 

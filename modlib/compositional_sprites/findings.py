@@ -413,6 +413,65 @@ def _text(effect, v: Verdict) -> str:
     return effect.text(percent=False, margin=claims.get(v.claim).margin)
 
 
+def _bound(x: float, v: Verdict) -> str:
+    """A number as the verdict of claim ``v`` prints it: two places, more where it would print as the
+    claim's margin (:func:`modlib.stats.bound`), so that a statement and its verdict agree."""
+    return stats.bound(x, claims.get(v.claim).margin)
+
+
+def provenance(runs, rerun: str = "alpha-open") -> str:
+    """``runs.provenance`` (profile, device, seeds per row) with its rows counted by name: the page's
+    rows, and the ``rerun`` row that only the recomputed runs have, where it is among them ("plus the
+    rerun alpha-open: 5 seeds (0-4)") or where it is not ("14 rows, not the rerun alpha-open")."""
+    main = [r for r in runs.rows if r != rerun]
+    text = runs.provenance_of(main)
+    if rerun in runs.rows:
+        return f"{text}, plus the rerun {rerun}: {runs.provenance_of([rerun]).rsplit(' · ', 1)[1]}"
+    return f"{text} ({len(main)} rows, not the rerun {rerun})"
+
+
+def exact_test_note(a: np.ndarray, b: np.ndarray, effect) -> str:
+    """Why an exact McNemar p printed beside paired shares ``a``, ``b`` [n] (0 or 1 per seed) cannot
+    be small: with few discordant pairs even the most one-sided outcome gives p at least 2 · 0.5^d; and
+    that the registered rule decides on the interval (``effect``, :func:`modlib.stats.paired`), whose
+    lower end it names. "" where the test could reach p < 0.05."""
+    d = int((np.asarray(a) != np.asarray(b)).sum())
+    floor = min(1.0, 2 * 0.5 ** d)
+    if floor < 0.05:
+        return ""
+    end = ("just clear of 0" if 0 < effect.low < stats.CLEAR else "clear of 0" if effect.low > 0
+           else "not clear of 0")
+    return (f" With only {d} discordant pair{'s' * (d != 1)} (seeds that fit in one arm and not in the other), "
+            f"the exact test cannot give a p below {floor:.2g}, however the seeds fall; the registered rule "
+            f"decides on the Newcombe interval instead, whose lower end, {effect.low:+.2f}, is {end}.")
+
+
+def narrowly(key: str) -> str:
+    """How firmly the registered claim ``key`` of this chapter was decided, for a page's summary:
+    "narrowly, on 5 seeds (its interval's lower end, +0.03, just clear of 0)" where the interval's lower
+    end lies between 0 and the book's margin, "on 5 seeds" otherwise; "" where it was not decided."""
+    d = claims.decisions(CHAPTER).get(f"{CHAPTER}/{key}")
+    if d is None:
+        return ""
+    seeds = f"on {d.units} seed{'s' * (d.units != 1)}"
+    if 0 < d.low < stats.CLEAR:
+        return f"narrowly, {seeds} (its interval's lower end, {d.low:+.2f}, just clear of 0)"
+    return seeds
+
+
+def hypothesis_words(key: str) -> str:
+    """The verdict on this chapter's claim ``key`` for a page's prose (:func:`modlib.claims.words`,
+    with its reason), where the claim was first registered as the paper's and made the book's own
+    hypothesis after the results were seen: the verdict under the paper's claim is left to the claims
+    ledger and the appendix's statement, since the paper makes no such claim."""
+    text = claims.words(f"{CHAPTER}/{key}", why=True)
+    c = claims.get(f"{CHAPTER}/{key}")
+    if any(a.field == "whose" and a.old == "paper" for a in c.amendments) and " (as registered: " in text:
+        text = text.rsplit(" (as registered: ", 1)[0]
+        text += " (first registered as the paper's claim; the claims ledger records the change)"
+    return text
+
+
 def recomputed(runs) -> list:
     """Chapter 2's statements about the rows recomputed with data drawn per seed
     (:func:`modlib.compositional_sprites.causes.runs`), each naming the seeds it counts; a statement
@@ -452,7 +511,7 @@ def recomputed(runs) -> list:
             f"seeds fit the training support ({seed_list(opened[:n] > 0)}), against {int(shut[:n].sum())} "
             f"({seed_list(shut[:n] > 0)}) with the bias as initialised "
             f"(gradient share before training {percent_span(reach[1])} opened, {percent_span(reach[0])} not); opened minus "
-            f"not, paired by seed, {_text(effect, v)}."))
+            f"not, paired by seed, {_text(effect, v)}." + exact_test_note(opened[:n], shut[:n], effect)))
     if "orthogonal" in rows and "r2_slot" in runs.arrays("orthogonal"):
         f = fit("orthogonal")
         slot = runs.arrays("orthogonal")["r2_slot"]  # [S, 2]
@@ -485,8 +544,8 @@ def recomputed(runs) -> list:
             v, f"With each seed on its own scenes, R² drops from in-domain to the whole cube by "
             f"{mean_sd(drop['diagonal-0.1'])} at δ = 0.1 and {mean_sd(drop['orthogonal'])} on the orthogonal support "
             f"(all seeds); the difference {_text(effect, v)} (the paper's two drops differ by "
-            f"{_paper_drop('diagonal-0.1') - _paper_drop('orthogonal'):+.3f}, below the margin: the order is the book's "
-            f"hypothesis, not the paper's claim)."))
+            f"{_paper_drop('diagonal-0.1') - _paper_drop('orthogonal'):+.3f}, below the margin, so the paper makes no claim "
+            f"of order: the order is the book's hypothesis, first registered as the paper's claim)."))
         # the size of the drop itself against the paper's (its table: 0.954 in-domain, 0.945 whole)
         paper = _paper_drop("diagonal-0.1")
         excess = drop["diagonal-0.1"] - paper  # [S]
@@ -497,8 +556,8 @@ def recomputed(runs) -> list:
         out.append(claims.statement(
             v, f"At δ = 0.1, R² drops from in-domain to the whole cube by {mean_sd(drop['diagonal-0.1'])}, "
             f"{drop['diagonal-0.1'].mean() / paper:.0f} times the paper's {paper:.3f} (its table: "
-            f"{_paper_r2('diagonal-0.1')}); the drop minus the paper's {mean:+.3f} (95% t interval over "
-            f"{len(excess)} seeds {low:+.3f} to {high:+.3f})."))
+            f"{_paper_r2('diagonal-0.1')}); the drop minus the paper's {_bound(mean, v)} (95% t interval over "
+            f"{len(excess)} seeds {_bound(low, v)} to {_bound(high, v)})."))
     return out
 
 
