@@ -325,14 +325,18 @@ def verdict_table(claims_by_formulation: dict[str, list[stats.Claim]], kinds=tup
 
 
 def _amended(c: stats.Claim) -> str:
-    """For an amended claim, what the page prints beside its verdict: the verdict as first
-    registered where it differs, else that the amendment left the verdict as it was; "" for a
-    claim never amended."""
+    """For an amended claim, what the page prints beside its verdict: the verdict as registered
+    where the amendment changed it, else that the amendment left the verdict as it was; "" for a
+    claim never amended. Read from the recorded decision (:func:`modlib.claims.decisions`), not
+    from the verdict's words."""
     v = c.verdict
-    if v is None or not v.amended:
+    if v is None or not v.amended or not v.claim:
         return ""
-    first = v.amended.rsplit(": ", 1)[1]
-    if first == c.marked:
+    d = registry.decisions().get(v.claim)
+    if d is None or d.registered_outcome is None:
+        return ""
+    first = registry.outcome_words(d.registered_outcome, registry.get(v.claim).original()["whose"] == "own")
+    if first == registry.outcome_words(d.outcome, registry.get(v.claim).own):
         return "amended after the results were seen; the same verdict as registered"
     return f"changed after the results were seen; as registered: {first}"
 
