@@ -252,6 +252,12 @@ def statements(arrays: dict, formulation: str) -> list[stats.Finding]:
     return out
 
 
+ARM_WORDS = {"full": "network", "sub": "Y1 subnetwork", "random_sub": "random subnetwork",
+             "untrained_sub": "untrained Y1 subnetwork", "ablated": "rule 1",
+             "random_ablated": "rule 1's random control", "zero_x2": "x2 weights zeroed"}
+MASK_WORDS = {"y1": "Y1 mask", "untrained": "untrained Y1 mask", "x2": "\"use X2\" mask"}
+
+
 def table(arrays: dict, formulation: str):
     """One row per seed: ``pandas.DataFrame`` of every arm's held-out and training accuracy."""
     import pandas as pd
@@ -260,10 +266,10 @@ def table(arrays: dict, formulation: str):
 
     cols = {"seed": np.arange(arrays["full_held_out"].size), "fails": failing(arrays)}
     for arm in ARMS:
-        cols[f"{arm} held-out"] = arrays[f"{arm}_held_out"].round(3)
-        cols[f"{arm} train"] = arrays[f"{arm}_train"].round(3)
+        cols[f"{ARM_WORDS.get(arm, arm)}: held-out"] = arrays[f"{arm}_held_out"].round(3)
+        cols[f"{ARM_WORDS.get(arm, arm)}: train"] = arrays[f"{arm}_train"].round(3)
     for m in ("y1", "untrained", "x2"):
-        cols[f"kept {m}"] = arrays[f"kept_{m}"].round(3)
+        cols[f"kept share: {MASK_WORDS[m]}"] = arrays[f"kept_{m}"].round(3)
     shared, chance = overlap(arrays)
     cols["overlap"], cols["overlap by chance"] = shared.round(3), chance.round(3)
     return pd.DataFrame({"formulation": formulation, **cols})
@@ -275,10 +281,34 @@ KINDS = {"inside": "the Y1 subnetwork scores above the full network",
          "repair": "removing the \"use X2\" mask's weights repairs the network",
          "repair-vs-random": "... more than removing as many random weights",
          "repair-excl": "(post hoc) removing the \"use X2\" weights the Y1 mask does not keep repairs it",
-         "repair-excl-vs-random": "(post hoc) ... more than as many random weights outside the Y1 mask",
-         "repair-excl-random": "(control of the post hoc rule) removing a random mask's weights outside the Y1 mask repairs it",
-         "repair-excl-needs-mask": "(post hoc) rule 2 with the \"use X2\" mask beats it with random masks of its counts",
+         "repair-excl-vs-random": "(post hoc) ... more than removing random weights, same count, outside the Y1 "
+                                  "mask",
+         "repair-excl-random": "control: random masks, same per-layer counts, in the \"use X2\" mask's place, "
+                               "their weights outside the Y1 mask removed, repair it too (a 'holds' here means "
+                               "random masks repair too)",
+         "repair-excl-needs-mask": "(post hoc) rule 2 with the \"use X2\" mask repairs more than with the random "
+                                   "masks, same per-layer counts",
          "predicts": "the Y1 and \"use X2\" masks' overlap above chance predicts held-out accuracy"}
+
+# the claims whose table row continues the one above ("... and above ..."), as one sentence each
+WHOLE = {"not-any": "the Y1 subnetwork scores above a random subnetwork as large per layer",
+         "built": "the Y1 subnetwork scores above the Y1 subnetwork of the untrained weights",
+         "repair-vs-random": "removing the \"use X2\" mask's weights repairs the network more than removing "
+                             "as many random weights",
+         "repair-excl-vs-random": "(post hoc) removing the \"use X2\" weights the Y1 mask does not keep "
+                                  "repairs the network more than removing random weights, same count, outside "
+                                  "the Y1 mask"}
+WHERE = {"a": "chapter 1's toy, formulation (a)", "b": "chapter 1's toy, formulation (b)",
+         "mnist": "chapter 3's CNNs", "monolithic": "chapter 2's monolithic decoders",
+         "compositional": "chapter 2's compositional decoders"}
+
+
+def plain_name(cid: str) -> str:
+    """A claim of the chapter (its id, ``"renders-monolithic"``) in plain words, as the page names
+    it in prose: its table row's statement and the models it is about."""
+    kind, where = cid.rsplit("-", 1)
+    said = WHOLE.get(kind) or KINDS.get(kind) or SPRITE_KINDS.get(kind) or kind
+    return f"\u201c{said}\u201d ({WHERE.get(where, where)})"
 
 
 def verdict_table(claims_by_formulation: dict[str, list[stats.Claim]], kinds=tuple(KINDS)):
@@ -294,13 +324,28 @@ def verdict_table(claims_by_formulation: dict[str, list[stats.Claim]], kinds=tup
     return pd.DataFrame(rows, columns=[f"claim, {scope}"] + [f"formulation ({f})" for f in fs])
 
 
+def _amended(c: stats.Claim) -> str:
+    """For an amended claim, what the page prints beside its verdict: the verdict as registered
+    where the amendment changed it, else that the amendment left the verdict as it was; "" for a
+    claim never amended. Read from the recorded decision (:func:`modlib.claims.decisions`), not
+    from the verdict's words."""
+    v = c.verdict
+    if v is None or not v.amended or not v.claim:
+        return ""
+    d = registry.decisions().get(v.claim)
+    if d is None or d.registered_outcome is None:
+        return ""
+    first = registry.outcome_words(d.registered_outcome, registry.get(v.claim).original()["whose"] == "own")
+    if first == registry.outcome_words(d.outcome, registry.get(v.claim).own):
+        return "amended after the results were seen; the same verdict as registered"
+    return f"changed after the results were seen; as registered: {first}"
+
+
 def _cell(c: stats.Claim) -> str:
     """A claim's mark and outcome as a verdict table shows it, with the verdict as registered where
-    the claim was amended after its results were seen."""
-    v = c.verdict
-    if v is None or not v.amended:
-        return c.marked
-    return f"{c.marked} (changed after the results were seen; as registered: {v.amended.rsplit(': ', 1)[1]})"
+    the claim was amended after its results were seen and that changed it."""
+    note = _amended(c)
+    return f"{c.marked} ({note})" if note else c.marked
 
 
 def mean_gain(arrays: dict, arm: str, against: str = "full") -> float:
@@ -412,9 +457,9 @@ def digit_table(arrays: dict):
     cols = {"seed": np.arange(arrays["full_held_out"].size), "fails": digit_failing(arrays)}
     for arm in DIGIT_ARMS:
         for k in DIGIT_SETS:
-            cols[f"{arm} {k.replace('_', '-')}"] = arrays[f"{arm}_{k}"].round(3)
+            cols[f"{ARM_WORDS.get(arm, arm)}: {k.replace('_', '-')}"] = arrays[f"{arm}_{k}"].round(3)
     for m in MASKS_DIGITS:
-        cols[f"kept {m}"] = arrays[f"kept_{m}"].round(4)
+        cols[f"kept share: {MASK_WORDS[m]}"] = arrays[f"kept_{m}"].round(4)
     return pd.DataFrame(cols)
 
 
@@ -601,15 +646,16 @@ def sprite_table(arrays: dict, model: str):
 
     iou, chance = slot_overlap(arrays)
     cols = {"model": model, "seed": np.arange(arrays["r2_in"].size),
-            "R² in": arrays["r2_in"].round(3), "R² whole": arrays["r2_whole"].round(3)}
+            "decoder: R² in-domain": arrays["r2_in"].round(3),
+            "decoder: R² whole cube": arrays["r2_whole"].round(3)}
     for j in range(2):
-        cols[f"kept {j}"] = arrays["kept"][:, j].round(3)
-        cols[f"slot {j} R² in"] = arrays["slot_in"][:, j].round(3)
-        cols[f"slot {j} R² whole"] = arrays["slot_whole"][:, j].round(3)
-        cols[f"random {j} R² in"] = arrays["random_in"][:, j].round(3)
+        cols[f"slot {j} mask: kept share"] = arrays["kept"][:, j].round(3)
+        cols[f"slot {j} subnetwork: R² in-domain"] = arrays["slot_in"][:, j].round(3)
+        cols[f"slot {j} subnetwork: R² whole cube"] = arrays["slot_whole"][:, j].round(3)
+        cols[f"slot {j} random subnetwork: R² in-domain"] = arrays["random_in"][:, j].round(3)
     cols["IoU"], cols["IoU by chance"] = iou.round(3), chance.round(3)
     cols["selectivity"] = selectivity(arrays["damage"]).round(3)
-    cols["selectivity random"] = selectivity(arrays["damage_random"]).round(3)
+    cols["selectivity of random removals"] = selectivity(arrays["damage_random"]).round(3)
     return pd.DataFrame(cols)
 
 
@@ -679,7 +725,8 @@ def mark_of(claims: list[stats.Claim], name: str, missing: str = "no verdict her
     else:
         reason = v.why.split(": ", 1)[1] if ": " in v.why else v.why.split(" (", 1)[0]  # as stats.marked
         said = f"{c.marked}: {reason}" if reason else c.marked
-    return said + (f" ({v.amended})" if v is not None and v.amended else "")
+    note = _amended(c)
+    return said + (f" ({note})" if note else "")
 
 
 # ---------------------------------------------------------------- every claim at once
@@ -688,12 +735,14 @@ def mark_of(claims: list[stats.Claim], name: str, missing: str = "no verdict her
 def holm_frame(made: dict | None = None, alpha: float = 0.025):
     """Holm's correction over every claim of the chapter (:func:`modlib.claims.holm`; ``made``:
     the decisions, default those recorded now) as a ``pandas.DataFrame``, one row per claim: its
-    verdict's mark and outcome, the one-sided p on its registered side, the Holm-adjusted p and
-    whether the interval still clears 0 after the correction."""
+    verdict in the words for its kind (the book's own hypotheses: holds / does not hold / ?), the
+    one-sided p on its registered side, the Holm-adjusted p and whether the interval still clears 0
+    after the correction. :func:`verdict_frame` shows it."""
     import pandas as pd
 
-    rows = [{"claim": k.split("/", 1)[1], "verdict": f"{stats.MARKS[o]} {o}", "one-sided p": f"{p:.2g}",
-             "Holm-adjusted p": f"{q:.2g}", f"clear of 0 at {alpha:g} after Holm": "yes" if ok else "no"}
+    rows = [{"claim": k.split("/", 1)[1], "verdict": registry.outcome_words(o, registry.get(k).own),
+             "one-sided p": f"{p:.2g}", "Holm-adjusted p": f"{q:.2g}",
+             f"clear of 0 at {alpha:g} after Holm": "yes" if ok else "no"}
             for k, (o, p, q, ok) in registry.holm(CHAPTER, alpha, made).items()]
     return pd.DataFrame(rows)
 
@@ -701,16 +750,31 @@ def holm_frame(made: dict | None = None, alpha: float = 0.025):
 def holm_statement(made: dict | None = None, alpha: float = 0.025) -> stats.Finding:
     """What Holm's correction over every claim of the chapter does to the verdicts that hold
     (:func:`holm_frame`): how many claims were decided, how many hold, and which of those no
-    longer clear 0 once corrected (held when none)."""
+    longer clear 0 once corrected (held when none), named in plain words (:func:`plain_name`)."""
     h = registry.holm(CHAPTER, alpha, made)
     holding = [k for k, (o, *_rest) in h.items() if o == stats.REPRODUCED]
-    lost = [k.split("/", 1)[1] for k in holding if not h[k][3]]
+    lost = [plain_name(k.split("/", 1)[1]) for k in holding if not h[k][3]]
+    one = len(lost) == 1
     return stats.Finding(
         "holm", not lost,
-        f"Holm's correction over all {len(h)} claims of the chapter (family-wise {alpha:.1%} one-sided, "
-        f"the side of a 95 % interval the rule reads): of the {len(holding)} that hold, "
-        + (f"{len(holding) - len(lost)} still clear 0; {', '.join(lost)} no longer "
-           f"{'does' if len(lost) == 1 else 'do'} (it holds uncorrected, not over the chapter)"
-           if lost else "every one still clears 0")
+        f"Over all {len(h)} claims of the chapter (family-wise {alpha:.1%} one-sided, the side of a "
+        f"95 % interval the rule reads), {len(holding) - len(lost)} of the {len(holding)} that hold "
+        + (f"still clear 0; {'; '.join(lost)} no longer {'does' if one else 'do'}: "
+           f"{'it holds' if one else 'they hold'} one claim at a time, not over the whole chapter"
+           if lost else "still clear 0, every one")
         + ". The correction moves only the interval's side of 0, not the margin; the verdicts the "
         "page prints are uncorrected, one claim at a time, as registered.")
+
+
+def shown_table(frame, height: str = "28em"):
+    """An appendix table as the page shows it: HTML without the index, numbers to three significant
+    digits, True / False as yes / no, in a box that scrolls past ``height`` (a table of 200 rows
+    stays one screen high, every row there)."""
+    from IPython.display import HTML
+
+    frame = frame.copy()
+    for col in frame.columns:
+        if frame[col].dtype == bool:
+            frame[col] = frame[col].map({True: "yes", False: "no"})
+    body = frame.to_html(index=False, border=0, float_format=lambda x: f"{x:.3g}", classes="dataframe")
+    return HTML(f'<div style="max-height: {height}; overflow: auto">{body}</div>')
