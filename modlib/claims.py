@@ -277,8 +277,11 @@ def decide(key: str, effect: stats.Effect | None = None, *, low: float | None = 
     amended = ""
     shown = [a for a in c.amendments if a.field not in UNSHOWN]
     if shown:
+        registered = outcome_words(before, c.original()["whose"] == "own")
+        same = registered == outcome_words(v.outcome, c.own)
         amended = f"changed after the results were seen ({changes_in_words(shown)}; when and why: the claims " \
-                  f"ledger); under the claim as registered: {outcome_words(before, c.original()['whose'] == 'own')}"
+                  f"ledger); " + ("the same verdict as under the claim as registered" if same else
+                                 f"under the claim as registered: {registered}")
     return stats.Verdict(v.outcome, v.why, v.open, key, amended, v.plain if not reason else "")
 
 
