@@ -72,16 +72,26 @@ def input_usage(first_layer: np.ndarray, names: list[str]) -> plt.Figure:
     return fig
 
 
-def alpha_sweep(alphas, tables: np.ndarray, ious: np.ndarray, ops, rows) -> plt.Figure:
+def alpha_sweep(alphas, tables: np.ndarray, ious: np.ndarray, ops, rows,
+                controls: np.ndarray | None = None) -> plt.Figure:
     """The regulariser sweep: ``tables [A, rows, ops]`` and ``ious [A, L]`` over ``alphas [A]``;
-    left, the + mask alone and removed (accuracy on each operation); right, the + / × IoU per layer."""
+    left, the + mask alone and removed (accuracy on each operation); right, the + / × IoU per layer.
+    ``controls [A, 4, ops]`` (random masks as dense, alone and removed): the middle panel draws, dashed,
+    each operation after removing as many random weights as the + mask keeps, the reference the
+    removal is read against."""
     fig, axes = plt.subplots(1, 3, figsize=(COLUMN, 2.5), sharex=True)
     for ax, row in zip(axes[:2], (1, 2)):
         for j, op in enumerate(ops):
-            ax.plot(alphas, tables[:, row, j], marker="o", label=f"on {op}")
+            line, = ax.plot(alphas, tables[:, row, j], marker="o", label=f"on {op}")
+            if row == 2 and controls is not None:
+                ax.plot(alphas, controls[:, 1, j], ls="--", marker="x", color=line.get_color())
         ax.set(ylim=(-0.02, 1.02), title=rows[row])
     axes[0].set_ylabel("accuracy")
     axes[0].legend(fontsize=8, frameon=False, loc="center left")
+    if controls is not None:  # one key for the dashed lines, in the panel's empty middle
+        dashed = plt.Line2D([], [], color="gray", ls="--", marker="x")
+        axes[1].legend([dashed], ["random removal\nas dense"], fontsize=7, frameon=False,
+                       loc="upper left", bbox_to_anchor=(0.0, 0.66))
     for i in range(ious.shape[1]):
         axes[2].plot(alphas, ious[:, i], marker="o", label=f"layer {i + 1}")
     axes[2].set(ylim=(0, 1.02), title="IoU, + and × masks")
@@ -297,7 +307,8 @@ def removal_place(drop: np.ndarray, layers: list[str], full: np.ndarray | None =
                    aspect="auto")
     for i in range(mean.shape[0]):
         for j in range(mean.shape[1]):  # white on the dark cells, where black would not read
-            ax.text(j, i, f"{mean[i, j]:.2f}", ha="center", va="center", fontsize=7,
+            cell = round(float(mean[i, j]), 2) + 0.0  # -0.00 prints as 0.00
+            ax.text(j, i, f"{cell:.2f}", ha="center", va="center", fontsize=7,
                     color="white" if im.norm(mean[i, j]) > 0.6 else "black")
     ax.set_xticks(range(len(cols)), cols, fontsize=8)
     ax.set_yticks(range(10))

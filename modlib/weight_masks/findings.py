@@ -30,16 +30,24 @@ def _say(v: stats.Verdict, text: str) -> stats.Claim:
     registry labels the claim's reading post hoc (chosen after its results were seen), the label
     follows the verdict."""
     c = claims.statement(v, text)
+    c = dataclasses.replace(c, text=_near_zero(_registered_first(c, v, text), v))
     note = claims.get(v.claim).note
     if note.startswith("post hoc"):
         c = dataclasses.replace(c, text=f"{c.text} *{note[0].upper()}{note[1:]}.*")
     return c
 
 
+def _changes(c) -> str:
+    """What the amendments of the registered claim ``c`` changed, in a few words."""
+    return "; ".join(f"{a.field} {a.old:g} → {a.new:g}" if isinstance(a.old, float) else
+                     f"{a.field} {a.old} → {a.new}" if len(f"{a.old}{a.new}") <= 80 else
+                     f"its {a.field}, on {a.date} (the claims ledger gives both)" for a in c.amendments)
+
+
 def marked(f: stats.Claim) -> str:
     """A statement's mark and outcome as the page's prose quotes it (``"✓ reproduced"``, ``"holds"``,
-    ``"check passed"``); for a claim amended after its results were seen, with what changed and the
-    verdict under the claim as registered."""
+    ``"check passed"``); for a claim amended after its results were seen, the verdict as registered
+    first, then the verdict with the change (named) made after the results were seen."""
     if f.verdict is None:
         return f.outcome
     if not f.verdict.amended:
@@ -47,10 +55,61 @@ def marked(f: stats.Claim) -> str:
     c = claims.get(f.verdict.claim)
     before = claims.decisions(CHAPTER)[c.key].registered_outcome
     was = stats.Claim(f.name, False, "", stats.Verdict(before, ""), f.own).marked
-    changes = "; ".join(f"{a.field} {a.old:g} → {a.new:g}" if isinstance(a.old, float) else
-                        f"{a.field} {a.old} → {a.new}" if len(f"{a.old}{a.new}") <= 80 else
-                        f"its {a.field}, on {a.date} (the claims ledger gives both)" for a in c.amendments)
-    return f"{f.marked} (changed after the results were seen: {changes}; as registered, {was})"
+    if was == f.marked:
+        return (f"{was}, both as registered and with the {_changes(c)} "
+                "chosen after the results were seen")
+    return (f"{was} as registered; with the {_changes(c)} chosen after the "
+            f"results were seen, {f.marked}")
+
+
+def _registered_first(c: stats.Claim, v: stats.Verdict, text: str) -> str:
+    """The statement ``c`` of a claim amended after its results were seen, with the verdict as
+    registered first (in bold: the one that counts) and the verdict under the change after it, named
+    as chosen after the results; ``c.text`` where the claim was not amended or both verdicts agree."""
+    d = claims.decisions(CHAPTER).get(v.claim)
+    if not v.amended or d is None or d.registered_outcome is None:
+        return c.text
+    reg = claims.get(v.claim)
+    was = claims.outcome_words(d.registered_outcome, reg.original()["whose"] == "own")
+    now = claims.outcome_words(d.outcome, reg.own)
+    if was == now:
+        return c.text
+    shown = [a for a in reg.amendments if a.field not in claims.UNSHOWN]
+    why = v.why.replace("the paper's side", "the claim's side") if reg.own else v.why
+    plain = f" {v.plain[0].upper()}{v.plain[1:]}." if v.plain else ""
+    return (f"{text} **The claim as registered: {was}.** *Changed after the results were seen "
+            f"({claims.changes_in_words(shown)}; when and why: the claims ledger), it reads:* "
+            f"{now}: {why}.{plain}")
+
+
+def _end(x: float, margin: float) -> str:
+    """An interval's end as :func:`modlib.stats.bound` prints it, with as many more places (up to
+    five) as it takes not to print a bound clear of 0 as 0 (``+0.003``, not ``+0.00``)."""
+    text = stats.bound(x, margin)
+    for places in range(3, 6):
+        if x == 0 or float(text) != 0:
+            break
+        text = f"{x:+.{places}f}"
+    return text
+
+
+def _near_zero(text: str, v: stats.Verdict) -> str:
+    """``text`` with the verdict's interval printed by :func:`_end` where an end clear of 0 would
+    print as 0."""
+    d = claims.decisions(CHAPTER).get(v.claim)
+    if d is None or not (d.low > 0 or d.high < 0):
+        return text
+    m = claims.get(v.claim).margin
+    old = f"interval {stats.bound(d.low, m)} to {stats.bound(d.high, m)} over"
+    new = f"interval {_end(d.low, m)} to {_end(d.high, m)} over"
+    return text.replace(old, new)
+
+
+def plain_devices(text: str) -> str:
+    """Devices as :func:`modlib.results.device_text` names them, shorter for a caption or a sentence:
+    ``"GPU (NVIDIA H200)"`` for ``"cuda (NVIDIA H200)"``, ``"CPU (1 and 2 threads)"`` for ``"CPU
+    (results computed with 1 and 2 threads)"``. Display only."""
+    return text.replace("cuda (", "GPU (").replace("(results computed with ", "(")
 
 
 def margin(cid: str) -> float:
@@ -60,7 +119,9 @@ def margin(cid: str) -> float:
 
 def _interval(e: stats.Effect) -> str:
     """An effect's interval in words, without a verdict: ``"paired t interval +0.01 to +0.08 over 5 seeds"``."""
-    return f"{e.interval} interval {e.low:+.2f} to {e.high:+.2f} over {e.over}"
+    low = _end(e.low, 0) if e.low > 0 else f"{e.low:+.2f}"
+    high = _end(e.high, 0) if e.high < 0 else f"{e.high:+.2f}"
+    return f"{e.interval} interval {low} to {high} over {e.over}"
 
 
 FAR_ABOVE_CHANCE = 10  # "well above chance": at least this many times the accuracy of guessing
@@ -729,11 +790,21 @@ def reuse_control(r: dict, label: str = "", where: str = "main") -> list[stats.C
              f"(pair 1 / pair 2; the network {mean_pm(whole[:, 0, 0])} / {mean_pm(whole[:, 0, 1])}) keeping "
              f"{_pct(kept_share(r['whole_kept'], sizes))} of the weights; removed, it leaves "
              f"{mean_pm(whole[:, 2, 0])} / {mean_pm(whole[:, 2, 1])}.")
-    return [_say(apart, text + " That the reuse claim would not call the forced pairs apart (its margin "
-                             "minus the same-pair minus forced IoU, per network, above 0):"),
-            _say(clear, "That the forced overlap stands clear of random (forced minus random IoU, per "
-                                    "network):"),
+    return [_as_check(_say(apart, text + " That the reuse claim would not call the forced pairs apart (its "
+                                         "margin minus the same-pair minus forced IoU, per network, above 0):")),
+            _as_check(_say(clear, "That the forced overlap stands clear of random (forced minus random IoU, per "
+                                  "network):")),
             stats.Claim(f"the whole-task mask at the authors' α does both pairs{at}", does, check)]
+
+
+def _as_check(c: stats.Claim) -> stats.Claim:
+    """A condition of a control decided by the rule (the book's own claim), as the page prints it: a
+    check, "check passed" or "check failed", in place of "holds" / "does not hold" (its outcome and
+    verdict unchanged, for the ledger and the tests); "? cannot be decided here" stays."""
+    if c.verdict is None or not c.own or c.verdict.outcome == stats.UNDECIDED:
+        return c
+    said = f"**check {'passed' if c.holds else 'failed'}**"
+    return dataclasses.replace(c, text=c.text.replace(f"**{c.marked}**", said, 1))
 
 
 PLACE = 0.5  # a class's removal is placed in a layer when that layer's swap alone makes this share of its drop
