@@ -108,3 +108,19 @@ def not_stored(what: str, command: str = "") -> plt.Figure:
     ax.text(0.5, 0.5, text, ha="center", va="center", fontsize=8, family="monospace")
     ax.axis("off")
     return fig
+
+
+def percent_axis(ax, labelsize: float = 8, axis: str = "x") -> None:
+    """A log x-axis of kept shares labelled in percent ("1 %", "10 %"), ticked at each decade, or at
+    1, 2 and 5 of each where the axis spans under a decade and a half (call it after setting the
+    limits or drawing); ``labelsize`` applies to ``axis`` ("x" or "both")."""
+    import numpy as np
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    ax.set_xscale("log")
+    low, high = ax.get_xlim()
+    narrow = np.log10(high / low) < 1.5
+    ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0) if narrow else (1.0,)))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{100 * v:.2g} %"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.tick_params(axis=axis, labelsize=labelsize)

@@ -9,7 +9,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from modlib.data import sentences as agreement
-from modlib.plots import COLUMN, count
+from modlib.plots import COLUMN, count, percent_axis
 from modlib.structural_compositionality.figures import rule_title  # chapter 5's, reused by name
 
 INIT_COLOURS = {"scratch": "#7f7f7f", "pretrained": "#d62728"}
@@ -109,19 +109,6 @@ def pretraining_provenance(runs) -> str:
             f"(seeds 0–{n - 1}) × {count(masks, 'mask seed')}")
 
 
-def _percent_axis(ax) -> None:
-    """A log x-axis of kept shares labelled in percent: ticked at each decade, or at 1, 2 and 5 of
-    each where the data span under a decade and a half (call it after drawing)."""
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
-
-    ax.set_xscale("log")
-    low, high = ax.get_xlim()
-    narrow = np.log10(high / low) < 1.5
-    ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0) if narrow else (1.0,)))
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{100 * v:.2g} %"))
-    ax.xaxis.set_minor_formatter(NullFormatter())
-    ax.tick_params(labelsize=7)
-
 
 def density_by_arm(df, matched=None) -> plt.Figure:
     """Chapter 6's density check (issue 31): per (rule, subroutine), each searched base model's
@@ -151,7 +138,7 @@ def density_by_arm(df, matched=None) -> plt.Figure:
                         ax.axvline(m["common"].iloc[0], color="0.5", ls=":", lw=0.8)
         axes[0, j].set_title(f"{rule_title(rule)}:\n{sub} mask", fontsize=8.5)
         for ax in axes[:, j]:
-            _percent_axis(ax)
+            percent_axis(ax, labelsize=7, axis="both")
         axes[0, j].axhline(0.25, color="0.4", ls=":", lw=0.8)  # chance, as in Figs. 5.4 and 6.5
         axes[1, j].axhline(0, color="0.3", lw=0.8)
         axes[1, j].set_xlabel("share kept", fontsize=8)
@@ -200,7 +187,7 @@ def sweep_arms(sweeps: dict, paper: dict[str, tuple[float, float]]) -> plt.Figur
                 for k, q in zip(kept, pts):  # open: the mask was still shrinking when training stopped
                     ax.plot(k, q[arm][side], "o", color=colour, ms=3.5, mfc=colour if q["converged"] else "white")
                 ax.plot(kept, [q[control][side] for q in pts], "--", color=colour, lw=0.9, alpha=0.8)
-            _percent_axis(ax)
+            percent_axis(ax, labelsize=7, axis="both")
             ax.set_ylim(0, 1.05)
             if j == 0:
                 ax.set_ylabel(label, fontsize=8)

@@ -10,7 +10,7 @@ import re
 import matplotlib.pyplot as plt
 import numpy as np
 
-from modlib.plots import COLUMN, count
+from modlib.plots import COLUMN, count, percent_axis
 from modlib.profiles import check_choice
 
 TARGET, OTHER = "#1f77b4", "#ff7f0e"  # the subnetwork's own subroutine, the other one
@@ -316,20 +316,6 @@ DENSITY_TESTS = {  # test -> (the found mask's arm, the random control's arm, it
 }
 
 
-def _percent_axis(ax) -> None:
-    """A log x-axis of kept shares labelled in percent ("1 %", "10 %"), ticked at each decade, or at
-    1, 2 and 5 of each where the axis spans under a decade and a half (call it after setting the
-    limits)."""
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
-
-    ax.set_xscale("log")
-    low, high = ax.get_xlim()
-    narrow = np.log10(high / low) < 1.5
-    ax.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0) if narrow else (1.0,)))
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{100 * v:.2g} %"))
-    ax.xaxis.set_minor_formatter(NullFormatter())
-    ax.tick_params(axis="x", labelsize=8)
-
 
 def density_sweep(sweeps: dict, paper: dict[str, tuple[float, float]], test: str = "alone") -> plt.Figure:
     """One of the two tests against density (:mod:`modlib.structural_compositionality.sweep`): one
@@ -358,7 +344,7 @@ def density_sweep(sweeps: dict, paper: dict[str, tuple[float, float]], test: str
         ax.axhline(0.25, color="0.4", ls=":", lw=0.8)
         # the axis ends near the data (not at 100 %), ticked in percent as chapter 6's figures are
         ax.set_xlim(min(kept.min(), low) / 1.6, min(1.0, max(kept.max(), high) * 1.3))
-        _percent_axis(ax)
+        percent_axis(ax)
         ax.set_ylim(0, 1.05)
         ax.set_title(f"{rule_title(rule)}: {sub} mask", fontsize=9)
         ax.set_xlabel("share of masked weights kept", fontsize=8)
