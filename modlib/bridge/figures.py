@@ -142,7 +142,7 @@ def surgery(arrays: dict[str, dict], provenance: str) -> plt.Figure:
                              squeeze=False)
     arms = [("full", "before"), ("ablated", "rule 1:\nwhole \"use\nX2\" mask"),
             ("random_ablated", "rule 1's\nrandom\ncontrol"), ("ablated_excl", "rule 2:\n\"use X2\"\nnot in Y1"),
-            ("random_ablated_excl", "rule 2's\nrandom\ncontrol"), ("zero_x2", "x2 inputs\nzeroed")]
+            ("random_ablated_excl", "rule 2's\nrandom,\nsame count"), ("zero_x2", "x2 inputs\nzeroed")]
     rng = np.random.default_rng(0)
     for ax, (f, a) in zip(axes[:, 0], arrays.items()):
         fails = failing(a)
