@@ -120,8 +120,10 @@ def test_the_page_prints_both_verdicts_of_an_amended_claim(statements):
     by = {s.verdict.claim: s for s in statements if s.verdict is not None}
     s = by[f"{CHAPTER}/cnn-hurts"]
     assert "changed after the results were seen" in s.text.lower() and "registered: ✗ not reproduced" in s.text, s.text
-    # the verdict as registered first, in the headline; the reading changed after the results after it
-    assert s.text.index("**The claim as registered: ✗ not reproduced.**") < s.text.index("✓ reproduced"), s.text
-    assert findings.marked(s) == ("✗ not reproduced as registered; with the margin 0.5 → 0.05 chosen after the "
-                                  "results were seen, ✓ reproduced")
+    # the book-wide convention (claims.decide, the claims ledger): the verdict of the claim as it now
+    # stands first, marked as changed after the results were seen, then the verdict as first registered
+    assert s.text.index("**✓ reproduced**") < s.text.index("registered: ✗ not reproduced"), s.text
+    said = findings.marked(s)
+    assert said.startswith("✓ reproduced, with a margin chosen after the results were seen (0.05"), said
+    assert said.endswith("as first registered, with a margin of 0.5, ✗ not reproduced"), said
     assert "Post hoc" in by[f"{CHAPTER}/spares"].text

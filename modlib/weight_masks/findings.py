@@ -30,56 +30,58 @@ def _say(v: stats.Verdict, text: str) -> stats.Claim:
     registry labels the claim's reading post hoc (chosen after its results were seen), the label
     follows the verdict."""
     c = claims.statement(v, text)
-    c = dataclasses.replace(c, text=_near_zero(_registered_first(c, v, text), v))
+    c = dataclasses.replace(c, text=_near_zero(c.text, v))
     note = claims.get(v.claim).note
     if note.startswith("post hoc"):
         c = dataclasses.replace(c, text=f"{c.text} *{note[0].upper()}{note[1:]}.*")
     return c
 
 
-def _changes(c) -> str:
-    """What the amendments of the registered claim ``c`` changed, in a few words."""
-    return "; ".join(f"{a.field} {a.old:g} → {a.new:g}" if isinstance(a.old, float) else
-                     f"{a.field} {a.old} → {a.new}" if len(f"{a.old}{a.new}") <= 80 else
-                     f"its {a.field}, on {a.date} (the claims ledger gives both)" for a in c.amendments)
+def _changed(c) -> tuple[str, str, str]:
+    """What the amendments of the registered claim ``c`` changed, as the page says it: (what, for the
+    clause "with <what> after the results were seen"; the new value or the date, for its brackets;
+    the claim as first registered, for "as first registered, <then>")."""
+    shown = [a for a in c.amendments if a.field not in claims.UNSHOWN]
+    if len(shown) == 1 and isinstance(shown[0].old, float):
+        a = shown[0]
+        return f"a {a.field} chosen", f"{a.new:g}", f"with a {a.field} of {a.old:g}"
+    fields = list(dict.fromkeys(a.field for a in shown))
+    dates = ", ".join(dict.fromkeys(a.date for a in shown))
+    return f"{' and '.join(f'a {f}' for f in fields)} revised", dates, ""
 
 
-def marked(f: stats.Claim) -> str:
+def double(key: str, now: str, plain: str = "", then: str = "") -> str:
+    """The verdict ``now`` (its mark and outcome) on the registered claim ``key`` as the page prints
+    it, by the book-wide convention (:func:`modlib.claims.decide`, the claims ledger): for a claim
+    amended after its results were seen, the verdict of the claim as it now stands, marked as changed
+    after the results were seen, then the verdict as first registered (``then``: what the claim asked
+    then, in words, where the amendment's values do not say it); ``plain``: what the numbers show,
+    in the change's brackets. ``now`` alone for a claim not amended."""
+    c, d = claims.get(key), claims.decisions(CHAPTER).get(key)
+    shown = [a for a in c.amendments if a.field not in claims.UNSHOWN]
+    if not shown or d is None or d.registered_outcome is None:
+        return now
+    was = claims.outcome_words(d.registered_outcome, c.original()["whose"] == "own")
+    what, value, before = _changed(c)
+    said = f"{value}: {plain}" if plain else value
+    if "revised" in what:
+        said += "; see the claims ledger"
+    then = then or before
+    reg = f"as first registered{', ' + then if then else ''}"
+    tail = (f"the same verdict {reg}" if was == now else f"{reg}, {was}")
+    return f"{now}, with {what} after the results were seen ({said}); {tail}"
+
+
+def marked(f: stats.Claim, plain: str = "", then: str = "") -> str:
     """A statement's mark and outcome as the page's prose quotes it (``"✓ reproduced"``, ``"holds"``,
-    ``"check passed"``); for a claim amended after its results were seen, the verdict as registered
-    first, then the verdict with the change (named) made after the results were seen."""
+    ``"check passed"``); for a claim amended after its results were seen, by the book-wide
+    convention (:func:`double`): the verdict of the claim as it now stands, marked as changed after
+    the results were seen, then the verdict as first registered."""
     if f.verdict is None:
         return f.outcome
     if not f.verdict.amended:
         return f.marked
-    c = claims.get(f.verdict.claim)
-    before = claims.decisions(CHAPTER)[c.key].registered_outcome
-    was = stats.Claim(f.name, False, "", stats.Verdict(before, ""), f.own).marked
-    if was == f.marked:
-        return (f"{was}, both as registered and with the {_changes(c)} "
-                "chosen after the results were seen")
-    return (f"{was} as registered; with the {_changes(c)} chosen after the "
-            f"results were seen, {f.marked}")
-
-
-def _registered_first(c: stats.Claim, v: stats.Verdict, text: str) -> str:
-    """The statement ``c`` of a claim amended after its results were seen, with the verdict as
-    registered first (in bold: the one that counts) and the verdict under the change after it, named
-    as chosen after the results; ``c.text`` where the claim was not amended or both verdicts agree."""
-    d = claims.decisions(CHAPTER).get(v.claim)
-    if not v.amended or d is None or d.registered_outcome is None:
-        return c.text
-    reg = claims.get(v.claim)
-    was = claims.outcome_words(d.registered_outcome, reg.original()["whose"] == "own")
-    now = claims.outcome_words(d.outcome, reg.own)
-    if was == now:
-        return c.text
-    shown = [a for a in reg.amendments if a.field not in claims.UNSHOWN]
-    why = v.why.replace("the paper's side", "the claim's side") if reg.own else v.why
-    plain = f" {v.plain[0].upper()}{v.plain[1:]}." if v.plain else ""
-    return (f"{text} **The claim as registered: {was}.** *Changed after the results were seen "
-            f"({claims.changes_in_words(shown)}; when and why: the claims ledger), it reads:* "
-            f"{now}: {why}.{plain}")
+    return double(f.verdict.claim, f.marked, plain, then)
 
 
 def _end(x: float, margin: float) -> str:
@@ -800,10 +802,12 @@ def reuse_control(r: dict, label: str = "", where: str = "main") -> list[stats.C
 def _as_check(c: stats.Claim) -> stats.Claim:
     """A condition of a control decided by the rule (the book's own claim), as the page prints it: a
     check, "check passed" or "check failed", in place of "holds" / "does not hold" (its outcome and
-    verdict unchanged, for the ledger and the tests); "? cannot be decided here" stays."""
-    if c.verdict is None or not c.own or c.verdict.outcome == stats.UNDECIDED:
+    verdict unchanged, for the ledger and the tests); an undecided one, "check failed: cannot be read
+    here" (a control that cannot be read does not pass)."""
+    if c.verdict is None or not c.own:
         return c
-    said = f"**check {'passed' if c.holds else 'failed'}**"
+    said = ("**check failed: cannot be read here**" if c.verdict.outcome == stats.UNDECIDED
+            else f"**check {'passed' if c.holds else 'failed'}**")
     return dataclasses.replace(c, text=c.text.replace(f"**{c.marked}**", said, 1))
 
 
