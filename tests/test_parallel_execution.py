@@ -128,3 +128,22 @@ def test_a_kernel_that_does_not_start_is_started_again_then_left_to_myst_nb(monk
     monkeypatch.setattr(parallel_execution, "single_nb_execution", dead)
     path, got, _, error = parallel_execution.execute("/x/a.ipynb", nb, 10)
     assert got is None and "the kernel did not start" in error and "kernel_info" in error
+
+
+def test_every_page_that_executes_code_is_read_again_and_a_plain_page_is_not(tmp_path):
+    """An incremental build re-reads the pages that execute code even when their source is unchanged
+    (the claims ledger reads the stored verdicts); a plain Markdown page, and one already being read,
+    are left to Sphinx."""
+    (tmp_path / "book").mkdir()
+    (tmp_path / "book" / "ledger.md").write_text(MYST_PAGE)
+    (tmp_path / "book" / "glossary.md").write_text("# Glossary\n\nJust text.\n")
+    (tmp_path / "notebooks").mkdir()
+    notebook(tmp_path / "notebooks" / "chapter.ipynb", "1 + 1")
+    notebook(tmp_path / "notebooks" / "edited.ipynb", "2 + 2")
+    found = {"book/ledger": "book/ledger.md", "book/glossary": "book/glossary.md",
+             "notebooks/chapter": "notebooks/chapter.ipynb", "notebooks/edited": "notebooks/edited.ipynb"}
+    config = app(tmp_path)
+    env = SimpleNamespace(found_docs=set(found), doc2path=lambda name: tmp_path / found[name])
+    again = parallel_execution.executed_pages(config, env, set(), {"notebooks/edited"}, set())
+    assert again == ["book/ledger", "notebooks/chapter"]
+    assert parallel_execution.executed_pages(app(tmp_path, mode="off"), env, set(), set(), set()) == []

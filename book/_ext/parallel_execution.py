@@ -99,8 +99,20 @@ def fill_cache(app: Sphinx) -> None:
     LOG.info(f"parallel_execution: all in {time.perf_counter() - start:.0f} s")
 
 
+def executed_pages(app: Sphinx, env, added: set, changed: set, removed: set) -> list[str]:
+    """Every page that executes code (a notebook, or a MyST page with a kernel), to be read again on
+    every build: what it shows comes from the stored results and the package, which Sphinx does not
+    watch, so an unchanged page (the claims ledger, a theory page) would keep an older run's output
+    in an incremental build."""
+    if app.env.mystnb_config.execution_mode == "off":
+        return []
+    return [name for name in sorted(env.found_docs) if name not in added | changed
+            and read(app, str(env.doc2path(name))) is not None]
+
+
 def setup(app: Sphinx) -> dict:
     app.add_config_value("parallel_notebooks", [], "env", types=[list])
     app.add_config_value("parallel_workers", 0, "env", types=[int])
     app.connect("builder-inited", fill_cache, priority=900)  # after myst-nb's config
+    app.connect("env-get-outdated", executed_pages)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
