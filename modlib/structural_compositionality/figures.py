@@ -45,6 +45,15 @@ def rule_title(rule: str) -> str:
     return RULE_TITLES.get(rule, rule)
 
 
+def _nothing_to_draw() -> plt.Figure:
+    """The figure where no trained base model's mask passed the selection gate (at smoke, say)."""
+    fig, ax = plt.subplots(figsize=(COLUMN, 0.9))
+    ax.text(0.5, 0.5, "no trained base model's mask passed the selection gate at this profile",
+            ha="center", va="center", fontsize=8)
+    ax.axis("off")
+    return fig
+
+
 def subnetwork_bars(table, paper: dict | None = None) -> plt.Figure:
     """The paper's results figure: per (rule, subroutine), the subnetwork's and the ablated model's
     accuracy on the target (blue) and the other subroutine (orange), mean over runs (bars) and each
@@ -52,6 +61,8 @@ def subnetwork_bars(table, paper: dict | None = None) -> plt.Figure:
     panel's title gives the masks' mean kept share.
     ``table``: :func:`modlib.structural_compositionality.findings.structure_table` rows of trained base models."""
     groups = list(dict.fromkeys(zip(table["rule"], table["subroutine"])))
+    if not groups:  # e.g. at smoke, where no base model's mask passes the selection gate
+        return _nothing_to_draw()
     ncols = 2 if len(groups) == 4 else min(3, len(groups))
     nrows = -(-len(groups) // ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(COLUMN, 2.3 * nrows), squeeze=False, sharey=True)
@@ -95,6 +106,8 @@ def control_bars(table) -> plt.Figure:
     base model are drawn: an untrained control alone has nothing to be compared with."""
     trained = table[table["trained"]]
     groups = list(dict.fromkeys(zip(trained["rule"], trained["subroutine"])))
+    if not groups:
+        return _nothing_to_draw()
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(COLUMN, 5.6), sharey=False)
     width = 0.2
     labels = [rule_title(rule).replace("-", "-\n") + f"\n({sub})" for rule, sub in groups]  # short lines
