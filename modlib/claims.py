@@ -364,11 +364,20 @@ def words(key: str, why: bool = False) -> str:
     said = "; ".join(x for x in (reason, plain(key) if why else "") if x)
     if said:
         text += f" ({said})"
-    if d.registered_outcome is not None:
-        registered = outcome_words(d.registered_outcome, c.original()["whose"] == "own")
-        if registered != outcome_words(d.outcome, c.own):  # another outcome, or the same one worded for another kind
-            text += f" (as registered: {registered})"
+    registered = registered_words(key)
+    if registered is not None and registered != outcome_words(d.outcome, c.own):  # another outcome or kind's words
+        text += f" (as registered: {registered})"
     return text
+
+
+def registered_words(key: str) -> str | None:
+    """The verdict last decided for the amended claim ``key`` under the claim as first registered, in
+    the words for that claim's kind (:func:`outcome_words`); None where it was not decided or never
+    amended."""
+    d = _DECISIONS.get(key)
+    if d is None or d.registered_outcome is None:
+        return None
+    return outcome_words(d.registered_outcome, get(key).original()["whose"] == "own")
 
 
 def plain(key: str) -> str:

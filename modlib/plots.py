@@ -102,10 +102,14 @@ def not_stored(what: str, command: str = "") -> plt.Figure:
     """A placeholder where a figure's results are not stored yet: ``what`` and, where given, the
     ``command`` that makes them (chapters 2 and 4, for their added experiments; a page that names
     the command once, in its text, passes none)."""
-    fig, ax = plt.subplots(figsize=(COLUMN, 0.9))
     wrapped = textwrap.fill(command, 88, break_on_hyphens=False)  # within the page's column
-    text = f"{what}: not stored yet" + (f"\n{wrapped}" if command else "")
-    ax.text(0.5, 0.5, text, ha="center", va="center", fontsize=8, family="monospace")
+    return notice(f"{what}: not stored yet" + (f"\n{wrapped}" if command else ""), family="monospace")
+
+
+def notice(text: str, family: str | None = None) -> plt.Figure:
+    """A one-line figure that says, in place of a figure, why there is nothing to draw."""
+    fig, ax = plt.subplots(figsize=(COLUMN, 0.9))
+    ax.text(0.5, 0.5, text, ha="center", va="center", fontsize=8, family=family)
     ax.axis("off")
     return fig
 

@@ -247,8 +247,7 @@ def verdict(low: float, high: float, *, units: int, paper: float, margin: float 
     margin = CLEAR if margin is None else margin
     if margin < 0:
         raise ValueError(f"margin={margin}: the smallest effect that counts cannot be below 0")
-    edge_ = CLEAR if margin is None else margin
-    interval = (f"{what + ' ' if what else ''}interval {bound(low, edge_)} to {bound(high, edge_)} over "
+    interval = (f"{what + ' ' if what else ''}interval {bound(low, margin)} to {bound(high, margin)} over "
                 f"{over or f'{units} units'}")
     if units < 2:
         return Verdict(UNDECIDED, f"one unit only ({interval})")

@@ -332,11 +332,10 @@ def _amended(c: stats.Claim) -> str:
     v = c.verdict
     if v is None or not v.amended or not v.claim:
         return ""
-    d = registry.decisions().get(v.claim)
-    if d is None or d.registered_outcome is None:
+    first = registry.registered_words(v.claim)
+    if first is None:
         return ""
-    first = registry.outcome_words(d.registered_outcome, registry.get(v.claim).original()["whose"] == "own")
-    if first == registry.outcome_words(d.outcome, registry.get(v.claim).own):
+    if first == registry.outcome_words(registry.decisions()[v.claim].outcome, registry.get(v.claim).own):
         return "amended after the results were seen; the same verdict as registered"
     return f"changed after the results were seen; as registered: {first}"
 

@@ -10,7 +10,7 @@ import re
 import matplotlib.pyplot as plt
 import numpy as np
 
-from modlib.plots import COLUMN, count, percent_axis
+from modlib.plots import COLUMN, count, notice, percent_axis
 from modlib.profiles import check_choice
 
 TARGET, OTHER = "#1f77b4", "#ff7f0e"  # the subnetwork's own subroutine, the other one
@@ -45,13 +45,7 @@ def rule_title(rule: str) -> str:
     return RULE_TITLES.get(rule, rule)
 
 
-def _nothing_to_draw() -> plt.Figure:
-    """The figure where no trained base model's mask passed the selection gate (at smoke, say)."""
-    fig, ax = plt.subplots(figsize=(COLUMN, 0.9))
-    ax.text(0.5, 0.5, "no trained base model's mask passed the selection gate at this profile",
-            ha="center", va="center", fontsize=8)
-    ax.axis("off")
-    return fig
+NOTHING_PASSED = "no trained base model's mask passed the selection gate at this profile"  # e.g. at smoke
 
 
 def subnetwork_bars(table, paper: dict | None = None) -> plt.Figure:
@@ -62,7 +56,7 @@ def subnetwork_bars(table, paper: dict | None = None) -> plt.Figure:
     ``table``: :func:`modlib.structural_compositionality.findings.structure_table` rows of trained base models."""
     groups = list(dict.fromkeys(zip(table["rule"], table["subroutine"])))
     if not groups:  # e.g. at smoke, where no base model's mask passes the selection gate
-        return _nothing_to_draw()
+        return notice(NOTHING_PASSED)
     ncols = 2 if len(groups) == 4 else min(3, len(groups))
     nrows = -(-len(groups) // ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(COLUMN, 2.3 * nrows), squeeze=False, sharey=True)
@@ -107,7 +101,7 @@ def control_bars(table) -> plt.Figure:
     trained = table[table["trained"]]
     groups = list(dict.fromkeys(zip(trained["rule"], trained["subroutine"])))
     if not groups:
-        return _nothing_to_draw()
+        return notice(NOTHING_PASSED)
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(COLUMN, 5.6), sharey=False)
     width = 0.2
     labels = [rule_title(rule).replace("-", "-\n") + f"\n({sub})" for rule, sub in groups]  # short lines

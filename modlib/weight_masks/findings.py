@@ -57,11 +57,10 @@ def double(key: str, now: str, plain: str = "", then: str = "") -> str:
     after the results were seen, then the verdict as first registered (``then``: what the claim asked
     then, in words, where the amendment's values do not say it); ``plain``: what the numbers show,
     in the change's brackets. ``now`` alone for a claim not amended."""
-    c, d = claims.get(key), claims.decisions(CHAPTER).get(key)
+    c, was = claims.get(key), claims.registered_words(key)
     shown = [a for a in c.amendments if a.field not in claims.UNSHOWN]
-    if not shown or d is None or d.registered_outcome is None:
+    if not shown or was is None:
         return now
-    was = claims.outcome_words(d.registered_outcome, c.original()["whose"] == "own")
     what, value, before = _changed(c)
     said = f"{value}: {plain}" if plain else value
     if "revised" in what:
