@@ -238,7 +238,8 @@ def decide(key: str, effect: stats.Effect | None = None, *, low: float | None = 
     registry, never from the caller; ``trained``, ``controls`` and ``measurable`` are the run-time
     conditions of :func:`~modlib.stats.verdict`. ``as_registered``: where an amendment changed a
     condition the caller computes (e.g. a density gate taken over other units), that condition as
-    registered (``{"controls": ...}``, ``trained``, ``measurable`` or ``reason``), for the verdict as
+    registered (``{"controls": ...}``, ``trained``, ``measurable`` or ``reason``), or the ``effect``
+    the claim as registered reads where an amended measure admits other units, for the verdict as
     registered.
     ``reason``: a condition outside the rule's arguments that leaves the claim undecided (e.g. two
     arms' masks too far apart in density to compare), in words: the verdict is then "cannot be
@@ -246,7 +247,7 @@ def decide(key: str, effect: stats.Effect | None = None, *, low: float | None = 
     The decision is recorded (:func:`decisions`)."""
     c = get(key)
 
-    def rule(fields: dict, **conditions) -> stats.Verdict:
+    def rule(fields: dict, effect: stats.Effect | None = effect, **conditions) -> stats.Verdict:
         args = c.rule_arguments(fields)
         conditions = {"trained": trained, "controls": controls, "measurable": measurable, **conditions}
         if effect is not None:
@@ -257,6 +258,7 @@ def decide(key: str, effect: stats.Effect | None = None, *, low: float | None = 
 
     registered = dict(as_registered or {})
     reason_then = registered.pop("reason", reason)
+    registered.setdefault("effect", effect)
     v = rule(c.fixed())
     before = rule(c.original(), **registered).outcome if c.amendments else None
     if reason:

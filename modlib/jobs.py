@@ -65,6 +65,7 @@ from modlib.resists_at_scale import controls as rs_controls
 from modlib.resists_at_scale import experiment as rs
 from modlib.runtime import ENV_VAR as ENV_DEVICE
 from modlib.runtime import describe, pick_device
+from modlib.structural_compositionality import draws as sc_draws
 from modlib.structural_compositionality import experiment as sc
 from modlib.structural_compositionality import sweep as sc_sweep
 from modlib.weight_masks import experiment as md
@@ -133,6 +134,9 @@ def _structure(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
         out[f"{sc.CHAPTER}/{n}"] = (needs, lambda d, n=n: sc.run(profile, d, names=[n]))
     for rule in sc_sweep.settings(profile).rules:  # the tests read against density
         out[f"{sc.CHAPTER}/sweep-{rule}"] = ((), lambda d, r=rule: sc_sweep.fetch(r, profile, d))
+    for rule, seed in sc_draws.names(sc.settings(profile)):  # test 1's halves against 20 random subnetworks
+        out[f"{sc.CHAPTER}/{sc_draws.PREFIX}{rule}-{seed}"] = (
+            (f"{sc.CHAPTER}/{rule}-{seed}",), lambda d, r=rule, i=seed: sc_draws.fetch(r, i, profile, d))
     return out
 
 

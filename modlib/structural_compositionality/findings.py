@@ -11,6 +11,7 @@ import numpy as np
 from dataclasses import replace
 
 from modlib import claims, stats
+from modlib.structural_compositionality import draws
 from modlib.stats import CLEAR, Finding, mean_pm
 
 CHAPTER = "structural_compositionality"
@@ -571,6 +572,26 @@ def draws_claims(drawn: dict, swap: bool = False) -> dict[str, Finding]:
                     out[name] = claims.statement(v, text + ".")
                     continue
                 e = stats.paired(a, b, unit="base model")
-                v = claims.decide(_key(name), e, measurable=measurable(a, b))
+                v = claims.decide(_key(name), e, measurable=measurable(a, b),
+                                  as_registered=_as_registered(rows, subs, (a, b), name))
                 out[name] = claims.statement(v, f"{text}: {e.text()}.")
     return out
+
+
+def _as_registered(rows: list, subs: tuple[str, ...], arms: tuple[np.ndarray, np.ndarray], name: str) -> dict:
+    """The draws claims as first registered refused a repeat unless each mask's kept share and
+    accuracies alone lay within 1e-6 of the stored ones (amended 2026-12-03 to
+    ``draws.KEPT_TOLERANCE`` and ``draws.ACCURACY_TOLERANCE``): the effect over the ``rows`` that
+    rule would have stored (``arms`` restricted to them), or the reason none would be."""
+    def repeats(r, sub: str, kind: str) -> bool:  # a result without the stored numbers: exact
+        stored = r.arrays.get(f"stored-{kind}-{sub}")
+        return stored is None or np.allclose(r.arrays[f"{kind}-{sub}"], stored, atol=draws.TOLERANCE, rtol=0)
+
+    exact = [all(repeats(r, sub, kind) for sub in subs for kind in ("kept", "found")) for r in rows]
+    if all(exact):
+        return {}
+    if not any(exact):
+        return {"reason": f"as first registered, every repeat for {name} is refused: a mask's kept share or "
+                          f"accuracy alone differs from the stored one by more than {draws.TOLERANCE:g}"}
+    keep = np.array(exact)
+    return {"effect": stats.paired(arms[0][keep], arms[1][keep], unit="base model")}
