@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import torch
 
+from modlib import claims, stats
 from modlib.compositional_sprites import causes, experiment as ex, findings
 from modlib.data import sprites
 
@@ -145,10 +146,41 @@ def _found(runs):
 
 def test_every_recomputed_statement_holds_on_the_synthetic_numbers():
     found = _found(synthetic())
-    assert set(found) == {"alpha-open", "slots", "gap-scenes", "delta-order", "delta-drop"}
+    assert set(found) == {"alpha-open", "alpha-open-more", "slots", "gap-scenes", "delta-order", "delta-drop"}
+    more = found.pop("alpha-open-more")  # without its more seeds: cannot be decided, and says why
+    assert more.verdict.outcome == stats.UNDECIDED and "not stored" in more.verdict.why
     for f in found.values():
         assert f.holds, f.text
     assert "2 (seeds 0, 2)" in found["alpha-open"].text  # which seeds fit is named, not averaged
+
+
+def _more(opened_fit, shut_fit, first=5):
+    """Results of causes.fetch_more for "alpha-open" and "alpha": 1 where a seed fits (in-domain R² 0.95
+    against 0.1 for a stuck seed), their seeds starting at ``first``."""
+    from modlib.results import Result
+
+    def one(row, fit):
+        r2 = np.where(np.asarray(fit, dtype=bool), 0.95, 0.1)[:, None].repeat(2, axis=1)
+        return Result(f"drawn-{row}-more", {"first_seed": first}, {}, {"r2_in": r2}, {})
+    return {"alpha-open": one("alpha-open", opened_fit), "alpha": one("alpha", shut_fit)}
+
+
+def test_alpha_open_on_more_seeds_reads_all_ten_and_its_mutation_moves_it():
+    """alpha-open-more pools alpha-open's seeds with the seeds after them; the swap of arms moves
+    it, and more seeds that do not start after alpha-open's are refused (they would repeat seeds)."""
+    runs = synthetic()
+    with claims.apart():
+        five = {f.name: f for f in findings.recomputed(runs, _more([1] * 5, [0] * 5))}["alpha-open-more"]
+    assert five.verdict.outcome == stats.REPRODUCED and "on 10 seeds (0-9)" in five.text
+    with claims.apart():
+        none = {f.name: f for f in findings.recomputed(runs, _more([0] * 5, [0] * 5))}["alpha-open-more"]
+    assert none.verdict.outcome != stats.REPRODUCED
+    with claims.apart() as decided:  # the arms swapped: opened fits on fewer seeds than not
+        findings.recomputed(runs, _more([0] * 5, [1] * 5))
+    swapped = decided[f"{findings.CHAPTER}/alpha-open-more"]
+    assert swapped.outcome != stats.REPRODUCED and swapped.estimate < 0
+    with pytest.raises(ValueError, match="not after"):
+        findings.recomputed(runs, _more([1] * 5, [0] * 5, first=0))
 
 
 PARTNER = {"gap": "orthogonal", "alpha-open": "alpha", "diagonal-0.1": "orthogonal",
