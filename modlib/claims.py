@@ -389,6 +389,18 @@ def plain(key: str) -> str:
     return _PLAIN.get(key, "") if key in _DECISIONS else ""
 
 
+def units_needed(key: str, most: int = 200) -> int | None:
+    """For the claim ``key`` as last decided: the units the rule would need to decide it if its
+    estimate and spread were the truth (:func:`modlib.stats.units_to_decide`, under the claim's margin
+    and direction); None where the decision kept no arms, or its interval is not a t interval."""
+    d = _DECISIONS.get(key)
+    if d is None or not d.arms or not d.how:
+        return None
+    f = get(key).fixed()
+    return stats.units_to_decide(d.how[0], *d.arms, margin=float(f["margin"] or stats.CLEAR),
+                                 direction=f["direction"], most=most)
+
+
 def page_words(chapter: str, why: bool = False) -> dict[str, str]:
     """:func:`words` for every registered claim of ``chapter``, by id: what a page glues as
     ``<prefix>-<id>-mark`` for its prose."""

@@ -539,6 +539,44 @@ def unpaired(a, b, unit: str = "seed", units: int | None = None, shares: bool = 
                   not flat, (a.size, b.size))
 
 
+def units_to_decide(kind: str, a, b, margin: float, direction: float = 1.0, most: int = 200) -> int | None:
+    """A planning number, not a verdict: how many units (pairs, or base models per arm) the rule would
+    need to decide a claim if the effect and the spread measured now on ``a [n]`` and ``b [m]`` were
+    the truth. ``kind`` is how the effect was computed (``"paired"``: Student's t interval of the
+    differences; ``"unpaired"``: Welch's, with as many units in each arm). Where the estimate (in
+    the claim's ``direction``) reaches the ``margin``, the units at which the interval's low end
+    clears 0 (reproduced, or holds); where it falls short, those at which the whole interval lies
+    short of the margin (not reproduced, or does not hold). None where no such count exists up to
+    ``most`` (an estimate on the margin), or where the interval is not a t interval (shares,
+    correlations)."""
+    from scipy import stats as _st
+
+    if kind not in ("paired", "unpaired"):
+        return None
+    sign = 1.0 if direction > 0 else -1.0
+    a, b = np.asarray(a, dtype=float).ravel(), np.asarray(b, dtype=float).ravel()
+    if kind == "paired":
+        d = sign * (a - b)
+        mean, var_a, var_b = float(d.mean()), float(d.var(ddof=1)) if d.size > 1 else 0.0, 0.0
+    else:
+        mean = sign * float(a.mean() - b.mean())
+        var_a, var_b = (float(x.var(ddof=1)) if x.size > 1 else 0.0 for x in (a, b))
+    distance = mean if mean >= margin else margin - mean  # how far the interval's end may reach
+    if distance <= 0:
+        return None
+    for n in range(2, most + 1):
+        se2 = (var_a + var_b) / n
+        if se2 == 0:
+            return n
+        if kind == "paired":
+            df = n - 1
+        else:  # Welch-Satterthwaite with n units in each arm
+            df = se2 ** 2 / ((var_a / n) ** 2 / (n - 1) + (var_b / n) ** 2 / (n - 1))
+        if _st.t.ppf(0.975, df) * np.sqrt(se2) < distance:
+            return n
+    return None
+
+
 @_replayable
 def correlation(x, y, unit: str = "seed", units: int | None = None) -> Effect:
     """Spearman's rank correlation of ``x [n]`` and ``y [n]`` over ``n`` independent units, as an

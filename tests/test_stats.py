@@ -161,3 +161,29 @@ def test_scipy_backed_tests_give_the_textbook_values():
         warnings.simplefilter("error")
         assert stats.t_interval([0.8] * 5) == pytest.approx((0.8, 0.8, 0.8))
         assert stats.unpaired([0.7] * 3, [0.5, 0.49, 0.51]).low == pytest.approx(0.2 - 4.303 * 0.01 / np.sqrt(3), abs=1e-3)
+
+
+def test_units_to_decide_reads_the_spread_and_the_side_of_the_margin():
+    """The planning count: n at which Student's (paired) or Welch's (unpaired) 95% interval would
+    clear 0 for an estimate at or past the margin, or lie short of the margin for one below it; it
+    grows with the spread, respects the claim's direction, and is None where no count exists."""
+    from scipy import stats as st
+
+    rng = np.random.default_rng(0)
+    a = 0.2 + rng.normal(0, 0.1, 3)
+    b = np.zeros(3)
+    n = stats.units_to_decide("paired", a, b, margin=0.05)
+    d = a - b
+    assert n is not None and n >= 2
+    half = lambda k: st.t.ppf(0.975, k - 1) * d.std(ddof=1) / np.sqrt(k)  # noqa: E731
+    assert half(n) < d.mean() and (n == 2 or half(n - 1) >= d.mean())  # the first n that clears 0
+    assert stats.units_to_decide("paired", 0.2 + 3 * (a - 0.2), b, margin=0.05) > n  # more spread, more units
+    assert stats.units_to_decide("paired", b, a, margin=0.05) is not None  # the opposite effect: short of the margin
+    below = stats.units_to_decide("paired", 0.02 + (a - 0.2) / 10, b, margin=0.05)  # short of the margin
+    assert below is not None and below >= 2
+    assert stats.units_to_decide("paired", b, a, margin=0.05, direction=-1) == n  # the direction flips the sides
+    on_margin = 0.0499 + (a - a.mean())  # just short of the margin, with the spread of a
+    assert stats.units_to_decide("paired", on_margin, b, margin=0.05) is None  # more than 200 units
+    assert stats.units_to_decide("shares", a, b, margin=0.05) is None
+    welch = stats.units_to_decide("unpaired", a, rng.normal(0, 0.1, 4), margin=0.05)
+    assert welch is not None and welch >= 2
