@@ -401,6 +401,26 @@ def units_needed(key: str, most: int = 200) -> int | None:
                                  direction=f["direction"], most=most)
 
 
+def units_frame(chapter: str, most: int = 200):
+    """For every claim of ``chapter`` decided in this process that cannot be decided only because of
+    where its interval lies (:attr:`Decision.open`), a planning row (a ``pandas.DataFrame``): the
+    claim, its units now, its estimate and interval, and the units the rule would need if the
+    estimate and spread were the truth (:func:`units_needed`; "more than ``most``" where none up to
+    that many would, "no t interval" for shares and correlations)."""
+    import pandas as pd
+
+    rows = []
+    for key, d in sorted(decisions(chapter).items()):
+        if d.outcome != stats.UNDECIDED or not d.open:
+            continue
+        need = units_needed(key, most)
+        if need is None:
+            need = f"more than {most}" if d.how and d.how[0] in ("paired", "unpaired") else "no t interval"
+        rows.append({"claim": get(key).name, "units now": d.units, "estimate": f"{d.estimate:+.2f}",
+                     "95% interval": f"{d.low:+.2f} to {d.high:+.2f}", "units needed": need})
+    return pd.DataFrame(rows, columns=["claim", "units now", "estimate", "95% interval", "units needed"])
+
+
 def page_words(chapter: str, why: bool = False) -> dict[str, str]:
     """:func:`words` for every registered claim of ``chapter``, by id: what a page glues as
     ``<prefix>-<id>-mark`` for its prose."""

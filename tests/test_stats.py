@@ -187,3 +187,24 @@ def test_units_to_decide_reads_the_spread_and_the_side_of_the_margin():
     assert stats.units_to_decide("shares", a, b, margin=0.05) is None
     welch = stats.units_to_decide("unpaired", a, rng.normal(0, 0.1, 4), margin=0.05)
     assert welch is not None and welch >= 2
+
+
+def test_units_frame_lists_each_open_claim_with_the_units_it_would_need():
+    """claims.units_frame: a claim left open by its interval gets a row with claims.units_needed (the
+    same count as stats.units_to_decide under the claim's margin); a decided claim gets none."""
+    from modlib import claims
+
+    key = "structural_compositionality/sv-plural-subject-draws-target"  # paired, margin 0.1, direction +1
+    rng = np.random.default_rng(1)
+    a, b = 0.3 + np.array([-0.4, 0.1, 0.3]), np.zeros(3)  # mean +0.3, its interval reaching below 0
+    with claims.apart():
+        v = claims.decide(key, stats.paired(a, b, unit="base model"))
+        assert v.outcome == stats.UNDECIDED and v.open
+        frame = claims.units_frame("structural_compositionality")
+        need = claims.units_needed(key)
+    assert need == stats.units_to_decide("paired", a, b, margin=0.1) and need > 3
+    row = frame[frame["claim"] == claims.get(key).name].iloc[0]
+    assert row["units now"] == 3 and row["units needed"] == need
+    with claims.apart():
+        claims.decide(key, stats.paired(a + 1.0, b, unit="base model"))  # decided: no row
+        assert claims.get(key).name not in set(claims.units_frame("structural_compositionality")["claim"])
