@@ -195,7 +195,6 @@ def test_units_frame_lists_each_open_claim_with_the_units_it_would_need():
     from modlib import claims
 
     key = "structural_compositionality/sv-plural-subject-draws-target"  # paired, margin 0.1, direction +1
-    rng = np.random.default_rng(1)
     a, b = 0.3 + np.array([-0.4, 0.1, 0.3]), np.zeros(3)  # mean +0.3, its interval reaching below 0
     with claims.apart():
         v = claims.decide(key, stats.paired(a, b, unit="base model"))
