@@ -459,6 +459,17 @@ def narrowly(key: str) -> str:
     return seeds
 
 
+def fit_counts(key: str) -> str:
+    """How many seeds fit in each arm of this chapter's claim ``key`` on paired shares, as last
+    decided (``alpha-open``, ``alpha-open-more``): "7 of 10 seeds fit opened, 2 of 10 as initialised";
+    "not stored" where it was decided without them."""
+    d = claims.decisions(CHAPTER).get(f"{CHAPTER}/{key}")
+    if d is None or not d.arms:
+        return "not stored"
+    opened, shut = (np.asarray(a) for a in d.arms)
+    return f"{int(opened.sum())} of {opened.size} seeds fit opened, {int(shut.sum())} of {shut.size} as initialised"
+
+
 def hypothesis_words(key: str) -> str:
     """The verdict on this chapter's claim ``key`` for a page's prose (:func:`modlib.claims.words`,
     with its reason), where the claim was first registered as the paper's and made the book's own
