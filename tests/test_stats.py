@@ -161,3 +161,15 @@ def test_scipy_backed_tests_give_the_textbook_values():
         warnings.simplefilter("error")
         assert stats.t_interval([0.8] * 5) == pytest.approx((0.8, 0.8, 0.8))
         assert stats.unpaired([0.7] * 3, [0.5, 0.49, 0.51]).low == pytest.approx(0.2 - 4.303 * 0.01 / np.sqrt(3), abs=1e-3)
+
+
+def test_one_unit_prints_its_value_without_an_interval_and_no_negative_zero():
+    """Issue 57: one unit has a value, not an interval ("-0.29 to -0.29 over 1 seed" read as one);
+    a mean that rounds to zero from below prints 0.00, not -0.00."""
+    e = stats.paired([0.30], [0.59], unit="network")
+    assert e.text(percent=False) == "-0.29 (one network alone, no interval)"
+    v = e.verdict(paper=0.2, margin=0)
+    assert v.outcome == stats.UNDECIDED and v.why == "one unit only (one network alone gives -0.29, no interval)"
+    assert stats.undecided_reason(v) == "one unit only"
+    assert stats.mean_pm(np.array([-0.001, -0.002])) == "0.00 ± 0.00"
+    assert stats.mean_pm(np.array([-0.004])) == "0.00"
