@@ -46,7 +46,8 @@ class Finding:
 def mean_pm(values: np.ndarray) -> str:
     """``"0.93 ± 0.02"`` over seeds (just ``"0.93"`` for one seed)."""
     values = np.asarray(values, dtype=float)
-    return f"{values.mean():.2f}" + (f" ± {values.std():.2f}" if values.size > 1 else "")
+    # + 0.0: a mean that rounds to zero from below prints 0.00, not -0.00
+    return f"{round(float(values.mean()), 2) + 0.0:.2f}" + (f" ± {values.std():.2f}" if values.size > 1 else "")
 
 
 def mean_sd(values) -> str:
@@ -249,6 +250,10 @@ def verdict(low: float, high: float, *, units: int, paper: float, margin: float 
         raise ValueError(f"margin={margin}: the smallest effect that counts cannot be below 0")
     interval = (f"{what + ' ' if what else ''}interval {bound(low, margin)} to {bound(high, margin)} over "
                 f"{over or f'{units} units'}")
+    if units == 1 and low == high:  # one value, no interval: "one seed alone gives -0.29, no interval"
+        one = over or "one unit"
+        one = "one " + one[2:] if one.startswith("1 ") else one
+        interval = f"{one} alone gives {bound(low, margin)}, no interval"
     if units < 2:
         return Verdict(UNDECIDED, f"one unit only ({interval})")
     if not trained:
@@ -422,6 +427,8 @@ class Effect:
         num = (lambda v: f"{round(100 * v) + 0:+d}") if percent else plain
         end = " points" if percent else ""
         test = f"; {self.test}" if self.test else ""
+        if self.n < 2:  # one unit: its value, and no interval to give
+            return f"{num(self.mean)}{end} (one {self.unit} alone, no interval)"
         return (f"{num(self.mean)}{end} (95% {self.interval} interval over {self.over} "
                 f"{num(self.low)} to {num(self.high)}{end}{test})")
 

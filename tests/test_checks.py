@@ -154,3 +154,27 @@ def test_a_check_of_the_books_marked_solution_says_so():
     mine = checks.book_solution(lambda weight, logit, u, tau: masks.gumbel_weight(weight, logit, u, tau))
     verdict = wm_ex.check_gumbel_weight(mine)
     assert verdict.ok and repr(verdict) == checks.BOOK_SOLUTION and "replace it with yours" in repr(verdict)
+
+
+def test_every_checked_solution_is_marked_as_the_books():
+    """Issue 57: a check run on the book's own solution says so, in every chapter: each solution
+    cell that defines a function an ``exercises.check_*`` cell then checks carries
+    ``@checks.book_solution`` (else the page prints a bare "correct" the reader did not earn), or
+    the check cell says so in a comment the page shows (chapter 7: "... on its hidden solution")."""
+    import json
+    import re
+    from pathlib import Path
+
+    unmarked = []
+    for path in sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb")):
+        cells = [c for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code"]
+        checked = {m for c in cells for m in re.findall(r"exercises\.check_\w+\((\w+)\)", "".join(c["source"]))
+                   if "hidden solution" not in "".join(c["source"])}
+        for c in cells:
+            source = "".join(c["source"])
+            if "solution" not in c.get("metadata", {}).get("tags", []):
+                continue
+            for name in re.findall(r"^def (\w+)\(", source, re.M):
+                if name in checked and not re.search(rf"^@checks\.book_solution\b.*\ndef {name}\(", source, re.M):
+                    unmarked.append(f"{path.stem}: {name}")
+    assert not unmarked, f"solutions checked without @checks.book_solution: {unmarked}"

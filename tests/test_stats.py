@@ -207,3 +207,15 @@ def test_units_frame_lists_each_open_claim_with_the_units_it_would_need():
     with claims.apart():
         claims.decide(key, stats.paired(a + 1.0, b, unit="base model"))  # decided: no row
         assert claims.get(key).name not in set(claims.units_frame("structural_compositionality")["claim"])
+
+
+def test_one_unit_prints_its_value_without_an_interval_and_no_negative_zero():
+    """Issue 57: one unit has a value, not an interval ("-0.29 to -0.29 over 1 seed" read as one);
+    a mean that rounds to zero from below prints 0.00, not -0.00."""
+    e = stats.paired([0.30], [0.59], unit="network")
+    assert e.text(percent=False) == "-0.29 (one network alone, no interval)"
+    v = e.verdict(paper=0.2, margin=0)
+    assert v.outcome == stats.UNDECIDED and v.why == "one unit only (one network alone gives -0.29, no interval)"
+    assert stats.undecided_reason(v) == "one unit only"
+    assert stats.mean_pm(np.array([-0.001, -0.002])) == "0.00 ± 0.00"
+    assert stats.mean_pm(np.array([-0.004])) == "0.00"

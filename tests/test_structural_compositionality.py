@@ -448,3 +448,19 @@ def test_the_penalty_search_table_ships_with_the_package_with_what_the_page_read
     assert {1, 10} <= set(bert["lam_mult"]) and (bert["kept"] < 1e-3).any()
     for tag in ("L-lam100-warm10", "R-lam100-warm10-ep40"):
         assert len(search[(search["tag"] == tag) & (search["sub"] == "subject")]) == 1
+
+
+def test_the_page_says_why_the_verdicts_count_fewer_base_models_than_were_searched():
+    """Issue 57: where the selection gate leaves a base model's masks out, the check of the base
+    models and the statements that count every searched one say so; the verdict table's legend is
+    one line that says what *holds* asserts in the random rows."""
+    import pandas as pd
+
+    t = pd.DataFrame([{"rule": "sv-plural", "subroutine": sub, "model": m, "trained": True, "passed_gate": m != 1}
+                      for sub in ("subject", "verb") for m in range(3)])
+    assert findings.gate_words(t, "sv-plural") == ("; the selection gate on their masks then leaves base model 1 "
+                                                   "out of the subject and verb verdicts, which count 2")
+    assert findings.gate_words(t.assign(passed_gate=True), "sv-plural") == ""
+    assert "base model 1 included" in findings._every_searched(t[t["subroutine"] == "verb"])
+    legend = findings.table_legend()
+    assert "\n" not in legend and f"*{stats.HOLDS}* means" in legend and findings.VERDICTS["random"] in legend

@@ -33,7 +33,6 @@ ALLOWED = {
     ("redundant_input_toy", "33055e4c"): "the verdict rule's legend",
     ("redundant_input_toy", "511744d6"): "'holds only against' a glued list made from the verdicts",
     ("resists_at_scale", "cebb64be"): "the verdict rule's legend",
-    ("structural_compositionality", "995bbc99"): "the verdict table's legend",
     ("weight_masks", "c40000000035"): "the verdict rule's legend",
     ("bridge", "113690f1"): "an exercise's solution reading a mark conditionally ('if the row does not read holds')",
     ("bridge", "6ea8a7aa"): "an exercise's solution reading a mark conditionally ('a ? or does not hold there means')",

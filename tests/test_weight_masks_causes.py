@@ -273,6 +273,12 @@ def test_the_reuse_control_needs_the_copied_network_to_work():
     broken = _copy(rng)
     broken["copy_table"][:, 1, 0] = 0.1  # the copied network's pair-1 mask does not do pair 1
     assert findings.reuse_control(broken)[0].outcome == stats.UNDECIDED
+    # issue 57: a control that cannot be read says so and why, not "check failed"
+    apart, clear, _ = findings.reuse_control(broken)
+    assert "check failed" not in apart.text + clear.text
+    assert "**this control cannot be read here**: the copied network's pair masks alone keep less" in apart.text
+    assert "**this control cannot be read here**: for the same reason (paired t interval" in clear.text
+    assert "**check passed**" in found[0].text and "**check passed**" in found[1].text
     # forced pairs that overlap no more than the network's own: the measure does not find reuse
     assert findings.reuse_control(_copy(rng, forced=0.1))[0].outcome == stats.DOES_NOT_HOLD
     # half-way to the ceiling is not "as much as two masks of one pair"

@@ -207,7 +207,8 @@ def density_from(table, suffix: str = "") -> dict[str, Finding]:
                 f"{len(kept)} converged)"
                 + (f"; the authors' own for this rule {', '.join(f'{a:.2%}' for a in AUTHORS_KEPT[rule])}"
                    if rule in AUTHORS_KEPT else "")
-                + (" (a mask that keeps nothing or everything is no subnetwork)" if not masks_ok else "") + ".")
+                + (" (a mask that keeps nothing or everything is no subnetwork)" if not masks_ok else "")
+                + _every_searched(t) + ".")
         if "rand_abl_target" not in t or t["rand_abl_target"].isna().any():
             continue
         col = lambda c: _by_model(t, c)  # noqa: E731
@@ -218,9 +219,45 @@ def density_from(table, suffix: str = "") -> dict[str, Finding]:
             v,
             f"{rule}, {sub}: removing as many weights per layer at random leaves {mean_pm(t['rand_abl_target'])} "
             f"on {sub} problems and {mean_pm(t['rand_abl_other'])} on the other's, against "
-            f"{mean_pm(t['abl_target'])} and {mean_pm(t['abl_other'])} without the subnetwork ({pct(kept)} kept); "
-            f"random-ablated minus ablated, on {sub} problems:")
+            f"{mean_pm(t['abl_target'])} and {mean_pm(t['abl_other'])} without the subnetwork ({pct(kept)} kept"
+            f"{_every_searched(t)}); random-ablated minus ablated, on {sub} problems:")
     return out
+
+
+def _missed_gate(rows) -> list:
+    """The base models among ``rows`` (one subnetwork's trained rows of :func:`structure_table`)
+    whose masks missed the selection gate (none where the rows do not record the gate)."""
+    if "passed_gate" not in rows:
+        return []
+    return sorted(set(rows["model"]) - set(rows[rows["passed_gate"] == True]["model"]))  # noqa: E712
+
+
+def _every_searched(rows) -> str:
+    """Where a statement counts every searched base model of ``rows`` (one subnetwork's trained
+    rows) and the selection gate left some out of the verdict table: words that say so."""
+    left = _missed_gate(rows)
+    if not left:
+        return ""
+    n = rows["model"].nunique()
+    return (f"; all {n} searched base models, base model {', '.join(map(str, left))} included, whose masks "
+            f"missed the selection gate: the verdict table's other rows count {n - len(left)}")
+
+
+def gate_words(table, rule: str) -> str:
+    """For the check of ``rule``'s base models: which base models the selection gate on their masks
+    then leaves out of the verdicts, per subroutine, and how many the verdicts count ("" where it
+    leaves none out)."""
+    if table.empty:
+        return ""
+    t = table[(table["rule"] == rule) & table["trained"]]
+    groups = {}  # (left out, counted) -> subroutines
+    for sub, rows in t.groupby("subroutine", sort=False):
+        left = _missed_gate(rows)
+        if left:
+            groups.setdefault((tuple(left), rows["model"].nunique() - len(left)), []).append(sub)
+    said = [f"base model{'s' * (len(left) > 1)} {', '.join(map(str, left))} out of the {' and '.join(subs)} "
+            f"verdicts, which count {n}" for (left, n), subs in groups.items()]
+    return f"; the selection gate on their masks then leaves {'; '.join(said)}" if said else ""
 
 
 def structural_from(table, bases: list[dict], base_gate: float, suffix: str = "") -> dict[str, Finding]:
@@ -258,7 +295,7 @@ def structural_from(table, bases: list[dict], base_gate: float, suffix: str = ""
             out[f"{rule}/base"] = stats.Claim(
                 f"{rule}/base", len(passed) == len(trained_bases) > 0,
                 f"{rule}: base models reach {mean_pm(acc)} on the task's test set; {len(passed)} of "
-                f"{len(trained_bases)} pass {base_gate} and are searched.")
+                f"{len(trained_bases)} pass {base_gate} and are searched{gate_words(table, rule)}.")
         for sub in dict.fromkeys(table[table["rule"] == rule]["subroutine"]):
             rows = table[(table["rule"] == rule) & (table["subroutine"] == sub)]
             trained, u = rows[rows["trained"]], rows[~rows["trained"]]
@@ -380,6 +417,18 @@ def verdict_table(table, found: dict[str, Finding], suffix: str = "") -> list[di
             row[heading] = (f.mark or f.outcome) if f is not None else "–"  # the book's own: "holds"
         rows.append(row)
     return rows
+
+
+def table_legend() -> str:
+    """The one line under the verdict table (:func:`verdict_table`): what each mark means, from
+    :data:`modlib.stats.MARKS`, what *holds* asserts in the two random rows (the book's own
+    hypotheses), and what the row "base models" counts."""
+    marks = " · ".join(f"{stats.MARKS[o]} {o}" for o in (stats.REPRODUCED, stats.NOT_REPRODUCED, stats.UNDECIDED))
+    return (f"{marks} · – not made. In the two random rows, the book's own hypotheses, *{stats.HOLDS}* means: "
+            f"the found subnetwork alone beats a random one of its size on its target by at least {LOWER:g} "
+            f"(\"{VERDICTS['random']}\"); removing it costs its target at least {CLEAR:g} more than removing as "
+            f"many random weights (\"{VERDICTS['random_ablation']}\", over every searched base model). \"base "
+            "models\": those whose masks passed the selection gate, the units of the other marks.")
 
 
 def without_convergence_rule(runs) -> dict[str, Finding]:

@@ -783,8 +783,6 @@ def reuse_control(r: dict, label: str = "", where: str = "main") -> list[stats.C
         ((forced >= 0.99).any(), "the copied network's two pair masks are identical in some network: one mask "
                                  "trained twice the same way, not two masks that were free to differ"),
         (degenerate(r["copy_kept"]), "a pair mask keeps nothing or everything")) if bad]
-    if reasons:
-        text += " The control cannot be read here: " + "; ".join(reasons) + "."
     rel = whole / np.maximum(whole[:, :1], 1e-9)
     does = bool((rel[:, 1] >= 0.5).all() and (whole[:, 0] >= TRAINED).all() and not degenerate(r["whole_kept"]))
     check = (f"**The whole-task mask at the authors' α{at}** adds at {mean_pm(whole[:, 1, 0])} / {mean_pm(whole[:, 1, 1])} "
@@ -792,22 +790,32 @@ def reuse_control(r: dict, label: str = "", where: str = "main") -> list[stats.C
              f"{_pct(kept_share(r['whole_kept'], sizes))} of the weights; removed, it leaves "
              f"{mean_pm(whole[:, 2, 0])} / {mean_pm(whole[:, 2, 1])}.")
     return [_as_check(_say(apart, text + " That the reuse claim would not call the forced pairs apart (its "
-                                         "margin minus the same-pair minus forced IoU, per network, above 0):")),
+                                         "margin minus the same-pair minus forced IoU, per network, above 0):"),
+                      "; ".join(reasons)),
             _as_check(_say(clear, "That the forced overlap stands clear of random (forced minus random IoU, per "
-                                  "network):")),
+                                  "network):"), "for the same reason" if reasons else ""),
             stats.Claim(f"the whole-task mask at the authors' α does both pairs{at}", does, check)]
 
 
-def _as_check(c: stats.Claim) -> stats.Claim:
+def _as_check(c: stats.Claim, unreadable: str = "") -> stats.Claim:
     """A condition of a control decided by the rule (the book's own claim), as the page prints it: a
     check, "check passed" or "check failed", in place of "holds" / "does not hold" (its outcome and
-    verdict unchanged, for the ledger and the tests); an undecided one, "check failed: cannot be read
-    here" (a control that cannot be read does not pass)."""
+    verdict unchanged, for the ledger and the tests). An undecided one was not checked: it reads
+    "this control cannot be read here" and why in plain words (``unreadable``, the control's own
+    reasons, else the verdict's), its interval beside it in brackets, not "check failed"."""
     if c.verdict is None or not c.own:
         return c
-    said = ("**check failed: cannot be read here**" if c.verdict.outcome == stats.UNDECIDED
-            else f"**check {'passed' if c.holds else 'failed'}**")
-    return dataclasses.replace(c, text=c.text.replace(f"**{c.marked}**", said, 1))
+    mark = f"**{c.marked}**: "
+    if c.verdict.outcome != stats.UNDECIDED:
+        return dataclasses.replace(c, text=c.text.replace(mark, f"**check {'passed' if c.holds else 'failed'}**: ", 1))
+    head, _, rest = c.text.partition(mark)
+    why, dot, tail = rest.partition(". ")  # the verdict's why ends its sentence
+    if not dot:
+        why, tail = rest.rstrip("."), ""
+    reason = stats.undecided_reason(c.verdict)
+    interval = why.replace(reason, "", 1).strip(" :()")  # the interval, as the text printed it
+    said = f"**this control cannot be read here**: {unreadable or reason}" + (f" ({interval})" if interval else "")
+    return dataclasses.replace(c, text=f"{head}{said}." + (f" {tail}" if tail else ""))
 
 
 PLACE = 0.5  # a class's removal is placed in a layer when that layer's swap alone makes this share of its drop
