@@ -48,3 +48,20 @@ def test_every_claim_of_chapter_seven_is_corrected_together():
         assert q >= p and ok == (q <= 0.025), k
         if outcome == stats.REPRODUCED:  # the rule's interval clears 0: uncorrected, one-sided p under 2.5 %
             assert p < 0.025 + 1e-9, (k, p)
+
+
+def test_chapter_sevens_holm_counts_its_claims_not_its_controls():
+    # issue 57: the random-mask controls are decided like claims, but a control that holds counts
+    # against rule 2, so Holm's family on the page is the claims alone, named in plain words
+    from modlib.bridge import findings
+
+    rng = np.random.default_rng(1)
+    a, b = rng.normal(0.1, 0.05, 30), rng.normal(0.0, 0.05, 30)
+    made = {f"bridge/{cid}": _decision(f"bridge/{cid}", stats.paired(a, b))
+            for cid in ("repair-excl-b", "repair-excl-needs-mask-b", "repair-excl-random-b")}
+    assert findings.is_control("repair-excl-random-a") and not findings.is_control("repair-excl-a")
+    frame = findings.holm_frame(made)
+    assert len(frame) == 2 and not frame["claim"].str.contains("repair-excl").any()  # plain names, no ids
+    text = findings.holm_statement(made).text
+    assert text.startswith("Over the 2 claims of the chapter (its control, ")
+    assert "2 of the 2 that hold still clear 0" in text

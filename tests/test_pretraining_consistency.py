@@ -146,6 +146,11 @@ def test_masks_are_compared_at_comparable_density_by_the_configuration_nearest_t
     assert rows[0]["more modular"] == "–"  # not in found
     fig = pc_figures.density_by_arm(effects, table)
     assert len(fig.axes) == 2 and all(len(ax.lines) >= 4 for ax in fig.axes)  # 2 arms, dots and crosses
+    fig = pc_figures.density_by_arm(effects, table, margin=0.1)  # issue 57: the margin in the bottom row
+    bottom = fig.axes[1]
+    assert any(list(line.get_ydata()) == [0.1, 0.1] and line.get_linestyle() == "--" for line in bottom.lines)
+    assert not any(list(line.get_ydata()) == [0.1, 0.1] for line in fig.axes[0].lines)
+    assert any("modular above 0.1" in t.get_text() for t in fig.legends[0].get_texts())
 
 
 def _specificity_tables(random_gap: bool):

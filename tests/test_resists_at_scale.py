@@ -599,3 +599,23 @@ def test_a_window_the_run_never_reached_is_refused_not_averaged_to_nan():
     a["eval_steps"] = np.array([0, 10, 30])
     assert rs_findings.reaches(a, (10, 25))
     assert rs_findings.window_mean(a, "tok_train_long", (10, 25)) == pytest.approx([0.2])
+
+
+def test_fig_3_14_draws_the_dashed_curve_on_top_and_b_test_is_not_brown(stored_full_runs):
+    """Issue 57: in the measures figure the teacher-forced (dashed) curve lies on the greedy one, so
+    the greedy curve is drawn wide and pale underneath and the dashed one above it; setting B's test
+    colour is a shade of its own (pink), not the paper's brown, which read as B's red."""
+    from matplotlib.colors import to_rgb
+
+    runs = stored_full_runs
+    if not runs.has("scan-A-tf", "scan-B-tf"):
+        pytest.skip(f"control results not stored: {', '.join(runs.missing)}")
+    fig = rs_figures.measures_curves(runs)
+    for ax in fig.axes[:2]:
+        solid = [ln for ln in ax.lines if ln.get_linestyle() == "-" and len(ln.get_xdata()) > 2]
+        dashed = [ln for ln in ax.lines if ln.get_linestyle() == "--"]
+        assert solid and dashed
+        assert min(ln.get_zorder() for ln in dashed) > max(ln.get_zorder() for ln in solid)
+        assert all(ln.get_linewidth() > max(d.get_linewidth() for d in dashed) for ln in solid)
+    b_train, b_test = (np.array(to_rgb(rs_figures.AB_COLOURS["B", s])) for s in ("train", "test"))
+    assert np.abs(b_train - b_test).sum() > 0.6 and rs_figures.AB_COLOURS["B", "test"] != "#8c564b"

@@ -307,7 +307,9 @@ def plain_name(cid: str) -> str:
     """A claim of the chapter (its id, ``"renders-monolithic"``) in plain words, as the page names
     it in prose: its table row's statement and the models it is about."""
     kind, where = cid.rsplit("-", 1)
-    said = WHOLE.get(kind) or KINDS.get(kind) or SPRITE_KINDS.get(kind) or kind
+    decoders = where in ("monolithic", "compositional")  # chapter 2's claims read SPRITE_KINDS' words
+    said = (SPRITE_KINDS.get(kind) if decoders else None) or WHOLE.get(kind) or KINDS.get(kind) \
+        or SPRITE_KINDS.get(kind) or kind
     return f"\u201c{said}\u201d ({WHERE.get(where, where)})"
 
 
@@ -731,33 +733,59 @@ def mark_of(claims: list[stats.Claim], name: str, missing: str = "no verdict her
 # ---------------------------------------------------------------- every claim at once
 
 
+# the chapter's controls: registered and decided like its claims, but a control's "holds" counts
+# against a claim (random masks in the "use X2" mask's place repair too), never for one, so Holm's
+# family is the claims alone (issue 57)
+CONTROLS = ("repair-excl-random",)
+
+
+def is_control(cid: str) -> bool:
+    """Whether the chapter's claim id (``"repair-excl-random-b"``) names one of its :data:`CONTROLS`."""
+    return cid.rsplit("-", 1)[0] in CONTROLS
+
+
+def _family(made: dict | None) -> dict:
+    """The decisions Holm's correction reads: ``made`` (default those recorded now) without the
+    :data:`CONTROLS`."""
+    made = registry.decisions(CHAPTER) if made is None else made
+    return {k: d for k, d in made.items() if not is_control(k.split("/", 1)[-1])}
+
+
 def holm_frame(made: dict | None = None, alpha: float = 0.025):
-    """Holm's correction over every claim of the chapter (:func:`modlib.claims.holm`; ``made``:
-    the decisions, default those recorded now) as a ``pandas.DataFrame``, one row per claim: its
-    verdict in the words for its kind (the book's own hypotheses: holds / does not hold / ?), the
-    one-sided p on its registered side, the Holm-adjusted p and whether the interval still clears 0
-    after the correction. :func:`verdict_frame` shows it."""
+    """Holm's correction over every claim of the chapter, its controls left out (:data:`CONTROLS`;
+    :func:`modlib.claims.holm`; ``made``: the decisions, default those recorded now) as a
+    ``pandas.DataFrame``, one row per claim, named in plain words (:func:`plain_name`, not its id):
+    its verdict in the words for its kind (the book's own hypotheses: holds / does not hold / ?),
+    the one-sided p on its registered side, the Holm-adjusted p and whether the interval still
+    clears 0 after the correction. :func:`verdict_frame` shows it."""
     import pandas as pd
 
-    rows = [{"claim": k.split("/", 1)[1], "verdict": registry.outcome_words(o, registry.get(k).own),
+    rows = [{"claim": plain_name(k.split("/", 1)[1]), "verdict": registry.outcome_words(o, registry.get(k).own),
              "one-sided p": f"{p:.2g}", "Holm-adjusted p": f"{q:.2g}",
              f"clear of 0 at {alpha:g} after Holm": "yes" if ok else "no"}
-            for k, (o, p, q, ok) in registry.holm(CHAPTER, alpha, made).items()]
+            for k, (o, p, q, ok) in registry.holm(CHAPTER, alpha, _family(made)).items()]
     return pd.DataFrame(rows)
 
 
 def holm_statement(made: dict | None = None, alpha: float = 0.025) -> stats.Finding:
-    """What Holm's correction over every claim of the chapter does to the verdicts that hold
-    (:func:`holm_frame`): how many claims were decided, how many hold, and which of those no
-    longer clear 0 once corrected (held when none), named in plain words (:func:`plain_name`)."""
-    h = registry.holm(CHAPTER, alpha, made)
+    """What Holm's correction over every claim of the chapter (its controls left out,
+    :data:`CONTROLS`) does to the verdicts that hold (:func:`holm_frame`): how many claims were
+    decided, how many controls were left out, how many claims hold, and which of those no longer
+    clear 0 once corrected (held when none), named in plain words (:func:`plain_name`)."""
+    everything = registry.decisions(CHAPTER) if made is None else made
+    h = registry.holm(CHAPTER, alpha, _family(everything))
+    controls = sum(is_control(k.split("/", 1)[-1]) for k in everything if k.startswith(f"{CHAPTER}/"))
     holding = [k for k, (o, *_rest) in h.items() if o == stats.REPRODUCED]
     lost = [plain_name(k.split("/", 1)[1]) for k in holding if not h[k][3]]
     one = len(lost) == 1
+    left_out = (f" ({'its control' if controls == 1 else f'its {controls} controls'}, random masks in the \"use X2\" "
+                f"mask's place, left out: a control that holds counts against a claim, not for one)"
+                if controls else "")
     return stats.Finding(
         "holm", not lost,
-        f"Over all {len(h)} claims of the chapter (family-wise {alpha:.1%} one-sided, the side of a "
-        f"95 % interval the rule reads), {len(holding) - len(lost)} of the {len(holding)} that hold "
+        f"Over the {len(h)} claims of the chapter{left_out}, family-wise {alpha:.1%} one-sided (the "
+        f"side of a 95 % interval the rule reads), {len(holding) - len(lost)} of the {len(holding)} "
+        "that hold "
         + (f"still clear 0; {'; '.join(lost)} no longer {'does' if one else 'do'}: "
            f"{'it holds' if one else 'they hold'} one claim at a time, not over the whole chapter"
            if lost else "still clear 0, every one")

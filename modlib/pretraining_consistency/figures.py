@@ -110,14 +110,15 @@ def pretraining_provenance(runs) -> str:
 
 
 
-def density_by_arm(df, matched=None) -> plt.Figure:
+def density_by_arm(df, matched=None, margin: float | None = None) -> plt.Figure:
     """Chapter 6's density check (issue 31): per (rule, subroutine), each searched base model's
     selected masks at their kept share (across, log scale) against the subnetwork's accuracy on the
     *other* subroutine (top row) and the ablation effect (bottom row), from scratch (grey) and
     pretrained (red). If one arm's masks are denser, differences between the arms can come from
     density alone; ``matched`` (:func:`modlib.pretraining_consistency.findings.matched_density`)
     adds each base model's mask nearest the common kept share, the scratch arm's median (crosses),
-    and that share (dotted line).
+    and that share (dotted line); ``margin`` (the effect a modular base model needs) is drawn dashed
+    in every bottom-row panel, the only row where it applies.
     ``df``: :func:`modlib.pretraining_consistency.findings.pretraining_effects`."""
     rows = df[df["searched"] & df["kept"].notna()]
     groups = list(dict.fromkeys(zip(rows["rule"], rows["subroutine"])))
@@ -141,6 +142,8 @@ def density_by_arm(df, matched=None) -> plt.Figure:
             percent_axis(ax, labelsize=7, axis="both")
         axes[0, j].axhline(0.25, color="0.4", ls=":", lw=0.8)  # chance, as in Figs. 5.4 and 6.5
         axes[1, j].axhline(0, color="0.3", lw=0.8)
+        if margin is not None:  # the modular pattern's margin, in every effect panel
+            axes[1, j].axhline(margin, color="0.4", ls="--", lw=0.8)
         axes[1, j].set_xlabel("share kept", fontsize=8)
     axes[0, 0].set_ylabel("subnetwork alone:\nother subroutine", fontsize=8)
     axes[1, 0].set_ylabel("ablation effect\n(other − target)", fontsize=8)
@@ -151,8 +154,11 @@ def density_by_arm(df, matched=None) -> plt.Figure:
         labels += ["mask nearest the scratch median", "scratch median (vertical)"]
     handles.append(plt.Line2D([], [], color="0.4", ls=":"))
     labels.append("chance, 0.25 (top row)")
+    if margin is not None:
+        handles.append(plt.Line2D([], [], color="0.4", ls="--"))
+        labels.append(f"modular above {margin:g} (bottom row)")
     fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=8, frameon=False)
-    fig.tight_layout(rect=(0, 0.1, 1, 1))
+    fig.tight_layout(rect=(0, 0.1 if margin is None else 0.13, 1, 1))
     return fig
 
 

@@ -10,10 +10,12 @@ import numpy as np
 
 from modlib.plots import COLUMN, jshtml
 
-# the paper's Fig. 3: setting A blue (train) and cyan (test), setting B red (train) and brown (test)
+# after the paper's Fig. 3: setting A blue (train) and cyan (test), setting B red (train) and pink
+# (test; the paper's brown was hard to tell from red, issue 57): each test colour a lighter shade of
+# its setting's training colour
 AB_COLOURS = {("A", "train"): "#1f77b4", ("A", "test"): "#17becf",
-              ("B", "train"): "#d62728", ("B", "test"): "#8c564b"}
-# and, since red and brown are hard to tell apart, every test curve dashed, every training curve solid
+              ("B", "train"): "#d62728", ("B", "test"): "#e377c2"}
+# and every test curve dashed, every training curve solid
 SPLIT_STYLE = {"train": "-", "test": "--"}
 # accuracy axes: room below 0 and above 1, so that a curve at 0 (setting A's test on SCAN) or at 1
 # is drawn clear of the frame instead of on the spine
@@ -235,7 +237,7 @@ def _style(ax, log: bool = False):
 
 
 def control_curves(runs) -> plt.Figure:
-    """Chapter 3's controls: test accuracy (dashed) against the step in settings A (cyan), B (brown)
+    """Chapter 3's controls: test accuracy (dashed) against the step in settings A (cyan), B (pink)
     and the control C (light green), with C's training accuracy (solid green); MNIST pairs left, SCAN right (exact
     match, linear up to 10 steps, logarithmic after). Means over seeds with a band of one standard
     deviation; an experiment whose control is not in ``runs`` is left empty."""
@@ -369,9 +371,10 @@ def followups(runs) -> plt.Figure:
 
 def measures_curves(runs, sets: tuple[str, ...] = ("train_long", "unseen")) -> plt.Figure:
     """Chapter 3's measures, on SCAN's settings A and B measured again (``scan-A-tf``, ``scan-B-tf``):
-    greedy exact match (solid; this book's), teacher-forced sentence accuracy (dashed; the authors')
-    and teacher-forced token accuracy (dotted), against the step (linear up to 10, logarithmic after),
-    one panel per command set of ``sets``: means over seeds."""
+    greedy exact match (a wide pale solid line; this book's), teacher-forced sentence accuracy (dashed,
+    drawn on top: the authors', which often lies on the greedy curve) and teacher-forced token
+    accuracy (dotted), against the step (linear up to 10, logarithmic after), one panel per command
+    set of ``sets``: means over seeds."""
     titles = {"train_long": "training, more than one word", "unseen": "test, never in B's training",
               "train": "training commands", "test": "test commands"}
     fig, axes = plt.subplots(1, len(sets), figsize=(COLUMN, 3.3), sharey=True, squeeze=False)
@@ -382,10 +385,13 @@ def measures_curves(runs, sets: tuple[str, ...] = ("train_long", "unseen")) -> p
                 continue
             a = runs.arrays(name)
             colour = AB_COLOURS[setting, "train" if key.startswith("train") else "test"]
-            for measure, ls, what in (("acc", "-", "greedy"), ("tf", "--", "teacher-forced"), ("tok", ":", "tokens")):
+            # greedy wide and pale underneath, so that the dashed teacher-forced curve on it shows
+            for measure, ls, what, look in (("acc", "-", "greedy", {"lw": 3.5, "alpha": 0.4, "zorder": 2}),
+                                            ("tf", "--", "teacher-forced", {"lw": 1.3, "zorder": 3}),
+                                            ("tok", ":", "tokens", {"lw": 1.3, "zorder": 3})):
                 if f"{measure}_{key}" in a:
-                    ax.plot(a["eval_steps"], a[f"{measure}_{key}"].mean(0), color=colour, ls=ls, lw=1.3,
-                            label=f"{setting}, {what}")
+                    ax.plot(a["eval_steps"], a[f"{measure}_{key}"].mean(0), color=colour, ls=ls,
+                            label=f"{setting}, {what}", **look)
         if not any(f"scan-{x}-tf" in runs.rows for x in "AB"):
             _absent(ax)
         _style(ax, log=True)
@@ -393,7 +399,7 @@ def measures_curves(runs, sets: tuple[str, ...] = ("train_long", "unseen")) -> p
     axes[0, 0].set_ylabel("accuracy", fontsize=8)
     from matplotlib.lines import Line2D
 
-    entries = {"greedy exact match": Line2D([], [], color="0.2", ls="-"),
+    entries = {"greedy exact match": Line2D([], [], color="0.2", ls="-", lw=3.5, alpha=0.4),
                "teacher-forced sentence": Line2D([], [], color="0.2", ls="--"),
                "teacher-forced token": Line2D([], [], color="0.2", ls=":")}
     for x in "AB":
