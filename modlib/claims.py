@@ -394,7 +394,7 @@ def units_needed(key: str, most: int = 200) -> int | None:
     estimate and spread were the truth (:func:`modlib.stats.units_to_decide`, under the claim's margin
     and direction); None where the decision kept no arms, or its interval is not a t interval."""
     d = _DECISIONS.get(key)
-    if d is None or not d.arms or not d.how:
+    if d is None or not d.arms or not d.how or d.how[2].get("shares"):  # shares: Newcombe's, not a t interval
         return None
     f = get(key).fixed()
     return stats.units_to_decide(d.how[0], *d.arms, margin=float(f["margin"] or stats.CLEAR),
@@ -415,7 +415,8 @@ def units_frame(chapter: str, most: int = 200):
             continue
         need = units_needed(key, most)
         if need is None:
-            need = f"more than {most}" if d.how and d.how[0] in ("paired", "unpaired") else "no t interval"
+            t_interval = d.how and d.how[0] in ("paired", "unpaired") and not d.how[2].get("shares")
+            need = f"more than {most}" if t_interval else "no t interval"
         rows.append({"claim": get(key).name, "units now": d.units, "estimate": f"{d.estimate:+.2f}",
                      "95% interval": f"{d.low:+.2f} to {d.high:+.2f}", "units needed": need})
     return pd.DataFrame(rows, columns=["claim", "units now", "estimate", "95% interval", "units needed"])

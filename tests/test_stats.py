@@ -204,6 +204,10 @@ def test_units_frame_lists_each_open_claim_with_the_units_it_would_need():
     assert need == stats.units_to_decide("paired", a, b, margin=0.1) and need > 3
     row = frame[frame["claim"] == claims.get(key).name].iloc[0]
     assert row["units now"] == 3 and row["units needed"] == need
+    with claims.apart():  # shares of units: Newcombe's interval, for which no t count is given
+        claims.decide(key, stats.paired(np.array([1, 0, 1, 0]), np.array([0, 1, 0, 0]), shares=True))
+        assert claims.units_needed(key) is None
+        assert claims.units_frame("structural_compositionality").iloc[0]["units needed"] == "no t interval"
     with claims.apart():
         claims.decide(key, stats.paired(a + 1.0, b, unit="base model"))  # decided: no row
         assert claims.get(key).name not in set(claims.units_frame("structural_compositionality")["claim"])
