@@ -65,13 +65,16 @@ LEDGER = PACKAGE.parent / "book" / "ledger"  # the decisions at full, one JSON f
 @dataclass(frozen=True)
 class Amendment:
     """A change to a registered claim: on ``date`` its ``field`` went from ``old`` to ``new``, for
-    ``reason``. The verdict under ``old`` is computed beside the new one, never typed."""
+    ``reason``. The verdict under ``old`` is computed beside the new one, never typed. ``seen``: the
+    results the claim reads had been seen when it changed (false only where none had been computed,
+    e.g. a run refused before it stored anything)."""
 
     date: str
     field: str
     old: object
     new: object
     reason: str
+    seen: bool = True
 
 
 @dataclass(frozen=True)
@@ -281,7 +284,8 @@ def decide(key: str, effect: stats.Effect | None = None, *, low: float | None = 
     if shown:
         registered = outcome_words(before, c.original()["whose"] == "own")
         same = registered == outcome_words(v.outcome, c.own)
-        amended = f"changed after the results were seen ({changes_in_words(shown)}; when and why: the claims " \
+        when = "after the results were seen" if any(a.seen for a in shown) else "before its results were computed"
+        amended = f"changed {when} ({changes_in_words(shown)}; when and why: the claims " \
                   f"ledger); " + ("the same verdict as under the claim as registered" if same else
                                  f"under the claim as registered: {registered}")
     return stats.Verdict(v.outcome, v.why, v.open, key, amended, v.plain if not reason else "")

@@ -616,7 +616,7 @@ def draws_claims(drawn: dict, swap: bool = False) -> dict[str, Finding]:
                 if not rows:
                     why = (f"no base model's {sub} masks passed the selection gate" if mine else
                            f"the results draws-{rule}-<base model> are not stored at this profile "
-                           f"(modlib.structural_compositionality.draws.fetch makes them; not yet run at full)")
+                           f"(modlib.structural_compositionality.draws.fetch makes them)")
                     v = claims.decide(_key(name), low=-1.0, high=1.0, units=0, reason=why)
                     out[name] = claims.statement(v, text + ".")
                     continue
