@@ -130,10 +130,11 @@ def test_student_notebook_runs_up_to_its_first_exercise(name, tmp_path):
 
     Made smaller (issue 56): this executed the student notebook in a kernel at smoke, up to its
     first check, which is most of each page (146 s of one core for the seven, with the smoke
-    results that three chapters' pages compute). It now proves that the student kernel would run
-    the very code the instructor's notebook runs, which `make test` executes at smoke (nbval, the
-    notebooks phase) and at full (the book build): the student edition's code cells up to its
-    first check are the instructor's cells up to that check with only the solution cell dropped,
+    results that four chapters' pages compute into notebooks/results/smoke; the notebooks phase
+    now computes those). It now proves that the student kernel would run the very code the
+    instructor's notebook runs, which `make test` executes at smoke (nbval, the notebooks phase)
+    and at full (the book build): the student edition's code cells up to its first check are the
+    instructor's cells up to that check with only the solution cell dropped,
     every name the check reads is bound by the stub or by an earlier kept cell, no cell is allowed
     to raise, and the check, evaluated on the stub with the notebook's imports, is displayed by
     IPython's plain-text formatter (what the kernel sends as text/plain) with 'not written yet'.
