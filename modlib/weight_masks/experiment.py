@@ -320,6 +320,8 @@ def curves(profile: str, found: dict[str, results.Result], s: MaskSettings | Non
     for (experiment, key, seed), parts in sorted(groups.items(), key=lambda kv: (kv[0][0], str(kv[0][1]), kv[0][2])):
         if not all(n in found for n in parts):
             continue
+        if experiment == "book" and not all(n in found for n in groups.get(("authors", "authors", seed), [None])):
+            continue  # the page's schedule is read only beside the authors' on the same network
         pt = {**causes.point([found[n] for n in parts]), "seed": np.float64(seed)}
         if experiment == "alphacurve":  # who made each α's networks: one seed on two thread counts differs
             out["alpha_devices"].setdefault(key, set()).update(found[n].meta["device"] for n in parts)
