@@ -616,8 +616,8 @@ def draws_claims(drawn: dict, swap: bool = False) -> dict[str, Finding]:
                 if not rows:
                     refused = [n for n in draws.REFUSED if n.rsplit("-", 1)[0] == f"draws-{rule}"]
                     why = (f"no base model's {sub} masks passed the selection gate" if mine else
-                           f"the results draws-{rule}-<base model> are not stored at this profile"
-                           + (f": at full, the repeat {', '.join(refused)} was refused by its check (a mask "
+                           f"the results `draws-{rule}-<base model>` are not stored at this profile"
+                           + (f": at full, the repeats {', '.join(refused)} were refused by their check (a mask "
                               f"further from the stored one than the tolerance)" if refused else
                               " (modlib.structural_compositionality.draws.fetch makes them)"))
                     v = claims.decide(_key(name), low=-1.0, high=1.0, units=0, reason=why)
