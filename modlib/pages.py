@@ -106,9 +106,11 @@ def full_hours_text(chapter: str) -> str:
 
 
 def times(chapter: str) -> str:
-    """The box's line: "about 25 minutes to read; about 3 minutes of CPU to run at default"."""
+    """The box's line: "about 25 minutes to read the main path (the folded boxes and the appendix
+    add more); about 3 minutes of CPU to run at default"."""
     read, run = reading_minutes(chapter), run_minutes(chapter)
-    return (f"{'about %d minutes to read' % read if read else 'reading time ' + NOT_MEASURED}; "
+    main = "about %d minutes to read the main path (the folded boxes and the appendix add more)"
+    return (f"{main % read if read else 'reading time ' + NOT_MEASURED}; "
             f"{'about %d minutes of CPU to run at default' % run if run else 'run time ' + NOT_MEASURED}")
 
 
