@@ -50,25 +50,30 @@ def _changed(c) -> tuple[str, str, str]:
     return f"{' and '.join(f'a {f}' for f in fields)} revised", dates, ""
 
 
-def double(key: str, now: str, plain: str = "", then: str = "") -> str:
+def double(key: str, now: str, plain: str = "", then: str = "", dated: bool = True) -> str:
     """The verdict ``now`` (its mark and outcome) on the registered claim ``key`` as the page prints
     it, by the book-wide convention (:func:`modlib.claims.decide`, the claims ledger): for a claim
     amended after its results were seen, the verdict of the claim as it now stands, marked as changed
     after the results were seen, then the verdict as first registered (``then``: what the claim asked
     then, in words, where the amendment's values do not say it); ``plain``: what the numbers show,
-    in the change's brackets. ``now`` alone for a claim not amended."""
+    in the change's brackets. ``now`` alone for a claim not amended. ``dated`` false (a revised
+    claim): no date and no "see the claims ledger" in the brackets, for a line that links the
+    ledger itself (the "What we found" box)."""
     c, was = claims.get(key), claims.registered_words(key)
     shown = [a for a in c.amendments if a.field not in claims.UNSHOWN]
     if not shown or was is None:
         return now
     what, value, before = _changed(c)
-    said = f"{value}: {plain}" if plain else value
-    if "revised" in what:
+    if "revised" in what and not dated:
+        value = ""
+    said = f"{value}: {plain}" if plain and value else plain or value
+    if "revised" in what and dated:
         said += "; see the claims ledger"
     then = then or before
     reg = f"as first registered{', ' + then if then else ''}"
     tail = (f"the same verdict {reg}" if was == now else f"{reg}, {was}")
-    return f"{now}, with {what} after the results were seen ({said}); {tail}"
+    said = f" ({said})" if said else ""
+    return f"{now}, with {what} after the results were seen{said}; {tail}"
 
 
 def marked(f: stats.Claim, plain: str = "", then: str = "") -> str:
@@ -755,7 +760,7 @@ def reuse_control(r: dict, label: str = "", where: str = "main") -> list[stats.C
     forced, own, same, rand = (hidden_layers(r[k]) for k in ("copy_iou", "iou", "iou_same", "copy_iou_random"))
     copy_tables, whole, sizes = r["copy_table"], r["whole"], r["sizes"][0]
     trained = bool((copy_tables[:, 0] >= TRAINED).all())
-    alone = np.stack([copy_tables[:, 1, 0], copy_tables[:, 3, 1]]) / np.maximum(copy_tables[:, 0].T, 1e-9)
+    alone = copy_alone(r)
     ok = bool((alone >= 0.5).all() and (same < 0.99).all() and (forced < 0.99).all()) and not degenerate(r["copy_kept"])
     allowed = margin("reuse")  # the reuse claim's margin: a gap below it is not "apart"
     gap = stats.paired(same, forced, unit="network")
@@ -795,6 +800,14 @@ def reuse_control(r: dict, label: str = "", where: str = "main") -> list[stats.C
             _as_check(_say(clear, "That the forced overlap stands clear of random (forced minus random IoU, per "
                                   "network):"), "for the same reason" if reasons else ""),
             stats.Claim(f"the whole-task mask at the authors' α does both pairs{at}", does, check)]
+
+
+def copy_alone(r: dict) -> np.ndarray:
+    """The positive control's copied network (:func:`reuse_control`): what its pair-1 and pair-2
+    masks alone keep of their own pair's accuracy, as shares of the copied network's ``[2, seeds]``.
+    The control is read only where every one keeps at least half."""
+    t = r["copy_table"]
+    return np.stack([t[:, 1, 0], t[:, 3, 1]]) / np.maximum(t[:, 0].T, 1e-9)
 
 
 def _as_check(c: stats.Claim, unreadable: str = "") -> stats.Claim:
