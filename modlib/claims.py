@@ -398,11 +398,17 @@ def units_needed(key: str, most: int = 200) -> int | None:
     estimate and spread were the truth (:func:`modlib.stats.units_to_decide`, under the claim's margin
     and direction); None where the decision kept no arms, or its interval is not a t interval."""
     d = _DECISIONS.get(key)
-    if d is None or not d.arms or not d.how or d.how[2].get("shares"):  # shares: Newcombe's, not a t interval
+    if d is None or not d.arms or not _t_interval(d):
         return None
     f = get(key).fixed()
     return stats.units_to_decide(d.how[0], *d.arms, margin=float(f["margin"] or stats.CLEAR),
                                  direction=f["direction"], most=most)
+
+
+def _t_interval(d: Decision) -> bool:
+    """Whether ``d`` was decided on Student's or Welch's t interval (not Newcombe's for shares, not
+    a correlation's): the interval :func:`modlib.stats.units_to_decide` plans for."""
+    return bool(d.how) and d.how[0] in ("paired", "unpaired") and not d.how[2].get("shares")
 
 
 def units_frame(chapter: str, most: int = 200):
@@ -419,8 +425,7 @@ def units_frame(chapter: str, most: int = 200):
             continue
         need = units_needed(key, most)
         if need is None:
-            t_interval = d.how and d.how[0] in ("paired", "unpaired") and not d.how[2].get("shares")
-            need = f"more than {most}" if t_interval else "no t interval"
+            need = f"more than {most}" if _t_interval(d) else "no t interval"
         rows.append({"claim": get(key).name, "units now": d.units, "estimate": f"{d.estimate:+.2f}",
                      "95% interval": f"{d.low:+.2f} to {d.high:+.2f}", "units needed": need})
     return pd.DataFrame(rows, columns=["claim", "units now", "estimate", "95% interval", "units needed"])

@@ -34,8 +34,10 @@ from modlib.runtime import describe
 
 PREFIX = "drawn-"  # a result's name: PREFIX + its row
 OPEN = "alpha-open"  # the alpha row with its opacity opened at the start
-MORE = ("alpha", OPEN)  # the rows given CauseSettings.more_seeds more seeds (issue 52: alpha-open's claim
-MORE_SUFFIX = "-more"  # on 5 seeds had McNemar p = 0.25), stored as PREFIX + row + MORE_SUFFIX
+# issue 52: alpha-open's claim on 5 seeds had McNemar p = 0.25, so these rows get
+# CauseSettings.more_seeds more seeds, stored as PREFIX + row + MORE_SUFFIX
+MORE = ("alpha", OPEN)
+MORE_SUFFIX = "-more"
 HEADLINE = ("orthogonal", "orthogonal-monolithic", "alpha", OPEN, "gap", "diagonal-0.2", "diagonal-0.1",
             "diagonal-0.05")
 

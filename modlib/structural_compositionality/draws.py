@@ -1,24 +1,27 @@
 """Both halves of chapter 5's first test against chance (issue 53; its claims are registered, the
-page decides them from the results stored, and none is stored at full yet).
+page decides them from the results stored).
 
-A job of :mod:`modlib.jobs` at every profile. Its first full run (``draws-sv-plural-0``, 2026-12-02)
-was refused by the check below as first registered (every repeated number within 1e-6 of the stored
-one): the base model repeated the stored one, but its first mask kept 6.218 % of the masked weights
-against the stored 6.208 % (a mask trained again does not repeat bit for bit; the cause, the search
-that preceded it in the stored run or another number of threads, is not established). The claims' measure was amended on 2026-12-03, before any draws result was
-stored: a mask's repeat is accepted within :data:`KEPT_TOLERANCE` of its stored kept share and
-:data:`ACCURACY_TOLERANCE` of its stored accuracies alone; the base model must still repeat within
-:data:`TOLERANCE`. Both halves read the repeat's own masks (found and random scored in one run), and
-each result keeps the stored numbers beside the repeated ones (``stored-kept-{sub}``,
-``stored-found-{sub}``), so the page can say how far the repeat lies from its source.
+A job of :mod:`modlib.jobs` at every profile (at full, not for the results in :data:`REFUSED`).
+Its first full run (``draws-sv-plural-0``, 2026-12-02) was refused by the check below as first
+registered (every repeated number within 1e-6 of the stored one): the base model repeated the
+stored one, but its first mask kept 6.218 % of the masked weights against the stored 6.208 % (a
+mask trained again does not repeat bit for bit; the cause, the search that preceded it in the
+stored run or another number of threads, is not established). The claims' measure was amended on
+2026-12-03, before any draws result was stored: a mask's repeat is accepted within
+:data:`KEPT_TOLERANCE` of its stored kept share and :data:`ACCURACY_TOLERANCE` of its stored
+accuracies alone; the base model must still repeat within :data:`TOLERANCE`. Both halves read the
+repeat's own masks (found and random scored in one run), and each result keeps the stored numbers
+beside the repeated ones (``stored-kept-{sub}``, ``stored-found-{sub}``), so the page can say how
+far the repeat lies from its source.
 
 Under the amended check, agreement's repeats were accepted (``draws-sv-plural-0`` and ``-2``: kept
-shares within 0.0007 of the stored ones), but the ResNet's first was refused on 2026-12-03
+shares within 0.0007 of the stored ones), but the ResNet's were refused on 2026-12-03
 (``draws-inside-contact-0``: its inside mask of seed 0 kept 2.427 % against the stored 2.324 %;
-``draws-inside-contact-1``: its inside mask of seed 0 alone scored 0.2425 on contact problems against
-the stored 0.2925), so Inside-Contact's halves cannot be decided from repeats: :data:`REFUSED` names the refused results,
-for the page. Deciding them needs a repeat of the whole search (the stored result's cost), whose
-masks are the draws' own, rather than a repeat checked against the stored masks.
+``draws-inside-contact-1``: its inside mask of seed 0 alone scored 0.2425 on contact problems
+against the stored 0.2925), so Inside-Contact's halves cannot be decided from repeats:
+:data:`REFUSED` names the refused results, for the page. Deciding them needs a repeat of the whole
+search (the stored result's cost), whose masks are the draws' own, rather than a repeat checked
+against the stored masks.
 
 The stored results (``{rule}-{seed}``, :mod:`~modlib.structural_compositionality.experiment`) keep
 what was measured on each mask, not the base models or the masks, and score one random subnetwork per
