@@ -349,6 +349,14 @@ def outcome_words(outcome: str, own: bool) -> str:
     return f"{stats.MARKS[outcome]} {outcome}"
 
 
+# the one line of plain words that keys the marks in every chapter's "What we found" box (each page
+# glues it as "<short>-marks-key"): one wording for the whole book
+MARKS_KEY = (f"Marks: {outcome_words(stats.REPRODUCED, False)} / {outcome_words(stats.NOT_REPRODUCED, False)}: "
+             "a paper's claim was found / not found at this scale; "
+             f"{stats.HOLDS} / {stats.DOES_NOT_HOLD}: a hypothesis of the book's own passed / failed its "
+             f"registered test; {outcome_words(stats.UNDECIDED, False)}: the data settle neither way "
+             "(an interval that allows both, too few units, or a setting that did not train).")
+
 NOT_DECIDED = "not decided at this profile"  # words() of a registered claim no page decided in this process
 
 

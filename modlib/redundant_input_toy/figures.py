@@ -691,19 +691,19 @@ def mechanism_curves(st, designs=(("binary", 1.0), ("binary", 0.0))) -> plt.Figu
                    "reliance $R$ on $x_2$ (median)", 2)
 
 
-# ---------------------------------------------------------------- scale and margin
+# ---------------------------------------------------------------- scale and gap
 
 def scale_figure(st) -> plt.Figure:
-    """The four training sets of the scale-and-margin control (seed 0's points, each on its own
+    """The four training sets of the scale-and-gap control (seed 0's points, each on its own
     axes: (a) and (b) /5 reach about 1, (a) x5 and (b) about 5), each titled with the share of seeds
-    that generalise; the dashed square is the held-out cell, the grey band the margin."""
+    that generalise; the dashed square is the held-out cell, the grey band the gap between the classes."""
     from modlib.redundant_input_toy import scale
 
     axis = st.axis("scale")
     y = axis["train_y"]
     fig, axes = plt.subplots(2, 2, figsize=(COLUMN, 5.6), layout="constrained")
-    names = {("a", "x1"): "(a): scale 1, no margin", ("a", "x5"): "(a) ×5: scale 5, no margin",
-             ("b", "x1"): "(b) /5: scale 1, margin", ("b", "x5"): "(b): scale 5, margin"}
+    names = {("a", "x1"): "(a): scale 1, no gap", ("a", "x5"): "(a) ×5: scale 5, no gap",
+             ("b", "x1"): "(b) /5: scale 1, gap", ("b", "x5"): "(b): scale 5, gap"}
     for i, shape in enumerate(scale.SHAPES):
         for j, sc in enumerate(scale.SCALES):
             ax = axes[j, i]

@@ -308,9 +308,10 @@ def mechanism(st) -> dict[str, Finding]:
 
 
 def scale(st) -> dict[str, Finding]:
-    """Scale and margin apart. ``scale-<shape>``: the verdict on "the larger input scale lowers the
-    share of seeds that generalise" (x1 minus x5, with or without a margin); ``margin-<scale>``: on
-    "the margin lowers it" (no margin minus margin, at either scale); ``formulation-control``: (a)
+    """Scale and the gap between the classes apart (the page keeps "margin" for the verdict rule's;
+    the registry's ids and names still say margin). ``scale-<shape>``: the verdict on "the larger
+    input scale lowers the share of seeds that generalise" (x1 minus x5, with or without the gap);
+    ``margin-<scale>``: on "the gap lowers it" (no gap minus gap, at either scale); ``formulation-control``: (a)
     against (b) on the same draws (the chapter's "(a) is milder than (b)"). All are the book's own
     hypotheses: each ends "holds" / "does not hold"."""
     out = {}
@@ -453,7 +454,7 @@ def scale_lr(st) -> dict[str, Finding]:
         out[key] = Finding(
             key, v.reproduced,
             f"({label}) the larger scale costs {with_margin.mean() * 100:+.0f} points of share with the "
-            f"margin ({gen(b1).mean():.0%} to {gen(b5).mean():.0%}) and {without.mean() * 100:+.0f} without "
+            f"gap between the classes ({gen(b1).mean():.0%} to {gen(b5).mean():.0%}) and {without.mean() * 100:+.0f} without "
             f"({gen(a1).mean():.0%} to {gen(a5).mean():.0%}); the interaction (difference of differences) {text}.")
     return out
 
