@@ -619,3 +619,14 @@ def test_fig_3_14_draws_the_dashed_curve_on_top_and_b_test_is_not_brown(stored_f
         assert all(ln.get_linewidth() > max(d.get_linewidth() for d in dashed) for ln in solid)
     b_train, b_test = (np.array(to_rgb(rs_figures.AB_COLOURS["B", s])) for s in ("train", "test"))
     assert np.abs(b_train - b_test).sum() > 0.6 and rs_figures.AB_COLOURS["B", "test"] != "#8c564b"
+
+
+def test_a_failed_control_check_says_what_it_means_for_the_verdict_beside_it():
+    # issue 57: "check failed" printed beside "holds" says in plain words what failed and that
+    # the verdict on A's gap against C's does not rest on it; a passed check, and a failed check
+    # with nothing to say, read as before
+    for e in ("mnist", "scan"):
+        words = rs_findings.check_words(f"{e}-control-agrees", False)
+        assert words.startswith("check failed: ") and "not on this check" in words
+        assert rs_findings.check_words(f"{e}-control-agrees", True) == "check passed"
+    assert rs_findings.check_words("scan-b-agrees", False) == "check failed"

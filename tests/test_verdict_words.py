@@ -100,3 +100,20 @@ def test_page_words_are_the_registry_s(monkeypatch):
         words = claims.page_words("redundant_input_toy")
         assert set(words) == set(claims.registry("redundant_input_toy"))
         assert words["cell-b"].endswith(stats.REPRODUCED) and words["formulation"] == claims.NOT_DECIDED
+
+
+def test_the_boxes_key_names_every_outcome_and_chapters_1_to_3_show_it():
+    # issue 57: one line of plain words keys the marks of a "What we found" box, the same words in
+    # every chapter that shows it (glued from claims.MARKS_KEY, so no verdict word is typed)
+    from modlib import stats
+
+    for word in (stats.REPRODUCED, stats.NOT_REPRODUCED, stats.UNDECIDED, stats.HOLDS,
+                 stats.DOES_NOT_HOLD, *stats.MARKS.values()):
+        assert word in claims.MARKS_KEY, word
+    for chapter, short in (("redundant_input_toy", "toy"), ("compositional_sprites", "cs"),
+                           ("resists_at_scale", "rs")):
+        text = "".join("".join(c["source"]) for c in cells(chapter))
+        box = next("".join(c["source"]) for c in cells(chapter) if "What we found" in "".join(c["source"])
+                   and c["cell_type"] == "markdown")
+        assert f"{{glue:text}}`{short}-marks-key`" in box, chapter
+        assert f'plots.glue("{short}-marks-key", claims.MARKS_KEY)' in text, chapter

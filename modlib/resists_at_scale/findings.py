@@ -192,6 +192,20 @@ def _agrees(name: str, gap: np.ndarray, arm: dict, what: str) -> Finding:
                                                                       "; but it did not train") + ".")
 
 
+# what a failed check means for the verdict printed beside it, in plain words (:func:`check_words`)
+FAILED = {f"{e}-control-agrees": "control C's own train-test gap is not shown to be near 0; the verdict on "
+          "A's gap against C's rests on the two gaps alone, not on this check" for e in ("mnist", "scan")}
+
+
+def check_words(key: str, holds: bool) -> str:
+    """A check's outcome as the page prints it (a check decides no claim, so it gets no verdict):
+    "check passed", or "check failed" with what failed and what that means for the verdict beside
+    it where :data:`FAILED` says."""
+    if holds:
+        return "check passed"
+    return "check failed" + (f": {FAILED[key]}" if key in FAILED else "")
+
+
 def dose_slopes(runs, levels: list[tuple[str, float]], quantity) -> np.ndarray:
     """Per seed, the least-squares slope of ``quantity(arrays) [S]`` against the bits the right digit
     carries about the label, over ``levels`` (``(result, bits)``): ``[S]``, in units per bit."""
