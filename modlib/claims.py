@@ -434,8 +434,9 @@ def units_frame(chapter: str, most: int = 200):
         need = units_needed(key, most)
         if need is None:
             need = f"more than {most}" if _t_interval(d) else "no t interval"
-        rows.append({"claim": get(key).name, "units now": d.units, "estimate": f"{d.estimate:+.2f}",
-                     "95% interval": f"{d.low:+.2f} to {d.high:+.2f}", "units needed": need})
+        num = lambda x: stats.number(x, sign=True)  # noqa: E731 (a rounded zero prints 0.00, no sign)
+        rows.append({"claim": get(key).name, "units now": d.units, "estimate": num(d.estimate),
+                     "95% interval": f"{num(d.low)} to {num(d.high)}", "units needed": need})
     return pd.DataFrame(rows, columns=["claim", "units now", "estimate", "95% interval", "units needed"])
 
 

@@ -50,6 +50,17 @@ def mean_pm(values: np.ndarray) -> str:
     return f"{round(float(values.mean()), 2) + 0.0:.2f}" + (f" ± {values.std():.2f}" if values.size > 1 else "")
 
 
+def number(x: float, places: int = 2, sign: bool = False) -> str:
+    """``x`` to ``places`` decimals as a page prints it, with "+" before a positive number where
+    ``sign``; a number that rounds to zero prints with no sign at all ("0.00", never "-0.00" or
+    "+0.00"): the sign of a rounded zero tells the reader nothing (chapter 6's tables and
+    statements)."""
+    r = round(float(x), places) + 0.0  # + 0.0: -0.0 becomes 0.0
+    if r == 0:
+        return f"{0:.{places}f}"
+    return f"{r:+.{places}f}" if sign else f"{r:.{places}f}"
+
+
 def mean_sd(values) -> str:
     """``"0.93 ± 0.02"`` over seeds (just ``"0.93"`` for one seed), as :func:`mean_pm`, but a spread that
     rounds to 0.00 reads ``"± <0.01"``: it is small, not zero (chapter 2's tables and statements)."""

@@ -50,3 +50,21 @@ def test_the_theory_pages_diagram_fits_the_page():
     score, acc = fig.axes[2].collections[0].get_offsets().T
     assert spearmanr(score, acc).statistic > 0.8
     plt.close(fig)
+
+
+def test_the_appendix_summarises_the_toy_networks_in_one_screen():
+    """Issue 57: the 200 per-network rows are folded; the page shows one row per measure, the mean
+    over each formulation's failing networks with its t interval, and no '-0.00'."""
+    import pandas as pd
+
+    rows = pd.DataFrame({"formulation": ["a"] * 4 + ["b"] * 3, "seed": [0, 1, 2, 3, 0, 1, 2],
+                         "fails": [True, True, False, True, True, True, True],
+                         "network: held-out": [0.5, 0.7, 0.99, 0.6, 0.8, 0.8, 0.8],
+                         "overlap": [-0.001, -0.002, 0.5, -0.003, 0.1, 0.2, 0.3]})
+    summary = findings.summary_table(rows)
+    assert list(summary.columns) == ["measure", "(a): 3 failing networks", "(b): 3 failing networks"]
+    assert list(summary["measure"]) == ["network: held-out", "overlap"]
+    mean, low, high = stats.t_interval([0.5, 0.7, 0.6])
+    assert summary.iloc[0, 1] == f"{mean:.2f} ({low:.2f} to {high:.2f})"
+    assert summary.iloc[0, 2] == "0.80"  # no spread, no interval
+    assert summary.iloc[1, 1].startswith("0.00 (") and "-0.00" not in summary.iloc[1, 1]

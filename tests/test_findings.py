@@ -128,3 +128,16 @@ def test_paired_and_unpaired_verdicts_name_their_test_and_refuse_flat_units():
     assert v.outcome == stats.NOT_REPRODUCED and "Welch t interval" in v.why and "over 5 base models" in v.why
     c = stats.claim("x", v, "Some text.")
     assert not c.holds and c.mark == "✗" and c.text.startswith("Some text. **✗ not reproduced**")
+
+
+@pytest.mark.parametrize("chapter", ["structural_compositionality", "pretraining_consistency"])
+def test_every_claim_of_chapters_5_and_6_has_plain_words_for_the_power_table(chapter):
+    """Issue 57: the power tables name their rows by the claim's words, not its registered name."""
+    import importlib
+
+    from modlib import claims
+
+    words = importlib.import_module(f"modlib.{chapter}.findings").claim_words
+    said = {c.name: words(c.name) for c in claims.registry(chapter).values()}
+    assert all(w != name and "/" not in w and "_" not in w for name, w in said.items()), said
+    assert len(set(said.values())) == len(said)  # no two claims read alike

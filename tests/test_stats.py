@@ -223,3 +223,11 @@ def test_one_unit_prints_its_value_without_an_interval_and_no_negative_zero():
     assert stats.undecided_reason(v) == "one unit only"
     assert stats.mean_pm(np.array([-0.001, -0.002])) == "0.00 ± 0.00"
     assert stats.mean_pm(np.array([-0.004])) == "0.00"
+
+
+def test_a_number_that_rounds_to_zero_prints_without_a_sign():
+    """Issue 57 (chapter 6 printed "-0.00" in its tables and statements): stats.number."""
+    assert stats.number(-0.004) == "0.00" and stats.number(-0.004, sign=True) == "0.00"
+    assert stats.number(0.001, sign=True) == "0.00" and stats.number(0.0) == "0.00"
+    assert stats.number(-0.006) == "-0.01" and stats.number(0.42, sign=True) == "+0.42"
+    assert stats.number(0.42) == "0.42" and stats.number(-0.0004, places=3) == "0.000"

@@ -275,6 +275,33 @@ def table(arrays: dict, formulation: str):
     return pd.DataFrame({"formulation": formulation, **cols})
 
 
+def summary_table(rows):
+    """The appendix's one-screen summary of :func:`table`'s rows (every network of every formulation,
+    as a ``pandas.DataFrame``): one row per measured column, one column per formulation with the
+    column's mean over that formulation's failing networks (the units of experiments 1 and 2) and
+    its Student's t 95% interval, "0.52 (0.48 to 0.56)" (the mean alone where the values do not
+    vary or are fewer than two), and how many networks that is in the heading. The per-network rows
+    stay in the table it summarises."""
+    import pandas as pd
+
+    measured = [c for c in rows.columns if c not in ("formulation", "seed", "fails")]
+
+    def cell(values) -> str:
+        v = np.asarray(values.dropna(), dtype=float)
+        if v.size == 0:
+            return "—"
+        if v.size < 2 or np.ptp(v) == 0:
+            return stats.number(v.mean())
+        mean, low, high = stats.t_interval(v)
+        return f"{stats.number(mean)} ({stats.number(low)} to {stats.number(high)})"
+
+    out = {"measure": measured}
+    for f, g in rows.groupby("formulation", sort=False):
+        g = g[g["fails"]]
+        out[f"({f}): {len(g)} failing networks"] = [cell(g[c]) for c in measured]
+    return pd.DataFrame(out)
+
+
 KINDS = {"inside": "the Y1 subnetwork scores above the full network",
          "not-any": "... and above a random subnetwork as large per layer",
          "built": "... and above the Y1 subnetwork of the untrained weights",

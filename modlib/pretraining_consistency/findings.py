@@ -13,7 +13,7 @@ from dataclasses import replace
 import numpy as np
 
 from modlib import claims, stats
-from modlib.stats import CLEAR, DENSITY_RATIO, Finding, mean_pm, permutation_test, spread
+from modlib.stats import CLEAR, DENSITY_RATIO, Finding, mean_pm, number, permutation_test, spread
 from modlib.structural_compositionality.findings import LEPORI, LOWER  # chapter 5's, reused
 from modlib.structural_compositionality.findings import paper_kept  # noqa: F401 (the notebook calls findings.paper_kept)
 
@@ -379,7 +379,7 @@ def _no_effect(es, ep) -> str:
     if min(es.mean(), ep.mean()) < MARGIN:
         arm = "pretrained" if ep.mean() < MARGIN else "scratch"
         return (f"the {arm} models show no effect whose spread could be compared "
-                f"(mean effect {min(es.mean(), ep.mean()):+.2f}, under {MARGIN})")
+                f"(mean effect {number(min(es.mean(), ep.mean()), sign=True)}, under {MARGIN})")
     return ""
 
 
@@ -402,11 +402,11 @@ def random_control(name: str, s, p) -> tuple[bool, str]:
     learned = s["sub_other"].mean() - p["sub_other"].mean()
     chance = s["random_other"].mean() - p["random_other"].mean()
     beyond = learned - chance
-    shown = f"{beyond:+.3f}" if round(beyond, 2) == round(margin, 2) else f"{beyond:+.2f}"  # at the margin: 3 places
+    shown = f"{beyond:+.3f}" if round(beyond, 2) == round(margin, 2) else number(beyond, sign=True)  # at the margin: 3 places
     return bool(beyond >= margin), (
         f"random subnetworks of the same per-layer counts get {mean_pm(s['random_other'])} on the other subroutine's "
         f"problems from scratch and {mean_pm(p['random_other'])} pretrained (on their own, {mean_pm(s['random_target'])} "
-        f"and {mean_pm(p['random_target'])}), a gap of {chance:+.2f} beside the learned subnetworks' {learned:+.2f}: "
+        f"and {mean_pm(p['random_target'])}), a gap of {number(chance, sign=True)} beside the learned subnetworks' {number(learned, sign=True)}: "
         f"the learned gap beyond the random one, {shown}, must reach the margin of {margin:+.2f} (the control)")
 
 
@@ -424,7 +424,7 @@ def near_numbers(matched) -> dict[str, str]:
         key = f"near-{rule}-{sub}"
         out[key] = f"{len(near)} of {len(p)}"
         out[f"{key}-kept"] = " and ".join(f"{100 * k:.1f} %" for k in near["kept"]) or "none"
-        out[f"{key}-effect"] = " and ".join(f"{e:+.2f}" for e in near["effect"]) or "none"
+        out[f"{key}-effect"] = " and ".join(number(e, sign=True) for e in near["effect"]) or "none"
         out[f"{key}-scratch-kept"] = f"{100 * common:.1f} %"
     return out
 
@@ -447,7 +447,7 @@ def held_out_numbers(matched) -> dict[str, str]:
         out[f"{key}-effect"] = e.text(percent=False)
         reach = ("which reaches 0: its verdict rests on base model 0, and is fragile" if e.low <= 0
                  else "clear of 0")
-        out[f"{key}-interval"] = f"{round(e.low, 2) + 0.0:+.2f} to {round(e.high, 2) + 0.0:+.2f}, {reach}"
+        out[f"{key}-interval"] = f"{number(e.low, sign=True)} to {number(e.high, sign=True)}, {reach}"
     return out
 
 
@@ -546,7 +546,7 @@ def matched_from(df, base_gate: float = 0.95) -> dict[str, Finding]:
             v,
             f"{rule}, {sub}, at comparable density ({kept}): the ablation effect's mean absolute deviation from "
             f"its median is {spread(s['effect']).mean():.2f} from scratch and {spread(p['effect']).mean():.2f} "
-            f"pretrained (Brown-Forsythe; mean effect {s['effect'].mean():+.2f} and {p['effect'].mean():+.2f}, read "
+            f"pretrained (Brown-Forsythe; mean effect {number(s['effect'].mean(), sign=True)} and {number(p['effect'].mean(), sign=True)}, read "
             f"only where both reach {MARGIN}); scratch minus pretrained:")
     return out
 
@@ -638,7 +638,7 @@ def pretraining_from(df, metrics: dict, base_gate: float = 0.95) -> dict[str, Fi
                         f"{mean_pm(searched['kept'])} of the masked weights kept, ablated "
                         f"{mean_pm(searched['target'])} on {sub} problems and {mean_pm(searched['other'])} on the "
                         f"other's, effect "
-                        f"{mean_pm(e)} (range {e.min():+.2f} to {e.max():+.2f})")
+                        f"{mean_pm(e)} (range {number(e.min(), sign=True)} to {number(e.max(), sign=True)})")
 
             name = f"{rule}/{sub}"
             ratio = density_ratio(s[s["searched"]], p[p["searched"]])
@@ -667,13 +667,13 @@ def pretraining_from(df, metrics: dict, base_gate: float = 0.95) -> dict[str, Fi
                     v,
                     f"{rule}, {sub}: the ablation effect's mean absolute deviation from its median is "
                     f"{spread(es).mean():.2f} from scratch and {spread(ep).mean():.2f} pretrained (Brown-Forsythe"
-                    f"{exact}; mean effect {es.mean():+.2f} from scratch and {ep.mean():+.2f} pretrained, and a spread "
+                    f"{exact}; mean effect {number(es.mean(), sign=True)} from scratch and {number(ep.mean(), sign=True)} pretrained, and a spread "
                     f"is read only where both reach {MARGIN}); scratch minus pretrained:")
                 v = _decide(f"{name}/effect", stats.unpaired(ep, es, unit="base model", units=units),
                             trained=trained, controls=masks_ok, measurable=readable, reason=apart)
                 out[f"{name}/effect"] = claims.statement(
                     v,
-                    f"{rule}, {sub}: pretrained minus scratch mean ablation effect {ep.mean() - es.mean():+.2f} "
+                    f"{rule}, {sub}: pretrained minus scratch mean ablation effect {number(ep.mean() - es.mean(), sign=True)} "
                     f"({'the paper' if paper_gap != MARGIN else 'the stated margin'} {paper_gap:+.2f}; "
                     f"{len(es)} and {len(ep)} base models whose masks passed the gate, keeping {mean_pm(s['kept'])} of "
                     f"the masked weights from scratch and {mean_pm(p['kept'])} pretrained):")
@@ -704,6 +704,32 @@ def table_legend() -> str:
 # the columns of :func:`verdict_table`: claim key -> heading
 VERDICTS = {"consistency": "more modular", "spread": "smaller spread", "effect": "larger effect",
             "specific": "more specific"}
+
+# a claim's statement in plain words, for the tables that list claims (:func:`claim_words`)
+RULE_WORDS = {"sv-plural": "subject-verb agreement", "inside-contact": "Inside-Contact"}
+CLAIM_WORDS = {"consistency": "more pretrained base models are modular",
+               "spread": "the pretrained effects vary less",
+               "effect": "the pretrained ablation effect is larger",
+               "specific": "the pretrained subnetwork alone is more specific"}
+
+
+def claim_words(name: str) -> str:
+    """A claim of the chapter, by its registered name (``"inside-contact/contact/matched_effect"``),
+    in plain words as a reader's table lists it: the subnetwork, what the claim says and where it
+    is read ("contact subnetwork (Inside-Contact): the pretrained ablation effect is larger, at
+    comparable density"); a name it does not know, unchanged."""
+    parts = name.split("/")
+    if len(parts) != 3:
+        return name
+    rule, sub, kind = parts
+    where = "at the search's density"
+    if kind.endswith("-argmax"):
+        kind, where = kind.removesuffix("-argmax"), "with the authors' choice of masks"
+    elif kind.startswith("matched_"):
+        kind, where = kind.removeprefix("matched_"), "at comparable density"
+    if kind not in CLAIM_WORDS:
+        return name
+    return f"{sub} subnetwork ({RULE_WORDS.get(rule, rule)}): {CLAIM_WORDS[kind]}, {where}"
 
 
 def verdict_table(df, found: dict[str, Finding], matched=None, argmax=None) -> list[dict[str, str]]:

@@ -395,6 +395,39 @@ def without_base_model(runs) -> dict[str, Finding]:
 VERDICTS = {"subnetwork": "test 1: alone", "ablation": "test 2: removed", "random": "vs random subnetwork",
             "random_ablation": "vs random removal", "reinit": "re-initialised", "untrained": "vs untrained"}
 
+# a claim's statement in plain words, for the tables that list claims (:func:`claim_words`)
+RULE_WORDS = {"sv-plural": "subject-verb agreement", "inside-contact": "Inside-Contact",
+              "number-contact": "Number-Contact"}
+CLAIM_WORDS = {
+    "subnetwork": "test 1: alone, it does its own subroutine better than the other",
+    "ablation": "test 2: removing it costs its own subroutine more than the other",
+    "reinit": "test 2 with its weights re-drawn instead of zeroed",
+    "random": "alone, it beats a random subnetwork of its size on its own subroutine",
+    "untrained": "test 2's effect is larger than in an untrained network",
+    "random_ablation": "removing it costs its own subroutine more than removing as many random weights",
+    "draws-target": "alone, it beats 20 random subnetworks of its size on its own subroutine",
+    "draws-other": "alone, it does the other subroutine worse than 20 random subnetworks of its size"}
+
+
+def claim_words(name: str) -> str:
+    """A claim of the chapter, by its registered name (``"inside-contact/inside/ablation"``), in plain
+    words as a reader's table lists it: the subnetwork and what the claim says of it, with the
+    authors' choice of masks or without base model :data:`TUNED_ON` where the claim is read so
+    ("inside subnetwork (Inside-Contact): test 2: removing it costs its own subroutine more than the
+    other"); a name it does not know, unchanged."""
+    parts = name.split("/")
+    if len(parts) != 3:
+        return name
+    rule, sub, kind = parts
+    where = ""
+    if kind.endswith("-argmax"):
+        kind, where = kind.removesuffix("-argmax"), ", with the authors' choice of masks"
+    elif kind.endswith(WITHOUT):
+        kind, where = kind.removesuffix(WITHOUT), f", without base model {TUNED_ON}"
+    if kind not in CLAIM_WORDS:
+        return name
+    return f"{sub} subnetwork ({RULE_WORDS.get(rule, rule)}): {CLAIM_WORDS[kind]}{where}"
+
 
 def verdict_table(table, found: dict[str, Finding], suffix: str = "") -> list[dict[str, str]]:
     """Every verdict of the page, once: one row per (rule, subroutine) of ``table``'s trained runs
