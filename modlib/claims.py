@@ -355,7 +355,8 @@ MARKS_KEY = (f"Marks: {outcome_words(stats.REPRODUCED, False)} / {outcome_words(
              "a paper's claim was found / not found at this scale; "
              f"{stats.HOLDS} / {stats.DOES_NOT_HOLD}: a hypothesis of the book's own passed / failed its "
              f"registered test; {outcome_words(stats.UNDECIDED, False)}: the data settle neither way "
-             "(an interval that allows both, too few units, or a setting that did not train).")
+             "(an interval that allows both, too few units, or a condition of the test not met, "
+             "such as a setting that did not train or masks of unlike density).")
 
 NOT_DECIDED = "not decided at this profile"  # words() of a registered claim no page decided in this process
 
@@ -434,9 +435,9 @@ def units_frame(chapter: str, most: int = 200):
         need = units_needed(key, most)
         if need is None:
             need = f"more than {most}" if _t_interval(d) else "no t interval"
-        num = lambda x: stats.number(x, sign=True)  # noqa: E731 (a rounded zero prints 0.00, no sign)
-        rows.append({"claim": get(key).name, "units now": d.units, "estimate": num(d.estimate),
-                     "95% interval": f"{num(d.low)} to {num(d.high)}", "units needed": need})
+        low, high = stats.number(d.low, sign=True), stats.number(d.high, sign=True)  # a rounded 0: "0.00"
+        rows.append({"claim": get(key).name, "units now": d.units, "estimate": stats.number(d.estimate, sign=True),
+                     "95% interval": f"{low} to {high}", "units needed": need})
     return pd.DataFrame(rows, columns=["claim", "units now", "estimate", "95% interval", "units needed"])
 
 

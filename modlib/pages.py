@@ -36,11 +36,6 @@ README = ROOT / "README.md"
 DEFAULT_CPU = ROOT / "benchmarks" / "default_cpu.csv"  # chapter, cpu_s, wall_s, machine
 WORDS_PER_MINUTE = 200  # technical prose read with care
 NOT_MEASURED = "not measured here"
-# the one line of plain words under a chapter's "What we found" question that keys the box's marks
-# (each page glues it as "<short>-marks-key", so that its verdict words are not typed in the prose)
-MARKS_KEY = ("Marks: holds / does not hold = the book's own hypothesis passed / failed its registered "
-             "test; reproduced / not reproduced = a paper's claim; ? cannot be decided = the interval is "
-             "too wide to say at the registered margin.")
 
 
 def _rows(path: Path, key: str) -> dict[str, dict]:

@@ -14,6 +14,7 @@ import numpy as np
 
 from modlib import claims, stats
 from modlib.stats import CLEAR, DENSITY_RATIO, Finding, mean_pm, number, permutation_test, spread
+from modlib.structural_compositionality import findings as sc_findings
 from modlib.structural_compositionality.findings import LEPORI, LOWER  # chapter 5's, reused
 from modlib.structural_compositionality.findings import paper_kept  # noqa: F401 (the notebook calls findings.paper_kept)
 
@@ -706,30 +707,20 @@ VERDICTS = {"consistency": "more modular", "spread": "smaller spread", "effect":
             "specific": "more specific"}
 
 # a claim's statement in plain words, for the tables that list claims (:func:`claim_words`)
-RULE_WORDS = {"sv-plural": "subject-verb agreement", "inside-contact": "Inside-Contact"}
 CLAIM_WORDS = {"consistency": "more pretrained base models are modular",
                "spread": "the pretrained effects vary less",
                "effect": "the pretrained ablation effect is larger",
                "specific": "the pretrained subnetwork alone is more specific"}
+WHERE = (("-argmax", False, ", with the authors' choice of masks"), ("matched_", True, ", at comparable density"))
 
 
 def claim_words(name: str) -> str:
     """A claim of the chapter, by its registered name (``"inside-contact/contact/matched_effect"``),
-    in plain words as a reader's table lists it: the subnetwork, what the claim says and where it
-    is read ("contact subnetwork (Inside-Contact): the pretrained ablation effect is larger, at
-    comparable density"); a name it does not know, unchanged."""
-    parts = name.split("/")
-    if len(parts) != 3:
-        return name
-    rule, sub, kind = parts
-    where = "at the search's density"
-    if kind.endswith("-argmax"):
-        kind, where = kind.removesuffix("-argmax"), "with the authors' choice of masks"
-    elif kind.startswith("matched_"):
-        kind, where = kind.removeprefix("matched_"), "at comparable density"
-    if kind not in CLAIM_WORDS:
-        return name
-    return f"{sub} subnetwork ({RULE_WORDS.get(rule, rule)}): {CLAIM_WORDS[kind]}, {where}"
+    in plain words as a reader's table lists it, as chapter 5 words its own
+    (:func:`modlib.structural_compositionality.findings.claim_words`): "contact subnetwork
+    (Inside-Contact): the pretrained ablation effect is larger, at comparable density"; a name it
+    does not know, unchanged."""
+    return sc_findings.claim_words(name, CLAIM_WORDS, WHERE, ", at the search's density")
 
 
 def verdict_table(df, found: dict[str, Finding], matched=None, argmax=None) -> list[dict[str, str]]:

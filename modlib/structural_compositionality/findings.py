@@ -409,24 +409,31 @@ CLAIM_WORDS = {
     "draws-other": "alone, it does the other subroutine worse than 20 random subnetworks of its size"}
 
 
-def claim_words(name: str) -> str:
+# where a claim is read, by an affix of its name's last part: (affix, a prefix?, the words added)
+WHERE = (("-argmax", False, ", with the authors' choice of masks"),
+         (WITHOUT, False, f", without base model {TUNED_ON}"))
+
+
+def claim_words(name: str, says: dict[str, str] | None = None, where=WHERE, otherwise: str = "") -> str:
     """A claim of the chapter, by its registered name (``"inside-contact/inside/ablation"``), in plain
-    words as a reader's table lists it: the subnetwork and what the claim says of it, with the
-    authors' choice of masks or without base model :data:`TUNED_ON` where the claim is read so
-    ("inside subnetwork (Inside-Contact): test 2: removing it costs its own subroutine more than the
-    other"); a name it does not know, unchanged."""
+    words as a reader's table lists it: the subnetwork and what the claim says of it (``says``,
+    default :data:`CLAIM_WORDS`), and where it is read (the first of ``where`` whose affix the name
+    carries, else ``otherwise``), e.g. "inside subnetwork (Inside-Contact): test 2: removing it costs
+    its own subroutine more than the other, with the authors' choice of masks"; a name it does not
+    know, unchanged. Chapter 6 calls it with its own claims and affixes."""
     parts = name.split("/")
     if len(parts) != 3:
         return name
     rule, sub, kind = parts
-    where = ""
-    if kind.endswith("-argmax"):
-        kind, where = kind.removesuffix("-argmax"), ", with the authors' choice of masks"
-    elif kind.endswith(WITHOUT):
-        kind, where = kind.removesuffix(WITHOUT), f", without base model {TUNED_ON}"
-    if kind not in CLAIM_WORDS:
+    said = otherwise
+    for affix, prefix, words in where:
+        if kind.startswith(affix) if prefix else kind.endswith(affix):
+            kind, said = (kind.removeprefix(affix) if prefix else kind.removesuffix(affix)), words
+            break
+    says = CLAIM_WORDS if says is None else says
+    if kind not in says:
         return name
-    return f"{sub} subnetwork ({RULE_WORDS.get(rule, rule)}): {CLAIM_WORDS[kind]}{where}"
+    return f"{sub} subnetwork ({RULE_WORDS.get(rule, rule)}): {says[kind]}{said}"
 
 
 def verdict_table(table, found: dict[str, Finding], suffix: str = "") -> list[dict[str, str]]:
