@@ -354,9 +354,9 @@ def outcome_words(outcome: str, own: bool) -> str:
 MARKS_KEY = (f"Marks: {outcome_words(stats.REPRODUCED, False)} / {outcome_words(stats.NOT_REPRODUCED, False)}: "
              "a paper's claim was found / not found at this scale; "
              f"{stats.HOLDS} / {stats.DOES_NOT_HOLD}: a hypothesis of the book's own passed / failed its "
-             f"registered test; {outcome_words(stats.UNDECIDED, False)}: the data settle neither way "
-             "(an interval that allows both, too few units, or a condition of the test not met, "
-             "such as a setting that did not train or masks of unlike density).")
+             "test (registered before its data, unless marked as formed after them); "
+             f"{outcome_words(stats.UNDECIDED, False)}: the data settle neither way (an interval "
+             "that allows both, too few units, or a condition of the test not met).")
 
 NOT_DECIDED = "not decided at this profile"  # words() of a registered claim no page decided in this process
 
