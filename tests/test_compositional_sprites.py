@@ -141,13 +141,15 @@ def _same_weights(a: torch.nn.Module, b: torch.nn.Module) -> None:
         assert torch.equal(sa[name], sb[name]), name
 
 
-@pytest.mark.parametrize("row", ["orthogonal", "sharpness-16", "orthogonal-monolithic"])
+@pytest.mark.parametrize("row", ["orthogonal", "sharpness-16", "orthogonal-monolithic", "alpha"])
 def test_the_pages_models_are_the_ones_the_results_ran(row):
+    # alpha: the page's class prints the shared decoder the alpha row uses (issue 57)
     page = _page_scope()
     s = cs.settings("full")
     _, _, kind, composition, sharpness = cs.ROWS[row]
     torch.manual_seed(0)
-    ours = page["Monolithic"](s) if kind == "monolithic" else page["Compositional"](s, composition, sharpness)
+    ours = page["Monolithic"](s) if kind == "monolithic" else page["Compositional"](
+        s, composition, sharpness, shared=kind == "shared")
     torch.manual_seed(0)
     theirs = cs.build(s, row)
     _same_weights(ours, theirs)
@@ -268,3 +270,12 @@ def test_the_headline_compares_the_seeds_in_which_both_models_fit():
     weak = _row([0.85, 0.5, 0.5, 0.5, 0.5], [-0.7, -0.6, -0.8, -0.65, -0.7])
     found = findings.compositional_sprites(_Rows({"orthogonal": comp, "orthogonal-monolithic": weak}))["monolithic"]
     assert not found.holds and "cannot be decided" in found.text
+
+
+def test_the_tables_drop_has_the_three_decimals_of_the_papers_drop_beside_it():
+    # issue 57: `drop` printed with two decimals beside `paper drop` with three
+    from modlib.compositional_sprites import findings
+
+    assert findings.drop_text([0.1, 0.2]) == "0.150 ± 0.050"
+    assert findings.drop_text([0.3, 0.3]) == "0.300 ± <0.001"
+    assert findings.drop_text([0.009]) == "0.009"

@@ -112,3 +112,25 @@ def test_the_verdict_as_registered_reads_only_the_repeats_the_registered_check_a
     assert exact[key].registered_outcome == stats.REPRODUCED
     assert one_off[key].registered_outcome == stats.REPRODUCED  # two base models repeat exactly: decided
     assert all_off[key].registered_outcome == stats.UNDECIDED  # as registered, every repeat was refused
+
+
+def test_the_page_says_in_words_where_each_base_models_repeat_stands():
+    # issue 57: computed, refused by its check, left out by the selection gate (no claim reads it),
+    # or not run, per rule, for every base model the draws cover
+    import pandas as pd
+
+    from modlib.structural_compositionality import findings
+
+    table = pd.DataFrame([{"rule": rule, "model": seed, "trained": True, "subroutine": sub,
+                           "passed_gate": not (rule == "sv-plural" and seed == 1)}
+                          for rule in ("inside-contact", "sv-plural") for seed in range(3)
+                          for sub in RULES[rule]])
+    pairs = [(rule, seed) for rule in ("inside-contact", "sv-plural") for seed in range(3)]
+    drawn = {"draws-sv-plural-0": None, "draws-sv-plural-2": None}
+    text = findings.draws_status(drawn, table, pairs, ("draws-inside-contact-0", "draws-inside-contact-1"))
+    assert text == ("for Inside-Contact, the repeats of base models 0 and 1 were refused by their check (their "
+                    "masks did not repeat the stored ones closely enough); base model 2 was not run. For "
+                    "subject-verb agreement, the repeats of base models 0 and 2 were computed and stored; base "
+                    "model 1's masks missed the selection gate, so no claim reads it, and none was computed")
+    assert findings.draws_status({}, table.iloc[:0], [("sv-plural", 0)]) == \
+        "for subject-verb agreement, base model 0 was not run"

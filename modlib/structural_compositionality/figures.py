@@ -347,7 +347,14 @@ def density_sweep(sweeps: dict, paper: dict[str, tuple[float, float]], test: str
         ax.plot(kept, [p[arm][1] for p in pts], "o-", color=OTHER, ms=4)
         ax.plot(kept, [p[control][side] for p in pts], "s--", color="0.5", ms=3)
         for i, (p, k) in enumerate(zip(pts, kept)):  # staggered: neighbours can sit close
-            ax.annotate(f"×{p['lam']:g}", (k, 0.04 + 0.1 * (i % 2)), fontsize=9, ha="center", color="0.3")
+            # each label at its own point's kept share, joined to the lowest of its markers by a
+            # faint line, so a label is never read as its neighbour's (issue 57)
+            lowest = min(p[arm][0], p[arm][1], p[control][side])
+            at = 0.04 + 0.1 * (i % 2)
+            leader = dict(arrowstyle="-", color="0.75", lw=0.6, shrinkB=3) if lowest > at + 0.15 else None
+            ax.annotate(f"×{p['lam']:g}", xy=(k, lowest), xytext=(k, at), textcoords="data", fontsize=9,
+                        ha="center", va="bottom", color="0.3", arrowprops=leader,
+                        annotation_clip=False)
         ax.axhline(0.25, color="0.4", ls=":", lw=0.8)
         # the axis ends near the data (not at 100 %), ticked in percent as chapter 6's figures are
         ax.set_xlim(min(kept.min(), low) / 1.6, min(1.0, max(kept.max(), high) * 1.3))

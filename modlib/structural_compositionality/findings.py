@@ -687,3 +687,52 @@ def _as_registered(rows: list, subs: tuple[str, ...], arms: tuple[np.ndarray, np
                           f"accuracy alone differs from the stored one by more than {draws.TOLERANCE:g}"}
     keep = np.array(exact)
     return {"effect": stats.paired(arms[0][keep], arms[1][keep], unit="base model")}
+
+
+def _models(seeds: list[int]) -> str:
+    """``[0]`` -> "base model 0", ``[0, 2]`` -> "base models 0 and 2", ``[0, 1, 2]`` -> "base models 0, 1 and 2"."""
+    words = [str(s) for s in seeds]
+    if len(words) == 1:
+        return f"base model {words[0]}"
+    return f"base models {', '.join(words[:-1])} and {words[-1]}"
+
+
+def draws_status(drawn: dict, table, pairs: list[tuple[str, int]], refused: tuple[str, ...] = ()) -> str:
+    """Where the draws results stand, in plain words for the page (issue 57): per rule of ``pairs``
+    (``draws.names``), the base models whose repeat was computed (``drawn``, the stored results),
+    those refused by the repeat's check (``refused``, :data:`draws.REFUSED` at full), those whose masks
+    missed the selection gate (``table``, :func:`structure_table`: no claim reads them) and those not
+    run, e.g. "for Inside-Contact, the repeats of base models 0 and 1 were refused by their check (their
+    masks did not repeat the stored ones closely enough); base model 2 was not run. For subject-verb
+    agreement, the repeats of base models 0 and 2 were computed and stored; base model 1's masks missed
+    the selection gate, so no claim reads it, and none was computed" (no final full stop)."""
+    parts = []
+    for rule in dict.fromkeys(r for r, _ in pairs):
+        computed, refusals, missed, not_run = [], [], [], []
+        for seed in (s for r, s in pairs if r == rule):
+            name = f"{draws.PREFIX}{rule}-{seed}"
+            rows = table[(table["rule"] == rule) & (table["model"] == seed) & table["trained"]] if len(table) else table
+            gate_missed = len(rows) > 0 and not rows["passed_gate"].eq(True).any()
+            if gate_missed:
+                missed.append(seed)
+            elif name in drawn:
+                computed.append(seed)
+            elif name in refused:
+                refusals.append(seed)
+            else:
+                not_run.append(seed)
+        words = []
+        if computed:
+            words.append(f"the repeats of {_models(computed)} were computed and stored")
+        if refusals:
+            words.append(f"the repeats of {_models(refusals)} were refused by their check (their masks did not "
+                         "repeat the stored ones closely enough)")
+        if missed:
+            stored = all(f"{draws.PREFIX}{rule}-{s}" in drawn for s in missed)
+            whose = f"{_models(missed)}'s masks" if len(missed) == 1 else f"the masks of {_models(missed)}"
+            words.append(f"{whose} missed the selection gate, so no claim reads {'it' if len(missed) == 1 else 'them'}"
+                         + ("" if stored else ", and none was computed"))
+        if not_run:
+            words.append(f"{_models(not_run)} {'was' if len(not_run) == 1 else 'were'} not run")
+        parts.append(f"{RULE_WORDS.get(rule, rule)}, " + "; ".join(words))
+    return "for " + ". For ".join(parts)
