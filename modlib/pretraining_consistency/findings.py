@@ -32,8 +32,35 @@ CHAPTER = "pretraining_consistency"
 def _decide(name: str, effect=None, **conditions) -> stats.Verdict:
     """The registered claim ``name`` ("sv-plural/subject/effect"; modlib/pretraining_consistency/claims.toml)
     decided under the rule (:func:`modlib.claims.decide`): its direction, the paper's number and the
-    margin come from the registry."""
-    return claims.decide(f"{CHAPTER}/{name.replace('/', '-')}", effect, **conditions)
+    margin come from the registry. Its interval's ends print as :func:`_near_zero` prints them."""
+    key = f"{CHAPTER}/{name.replace('/', '-')}"
+    return _near_zero(key, claims.decide(key, effect, **conditions))
+
+
+def _end(x: float, margin: float) -> str:
+    """An interval's end as :func:`modlib.stats.bound` prints it, with as many more places (up to
+    five) as it takes not to print an end clear of 0 as 0 (``+0.005``, not ``+0.00``)."""
+    text = stats.bound(x, margin)
+    for places in range(3, 6):
+        if x == 0 or float(text) != 0:
+            break
+        text = f"{x:+.{places}f}"
+    return text
+
+
+def _near_zero(key: str, v: stats.Verdict) -> stats.Verdict:
+    """The verdict ``v`` on ``key`` with its interval's ends printed by :func:`_end` where an end
+    clear of 0 would print as 0, so that the statement shows the side of 0 it lies on (as chapter 4's
+    :func:`modlib.weight_masks.findings._near_zero`). The page's statement only: the decision
+    recorded for the claims ledger keeps :func:`modlib.stats.bound`'s printing, as every other
+    chapter's does."""
+    d = claims.decisions(CHAPTER).get(key)
+    if d is None or not (d.low > 0 or d.high < 0):
+        return v
+    m = claims.get(key).margin
+    old = f"interval {stats.bound(d.low, m)} to {stats.bound(d.high, m)} over"
+    new = f"interval {_end(d.low, m)} to {_end(d.high, m)} over"
+    return replace(v, why=v.why.replace(old, new))
 
 
 def paper_effects() -> dict[tuple[str, str, str], float]:
@@ -239,7 +266,7 @@ def argmax_from(df, metrics: dict, base_gate: float = 0.95) -> dict[str, Finding
         out[name] = claims.statement(
             v, f"{rule}, {sub} masks chosen as the authors' code chooses (the highest quality, converged or not; "
                f"{int(g['changed'].sum())} of {len(g)} choices differ from the book's: {moved}): they keep "
-               f"{pct(s['kept'])} from scratch and {pct(p['kept'])} pretrained (medians {s['kept'].median():.1%} and "
+               f"{pct(s['kept'])} from scratch and {pct(p['kept'])} pretrained (means ± sd; medians {s['kept'].median():.1%} and "
                f"{p['kept'].median():.1%}); ablated, {mean_pm(s['target'])} on {sub} problems and {mean_pm(s['other'])} on "
                f"the other's from scratch, {mean_pm(p['target'])} and {mean_pm(p['other'])} pretrained (the search's seed-0 "
                f"masks); pretrained minus scratch ablation effect (the stated margin {MARGIN:+.2f}):")
@@ -485,7 +512,7 @@ def matched_from(df, base_gate: float = 0.95) -> dict[str, Finding]:
         trained = bool(g["searched"].all() and (g["task"] >= base_gate).all())
         masks_ok = not degenerate(g["kept"].dropna())
         kept = (f"common share {g['common'].iloc[0]:.2%}; matched masks keep {pct(s['kept'].dropna())} "
-                f"from scratch and {pct(p['kept'].dropna())} pretrained")
+                f"from scratch and {pct(p['kept'].dropna())} pretrained (means ± sd over base models)")
         name = f"{rule}/{sub}"
         if s["kept"].isna().all() or p["kept"].isna().all():
             missing = [init for init, arm in (("scratch", s), ("pretrained", p)) if arm["kept"].isna().all()]
@@ -636,7 +663,7 @@ def pretraining_from(df, metrics: dict, base_gate: float = 0.95) -> dict[str, Fi
                 note = "" if len(searched) == len(g) else f" ({len(searched)} searched)"
                 return (f"{init}: {int(g['modular'].sum())} of {len(g)} base models modular{note} "
                         f"({int(g['both_tests'].sum())} with chapter 5's subnetwork test too), "
-                        f"{mean_pm(searched['kept'])} of the masked weights kept, ablated "
+                        f"{mean_pm(searched['kept'])} of the masked weights kept (mean ± sd), ablated "
                         f"{mean_pm(searched['target'])} on {sub} problems and {mean_pm(searched['other'])} on the "
                         f"other's, effect "
                         f"{mean_pm(e)} (range {number(e.min(), sign=True)} to {number(e.max(), sign=True)})")

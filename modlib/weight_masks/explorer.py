@@ -10,6 +10,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from modlib import plots, results
+from modlib.weight_masks.figures import layer_name
 from modlib.widgets import wire
 
 
@@ -22,7 +23,7 @@ def mask_explorer(points: dict, layers: list[str]) -> w.VBox:
 
     alphas, tables, ious = wm.sweep_arrays(points)  # [A], [A, 5, 2], [A, L]
     controls = {"alpha": w.SelectionSlider(options=alphas, value=alphas[0], description="alpha"),
-                "layer": w.Dropdown(options=[(f"{i + 1} ({n})", i) for i, n in enumerate(layers)],
+                "layer": w.Dropdown(options=[(layer_name(i, len(layers)), i) for i in range(len(layers))],
                                     value=0, description="layer")}
     provenance = results.provenance(list(points.values()))
     return wire(controls, lambda choices: render(alphas, tables, ious, layers, provenance, choices),
@@ -53,7 +54,7 @@ def render(alphas: list, tables: np.ndarray, ious: np.ndarray, layers: list[str]
     axes[1].minorticks_off()
     axes[1].set_xlabel("alpha", fontsize=8)
     axes[1].set_ylabel("IoU of + and × masks", fontsize=8)
-    axes[1].set_title(f"layer {layer + 1} ({layers[layer]})", fontsize=9)
+    axes[1].set_title(layer_name(layer, len(layers)), fontsize=9)
     axes[1].tick_params(labelsize=8)
     fig.tight_layout(rect=(0, 0.05, 1, 1))  # room for the provenance line below the axes
     plots.stamp(fig, provenance)

@@ -35,6 +35,13 @@ def accuracy_table(tables: np.ndarray, rows, columns, chance: float | None = Non
     return fig
 
 
+def layer_name(i: int, n: int, sep: str = " ") -> str:
+    """Weight layer ``i`` (from 0) of ``n`` as the figures name it: "layer 1", ..., "layer 3
+    (output)" for the last (``sep`` before the bracket: a newline under a bar), never PyTorch's
+    parameter name ("4.weight")."""
+    return f"layer {i + 1}" + (f"{sep}(output)" if i == n - 1 else "")
+
+
 def layer_bars(values: dict[str, np.ndarray], layers: list[str], ylabel: str, log: bool = False) -> plt.Figure:
     """Grouped bars per layer: ``values`` label -> ``[seeds, L]`` (mean, error bar = std over
     seeds), the legend above the axes; ``log``: a log scale from 0.001, for shares that differ by
@@ -45,7 +52,7 @@ def layer_bars(values: dict[str, np.ndarray], layers: list[str], ylabel: str, lo
         v = np.atleast_2d(v)
         ax.bar(np.arange(len(layers)) + (i - (n - 1) / 2) * 0.8 / n, v.mean(0), 0.8 / n,
                yerr=v.std(0) if len(v) > 1 else None, capsize=2, label=label)
-    names = [f"layer {i + 1}" + ("\n(output)" if i == len(layers) - 1 else "") for i in range(len(layers))]
+    names = [layer_name(i, len(layers), "\n") for i in range(len(layers))]
     ax.set_xticks(range(len(layers)), names, fontsize=9)
     ax.set(ylabel=ylabel, ylim=(1e-3, 1) if log else (0, 1), yscale="log" if log else "linear")
     ax.legend(fontsize=8, loc="lower left", bbox_to_anchor=(0, 1.01), ncol=min(n, 2), frameon=False)

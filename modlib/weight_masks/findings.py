@@ -7,6 +7,7 @@ statements about specialization (:func:`specialization`), reuse (:func:`reuse`) 
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import numpy as np
 
@@ -33,8 +34,46 @@ def _say(v: stats.Verdict, text: str) -> stats.Claim:
     c = dataclasses.replace(c, text=_near_zero(c.text, v))
     note = claims.get(v.claim).note
     if note.startswith("post hoc"):
+        note = reader_note(note)
         c = dataclasses.replace(c, text=f"{c.text} *{note[0].upper()}{note[1:]}.*")
     return c
+
+
+def reader_note(note: str) -> str:
+    """A registry note (:attr:`modlib.claims.Registered.note`) in a reader's words, for the page: no
+    commit hashes ("set in 498d0eb (2026-11-25)" -> "set on 2026-11-25"), no constant names
+    ("its allowance SPARES = 0.2" -> "its allowance 0.2", "(COLLAPSE = 0.3)" -> "(0.3)") and no
+    stored results' file names ("addmul-seed0..4" -> "the main networks' results of seeds 0 to 4",
+    "cnn-seed0" -> "the CNN's result of seed 0"). The registry keeps the note as written (the claims
+    ledger shows it)."""
+    note = re.sub(r" in [0-9a-f]{7} \((\d{4}-\d\d-\d\d)\)", r" on \1", note)
+    note = re.sub(r"\b[A-Z][A-Z_]{2,} = ", "", note)
+    note = re.sub(r"\b([a-z]+)-seed(\d+)\.\.(\d+)",
+                  lambda m: f"the {_WHOSE.get(m[1], '')}results of seeds {m[2]} to {m[3]}", note)
+    return re.sub(r"\b([a-z]+)-seed(\d+)", lambda m: f"the {_WHOSE.get(m[1], '')}result of seed {m[2]}", note)
+
+
+# a stored result's experiment, as :func:`reader_note` names it for a reader
+_WHOSE = {"addmul": "main networks' ", "double": "double addition's ", "cnn": "CNN's ", "cnnlayers": "CNNs' "}
+
+
+def changed_clause(key: str) -> str:
+    """For the "What we found" box, where a claim shows one verdict: what was changed after the
+    results were seen and whether the claim as first registered reads otherwise ("its margin was
+    changed after the results were seen; as first registered it reads otherwise"); "" for a claim
+    not amended (or not decided). The page gives both verdicts in full where the claim is discussed
+    (:func:`double`)."""
+    c, was = claims.get(key), claims.registered_words(key)
+    shown = [a for a in c.amendments if a.field not in claims.UNSHOWN]
+    d = claims.decisions(CHAPTER).get(key)
+    if not shown or was is None or d is None:
+        return ""
+    now = claims.outcome_words(d.outcome, c.own)
+    fields = list(dict.fromkeys(a.field for a in shown))
+    what = " and ".join(f"its {f}" for f in fields)
+    verb = "was" if len(fields) == 1 else "were"
+    reads = "reads the same" if was == now else "reads otherwise"
+    return f"{what} {verb} changed after the results were seen; as first registered it {reads}"
 
 
 def _changed(c) -> tuple[str, str, str]:
@@ -383,7 +422,8 @@ def class_removal(own: np.ndarray, others: np.ndarray, reference: np.ndarray,
 
     return [
         _say(decide("class-hurts", drop_own, drop_others), (
-            f"Removing class c's weights drops its accuracy by {mean_pm(drop_own)} (over the ten classes; from "
+            ("In this one CNN, removing" if networks == 1 else "Removing")
+            + f" class c's weights drops its accuracy by {mean_pm(drop_own)} (over the ten classes; from "
             f"{drop_own.min():.2f} to {drop_own.max():.2f}) and the other classes' by {mean_pm(drop_others)}. The "
             f"removed class loses more than twice what the others lose, and at least 0.05, for "
             f"{'all 10' if far.all() else f'{int(far.sum())} of the 10'} classes" + ("." if far.all() else f"; not for {np.flatnonzero(~far).tolist()}.") + control + f" The stated margin (the paper gives a direction, not a size; how much "
