@@ -317,8 +317,7 @@ def changes_in_words(amendments: list[Amendment]) -> str:
     revised = list(dict.fromkeys(FIELD_WORDS.get(a.field, f"its {a.field}") for a in kept if a not in short))
     said = [one(a) for a in short]
     if revised:  # a long value by what it is for a reader: "the bar for 'trained' and the quoted passage"
-        both = revised[0] if len(revised) == 1 else f"{', '.join(revised[:-1])} and {revised[-1]}"
-        said.append(f"{both} {'was' if len(revised) == 1 else 'were'} revised")
+        said.append(f"{stats.listing(revised)} {'was' if len(revised) == 1 else 'were'} revised")
     return "; ".join(said)
 
 

@@ -50,6 +50,12 @@ def mean_pm(values: np.ndarray) -> str:
     return f"{round(float(values.mean()), 2) + 0.0:.2f}" + (f" ± {values.std():.2f}" if values.size > 1 else "")
 
 
+def listing(items) -> str:
+    """Items in a sentence: ``["a"]`` -> "a", ``["a", "b", "c"]`` -> "a, b and c"."""
+    items = [str(i) for i in items]
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
 def number(x: float, places: int = 2, sign: bool = False) -> str:
     """``x`` to ``places`` decimals as a page prints it, with "+" before a positive number where
     ``sign``; a number that rounds to zero prints with no sign at all ("0.00", never "-0.00" or
@@ -219,6 +225,18 @@ def bound(x: float, margin: float) -> str:
         text = f"{x:+.{places}f}"
         if margin == 0 or round(abs(x), places) != round(abs(margin), places) or abs(x) == abs(margin):
             return text
+    return text
+
+
+def side_bound(x: float, margin: float) -> str:
+    """An interval's end as :func:`bound` prints it, with as many more places (up to five) as it
+    takes not to print an end clear of 0 as 0 (``+0.005``, not ``+0.00``): the page's statement
+    shows the side of 0 it lies on (chapters 4 and 6; the claims ledger keeps :func:`bound`'s)."""
+    text = bound(x, margin)
+    for places in range(3, 6):
+        if x == 0 or float(text) != 0:
+            break
+        text = f"{x:+.{places}f}"
     return text
 
 

@@ -197,8 +197,8 @@ def compositional_sprites(runs, sharpness_rows: dict[str, float] | None = None) 
         every = None if both.all() or not fits else compare(
             "monolithic-every-seed", comp_whole, r_whole, fits=bool((r_in >= FIT).all() and (comp_in >= FIT).all()))[0]
         left = ("" if every is None else f" over the {both.sum()} seeds in which both models fit ({seed_list(both)}; "
-                f"left out: {seed_list(~both)}, in-domain R² {_and([f'{x:.2f}' for x in r_in[~both]])} monolithic, "
-                f"{_and([f'{x:.2f}' for x in comp_in[~both]])} compositional; over all {both.size} seeds, the "
+                f"left out: {seed_list(~both)}, in-domain R² {stats.listing([f'{x:.2f}' for x in r_in[~both]])} monolithic, "
+                f"{stats.listing([f'{x:.2f}' for x in comp_in[~both]])} compositional; over all {both.size} seeds, the "
                 f"page's first reading (every seed of both models must fit), the difference is "
                 f"{np.mean(comp_whole) - np.mean(r_whole):+.2f}: "
                 + ("the same verdict" if every.outcome == v.outcome else f"{every.mark} {every.outcome}"
@@ -296,11 +296,6 @@ def seed_list(mask: np.ndarray) -> str:
     return "no seed" if idx.size == 0 else ("seed " if idx.size == 1 else "seeds ") + ", ".join(map(str, idx))
 
 
-def _and(items: list[str]) -> str:
-    items = list(items)
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
-
-
 def seeds_by_row(runs, rows=None) -> str:
     """Which seeds each of ``rows`` (default: every row) counts, for the page's prose and captions:
     ``"seeds 0–4 in orthogonal and gap; seeds 0–2 in the other rows"``, or ``"seeds 0–2 in every
@@ -316,7 +311,7 @@ def seeds_by_row(runs, rows=None) -> str:
     if len(groups) == 1:
         return f"{span(next(iter(groups)))} in every row"
     ordered = sorted(groups.items(), reverse=True)
-    return "; ".join([f"{span(n)} in {_and(rs)}" for n, rs in ordered[:-1]]
+    return "; ".join([f"{span(n)} in {stats.listing(rs)}" for n, rs in ordered[:-1]]
                      + [f"{span(ordered[-1][0])} in the other rows"])
 
 
@@ -339,7 +334,7 @@ def fits(runs, row: str, short: bool = False) -> str:
     values = [f"{r_in[i]:.2f}" for i in np.flatnonzero(~fit)]
     if values and not short:
         text += (f" ({seed_list(~fit)} end{'s' * (len(values) == 1)} at in-domain R² "
-                 + (values[0] if len(set(values)) == 1 else _and(values)) + ")")
+                 + (values[0] if len(set(values)) == 1 else stats.listing(values)) + ")")
     return text
 
 
@@ -368,7 +363,7 @@ def sharpness_seeds(runs, ks: dict[str, float]) -> dict[str, str]:
                           f"{before}first at {FIT} at epoch {when[i]} of {epochs[-1]})")
         stuck += [f"seed {i} at k = {k:g} (in-domain R² {r_in[i]:.2f})" for i in np.flatnonzero(~fit)]
     return {"fit": "; ".join(fitted), "general": f"{n_general} of the {n_fit}",
-            "astray": _and(astray) if astray else "no seed", "stuck": _and(stuck) if stuck else "no seed"}
+            "astray": stats.listing(astray) if astray else "no seed", "stuck": stats.listing(stuck) if stuck else "no seed"}
 
 
 def reach_by_fit(runs, row: str) -> str:

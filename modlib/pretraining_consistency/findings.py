@@ -37,19 +37,9 @@ def _decide(name: str, effect=None, **conditions) -> stats.Verdict:
     return _near_zero(key, claims.decide(key, effect, **conditions))
 
 
-def _end(x: float, margin: float) -> str:
-    """An interval's end as :func:`modlib.stats.bound` prints it, with as many more places (up to
-    five) as it takes not to print an end clear of 0 as 0 (``+0.005``, not ``+0.00``)."""
-    text = stats.bound(x, margin)
-    for places in range(3, 6):
-        if x == 0 or float(text) != 0:
-            break
-        text = f"{x:+.{places}f}"
-    return text
-
-
 def _near_zero(key: str, v: stats.Verdict) -> stats.Verdict:
-    """The verdict ``v`` on ``key`` with its interval's ends printed by :func:`_end` where an end
+    """The verdict ``v`` on ``key`` with its interval's ends printed by
+    :func:`modlib.stats.side_bound` where an end
     clear of 0 would print as 0, so that the statement shows the side of 0 it lies on (as chapter 4's
     :func:`modlib.weight_masks.findings._near_zero`). The page's statement only: the decision
     recorded for the claims ledger keeps :func:`modlib.stats.bound`'s printing, as every other
@@ -59,7 +49,7 @@ def _near_zero(key: str, v: stats.Verdict) -> stats.Verdict:
         return v
     m = claims.get(key).margin
     old = f"interval {stats.bound(d.low, m)} to {stats.bound(d.high, m)} over"
-    new = f"interval {_end(d.low, m)} to {_end(d.high, m)} over"
+    new = f"interval {stats.side_bound(d.low, m)} to {stats.side_bound(d.high, m)} over"
     return replace(v, why=v.why.replace(old, new))
 
 

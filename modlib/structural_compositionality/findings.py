@@ -691,10 +691,7 @@ def _as_registered(rows: list, subs: tuple[str, ...], arms: tuple[np.ndarray, np
 
 def _models(seeds: list[int]) -> str:
     """``[0]`` -> "base model 0", ``[0, 2]`` -> "base models 0 and 2", ``[0, 1, 2]`` -> "base models 0, 1 and 2"."""
-    words = [str(s) for s in seeds]
-    if len(words) == 1:
-        return f"base model {words[0]}"
-    return f"base models {', '.join(words[:-1])} and {words[-1]}"
+    return f"base model{'' if len(seeds) == 1 else 's'} {stats.listing(seeds)}"
 
 
 def draws_status(drawn: dict, table, pairs: list[tuple[str, int]], refused: tuple[str, ...] = ()) -> str:

@@ -70,7 +70,7 @@ def changed_clause(key: str) -> str:
         return ""
     now = claims.outcome_words(d.outcome, c.own)
     fields = list(dict.fromkeys(a.field for a in shown))
-    what = " and ".join(f"its {f}" for f in fields)
+    what = stats.listing(f"its {f}" for f in fields)
     verb = "was" if len(fields) == 1 else "were"
     reads = "reads the same" if was == now else "reads otherwise"
     return f"{what} {verb} changed after the results were seen; as first registered it {reads}"
@@ -127,26 +127,16 @@ def marked(f: stats.Claim, plain: str = "", then: str = "") -> str:
     return double(f.verdict.claim, f.marked, plain, then)
 
 
-def _end(x: float, margin: float) -> str:
-    """An interval's end as :func:`modlib.stats.bound` prints it, with as many more places (up to
-    five) as it takes not to print a bound clear of 0 as 0 (``+0.003``, not ``+0.00``)."""
-    text = stats.bound(x, margin)
-    for places in range(3, 6):
-        if x == 0 or float(text) != 0:
-            break
-        text = f"{x:+.{places}f}"
-    return text
-
-
 def _near_zero(text: str, v: stats.Verdict) -> str:
-    """``text`` with the verdict's interval printed by :func:`_end` where an end clear of 0 would
+    """``text`` with the verdict's interval printed by
+    :func:`modlib.stats.side_bound` where an end clear of 0 would
     print as 0."""
     d = claims.decisions(CHAPTER).get(v.claim)
     if d is None or not (d.low > 0 or d.high < 0):
         return text
     m = claims.get(v.claim).margin
     old = f"interval {stats.bound(d.low, m)} to {stats.bound(d.high, m)} over"
-    new = f"interval {_end(d.low, m)} to {_end(d.high, m)} over"
+    new = f"interval {stats.side_bound(d.low, m)} to {stats.side_bound(d.high, m)} over"
     return text.replace(old, new)
 
 
@@ -164,8 +154,8 @@ def margin(cid: str) -> float:
 
 def _interval(e: stats.Effect) -> str:
     """An effect's interval in words, without a verdict: ``"paired t interval +0.01 to +0.08 over 5 seeds"``."""
-    low = _end(e.low, 0) if e.low > 0 else f"{e.low:+.2f}"
-    high = _end(e.high, 0) if e.high < 0 else f"{e.high:+.2f}"
+    low = stats.side_bound(e.low, 0) if e.low > 0 else f"{e.low:+.2f}"
+    high = stats.side_bound(e.high, 0) if e.high < 0 else f"{e.high:+.2f}"
     return f"{e.interval} interval {low} to {high} over {e.over}"
 
 
