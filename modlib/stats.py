@@ -67,14 +67,16 @@ def number(x: float, places: int = 2, sign: bool = False) -> str:
     return f"{r:+.{places}f}" if sign else f"{r:.{places}f}"
 
 
-def mean_sd(values) -> str:
+def mean_sd(values, places: int = 2) -> str:
     """``"0.93 ± 0.02"`` over seeds (just ``"0.93"`` for one seed), as :func:`mean_pm`, but a spread that
-    rounds to 0.00 reads ``"± <0.01"``: it is small, not zero (chapter 2's tables and statements)."""
+    rounds to 0.00 reads ``"± <0.01"``: it is small, not zero (chapter 2's tables and statements);
+    ``places=3``: ``"0.052 ± 0.006"``, ``"± <0.001"``."""
     values = np.asarray(values, dtype=float)
     if values.size < 2:
-        return f"{values.mean():.2f}"
+        return f"{values.mean():.{places}f}"
     sd = values.std()
-    return f"{values.mean():.2f} ± " + (f"{sd:.2f}" if sd >= 0.005 else "<0.01")
+    return f"{values.mean():.{places}f} ± " + (f"{sd:.{places}f}" if sd >= 0.5 * 10 ** -places
+                                                else f"<{10 ** -places:.{places}f}")
 
 
 def percent_span(values: np.ndarray) -> str:

@@ -274,8 +274,8 @@ def test_the_headline_compares_the_seeds_in_which_both_models_fit():
 
 def test_the_tables_drop_has_the_three_decimals_of_the_papers_drop_beside_it():
     # issue 57: `drop` printed with two decimals beside `paper drop` with three
-    from modlib.compositional_sprites import findings
+    from modlib.stats import mean_sd
 
-    assert findings.drop_text([0.1, 0.2]) == "0.150 ± 0.050"
-    assert findings.drop_text([0.3, 0.3]) == "0.300 ± <0.001"
-    assert findings.drop_text([0.009]) == "0.009"
+    assert mean_sd([0.1, 0.2], places=3) == "0.150 ± 0.050"
+    assert mean_sd([0.3, 0.3], places=3) == "0.300 ± <0.001"
+    assert mean_sd([0.009], places=3) == "0.009"

@@ -49,21 +49,10 @@ def _paper_drop(row: str) -> float:
     return PAPER_R2[row][0] - PAPER_R2[row][1]
 
 
-def drop_text(values) -> str:
-    """A row's drop, mean ± sd over seeds, to three decimals as the paper's drop beside it is (issue 57:
-    some of the paper's drops differ only in the third decimal): ``"0.052 ± 0.006"``, a spread that
-    rounds to 0.000 read ``"± <0.001"``, just the mean for one seed."""
-    values = np.asarray(values, dtype=float)
-    if values.size < 2:
-        return f"{values.mean():.3f}"
-    sd = values.std()
-    return f"{values.mean():.3f} ± " + (f"{sd:.3f}" if sd >= 0.0005 else "<0.001")
-
-
 def paper_comparison(runs):
     """Chapter 2's table: each stored row's R^2 (mean ± std over seeds) in-domain and on the whole
     cube beside the paper's (over every seed, stuck ones included, as the paper's mean is); the drop
-    from in-domain to whole beside the paper's drop (both to three decimals, :func:`drop_text`); how
+    from in-domain to whole beside the paper's drop (both to three decimals: some of the paper's drops differ only in the third); how
     many seeds fit the training support (in-domain R^2 >= ``FIT``) and the whole-cube R^2 over those
     seeds alone; and whether a paper number lies outside the row's range over seeds widened by 0.01
     (``differs``). A ``pandas.DataFrame``."""
@@ -81,7 +70,7 @@ def paper_comparison(runs):
         lines.append({
             "row": row, "R² in-domain": mean_sd(r_in), "paper in-domain": paper[0] if paper else None,
             "R² whole": mean_sd(r_whole), "paper whole": paper[1] if paper else None,
-            "drop": drop_text(r_in - r_whole), "paper drop": round(paper[0] - paper[1], 3) if paper else None,
+            "drop": mean_sd(r_in - r_whole, places=3), "paper drop": round(paper[0] - paper[1], 3) if paper else None,
             "seeds fit": f"{int((r_in >= FIT).sum())}/{len(r_in)}",
             "R² whole, seeds that fit": mean_sd(r_whole[r_in >= FIT]) if (r_in >= FIT).any() else "none fit",
             "differs": (outside(r_in, paper[0]) or outside(r_whole, paper[1])) if paper else None})
