@@ -35,21 +35,3 @@ def pytest_xdist_make_scheduler(config, log):
             return page.group(1) if page else nodeid
 
     return ByPage(config, log)
-
-
-# The test files that take longest (the sum of their tests' durations in one run of the unit phase on
-# 2 workers, `pytest -n auto --dist loadfile --durations=0`, after issue 56 made test_student and
-# test_bridge smaller; the machine was shared, so the order, not the seconds, is what counts), run first:
-# pytest-xdist hands out whole files (`--dist loadfile`) in collection order, so a long file that
-# starts last leaves the other worker idle at the end (longest-first scheduling).
-SLOWEST_FIRST = ["test_fingerprint.py", "test_restamp.py", "test_jobs.py", "test_outside_repo.py",
-                 "test_bridge.py", "test_batch.py", "test_explorers.py", "test_resists_at_scale.py",
-                 "test_modularity.py", "test_mutations.py", "test_pretraining_consistency.py",
-                 "test_bridge_digits.py"]
-
-
-def pytest_collection_modifyitems(config, items):
-    """Reorder the collected tests so that the slowest files come first (a stable sort: the order
-    inside a file, and of every other file, is kept)."""
-    rank = {name: i for i, name in enumerate(SLOWEST_FIRST)}
-    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))

@@ -1,5 +1,6 @@
 """The repository's own promises: clean notebooks, one repository URL, Colab-ready first cells."""
 
+import ast
 import re
 import tomllib
 from pathlib import Path
@@ -165,3 +166,15 @@ def test_what_a_killed_atomic_write_leaves_is_ignored_by_git(tmp_path):
                  "notebooks/results/full/.x.json.abc.tmp"):
         done = subprocess.run(["git", "-C", str(root), "check-ignore", "-q", "--no-index", path])
         assert done.returncode == 0, f"{path} is not ignored"
+
+
+def test_the_slowest_files_named_first_exist_and_xdist_keeps_their_order():
+    """conftest.py hands out the slowest test files and notebooks first; a renamed file would
+    silently drop out of that order, and without --no-loadscope-reorder pytest-xdist re-sorts the
+    files by their number of tests."""
+    conftest = ast.parse((ROOT / "conftest.py").read_text())
+    slowest = next(ast.literal_eval(node.value) for node in conftest.body if isinstance(node, ast.Assign)
+                   and node.targets[0].id == "SLOWEST_FIRST")
+    missing = [name for name in slowest if not (ROOT / name).exists()]
+    assert missing == [], f"SLOWEST_FIRST names files that do not exist: {missing}"
+    assert re.search(r"^PARALLEL := .*--dist loadfile --no-loadscope-reorder", (ROOT / "Makefile").read_text(), re.M)
