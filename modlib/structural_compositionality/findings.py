@@ -468,7 +468,8 @@ def table_legend() -> str:
             f"the found subnetwork alone beats a random one of its size on its target by at least {LOWER:g} "
             f"(\"{VERDICTS['random']}\"); removing it costs its target at least {CLEAR:g} more than removing as "
             f"many random weights (\"{VERDICTS['random_ablation']}\", over every searched base model). \"base "
-            "models\": those whose masks passed the selection gate, the units of the other marks.")
+            f"models\": those whose masks did their own subroutine alone ({GATE_TARGET:g} on validation problems), "
+            "the units of the other marks.")
 
 
 def without_convergence_rule(runs) -> dict[str, Finding]:

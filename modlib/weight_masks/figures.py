@@ -165,81 +165,83 @@ def _spread(ax, x, values, **kw):
 
 
 def _curve(axes, xs, points: list[dict], marker="o", label=True, ls="-"):
-    """The three panels of :func:`width_curve` and :func:`alpha_curve` for one series of points."""
+    """The three panels of :func:`width_curve` and :func:`alpha_curve` for one series of points;
+    with ``label``, each line is named at its right end (:func:`_end_labels`)."""
     def rel(p, row, col):
         return p["table"][:, row, col] / np.maximum(p["table"][:, 0, col], 1e-9)
 
     def crel(p, row, col):
         return p["control"][:, row, col] / np.maximum(p["table"][:, 0, col], 1e-9)
 
-    series = [(axes[0], lambda p: rel(p, 2, 1), "× after removing + mask", "C0"),
-              (axes[0], lambda p: crel(p, 1, 1), "× after random removal", "C7"),
-              (axes[0], lambda p: rel(p, 4, 0), "+ after removing × mask", "C1"),
-              (axes[0], lambda p: crel(p, 3, 0), "+ after random removal", "C8"),
-              (axes[1], lambda p: rel(p, 2, 0), "+ after removing + mask", "C0"),
-              (axes[1], lambda p: rel(p, 4, 1), "× after removing × mask", "C1"),
+    series = [(axes[0], lambda p: rel(p, 2, 1), "× without the + mask", "C0"),
+              (axes[0], lambda p: crel(p, 1, 1), "× after a random removal", "C7"),
+              (axes[0], lambda p: rel(p, 4, 0), "+ without the × mask", "C1"),
+              (axes[0], lambda p: crel(p, 3, 0), "+ after a random removal", "C8"),
+              (axes[1], lambda p: rel(p, 2, 0), "+ without the + mask", "C0"),
+              (axes[1], lambda p: rel(p, 4, 1), "× without the × mask", "C1"),
               (axes[2], lambda p: p["overlap"], "share of + kept by ×", "C2"),
-              (axes[2], lambda p: p["overlap_chance"], "its chance level", "C7"),
-              (axes[2], lambda p: p["share"].mean(1), "kept share", "C4")]
+              (axes[2], lambda p: p["overlap_chance"], "the same, by chance", "C7"),
+              (axes[2], lambda p: p["share"].mean(1), "weights kept", "C4")]
+    ends = {}  # axis -> [(y at the last point, name, colour)]
     for ax, fn, name, colour in series:
         ys = [fn(p) for p in points]
-        ax.plot(xs, [y.mean() for y in ys], ls=ls, color=colour, lw=1, label=name if label else None)
+        ax.plot(xs, [y.mean() for y in ys], ls=ls, color=colour, lw=1.2)
         for x, y in zip(xs, ys):
             _spread(ax, x, y, color=colour, marker=marker, ms=4, lw=0, elinewidth=1)
+        if label:
+            ends.setdefault(ax, []).append((float(ys[-1].mean()), name, colour))
+    for ax, entries in ends.items():
+        _end_labels(ax, entries)
+
+
+def _end_labels(ax, entries: list[tuple[float, str, str]], gap: float = 0.13) -> None:
+    """Name each line beside the panel's right edge, in its colour, at the height of its last point
+    (``entries``: (y, name, colour)), nudged apart so that no two names overlap (``gap``: the least
+    distance between them, in shares of the panel's height)."""
+    to_axes = ax.transScale + ax.transLimits  # data -> the panel's 0..1 coordinates
+    placed = sorted((float(to_axes.transform((1.0, y))[1]), name, colour) for y, name, colour in entries)
+    heights = [h for h, _, _ in placed]
+    for i in range(1, len(heights)):  # push up where a name would sit on the one below
+        heights[i] = max(heights[i], heights[i - 1] + gap)
+    shift = max(0.0, heights[-1] - 1.0)  # then down, so that the top one stays in the panel
+    for h, (_, name, colour) in zip(heights, placed):
+        ax.annotate(name, (1.02, h - shift), xycoords="axes fraction", fontsize=9, color=colour,
+                    va="center", ha="left")
 
 
 def _curve_axes(xlabel: str):
-    fig, axes = plt.subplots(1, 3, figsize=(COLUMN, 2.9), sharex=True)
-    titles = ("the other operation, kept", "the own operation, kept", "masks (+ and ×)")
+    """Three panels, one above the other, with room on the right for the lines' names."""
+    fig, axes = plt.subplots(3, 1, figsize=(COLUMN, 7.2), sharex=True)
+    titles = ("the other operation, kept after a removal", "the own operation, kept after its mask's removal",
+              "the + and × masks")
     for ax, title in zip(axes, titles):
-        ax.set_title(title, fontsize=9)
-        ax.set_xlabel(xlabel, fontsize=9)
+        ax.set_title(title, fontsize=10, loc="left")
         ax.tick_params(labelsize=9)
-    axes[0].set_ylabel("share of the full network's accuracy", fontsize=9)
-    axes[0].set_ylim(-0.02, 1.05)
-    axes[1].set_ylim(-0.02, 1.05)
+    axes[-1].set_xlabel(xlabel, fontsize=10)
+    for ax in axes[:2]:
+        ax.set_ylabel("share of the full\nnetwork's accuracy", fontsize=9)
+        ax.set_ylim(-0.02, 1.05)
     axes[2].set_ylabel("share of the weights", fontsize=9)
     axes[2].set_yscale("log")  # kept shares of a few percent beside overlaps near one half
     axes[2].set_ylim(1e-3, 1.2)
     return fig, axes
 
 
-def _legends(fig, axes, extra=()) -> int:
-    """The curves' legend, below the panels at 9 pt: one column per panel (the other operation's,
-    the own operation's, the masks'), each headed by its panel's place, ``extra`` handles (e.g. the squares of other depths) added
-    to the middle column; returns the number of rows."""
-    from matplotlib.lines import Line2D
-
-    blank = Line2D([], [], ls="none")
-    columns = [[(blank, f"{side}:")] + list(zip(*ax.get_legend_handles_labels()))
-               for side, ax in zip(("left", "middle", "right"), axes)]
-    columns[1] += [(h, h.get_label()) for h in extra]
-    rows = max(len(c) for c in columns)
-    entries = [e for c in columns for e in c + [(blank, "")] * (rows - len(c))]  # filled by column
-    fig.legend(*zip(*entries), fontsize=9, loc="lower center", ncol=3, frameon=False,
-               handlelength=1.8, columnspacing=1.0)
-    return rows
-
-
-def _finish_curves(fig, axes, rows: int) -> None:
-    """Room below the panels for :func:`_legends`' ``rows`` rows of 9-pt entries."""
-    legend = 0.1 + 0.2 * rows  # inches
-    fig.set_figheight(3.0 + legend)
-    fig.tight_layout(rect=(0, legend / fig.get_figheight(), 1, 1))
+def _finish_curves(fig) -> None:
+    """Lay the panels out, leaving room on their right for the lines' names (:func:`_end_labels`)."""
+    fig.tight_layout()
 
 
 def width_curve(points: dict, depth: int = 2, paper: tuple[int, int] = (2000, 4)) -> plt.Figure:
     """The width curve: ``points`` shape -> stacked arrays over seeds (``table [seeds, 5, 2]``,
     ``control [seeds, 4, 2]``, ``share [seeds, 2]``, ``overlap [seeds]``, ``overlap_chance
-    [seeds]``; see :func:`modlib.weight_masks.findings.stack`). Left, the other operation's accuracy
+    [seeds]``; see :func:`modlib.weight_masks.findings.stack`). Top, the other operation's accuracy
     after each mask's removal beside a random removal as dense; middle, the own operation's after the
-    removal; right (log scale), the share of the + mask's weights the × mask keeps too beside its
-    chance level, and the masks'
-    share of the weights kept; x the first layer's width (log scale). Networks of
-    ``depth`` hidden layers are joined by lines, other depths are squares (named in the legend);
-    the paper's network (``paper``: width, depth) is marked by a dashed line."""
-    from matplotlib.lines import Line2D
-
+    removal; bottom (log scale), the share of the + mask's weights the × mask keeps too beside its
+    chance level, and the masks' share of the weights kept; x the first layer's width (log scale).
+    Networks of ``depth`` hidden layers are joined by lines, each named at its right end; other
+    depths are squares (named under the bottom panel); the paper's network (``paper``: width, depth)
+    is marked by a dashed line."""
     fig, axes = _curve_axes("first layer's width")
     main = {h: p for h, p in points.items() if len(h) == depth}
     if main:
@@ -248,17 +250,18 @@ def width_curve(points: dict, depth: int = 2, paper: tuple[int, int] = (2000, 4)
     for h, p in points.items():
         if len(h) != depth:
             _curve(axes, [h[0]], [p], marker="s", label=False, ls="none")
-    squares = [Line2D([], [], ls="none", marker="s", ms=5, color="0.3",
-                      label="squares: " + ", ".join(f"{n} hidden layers" for n in others))] if others else []
+    if others:  # the squares named once, under the masks' panel
+        axes[2].annotate("squares: " + ", ".join(f"{n} hidden layers" for n in others), (0, -0.42),
+                         xycoords="axes fraction", fontsize=9, color="0.3")
     widths = sorted({h[0] for h in points})  # the paper's width is the dashed line, named in the middle panel
     for ax in axes:
         ax.axvline(paper[0], color="k", ls="--", lw=0.8)
         ax.set_xscale("log", base=2)
         ax.set_xticks(widths, [str(w) for w in widths], rotation=45)
         ax.minorticks_off()
-    axes[1].annotate(f"paper:\n{paper[0]}×{paper[1]}", (paper[0], 0.97), xytext=(-3, 0), textcoords="offset points",
+    axes[1].annotate(f"paper: {paper[0]}×{paper[1]}", (paper[0], 0.97), xytext=(-3, 0), textcoords="offset points",
                      fontsize=9, ha="right", va="top")
-    _finish_curves(fig, axes, _legends(fig, axes, squares))
+    _finish_curves(fig)
     return fig
 
 
@@ -274,7 +277,10 @@ def alpha_curve(points: dict, main: float | None = None) -> plt.Figure:
         ax.set_xscale("log")
         ax.set_xticks(alphas, [f"{a:g}" for a in alphas], rotation=45)
         ax.minorticks_off()
-    _finish_curves(fig, axes, _legends(fig, axes))
+    if main is not None:
+        axes[1].annotate("the page's α", (main, 0.97), xytext=(-3, 0), textcoords="offset points",
+                         fontsize=9, ha="right", va="top")
+    _finish_curves(fig)
     return fig
 
 

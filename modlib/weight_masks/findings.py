@@ -536,18 +536,28 @@ def width_ends(points: dict, depth: int = 2) -> tuple[tuple, tuple]:
     return min(pool), max(pool)
 
 
-def width_density(points: dict, depth: int = 2) -> str:
-    """The width curve's density in words, at the two widths :func:`width_curve` compares: the share
-    of the weights the + and × masks keep (mean of the two masks, over networks), what the other
-    operation keeps after the removal sparing reads (:func:`retention`) and after a random removal
-    as dense: the masks thin with width, so the random yardstick moves with density too."""
-    lo, hi = width_ends(points, depth)
-    a, b = points[lo], points[hi]
-    (ra, ca), (rb, cb) = retention(a["table"], a["control"]), retention(b["table"], b["control"])
-    return (f"from {_shape(lo)} to {_shape(hi)} the masks keep {_pct(a['share'].mean(1))} → "
-            f"{_pct(b['share'].mean(1))} of the weights (+ and × masks, mean), the other operation keeps "
-            f"{ra.mean():.2f} → {rb.mean():.2f} of the full network's accuracy after the worse mask's removal, "
-            f"and {ca.mean():.2f} → {cb.mean():.2f} after removing as many random weights")
+def curve_table(points: dict, name: str, label=_shape):
+    """The width or α curve's points as a table, one row a point (``points``: key -> :func:`stack`'d
+    arrays over networks; ``name`` heads the key's column, ``label`` writes a key): the networks
+    stored, the share of the weights the + and × masks keep, what the other operation keeps after
+    the worse mask's removal and after a random removal as dense (:func:`retention`), the worse mask
+    alone on its own operation (:func:`alone`), all as shares of the full network's accuracy, and
+    the share of the + mask's weights the × mask keeps too beside its chance level. Means over
+    networks; the statements below the table give the spreads."""
+    import pandas as pd
+
+    rows = []
+    for key, p in points.items():
+        kept, rand = retention(p["table"], p["control"])
+        plus, times = 100 * p["share"].mean(0)
+        rows.append({
+            name: label(key), "networks": len(p["table"]),
+            "weights kept, + / × mask (%)": f"{plus:.1f} / {times:.1f}",
+            "other operation kept: mask removed": kept.mean(),
+            "other operation kept: random removal": rand.mean(),
+            "own operation kept by the worse mask alone": alone(p["table"]).mean(),
+            "+ weights × keeps too (chance)": f"{p['overlap'].mean():.2f} ({p['overlap_chance'].mean():.2f})"})
+    return pd.DataFrame(rows)
 
 
 def _seeds(p: dict) -> tuple[int, ...]:
@@ -568,7 +578,7 @@ def alpha_ends(points: dict) -> tuple[float, float] | None:
     return (usable[0], usable[-1]) if len(usable) >= 2 else (compared[0], compared[-1])
 
 
-def width_curve(points: dict, depth: int = 2) -> list[stats.Claim]:
+def width_curve(points: dict, depth: int = 2, listed: bool = True) -> list[stats.Claim]:
     """The width curve at one mask schedule: ``points`` shape -> :func:`stack`'d arrays over seeds
     (each seed an independent network). Three comparisons between the narrowest width of ``depth``
     hidden layers that trained (:data:`TRAINED` on both operations, every seed; the text names
@@ -584,12 +594,14 @@ def width_curve(points: dict, depth: int = 2) -> list[stats.Claim]:
     The text gives Spearman's rank correlation with the width over every network that trained, as
     a description (the widths, not the networks, are the replicates of a trend). Each needs both
     ends trained and masks that can be read (:func:`_usable`). Then each other depth against
-    ``depth`` layers at its width (the page's hypothesis too)."""
+    ``depth`` layers at its width (the page's hypothesis too). ``listed`` false leaves each width's
+    numbers out of the first statement's text, for a page that shows them in :func:`curve_table`."""
     main, used = _compared_widths(points, depth)
     other = {h: p for h, p in points.items() if len(h) != depth}
     lines = [_point_line(f"{_shape(h)}", p) for h, p in points.items()]
     text = ("**The width curve** (one mask schedule; per network the worse of the two masks; mean ± sd over "
-            "networks). " + "; ".join(lines) + ". ")
+            "networks)" + (". " + "; ".join(lines) + ". " if listed else ": each width's numbers are in the "
+                           "table above. "))
     out = []
     untrained = {h: p for h, p in points.items() if not (p["table"][:, 0] >= TRAINED).all()}
     if untrained:
@@ -646,7 +658,7 @@ def width_curve(points: dict, depth: int = 2) -> list[stats.Claim]:
     return out
 
 
-def alpha_curve(points: dict, devices: dict | None = None) -> list[stats.Claim]:
+def alpha_curve(points: dict, devices: dict | None = None, listed: bool = True) -> list[stats.Claim]:
     """The α curve on one network per seed: ``points`` α -> :func:`stack`'d arrays over seeds (the
     same networks at every α; each point's ``seed [seeds]``, where given, pairs them). The page's
     explanation that the mask schedule moves the verdict: the strongest α's removal spares the
@@ -656,7 +668,8 @@ def alpha_curve(points: dict, devices: dict | None = None) -> list[stats.Claim]:
     each α's numbers and kept shares, and the plain measure at both ends (:func:`retention`). An α
     with fewer networks stored than the others is shown, not compared. ``devices`` ({α: the
     devices that made its networks, in words}): where one α's differ from the others', its
-    networks of one seed may differ in weights, which the text says."""
+    networks of one seed may differ in weights, which the text says. ``listed`` false leaves each
+    α's numbers out of the text (as :func:`width_curve`)."""
     alphas = sorted(points)
     seeds = {a: _seeds(points[a]) for a in alphas}
     full = max(seeds.values(), key=len)
@@ -665,6 +678,10 @@ def alpha_curve(points: dict, devices: dict | None = None) -> list[stats.Claim]:
     ends = alpha_ends(points)
     lines = [_point_line(f"α = {a:g}", points[a]) + ("" if a in compared else f" ({len(seeds[a])} "
              f"network{'s' * (len(seeds[a]) > 1)} stored so far: shown, not compared)") for a in alphas]
+    if not listed:  # the table above gives each α's numbers; name only those not compared
+        lines = ["Each α's numbers are in the table above"] + [
+            f"α = {a:g} has {len(seeds[a])} network{'s' * (len(seeds[a]) > 1)} stored so far: shown, not compared"
+            for a in alphas if a not in compared]
     devices = devices or {}
     usual = max(set(devices.values()), key=list(devices.values()).count) if devices else ""
     odd = [a for a in alphas if devices.get(a, usual) != usual]
