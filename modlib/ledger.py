@@ -40,6 +40,12 @@ def _registration(c: claims.Registered, stored: dict[str, str]) -> str:
                           for x in corrected)
 
 
+def _amendments(c: claims.Registered) -> str:
+    """The claim's amendments as the registry gives them: when, which field and why (what a page's
+    "when and why: the claims ledger" points to)."""
+    return "; ".join(f"{a.date}, {claims.FIELD_WORDS.get(a.field, a.field)}: {a.reason}" for a in c.amendments)
+
+
 def _mutations(c: claims.Registered, d: claims.Decision | None, found: dict) -> str:
     """Which of the claim's mutations move its verdict, in words: replayed from its decision
     (:func:`modlib.claims.replay`) or run on the stored results (``found``: :func:`modlib.mutations.saved`)."""
@@ -76,7 +82,8 @@ def rows() -> list[dict]:
                 "verdict": _verdict_words(d.outcome if d else None, c.own),
                 "as registered": (_verdict_words(d.registered_outcome, c.original()["whose"] == "own")
                                   if d and d.registered_outcome else ""),
-                "registration": _registration(c, stored), "note": c.note, "trained": c.trained, "mutations": _mutations(c, d, found),
+                "registration": _registration(c, stored), "amendments": _amendments(c), "note": c.note,
+                "trained": c.trained, "mutations": _mutations(c, d, found),
             })
     return out
 
@@ -93,7 +100,8 @@ def _slug(text: str) -> str:
 
 
 def _num(v) -> str:
-    return "" if v is None else f"{v:+.2f}"
+    """An effect as the ledger prints it: a number that rounds to 0 has no sign (:func:`stats.number`)."""
+    return "" if v is None else stats.number(v, 2, sign=True)
 
 
 def page() -> str:
@@ -110,10 +118,12 @@ def page() -> str:
     body = []
     for r in data:
         link = f'../notebooks/{r["page"]}.html#{_slug(r["section"])}'
-        interval = "" if r["low"] is None else f'{_num(r["low"])} to {_num(r["high"])}'
+        interval = ("" if r["low"] is None else  # its ends as the chapters print them
+                    f'{stats.bound(r["low"], r["margin"])} to {stats.bound(r["high"], r["margin"])}')
         more = [("claim", r["key"]), ("the paper's words", r["quote"]),
                 ("units", f'{r["units"]}; {"" if r["n"] is None else r["n"]} units'),
-                ("trained", r["trained"]), ("note", r["note"]), ("mutations", r["mutations"])]
+                ("trained", r["trained"]), ("amended", r["amendments"]), ("note", r["note"]),
+                ("mutations", r["mutations"])]
         details = "".join(f"<br><small><b>{k}</b>: {esc(v)}</small>" for k, v in more if v)
         before = f'<br><small>as registered: {esc(r["as registered"])}</small>' if r["as registered"] else ""
         body.append(

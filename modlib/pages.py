@@ -114,11 +114,28 @@ def times(chapter: str) -> str:
             f"{'about %d minutes of CPU to run at default' % run if run else 'run time ' + NOT_MEASURED}")
 
 
+def full_seconds_by_result(chapter: str) -> dict[str, float]:
+    """The wall seconds each stored ``full`` result of the chapter records (``wall_time_s``), by
+    result name; empty where none is stored beside the package."""
+    seconds = {p.stem: json.loads(p.read_text()).get("wall_time_s") for p in (FULL / chapter).glob("[!_]*.json")}
+    return {name: s for name, s in sorted(seconds.items()) if s is not None}
+
+
 def full_seconds(chapter: str) -> list[float]:
-    """The wall seconds each stored ``full`` result of the chapter records (``wall_time_s``), in
-    no particular order; empty where none is stored beside the package."""
-    seconds = [json.loads(p.read_text()).get("wall_time_s") for p in (FULL / chapter).glob("[!_]*.json")]
-    return [s for s in seconds if s is not None]
+    """The wall seconds each stored ``full`` result of the chapter records, in no particular order
+    (:func:`full_seconds_by_result`)."""
+    return list(full_seconds_by_result(chapter).values())
+
+
+def full_part_text(chapter: str, names) -> str:
+    """The stored ``full`` compute of the chapter's results ``names`` together, as a page's table
+    of times states a part of the chapter: "47 min", "32 s" under a minute and a half; the pieces
+    of :func:`full_hours_text`, from the same records."""
+    seconds = full_seconds_by_result(chapter)
+    if not names or any(n not in seconds for n in names):
+        return NOT_MEASURED
+    total = sum(seconds[n] for n in names)
+    return f"{total:.0f} s" if total < 90 else f"{total / 60:.0f} min"
 
 
 def full_hours(chapter: str) -> float | None:

@@ -42,9 +42,10 @@ def glue(name: str, value) -> None:
         glue_to_book(name, value, display=False)
 
 
-def stamp(fig: plt.Figure, provenance: str) -> plt.Figure:
-    """Write ``provenance`` (profile, device, seeds) in the figure's bottom-right corner."""
-    fig.text(0.995, 0.005, provenance, ha="right", va="bottom", fontsize=7, color="0.4")
+def stamp(fig: plt.Figure, provenance: str, size: float = 7) -> plt.Figure:
+    """Write ``provenance`` (profile, device, seeds) in the figure's bottom-right corner, in
+    ``size`` points."""
+    fig.text(0.995, 0.005, provenance, ha="right", va="bottom", fontsize=size, color="0.4")
     return fig
 
 

@@ -222,24 +222,19 @@ def sign_test(differences) -> float:
 
 def bound(x: float, margin: float) -> str:
     """An interval's end as a page prints it: two places, or as many more (up to five) as it takes
-    not to print the ``margin`` it misses (``+0.048`` where ``+0.05`` would read as the margin itself)."""
+    not to print the ``margin`` it misses (``+0.048`` where ``+0.05`` would read as the margin itself)
+    nor an end clear of 0 as 0 (``+0.005``, not ``+0.00``: the end shows its side of 0). An end
+    that still rounds to 0 prints with no sign, as :func:`number` prints it (``"0.00"``, never
+    ``"+0.00"`` or ``"-0.00"``): the sign of a rounded zero tells the reader nothing."""
     for places in range(2, 6):
         text = f"{x:+.{places}f}"
+        if float(text) == 0:
+            if x == 0:
+                break
+            continue
         if margin == 0 or round(abs(x), places) != round(abs(margin), places) or abs(x) == abs(margin):
             return text
-    return text
-
-
-def side_bound(x: float, margin: float) -> str:
-    """An interval's end as :func:`bound` prints it, with as many more places (up to five) as it
-    takes not to print an end clear of 0 as 0 (``+0.005``, not ``+0.00``): the page's statement
-    shows the side of 0 it lies on (chapters 4 and 6; the claims ledger keeps :func:`bound`'s)."""
-    text = bound(x, margin)
-    for places in range(3, 6):
-        if x == 0 or float(text) != 0:
-            break
-        text = f"{x:+.{places}f}"
-    return text
+    return number(x, 2, sign=True) if float(text) == 0 else text
 
 
 def verdict(low: float, high: float, *, units: int, paper: float, margin: float | None = None,
@@ -450,18 +445,21 @@ class Effect:
     def text(self, percent: bool = True, margin: float | None = None) -> str:
         """``"+8 points (95% paired t interval over 5 seeds +3 to +13 points; sign test p = 0.06)"``.
         ``margin``: the claim's margin, where a number that would print as the margin it misses gets
-        the digits to show it (:func:`bound`; not in points)."""
+        the digits to show it (:func:`bound`; not in points). Not in points, the interval's ends
+        print as :func:`bound` prints them (an end clear of 0 shows its side of it) and a mean that
+        rounds to 0 prints with no sign (:func:`number`)."""
+        edge = margin if margin is not None and margin > 0 else 0
+
         def plain(v):
-            if margin is not None and margin > 0 and round(abs(v), 2) == round(margin, 2):
-                return bound(v, margin)
-            return f"{round(v, 2) + 0.0:+.2f}"
-        num = (lambda v: f"{round(100 * v) + 0:+d}") if percent else plain
+            return bound(v, edge) if edge and round(abs(v), 2) == round(edge, 2) else number(v, 2, sign=True)
+        num = (lambda v: number(100 * v, 0, sign=True)) if percent else plain
+        ends = num if percent else (lambda v: bound(v, edge))
         end = " points" if percent else ""
         test = f"; {self.test}" if self.test else ""
         if self.n < 2:  # one unit: its value, and no interval to give
             return f"{num(self.mean)}{end} (one {self.unit} alone, no interval)"
         return (f"{num(self.mean)}{end} (95% {self.interval} interval over {self.over} "
-                f"{num(self.low)} to {num(self.high)}{end}{test})")
+                f"{ends(self.low)} to {ends(self.high)}{end}{test})")
 
     def verdict(self, *, paper: float, margin: float | None = None, trained: bool = True, controls: bool = True,
                 measurable: bool = True, source: str = "the paper's") -> Verdict:

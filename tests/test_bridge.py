@@ -413,6 +413,10 @@ def test_findings_and_figures_draw_from_smoke_results(smoke):
     for fig in (figures.diagram_bridge(), figures.diagram_overlap(), figures.inside(arrays, prov),
                 figures.surgery(arrays, prov), figures.structure(arrays, prov)):
         assert fig.get_size_inches()[0] <= 6.6 + 1e-9
+        fig.canvas.draw()  # every letter readable at the page's column (issue 57)
+        small = [(t.get_text(), t.get_fontsize()) for t in fig.findobj(matplotlib.text.Text)
+                 if t.get_visible() and t.get_text().strip() and t.get_fontsize() < figures.SMALL]
+        assert not small, small
         matplotlib.pyplot.close(fig)
 
 

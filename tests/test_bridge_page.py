@@ -15,10 +15,20 @@ def test_the_verdict_frame_keeps_every_row_mark_and_column():
     for outcome in stats.MARKS:
         table = findings.verdict_table(_claims(outcome))
         frame = findings.verdict_frame(table).data
-        assert list(frame.columns) == ["claim, on the failing networks", "formulation (a)", "formulation (b)"]
+        assert list(frame.columns) == ["claim, on the failing networks", "formulation (a)", "formulation (b)",
+                                       "what it means"]
         assert list(frame.iloc[:, 0]) == list(findings.KINDS.values())
-        assert (frame.iloc[:, 1:] == f"{stats.MARKS[outcome]} {outcome}").all().all()
+        assert (frame.iloc[:, 1:3] == f"{stats.MARKS[outcome]} {outcome}").all().all()
+        assert list(frame.iloc[:, 3]) == [findings.meaning(k, [outcome] * 2) for k in findings.KINDS]
         assert "|" not in findings.verdict_frame(table).to_html().replace("&#124;", "")
+
+
+def test_a_control_that_holds_reads_as_against_the_mask():
+    """Issue 57: the random-mask control's "holds" is bad news for the question; its row says so."""
+    assert findings.meaning("repair-excl-random", [stats.REPRODUCED] * 2).startswith("against the mask")
+    assert findings.meaning("repair-excl-needs-mask", [stats.REPRODUCED] * 2).startswith("for the mask")
+    both = findings.meaning("repair-excl-random", [stats.UNDECIDED, stats.REPRODUCED])
+    assert both.startswith("(a) not settled here; (b) against the mask"), both
 
 
 def test_the_explorer_shows_a_huge_reliance_readably():

@@ -126,7 +126,7 @@ def test_effects_write_their_interval_test_and_units():
     assert e.text(percent=False) == ("+0.72 (95% paired t interval over 3 base models +0.46 to +0.98; "
                                      "sign test p = 0.25)")
     assert e.text().startswith("+72 points (95% paired t interval over 3 base models +46 to +98 points")
-    assert stats.paired([0.5, 0.5], [0.5, 0.5]).text(percent=False).startswith("+0.00")  # no "-0.00"
+    assert stats.paired([0.5, 0.5], [0.5, 0.5]).text(percent=False).startswith("0.00 (")  # no "+0.00"
 
 
 def test_scipy_backed_tests_give_the_textbook_values():
@@ -231,3 +231,17 @@ def test_a_number_that_rounds_to_zero_prints_without_a_sign():
     assert stats.number(0.001, sign=True) == "0.00" and stats.number(0.0) == "0.00"
     assert stats.number(-0.006) == "-0.01" and stats.number(0.42, sign=True) == "+0.42"
     assert stats.number(0.42) == "0.42" and stats.number(-0.0004, places=3) == "0.000"
+
+
+def test_an_interval_end_never_prints_a_signed_zero():
+    """Issue 57 (the ledger and chapter 6 printed "+0.00 to +0.50"): stats.bound prints an end clear
+    of 0 with the places that show its side, and an end that rounds to 0 even so without a sign."""
+    for x in (0.0, -0.0, 1e-7, -1e-7, 0.001, -0.004, 0.004999):
+        for margin in (0.0, 0.05, 0.1):
+            text = stats.bound(x, margin)  # a rounded zero is "0.00"; anything else shows its side
+            assert text == "0.00" if float(text) == 0 else text[0] in "+-", (x, margin, text)
+    assert stats.bound(0.0, 0.05) == "0.00" and stats.bound(-1e-7, 0.1) == "0.00"
+    assert stats.bound(0.004, 0.1) == "+0.004" and stats.bound(-0.004, 0) == "-0.004"
+    assert stats.bound(0.048, 0.05) == "+0.048" and stats.bound(0.5, 0.1) == "+0.50"
+    e = stats.unpaired([0.5, 0.9, 0.1, 0.6, 0.4], [0.3, 0.2, 0.4, 0.1])
+    assert "+0.00 " not in e.text(percent=False) and "-0.00 " not in e.text(percent=False)

@@ -11,6 +11,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from modlib import plots  # noqa: E402
+from modlib.bridge import figures as br_figures  # noqa: E402
 from modlib.redundant_input_toy import figures as toy_figures  # noqa: E402
 from modlib.resists_at_scale import figures as rs_figures  # noqa: E402
 from modlib.structural_compositionality import figures as sc_figures  # noqa: E402
@@ -26,7 +27,8 @@ def lettering(fig):
 
 
 @pytest.mark.parametrize("draw", [toy_figures.theory_toy, rs_figures.theory_pairs, rs_figures.theory_jump,
-                                  sc_figures.theory_tests], ids=["toy", "pairs", "jump", "tests"])
+                                  sc_figures.theory_tests, br_figures.diagram_evidence],
+                         ids=["toy", "pairs", "jump", "tests", "bridge"])
 def test_a_theory_figure_fits_the_column_and_is_readable(draw):
     fig = draw()
     try:

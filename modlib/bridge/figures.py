@@ -18,6 +18,7 @@ _LAYERS = (2, 4, 4, 1)
 _X1_PATH = {(0, 0, 1), (0, 0, 2), (1, 1, 1), (1, 2, 1), (1, 2, 3), (2, 1, 0), (2, 3, 0)}
 _X2_PATH = {(0, 1, 0), (0, 1, 3), (1, 0, 0), (1, 3, 2), (2, 0, 0), (2, 2, 0)}
 BLUE, ORANGE, GREY = "#1f77b4", "#ff7f0e", "0.8"
+SMALL = 9  # the smallest lettering, in points, of every figure here (at the page's column, issue 57)
 
 
 def _net(ax, kept: set | None, removed: set | None, title: str, note: str) -> None:
@@ -38,8 +39,8 @@ def _net(ax, kept: set | None, removed: set | None, title: str, note: str) -> No
     ax.text(-0.3, pos[(0, 0)][1], "$x_1$", ha="right", va="center")
     ax.text(-0.3, pos[(0, 1)][1], "$x_2$", ha="right", va="center")
     ax.text(3.3, 0, "$z$", ha="left", va="center")
-    ax.set_title(title, fontsize=9)
-    ax.text(1.5, -1.75, note, ha="center", va="top", fontsize=8, wrap=True)
+    ax.set_title(title, fontsize=SMALL)
+    ax.text(1.5, -1.75, note, ha="center", va="top", fontsize=SMALL, wrap=True)
     ax.set_xlim(-0.7, 3.7), ax.set_ylim(-2.4, 1.6), ax.set_aspect("equal"), ax.axis("off")
 
 
@@ -74,9 +75,9 @@ def diagram_evidence() -> plt.Figure:
     ax.scatter(score, acc, s=22, facecolor="none", edgecolor=BLUE, lw=1)
     ax.set_xlim(0, 1), ax.set_ylim(0.2, 1.05)
     ax.set_xticks([]), ax.set_yticks([])
-    ax.set_xlabel("structural score\n\ndo the two vary together?\nthen they go together", fontsize=8)
-    ax.set_ylabel("held-out accuracy", fontsize=8)
-    ax.set_title("3. one dot per seed", fontsize=9)
+    ax.set_xlabel("structural score\n\ndo the two vary together?\nthen they go together", fontsize=SMALL)
+    ax.set_ylabel("held-out accuracy", fontsize=SMALL)
+    ax.set_title("3. one dot per seed", fontsize=SMALL)
     fig.tight_layout()
     ax.set_position([0.72, 0.36, 0.24, 0.5])
     return fig
@@ -109,7 +110,7 @@ def _strip(ax, values: list[np.ndarray], labels: list[str], colors: list[str], f
         ax.scatter(i + jitter[~fails], v[~fails], s=9, facecolor="none", edgecolor=c, alpha=0.5, lw=0.6)
         if fails.any():
             ax.plot([i - 0.3, i + 0.3], [v[fails].mean()] * 2, color="k", lw=2)
-    ax.set_xticks(range(len(values)), labels, fontsize=8)
+    ax.set_xticks(range(len(values)), labels, fontsize=SMALL)
     ax.set_ylim(-0.03, 1.03)
 
 
@@ -125,10 +126,10 @@ def inside(arrays: dict[str, dict], provenance: str) -> plt.Figure:
         _strip(ax, [both(a, k) for k, _ in arms], [l for _, l in arms],
                ["0.4", BLUE, "0.7", ORANGE], failing(a))
         ax.set_title(f"formulation ({f}): {int(failing(a).sum())} of {a['full_held_out'].size} fail",
-                     fontsize=9)
-    axes[0, 0].set_ylabel("min(held-out, train) accuracy", fontsize=8)
+                     fontsize=SMALL)
+    axes[0, 0].set_ylabel("min(held-out, train) accuracy", fontsize=SMALL)
     fig.tight_layout(rect=(0, 0.04, 1, 1))
-    return stamp(fig, provenance)
+    return stamp(fig, provenance, SMALL)
 
 
 def surgery(arrays: dict[str, dict], provenance: str) -> plt.Figure:
@@ -156,18 +157,18 @@ def surgery(arrays: dict[str, dict], provenance: str) -> plt.Figure:
                 ax.hlines(both(a, k)[fails].mean(), i - 0.38, i + 0.38, color="black", lw=2)
         for x in (0.5, 2.5, 4.5):
             ax.axvline(x, color="0.85", lw=0.8)
-        ax.set_title(f"formulation ({f}), the {int(fails.sum())} failing networks", fontsize=9)
+        ax.set_title(f"formulation ({f}), the {int(fails.sum())} failing networks", fontsize=SMALL)
         ax.set_ylim(-0.03, 1.03)
-        ax.set_ylabel("accuracy", fontsize=9)
-        ax.tick_params(labelsize=8)
-    axes[-1, 0].set_xticks(range(len(arms)), [l for _, l in arms], fontsize=8)
+        ax.set_ylabel("accuracy", fontsize=SMALL)
+        ax.tick_params(labelsize=SMALL)
+    axes[-1, 0].set_xticks(range(len(arms)), [l for _, l in arms], fontsize=SMALL)
     fig.legend(handles=[plt.Rectangle((0, 0), 1, 1, color=BLUE, alpha=0.5),
                         plt.Rectangle((0, 0), 1, 1, color="0.55", alpha=0.5),
                         plt.Line2D([], [], color="black", lw=2)],
                labels=["held-out accuracy", "training accuracy", "score (the worse)"],
-               fontsize=8, loc="upper center", ncol=3, frameon=False)
+               fontsize=SMALL, loc="upper center", ncol=3, frameon=False)
     fig.tight_layout(rect=(0, 0.03, 1, 0.95))
-    return stamp(fig, provenance)
+    return stamp(fig, provenance, SMALL)
 
 
 def structure(arrays: dict[str, dict], provenance: str) -> plt.Figure:
@@ -190,17 +191,17 @@ def structure(arrays: dict[str, dict], provenance: str) -> plt.Figure:
         e = stats.correlation(x, y)
         rho = (f"rho {e.mean:+.2f} ({e.low:+.2f} to {e.high:+.2f})" if e.measurable
                else "rho undefined (no spread)")
-        ax.set_title(f"formulation ({f}): {rho}", fontsize=9)
-        ax.set_xlabel("overlap of the masks above chance", fontsize=8)
+        ax.set_title(f"formulation ({f}): {rho}", fontsize=SMALL)
+        ax.set_xlabel("overlap of the masks above chance", fontsize=SMALL)
         ax.set_ylim(-0.03, 1.03)
-    axes[0, 0].set_ylabel("held-out accuracy", fontsize=8)
-    axes[0, 0].legend(fontsize=7, frameon=False, loc="lower left")
+    axes[0, 0].set_ylabel("held-out accuracy", fontsize=SMALL)
+    axes[0, 0].legend(fontsize=SMALL, frameon=False, loc="lower left")
     fig.tight_layout(rect=(0, 0.04, 1, 1))
-    return stamp(fig, provenance)
+    return stamp(fig, provenance, SMALL)
 
 
 # the CNN's masked weight tensors (modlib.bridge.digits.LAYERS), as the figure names them
-_CNN_LAYERS = ("conv 1", "conv 2", "dense\n17600→64", "dense\n64→64", "out")
+_CNN_LAYERS = ("conv\n1", "conv\n2", "dense\n1", "dense\n2", "out")  # dense 1: 17600 → 64
 
 
 def digits_inside(arrays: dict, provenance: str) -> plt.Figure:
@@ -212,14 +213,14 @@ def digits_inside(arrays: dict, provenance: str) -> plt.Figure:
     nothing is drawn on the dotted floor, "none kept")."""
     from modlib.bridge.findings import digit_failing
 
-    fig, (ax, kx) = plt.subplots(1, 2, figsize=(COLUMN, 3.0), gridspec_kw={"width_ratios": (1, 1.15)})
+    fig, (ax, kx) = plt.subplots(1, 2, figsize=(COLUMN, 3.2), gridspec_kw={"width_ratios": (1.25, 1)})
     arms = [("full", "full"), ("sub", "Y1 sub-\nnetwork"), ("random_sub", "random\nsame size"),
             ("untrained_sub", "sub of\nuntrained")]
     fails = digit_failing(arrays)
     _strip(ax, [both(arrays, k) for k, _ in arms], [l for _, l in arms], ["0.4", BLUE, "0.7", ORANGE], fails)
     ax.axhline(0.1, color="0.6", ls=":", lw=0.8)
-    ax.set_title(f"{int(fails.sum())} of {fails.size} CNNs fail", fontsize=9)
-    ax.set_ylabel("min(held-out, train) accuracy", fontsize=8)
+    ax.set_title(f"{int(fails.sum())} of {fails.size} CNNs fail", fontsize=SMALL)
+    ax.set_ylabel("min(held-out, train) accuracy", fontsize=SMALL)
     x = np.arange(len(_CNN_LAYERS))
     floor = 1e-6  # a mask that keeps nothing of a tensor is drawn here
     for off, (m, label, c) in zip((-0.15, 0.15), (("y1", "Y1 mask, trained", BLUE),
@@ -231,16 +232,16 @@ def digits_inside(arrays: dict, provenance: str) -> plt.Figure:
     kx.set_yscale("log")
     kx.set_ylim(floor / 3, 3)
     kx.axhline(floor, color="0.6", ls=":", lw=0.8)
-    kx.set_yticks([floor, 1e-4, 1e-2, 1], ["none\nkept", "$10^{-4}$", "$10^{-2}$", "1"], fontsize=8)
+    kx.set_yticks([floor, 1e-4, 1e-2, 1], ["none\nkept", "$10^{-4}$", "$10^{-2}$", "1"], fontsize=SMALL)
     kx.minorticks_off()
-    kx.set_xticks(x, _CNN_LAYERS, fontsize=8)
-    kx.set_ylabel("kept share of the tensor", fontsize=8)
-    kx.set_title("what each mask keeps", fontsize=9)
+    kx.set_xticks(x, _CNN_LAYERS, fontsize=SMALL)
+    kx.set_ylabel("kept share of the tensor", fontsize=SMALL)
+    kx.set_title("what each mask keeps", fontsize=SMALL)
     # below the panel, off the data (the floor's dots sit at the bottom left)
-    kx.legend(fontsize=8, frameon=False, loc="upper center", bbox_to_anchor=(0.45, -0.3), ncol=2,
+    kx.legend(fontsize=SMALL, frameon=False, loc="upper center", bbox_to_anchor=(0.45, -0.25), ncol=1,
               handlelength=1.2, columnspacing=1.0)
     fig.tight_layout(rect=(0, 0.04, 1, 1))
-    return stamp(fig, provenance)
+    return stamp(fig, provenance, SMALL)
 
 
 # ---------------------------------------------------------------- chapter 2's decoders
@@ -263,9 +264,9 @@ def diagram_slot_targets(size: int = 32) -> plt.Figure:
     fig, axes = plt.subplots(1, 3, figsize=(COLUMN, 2.5))
     for ax, image, title in zip(axes, images, titles):
         ax.imshow(image.permute(1, 2, 0).clamp(0, 1).numpy(), interpolation="nearest")
-        ax.set_title(title, fontsize=8)
+        ax.set_title(title, fontsize=SMALL)
         ax.set_xticks([]), ax.set_yticks([])
-    fig.text(0.5, 0.03, "every mask sees the latents of both slots", ha="center", fontsize=8)
+    fig.text(0.5, 0.03, "every mask sees the latents of both slots", ha="center", fontsize=SMALL)
     fig.tight_layout(rect=(0, 0.06, 1, 1))
     return fig
 
@@ -298,11 +299,11 @@ def sprite_masks(arrays: dict[str, dict], provenance: str) -> plt.Figure:
         axes[2].scatter(slot_score(a), a["r2_whole"], s=14, color=c, lw=0, label=m)
     axes[0].axhline(MASK_FIT, color="0.6", ls="--", lw=0.8)
     axes[0].set_ylim(-1.05, 1.05)
-    axes[0].set_title("(a) R² of the one-sprite scene\nfilled: mask, hollow: random", fontsize=9)
-    axes[1].set_title("(b) IoU of the two slot masks\nfilled: found, hollow: chance", fontsize=9)
+    axes[0].set_title("(a) R² of the one-sprite scene\nfilled: mask, hollow: random", fontsize=SMALL)
+    axes[1].set_title("(b) IoU of the two slot masks\nfilled: found, hollow: chance", fontsize=SMALL)
     axes[1].set_ylim(0, 1)
     for ax in axes[:2]:
-        ax.set_xticks(range(len(names)), [n[:4] + "." for n in names], fontsize=9)
+        ax.set_xticks(range(len(names)), [n[:4] + "." for n in names], fontsize=SMALL)
         ax.set_xlim(-0.6, len(names) - 0.4)
     mono = arrays.get("monolithic")
     rho = ""
@@ -310,12 +311,12 @@ def sprite_masks(arrays: dict[str, dict], provenance: str) -> plt.Figure:
         e = stats.correlation(slot_score(mono), mono["r2_whole"])
         rho = f"\nmono. ρ {e.mean:+.2f} ({e.low:+.2f} to {e.high:+.2f})" if e.measurable else \
             "\nmonolithic ρ undefined"
-    axes[2].set_title(f"(c) structure and behaviour{rho}", fontsize=9)
-    axes[2].set_xlabel("IoU above chance", fontsize=9)
-    axes[2].set_ylabel("decoder's whole-cube R²", fontsize=9)
+    axes[2].set_title(f"(c) structure and behaviour{rho}", fontsize=SMALL)
+    axes[2].set_xlabel("IoU above chance", fontsize=SMALL)
+    axes[2].set_ylabel("decoder's whole-cube R²", fontsize=SMALL)
     axes[2].axvline(0, color="0.7", lw=0.6)
-    axes[2].legend(fontsize=8, frameon=False)
+    axes[2].legend(fontsize=SMALL, frameon=False, loc="center left")
     for ax in axes:
-        ax.tick_params(labelsize=9)
+        ax.tick_params(labelsize=SMALL)
     fig.tight_layout(rect=(0, 0.05, 1, 1))
-    return stamp(fig, provenance)
+    return stamp(fig, provenance, SMALL)

@@ -127,27 +127,28 @@ def claims(arrays: dict, formulation: str) -> list[stats.Claim]:
         raise KeyError("claims need experiment 2's second removal: pass the arrays through "
                        "modlib.bridge.with_exclusive(settings, arrays, formulation) first")
     ke = float(np.median(arrays["kept_excl"]))
+    medians = f"medians over all {f.size} networks"  # the kept shares and fits: every seed, not only the failing
     # (name, arm, compared with, the masks whose fit and kept share the claim needs, what it says)
     table = [
         ("inside", "sub", "full", ("y1",),
-         f"the Y1 subnetwork (median kept share {_pct(ky1)}; it computes Y1 on fresh unconfounded "
-         f"points with median accuracy {_pct(fit_y1)}) scores above the full network on held-out "
+         f"the Y1 subnetwork ({medians}: kept share {_pct(ky1)}; it computes Y1 on fresh unconfounded "
+         f"points with accuracy {_pct(fit_y1)}) scores above the full network on held-out "
          f"and training points alike"),
         ("not-any", "sub", "random_sub", ("y1",),
          "the Y1 subnetwork scores above a random subnetwork with as many weights per layer"),
         ("built", "sub", "untrained_sub", ("y1", "untrained"),
          f"the Y1 subnetwork of the trained weights scores above the one a mask finds in the same "
-         f"network's initial, untrained weights (median kept share {ku})"),
+         f"network's initial, untrained weights (kept share {ku}, median over all {f.size} networks)"),
         ("repair", "ablated", "full", ("x2",),
-         f"removing the weights of the \"use X2\" mask (median kept share {_pct(kx2)}; it computes "
-         f"1 - Y2 with median accuracy {_pct(fit_x2)}) raises the worse of held-out and training "
+         f"removing the weights of the \"use X2\" mask ({medians}: kept share {_pct(kx2)}; it computes "
+         f"1 - Y2 with accuracy {_pct(fit_x2)}) raises the worse of held-out and training "
          f"accuracy"),
         ("repair-vs-random", "ablated", "random_ablated", ("x2",),
          "removing the \"use X2\" mask's weights scores above removing as many random weights "
          "per layer"),
         ("repair-excl", "ablated_excl", "full", ("x2", "y1", "excl"),
-         f"removing only the weights the \"use X2\" mask keeps and the Y1 mask does not (median "
-         f"{_share(ke)} of the weights) raises the worse of held-out and training accuracy"),
+         f"removing only the weights the \"use X2\" mask keeps and the Y1 mask does not ("
+         f"{_share(ke)} of the weights, median over all {f.size} networks) raises the worse of held-out and training accuracy"),
         ("repair-excl-vs-random", "ablated_excl", "random_ablated_excl", ("x2", "y1", "excl"),
          "removing those weights scores above removing as many random weights per layer from "
          "outside the Y1 mask (the mean of three draws)"),
@@ -158,8 +159,8 @@ def claims(arrays: dict, formulation: str) -> list[stats.Claim]:
         table += [
             ("repair-excl-random", "random_x2_excl", "full", ("x2", "y1"),
              f"removing the weights of a random mask with the \"use X2\" mask's counts per layer "
-             f"that the Y1 mask does not keep (median {_share(kr)} of the weights; the mean of "
-             f"{draws} draws) raises the worse of held-out and training accuracy"),
+             f"that the Y1 mask does not keep ({_share(kr)} of the weights, median over all {f.size} "
+             f"networks; the mean of {draws} draws) raises the worse of held-out and training accuracy"),
             ("repair-excl-needs-mask", "ablated_excl", "random_x2_excl", ("x2", "y1", "excl"),
              "rule 2 with the \"use X2\" mask scores above rule 2 with random masks of its counts "
              f"per layer (the mean of {draws} draws): the repair needs the mask"),
@@ -183,8 +184,10 @@ def apart(arrays: dict, a: str, b: str, units: np.ndarray | None = None) -> str:
     ratio = max(ka, kb) / max(min(ka, kb), 1e-12)
     if ratio <= stats.DENSITY_RATIO:
         return ""
+    n = arrays[f"kept_{a}"][pick].size
     return (f"median kept shares {_share(ka)} and {_share(kb)}: the two masks are {ratio:.1f} times apart "
-            f"in density over the networks compared (comparable means within {stats.DENSITY_RATIO:.0f} times)")
+            f"in density, medians over the {n} networks compared (comparable means within "
+            f"{stats.DENSITY_RATIO:.0f} times)")
 
 
 def decided(arrays: dict, units: np.ndarray, table: list, suffix: str, where: str, trained: bool,
@@ -311,8 +314,7 @@ KINDS = {"inside": "the Y1 subnetwork scores above the full network",
          "repair-excl-vs-random": "(post hoc) ... more than removing random weights, same count, outside the Y1 "
                                   "mask",
          "repair-excl-random": "control: random masks, same per-layer counts, in the \"use X2\" mask's place, "
-                               "their weights outside the Y1 mask removed, repair it too (a 'holds' here means "
-                               "random masks repair too)",
+                               "their weights outside the Y1 mask removed, repair it too",
          "repair-excl-needs-mask": "(post hoc) rule 2 with the \"use X2\" mask repairs more than with the random "
                                    "masks, same per-layer counts",
          "predicts": "the Y1 and \"use X2\" masks' overlap above chance predicts held-out accuracy"}
@@ -340,17 +342,54 @@ def plain_name(cid: str) -> str:
     return f"\u201c{said}\u201d ({WHERE.get(where, where)})"
 
 
+# what each toy claim's verdict means for the chapter's question (does structure show what the
+# networks could do, and can it repair them?), in plain words: a control's "holds" counts against a
+# claim, so no mark reads as good news where it is not (issue 57)
+MEANS = {"inside": ("a subnetwork inside gets the held-out cell right", "no such subnetwork found"),
+         "not-any": ("not just any subnetwork as large: the weights chosen matter",
+                     "a random subnetwork as large does as well"),
+         "built": ("training built it", "the untrained weights hold one as good"),
+         "repair": ("cutting the mask repairs the networks", "no repair"),
+         "repair-vs-random": ("the mask's cut beats a random one", "no better than a random cut"),
+         "repair-excl": ("rule 2 repairs the networks", "no repair"),
+         "repair-excl-vs-random": ("rule 2 beats random weights outside the Y1 mask",
+                                   "no better than random weights outside the Y1 mask"),
+         "repair-excl-random": ("against the mask: random masks repair too, so part of rule 2's repair "
+                                "is not the mask's", "for the mask: random masks do not repair"),
+         "repair-excl-needs-mask": ("for the mask: rule 2 repairs more with it than with random masks",
+                                    "random masks repair as much"),
+         "predicts": ("the overlap predicts which networks generalize", "the overlap does not predict it")}
+
+
+def meaning(kind: str, outcomes: list[str]) -> str:
+    """What the rule's verdicts ``outcomes`` (:data:`modlib.stats.REPRODUCED` for *holds*; one per
+    formulation, in order (a), (b)) of the toy claim
+    ``kind`` mean for the chapter's question, in plain words (:data:`MEANS`): one phrase where the
+    formulations agree, else one per formulation."""
+    def said(outcome: str) -> str:
+        if outcome == stats.UNDECIDED:
+            return "not settled here"
+        return MEANS[kind][0 if outcome == stats.REPRODUCED else 1]
+
+    if len(set(outcomes)) == 1:
+        return said(outcomes[0])
+    return "; ".join(f"({f}) {said(o)}" for f, o in zip("ab", outcomes))
+
+
 def verdict_table(claims_by_formulation: dict[str, list[stats.Claim]], kinds=tuple(KINDS)):
     """The verdicts of ``kinds`` as one table (a ``pandas.DataFrame``; :func:`verdict_frame` shows
     it): a row per claim, a column per formulation (the mark and the outcome; the intervals are in
-    the appendix)."""
+    the appendix), and what the verdicts mean for the chapter's question (:func:`meaning`)."""
     import pandas as pd
 
     fs = list(claims_by_formulation)
     scope = "over all networks" if set(kinds) == {"predicts"} else "on the failing networks"
-    rows = [[KINDS[kind]] + [_cell(next(c for c in claims_by_formulation[f] if c.name == f"{kind}-{f}"))
-                             for f in fs] for kind in kinds]
-    return pd.DataFrame(rows, columns=[f"claim, {scope}"] + [f"formulation ({f})" for f in fs])
+    rows = []
+    for kind in kinds:
+        found = [next(c for c in claims_by_formulation[f] if c.name == f"{kind}-{f}") for f in fs]
+        rows.append([KINDS[kind]] + [_cell(c) for c in found] + [meaning(kind, [c.verdict.outcome for c in found])])
+    return pd.DataFrame(rows, columns=[f"claim, {scope}"] + [f"formulation ({f})" for f in fs]
+                        + ["what it means"])
 
 
 def _amended(c: stats.Claim) -> str:
@@ -518,7 +557,7 @@ SPRITE_KINDS = {
     "renders": "each slot's subnetwork draws its sprite alone better than a random one as large",
     "separate": "the two slot masks share fewer weights than chance",
     "selective": "removing a slot's own weights harms its own sprite more than the other",
-    "predicts": "the slot masks' overlap above chance predicts whole-cube R²",
+    "predicts": "the slot masks' overlap above chance predicts whole-cube R² (more overlap, higher R²)",
     "vs-reference": "the slot masks overlap more (above chance) than the compositional model's",
 }
 

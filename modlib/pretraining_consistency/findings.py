@@ -32,25 +32,8 @@ CHAPTER = "pretraining_consistency"
 def _decide(name: str, effect=None, **conditions) -> stats.Verdict:
     """The registered claim ``name`` ("sv-plural/subject/effect"; modlib/pretraining_consistency/claims.toml)
     decided under the rule (:func:`modlib.claims.decide`): its direction, the paper's number and the
-    margin come from the registry. Its interval's ends print as :func:`_near_zero` prints them."""
-    key = f"{CHAPTER}/{name.replace('/', '-')}"
-    return _near_zero(key, claims.decide(key, effect, **conditions))
-
-
-def _near_zero(key: str, v: stats.Verdict) -> stats.Verdict:
-    """The verdict ``v`` on ``key`` with its interval's ends printed by
-    :func:`modlib.stats.side_bound` where an end
-    clear of 0 would print as 0, so that the statement shows the side of 0 it lies on (as chapter 4's
-    :func:`modlib.weight_masks.findings._near_zero`). The page's statement only: the decision
-    recorded for the claims ledger keeps :func:`modlib.stats.bound`'s printing, as every other
-    chapter's does."""
-    d = claims.decisions(CHAPTER).get(key)
-    if d is None or not (d.low > 0 or d.high < 0):
-        return v
-    m = claims.get(key).margin
-    old = f"interval {stats.bound(d.low, m)} to {stats.bound(d.high, m)} over"
-    new = f"interval {stats.side_bound(d.low, m)} to {stats.side_bound(d.high, m)} over"
-    return replace(v, why=v.why.replace(old, new))
+    margin come from the registry."""
+    return claims.decide(f"{CHAPTER}/{name.replace('/', '-')}", effect, **conditions)
 
 
 def paper_effects() -> dict[tuple[str, str, str], float]:

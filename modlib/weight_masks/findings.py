@@ -31,7 +31,6 @@ def _say(v: stats.Verdict, text: str) -> stats.Claim:
     registry labels the claim's reading post hoc (chosen after its results were seen), the label
     follows the verdict."""
     c = claims.statement(v, text)
-    c = dataclasses.replace(c, text=_near_zero(c.text, v))
     note = claims.get(v.claim).note
     if note.startswith("post hoc"):
         note = reader_note(note)
@@ -127,19 +126,6 @@ def marked(f: stats.Claim, plain: str = "", then: str = "") -> str:
     return double(f.verdict.claim, f.marked, plain, then)
 
 
-def _near_zero(text: str, v: stats.Verdict) -> str:
-    """``text`` with the verdict's interval printed by
-    :func:`modlib.stats.side_bound` where an end clear of 0 would
-    print as 0."""
-    d = claims.decisions(CHAPTER).get(v.claim)
-    if d is None or not (d.low > 0 or d.high < 0):
-        return text
-    m = claims.get(v.claim).margin
-    old = f"interval {stats.bound(d.low, m)} to {stats.bound(d.high, m)} over"
-    new = f"interval {stats.side_bound(d.low, m)} to {stats.side_bound(d.high, m)} over"
-    return text.replace(old, new)
-
-
 def plain_devices(text: str) -> str:
     """Devices as :func:`modlib.results.device_text` names them, shorter for a caption or a sentence:
     ``"GPU (NVIDIA H200)"`` for ``"cuda (NVIDIA H200)"``, ``"CPU (1 and 2 threads)"`` for ``"CPU
@@ -154,9 +140,7 @@ def margin(cid: str) -> float:
 
 def _interval(e: stats.Effect) -> str:
     """An effect's interval in words, without a verdict: ``"paired t interval +0.01 to +0.08 over 5 seeds"``."""
-    low = stats.side_bound(e.low, 0) if e.low > 0 else f"{e.low:+.2f}"
-    high = stats.side_bound(e.high, 0) if e.high < 0 else f"{e.high:+.2f}"
-    return f"{e.interval} interval {low} to {high} over {e.over}"
+    return f"{e.interval} interval {stats.bound(e.low, 0)} to {stats.bound(e.high, 0)} over {e.over}"
 
 
 FAR_ABOVE_CHANCE = 10  # "well above chance": at least this many times the accuracy of guessing
