@@ -394,6 +394,18 @@ def registered_words(key: str) -> str | None:
     return outcome_words(d.registered_outcome, get(key).original()["whose"] == "own")
 
 
+def reason(key: str) -> str:
+    """Why the verdict last decided for ``key`` is what it is, in words without its interval ("wide
+    enough for no effect and for one beyond the margin of +0.05", "within the margin of no effect
+    (±0.05)"), as the decision's ``why`` gives it after the interval; :data:`NOT_DECIDED` where the
+    claim was not decided in this process."""
+    d = _DECISIONS.get(key)
+    if d is None:
+        return NOT_DECIDED
+    why = d.why.split(": ", 1)[1] if ": " in d.why else d.why
+    return why.replace("the paper's side", "the claim's side") if get(key).own else why  # as stats.claim
+
+
 def plain(key: str) -> str:
     """The plain words of the verdict last decided for ``key`` where it is not reproduced (does not
     hold) or undecided although its interval is clear of 0: "an effect was found, but smaller than

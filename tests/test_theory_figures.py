@@ -1,5 +1,5 @@
-"""The theory pages' figures (book/toy_theory.md, book/resists_theory.md, book/structural_theory.md,
-issue 57): drawn from the
+"""The theory pages' figures (book/toy_theory.md, book/compositional_theory.md, book/resists_theory.md,
+book/structural_theory.md, issue 57): drawn from the
 chapters' data code, no wider than the text column, lettering at least 9 pt, and showing what the
 data code does. Cheap: no network is trained, no image is read."""
 
@@ -12,6 +12,7 @@ import pytest  # noqa: E402
 
 from modlib import plots  # noqa: E402
 from modlib.bridge import figures as br_figures  # noqa: E402
+from modlib.compositional_sprites import figures as cs_figures  # noqa: E402
 from modlib.redundant_input_toy import figures as toy_figures  # noqa: E402
 from modlib.resists_at_scale import figures as rs_figures  # noqa: E402
 from modlib.structural_compositionality import figures as sc_figures  # noqa: E402
@@ -26,9 +27,10 @@ def lettering(fig):
             if t.get_visible() and t.get_text().strip()]
 
 
-@pytest.mark.parametrize("draw", [toy_figures.theory_toy, rs_figures.theory_pairs, rs_figures.theory_jump,
+@pytest.mark.parametrize("draw", [toy_figures.theory_toy, cs_figures.theory_process, cs_figures.support_schematic,
+                                  cs_figures.visibility_figure, rs_figures.theory_pairs, rs_figures.theory_jump,
                                   sc_figures.theory_tests, br_figures.diagram_evidence],
-                         ids=["toy", "pairs", "jump", "tests", "bridge"])
+                         ids=["toy", "process", "supports", "visibility", "pairs", "jump", "tests", "bridge"])
 def test_a_theory_figure_fits_the_column_and_is_readable(draw):
     fig = draw()
     try:

@@ -1,4 +1,5 @@
-"""Chapter 2's figures (notebooks/compositional_sprites.ipynb): scenes and their supports, R² curves,
+"""Chapter 2's figures (notebooks/compositional_sprites.ipynb; its theory page's: :func:`theory_process`,
+:func:`support_schematic`, :func:`visibility_figure`): scenes and their supports, R² curves,
 error maps, reconstructions, the sharpness sweep, the support schematic, an animation over
 rows, the concept diagram of the two models (:func:`diagram_models`), and the recomputed rows of issue 32 (:func:`diagram_slot_recovery`, :func:`recomputed_figure`,
 :func:`modlib.plots.not_stored` while they are not stored); each handed to a numbered caption with :func:`modlib.plots.glue`.
@@ -14,10 +15,11 @@ from matplotlib.colors import PowerNorm
 from modlib.plots import COLUMN, jshtml
 
 SUPPORT_COLOURS = {"in-domain": "#1f77b4", "whole": "#d62728"}
+SEED_MARKERS = ("o", "s", "^", "D", "v", "P", "X")  # one a seed, where seeds' lines would coincide
 
 
-def _image(ax: plt.Axes, img: np.ndarray, title: str | None = None) -> None:
-    """Show ``img [3, H, W]`` (floats in [0, 1] or uint8) without axes."""
+def _image(ax: plt.Axes, img: np.ndarray, title: str | None = None, fontsize: float = 8) -> None:
+    """Show ``img [3, H, W]`` (floats in [0, 1] or uint8) without axes, ``title`` at ``fontsize``."""
     img = np.asarray(img)
     img = img / 255 if img.dtype == np.uint8 else np.clip(img, 0, 1)
     ax.imshow(np.transpose(img[:3], (1, 2, 0)), interpolation="nearest")
@@ -25,26 +27,50 @@ def _image(ax: plt.Axes, img: np.ndarray, title: str | None = None) -> None:
     for spine in ax.spines.values():  # a grey frame: black canvases side by side stay apart
         spine.set_color("0.6")
     if title:
-        ax.set_title(title, fontsize=8)
+        ax.set_title(title, fontsize=fontsize)
 
 
-def image_grid(rows: dict[str, np.ndarray], titles: list[str] | None = None) -> plt.Figure:
+def image_grid(rows: dict[str, np.ndarray], titles: list[str] | None = None, per_row: int | None = None,
+               largest: float = 1.1, fontsize: float = 8) -> plt.Figure:
     """One row of images per entry of ``rows`` (label -> ``[N, 3, H, W]``), labelled on the left;
-    ``titles`` over the first row's columns. (Chapter 2: sprites, scenes, reconstructions.)"""
+    ``titles`` over the first row's columns. ``per_row``: at most that many images a row, the rest
+    in further blocks of the same rows below (labels repeated), so that each image is drawn larger;
+    ``largest``: an image's largest side in inches; ``fontsize``: of labels and titles. (Chapter 2:
+    sprites, scenes, reconstructions; the theory page's data-generating process.)"""
     n = max(len(v) for v in rows.values())
-    side = min(COLUMN / (n + 0.6), 1.1)
-    fig, axes = plt.subplots(len(rows), n, figsize=(side * n + 0.6, side * len(rows) + 0.3),
-                             squeeze=False)
-    for i, (label, imgs) in enumerate(rows.items()):
-        for j in range(n):
-            ax = axes[i, j]
-            if j < len(imgs):
-                _image(ax, imgs[j], titles[j] if titles and i == 0 else None)
-            else:
-                ax.axis("off")
-        axes[i, 0].set_ylabel(label, fontsize=8, rotation=0, ha="right", va="center")
+    per_row = min(per_row or n, n)
+    blocks = -(-n // per_row)  # ceil
+    side = min(COLUMN / (per_row + 0.6), largest)
+    fig, axes = plt.subplots(len(rows) * blocks, per_row, squeeze=False,
+                             figsize=(side * per_row + 0.6, side * len(rows) * blocks + 0.3))
+    for b in range(blocks):
+        for i, (label, imgs) in enumerate(rows.items()):
+            row = b * len(rows) + i
+            for j in range(per_row):
+                ax, k = axes[row, j], b * per_row + j
+                if k < len(imgs):
+                    _image(ax, imgs[k], titles[k] if titles and i == 0 else None, fontsize)
+                else:
+                    ax.axis("off")
+            axes[row, 0].set_ylabel(label, fontsize=fontsize, rotation=0, ha="right", va="center")
     fig.tight_layout(pad=0.3)
     return fig
+
+
+def theory_process(size: int = 64) -> plt.Figure:
+    """The theory page's compositional data-generating process (book/compositional_theory.md): two
+    sprites, each drawn alone by its slot's renderer, and the scene that soft occlusion composes from
+    them, at ``size`` × ``size`` pixels, titled at 10 pt."""
+    import torch
+
+    from modlib.data import sprites
+
+    z = torch.tensor([[[0.2, 0.7, 0.0, 0.8, 0.05], [0.3, 0.55, 1.0, 1.0, 0.6]]])  # [1 scene, 2 slots, 5]
+    slots = sprites.render_slots(z, size)[0]  # [2, 3, size, size]
+    scene = sprites.scenes(z, size)[0]  # [3, size, size]
+    return image_grid({"": torch.stack([slots[0], slots[1], scene]).numpy()},
+                      titles=["φ₀(z₀): slot 0", "φ₁(z₁): slot 1", "f(z) = C(φ₀, φ₁)"],
+                      largest=1.8, fontsize=10)
 
 
 def unscaled(z: np.ndarray) -> np.ndarray:
@@ -132,13 +158,15 @@ def error_maps(runs, rows: list[str], labels: list[str]) -> plt.Figure:
     return fig
 
 
-def reconstructions(runs, rows: list[str], labels: list[str], n: int = 6) -> plt.Figure:
-    """Unseen scenes from the whole cube (seed 0): the truth, then each row's reconstruction."""
+def reconstructions(runs, rows: list[str], labels: list[str], n: int = 6, per_row: int = 3) -> plt.Figure:
+    """Unseen scenes from the whole cube (seed 0): the truth, then each row's reconstruction;
+    ``per_row`` scenes a block, so that each is large enough to read at the page's width."""
     first = runs.arrays(rows[0])
     images = {"truth": first["shown_true"][:n]}
     for row, label in zip(rows, labels):
         images[label] = runs.arrays(row)["shown_pred"][:n]
-    return image_grid(images)
+    titles = [f"scene {k + 1}" for k in range(len(images["truth"]))]  # over each block's truth row
+    return image_grid(images, titles, per_row=per_row, largest=1.4, fontsize=9)
 
 
 def sharpness_figure(runs, rows: list[str], sharpness: list[float], fit: float = 0.8) -> plt.Figure:
@@ -216,9 +244,11 @@ def support_schematic() -> plt.Figure:
 
 
 def visibility_figure(size: int = 32, sharpness: float = 64.0) -> plt.Figure:
-    """Why the authors' orthogonal support has a third plane: one sprite of the lower slot (slot 1) in the bottom-left corner, behind the top slot fixed as on the second plane (a small
+    """Why the authors' orthogonal support has a third plane: one sprite of the lower slot (slot 1)
+    in the bottom-left corner (top left), behind the top slot fixed as on the second plane (a small
     triangle in the corner) and as on the third (a small square in the middle), with near-hard
-    occlusion; and, for each, the weight C gives the lower slot, sigmoid(-k * sum_rgb top)."""
+    occlusion (top row); under each scene, the weight C gives the lower slot, sigmoid(-k * sum_rgb
+    top) (bottom row). Titles at 10 pt, legible at the page's width."""
     import torch
 
     from modlib.data import sprites
@@ -232,14 +262,14 @@ def visibility_figure(size: int = 32, sharpness: float = 64.0) -> plt.Figure:
         slots = sprites.render_slots(z, size)
         images[f"scene: {name}"] = sprites.soft_occlusion(slots, sharpness)[0]
         weights[name] = torch.sigmoid(-sharpness * slots[0, 0].sum(0))  # [H, W]
-    fig, axes = plt.subplots(1, 5, figsize=(COLUMN, 1.9))
-    for ax, (title, img) in zip(axes[:3], images.items()):
-        _image(ax, img.numpy(), title)
-    for ax, (name, wgt) in zip(axes[3:], weights.items()):
+    fig, axes = plt.subplots(2, 3, figsize=(5.4, 4.2), layout="constrained")
+    for ax, (title, img) in zip(axes[0], images.items()):
+        _image(ax, img.numpy(), title.replace(": ", ":\n"), fontsize=10)
+    axes[1, 0].axis("off")
+    for ax, (name, wgt) in zip(axes[1, 1:], weights.items()):
         ax.imshow(wgt.numpy(), cmap="gray", vmin=0, vmax=1, interpolation="nearest")
         ax.set_xticks([]), ax.set_yticks([])
-        ax.set_title(f"its weight in C:\n{name}", fontsize=8)
-    fig.tight_layout(pad=0.3)
+        ax.set_title(f"its weight in C:\n{name}", fontsize=10)
     return fig
 
 
@@ -330,9 +360,15 @@ def recomputed_figure(runs) -> plt.Figure:
     ax = fig.add_subplot(grid[0])
     if {"alpha", "alpha-open"} <= set(runs.rows):
         shut, opened = (runs.arrays(r)["r2_in"][:, -1] for r in ("alpha", "alpha-open"))
-        for a, b in zip(shut, opened):
-            ax.plot([0, 1], [a, b], color="0.6", lw=0.8, marker="o", ms=3)
+        # seeds with nearly the same R² would draw one line: each seed a little to the side of the
+        # others (the offset means nothing), with a marker of its own, named in a legend
+        step = 0.08
+        for s, (a, b) in enumerate(zip(shut, opened)):
+            dx = step * (s - (len(shut) - 1) / 2)
+            ax.plot([dx, 1 + dx], [a, b], color="0.5", lw=0.8, marker=SEED_MARKERS[s % len(SEED_MARKERS)],
+                    ms=4, markerfacecolor="white", label=f"seed {s}")
         ax.set_xticks([0, 1], ["built", "opened"], fontsize=9)
+        ax.legend(fontsize=8, frameon=False, loc="lower right", handlelength=1.2, labelspacing=0.2)
     ax.set_xlim(-0.6, 1.6)
     ax.set_title("(a) alpha,\nin-domain R²", fontsize=9)
     slot_ax = fig.add_subplot(grid[1])

@@ -479,6 +479,34 @@ def hypothesis_words(key: str) -> str:
     return text
 
 
+WHOSE_WORDS = {"paper": "a claim of the paper", "own": "the book's own hypothesis"}
+
+
+def amended_line(key: str) -> str:
+    """For the main path, beside this chapter's amended claim ``key`` (its id): the claim as
+    registered and as amended, and the verdict under both, in one plain line from the registry and
+    the decision made in this process: "registered as a claim of the paper, changed after the results
+    were seen (a paper's claim → the book's own hypothesis; …): as the book's own hypothesis, does
+    not hold (an effect was found, but smaller than the margin of +0.05); as first registered, ✗ not
+    reproduced", with the plain words of :func:`modlib.claims.plain`. :data:`modlib.claims.NOT_DECIDED` where the
+    claim was not decided; "" where it was never amended (or only in fields that cannot move a
+    verdict, :data:`modlib.claims.UNSHOWN`). The dates and reasons stay in the claims ledger."""
+    c = claims.get(f"{CHAPTER}/{key}")
+    shown = [a for a in c.amendments if a.field not in claims.UNSHOWN]
+    d = claims.decisions(CHAPTER).get(c.key)
+    if not shown:
+        return ""
+    if d is None or d.registered_outcome is None:
+        return claims.NOT_DECIDED
+    first, now = c.original()["whose"], c.fixed()["whose"]
+    when = "after the results were seen" if any(a.seen for a in shown) else "before its results were computed"
+    plain = claims.plain(c.key)  # what was found, where the interval is clear of 0
+    return (f"registered as {WHOSE_WORDS[first]}, changed {when} ({claims.changes_in_words(shown)}): "
+            f"as {WHOSE_WORDS[now]}, {claims.outcome_words(d.outcome, now == 'own')}"
+            + (f" ({plain})" if plain else "") + "; as first registered, "
+            f"{claims.outcome_words(d.registered_outcome, first == 'own')}")
+
+
 def _alpha_open_more(opened: np.ndarray, shut: np.ndarray, more: dict):
     """``alpha-open`` on its seeds (``opened``, ``shut``: 1 where a seed fits, [n]) and the seeds of
     ``more`` after them (:func:`recomputed`)."""

@@ -462,3 +462,43 @@ def scale_lr(st) -> dict[str, Finding]:
 def issue51(st) -> dict[str, Finding]:
     """Every statement of issue 51's controls, keyed by name."""
     return {**coverage(st), **norm(st), **scale_lr(st)}
+
+
+# the two measures of one comparison of training sets, each a registered claim: the share of seeds
+# that generalise (``<id>``) and the mean held-out accuracy (``acc-<id>``)
+MEASURE_NAMES = {"": "the share of seeds that generalise", "acc-": "the mean held-out accuracy"}
+
+
+def two_measures(comparisons: dict[str, str]) -> list[str]:
+    """For each claim id of ``comparisons`` (id -> the comparison in words, "the corner control in
+    (a)"; a comparison by the share of seeds that generalise) whose twin by the mean held-out
+    accuracy (``acc-<id>``) was decided with another outcome in this process: one line of plain
+    words giving both verdicts and why each is what it is (:func:`modlib.claims.reason`: where its
+    interval lies against its margin). The two measures ask different questions: the share counts a
+    seed only when its held-out accuracy reaches the cut (:data:`GENERALIZES`), the mean counts every
+    seed's, partial failures included, so their intervals differ in width and place and their marks
+    may differ. [] where every pair agrees."""
+    made = claims.decisions(CHAPTER)
+    lines = []
+    for cid, what in comparisons.items():
+        keys = [f"{CHAPTER}/{prefix}{cid}" for prefix in MEASURE_NAMES]
+        if not all(k in made for k in keys) or made[keys[0]].outcome == made[keys[1]].outcome:
+            continue
+        said = [f"by {name}, {claims.words(k)}: the interval is {claims.reason(k)}"
+                for name, k in zip(MEASURE_NAMES.values(), keys)]
+        lines.append(f"{what}: " + "; ".join(said))
+    return lines
+
+
+def two_measures_text(comparisons: dict[str, str]) -> str:
+    """:func:`two_measures` as a page prints it below the statements: what the two measures ask, then
+    each comparison whose two marks differ; "" where every pair agrees."""
+    lines = two_measures(comparisons)
+    if not lines:
+        return ""
+    head = (f"**Two measures, two marks.** The share of seeds that generalise asks how many seeds reach "
+            f"the cut ({GENERALIZES:g} of the held-out cell right); the mean held-out accuracy asks how "
+            "much of the cell the seeds get right on average, partial failures included. Each is decided "
+            "against its own margin, so one interval can be clear of its margin where the other is not. "
+            "The comparisons whose two marks differ:")
+    return head + "\n\n" + "\n".join(f"- {line}" for line in lines)

@@ -111,9 +111,14 @@ ACTION_SHORT = {"I_WALK": "WALK", "I_LOOK": "LOOK", "I_RUN": "RUN", "I_JUMP": "J
                 "I_TURN_LEFT": "L", "I_TURN_RIGHT": "R"}
 
 
+NBSP = "\u00a0"  # a space a line never breaks at
+
+
 def compact_actions(actions: str) -> str:
     """A SCAN action sequence for a table: turns as L and R, and runs of a repeated action or pair
-    of actions written once with a count, e.g. ``"(R JUMP) ×8 L"``."""
+    of actions written once with a count, e.g. ``"(R JUMP) ×8 L"``. Inside a run the spaces are
+    :data:`NBSP`, so that a narrow table column wraps between runs, never inside one ("R ×2", not
+    "R" and "×2" on two lines)."""
     tokens = [ACTION_SHORT.get(a, a) for a in actions.split()]
     out, i = [], 0
     while i < len(tokens):
@@ -123,7 +128,7 @@ def compact_actions(actions: str) -> str:
             while len(unit) == period and tokens[i + count * period:i + (count + 1) * period] == unit:
                 count += 1
             if count > 1:
-                out.append(f"({' '.join(unit)}) ×{count}" if period == 2 else f"{unit[0]} ×{count}")
+                out.append(f"({NBSP.join(unit)}){NBSP}×{count}" if period == 2 else f"{unit[0]}{NBSP}×{count}")
                 i += count * period
                 break
         else:
