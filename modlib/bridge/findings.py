@@ -790,7 +790,7 @@ def mark_of(claims: list[stats.Claim], name: str, missing: str = "no verdict her
     if v is None or v.outcome != stats.UNDECIDED:
         said = c.marked
     else:
-        reason = v.why.split(": ", 1)[1] if ": " in v.why else v.why.split(" (", 1)[0]  # as stats.marked
+        reason = stats.undecided_reason(v)
         said = f"{c.marked}: {reason}" if reason else c.marked
     note = _amended(c)
     return said + (f" ({note})" if note else "")
