@@ -9,7 +9,7 @@ tests/conftest.py)."""
 # phase on 2 workers (`pytest -n auto --dist loadfile --durations=0`, 2026-12-03; the machine was
 # shared, so the order, not the seconds, is what counts).
 SLOWEST_FIRST = [
-    "tests/test_outside_repo.py", "tests/test_restamp.py", "tests/test_explorers.py", "tests/test_fingerprint.py",
+    "tests/test_outside_repo.py", "tests/test_restamp.py", "tests/test_fingerprint.py",
     "tests/test_pretraining_consistency.py", "tests/test_jobs.py", "tests/test_mutations.py", "tests/test_bridge.py",
     "tests/test_batch.py", "tests/test_modularity.py", "tests/test_resists_at_scale.py",
     "tests/test_bridge_digits.py", "tests/test_bridge_stored.py", "tests/test_structural_compositionality.py",

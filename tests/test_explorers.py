@@ -1,11 +1,14 @@
 """Every chapter's explorer in both versions (modlib/widgets.py): the live widget redraws, and the
 static version the book's pages show has every view it promises, each drawn, with views that differ
 when a choice changes. The chapters' explorers draw the committed full-profile results, as the book
-does (nothing is computed: a chapter whose full results are not stored is skipped).
+does (nothing is computed: a chapter whose full results are not stored is skipped). The live
+widgets are checked with the unit tests; the static versions in the built pages, with the browser
+checks (marked ``book``): the build has drawn every view already (:func:`explorer_of`).
 """
 
 import itertools
 import re
+from pathlib import Path
 
 import matplotlib.pyplot as plt
 import pytest
@@ -101,6 +104,28 @@ def stored(run):
         pytest.skip(f"the full results are not stored as the code computes them: {err}")
 
 
+ROOT = Path(__file__).resolve().parents[1]
+WHERE = ["live", pytest.param("page", marks=pytest.mark.book)]
+
+
+def explorer_of(where: str, monkeypatch, page: str, explore) -> tuple[str | None, object]:
+    """``(static HTML, live widget)`` of a chapter's explorer, one of them ``None``. ``"live"``
+    builds the live widget alone (``MODLIB_STATIC_EXPLORERS=0``: nothing pre-rendered; the unit
+    tests); ``"page"`` reads the static version from the built ``page`` (``make book`` first; the
+    browser-check phase of ``make test``), which the build drew from the same stored results with
+    the same code, so that its every view is drawn once per run of ``make test``, not twice."""
+    if where == "live":
+        monkeypatch.setenv("MODLIB_STATIC_EXPLORERS", "0")
+        box, bundle = shown(monkeypatch, explore)
+        assert "text/html" not in bundle
+        return None, box
+    built = ROOT / "_build" / "html" / f"{page}.html"
+    assert built.exists(), "build the book first: make book"
+    found = re.search(r'<div class="modlib-explorer".*?</script>', built.read_text(), flags=re.S)
+    assert found, f"{page} shows no static explorer"
+    return found.group(0), None
+
+
 def test_the_mechanism_writes_each_part_once_and_follows_the_live_controls(monkeypatch):
     import ipywidgets as w
 
@@ -139,48 +164,59 @@ def test_the_mechanism_writes_each_part_once_and_follows_the_live_controls(monke
     plt.close("all")
 
 
-def test_chapter_1_explorer(full_store, monkeypatch):
+@pytest.mark.parametrize("where", WHERE)
+def test_chapter_1_explorer(where, full_store, monkeypatch):
     from modlib import redundant_input_toy as toy
     from modlib.redundant_input_toy import explorer
 
     sweep = stored(lambda: toy.run("full", CPU))
-    box, bundle = shown(monkeypatch, lambda: explorer.toy_explorer(sweep))
-    s = sweep.settings
-    sets = [c for c in s.conditions if c[0] != "binary" or c[1] in (max(s.reveals), min(s.reveals))]
-    x = check_static(bundle["text/html"], len(s.formulations) * len(s.activations) * len(s.losses) * len(sets)
-                     * explorer.STATIC_SEEDS)
-    # one epoch on the static page: no menu of one choice, the note and the titles name it
-    assert list(x["menus"]) == ["formulation", "activation", "loss", "condition", "seed"]
-    assert "the last stored epoch (4096" in bundle["text/html"] and "Pre-rendered for this page" in bundle["text/html"]
-    check_live(box)  # its view is one figure, drawn into the Output widget
+    html, box = explorer_of(where, monkeypatch, "notebooks/redundant_input_toy", lambda: explorer.toy_explorer(sweep))
+    if html:
+        s = sweep.settings
+        sets = [c for c in s.conditions if c[0] != "binary" or c[1] in (max(s.reveals), min(s.reveals))]
+        x = check_static(html, len(s.formulations) * len(s.activations) * len(s.losses) * len(sets)
+                         * explorer.STATIC_SEEDS)
+        # one epoch on the static page: no menu of one choice, the note and the titles name it
+        assert list(x["menus"]) == ["formulation", "activation", "loss", "condition", "seed"]
+        assert "the last stored epoch (4096" in html and "Pre-rendered for this page" in html
+    else:
+        check_live(box)  # its view is one figure, drawn into the Output widget
 
 
-def test_chapter_2_explorer(full_store, monkeypatch):
+@pytest.mark.parametrize("where", WHERE)
+def test_chapter_2_explorer(where, full_store, monkeypatch):
     from modlib import compositional_sprites as cs
     from modlib.compositional_sprites import explorer
 
     runs = stored(lambda: cs.run("full", CPU))
-    box, bundle = shown(monkeypatch, lambda: explorer.sprite_explorer(runs, cs.settings("full").size))
-    x = check_static(bundle["text/html"], len(explorer.SUPPORTS) * len(explorer.COMPOSITIONS))
-    assert sum("<img" in body for _, _, body in x["parts"]) == len(explorer.SUPPORTS)  # a figure per support
-    before, after = check_live(box)
-    assert before[0] != after
+    html, box = explorer_of(where, monkeypatch, "notebooks/compositional_sprites",
+                            lambda: explorer.sprite_explorer(runs, cs.settings("full").size))
+    if html:
+        x = check_static(html, len(explorer.SUPPORTS) * len(explorer.COMPOSITIONS))
+        assert sum("<img" in body for _, _, body in x["parts"]) == len(explorer.SUPPORTS)  # a figure per support
+    else:
+        before, after = check_live(box)
+        assert before[0] != after
 
 
-def test_chapter_3_explorer(full_store, monkeypatch):
+@pytest.mark.parametrize("where", WHERE)
+def test_chapter_3_explorer(where, full_store, monkeypatch):
     from modlib import resists_at_scale as rs
     from modlib.resists_at_scale import explorer
 
     runs = stored(lambda: rs.run("full", CPU))
-    box, bundle = shown(monkeypatch, lambda: explorer.resists_explorer(runs))
-    seeds = len(runs.arrays("mnist-A")["acc_train"])
-    x = check_static(bundle["text/html"], seeds * len(rs.SETTING_NAMES))
-    assert sum("<img" in body for _, _, body in x["parts"]) == seeds  # the curves do not depend on the setting
-    before, after = check_live(box)
-    assert before[0] != after
+    html, box = explorer_of(where, monkeypatch, "notebooks/resists_at_scale", lambda: explorer.resists_explorer(runs))
+    if html:
+        seeds = len(runs.arrays("mnist-A")["acc_train"])
+        x = check_static(html, seeds * len(rs.SETTING_NAMES))
+        assert sum("<img" in body for _, _, body in x["parts"]) == seeds  # the curves do not depend on the setting
+    else:
+        before, after = check_live(box)
+        assert before[0] != after
 
 
-def test_chapter_4_explorer(full_store, monkeypatch):
+@pytest.mark.parametrize("where", WHERE)
+def test_chapter_4_explorer(where, full_store, monkeypatch):
     from modlib import weight_masks as wm
     from modlib.weight_masks import explorer
 
@@ -190,39 +226,50 @@ def test_chapter_4_explorer(full_store, monkeypatch):
     if not points:
         pytest.skip("no alpha sweep stored at the full profile")
     layers = res["addmul"][0].metrics["layers"]
-    box, bundle = shown(monkeypatch, lambda: explorer.mask_explorer(points, layers))
-    check_static(bundle["text/html"], len(points) * len(layers))
-    check_live(box)
+    html, box = explorer_of(where, monkeypatch, "notebooks/weight_masks", lambda: explorer.mask_explorer(points, layers))
+    if html:
+        check_static(html, len(points) * len(layers))
+    else:
+        check_live(box)
 
 
-def test_chapter_5_explorer(full_store, monkeypatch):
+@pytest.mark.parametrize("where", WHERE)
+def test_chapter_5_explorer(where, full_store, monkeypatch):
     from modlib import structural_compositionality as sc
     from modlib.structural_compositionality import explorer
 
     runs = stored(lambda: sc.run("full", CPU))
     searched = {n: list(r.metrics["subroutines"]) for n, r in runs.rows.items() if r.metrics.get("subroutines")}
-    box, bundle = shown(monkeypatch, lambda: explorer.structure_explorer(runs))
-    x = check_static(bundle["text/html"], sum(len(subs) for subs in searched.values()))
-    assert x["menus"]["result"] == list(searched)
-    assert sum("<img" in body for _, _, body in x["parts"]) == len(searched)  # a figure per base model
-    before, after = check_live(box)
-    assert before[0] != after
+    html, box = explorer_of(where, monkeypatch, "notebooks/structural_compositionality",
+                            lambda: explorer.structure_explorer(runs))
+    if html:
+        x = check_static(html, sum(len(subs) for subs in searched.values()))
+        assert x["menus"]["result"] == list(searched)
+        assert sum("<img" in body for _, _, body in x["parts"]) == len(searched)  # a figure per base model
+    else:
+        before, after = check_live(box)
+        assert before[0] != after
 
 
-def test_chapter_6_explorer(full_store, monkeypatch):
+@pytest.mark.parametrize("where", WHERE)
+def test_chapter_6_explorer(where, full_store, monkeypatch):
     from modlib import pretraining_consistency as pc
     from modlib.pretraining_consistency import explorer, findings
 
     runs = stored(lambda: pc.run("full", CPU))
     table = findings.pretraining_effects(runs)
-    box, bundle = shown(monkeypatch, lambda: explorer.pretraining_explorer(runs, table, findings.MARGIN))
-    groups = len(table[["rule", "subroutine"]].drop_duplicates())
-    check_static(bundle["text/html"], groups * (int(table["seed"].max()) + 1))
-    before, after = check_live(box)
-    assert before[0] != after
+    html, box = explorer_of(where, monkeypatch, "notebooks/pretraining_consistency",
+                            lambda: explorer.pretraining_explorer(runs, table, findings.MARGIN))
+    if html:
+        groups = len(table[["rule", "subroutine"]].drop_duplicates())
+        check_static(html, groups * (int(table["seed"].max()) + 1))
+    else:
+        before, after = check_live(box)
+        assert before[0] != after
 
 
-def test_chapter_7_explorer_bridge(full_store, monkeypatch):
+@pytest.mark.parametrize("where", WHERE)
+def test_chapter_7_explorer_bridge(where, full_store, monkeypatch):
     from modlib import bridge as br
     from modlib.bridge import explorer
 
@@ -230,11 +277,13 @@ def test_chapter_7_explorer_bridge(full_store, monkeypatch):
     runs = stored(lambda: br.run("full", CPU))
     s = br.toy_settings("full", b)
     prov = results.provenance(list(runs.values()))
-    box, bundle = shown(monkeypatch, lambda: explorer.bridge_explorer(runs, s, prov))
-    x = check_static(bundle["text/html"], len(b.formulations) * min(explorer.STATIC_SEEDS, b.seeds))
-    assert list(x["menus"]) == ["formulation", "seed"] and "Pre-rendered for this page" in bundle["text/html"]
-    before, after = check_live(box)
-    assert before[0] != after
+    html, box = explorer_of(where, monkeypatch, "notebooks/bridge", lambda: explorer.bridge_explorer(runs, s, prov))
+    if html:
+        x = check_static(html, len(b.formulations) * min(explorer.STATIC_SEEDS, b.seeds))
+        assert list(x["menus"]) == ["formulation", "seed"] and "Pre-rendered for this page" in html
+    else:
+        before, after = check_live(box)
+        assert before[0] != after
 
 
 def test_bridge_explorer_from_smoke_results(monkeypatch, tmp_path):
