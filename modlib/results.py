@@ -103,6 +103,15 @@ def provenance(runs: list[Result]) -> str:
     return f"profile {profiles} · {devices} · {what}"
 
 
+def caption_provenance(first: str, others: dict[str, str]) -> str:
+    """One caption line for a figure drawn from several stored results, each provenance said once:
+    ``first`` (a :func:`provenance` line), then, in brackets, each of ``others`` (``{what: line}``,
+    e.g. ``{"the paper's setting": ...}``) whose line differs from it. With every line the same, the
+    line alone: ``"profile full · CPU (1 thread) · 100 seeds"``."""
+    rest = [f"{what}: {line}" for what, line in others.items() if line != first]
+    return first + (f" ({'; '.join(rest)})" if rest else "")
+
+
 def device_text(devices) -> str:
     """The devices that made some results (``meta["device"]`` strings, as
     :func:`modlib.runtime.describe` wrote them), for a reader: ``"cpu (1 threads)"`` reads

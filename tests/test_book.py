@@ -107,6 +107,16 @@ def test_toy_page_has_figures_launch_buttons_and_provenance(toy_html):
     assert re.search(r"profile: (full|default): \d+ seeds", toy_html), "the page does not say its profile"
 
 
+def test_no_launch_link_opens_a_markdown_file():
+    """Colab cannot open a MyST Markdown page: no page's Colab link points at a .md file (the theory
+    pages and the ledger show no launch button; book/_ext/notebook_launch.py)."""
+    for page in PAGES:
+        html = (HTML / f"{page}.html").read_text()
+        links = re.findall(r'href="(https://colab\.research\.google\.com/[^"]+)"', html)
+        wrong = [link for link in links if not link.split("?")[0].endswith(".ipynb")]
+        assert not wrong, f"{page} launches {wrong}"
+
+
 def test_toy_page_has_a_static_explorer_and_a_kernel_free_animation(toy_html):
     """The explorer's output holds a live widget and a static version (modlib/widgets.py); the page
     shows the static one (_config.yml's nb_mime_priority_overrides), not the widget's first frame."""

@@ -52,6 +52,14 @@ def test_provenance_of_per_seed_results_names_the_seeds(store):
         results.provenance([])
 
 
+def test_caption_provenance_says_each_line_once():
+    line = "profile full · CPU (1 thread) · 100 seeds"
+    assert results.caption_provenance(line, {"the paper's setting": line}) == line
+    other = "profile default · CPU (1 thread) · 8 seeds"
+    assert (results.caption_provenance(line, {"the fits": other, "the sweep": line})
+            == f"{line} (the fits: {other})")
+
+
 def test_load_reads_a_matching_result_and_never_computes(store):
     assert results.load("chap", "exp", CONFIG, profile="default", code=CODE) is None
     fetch(Counter())

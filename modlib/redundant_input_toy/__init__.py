@@ -23,7 +23,8 @@ are imported by name:
 
 from modlib.redundant_input_toy.experiment import (BAND_GAP, CHAPTER, GENERALIZES, LOSSES,
                                                    PAPER_EPOCHS, SETTINGS, TERNARY, ToySettings,
-                                                   ToySweep, curve_epochs, held_out_band, loss_fn,
+                                                   ToySweep, binary_covariance, curve_epochs,
+                                                   held_out_band, loss_fn,
                                                    mutual_information, playground_batches, reliance,
                                                    run, run_group, settings, snapshot_epochs,
                                                    ternary_toy, test_set, to_probability,
@@ -31,7 +32,8 @@ from modlib.redundant_input_toy.experiment import (BAND_GAP, CHAPTER, GENERALIZE
 
 __all__ = ["CHAPTER", "LOSSES", "GENERALIZES", "PAPER_EPOCHS", "TERNARY", "BAND_GAP", "ToySettings",
            "SETTINGS", "settings", "snapshot_epochs", "curve_epochs", "playground_batches",
-           "ternary_toy", "window", "held_out_band", "mutual_information", "loss_fn",
+           "ternary_toy", "window", "held_out_band", "mutual_information", "binary_covariance",
+           "loss_fn",
            "to_probability", "reliance", "training_set", "test_set", "run_group", "ToySweep", "run"]
 
 # the later studies, imported by name (``toy.baselines``, ...): see each module's docstring

@@ -218,6 +218,13 @@ def mutual_information(design: str, reveal: float) -> float:
     return float((p[p > 0] * torch.log2(p[p > 0] / outer[p > 0])).sum())
 
 
+def binary_covariance(reveal: float) -> float:
+    """Cov(Y1, Y2) in the training distribution of the binary design, the held-out cell at weight
+    ``1 - reveal`` against 1 for each other cell (the paper's setting, ``reveal`` 1: -1/9)."""
+    w = 1 - reveal
+    return w / (3 + w) - ((1 + w) / (3 + w)) ** 2
+
+
 def loss_fn(loss: str):
     """One member's loss on outputs ``[B, 1]`` and targets ``[B]`` in {0, 1}.
 

@@ -800,8 +800,8 @@ def coverage_figure(st) -> plt.Figure:
     from modlib.redundant_input_toy.studies import coverage_arm
 
     fs = st.sweep.settings.formulations
-    fig = plt.figure(figsize=(COLUMN, 5.8), layout="constrained")
-    top, bottom = fig.subfigures(2, 1, height_ratios=[1.25, 1])
+    fig = plt.figure(figsize=(COLUMN, 6.6), layout="constrained")
+    top, bottom = fig.subfigures(2, 1, height_ratios=[1.5, 1])
     axes = top.subplots(1, len(fs), sharey=True, squeeze=False)[0]
     sets = ["paper", "single-low", "single", "single-high"]
     for ax, f in zip(axes, fs):
@@ -813,15 +813,17 @@ def coverage_figure(st) -> plt.Figure:
             p = k / acc.size
             colour = NEGATIVE if d == "paper" else POSITIVE
             ax.errorbar([i], [p], yerr=[[p - lo], [hi - p]], marker="o", color=colour, capsize=3, ls="none")
-        labels = ["paper's\nsetting\n0.252 bits\nCov −0.11"] + [
-            f"{d}\n{coverage.mutual_information(d):.3f} bits\nCov 0" for d in sets[1:]]
-        ax.set_xticks(range(len(sets)), labels, fontsize=7)
+        paper = (f"paper's\nsetting\n{toy.mutual_information('binary', 1.0):.3f} bits\n"
+                 f"Cov {toy.binary_covariance(1.0):.2f}".replace("-", "−"))
+        labels = [paper] + [f"{d}\n{coverage.mutual_information(d):.3f} bits\n"
+                            f"Cov {round(coverage.covariance(d), 2) + 0.0:.2f}" for d in sets[1:]]
+        ax.set_xticks(range(len(sets)), labels, fontsize=9)
         ax.set_xlim(-0.5, len(sets) - 0.5)
         ax.set_ylim(0, 1.05)
-        ax.set_title(FORMULATION_NAMES[f], fontsize=8)
+        ax.set_title(FORMULATION_NAMES[f], fontsize=10)
         ax.grid(alpha=0.3, axis="y")
-        ax.tick_params(axis="y", labelsize=8)
-    axes[0].set_ylabel(f"share of seeds with held-out\naccuracy ≥ {toy.GENERALIZES:g}", fontsize=8)
+        ax.tick_params(axis="y", labelsize=9)
+    axes[0].set_ylabel(f"share of seeds with held-out\naccuracy ≥ {toy.GENERALIZES:g}", fontsize=9)
     ax = bottom.subplots()
     a = st.stored[coverage.RESULT].arrays
     j = coverage.settings(st.profile).designs.index("single")
@@ -833,10 +835,10 @@ def coverage_figure(st) -> plt.Figure:
     right = window_right = toy.window(fs[i], "corner")[1]
     ax.add_patch(plt.Rectangle((0, low), window_right, high - low, fill=False, ls="--", lw=1.2, ec="0.2"))
     ax.set(xlim=(-right, right), ylim=toy.window(fs[i], "corner")[2:], xlabel="$x_1$", ylabel="$x_2$")
-    ax.set_title(f"the design 'single' in {fs[i]}, seed 0's training points: $Y_1 = 1$ in the middle band "
-                 "only; the held-out cell (1,2) dashed", fontsize=8)
-    ax.legend(fontsize=7, loc="lower left")
-    ax.tick_params(labelsize=7)
+    ax.set_title(f"the design 'single' in ({fs[i]}), seed 0's training points: $Y_1 = 1$ in the middle "
+                 "band only;\nthe held-out cell (1,2) dashed", fontsize=9)
+    ax.legend(fontsize=9, loc="lower left")
+    ax.tick_params(labelsize=9)
     return fig
 
 
