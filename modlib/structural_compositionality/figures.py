@@ -324,20 +324,24 @@ DENSITY_TESTS = {  # test -> (the found mask's arm, the random control's arm, it
 
 
 
+LABEL_BAND = (-0.09, -0.21)  # :func:`density_sweep`'s two staggered heights for the labels, under accuracy 0
+
+
 def density_sweep(sweeps: dict, paper: dict[str, tuple[float, float]], test: str = "alone") -> plt.Figure:
     """One of the two tests against density (:mod:`modlib.structural_compositionality.sweep`): one
     panel per (rule, subroutine), across the share of masked weights the mask keeps (log scale),
     accuracy on the mask's own subroutine (blue) and on the other (orange), and the random control
     (grey) -- for ``test="alone"`` the subnetwork alone and a random subnetwork of the same size on
     the other subroutine; for ``"removed"`` the model without the subnetwork and without as many
-    random weights, on the own subroutine. The paper's range of kept shares shaded, chance dotted.
-    ``sweeps``: rule -> a stored sweep's metrics; ``paper``: rule -> (low, high)."""
+    random weights, on the own subroutine. The paper's range of kept shares shaded, chance dotted;
+    each point's multiple of lambda written under accuracy 0 (:data:`LABEL_BAND`). ``sweeps``: rule
+    -> a stored sweep's metrics; ``paper``: rule -> (low, high)."""
     check_choice("test", test, DENSITY_TESTS)
     arm, control, side, names = DENSITY_TESTS[test]
     groups = [(rule, sub) for rule, m in sweeps.items() for sub in dict.fromkeys(p["subroutine"] for p in m["points"])]
     ncols = min(2, len(groups))
     nrows = -(-len(groups) // ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(COLUMN, 2.4 * nrows + 0.4), squeeze=False, sharey=True)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(COLUMN, 2.7 * nrows + 0.4), squeeze=False, sharey=True)
     for ax, (rule, sub) in zip(axes.flat, groups):
         pts = sorted((p for p in sweeps[rule]["points"] if p["subroutine"] == sub), key=lambda p: p["kept"])
         kept = np.array([max(p["kept"], 1e-5) for p in pts])
@@ -347,19 +351,21 @@ def density_sweep(sweeps: dict, paper: dict[str, tuple[float, float]], test: str
         ax.plot(kept, [p[arm][1] for p in pts], "o-", color=OTHER, ms=4)
         ax.plot(kept, [p[control][side] for p in pts], "s--", color="0.5", ms=3)
         for i, (p, k) in enumerate(zip(pts, kept)):  # staggered: neighbours can sit close
-            # each label at its own point's kept share, joined to the lowest of its markers by a
-            # faint line, so a label is never read as its neighbour's (issue 57)
+            # each label at its own point's kept share, in a band under accuracy 0 where no line
+            # runs, joined to the lowest of its markers by a faint line, so a label is never read
+            # as its neighbour's nor drawn over (issue 57)
             lowest = min(p[arm][0], p[arm][1], p[control][side])
-            at = 0.04 + 0.1 * (i % 2)
-            leader = dict(arrowstyle="-", color="0.75", lw=0.6, shrinkB=3) if lowest > at + 0.15 else None
-            ax.annotate(f"×{p['lam']:g}", xy=(k, lowest), xytext=(k, at), textcoords="data", fontsize=9,
-                        ha="center", va="bottom", color="0.3", arrowprops=leader,
+            ax.annotate(f"×{p['lam']:g}", xy=(k, lowest), xytext=(k, LABEL_BAND[i % 2]), textcoords="data",
+                        fontsize=9, ha="center", va="center", color="0.3",
+                        arrowprops=dict(arrowstyle="-", color="0.8", lw=0.6, shrinkA=6, shrinkB=3),
                         annotation_clip=False)
         ax.axhline(0.25, color="0.4", ls=":", lw=0.8)
+        ax.axhline(0, color="0.6", lw=0.6)  # the band of labels lies under it
         # the axis ends near the data (not at 100 %), ticked in percent as chapter 6's figures are
         ax.set_xlim(min(kept.min(), low) / 1.6, min(1.0, max(kept.max(), high) * 1.3))
         percent_axis(ax)
-        ax.set_ylim(0, 1.05)
+        ax.set_ylim(LABEL_BAND[1] - 0.1, 1.05)
+        ax.set_yticks([0, 0.25, 0.5, 0.75, 1])
         ax.set_title(f"{rule_title(rule)}: {sub} mask", fontsize=9)
         ax.set_xlabel("share of masked weights kept", fontsize=8)
     for ax in axes[:, 0]:

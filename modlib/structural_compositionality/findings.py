@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from modlib import claims, stats
 from modlib.structural_compositionality import draws
@@ -461,15 +461,18 @@ def verdict_table(table, found: dict[str, Finding], suffix: str = "") -> list[di
 
 def table_legend() -> str:
     """The one line under the verdict table (:func:`verdict_table`): what each mark means, from
-    :data:`modlib.stats.MARKS`, what *holds* asserts in the two random rows (the book's own
-    hypotheses), and what the row "base models" counts."""
+    :data:`modlib.stats.MARKS`, what the rows of the paper's two controls test, what *holds* asserts
+    in the two random rows (the book's own hypotheses), and what the row "base models" counts."""
     marks = " · ".join(f"{stats.MARKS[o]} {o}" for o in (stats.REPRODUCED, stats.NOT_REPRODUCED, stats.UNDECIDED))
-    return (f"{marks} · – not made. In the two random rows, the book's own hypotheses, *{stats.HOLDS}* means: "
+    return (f"{marks} · – not made. \"{VERDICTS['reinit']}\": test 2 with the removed weights given fresh "
+            f"random values instead of zeros; \"{VERDICTS['untrained']}\": test 2's effect, larger than in a "
+            "never-trained copy of the network (both controls of the paper, described under Controls). In the two "
+            f"random rows, the book's own hypotheses, *{stats.HOLDS}* means: "
             f"the found subnetwork alone beats a random one of its size on its target by at least {LOWER:g} "
             f"(\"{VERDICTS['random']}\"); removing it costs its target at least {CLEAR:g} more than removing as "
             f"many random weights (\"{VERDICTS['random_ablation']}\", over every searched base model). \"base "
-            f"models\": those whose masks did their own subroutine alone ({GATE_TARGET:g} on validation problems), "
-            "the units of the other marks.")
+            f"models\", k of n: of the n base models searched, the k whose masks did their own subroutine alone "
+            f"({GATE_TARGET:g} on validation problems), the units of the other marks.")
 
 
 def without_convergence_rule(runs) -> dict[str, Finding]:
@@ -585,7 +588,9 @@ def sweep_numbers(sweeps: dict) -> dict[str, str]:
     """The density sweeps' points as chapter 5's prose quotes them (``sweeps``: rule -> stored
     metrics), keyed ``"sweep-{rule}-{subroutine}-x{multiple of lambda}-{what}"``: ``kept`` (%),
     ``alone`` (the found subnetwork, target / other), ``random`` (a random one of its size,
-    target / other) and ``removed`` (the model without the subnetwork, target / other)."""
+    target / other), ``removed`` (the model without the subnetwork, target / other), and
+    ``alone-other`` and ``random-other`` (the other subroutine only: the two points
+    :func:`figures.density_sweep` draws at that mask)."""
     out = {}
     for rule, m in sweeps.items():
         for p in m["points"]:
@@ -593,7 +598,8 @@ def sweep_numbers(sweeps: dict) -> dict[str, str]:
             out |= {f"{key}-kept": f"{p['kept']:.2%}",
                     f"{key}-alone": f"{p['hard'][0]:.2f} / {p['hard'][1]:.2f}",
                     f"{key}-random": f"{p['random'][0]:.2f} / {p['random'][1]:.2f}",
-                    f"{key}-removed": f"{p['complement'][0]:.2f} / {p['complement'][1]:.2f}"}
+                    f"{key}-removed": f"{p['complement'][0]:.2f} / {p['complement'][1]:.2f}",
+                    f"{key}-alone-other": f"{p['hard'][1]:.2f}", f"{key}-random-other": f"{p['random'][1]:.2f}"}
     return out
 
 
@@ -627,6 +633,28 @@ def sweep_findings(sweeps: dict) -> dict[str, Finding]:
 # ---------------------------------------------------------------- test 1's two halves against chance (issue 53)
 
 DRAWN = {"inside-contact": ("inside", "contact"), "sv-plural": ("subject", "verb")}
+NOT_RUN = "not run here"  # what the page prints, with no mark, for a claim whose results are not stored
+
+
+@dataclass(frozen=True)
+class NotRun(stats.Claim):
+    """A draws claim whose results are not stored at this profile (not run, or refused by the
+    repeat's check): recorded as undecided, like any claim the data leave open, but printed with
+    :data:`NOT_RUN` and the reason in place of a verdict mark, since no data were read (issue 57)."""
+
+    @property
+    def mark(self) -> str:
+        return ""
+
+    @property
+    def marked(self) -> str:
+        return NOT_RUN
+
+
+def not_run_words(found: dict[str, Finding]) -> dict[str, str]:
+    """For the page's glued words (:func:`modlib.claims.page_words`, by claim id), the claims of
+    ``found`` whose results are not stored (:class:`NotRun`): "not run here", never a verdict mark."""
+    return {k.replace("/", "-"): NOT_RUN for k, f in found.items() if isinstance(f, NotRun)}
 
 
 def draws_claims(drawn: dict, swap: bool = False) -> dict[str, Finding]:
@@ -662,7 +690,8 @@ def draws_claims(drawn: dict, swap: bool = False) -> dict[str, Finding]:
                               f"further from the stored one than the tolerance)" if refused else
                               " (modlib.structural_compositionality.draws.fetch makes them)"))
                     v = claims.decide(_key(name), low=-1.0, high=1.0, units=0, reason=why)
-                    out[name] = claims.statement(v, text + ".")
+                    c = claims.statement(v, text + ".")
+                    out[name] = NotRun(c.name, c.holds, f"{text}: {NOT_RUN}: {why}.", c.verdict, c.own)
                     continue
                 e = stats.paired(a, b, unit="base model")
                 v = claims.decide(_key(name), e, measurable=measurable(a, b),

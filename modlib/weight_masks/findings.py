@@ -56,23 +56,34 @@ def reader_note(note: str) -> str:
 _WHOSE = {"addmul": "main networks' ", "double": "double addition's ", "cnn": "CNN's ", "cnnlayers": "CNNs' "}
 
 
-def changed_clause(key: str) -> str:
-    """For the "What we found" box, where a claim shows one verdict: what was changed after the
-    results were seen and whether the claim as first registered reads otherwise ("its margin was
-    changed after the results were seen; as first registered it reads otherwise"); "" for a claim
-    not amended (or not decided). The page gives both verdicts in full where the claim is discussed
-    (:func:`double`)."""
+def registered_first(key: str, then: str = "", plain: str = "") -> str:
+    """Both verdicts of the registered claim ``key`` as last decided, the verdict as first registered
+    first, for the "What we found" box and the Summary, where a reader must not take the amended
+    verdict for the tested one (issue 57): "as first registered (its margin 0.5): ✗ not reproduced;
+    with the margin changed after the results were seen (0.05): ✓ reproduced". ``then``: what the
+    claim asked as first registered, in words, where the amendment's values do not say it;
+    ``plain``: what the change did, in words, for a revised field. No date (the claims ledger has
+    it); one verdict for a claim not amended, :data:`modlib.claims.NOT_DECIDED` for one not decided."""
     c, was = claims.get(key), claims.registered_words(key)
-    shown = [a for a in c.amendments if a.field not in claims.UNSHOWN]
     d = claims.decisions(CHAPTER).get(key)
-    if not shown or was is None or d is None:
-        return ""
+    if d is None:
+        return claims.NOT_DECIDED
     now = claims.outcome_words(d.outcome, c.own)
-    fields = list(dict.fromkeys(a.field for a in shown))
-    what = stats.listing(f"its {f}" for f in fields)
-    verb = "was" if len(fields) == 1 else "were"
-    reads = "reads the same" if was == now else "reads otherwise"
-    return f"{what} {verb} changed after the results were seen; as first registered it {reads}"
+    shown = [a for a in c.amendments if a.field not in claims.UNSHOWN]
+    if not shown or was is None:
+        return now
+    if len(shown) == 1 and isinstance(shown[0].old, float):
+        a = shown[0]
+        before = then or f"its {a.field} {a.old:g}"
+        after = f"with the {a.field} changed after the results were seen ({a.new:g})"
+    else:
+        fields = stats.listing(dict.fromkeys(a.field for a in shown))
+        before = then
+        after = f"with its {fields} revised after the results were seen" + (f" ({plain})" if plain else "")
+    first = f"as first registered{f' ({before})' if before else ''}"
+    if was == now:
+        return f"{now}, {first} and {after}"
+    return f"{first}: {was}; {after}: {now}"
 
 
 def _changed(c) -> tuple[str, str, str]:
