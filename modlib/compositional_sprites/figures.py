@@ -246,7 +246,8 @@ def support_schematic() -> plt.Figure:
 def visibility_figure(size: int = 32, sharpness: float = 64.0) -> plt.Figure:
     """Why the authors' orthogonal support has a third plane: one sprite of the lower slot (slot 1)
     in the bottom-left corner (top left), behind the top slot fixed as on the second plane (a small
-    triangle in the corner) and as on the third (a small square in the middle), with near-hard
+    triangle in the corner: "top in corner") and as on the third (a small square in the middle: "top
+    in middle"), the names the caption and the theory page's exercise use, with near-hard
     occlusion (top row); under each scene, the weight C gives the lower slot, sigmoid(-k * sum_rgb
     top) (bottom row). Titles at 10 pt, legible at the page's width."""
     import torch
@@ -254,7 +255,8 @@ def visibility_figure(size: int = 32, sharpness: float = 64.0) -> plt.Figure:
     from modlib.data import sprites
 
     z1 = torch.tensor([[0.05, 0.1, 0.5, 1.0, 0.6]])  # a large square in the bottom-left corner
-    contexts = {"second plane": (0, 0, 0, 0, 0), "third plane": (0.5, 0.5, 0.5, 0, 0.5)}
+    # the top sprite fixed in the corner (the second plane) and in the middle (the third)
+    contexts = {"top in corner": (0, 0, 0, 0, 0), "top in middle": (0.5, 0.5, 0.5, 0, 0.5)}
     images = {"lower sprite alone": sprites.render(z1, size)[0]}
     weights = {}
     for name, fixed in contexts.items():
@@ -327,19 +329,21 @@ def diagram_slot_recovery() -> plt.Figure:
     ax.set_xlim(0, 10), ax.set_ylim(0, 4), ax.axis("off")
 
     def box(x, y, text, colour):
-        ax.text(x, y, text, ha="center", va="center", fontsize=9,
-                bbox=dict(boxstyle="round,pad=0.35", facecolor=colour, edgecolor="0.3"))
+        return ax.text(x, y, text, ha="center", va="center", fontsize=9,
+                       bbox=dict(boxstyle="round,pad=0.35", facecolor=colour, edgecolor="0.3"))
 
-    def arrow(x0, y0, x1, y1):
-        ax.annotate("", (x1, y1), (x0, y0), arrowprops=dict(arrowstyle="->", color="0.3"))
+    def arrow(a, b):  # from box a to box b, each end on its box's edge
+        ax.annotate("", b.get_position(), a.get_position(), arrowprops=dict(
+            arrowstyle="->", color="0.3", shrinkA=1, shrinkB=1,
+            patchA=a.get_bbox_patch(), patchB=b.get_bbox_patch()))
 
-    box(1.0, 2.0, "latents of\nslot k, $z_k$", "#f2f2f2")
-    box(4.3, 3.1, "learned decoder\n$\\hat\\varphi_k(z_k)$", "#d9e8f5")
-    box(4.3, 0.9, "renderer, slot k alone\n$\\varphi(z_k)$", "#fbe3d6")
-    box(8.2, 2.0, "slot R²: does $\\hat\\varphi_k$\ndraw slot k's sprite?", "#fff5cc")
-    for y in (3.1, 0.9):
-        arrow(1.9, 2.0, 2.8, y)
-        arrow(5.9, y, 6.7, 2.0)
+    latents = box(1.0, 2.0, "latents of\nslot k, $z_k$", "#f2f2f2")
+    learned = box(4.3, 3.1, "learned decoder\n$\\hat\\varphi_k(z_k)$", "#d9e8f5")
+    true = box(4.3, 0.9, "renderer, slot k alone\n$\\varphi(z_k)$", "#fbe3d6")
+    r2 = box(8.2, 2.0, "slot R²: does $\\hat\\varphi_k$\ndraw slot k's sprite?", "#fff5cc")
+    for image in (learned, true):
+        arrow(latents, image)
+        arrow(image, r2)
     fig.tight_layout()
     return fig
 
@@ -367,7 +371,7 @@ def recomputed_figure(runs) -> plt.Figure:
             dx = step * (s - (len(shut) - 1) / 2)
             ax.plot([dx, 1 + dx], [a, b], color="0.5", lw=0.8, marker=SEED_MARKERS[s % len(SEED_MARKERS)],
                     ms=4, markerfacecolor="white", label=f"seed {s}")
-        ax.set_xticks([0, 1], ["built", "opened"], fontsize=9)
+        ax.set_xticks([0, 1], ["as\ninitialised", "opened"], fontsize=9)
         ax.legend(fontsize=8, frameon=False, loc="lower right", handlelength=1.2, labelspacing=0.2)
     ax.set_xlim(-0.6, 1.6)
     ax.set_title("(a) alpha,\nin-domain R²", fontsize=9)

@@ -190,8 +190,7 @@ def compositional_sprites(runs, sharpness_rows: dict[str, float] | None = None) 
                 f"{stats.listing([f'{x:.2f}' for x in comp_in[~both]])} compositional; over all {both.size} seeds, the "
                 f"page's first reading (every seed of both models must fit), the difference is "
                 f"{np.mean(comp_whole) - np.mean(r_whole):+.2f}: "
-                + ("the same verdict" if every.outcome == v.outcome else f"{every.mark} {every.outcome}"
-                   + (f", {stats.undecided_reason(every)}" if stats.undecided_reason(every) else "")) + ")")
+                + _first_reading(every, v) + ")")
         out["monolithic"] = Finding(
             "monolithic", v.reproduced,
             f"The monolithic model on the orthogonal support: R² {mean_sd(r_in)} in-domain, "
@@ -257,7 +256,7 @@ def compositional_sprites(runs, sharpness_rows: dict[str, float] | None = None) 
         any_stuck = True
         below = bool(reach[~fit].max() < reach[fit].min())
         ok &= below
-        parts.append(f"with {composition}, {percent_span(reach[~fit])} in the {(~fit).sum()} seed(s) that never fit "
+        parts.append(f"with {composition}, {percent_span(reach[~fit])} in the {(~fit).sum()} seed{'s' * bool((~fit).sum() != 1)} that never fit "
                      f"against {percent_span(reach[fit])} in the {fit.sum()} that fit ("
                      + ("every seed that never fit started below every seed that fit)" if below else
                         "the two ranges overlap)"))
@@ -409,6 +408,18 @@ def _text(effect, v: Verdict) -> str:
     return effect.text(percent=False, margin=claims.get(v.claim).margin)
 
 
+def _first_reading(every: Verdict, v: Verdict) -> str:
+    """The verdict of a reading that a statement reports inside its own, in words without a mark, so
+    that the statement carries one mark, its own: "the same verdict", "a reading that cannot be decided
+    (an arm did not train)", "a reading under which the claim is not reproduced"."""
+    if every.outcome == v.outcome:
+        return "the same verdict"
+    if every.outcome == stats.UNDECIDED:
+        reason = stats.undecided_reason(every)
+        return "a reading that cannot be decided" + (f" ({reason})" if reason else "")
+    return f"a reading under which the claim is {every.outcome}"
+
+
 def _bound(x: float, v: Verdict) -> str:
     """A number as the verdict of claim ``v`` prints it: two places, more where it would print as the
     claim's margin (:func:`modlib.stats.bound`), so that a statement and its verdict agree."""
@@ -466,16 +477,24 @@ def fit_counts(key: str) -> str:
     return f"{int(opened.sum())} of {opened.size} seeds fit opened, {int(shut.sum())} of {shut.size} as initialised"
 
 
+def now_words(key: str) -> str:
+    """The verdict on this chapter's claim ``key`` as it now stands, for a page's "What we found" box:
+    :func:`modlib.claims.words` with its reason and plain words ("does not hold (an effect was found,
+    but smaller than the margin of +0.05)"), without the verdict as first registered, which the page
+    gives with its explanation where the registration is told (:func:`amended_line`)."""
+    text = claims.words(f"{CHAPTER}/{key}", why=True)
+    return text.rsplit(" (as registered: ", 1)[0]
+
+
 def hypothesis_words(key: str) -> str:
-    """The verdict on this chapter's claim ``key`` for a page's prose (:func:`modlib.claims.words`,
-    with its reason), where the claim was first registered as the paper's and made the book's own
-    hypothesis after the results were seen: the verdict under the paper's claim is left to the claims
-    ledger and the appendix's statement, since the paper makes no such claim."""
+    """The verdict on this chapter's claim ``key`` for a page's prose (:func:`now_words`), where the
+    claim was first registered as the paper's and made the book's own hypothesis after the results were
+    seen: the verdict under the paper's claim is left to :func:`amended_line` and the appendix's
+    statement, since the paper makes no such claim."""
     text = claims.words(f"{CHAPTER}/{key}", why=True)
     c = claims.get(f"{CHAPTER}/{key}")
     if any(a.field == "whose" and a.old == "paper" for a in c.amendments) and " (as registered: " in text:
-        text = text.rsplit(" (as registered: ", 1)[0]
-        text += " (first registered as the paper's claim; the claims ledger records the change)"
+        text = now_words(key) + " (first registered as the paper's claim; the claims ledger records the change)"
     return text
 
 
@@ -483,14 +502,16 @@ WHOSE_WORDS = {"paper": "a claim of the paper", "own": "the book's own hypothesi
 
 
 def amended_line(key: str) -> str:
-    """For the main path, beside this chapter's amended claim ``key`` (its id): the claim as
-    registered and as amended, and the verdict under both, in one plain line from the registry and
-    the decision made in this process: "registered as a claim of the paper, changed after the results
-    were seen (a paper's claim → the book's own hypothesis; …): as the book's own hypothesis, does
-    not hold (an effect was found, but smaller than the margin of +0.05); as first registered, ✗ not
-    reproduced", with the plain words of :func:`modlib.claims.plain`. :data:`modlib.claims.NOT_DECIDED` where the
-    claim was not decided; "" where it was never amended (or only in fields that cannot move a
-    verdict, :data:`modlib.claims.UNSHOWN`). The dates and reasons stay in the claims ledger."""
+    """For the page, where this chapter's amended claim ``key`` (its id) is told in full: how it was
+    first registered, its verdict then and why the rule read it so, and what was changed, in plain
+    words from the registry and the decision made in this process: "first registered as a claim of the
+    paper, with the paper's own difference of +0.003 as its size, and then ✗ not reproduced: its whole
+    interval lies short of the margin of +0.05, which the rule reads as a paper's claim not found,
+    although it lies in the claimed direction; the paper's own difference lies below the margin as
+    well, so the paper claims no such order, and the claim was changed after the results were seen (a
+    paper's claim → the book's own hypothesis; …)". :data:`modlib.claims.NOT_DECIDED` where the claim
+    was not decided; "" where it was never amended (or only in fields that cannot move a verdict,
+    :data:`modlib.claims.UNSHOWN`). The dates and reasons stay in the claims ledger."""
     c = claims.get(f"{CHAPTER}/{key}")
     shown = [a for a in c.amendments if a.field not in claims.UNSHOWN]
     d = claims.decisions(CHAPTER).get(c.key)
@@ -498,13 +519,20 @@ def amended_line(key: str) -> str:
         return ""
     if d is None or d.registered_outcome is None:
         return claims.NOT_DECIDED
-    first, now = c.original()["whose"], c.fixed()["whose"]
+    first = c.original()
+    margin = float(c.fixed()["margin"] or stats.CLEAR)
+    size = first.get("size")
+    line = f"first registered as {WHOSE_WORDS[first['whose']]}" + (
+        f", with the paper's own difference of {float(size):+.3f} as its size" if size not in (None, "", "none") else "")
+    line += f", and then {claims.outcome_words(d.registered_outcome, first['whose'] == 'own')}"
+    if d.registered_outcome == stats.NOT_REPRODUCED and d.high < margin:
+        line += (f": its whole interval lies short of the margin of {margin:+.2f}, which the rule reads as a "
+                 "paper's claim not found" + (", although it lies in the claimed direction" if d.low > 0 else ""))
+    if size not in (None, "", "none") and abs(float(size)) < margin:
+        line += ("; the paper's own difference lies below the margin as well, so the paper claims no such "
+                 "order")
     when = "after the results were seen" if any(a.seen for a in shown) else "before its results were computed"
-    plain = claims.plain(c.key)  # what was found, where the interval is clear of 0
-    return (f"registered as {WHOSE_WORDS[first]}, changed {when} ({claims.changes_in_words(shown)}): "
-            f"as {WHOSE_WORDS[now]}, {claims.outcome_words(d.outcome, now == 'own')}"
-            + (f" ({plain})" if plain else "") + "; as first registered, "
-            f"{claims.outcome_words(d.registered_outcome, first == 'own')}")
+    return line + f"; the claim was changed {when} ({claims.changes_in_words(shown)})"
 
 
 def _alpha_open_more(opened: np.ndarray, shut: np.ndarray, more: dict):
@@ -585,7 +613,7 @@ def recomputed(runs, more: dict | None = None) -> list:
             "The slot functions (a step of the theorem's proof, which also needs the learned and the true slot "
             "functions to agree at one point), on the orthogonal support: each learned slot decoder against the "
             "renderer's image of its slot alone, "
-            + (f"R² {mean_sd(slot[f, 0])} (slot 0) and {mean_sd(slot[f, 1])} (slot 1) over the {f.sum()} seed(s) that "
+            + (f"R² {mean_sd(slot[f, 0])} (slot 0) and {mean_sd(slot[f, 1])} (slot 1) over the {f.sum()} seed{'s' * bool(f.sum() != 1)} that "
                f"fit ({seed_list(f)})" if f.any() else "not measured: no seed fit")
             + (f"; the {(~f).sum()} that did not fit ({seed_list(~f)}) are left out" if (~f).any() else "")
             + "."))
@@ -609,7 +637,9 @@ def recomputed(runs, more: dict | None = None) -> list:
             f"{mean_sd(drop['diagonal-0.1'])} at δ = 0.1 and {mean_sd(drop['orthogonal'])} on the orthogonal support "
             f"(all seeds); the difference {_text(effect, v)} (the paper's two drops differ by "
             f"{_paper_drop('diagonal-0.1') - _paper_drop('orthogonal'):+.3f}, below the margin, so the paper makes no claim "
-            f"of order: the order is the book's hypothesis, first registered as the paper's claim)."))
+            f"of order: the order is the book's hypothesis. It was first registered as the paper's claim, under "
+            f"which the rule reads an interval wholly short of the margin as the paper's claim not found, even "
+            f"one in the paper's direction: hence the verdict as registered, last below)."))
         # the size of the drop itself against the paper's (its table: 0.954 in-domain, 0.945 whole)
         paper = _paper_drop("diagonal-0.1")
         excess = drop["diagonal-0.1"] - paper  # [S]

@@ -5,11 +5,13 @@ the claims tests (``tests/test_claims.py``) say the same thing at every profile.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
-from modlib import claims
+from modlib import claims, stats
 from modlib.resists_at_scale.experiment import CHAPTER
-from modlib.stats import DOES_NOT_HOLD, HOLDS, UNDECIDED, Finding, Verdict, mean_pm, distinct_units, marked, paired, t_interval
+from modlib.stats import DOES_NOT_HOLD, HOLDS, UNDECIDED, Finding, Verdict, mean_pm, distinct_units, marked, number, paired, t_interval
 
 
 # the windows in which training speed is compared: MNIST's first quarter, and the steps in which the
@@ -42,11 +44,18 @@ def trained(a: dict) -> bool:
     return bool((np.asarray(a["final_train"]) >= TRAINED).all())
 
 
-def _marked(v: Verdict) -> str:
+def _marked(v: Verdict, which: str = "") -> str:
     """A verdict as the page prints it after its interval, in the words for its claim's kind
     (:func:`modlib.claims.statement`'s): ``" — ✓ reproduced"`` for a claim of the paper, ``" — holds"`` /
-    ``" — does not hold"`` for the book's own hypothesis, the reason where it cannot be decided."""
-    untrained = f"final training accuracy below {TRAINED:.0%} in some seed"
+    ``" — does not hold"`` for the book's own hypothesis, the reason where it cannot be decided.
+    ``which``: the arms that did not train, named (:func:`untrained_levels`); where they alone leave
+    the verdict open and the interval is clear of 0, the plain words of what was found follow."""
+    untrained = f"final training accuracy below {TRAINED:.0%} in some seed" + (f" ({which})" if which else "")
+    if which and v.outcome == UNDECIDED and stats.undecided_reason(v).startswith("an arm did not train"):
+        d = claims.decisions(CHAPTER).get(v.claim)
+        if d is not None and (d.low > 0 or d.high < 0):
+            v = replace(v, plain="an effect was found, its interval clear of 0, but that arm did not train, "
+                                 "so the verdict is open")
     if not claims.get(v.claim).own or v.outcome == UNDECIDED:
         return marked(v, untrained)
     return f" — {HOLDS if v.reproduced else DOES_NOT_HOLD}" + (f" ({v.amended})" if v.amended else "")
@@ -116,7 +125,8 @@ def resists_at_scale(runs, prefix: str = "") -> dict[str, Finding]:
         if seeds > 1:
             _, g_low, g_high = t_interval(gap["B"])
             agrees = bool(trained(b) and distinct_units(gap["B"]) > 1 and -0.05 <= g_low and g_high <= 0.05)
-            within = (f"95% t interval over {seeds} seeds {100 * g_low:+.0f} to {100 * g_high:+.0f} points"
+            within = (f"95% t interval over {seeds} seeds {number(100 * g_low, 0, sign=True)} to "
+                      f"{number(100 * g_high, 0, sign=True)} points"
                       + (", within 5 points of 0" if -0.05 <= g_low and g_high <= 0.05 else ", not within 5 points of 0"))
         else:
             agrees, within = False, "one seed"
@@ -184,7 +194,8 @@ def _agrees(name: str, gap: np.ndarray, arm: dict, what: str) -> Finding:
         _, low, high = t_interval(gap)
         inside = -AGREE <= low and high <= AGREE
         holds = bool(trained(arm) and distinct_units(gap) > 1 and inside)
-        within = (f"95% t interval over {seeds} seeds {100 * low:+.0f} to {100 * high:+.0f} points, "
+        within = (f"95% t interval over {seeds} seeds {number(100 * low, 0, sign=True)} to "
+                  f"{number(100 * high, 0, sign=True)} points, "
                   + ("within" if inside else "not within") + f" {100 * AGREE:.0f} points of 0")
     else:
         holds, within = False, "one seed"
@@ -213,6 +224,22 @@ def dose_slopes(runs, levels: list[tuple[str, float]], quantity) -> np.ndarray:
     values = np.stack([quantity(runs.arrays(n)) for n, _ in levels], 1)  # [S, L]
     centred = bits - bits.mean()
     return (values - values.mean(1, keepdims=True)) @ centred / (centred @ centred)
+
+
+def untrained_levels(runs, levels: list[tuple[str, float]]) -> str:
+    """The levels among ``levels`` (``(result, bits)``) that did not train (:func:`trained`), each with
+    its seeds below :data:`TRAINED`: "the 0.51-bit level, seed 4 at 0.843"; "" where
+    every level trained."""
+    said = []
+    for name, bits in sorted(levels, key=lambda level: level[1]):
+        a = runs.arrays(name)
+        final = np.asarray(a["final_train"])
+        seeds = np.asarray(a.get("seeds", np.arange(len(final))))
+        low = np.flatnonzero(final < TRAINED)
+        if low.size:
+            said.append(f"the {bits:.2f}-bit level, "
+                        + ", ".join(f"seed {int(seeds[i])} at {final[i]:.3f}" for i in low))
+    return "; ".join(said)
 
 
 class _Suffixed:
@@ -284,7 +311,7 @@ def controls(runs) -> dict[str, Finding]:
             slopes = dose_slopes(runs, dose, quantity)
             effect = paired(slopes, np.zeros_like(slopes))
             v = claims.decide(f"{CHAPTER}/mnist-dose-{key}", effect, trained=all(trained(x) for x in arms))
-            mark = _marked(v)
+            mark = _marked(v, untrained_levels(runs, dose))
             levels = ", ".join(f"{b:.2f} bits {mean_pm(quantity(runs.arrays(n)))}" for n, b in sorted(dose, key=lambda d: d[1]))
             out[f"mnist-dose-{key}"] = Finding(
                 f"mnist-dose-{key}", v.reproduced,
@@ -417,7 +444,7 @@ def followups(runs) -> dict[str, Finding]:
                 f"MNIST pairs at fixed coverage (five right digits per left digit, Y2's marginal made "
                 f"non-uniform): {what} against the bits the right digit carries ({shown}); the slope per bit "
                 f"is " + (effect.text(percent=False) if len(slopes) > 1 else f"{slopes.mean():+.2f}")
-                + f"{_marked(v)}.")
+                + f"{_marked(v, untrained_levels(runs, levels))}.")
     if has("scan-C", "scan-C-around-right"):
         h, c, seeds = paired_seeds(runs.arrays("scan-C-around-right"), runs.arrays("scan-C"))
         frames = ", ".join(f"seed {k} {FRAMES[int(f)]!r} {t:.2f}" for k, f, t in
