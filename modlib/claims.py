@@ -349,13 +349,49 @@ def outcome_words(outcome: str, own: bool) -> str:
 
 
 # the one line of plain words that keys the marks in every chapter's "What we found" box (each page
-# glues it as "<short>-marks-key"): one wording for the whole book
-MARKS_KEY = (f"Marks: {outcome_words(stats.REPRODUCED, False)} / {outcome_words(stats.NOT_REPRODUCED, False)}: "
-             "a paper's claim was found / not found at this scale; "
-             f"{stats.HOLDS} / {stats.DOES_NOT_HOLD}: a hypothesis of the book's own passed / failed its "
-             "test (registered before its data, unless marked as formed after them); "
-             f"{outcome_words(stats.UNDECIDED, False)}: the data settle neither way (an interval "
-             "that allows both, too few units, or a condition of the test not met).")
+# glues it as "<short>-marks-key"): one wording for the whole book, in three parts (:func:`marks_key`)
+KEY_PAPER = (f"{outcome_words(stats.REPRODUCED, False)} / {outcome_words(stats.NOT_REPRODUCED, False)}: "
+             "a paper's claim was found / not found at this scale")
+KEY_OWN = (f"{stats.HOLDS} / {stats.DOES_NOT_HOLD}: a hypothesis of the book's own passed / failed its "
+           "test (registered before its data, unless marked as formed after them)")
+KEY_UNDECIDED = (f"{outcome_words(stats.UNDECIDED, False)}: the data settle neither way (an interval "
+                 "that allows both, too few units, or a condition of the test not met).")
+MARKS_KEY = f"Marks: {KEY_PAPER}; {KEY_OWN}; {KEY_UNDECIDED}"
+
+
+def marks_key(chapter: str) -> str:
+    """:data:`MARKS_KEY` with only the marks ``chapter``'s registered claims can take: without the
+    paper's ✓ / ✗ where every claim is the book's own hypothesis, without holds / does not hold where
+    none is; the whole key for a chapter with both kinds."""
+    kinds = {c.own for c in registry(chapter).values()}
+    parts = [part for part, own in ((KEY_PAPER, False), (KEY_OWN, True)) if own in kinds]
+    return f"Marks: {'; '.join(parts + [KEY_UNDECIDED])}"
+
+
+AMENDED = "†"  # beside a verdict whose claim was amended after its results were seen, the verdict unchanged
+
+
+def amended_unchanged(key: str) -> bool:
+    """Whether the claim ``key``, as last decided (:func:`decide`), was amended after its results
+    were seen (an amendment a page shows) and reaches the same verdict under the claim as first
+    registered: what :data:`AMENDED` marks."""
+    d = _DECISIONS.get(key)
+    c = get(key)
+    if d is None or d.registered_outcome is None or not any(a.seen for a in c.amendments if a.field not in UNSHOWN):
+        return False
+    return registered_words(key) == outcome_words(d.outcome, c.own)
+
+
+def short_text(c: stats.Finding) -> str:
+    """A statement's text (:func:`statement`) with its closing sentence on the amendment shortened to
+    :data:`AMENDED` where the amendment left the verdict as it was (:func:`amended_unchanged`): for a
+    page that says once, below its statements, what the amendments changed. Any other text (a check's,
+    which has no verdict) as it is."""
+    v = getattr(c, "verdict", None)
+    if v is None or not v.claim or not v.amended or not amended_unchanged(v.claim):
+        return c.text
+    return c.text.replace(stats.amended_sentence(v), f" {AMENDED}")
+
 
 NOT_DECIDED = "not decided at this profile"  # words() of a registered claim no page decided in this process
 

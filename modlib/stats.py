@@ -220,6 +220,15 @@ def sign_test(differences) -> float:
     return float(_st.binomtest(int((d > 0).sum()), d.size).pvalue)
 
 
+def points(x: float, margin: float = 0) -> str:
+    """A difference of accuracies ``x`` in points with its sign ("+8"), as :meth:`Effect.text` prints
+    it: with one decimal where whole points would print the ``margin`` it misses ("+4.7", not "+5",
+    beside a margin of 0.05); a difference that rounds to 0 with no sign (:func:`number`)."""
+    if margin and round(abs(100 * x)) == round(100 * margin) and abs(x) != margin:
+        return f"{100 * x:+.1f}"
+    return number(100 * x, 0, sign=True)
+
+
 def bound(x: float, margin: float) -> str:
     """An interval's end as a page prints it: two places, or as many more (up to five) as it takes
     not to print the ``margin`` it misses (``+0.048`` where ``+0.05`` would read as the margin itself)
@@ -403,9 +412,14 @@ def claim(name: str, v: Verdict, text: str, own: bool = False) -> Claim:
     paper's claim was found."""
     c = Claim(name, v.reproduced, "", v, own)
     why = v.why.replace("the paper's side", "the claim's side") if own else v.why
-    amended = f" *{v.amended[0].upper()}{v.amended[1:]}*." if v.amended else ""
     plain = f" {v.plain[0].upper()}{v.plain[1:]}." if v.plain else ""
-    return Claim(name, v.reproduced, f"{text} **{c.marked}**: {why}.{plain}{amended}", v, own)
+    return Claim(name, v.reproduced, f"{text} **{c.marked}**: {why}.{plain}{amended_sentence(v)}", v, own)
+
+
+def amended_sentence(v: Verdict) -> str:
+    """The sentence, in italics, that closes the text of an amended claim's statement (:func:`claim`):
+    what changed and the verdict as registered (``v.amended``); "" for a claim never amended."""
+    return f" *{v.amended[0].upper()}{v.amended[1:]}*." if v.amended else ""
 
 
 # ---------------------------------------------------------------- comparing two arms: one paired path, one unpaired
@@ -445,14 +459,15 @@ class Effect:
     def text(self, percent: bool = True, margin: float | None = None) -> str:
         """``"+8 points (95% paired t interval over 5 seeds +3 to +13 points; sign test p = 0.06)"``.
         ``margin``: the claim's margin, where a number that would print as the margin it misses gets
-        the digits to show it (:func:`bound`; not in points). Not in points, the interval's ends
+        the digits to show it (:func:`bound`; in points, one decimal: "+4.7 points" where "+5" would
+        read as a margin of 5 points). Not in points, the interval's ends
         print as :func:`bound` prints them (an end clear of 0 shows its side of it) and a mean that
         rounds to 0 prints with no sign (:func:`number`)."""
         edge = margin if margin is not None and margin > 0 else 0
 
         def plain(v):
             return bound(v, edge) if edge and round(abs(v), 2) == round(edge, 2) else number(v, 2, sign=True)
-        num = (lambda v: number(100 * v, 0, sign=True)) if percent else plain
+        num = (lambda v: points(v, edge)) if percent else plain
         ends = num if percent else (lambda v: bound(v, edge))
         end = " points" if percent else ""
         test = f"; {self.test}" if self.test else ""

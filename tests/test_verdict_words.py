@@ -119,6 +119,20 @@ def test_the_boxes_key_names_every_outcome_and_every_chapter_shows_it():
         box = next("".join(c["source"]) for c in cells(chapter) if "What we found" in "".join(c["source"])
                    and c["cell_type"] == "markdown")
         assert f"{{glue:text}}`{short}-marks-key`" in box, chapter
-        # the one wording, whatever name the page gives the registry module
-        assert re.search(rf'plots\.glue\("{short}-marks-key", [\w.]*claims\.MARKS_KEY\)', text) or \
-            f'plots.glue("{short}-marks-key", registry.MARKS_KEY)' in text, chapter
+        # the one wording, whatever name the page gives the registry module (or the part of it
+        # the chapter's claims can take: claims.marks_key)
+        assert re.search(rf'plots\.glue\("{short}-marks-key", [\w.]*(claims|registry)\.'
+                         rf'(MARKS_KEY|marks_key\(([\w.]*CHAPTER|"{chapter}")\))\)', text), chapter
+
+
+def test_a_chapter_of_one_kind_of_claim_keys_only_its_marks():
+    # issue 57: chapter 7's claims are all the book's own, chapter 6's all the paper's: each box keys
+    # only the marks its claims can take, in the one wording of claims.MARKS_KEY
+    from modlib import stats
+
+    own, paper = claims.marks_key("bridge"), claims.marks_key("pretraining_consistency")
+    assert stats.HOLDS in own and stats.MARKS[stats.REPRODUCED] not in own and claims.KEY_UNDECIDED in own
+    assert claims.KEY_PAPER in paper and stats.DOES_NOT_HOLD not in paper
+    assert claims.marks_key("redundant_input_toy") == claims.MARKS_KEY  # both kinds
+    for key in (own, paper):
+        assert all(part in claims.MARKS_KEY for part in key.removeprefix("Marks: ").split("; "))

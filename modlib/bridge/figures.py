@@ -296,7 +296,7 @@ def sprite_masks(arrays: dict[str, dict], provenance: str) -> plt.Figure:
             axes[1].plot([i - 0.15, i + 0.15], [s_iou, s_chance], color=c, lw=0.6, alpha=0.6)
         axes[1].scatter(np.full(iou.size, i - 0.15), iou, s=12, color=c, lw=0)
         axes[1].scatter(np.full(chance.size, i + 0.15), chance, s=12, facecolor="none", edgecolor=c, lw=0.7)
-        axes[2].scatter(slot_score(a), a["r2_whole"], s=14, color=c, lw=0, label=m)
+        axes[2].scatter(slot_score(a), a["r2_whole"], s=14, color=c, lw=0, label=m[:4] + ".")  # as (a), (b)
     axes[0].axhline(MASK_FIT, color="0.6", ls="--", lw=0.8)
     axes[0].set_ylim(-1.05, 1.05)
     axes[0].set_title("(a) R² of the one-sprite scene\nfilled: mask, hollow: random", fontsize=SMALL)
@@ -315,7 +315,7 @@ def sprite_masks(arrays: dict[str, dict], provenance: str) -> plt.Figure:
     axes[2].set_xlabel("IoU above chance", fontsize=SMALL)
     axes[2].set_ylabel("decoder's whole-cube R²", fontsize=SMALL)
     axes[2].axvline(0, color="0.7", lw=0.6)
-    axes[2].legend(fontsize=SMALL, frameon=False, loc="center left")
+    axes[2].legend(fontsize=SMALL, frameon=False, loc="best", handletextpad=0.2, borderaxespad=0.2)
     for ax in axes:
         ax.tick_params(labelsize=SMALL)
     fig.tight_layout(rect=(0, 0.05, 1, 1))

@@ -210,7 +210,7 @@ def decided(arrays: dict, units: np.ndarray, table: list, suffix: str, where: st
             far = apart(arrays, *COMPARED[name], units=units)
             if far:  # registered without the density condition: as registered, no reason
                 v = registry.decide(key, e, **conditions, reason=far, as_registered={"reason": ""})
-        out.append(registry.statement(v, f"In {where}, {says}: {e.text()}."))
+        out.append(registry.statement(v, f"In {where}, {says}: {e.text(margin=registry.get(key).margin)}."))
     return out
 
 
@@ -410,9 +410,24 @@ def _amended(c: stats.Claim) -> str:
 
 def _cell(c: stats.Claim) -> str:
     """A claim's mark and outcome as a verdict table shows it, with the verdict as registered where
-    the claim was amended after its results were seen and that changed it."""
+    the claim was amended after its results were seen and that changed it, and
+    :data:`modlib.claims.AMENDED` where the amendment left it as it was (:func:`amended_note` says so
+    under the table)."""
+    if c.verdict is not None and c.verdict.claim and registry.amended_unchanged(c.verdict.claim):
+        return f"{c.marked} {registry.AMENDED}"
     note = _amended(c)
     return f"{c.marked} ({note})" if note else c.marked
+
+
+def amended_note(table) -> str:
+    """The line under a verdict table of this module (:func:`verdict_table`,
+    :func:`digit_verdict_table`) that says what its :data:`modlib.claims.AMENDED` marks; "" where no
+    cell carries one."""
+    cells = table.astype(str).to_numpy().ravel()
+    if not any(cell.endswith(f" {registry.AMENDED}") for cell in cells):
+        return ""
+    return (f"{registry.AMENDED} The claim was amended after its results were seen; under the claim as first "
+            "registered the verdict is the same. The claims ledger gives what changed, when and why.")
 
 
 def mean_gain(arrays: dict, arm: str, against: str = "full") -> float:

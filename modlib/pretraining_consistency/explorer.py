@@ -19,7 +19,7 @@ from modlib.widgets import wire
 def pretraining_explorer(runs, df, margin: float) -> w.VBox:
     """Chapter 6: choose a rule and subroutine; see every base model's ablated accuracies (target
     against other subroutine), from scratch and pretrained, one point per base model, with a chosen
-    seed's two points ringed and its numbers (subnetwork and ablation, per mask seed) below; points
+    seed's two points ringed and its numbers (subnetwork and ablation, per mask seed) below, as a table; points
     above the dotted line (effect ``margin``, :data:`modlib.pretraining_consistency.findings.MARGIN`) show the modular
     pattern, dashed lines mark chance. The masks are those the search chose, not the comparable-
     density ones (the title says so). The static page has every subnetwork and base model.
@@ -58,15 +58,25 @@ def render(runs, df, margin: float, choices: dict) -> list:
     ax.set_aspect("equal")
     fig.tight_layout(rect=(0, 0.05, 1, 1))  # room for the provenance line below the axes
     plots.stamp(fig, figures.pretraining_provenance(runs))
-    lines = ["init        task   mask seed  subnetwork      ablated",
-             "                              target other    target other"]
+    head = ["init", "task", "mask seed", "alone: target", "alone: other", "removed: target", "removed: other"]
+    rows = []
     for init in ("scratch", "pretrained"):
         m = runs.rows[f"{rule}-{init}-{seed}"].metrics
         if not m["searched"]:
-            lines.append(f"{init:<10}  {m['base']['task']:.2f}   not searched (below the base gate)")
+            rows.append([init, f"{m['base']['task']:.2f}", "not searched (below the base gate)"])
             continue
         for run in m["subroutines"][sub]["runs"]:
-            lines.append(f"{init:<10}  {m['base']['task']:.2f}   {run['seed']:>9}  "
-                         f"{run['hard'][0]:.2f}  {run['hard'][1]:.2f}     "
-                         f"{run['complement'][0]:.2f}  {run['complement'][1]:.2f}")
-    return [fig, "<pre>" + html.escape("\n".join(lines)) + "</pre>"]
+            rows.append([init, f"{m['base']['task']:.2f}", str(run["seed"]),
+                         *(f"{a:.2f}" for a in (*run["hard"], *run["complement"]))])
+    return [fig, _table(head, rows)]
+
+
+def _table(head: list[str], rows: list[list[str]]) -> str:
+    """A small HTML table of ``rows`` under ``head``; a row shorter than ``head`` spans the rest."""
+    def cells(row, tag):
+        out = [f"<{tag}>{html.escape(x)}</{tag}>" for x in row]
+        if len(row) < len(head):
+            out[-1] = out[-1].replace(f"<{tag}>", f'<{tag} colspan="{len(head) - len(row) + 1}">', 1)
+        return "<tr>" + "".join(out) + "</tr>"
+    return ("<table><thead>" + cells(head, "th") + "</thead><tbody>"
+            + "".join(cells(r, "td") for r in rows) + "</tbody></table>")

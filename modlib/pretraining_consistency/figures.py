@@ -13,6 +13,25 @@ from modlib.plots import COLUMN, count, percent_axis
 from modlib.structural_compositionality.figures import rule_title  # chapter 5's, reused by name
 
 INIT_COLOURS = {"scratch": "#7f7f7f", "pretrained": "#d62728"}
+SMALL = 9  # the smallest lettering, in points, of Figs. 6.4-6.6 at the page's column (issue 57)
+
+
+def _test_grid(groups: list, height: float = 1.75):
+    """A figure for two tests per (rule, subroutine) of ``groups``: two panels a row, one per
+    subroutine of a rule, the rule's first test in one row and its second in the row below, every
+    panel on one log axis of kept shares (``sharex``), so that densities compare across panels.
+    Returns the figure (laid out as it is drawn: a legend goes "outside lower center") and
+    ``panel(test, j)``, the axes of test 0 or 1 of group ``j``; panels no group fills are removed."""
+    ncols = min(2, max(1, len(groups)))
+    pairs = -(-max(1, len(groups)) // ncols)
+    fig, axes = plt.subplots(2 * pairs, ncols, figsize=(COLUMN, height * 2 * pairs + 0.6), squeeze=False,
+                             sharex=True, sharey="row", layout="constrained")  # a rule's two rows close
+    for ax in axes[1::2].flat:  # each rule's second row keeps its kept-share labels
+        ax.xaxis.set_tick_params(labelbottom=True)
+    for k in range(len(groups), pairs * ncols):
+        for test in (0, 1):
+            fig.delaxes(axes[2 * (k // ncols) + test, k % ncols])
+    return fig, lambda test, j: axes[2 * (j // ncols) + test, j % ncols]
 
 
 def simclr_views(panels, views: list) -> plt.Figure:
@@ -61,9 +80,9 @@ def ablation_effects(df, paper: dict | None = None, margin: float | None = None)
     gate or effect below ``margin``, dotted). Bars: means. ``paper``: ``{(rule, subroutine, init):
     effect}``, drawn as black diamonds. ``df``: :func:`modlib.pretraining_consistency.findings.pretraining_effects`."""
     groups = list(dict.fromkeys(zip(df["rule"], df["subroutine"])))
-    ncols = min(len(groups), 4)
+    ncols = min(len(groups), 2)
     nrows = -(-len(groups) // ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(COLUMN, 2.6 * nrows), squeeze=False, sharey=True)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(COLUMN, 2.3 * nrows + 0.7), squeeze=False, sharey=True)
     for ax, (rule, sub) in zip(axes.flat, groups):
         for x, init in enumerate(("scratch", "pretrained")):
             rows = df[(df["rule"] == rule) & (df["subroutine"] == sub) & (df["init"] == init)]
@@ -78,10 +97,11 @@ def ablation_effects(df, paper: dict | None = None, margin: float | None = None)
         ax.axhline(0, color="0.3", lw=0.8)
         if margin is not None:
             ax.axhline(margin, color="0.4", ls=":", lw=0.8)
-        ax.set_xticks([0, 1], ["scratch", "pre-\ntrained"], fontsize=8)
-        ax.set_title(f"{rule}\n{sub} mask", fontsize=9)
+        ax.set_xticks([0, 1], ["scratch", "pretrained"], fontsize=SMALL)
+        ax.tick_params(axis="y", labelsize=SMALL)
+        ax.set_title(f"{rule_title(rule)}: {sub} mask", fontsize=SMALL + 1)
     for ax in axes[:, 0]:
-        ax.set_ylabel("ablation effect\n(other − target)")
+        ax.set_ylabel("ablation effect\n(other − target)", fontsize=SMALL)
     for ax in list(axes.flat)[len(groups):]:
         ax.axis("off")
     handles = [plt.Line2D([], [], marker="o", color="0.3", ls="", ms=4),
@@ -92,9 +112,9 @@ def ablation_effects(df, paper: dict | None = None, margin: float | None = None)
         labels.append("paper means (9 runs; 6 for Inside-Contact)")
     if margin is not None:
         handles.append(plt.Line2D([], [], color="0.4", ls=":"))
-        labels.append(f"margin {margin}")
-    fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=8, frameon=False)
-    fig.tight_layout(rect=(0, 0.08, 1, 1))
+        labels.append(f"modular above {margin:g}")
+    fig.legend(handles, labels, loc="lower center", ncol=2, fontsize=SMALL, frameon=False)
+    fig.tight_layout(rect=(0, 0.12, 1, 1))
     return fig
 
 
@@ -122,48 +142,49 @@ def density_by_arm(df, matched=None, margin: float | None = None) -> plt.Figure:
     ``df``: :func:`modlib.pretraining_consistency.findings.pretraining_effects`."""
     rows = df[df["searched"] & df["kept"].notna()]
     groups = list(dict.fromkeys(zip(rows["rule"], rows["subroutine"])))
-    fig, axes = plt.subplots(2, max(1, len(groups)), figsize=(COLUMN, 4.6), squeeze=False, sharey="row")
+    fig, panel = _test_grid(groups)
     for j, (rule, sub) in enumerate(groups):
+        top, bottom = panel(0, j), panel(1, j)
         for init in ("scratch", "pretrained"):
             g = rows[(rows["rule"] == rule) & (rows["subroutine"] == sub) & (rows["init"] == init)]
             colour = INIT_COLOURS[init]
-            axes[0, j].plot(g["kept"], g["sub_other"], "o", color=colour, ms=4, label=init)
-            axes[1, j].plot(g["kept"], g["effect"], "o", color=colour, ms=4)
+            top.plot(g["kept"], g["sub_other"], "o", color=colour, ms=4, label=init)
+            bottom.plot(g["kept"], g["effect"], "o", color=colour, ms=4)
             if matched is not None and not matched.empty:
                 m = matched[(matched["rule"] == rule) & (matched["subroutine"] == sub) & (matched["init"] == init)]
                 m = m[m["kept"].notna()]
-                axes[0, j].plot(m["kept"], m["sub_other"], "x", color=colour, ms=5)
-                axes[1, j].plot(m["kept"], m["effect"], "x", color=colour, ms=5)
-                for ax in axes[:, j]:
+                top.plot(m["kept"], m["sub_other"], "x", color=colour, ms=5)
+                bottom.plot(m["kept"], m["effect"], "x", color=colour, ms=5)
+                for ax in (top, bottom):
                     if len(m):
                         ax.axvline(m["common"].iloc[0], color="0.5", ls=":", lw=0.8)
-        axes[0, j].set_title(f"{rule_title(rule)}:\n{sub} mask", fontsize=8.5)
-        for ax in axes[:, j]:
-            percent_axis(ax, labelsize=7, axis="both")
-        axes[0, j].axhline(0.25, color="0.4", ls=":", lw=0.8)  # chance, as in Figs. 5.4 and 6.5
-        axes[1, j].axhline(0, color="0.3", lw=0.8)
+        top.set_title(f"{rule_title(rule)}: {sub} mask", fontsize=SMALL + 1)
+        top.axhline(0.25, color="0.4", ls=":", lw=0.8)  # chance, as in Figs. 5.4 and 6.5
+        bottom.axhline(0, color="0.3", lw=0.8)
         if margin is not None:  # the modular pattern's margin, in every effect panel
-            axes[1, j].axhline(margin, color="0.4", ls="--", lw=0.8)
-        axes[1, j].set_xlabel("share kept", fontsize=8)
-    axes[0, 0].set_ylabel("subnetwork alone:\nother subroutine", fontsize=8)
-    axes[1, 0].set_ylabel("ablation effect\n(other − target)", fontsize=8)
+            bottom.axhline(margin, color="0.4", ls="--", lw=0.8)
+        bottom.set_xlabel("share kept", fontsize=SMALL)
+        if j % 2 == 0:
+            top.set_ylabel("alone:\nother subroutine", fontsize=SMALL)
+            bottom.set_ylabel("ablation effect", fontsize=SMALL)
+    for ax in fig.axes:  # after every panel is drawn: the shared axis spans them all
+        percent_axis(ax, labelsize=SMALL, axis="both")
     handles = [plt.Line2D([], [], marker="o", color=INIT_COLOURS[i], ls="", ms=4) for i in ("scratch", "pretrained")]
     labels = ["scratch", "pretrained"]
     if matched is not None:
         handles += [plt.Line2D([], [], marker="x", color="0.3", ls="", ms=5), plt.Line2D([], [], color="0.5", ls=":")]
         labels += ["mask nearest the scratch median", "scratch median (vertical)"]
     handles.append(plt.Line2D([], [], color="0.4", ls=":"))
-    labels.append("chance, 0.25 (top row)")
+    labels.append("chance, 0.25 (upper panels)")
     if margin is not None:
         handles.append(plt.Line2D([], [], color="0.4", ls="--"))
-        labels.append(f"modular above {margin:g} (bottom row)")
-    fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=8, frameon=False)
-    fig.tight_layout(rect=(0, 0.1 if margin is None else 0.13, 1, 1))
+        labels.append(f"modular above {margin:g} (effect panels)")
+    fig.legend(handles, labels, loc="outside lower center", ncol=2, fontsize=SMALL, frameon=False)
     return fig
 
 
-SWEEP_TESTS = {"alone": ("hard", 1, "random", "test 1: the subnetwork\nalone, other subroutine"),
-               "removed": ("complement", 0, "random_complement", "test 2: subnetwork\nremoved, own subroutine")}
+SWEEP_TESTS = {"alone": ("hard", 1, "random", "test 1: alone,\nother subroutine"),
+               "removed": ("complement", 0, "random_complement", "test 2: removed,\nown subroutine")}
 
 
 def sweep_arms(sweeps: dict, paper: dict[str, tuple[float, float]]) -> plt.Figure:
@@ -178,11 +199,11 @@ def sweep_arms(sweeps: dict, paper: dict[str, tuple[float, float]]) -> plt.Figur
     ``paper``: rule -> (low, high)."""
     groups = [(rule, sub) for rule, arms in sweeps.items()
               for sub in dict.fromkeys(q["subroutine"] for q in arms["scratch"]["points"])]
-    fig, axes = plt.subplots(2, len(groups), figsize=(COLUMN, 4.4), squeeze=False, sharey=True)
+    fig, panel = _test_grid(groups)
     for j, (rule, sub) in enumerate(groups):
         low, high = paper[rule]
         for i, (arm, side, control, label) in enumerate(SWEEP_TESTS.values()):
-            ax = axes[i, j]
+            ax = panel(i, j)
             ax.axvspan(low, high, color="0.92", zorder=0)
             ax.axhline(0.25, color="0.4", ls=":", lw=0.8)
             for init, m in sweeps[rule].items():
@@ -193,19 +214,19 @@ def sweep_arms(sweeps: dict, paper: dict[str, tuple[float, float]]) -> plt.Figur
                 for k, q in zip(kept, pts):  # open: the mask was still shrinking when training stopped
                     ax.plot(k, q[arm][side], "o", color=colour, ms=3.5, mfc=colour if q["converged"] else "white")
                 ax.plot(kept, [q[control][side] for q in pts], "--", color=colour, lw=0.9, alpha=0.8)
-            percent_axis(ax, labelsize=7, axis="both")
             ax.set_ylim(0, 1.05)
-            if j == 0:
-                ax.set_ylabel(label, fontsize=8)
-        axes[0, j].set_title(f"{rule_title(rule)}:\n{sub} mask", fontsize=8.5)
-        axes[1, j].set_xlabel("share kept", fontsize=8)
+            if j % 2 == 0:
+                ax.set_ylabel(label, fontsize=SMALL)
+        panel(0, j).set_title(f"{rule_title(rule)}: {sub} mask", fontsize=SMALL + 1)
+        panel(1, j).set_xlabel("share kept", fontsize=SMALL)
+    for ax in fig.axes:  # after every panel is drawn: the shared axis spans them all
+        percent_axis(ax, labelsize=SMALL, axis="both")
     handles = [plt.Line2D([], [], color=INIT_COLOURS[i], marker="o", ms=3.5) for i in INIT_COLOURS]
     handles += [plt.Line2D([], [], color="0.4", marker="o", ms=3.5, mfc="white", ls=""),
                 plt.Line2D([], [], color="0.4", ls="--"), plt.Rectangle((0, 0), 1, 1, color="0.92")]
     labels = ["from scratch", "pretrained", "mask not converged", "random weights of the same number",
               "the paper's kept shares"]
-    fig.legend(handles, labels, loc="lower center", ncol=3, fontsize=8, frameon=False)
-    fig.tight_layout(rect=(0, 0.09, 1, 1), h_pad=0.6, w_pad=0.4)
+    fig.legend(handles, labels, loc="outside lower center", ncol=2, fontsize=SMALL, frameon=False)
     return fig
 
 

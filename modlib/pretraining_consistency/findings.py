@@ -694,12 +694,24 @@ def pretraining_from(df, metrics: dict, base_gate: float = 0.95) -> dict[str, Fi
     return out
 
 
-def table_legend() -> str:
+def table_legend(post_hoc: bool = False) -> str:
     """The one line under the verdict table (:func:`verdict_table`) that says what its marks mean,
-    from :data:`modlib.stats.MARKS`, and where the rule decides a comparison."""
+    from :data:`modlib.stats.MARKS`, and where the rule decides a comparison; ``post_hoc``: the table
+    has a row of the authors' selection (:func:`authors_row`), whose reading it says too."""
     marks = " · ".join(f"{stats.MARKS[o]} {o}" for o in (stats.REPRODUCED, stats.NOT_REPRODUCED, stats.UNDECIDED))
     return (f"{marks} · – not made. A comparison is decided only at comparable density (the arms' median kept "
-            f"shares within {DENSITY_RATIO:.0f}× of each other).")
+            f"shares within {DENSITY_RATIO:.0f}× of each other)." +
+            (" The row of the authors' selection is post hoc: a sensitivity check of the book's choice of masks, "
+             "written after the results were seen, on masks some of whose search had not settled (their kept "
+             "share still falling when training stopped)." if post_hoc else ""))
+
+
+def authors_row(rule: str, sub: str) -> str:
+    """The verdict table's name for the row of the authors' selection of ``rule``'s ``sub`` masks,
+    labelled as the registry's note on its claim labels it ("authors' selection (sensitivity, post
+    hoc)")."""
+    note = claims.get(f"{CHAPTER}/{rule}-{sub}-effect-argmax").note.split(":", 1)[0]
+    return f"authors' selection ({note})" if note else "authors' selection"
 
 
 # the columns of :func:`verdict_table`: claim key -> heading
@@ -738,8 +750,11 @@ def verdict_table(df, found: dict[str, Finding], matched=None, argmax=None) -> l
     rows = []
     for (rule, sub), _ in df.groupby(["rule", "subroutine"], sort=False):
         for density, table, prefix in tables:
+            if prefix == "argmax" and found.get(f"{rule}/{sub}/effect-argmax") is None:
+                continue  # the authors' selection chose as the book did
             g = table[(table["rule"] == rule) & (table["subroutine"] == sub)]
-            row = {"rule": rule, "subroutine": sub, "density": density}
+            row = {"rule": rule, "subroutine": sub,
+                   "density": authors_row(rule, sub) if prefix == "argmax" else density}
             for init in ("scratch", "pretrained"):
                 a = g[g["init"] == init]
                 kept = 100 * a["kept"].dropna()
@@ -757,7 +772,5 @@ def verdict_table(df, found: dict[str, Finding], matched=None, argmax=None) -> l
             for key, heading in VERDICTS.items():
                 f = found.get(f"{rule}/{sub}/{key}-argmax" if prefix == "argmax" else f"{rule}/{sub}/{prefix}{key}")
                 row[heading] = f.mark if f is not None else "–"
-            if prefix == "argmax" and found.get(f"{rule}/{sub}/effect-argmax") is None:
-                continue  # the authors' selection chose as the book did
             rows.append(row)
     return rows
