@@ -701,17 +701,18 @@ def table_legend(post_hoc: bool = False) -> str:
     marks = " · ".join(f"{stats.MARKS[o]} {o}" for o in (stats.REPRODUCED, stats.NOT_REPRODUCED, stats.UNDECIDED))
     return (f"{marks} · – not made. A comparison is decided only at comparable density (the arms' median kept "
             f"shares within {DENSITY_RATIO:.0f}× of each other)." +
-            (" The row of the authors' selection is post hoc: a sensitivity check of the book's choice of masks, "
+            (" \"authors' (post hoc)\": the authors' selection of masks (the best-scoring ones), a sensitivity check "
+             "of the book's choice of masks, post hoc: "
              "written after the results were seen, on masks some of whose search had not settled (their kept "
              "share still falling when training stopped)." if post_hoc else ""))
 
 
 def authors_row(rule: str, sub: str) -> str:
-    """The verdict table's name for the row of the authors' selection of ``rule``'s ``sub`` masks,
-    labelled as the registry's note on its claim labels it ("authors' selection (sensitivity, post
-    hoc)")."""
+    """The verdict table's name for the entry of the authors' selection of ``rule``'s ``sub`` masks:
+    "authors' (post hoc)" where the registry's note on its claim says it is post hoc (short, so that
+    the table fits the page; :func:`table_legend` says what it is), else "authors' selection"."""
     note = claims.get(f"{CHAPTER}/{rule}-{sub}-effect-argmax").note.split(":", 1)[0]
-    return f"authors' selection ({note})" if note else "authors' selection"
+    return "authors' (post hoc)" if "post hoc" in note else "authors' selection"
 
 
 # the columns of :func:`verdict_table`: claim key -> heading
