@@ -353,10 +353,45 @@ def outcome_words(outcome: str, own: bool) -> str:
 KEY_PAPER = (f"{outcome_words(stats.REPRODUCED, False)} / {outcome_words(stats.NOT_REPRODUCED, False)}: "
              "a paper's claim was found / not found at this scale")
 KEY_OWN = (f"{stats.HOLDS} / {stats.DOES_NOT_HOLD}: a hypothesis of the book's own passed / failed its "
-           "test (registered before its data, unless marked as formed after them)")
+           "test")
 KEY_UNDECIDED = (f"{outcome_words(stats.UNDECIDED, False)}: the data settle neither way (an interval "
                  "that allows both, too few units, or a condition of the test not met).")
 MARKS_KEY = f"Marks: {KEY_PAPER}; {KEY_OWN}; {KEY_UNDECIDED}"
+
+POST_HOC = "post hoc"  # the label beside a verdict whose claim was written down after its results were seen
+
+
+@cache
+def _created(chapter: str) -> dict[str, str]:
+    """When each stored full result of ``chapter`` was made (``name -> ISO 8601``, its own record's
+    ``created``), from the store the pages read; empty where it holds none."""
+    from modlib import results
+
+    folder = results.default_root() / "full" / chapter
+    out = {}
+    for path in sorted(folder.glob("[!_]*.json")) if folder.is_dir() else []:
+        made = json.loads(path.read_text()).get("created")
+        if made:
+            out[path.stem] = made
+    return out
+
+
+def _after_data(c: Registered) -> bool | None:
+    """Whether claim ``c`` was written down after its first results were seen: its registry note says
+    so (begins "post hoc"), or its registration (the snapshot's date) is not before the first stored
+    full result it reads was made (:func:`registered_before_data`, by the results' own records
+    instead of git, so that it works outside a checkout); None where that cannot be told here (none
+    of its results stored)."""
+    if c.note.lower().startswith(POST_HOC):
+        return True
+    before = registered_before_data(c, _created(c.chapter))
+    return None if before is None else not before
+
+
+def post_hoc(key: str) -> str:
+    """:data:`POST_HOC` where claim ``key`` was written down after its first results were seen
+    (:func:`_after_data`), else "": for a page to set beside the claim's verdict (glued)."""
+    return POST_HOC if _after_data(get(key)) else ""
 
 
 def marks_key(chapter: str) -> str:
@@ -365,7 +400,28 @@ def marks_key(chapter: str) -> str:
     none is; the whole key for a chapter with both kinds."""
     kinds = {c.own for c in registry(chapter).values()}
     parts = [part for part, own in ((KEY_PAPER, False), (KEY_OWN, True)) if own in kinds]
-    return f"Marks: {'; '.join(parts + [KEY_UNDECIDED])}"
+    return f"Marks: {'; '.join(parts + [KEY_UNDECIDED])} {when_registered(chapter)}"
+
+
+def when_registered(chapter: str) -> str:
+    """One sentence on when ``chapter``'s claims were written down against their data
+    (:func:`_after_data`): how many after their first results were seen, so that a reader does not
+    take a verdict for the outcome of a test registered in advance; the claims ledger dates each."""
+    told = [_after_data(c) for c in registry(chapter).values()]
+    n, after, before = len(told), told.count(True), told.count(False)
+    if after == n:
+        return (f"All {n} claims of this chapter were written down after their first results were seen "
+                "(post hoc): a mark says what the data show under the book's one rule, not the outcome of a "
+                "test fixed in advance.")
+    if before == n:
+        return f"All {n} claims of this chapter were written down before their results were computed."
+    parts = [f"{after} of this chapter's {n} claims were written down after their first results were seen "
+             "(post hoc)"]
+    if before:
+        parts.append(f"{before} before theirs")
+    if n - after - before:
+        parts.append(f"{n - after - before} with no stored full result to date them against here")
+    return "; ".join(parts) + " (the claims ledger says which)."
 
 
 AMENDED = "†"  # beside a verdict whose claim was amended after its results were seen, the verdict unchanged

@@ -133,6 +133,27 @@ def test_a_chapter_of_one_kind_of_claim_keys_only_its_marks():
     own, paper = claims.marks_key("bridge"), claims.marks_key("pretraining_consistency")
     assert stats.HOLDS in own and stats.MARKS[stats.REPRODUCED] not in own and claims.KEY_UNDECIDED in own
     assert claims.KEY_PAPER in paper and stats.DOES_NOT_HOLD not in paper
-    assert claims.marks_key("redundant_input_toy") == claims.MARKS_KEY  # both kinds
-    for key in (own, paper):
-        assert all(part in claims.MARKS_KEY for part in key.removeprefix("Marks: ").split("; "))
+    toy = claims.marks_key("redundant_input_toy")
+    assert toy == f"{claims.MARKS_KEY} {claims.when_registered('redundant_input_toy')}"  # both kinds
+    for chapter, key in (("bridge", own), ("pretraining_consistency", paper)):
+        marks = key.removesuffix(f" {claims.when_registered(chapter)}")
+        assert all(part in claims.MARKS_KEY for part in marks.removeprefix("Marks: ").split("; "))
+
+
+def test_each_chapters_key_says_how_many_of_its_claims_were_written_down_after_their_data(monkeypatch, tmp_path):
+    """The key no longer promises claims registered in advance: it counts, per chapter, the claims
+    written down after their first results were seen (claims.when_registered), by the registry's
+    notes and the stored results' own dates, and says so where it cannot date them (no store)."""
+    assert "registered before its data" not in claims.MARKS_KEY
+    for chapter in claims.CHAPTERS:
+        key = claims.marks_key(chapter)
+        assert key.endswith(claims.when_registered(chapter)) and "post hoc" in key, chapter
+    # the first edition's toy claims: all registered after the stored results they read were made
+    assert claims.when_registered("redundant_input_toy").startswith("All 68 claims")
+    assert claims.post_hoc("compositional_sprites/monolithic") == claims.POST_HOC  # its note says so
+    monkeypatch.setenv("MODLIB_RESULTS", str(tmp_path))  # no stored results: only the notes tell
+    claims._created.cache_clear()
+    try:
+        assert "with no stored full result to date them against here" in claims.when_registered("bridge")
+    finally:
+        claims._created.cache_clear()
