@@ -376,22 +376,36 @@ def _created(chapter: str) -> dict[str, str]:
     return out
 
 
-def _after_data(c: Registered) -> bool | None:
-    """Whether claim ``c`` was written down after its first results were seen: its registry note says
-    so (begins "post hoc"), or its registration (the snapshot's date) is not before the first stored
-    full result it reads was made (:func:`registered_before_data`, by the results' own records
-    instead of git, so that it works outside a checkout); None where that cannot be told here (none
-    of its results stored)."""
+def _after_data(c: Registered) -> str | None:
+    """When claim ``c`` was written down against the stored full results it reads: ``"after"`` its
+    first results were seen (its registry note begins "post hoc", or its registration, the snapshot's
+    date, is on a later day than the first of them was made), ``"before"`` them (an earlier day, or
+    the same day where its note says it was registered before its result was computed),
+    ``"newest"`` (before the newest of them, after older arms it compares with), or None where that
+    cannot be told here: none of them stored, or a registration on the day of the data that the note
+    does not order (the claims ledger orders it by git's commit times). By the results' own records
+    (``created``) instead of git, so that it works outside a checkout."""
     if c.note.lower().startswith(POST_HOC):
-        return True
-    before = registered_before_data(c, _created(c.chapter))
-    return None if before is None else not before
+        return "after"
+    when = _read_dates(c, _created(c.chapter))
+    registered = snapshot(c.chapter).get(c.id, {}).get("registered")
+    if not when or not registered:
+        return None
+    first, last = (f(when, key=_instant)[:10] for f in (min, max))
+    day = registered[:10]
+    if day < first or (day == first and "before its result" in c.note):
+        return "before"
+    if day == first:
+        return None
+    if day < last or (day == last and "before its" in c.note):
+        return "newest"
+    return None if day == last else "after"
 
 
 def post_hoc(key: str) -> str:
     """:data:`POST_HOC` where claim ``key`` was written down after its first results were seen
     (:func:`_after_data`), else "": for a page to set beside the claim's verdict (glued)."""
-    return POST_HOC if _after_data(get(key)) else ""
+    return POST_HOC if _after_data(get(key)) == "after" else ""
 
 
 def marks_key(chapter: str) -> str:
@@ -408,20 +422,21 @@ def when_registered(chapter: str) -> str:
     (:func:`_after_data`): how many after their first results were seen, so that a reader does not
     take a verdict for the outcome of a test registered in advance; the claims ledger dates each."""
     told = [_after_data(c) for c in registry(chapter).values()]
-    n, after, before = len(told), told.count(True), told.count(False)
+    n, after = len(told), told.count("after")
     if after == n:
         return (f"All {n} claims of this chapter were written down after their first results were seen "
                 "(post hoc): a mark says what the data show under the book's one rule, not the outcome of a "
                 "test fixed in advance.")
-    if before == n:
+    if told.count("before") == n:
         return f"All {n} claims of this chapter were written down before their results were computed."
     parts = [f"{after} of this chapter's {n} claims were written down after their first results were seen "
              "(post hoc)"]
-    if before:
-        parts.append(f"{before} before theirs")
-    if n - after - before:
-        parts.append(f"{n - after - before} with no stored full result to date them against here")
-    return "; ".join(parts) + " (the claims ledger says which)."
+    for what, words in (("before", "before their results were computed"),
+                        ("newest", "before their newest results, after older ones they compare with"),
+                        (None, "not dated here (no stored full result, or registered on the day of their data)")):
+        if told.count(what):
+            parts.append(f"{told.count(what)} {words}")
+    return "; ".join(parts) + " (the claims ledger dates each)."
 
 
 AMENDED = "†"  # beside a verdict whose claim was amended after its results were seen, the verdict unchanged
