@@ -367,13 +367,7 @@ def _created(chapter: str) -> dict[str, str]:
     ``created``), from the store the pages read; empty where it holds none."""
     from modlib import results
 
-    folder = results.default_root() / "full" / chapter
-    out = {}
-    for path in sorted(folder.glob("[!_]*.json")) if folder.is_dir() else []:
-        made = json.loads(path.read_text()).get("created")
-        if made:
-            out[path.stem] = made
-    return out
+    return results.recorded(results.default_root() / "full" / chapter, "created")
 
 
 def _after_data(c: Registered) -> str | None:

@@ -26,6 +26,7 @@ import math
 import re
 from pathlib import Path
 
+from modlib import results
 from modlib.claims import CHAPTERS  # in the book's order
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -117,8 +118,7 @@ def times(chapter: str) -> str:
 def full_seconds_by_result(chapter: str) -> dict[str, float]:
     """The wall seconds each stored ``full`` result of the chapter records (``wall_time_s``), by
     result name; empty where none is stored beside the package."""
-    seconds = {p.stem: json.loads(p.read_text()).get("wall_time_s") for p in (FULL / chapter).glob("[!_]*.json")}
-    return {name: s for name, s in sorted(seconds.items()) if s is not None}
+    return results.recorded(FULL / chapter, "wall_time_s")
 
 
 def full_seconds(chapter: str) -> list[float]:

@@ -344,6 +344,14 @@ def kind(name: str) -> str:
     return re.sub(r"\d+(\.\d+)?", "#", name)
 
 
+def recorded(folder: Path, field: str) -> dict[str, object]:
+    """``{name: value}`` of ``field`` in the own record (the JSON beside the arrays) of each stored
+    result in ``folder`` (a chapter's folder of one profile), by name, where the record sets it; empty
+    where the folder holds none."""
+    values = {p.stem: json.loads(p.read_text()).get(field) for p in sorted(folder.glob("[!_]*.json"))}
+    return {name: value for name, value in values.items() if value is not None}
+
+
 def stored_size(folder: Path, name: str) -> int:
     """Bytes of the result ``name`` in ``folder`` (its ``.json`` and ``.npz``; 0 where absent)."""
     return sum(p.stat().st_size for p in (folder / f"{name}.json", folder / f"{name}.npz") if p.is_file())
