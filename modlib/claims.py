@@ -356,7 +356,11 @@ KEY_OWN = (f"{stats.HOLDS} / {stats.DOES_NOT_HOLD}: a hypothesis of the book's o
            "test")
 KEY_UNDECIDED = (f"{outcome_words(stats.UNDECIDED, False)}: the data settle neither way (an interval "
                  "that allows both, too few units, or a condition of the test not met).")
-MARKS_KEY = f"Marks: {KEY_PAPER}; {KEY_OWN}; {KEY_UNDECIDED}"
+# the two words of the boxes that are the registry's, defined where a reader meets them (issue 57)
+KEY_TERMS = ("A claim is registered when it is written down, with its test and margin, in the book's "
+             "claims registry, and amended when that entry is changed after its results were seen; a page "
+             "then gives the verdict as first registered too.")
+MARKS_KEY = f"Marks: {KEY_PAPER}; {KEY_OWN}; {KEY_UNDECIDED} {KEY_TERMS}"
 
 POST_HOC = "post hoc"  # the label beside a verdict whose claim was written down after its results were seen
 
@@ -405,10 +409,12 @@ def post_hoc(key: str) -> str:
 def marks_key(chapter: str) -> str:
     """:data:`MARKS_KEY` with only the marks ``chapter``'s registered claims can take: without the
     paper's ✓ / ✗ where every claim is the book's own hypothesis, without holds / does not hold where
-    none is; the whole key for a chapter with both kinds."""
+    none is; the whole key for a chapter with both kinds. What "registered" and "amended" mean
+    (:data:`KEY_TERMS`) and when the chapter's claims were written down (:func:`when_registered`)
+    follow."""
     kinds = {c.own for c in registry(chapter).values()}
     parts = [part for part, own in ((KEY_PAPER, False), (KEY_OWN, True)) if own in kinds]
-    return f"Marks: {'; '.join(parts + [KEY_UNDECIDED])} {when_registered(chapter)}"
+    return f"Marks: {'; '.join(parts + [KEY_UNDECIDED])} {KEY_TERMS} {when_registered(chapter)}"
 
 
 def when_registered(chapter: str) -> str:
