@@ -634,8 +634,10 @@ def correlation(x, y, unit: str = "seed", units: int | None = None) -> Effect:
     :class:`Effect` (``mean`` is rho): its 95% interval by Fisher's z, ``tanh(atanh(rho) +-
     1.96 * sqrt(1.06 / (n - 3)))`` (Fieller, Hartley and Pearson's standard error for a rank
     correlation; it needs n >= 4, with fewer the interval is -1 to +1), and scipy's two-sided p beside
-    it (its t approximation, not an exact permutation test). A quantity that does not vary over the
-    units (either ``x`` or ``y``) has no correlation: ``measurable`` is false.
+    it (its t approximation, not an exact permutation test); where that approximation cannot serve
+    (n < 4, or rho at +-1, where it gives p = 0), the exact permutation p (:func:`_permutation_p`)
+    in its place, so that a page never prints p = 0 beside an interval that spans 0. A quantity that does
+    not vary over the units (either ``x`` or ``y``) has no correlation: ``measurable`` is false.
     Read it with ``text(percent=False)`` and ``verdict(paper=..., margin=...)`` with a margin of
     correlation, not :data:`CLEAR`."""
     from scipy import stats as _st
@@ -654,8 +656,35 @@ def correlation(x, y, unit: str = "seed", units: int | None = None) -> Effect:
         low, high = float(np.tanh(z - half)), float(np.tanh(z + half))
     else:
         low, high = -1.0, 1.0
+    p = f"p = {float(res.pvalue):.2g}"
+    if n < 4 or abs(rho) > 1 - 1e-12:
+        p = f"permutation p = {_permutation_p(x, y):.2g}"
     return Effect(rho, low, high, n, units if units is not None else distinct_units(x, y),
-                  "Spearman rank, Fisher z", f"p = {float(res.pvalue):.2g}", unit)
+                  "Spearman rank, Fisher z", p, unit)
+
+
+PERMUTED = 8  # up to this many units :func:`_permutation_p` counts all n! orderings (8! = 40,320)
+
+
+def _permutation_p(x, y) -> float:
+    """The exact two-sided permutation p of Spearman's rho of ``x [n]`` and ``y [n]``: the share of
+    the n! orderings of ``y`` whose rho is at least as far from 0 as the observed one (1/3 at
+    rho = 1 over 3 units), every ordering counted up to :data:`PERMUTED` units. Beyond, only at
+    rho = +-1 (:func:`correlation` asks for no other case): 2 * prod(t!) / n! over ``y``'s groups
+    of t tied values, the orderings that keep ``y``'s ranks or reverse them (exact without ties, an
+    upper bound with them)."""
+    import itertools
+    import math
+
+    from scipy import stats as _st
+
+    rx, ry = _st.rankdata(x), _st.rankdata(y)
+    rho = lambda r: np.corrcoef(rx, r)[0, 1]  # noqa: E731  (Spearman's rho: Pearson's on the ranks)
+    seen = abs(rho(ry))
+    if ry.size > PERMUTED:
+        ties = math.prod(math.factorial(t) for t in np.unique(ry, return_counts=True)[1])
+        return min(1.0, 2 * ties / math.factorial(ry.size))
+    return float(np.mean([abs(rho(np.array(r))) >= seen - 1e-12 for r in itertools.permutations(ry)]))
 
 
 # ---------------------------------------------------------------- several claims at once

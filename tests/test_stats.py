@@ -245,3 +245,15 @@ def test_an_interval_end_never_prints_a_signed_zero():
     assert stats.bound(0.048, 0.05) == "+0.048" and stats.bound(0.5, 0.1) == "+0.50"
     e = stats.unpaired([0.5, 0.9, 0.1, 0.6, 0.4], [0.3, 0.2, 0.4, 0.1])
     assert "+0.00 " not in e.text(percent=False) and "-0.00 " not in e.text(percent=False)
+
+
+def test_a_rank_correlation_never_prints_p_0_beside_an_interval_that_spans_0():
+    """Issue 57: rho = 1 over 3 units has the interval -1 to +1 and, by scipy's t approximation,
+    p = 0; the page prints the exact permutation p instead (1/3: 2 of the 3! orderings reach |rho| = 1),
+    and the same wherever the approximation cannot serve."""
+    e = stats.correlation([0.1, 0.2, 0.3], [1.0, 2.0, 3.0])
+    assert (e.low, e.high) == (-1.0, 1.0) and e.test == "permutation p = 0.33", e.test
+    assert stats.correlation([1, 2, 3], [1, 3, 2]).test == "permutation p = 1"
+    assert stats.correlation(range(5), range(5)).test == "permutation p = 0.017"  # 2 / 5!
+    assert stats.correlation(range(12), range(12)).test == f"permutation p = {2 / 479001600:.2g}"
+    assert stats.correlation([1, 2, 3, 4, 5, 6], [1, 3, 2, 5, 4, 6]).test.startswith("p = 0.0")  # scipy's
