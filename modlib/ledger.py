@@ -121,7 +121,7 @@ def page() -> str:
         interval = ("" if r["low"] is None else  # its ends as the chapters print them
                     f'{stats.bound(r["low"], r["margin"])} to {stats.bound(r["high"], r["margin"])}')
         more = [("claim", r["key"]), ("the paper's words", r["quote"]),
-                ("units", f'{r["units"]}; {"" if r["n"] is None else r["n"]} units'),
+                ("units", f'{r["units"]}; {"" if r["n"] is None else r["n"]} distinct units'),
                 ("trained", r["trained"]), ("amended", r["amendments"]), ("note", r["note"]),
                 ("mutations", r["mutations"])]
         details = "".join(f"<br><small><b>{k}</b>: {esc(v)}</small>" for k, v in more if v)
