@@ -308,23 +308,24 @@ def summary_table(rows):
 KINDS = {"inside": "the Y1 subnetwork scores above the full network",
          "not-any": "... and above a random subnetwork as large per layer",
          "built": "... and above the Y1 subnetwork of the untrained weights",
-         "repair": "removing the \"use X2\" mask's weights repairs the network",
+         "repair": "(rule 1) removing the \"use X2\" mask's weights repairs the network",
          "repair-vs-random": "... more than removing as many random weights",
-         "repair-excl": "(post hoc) removing the \"use X2\" weights the Y1 mask does not keep repairs it",
-         "repair-excl-vs-random": "(post hoc) ... more than removing random weights, same count, outside the Y1 "
+         "repair-excl": "(rule 2) removing the \"use X2\" weights the Y1 mask does not keep repairs it",
+         "repair-excl-vs-random": "(rule 2) ... more than removing random weights, same count, outside the Y1 "
                                   "mask",
          "repair-excl-random": "control: random masks, same per-layer counts, in the \"use X2\" mask's place, "
                                "their weights outside the Y1 mask removed, repair it too",
-         "repair-excl-needs-mask": "(post hoc) rule 2 with the \"use X2\" mask repairs more than with the random "
+         "repair-excl-needs-mask": "rule 2 with the \"use X2\" mask repairs more than with the random "
                                    "masks, same per-layer counts",
          "predicts": "the Y1 and \"use X2\" masks' overlap above chance predicts held-out accuracy"}
 
 # the claims whose table row continues the one above ("... and above ..."), as one sentence each
 WHOLE = {"not-any": "the Y1 subnetwork scores above a random subnetwork as large per layer",
          "built": "the Y1 subnetwork scores above the Y1 subnetwork of the untrained weights",
-         "repair-vs-random": "removing the \"use X2\" mask's weights repairs the network more than removing "
+         "repair-vs-random": "(rule 1) removing the \"use X2\" mask's weights repairs the network more than "
+                             "removing "
                              "as many random weights",
-         "repair-excl-vs-random": "(post hoc) removing the \"use X2\" weights the Y1 mask does not keep "
+         "repair-excl-vs-random": "(rule 2) removing the \"use X2\" weights the Y1 mask does not keep "
                                   "repairs the network more than removing random weights, same count, outside "
                                   "the Y1 mask"}
 WHERE = {"a": "chapter 1's toy, formulation (a)", "b": "chapter 1's toy, formulation (b)",
@@ -797,7 +798,10 @@ def verdict_frame(table):
 def mark_of(claims: list[stats.Claim], name: str, missing: str = "no verdict here") -> str:
     """The verdict of the claim ``name`` among ``claims`` as the page's summary glues it: its mark
     and outcome ("holds"), with the reason where it cannot be decided ("? cannot be decided here:
-    the two masks are ..."), or ``missing`` where no such claim was made."""
+    the two masks are ..."), or ``missing`` where no such claim was made. Where an amendment made
+    after the results were seen changed the verdict, the verdict as first registered comes first,
+    as in every chapter's box and summary: "as first registered: holds; as amended after the
+    results were seen: ? cannot be decided here: ..."."""
     c = next((c for c in claims if c.name == name), None)
     if c is None:
         return missing
@@ -807,6 +811,9 @@ def mark_of(claims: list[stats.Claim], name: str, missing: str = "no verdict her
     else:
         reason = stats.undecided_reason(v)
         said = f"{c.marked}: {reason}" if reason else c.marked
+    first = registry.registered_words(v.claim) if v is not None and v.amended and v.claim else None
+    if first is not None and first != registry.outcome_words(v.outcome, registry.get(v.claim).own):
+        return f"as first registered: {first}; as amended after the results were seen: {said}"
     note = _amended(c)
     return said + (f" ({note})" if note else "")
 
