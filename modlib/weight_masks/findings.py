@@ -873,6 +873,19 @@ def _as_check(c: stats.Claim, unreadable: str = "") -> stats.Claim:
     return dataclasses.replace(c, text=f"{head}{said}." + (f" {tail}" if tail else ""))
 
 
+def check_words(cid: str) -> str:
+    """The verdict last decided on this chapter's control ``cid`` (a condition of a control, the book's
+    own claim) in the words :func:`_as_check` prints for it: "check passed", "check failed", or "this
+    control cannot be read here"; :data:`modlib.claims.NOT_DECIDED` where it was not decided. For a
+    page's one-line answer on its main path."""
+    d = claims.decisions(CHAPTER).get(_key(cid))
+    if d is None:
+        return claims.NOT_DECIDED
+    if d.outcome == stats.UNDECIDED:
+        return "this control cannot be read here"
+    return f"check {'passed' if d.outcome == stats.REPRODUCED else 'failed'}"
+
+
 PLACE = 0.5  # a class's removal is placed in a layer when that layer's swap alone makes this share of its drop
 
 
