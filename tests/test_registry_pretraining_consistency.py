@@ -56,5 +56,8 @@ def test_under_the_authors_selection_the_inside_effect_is_the_opposite_of_the_pa
     assert found["inside-contact/inside/effect"].outcome == stats.UNDECIDED  # the book's selection
     assert claims.registry(CHAPTER)["inside-contact-inside-effect-argmax"].note.startswith("sensitivity, post hoc")
     table = findings.verdict_table(findings.pretraining_effects(runs), found, findings.matched_density(runs), argmax)
-    row = next(r for r in table if r["subroutine"] == "inside" and r["density"].startswith("authors'"))
-    assert row["larger effect"] == "✗" and row["density"] == "authors' (post hoc)"  # issue 57
+    row = next(r for r in table if r["subroutine"] == "inside" and r["density"] == findings.AUTHORS)
+    assert row["larger effect"] == "✗"
+    # issue 57: the subject's ✓ at comparable density needs base model 0, and the table says so
+    subject = next(r for r in table if r["subroutine"] == "subject" and r["density"] == "comparable")
+    assert subject["larger effect"] == "✓" + findings.RESTS_ON_ONE

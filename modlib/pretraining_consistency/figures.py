@@ -19,13 +19,19 @@ SMALL = 9  # the smallest lettering, in points, of Figs. 6.4-6.6 at the page's c
 def _test_grid(groups: list, height: float = 1.75):
     """A figure for two tests per (rule, subroutine) of ``groups``: two panels a row, one per
     subroutine of a rule, the rule's first test in one row and its second in the row below, every
-    panel on one log axis of kept shares (``sharex``), so that densities compare across panels.
-    Returns the figure (laid out as it is drawn: a legend goes "outside lower center") and
-    ``panel(test, j)``, the axes of test 0 or 1 of group ``j``; panels no group fills are removed."""
+    panel on one log axis of kept shares (``sharex``), so that densities compare across panels, and
+    every panel of a test on one y axis, so that the rules compare too. Returns the figure (laid out
+    as it is drawn: a legend goes "outside lower center") and ``panel(test, j)``, the axes of test 0
+    or 1 of group ``j``; panels no group fills are removed."""
     ncols = min(2, max(1, len(groups)))
     pairs = -(-max(1, len(groups)) // ncols)
     fig, axes = plt.subplots(2 * pairs, ncols, figsize=(COLUMN, height * 2 * pairs + 0.6), squeeze=False,
-                             sharex=True, sharey="row", layout="constrained")  # a rule's two rows close
+                             sharex=True, layout="constrained")  # a rule's two rows close
+    for test in (0, 1):  # one y axis per test, across the rules' rows
+        for ax in axes[test::2].flat[1:]:
+            ax.sharey(axes[test, 0])
+    for ax in axes[:, 1:].flat:  # the shared y axis labelled once a row
+        ax.yaxis.set_tick_params(labelleft=False)
     for ax in axes[1::2].flat:  # each rule's second row keeps its kept-share labels
         ax.xaxis.set_tick_params(labelbottom=True)
     for k in range(len(groups), pairs * ncols):

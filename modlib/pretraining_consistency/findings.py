@@ -430,20 +430,29 @@ def near_numbers(matched) -> dict[str, str]:
     return out
 
 
-def held_out_numbers(matched) -> dict[str, str]:
-    """For the page's prose (glued): per (rule, subroutine) of :func:`matched_density`'s table
-    ``matched`` whose pretrained masks include the extra penalty weight, the larger effect at
-    comparable density without pretrained base model 0, on whose sweep that weight was chosen, as
-    :func:`matched_from`'s statement gives it: ``"held-{rule}-{sub}-effect"`` (the pretrained minus
-    scratch effect, "+0.19 (95% ... -0.04 to +0.42)") and ``"held-{rule}-{sub}-interval"`` ("-0.04 to
-    +0.42, which reaches 0: ..." where the interval's low end is not above 0, or "..., clear of 0")."""
+def held_out(matched) -> dict[tuple[str, str], stats.Effect]:
+    """Per (rule, subroutine) of :func:`matched_density`'s table ``matched`` whose pretrained masks
+    include the extra penalty weight and whose arms are of comparable density: the larger effect at
+    comparable density (pretrained minus scratch, Welch t) without pretrained base model 0, on whose
+    sweep that weight was chosen."""
     out = {}
     for (rule, sub), g in matched.groupby(["rule", "subroutine"], sort=False):
         s, p = g[g["init"] == "scratch"], g[g["init"] == "pretrained"]
         s, p = s[s["kept"].notna()], p[p["kept"].notna()]
         if not (len(s) and len(p) and p["extra"].any()) or density_ratio(s, p) > DENSITY_RATIO:
             continue
-        e = stats.unpaired(p["effect"][p["seed"] != 0], s["effect"], unit="base model")
+        out[rule, sub] = stats.unpaired(p["effect"][p["seed"] != 0], s["effect"], unit="base model")
+    return out
+
+
+def held_out_numbers(matched) -> dict[str, str]:
+    """For the page's prose (glued): per (rule, subroutine) of :func:`held_out`, the larger effect at
+    comparable density without pretrained base model 0, as :func:`matched_from`'s statement gives
+    it: ``"held-{rule}-{sub}-effect"`` (the pretrained minus scratch effect, "+0.19 (95% ... -0.04 to
+    +0.42)") and ``"held-{rule}-{sub}-interval"`` ("-0.04 to +0.42, which reaches 0: ..." where the
+    interval's low end is not above 0, or "..., clear of 0")."""
+    out = {}
+    for (rule, sub), e in held_out(matched).items():
         key = f"held-{rule}-{sub}"
         out[f"{key}-effect"] = e.text(percent=False)
         reach = ("which reaches 0: its verdict rests on base model 0, and is fragile" if e.low <= 0
@@ -694,25 +703,37 @@ def pretraining_from(df, metrics: dict, base_gate: float = 0.95) -> dict[str, Fi
     return out
 
 
-def table_legend(post_hoc: bool = False) -> str:
-    """The one line under the verdict table (:func:`verdict_table`) that says what its marks mean,
-    from :data:`modlib.stats.MARKS`, and where the rule decides a comparison; ``post_hoc``: the table
-    has a row of the authors' selection (:func:`authors_row`), whose reading it says too."""
+def both_words(first: str, second: str, names: tuple[str, str] = ("subject", "verb")) -> str:
+    """The verdicts of two registered claims, by key, as prose names them
+    (:func:`modlib.claims.words`, with the reason): once, "subject and verb both ✓ reproduced", where
+    their words are the same; else each after its name, "subject ✓ reproduced; verb ? cannot be
+    decided here (...)"."""
+    said = [claims.words(key, why=True) for key in (first, second)]
+    if said[0] == said[1]:
+        return f"{names[0]} and {names[1]} both {said[0]}"
+    return "; ".join(f"{name} {words}" for name, words in zip(names, said))
+
+
+RESTS_ON_ONE = "*"  # beside a ✓ of the verdict table that needs pretrained base model 0 (:func:`held_out`)
+
+
+def table_legend(authors: bool = False, rests_on_one: bool = False) -> str:
+    """The lines under the verdict table (:func:`verdict_table`) that say what its marks mean, from
+    :data:`modlib.stats.MARKS`, and where the rule decides a comparison; ``authors``: the table has
+    a column of the authors' selection, whose reading it says too; ``rests_on_one``: a mark carries
+    :data:`RESTS_ON_ONE`, which it explains."""
     marks = " · ".join(f"{stats.MARKS[o]} {o}" for o in (stats.REPRODUCED, stats.NOT_REPRODUCED, stats.UNDECIDED))
     return (f"{marks} · – not made. A comparison is decided only at comparable density (the arms' median kept "
             f"shares within {DENSITY_RATIO:.0f}× of each other)." +
-            (" \"authors' (post hoc)\": the authors' selection of masks (the best-scoring ones), a sensitivity check "
-             "of the book's choice of masks, post hoc: "
-             "written after the results were seen, on masks some of whose search had not settled (their kept "
-             "share still falling when training stopped)." if post_hoc else ""))
+            (f" \"{AUTHORS}\": the masks the authors' code would choose (the best-scoring ones), a sensitivity check "
+             "of the book's choice of masks, on masks some of whose search had not settled (their kept "
+             "share still falling when training stopped)." if authors else "") +
+            (f"\n\n\\{RESTS_ON_ONE} A ✓ so marked rests on one base model: the comparable masks' penalty weight "
+             "was chosen on pretrained base model 0's sweep, and without that base model the interval reaches 0."
+             if rests_on_one else ""))
 
 
-def authors_row(rule: str, sub: str) -> str:
-    """The verdict table's name for the entry of the authors' selection of ``rule``'s ``sub`` masks:
-    "authors' (post hoc)" where the registry's note on its claim says it is post hoc (short, so that
-    the table fits the page; :func:`table_legend` says what it is), else "authors' selection"."""
-    note = claims.get(f"{CHAPTER}/{rule}-{sub}-effect-argmax").note.split(":", 1)[0]
-    return "authors' (post hoc)" if "post hoc" in note else "authors' selection"
+AUTHORS = "authors' selection"  # the verdict table's column of the authors' selection of masks
 
 
 # the columns of :func:`verdict_table`: claim key -> heading
@@ -743,11 +764,15 @@ def verdict_table(df, found: dict[str, Finding], matched=None, argmax=None) -> l
     range over the base models with a mask), their counts of modular base models, and the mark of
     each claim of ``found`` (:func:`pretraining`) in :data:`VERDICTS` (``matched_`` ones in the
     comparable rows; "–" where the claim was not made) and, given :func:`authors_selection`'s table
-    ``argmax``, one more under the authors' selection where it changed a choice (its ``effect-argmax``
-    claim in the "larger effect" column)."""
+    ``argmax``, one more under the authors' selection (:data:`AUTHORS`) where it changed a choice (its
+    ``effect-argmax`` claim in the "larger effect" column). A ✓ for the larger effect at comparable
+    density whose interval reaches 0 without pretrained base model 0 (:func:`held_out`) carries
+    :data:`RESTS_ON_ONE`."""
     tables = [("searched", df, "")] + ([("comparable", matched, "matched_")] if matched is not None else [])
     if argmax is not None and not argmax.empty:
-        tables.append(("authors' selection", argmax[argmax["passed_gate"]], "argmax"))
+        tables.append((AUTHORS, argmax[argmax["passed_gate"]], "argmax"))
+    # the larger effects at comparable density whose interval reaches 0 without base model 0
+    one = set() if matched is None else {k for k, e in held_out(matched).items() if e.low <= 0}
     rows = []
     for (rule, sub), _ in df.groupby(["rule", "subroutine"], sort=False):
         for density, table, prefix in tables:
@@ -755,7 +780,7 @@ def verdict_table(df, found: dict[str, Finding], matched=None, argmax=None) -> l
                 continue  # the authors' selection chose as the book did
             g = table[(table["rule"] == rule) & (table["subroutine"] == sub)]
             row = {"rule": rule, "subroutine": sub,
-                   "density": authors_row(rule, sub) if prefix == "argmax" else density}
+                   "density": density}
             for init in ("scratch", "pretrained"):
                 a = g[g["init"] == init]
                 kept = 100 * a["kept"].dropna()
@@ -773,5 +798,8 @@ def verdict_table(df, found: dict[str, Finding], matched=None, argmax=None) -> l
             for key, heading in VERDICTS.items():
                 f = found.get(f"{rule}/{sub}/{key}-argmax" if prefix == "argmax" else f"{rule}/{sub}/{prefix}{key}")
                 row[heading] = f.mark if f is not None else "–"
+                if prefix == "matched_" and key == "effect" and (rule, sub) in one \
+                        and f is not None and f.outcome == stats.REPRODUCED:
+                    row[heading] += RESTS_ON_ONE
             rows.append(row)
     return rows
