@@ -119,7 +119,7 @@ def page() -> str:
     for r in data:
         link = f'../notebooks/{r["page"]}.html#{_slug(r["section"])}'
         interval = ("" if r["low"] is None else  # its ends as the chapters print them
-                    f'{stats.bound(r["low"], r["margin"])} to {stats.bound(r["high"], r["margin"])}')
+                    stats.ends(r["low"], r["high"], r["margin"]))
         more = [("claim", r["key"]), ("the paper's words", r["quote"]),
                 ("units", f'{r["units"]}; {"" if r["n"] is None else r["n"]} distinct units'),
                 ("trained", r["trained"]), ("amended", r["amendments"]), ("note", r["note"]),

@@ -246,6 +246,16 @@ def bound(x: float, margin: float) -> str:
     return number(x, 2, sign=True) if float(text) == 0 else text
 
 
+def ends(low: float, high: float, margin: float) -> str:
+    """An interval's two ends as a page prints them, ``"+0.035 to +0.051"``: each as :func:`bound`
+    prints it, and both with as many places as the longer one needs, so that one interval shows one
+    precision (not ``"+0.04 to +0.051"``). An end that rounds to 0 even so prints with no sign."""
+    texts = bound(low, margin), bound(high, margin)
+    places = max(len(t.split(".")[1]) for t in texts)
+    return " to ".join(t if len(t.split(".")[1]) == places else number(x, places, sign=True)
+                       for x, t in zip((low, high), texts))
+
+
 def verdict(low: float, high: float, *, units: int, paper: float, margin: float | None = None,
             trained: bool = True, controls: bool = True, measurable: bool = True,
             what: str = "", over: str = "", source: str = "the paper's",
@@ -283,7 +293,7 @@ def verdict(low: float, high: float, *, units: int, paper: float, margin: float 
     margin = CLEAR if margin is None else margin
     if margin < 0:
         raise ValueError(f"margin={margin}: the smallest effect that counts cannot be below 0")
-    interval = (f"{what + ' ' if what else ''}interval {bound(low, margin)} to {bound(high, margin)} over "
+    interval = (f"{what + ' ' if what else ''}interval {ends(low, high, margin)} over "
                 f"{over or f'{units} units'}")
     if units == 1 and low == high:  # one value, no interval: "one seed alone gives -0.29, no interval"
         one = over or "one unit"
@@ -461,20 +471,19 @@ class Effect:
         ``margin``: the claim's margin, where a number that would print as the margin it misses gets
         the digits to show it (:func:`bound`; in points, one decimal: "+4.7 points" where "+5" would
         read as a margin of 5 points). Not in points, the interval's ends
-        print as :func:`bound` prints them (an end clear of 0 shows its side of it) and a mean that
-        rounds to 0 prints with no sign (:func:`number`)."""
+        print as :func:`ends` prints them (an end clear of 0 shows its side of it; both ends at one
+        precision) and a mean that rounds to 0 prints with no sign (:func:`number`)."""
         edge = margin if margin is not None and margin > 0 else 0
 
         def plain(v):
             return bound(v, edge) if edge and round(abs(v), 2) == round(edge, 2) else number(v, 2, sign=True)
         num = (lambda v: points(v, edge)) if percent else plain
-        ends = num if percent else (lambda v: bound(v, edge))
         end = " points" if percent else ""
         test = f"; {self.test}" if self.test else ""
         if self.n < 2:  # one unit: its value, and no interval to give
             return f"{num(self.mean)}{end} (one {self.unit} alone, no interval)"
-        return (f"{num(self.mean)}{end} (95% {self.interval} interval over {self.over} "
-                f"{ends(self.low)} to {ends(self.high)}{end}{test})")
+        span = f"{num(self.low)} to {num(self.high)}" if percent else ends(self.low, self.high, edge)
+        return f"{num(self.mean)}{end} (95% {self.interval} interval over {self.over} {span}{end}{test})"
 
     def verdict(self, *, paper: float, margin: float | None = None, trained: bool = True, controls: bool = True,
                 measurable: bool = True, source: str = "the paper's") -> Verdict:

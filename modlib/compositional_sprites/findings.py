@@ -453,17 +453,48 @@ def exact_test_note(a: np.ndarray, b: np.ndarray, effect) -> str:
             f"decides on the Newcombe interval instead, whose lower end, {effect.low:+.2f}, is {end}.")
 
 
-def narrowly(key: str) -> str:
-    """How firmly the registered claim ``key`` of this chapter was decided, for a page's summary:
-    "narrowly, on 5 seeds (its interval's lower end, +0.03, just clear of 0)" where the interval's lower
-    end lies between 0 and the book's margin, "on 5 seeds" otherwise; "" where it was not decided."""
+def how_firmly(key: str) -> str:
+    """How firmly the registered claim ``key`` of this chapter was decided, for a page's summary: its
+    estimate and interval, "narrowly: +0.60 (95% interval +0.03 to +0.88 over 5 seeds; its lower end
+    just clear of 0)" where the interval's lower end lies between 0 and the book's margin, "+0.70
+    (95% interval +0.29 to +0.89 over 10 seeds)" otherwise; "" where it was not decided."""
     d = claims.decisions(CHAPTER).get(f"{CHAPTER}/{key}")
     if d is None:
         return ""
-    seeds = f"on {d.units} seed{'s' * (d.units != 1)}"
+    span = f"95% interval {stats.ends(d.low, d.high, claims.get(d.key).margin)} over {d.units} seeds"
     if 0 < d.low < stats.CLEAR:
-        return f"narrowly, {seeds} (its interval's lower end, {d.low:+.2f}, just clear of 0)"
-    return seeds
+        return f"narrowly: {d.estimate:+.2f} ({span}; its lower end just clear of 0)"
+    return f"{d.estimate:+.2f} ({span})"
+
+
+def every_seed(runs) -> str:
+    """For the page, beside the verdict on ``monolithic``, where it counts only the seeds in which
+    both models fit (:func:`compositional_sprites`): which seeds it leaves out, that this filter was
+    chosen after the results were seen where the registry dates the claim so
+    (:func:`modlib.claims.post_hoc`), and the verdict over every seed, the claim
+    ``monolithic-every-seed``, with what was found there in plain words where it is not
+    reproduced. "" where no seed was left out (or neither claim was decided in this process)."""
+    decided = claims.decisions(CHAPTER)
+    kept, every = (decided.get(f"{CHAPTER}/{k}") for k in ("monolithic", "monolithic-every-seed"))
+    if kept is None or every is None:
+        return ""
+    (mono_in, _), (comp_in, _) = r2_of(runs, "orthogonal-monolithic"), r2_of(runs, "orthogonal")
+    out = (mono_in < FIT) | (comp_in < FIT)
+    who = stats.listing(
+        f"{name} {seed_list(np.arange(out.size) == i)} (in-domain R² {r2[i]:.2f})"
+        for i in np.flatnonzero(out) for name, r2 in (("monolithic", mono_in), ("compositional", comp_in))
+        if r2[i] < FIT)
+    chosen = ("a filter chosen after the results were seen (post hoc)" if claims.post_hoc(kept.key)
+              else "a filter registered with the claim")
+    line = (f"That mark counts the {kept.units} seeds in which both models fit their training support "
+            f"(in-domain R² of at least {FIT}), {chosen}; it leaves out {who}. Over all {every.units} seeds "
+            f"the mark is {claims.words(every.key)}")
+    if every.outcome != stats.REPRODUCED and every.low > 0:
+        margin = claims.get(every.key).margin
+        line += (f", although the compositional model is still far ahead there, {every.estimate:+.2f} (95% "
+                 f"interval {stats.ends(every.low, every.high, margin)}): the rule asks every seed of both "
+                 "models to fit")
+    return line + "."
 
 
 def fit_counts(key: str) -> str:
@@ -481,7 +512,7 @@ def now_words(key: str) -> str:
     """The verdict on this chapter's claim ``key`` as it now stands, for a page's "What we found" box:
     :func:`modlib.claims.words` with its reason and plain words ("does not hold (an effect was found,
     but smaller than the margin of +0.05)"), without the verdict as first registered, which the page
-    gives with its explanation where the registration is told (:func:`amended_line`)."""
+    gives first where the registration is told (:func:`registered_first`)."""
     text = claims.words(f"{CHAPTER}/{key}", why=True)
     return text.rsplit(" (as registered: ", 1)[0]
 
@@ -489,7 +520,7 @@ def now_words(key: str) -> str:
 def hypothesis_words(key: str) -> str:
     """The verdict on this chapter's claim ``key`` for a page's prose (:func:`now_words`), where the
     claim was first registered as the paper's and made the book's own hypothesis after the results were
-    seen: the verdict under the paper's claim is left to :func:`amended_line` and the appendix's
+    seen: the verdict under the paper's claim is left to :func:`registered_first` and the appendix's
     statement, since the paper makes no such claim."""
     text = claims.words(f"{CHAPTER}/{key}", why=True)
     c = claims.get(f"{CHAPTER}/{key}")
@@ -501,38 +532,54 @@ def hypothesis_words(key: str) -> str:
 WHOSE_WORDS = {"paper": "a claim of the paper", "own": "the book's own hypothesis"}
 
 
-def amended_line(key: str) -> str:
-    """For the page, where this chapter's amended claim ``key`` (its id) is told in full: how it was
-    first registered, its verdict then and why the rule read it so, and what was changed, in plain
-    words from the registry and the decision made in this process: "first registered as a claim of the
-    paper, with the paper's own difference of +0.003 as its size, and then ✗ not reproduced: its whole
-    interval lies short of the margin of +0.05, which the rule reads as a paper's claim not found,
-    although it lies in the claimed direction; the paper's own difference lies below the margin as
-    well, so the paper claims no such order, and the claim was changed after the results were seen (a
-    paper's claim → the book's own hypothesis; …)". :data:`modlib.claims.NOT_DECIDED` where the claim
-    was not decided; "" where it was never amended (or only in fields that cannot move a verdict,
+def registered_first(key: str) -> str:
+    """Both verdicts of this chapter's amended claim ``key`` (its id), the book's order for an amended
+    claim: the verdict as first registered, then what was changed and the verdict now, in plain words
+    from the registry and the decision made in this process: "as first registered (a claim of the
+    paper, with the paper's own difference of +0.003 as its size): ✗ not reproduced; made the book's
+    own hypothesis after the results were seen: does not hold (an effect was found, but smaller than
+    the margin of +0.05)". :data:`modlib.claims.NOT_DECIDED` where the claim was not decided; the
+    verdict alone where it was never amended (or only in fields that cannot move a verdict,
     :data:`modlib.claims.UNSHOWN`). The dates and reasons stay in the claims ledger."""
     c = claims.get(f"{CHAPTER}/{key}")
-    shown = [a for a in c.amendments if a.field not in claims.UNSHOWN]
     d = claims.decisions(CHAPTER).get(c.key)
-    if not shown:
-        return ""
-    if d is None or d.registered_outcome is None:
+    shown = [a for a in c.amendments if a.field not in claims.UNSHOWN]
+    if d is None:
         return claims.NOT_DECIDED
+    if not shown or d.registered_outcome is None:
+        return claims.words(c.key, why=True)
     first = c.original()
-    margin = float(c.fixed()["margin"] or stats.CLEAR)
     size = first.get("size")
-    line = f"first registered as {WHOSE_WORDS[first['whose']]}" + (
+    then = WHOSE_WORDS[first["whose"]] + (
         f", with the paper's own difference of {float(size):+.3f} as its size" if size not in (None, "", "none") else "")
-    line += f", and then {claims.outcome_words(d.registered_outcome, first['whose'] == 'own')}"
-    if d.registered_outcome == stats.NOT_REPRODUCED and d.high < margin:
-        line += (f": its whole interval lies short of the margin of {margin:+.2f}, which the rule reads as a "
-                 "paper's claim not found" + (", although it lies in the claimed direction" if d.low > 0 else ""))
-    if size not in (None, "", "none") and abs(float(size)) < margin:
-        line += ("; the paper's own difference lies below the margin as well, so the paper claims no such "
-                 "order")
+    was = claims.outcome_words(d.registered_outcome, first["whose"] == "own")
     when = "after the results were seen" if any(a.seen for a in shown) else "before its results were computed"
-    return line + f"; the claim was changed {when} ({claims.changes_in_words(shown)})"
+    change = (f"made {WHOSE_WORDS[c.fixed()['whose']]} {when}" if first["whose"] != c.fixed()["whose"]
+              else f"changed {when} ({claims.changes_in_words(shown)})")
+    return f"as first registered ({then}): {was}; {change}: {now_words(key)}"
+
+
+def registered_why(key: str) -> str:
+    """Why the rule read this chapter's amended claim ``key`` as it did when first registered, for
+    the page where :func:`registered_first` gives both verdicts: "The first verdict reads an interval
+    wholly short of the margin of +0.05 as the paper's claim not found, although it lies in the
+    claimed direction; the paper's own difference, +0.003, lies below the margin as well, so the
+    paper claims no such order." "" where there is nothing to explain."""
+    c = claims.get(f"{CHAPTER}/{key}")
+    d = claims.decisions(CHAPTER).get(c.key)
+    if d is None or d.registered_outcome is None:
+        return ""
+    margin = float(c.fixed()["margin"] or stats.CLEAR)
+    size = c.original().get("size")
+    parts = []
+    if d.registered_outcome == stats.NOT_REPRODUCED and d.high < margin:
+        parts.append(f"the first verdict reads an interval wholly short of the margin of {margin:+.2f} as the "
+                     "paper's claim not found" + (", although it lies in the claimed direction" if d.low > 0 else ""))
+    if size not in (None, "", "none") and abs(float(size)) < margin:
+        parts.append(f"the paper's own difference, {float(size):+.3f}, lies below the margin as well, so the "
+                     "paper claims no such order")
+    text = "; ".join(parts)
+    return f"{text[0].upper()}{text[1:]}." if text else ""
 
 
 def _alpha_open_more(opened: np.ndarray, shut: np.ndarray, more: dict):
@@ -651,7 +698,7 @@ def recomputed(runs, more: dict | None = None) -> list:
             v, f"At δ = 0.1, R² drops from in-domain to the whole cube by {mean_sd(drop['diagonal-0.1'])}, "
             f"{drop['diagonal-0.1'].mean() / paper:.0f} times the paper's {paper:.3f} (its table: "
             f"{_paper_r2('diagonal-0.1')}); the drop minus the paper's {_bound(mean, v)} (95% t interval over "
-            f"{len(excess)} seeds {_bound(low, v)} to {_bound(high, v)})."))
+            f"{len(excess)} seeds {stats.ends(low, high, claims.get(v.claim).margin)})."))
     return out
 
 

@@ -151,7 +151,7 @@ def margin(cid: str) -> float:
 
 def _interval(e: stats.Effect) -> str:
     """An effect's interval in words, without a verdict: ``"paired t interval +0.01 to +0.08 over 5 seeds"``."""
-    return f"{e.interval} interval {stats.bound(e.low, 0)} to {stats.bound(e.high, 0)} over {e.over}"
+    return f"{e.interval} interval {stats.ends(e.low, e.high, 0)} over {e.over}"
 
 
 FAR_ABOVE_CHANCE = 10  # "well above chance": at least this many times the accuracy of guessing
