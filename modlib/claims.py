@@ -6,8 +6,8 @@ A claim is *registered* when its fields are first written to the chapter's snaps
 the results it reads are computed. From then on its fields are fixed: a change is an *amendment*
 (:class:`Amendment`: date, field, old -> new, reason), kept in the TOML file beside the claim, and
 the page then prints the verdict under the registered fields beside the amended one. Whether a claim
-was registered before its data is not typed by anyone: :func:`registered_before_data` compares the
-snapshot's date with the date its results were first committed.
+was registered before its data is not typed by anyone: :func:`written` compares the commit that
+registered it with the times its results were computed.
 
 The chapters decide through :func:`decide` (an :class:`~modlib.stats.Effect`, or an interval, plus the
 run-time conditions "every arm trained", "every control passed", "measurable") and write the statement
@@ -358,8 +358,8 @@ KEY_UNDECIDED = (f"{outcome_words(stats.UNDECIDED, False)}: the data settle neit
                  "that allows both, too few units, or a condition of the test not met).")
 # the two words of the boxes that are the registry's, defined where a reader meets them (issue 57)
 KEY_TERMS = ("A claim is registered when it is written down, with its test and margin, in the book's "
-             "claims registry, and amended when that entry is changed after its results were seen; a page "
-             "then gives the verdict as first registered too.")
+             "claims registry, and amended when that entry is changed afterwards, in this edition mostly after "
+             "its results were seen; a page then gives the verdict as first registered too.")
 MARKS_KEY = f"Marks: {KEY_PAPER}; {KEY_OWN}; {KEY_UNDECIDED} {KEY_TERMS}"
 
 POST_HOC = "post hoc"  # the label beside a verdict whose claim was written down after its results were seen
@@ -374,36 +374,35 @@ def _created(chapter: str) -> dict[str, str]:
     return results.recorded(results.default_root() / "full" / chapter, "created")
 
 
-def _after_data(c: Registered) -> str | None:
+def written(c: Registered) -> str | None:
     """When claim ``c`` was written down against the stored full results it reads: ``"after"`` its
-    first results were seen (its registry note begins "post hoc", or its registration, the snapshot's
-    date, is on a later day than the first of them was made), ``"before"`` them (an earlier day, or
-    the same day where its note says it was registered before its result was computed),
-    ``"newest"`` (before the newest of them, after older arms it compares with), or None where that
-    cannot be told here: none of them stored, or a registration on the day of the data that the note
-    does not order (the claims ledger orders it by git's commit times). By the results' own records
-    (``created``) instead of git, so that it works outside a checkout."""
+    first results were made (its registry note begins "post hoc", or it was registered later),
+    ``"before"`` them, ``"newest"`` (before the newest of them, after older arms it compares with),
+    or None where that cannot be told here (none of them stored). The results' times are their own
+    records (``created``: when each was computed, so that it works outside a checkout); the
+    registration's is the commit that first wrote the claim to its snapshot (:func:`registered_at`),
+    or, without git, the snapshot's date, which orders a registration on the day of its data only
+    where the note does ("before its result"). The chapters' keys and the claims ledger both read it."""
     if c.note.lower().startswith(POST_HOC):
         return "after"
     when = _read_dates(c, _created(c.chapter))
-    registered = snapshot(c.chapter).get(c.id, {}).get("registered")
+    registered = registered_at(c.chapter).get(c.id) or snapshot(c.chapter).get(c.id, {}).get("registered")
     if not when or not registered:
         return None
-    first, last = (f(when, key=_instant)[:10] for f in (min, max))
-    day = registered[:10]
-    if day < first or (day == first and "before its result" in c.note):
-        return "before"
-    if day == first:
-        return None
-    if day < last or (day == last and "before its" in c.note):
-        return "newest"
-    return None if day == last else "after"
+    first, last = (f(when, key=_instant) for f in (min, max))
+    if len(registered) == 10:  # a date only: to the day
+        day, first, last = registered, first[:10], last[:10]
+        if day == first:
+            return "before" if "before its result" in c.note else None
+        if day == last:
+            return "newest" if "before its" in c.note else None
+    return "before" if _earlier(registered, first) else "newest" if _earlier(registered, last) else "after"
 
 
 def post_hoc(key: str) -> str:
     """:data:`POST_HOC` where claim ``key`` was written down after its first results were seen
-    (:func:`_after_data`), else "": for a page to set beside the claim's verdict (glued)."""
-    return POST_HOC if _after_data(get(key)) == "after" else ""
+    (:func:`written`), else "": for a page to set beside the claim's verdict (glued)."""
+    return POST_HOC if written(get(key)) == "after" else ""
 
 
 def marks_key(chapter: str) -> str:
@@ -419,9 +418,9 @@ def marks_key(chapter: str) -> str:
 
 def when_registered(chapter: str) -> str:
     """One sentence on when ``chapter``'s claims were written down against their data
-    (:func:`_after_data`): how many after their first results were seen, so that a reader does not
+    (:func:`written`): how many after their first results were seen, so that a reader does not
     take a verdict for the outcome of a test registered in advance; the claims ledger dates each."""
-    told = [_after_data(c) for c in registry(chapter).values()]
+    told = [written(c) for c in registry(chapter).values()]
     n, after = len(told), told.count("after")
     if after == n:
         return (f"All {n} claims of this chapter were written down after their first results were seen "
@@ -433,10 +432,10 @@ def when_registered(chapter: str) -> str:
              "(post hoc)"]
     for what, words in (("before", "before their results were computed"),
                         ("newest", "before their newest results, after older ones they compare with"),
-                        (None, "not dated here (no stored full result, or registered on the day of their data)")):
+                        (None, "not dated (no stored full result)")):
         if told.count(what):
             parts.append(f"{told.count(what)} {words}")
-    return "; ".join(parts) + " (the claims ledger dates each)."
+    return "; ".join(parts) + ". The claims ledger dates each claim."
 
 
 AMENDED = "†"  # beside a verdict whose claim was amended after its results were seen, the verdict unchanged
@@ -787,25 +786,6 @@ def snapshot_rewrites(chapter: str, root: Path | None = None) -> list[str]:
     return out
 
 
-def first_stored(chapter: str, root: Path | None = None) -> dict[str, str]:
-    """When each stored full result of ``chapter`` was first committed (``name -> ISO 8601 commit
-    time``), from git; empty where there is no git history (a shallow clone, an installed package)."""
-    root = root or PACKAGE.parent
-    try:
-        log = subprocess.run(["git", "-C", str(root), "log", "--diff-filter=A", "--format=@%cI", "--name-only",
-                              "--", f"notebooks/results/full/{chapter}"], capture_output=True, text=True,
-                             timeout=60, check=True).stdout
-    except (OSError, subprocess.SubprocessError):
-        return {}
-    out, when = {}, ""
-    for line in log.splitlines():
-        if line.startswith("@"):
-            when = line[1:]
-        elif line.endswith(".npz"):
-            out[Path(line).stem] = when  # newest first: the last seen is the first added
-    return out
-
-
 @cache
 def registered_at(chapter: str, root: Path | None = None) -> dict[str, str]:
     """When each claim of ``chapter`` was first committed to its snapshot (``id -> ISO 8601 commit
@@ -835,26 +815,12 @@ def _earlier(a: str, b: str) -> bool:
 
 
 def _read_dates(c: Registered, stored: dict[str, str]) -> list[str]:
-    """When each stored result that claim ``c`` reads was committed (``stored``: :func:`first_stored`)."""
+    """When each stored result that claim ``c`` reads was made (``stored``: :func:`_created`)."""
     return [d for name, d in stored.items() if any(fnmatch.fnmatch(name, p) for p in c.reads)]
 
 
 def _instant(d: str) -> _dt.datetime:
     return _dt.datetime.fromisoformat(d) if len(d) > 10 else _dt.datetime.fromisoformat(d + "T00:00:00+00:00")
-
-
-def registered_before_data(c: Registered, stored: dict[str, str], registered: str | None = None,
-                           last: bool = False) -> bool | None:
-    """Whether claim ``c`` was registered before the first of the results it reads was committed
-    (``stored``: :func:`first_stored`), by commit times where git has them (``registered``: the
-    claim's :func:`registered_at`), else by the snapshot's date; None where none of its results is
-    stored or dated. With ``last``, before the last of them: a claim that compares a new arm with an
-    arm stored earlier was registered before its new data, though not before all the data it reads."""
-    when = _read_dates(c, stored)
-    registered = registered or snapshot(c.chapter).get(c.id, {}).get("registered")
-    if not when or not registered:
-        return None
-    return _earlier(registered, (max if last else min)(when, key=_instant))
 
 
 def _main(argv: list[str] | None = None) -> int:

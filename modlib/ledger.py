@@ -3,7 +3,7 @@
 and the decisions the chapters made on their stored full results (``book/ledger/<chapter>.json``).
 
 :func:`table` gives the rows as a ``pandas.DataFrame``; :func:`page` the page's HTML: the table with
-three menus (paper, verdict, kind) that filter its rows in the browser, with no kernel.
+four menus (chapter, paper, verdict, kind) that filter its rows in the browser, with no kernel.
 """
 
 from __future__ import annotations
@@ -27,17 +27,23 @@ def _verdict_words(outcome: str | None, own: bool) -> str:
     return f"{stats.MARKS[outcome]} {outcome}"
 
 
-def _registration(c: claims.Registered, stored: dict[str, str]) -> str:
-    registered = claims.registered_at(c.chapter).get(c.id)
-    before = claims.registered_before_data(c, stored, registered)
-    new = claims.registered_before_data(c, stored, registered, last=True)
-    when = ("before the data" if before else
-            "before its newest data, after an arm it reads was stored" if new else
-            "after the data" if before is False else "date of the data unknown")
-    said = f"amended, registered {when}" if c.amendments else f"registered {when}"
-    corrected = claims.snapshot(c.chapter).get(c.id, {}).get("corrections", ())
-    return said + "".join(f"; registration corrected in {x['commit']} ({', '.join(x['fields'])}): {x['reason']}"
-                          for x in corrected)
+WRITTEN = {"before": "before its data", "newest": "before its newest data, after older data it compares with",
+           "after": "after its data (post hoc)", None: "not dated (no stored full result)"}  # claims.written
+
+
+def _registration(c: claims.Registered) -> str:
+    """When the claim was registered, the day and against its data (:func:`modlib.claims.written`,
+    which the chapters' keys count by too), amended or not."""
+    day = (claims.registered_at(c.chapter).get(c.id) or claims.snapshot(c.chapter).get(c.id, {}).get("registered")
+           or "")[:10]
+    said = f"registered {day + ', ' if day else ''}{WRITTEN[claims.written(c)]}"
+    return f"amended; {said}" if c.amendments else said
+
+
+def _corrections(c: claims.Registered) -> str:
+    """Corrections of the claim's registration record (not of the claim): which commit, which fields, why."""
+    return "; ".join(f"{x['commit']} ({', '.join(x['fields'])}): {x['reason']}"
+                     for x in claims.snapshot(c.chapter).get(c.id, {}).get("corrections", ()))
 
 
 def _amendments(c: claims.Registered) -> str:
@@ -69,7 +75,7 @@ def rows() -> list[dict]:
     """One dict per registered claim, in chapter order: what the ledger shows."""
     out, found = [], mutations.saved()
     for chapter in claims.CHAPTERS:
-        decided, stored = claims.saved(chapter), claims.first_stored(chapter)
+        decided = claims.saved(chapter)
         for cid, c in claims.registry(chapter).items():
             d = decided.get(c.key)
             out.append({
@@ -82,7 +88,8 @@ def rows() -> list[dict]:
                 "verdict": _verdict_words(d.outcome if d else None, c.own),
                 "as registered": (_verdict_words(d.registered_outcome, c.original()["whose"] == "own")
                                   if d and d.registered_outcome else ""),
-                "registration": _registration(c, stored), "amendments": _amendments(c), "note": c.note,
+                "registration": _registration(c), "corrections": _corrections(c), "amendments": _amendments(c),
+                "note": c.note, "why": d.why if d else "",
                 "trained": c.trained, "mutations": _mutations(c, d, found),
             })
     return out
@@ -99,39 +106,58 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
-def _num(v) -> str:
-    """An effect as the ledger prints it: a number that rounds to 0 has no sign (:func:`stats.number`)."""
-    return "" if v is None else stats.number(v, 2, sign=True)
+def _effect(r: dict) -> str:
+    """The effect cell: the estimate and its 95% interval at one precision (:func:`stats.ends`); a
+    dash where no unit was measured, and no interval over one unit."""
+    if r["effect"] is None or not r["n"]:
+        return "—"
+    if r["n"] == 1 or r["low"] is None:
+        return f"{stats.number(r['effect'], 2, sign=True)}<br><small>one unit: no interval</small>"
+    interval = stats.ends(r["low"], r["high"], r["margin"])
+    places = max(2, len(interval.split(" to ")[0].split(".")[-1]))
+    return f"{stats.number(r['effect'], places, sign=True)}<br><small>{interval}</small>"
+
+
+def _short(measure: str, most: int = 90) -> str:
+    """The measure's first clause, at most ``most`` characters (the row's folded summary)."""
+    head = re.split(r" \(|: |; ", measure, maxsplit=1)[0]
+    return head if len(head) <= most else head[:most].rsplit(" ", 1)[0] + " …"
 
 
 def page() -> str:
-    """The ledger's HTML: a summary line, three menus and the table; each menu hides the rows that
-    do not match it (plain JavaScript in the page, no kernel)."""
+    """The ledger's HTML: a summary line, four menus (chapter, paper, verdict, kind) and the table,
+    each chapter's first row an anchor (``#chapter-N``); each menu hides the rows that do not match
+    it (plain JavaScript in the page, no kernel)."""
     data = rows()
     esc = html.escape
-    menus = {"paper": sorted({r["paper"] for r in data}), "verdict": sorted({r["verdict"] for r in data}),
+    menus = {"chapter": sorted({str(r["chapter"]) for r in data}, key=int),
+             "paper": sorted({r["paper"] for r in data}), "verdict": sorted({r["verdict"] for r in data}),
              "kind": sorted({r["kind"] for r in data})}
     controls = "".join(
         f'<label>{name} <select data-ledger="{name}"><option value="">all</option>'
         + "".join(f'<option value="{esc(v)}">{esc(v)}</option>' for v in values) + "</select></label> "
         for name, values in menus.items())
-    body = []
+    jump = " · ".join(f'<a href="#chapter-{n}">{n}</a>' for n in menus["chapter"])
+    body, seen = [], set()
     for r in data:
         link = f'../notebooks/{r["page"]}.html#{_slug(r["section"])}'
-        interval = ("" if r["low"] is None else  # its ends as the chapters print them
-                    stats.ends(r["low"], r["high"], r["margin"]))
-        more = [("claim", r["key"]), ("the paper's words", r["quote"]),
+        more = [("what is measured", r["measure"]), ("claim", r["key"]), ("the paper's words", r["quote"]),
                 ("units", f'{r["units"]}; {"" if r["n"] is None else r["n"]} distinct units'),
-                ("trained", r["trained"]), ("amended", r["amendments"]), ("note", r["note"]),
+                ("trained", r["trained"]), ("why this verdict", r["why"]), ("amended", r["amendments"]),
+                ("note", r["note"]), ("registration record corrected", r["corrections"]),
                 ("mutations", r["mutations"])]
         details = "".join(f"<br><small><b>{k}</b>: {esc(v)}</small>" for k, v in more if v)
         before = f'<br><small>as registered: {esc(r["as registered"])}</small>' if r["as registered"] else ""
+        why = f'<br><small>{esc(r["why"])}</small>' if r["verdict"].startswith(stats.MARKS[stats.UNDECIDED]) else ""
+        anchor = "" if r["chapter"] in seen else f' id="chapter-{r["chapter"]}"'
+        seen.add(r["chapter"])
         body.append(
-            f'<tr data-paper="{esc(r["paper"])}" data-verdict="{esc(r["verdict"])}" data-kind="{esc(r["kind"])}">'
+            f'<tr{anchor} data-chapter="{r["chapter"]}" data-paper="{esc(r["paper"])}" '
+            f'data-verdict="{esc(r["verdict"])}" data-kind="{esc(r["kind"])}">'
             f'<td><a href="{link}">{r["chapter"]}</a></td><td>{esc(r["paper"])}</td>'
-            f'<td><details><summary>{esc(r["measure"])}</summary>{details}</details></td>'
-            f'<td>{_num(r["effect"])}<br><small>{interval}</small></td><td>{r["margin"]:g}</td>'
-            f'<td>{esc(r["verdict"])}{before}</td><td><small>{esc(r["registration"])}</small></td></tr>')
+            f'<td><details><summary>{esc(_short(r["measure"]))}</summary>{details}</details></td>'
+            f'<td>{_effect(r)}</td><td>{r["margin"]:g}</td>'
+            f'<td>{esc(r["verdict"])}{before}{why}</td><td><small>{esc(r["registration"])}</small></td></tr>')
     counts = {}
     for r in data:
         counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
@@ -142,9 +168,11 @@ root.querySelectorAll('tbody tr').forEach(function(tr){var ok=true;menus.forEach
 if(m.value&&tr.dataset[m.dataset.ledger]!==m.value){ok=false;}});tr.style.display=ok?'':'none';if(ok){shown++;}});
 root.querySelector('.modlib-ledger-count').textContent=shown+' shown';}
 menus.forEach(function(m){m.addEventListener('change',apply);});apply();})();</script>"""
-    return (f'<div class="modlib-ledger"><p>{esc(summary)}.</p><p>{controls}<span class="modlib-ledger-count">'
-            f'</span></p><table class="table" style="table-layout:fixed;width:100%;overflow-wrap:anywhere">'
-            f'<colgroup><col style="width:3em"><col style="width:6.5em"><col><col style="width:7em">'
-            f'<col style="width:4.5em"><col style="width:8em"><col style="width:7em"></colgroup><thead><tr><th>ch.</th><th>whose</th><th>what is measured (open it for the '
-            f'claim, the paper\'s words, the units and the bar for trained)</th><th>effect, 95% interval</th><th>margin</th><th>verdict</th><th>registered</th></tr>'
+    return (f'<div class="modlib-ledger"><p>{esc(summary)}.</p><p>Chapter: {jump}</p><p>{controls}'
+            f'<span class="modlib-ledger-count"></span></p><table class="table" style="table-layout:fixed;width:100%;'
+            f'overflow-wrap:break-word"><colgroup><col style="width:2.5em"><col style="width:6em"><col>'
+            f'<col style="width:7.5em"><col style="width:4em"><col style="width:9em"><col style="width:9em"></colgroup>'
+            f'<thead><tr><th>ch.</th><th>whose</th><th>what is measured (open it for the whole measure, the '
+            f'claim, the paper\'s words, the units, the bar for trained and why the verdict)</th><th>effect, 95% '
+            f'interval</th><th>margin</th><th>verdict</th><th>registered</th></tr>'
             f'</thead><tbody>{"".join(body)}</tbody></table>{script}</div>')

@@ -133,31 +133,29 @@ def test_a_verdict_without_a_registered_claim_cannot_be_printed():
         claims.statement(v, "text")
 
 
-def test_registration_before_the_data_is_read_from_the_dates(package):
+def test_when_a_claim_was_written_is_read_from_the_dates(package, monkeypatch):
+    """claims.written, which the chapters' keys and the claims ledger both read: the registration
+    (git's commit time, else the snapshot's date, to the day) against when the results it reads were
+    computed (their own records)."""
     chapter = package(CLAIM.format(margin=0.05))
     claims.register(chapter, today="2026-11-20")
     c = claims.registry(chapter)["bigger"]
-    assert claims.registered_before_data(c, {"run-seed0": "2026-11-21", "other": "2026-01-01"}) is True
-    assert claims.registered_before_data(c, {"run-seed0": "2026-11-20"}) is False  # the same day: not before
-    assert claims.registered_before_data(c, {"run-seed0": "2026-11-21", "run-seed1": "2026-11-19"}) is False
-    assert claims.registered_before_data(c, {"other": "2026-01-01"}) is None
+
+    def written(**made):
+        monkeypatch.setattr(claims, "_created", lambda ch: {k.replace("_", "-"): v for k, v in made.items()})
+        return claims.written(c)
+
+    monkeypatch.setattr(claims, "registered_at", lambda ch: {})  # no git: the snapshot's date
+    assert written(run_seed0="2026-11-21T09:00:00+00:00", other="2026-01-01T00:00:00+00:00") == "before"
+    assert written(run_seed0="2026-11-19T09:00:00+00:00") == "after"
+    assert written(run_seed0="2026-11-20T09:00:00+00:00") is None  # the same day, and no note orders it
     # a new arm compared with one stored earlier: before its newest data, not before all of it
-    both = {"run-seed0": "2026-11-21T10:00:00+00:00", "run-seed1": "2026-11-19"}
-    assert claims.registered_before_data(c, both, last=True) is True
-    assert claims.registered_before_data(c, {"run-seed0": "2026-11-20"}, last=True) is False
-
-
-def test_first_stored_dates_come_from_git():
-    if not (ROOT / ".git").exists():
-        pytest.skip("no git history here (an installed package)")
-    shallow = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--is-shallow-repository"],
-                             capture_output=True, text=True).stdout.strip()
-    if shallow == "true":
-        pytest.skip("a shallow clone: the dates of the first stores are not in its history")
-    dates = claims.first_stored("weight_masks")
-    stored = {p.stem for p in (ROOT / "notebooks/results/full/weight_masks").glob("*.npz")}
-    assert stored <= set(dates), f"no date for {sorted(stored - set(dates))[:5]}"
-    assert all(d.startswith("20") and "T" in d for d in dates.values())
+    assert written(run_seed0="2026-11-21T09:00:00+00:00", run_seed1="2026-11-19T09:00:00+00:00") == "newest"
+    assert written(other="2026-01-01T00:00:00+00:00") is None  # none of its results is stored
+    # git's commit time orders a registration on the day of its data
+    monkeypatch.setattr(claims, "registered_at", lambda ch: {c.id: "2026-11-20T08:00:00+00:00"})
+    assert written(run_seed0="2026-11-20T09:00:00+00:00") == "before"
+    assert written(run_seed0="2026-11-20T07:00:00+00:00") == "after"
 
 
 def test_save_writes_the_full_decisions_only(package, tmp_path):
@@ -226,12 +224,19 @@ def test_the_page_prints_a_verdict_for_every_registered_claim_and_no_other(chapt
 def test_the_ledger_has_one_row_per_registered_claim_and_menus_that_filter():
     n = sum(len(claims.registry(ch)) for ch in claims.CHAPTERS)
     page = ledger.page()
-    assert page.count("<tr data-paper=") == n == len(ledger.rows())
-    for name in ("paper", "verdict", "kind"):
+    assert page.count(" data-chapter=") == n == len(ledger.rows())
+    for name in ("chapter", "paper", "verdict", "kind"):
         assert f'select data-ledger="{name}"' in page
+    assert all(f'id="chapter-{i}"' in page and f'href="#chapter-{i}"' in page for i in range(1, 8))
     rows = ledger.rows()
     assert all(r["verdict"] != ledger.NOT_DECIDED for r in rows), \
         [r["key"] for r in rows if r["verdict"] == ledger.NOT_DECIDED]
+    # the ledger dates each claim by the rule the chapters' keys count by (claims.written)
+    for r in rows:
+        c = claims.get(r["key"])
+        assert r["registration"].endswith(ledger.WRITTEN[claims.written(c)]), r
+        assert r["registration"].startswith("amended; ") == bool(c.amendments), r
+    assert "overflow-wrap:anywhere" not in page  # words broke mid-word in the 688-px column
 
 
 def test_ledger_files_are_json_of_registered_keys():

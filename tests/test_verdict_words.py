@@ -149,8 +149,8 @@ def test_each_chapters_key_says_how_many_of_its_claims_were_written_down_after_t
         key = claims.marks_key(chapter)
         assert key.endswith(claims.when_registered(chapter)) and "post hoc" in key, chapter
     # chapter 2: its conditioning claim was registered before its result was computed (its note and the
-    # ledger say so), its monolithic claim after (its note); the rest after their data, or not dated here
-    # where registered on the day of their data (the ledger orders those by git's commit times)
+    # ledger say so), its monolithic claim after (its note); the rest by the commit that registered them
+    # against the times their results were computed, as the claims ledger dates them
     assert claims.post_hoc("compositional_sprites/monolithic") == claims.POST_HOC
     assert claims.post_hoc("compositional_sprites/conditioning") == ""
     said = claims.when_registered("compositional_sprites")
@@ -159,6 +159,6 @@ def test_each_chapters_key_says_how_many_of_its_claims_were_written_down_after_t
     monkeypatch.setenv("MODLIB_RESULTS", str(tmp_path))  # no stored results: only the notes tell
     claims._created.cache_clear()
     try:
-        assert "28 not dated here (no stored full result" in claims.when_registered("bridge")
+        assert "28 not dated (no stored full result)" in claims.when_registered("bridge")
     finally:
         claims._created.cache_clear()
