@@ -334,6 +334,20 @@ def test_every_term_role_links_a_glossary_term(page):
     assert not problems, problems
 
 
+def test_the_glossary_jump_bar_links_the_first_term_of_every_letter():
+    """The "Jump to" bar of book/glossary.md is typed: it must name every initial letter of the
+    glossary's terms once, in order, each linking that letter's first term (the terms are sorted)."""
+    terms = glossary_terms()
+    assert terms == sorted(terms, key=str.lower), "the glossary's terms are not in alphabetical order"
+    first = {}
+    for term in terms:
+        first.setdefault(term[0].upper(), term)
+    bar = next(line for line in (ROOT / "book" / "glossary.md").read_text().splitlines()
+               if line.startswith("**Jump to:**"))
+    linked = [(m.group(1), m.group(2)) for m in re.finditer(r"\{term\}`(\w) <([^>]+)>`", bar)]
+    assert linked == sorted(first.items()), f"the bar should read {sorted(first.items())}"
+
+
 # --- each rule catches a page that breaks it (synthetic pages) -----------------------------------
 
 def md(text):
