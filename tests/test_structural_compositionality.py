@@ -381,12 +381,12 @@ def test_the_verdict_table_holds_each_verdict_once_and_the_sweep_says_where_test
     for r in rows:
         for key, heading in findings.VERDICTS.items():
             f = found.get(f"{r['rule']}/{r['subroutine']}/{key}")
-            assert r[heading] == (f.mark if f else "–")
+            assert r[heading].removesuffix(findings.UNSHOWN_OTHER) == (f.mark if f else "–")
     # a random subnetwork at the ceiling everywhere: test 1 can fail nowhere; below the gate once: there
     pts = [{"lam": lam, "subroutine": "subject", "kept": kept, "hard": [1.0, 0.5], "random": [1.0, other]}
            for lam, kept, other in ((1.0, 0.3, 1.0), (10.0, 0.05, 1.0), (100.0, 0.01, 0.4))]
     f = findings.sweep_findings({"sv-plural": {"points": pts}})["sv-plural/subject/sweep"]
-    assert f.holds and "from 1.00% kept" in f.text
+    assert f.holds and "(1.00% of the weights kept)" in f.text
     flat = [dict(p, random=[1.0, 1.0]) for p in pts]
     assert not findings.sweep_findings({"sv-plural": {"points": flat}})["sv-plural/subject/sweep"].holds
     swept = {rule: r.metrics for rule, r in sweep.run("smoke", torch.device("cpu")).items()}

@@ -11,7 +11,7 @@ import html
 import ipywidgets as w
 import numpy as np
 
-from modlib import plots
+from modlib import plots, results
 from modlib.structural_compositionality import figures
 from modlib.widgets import wire
 
@@ -39,6 +39,14 @@ def structure_explorer(runs) -> w.VBox:
                  alt="fraction of weights each subroutine's mask keeps per layer, and their overlap")
 
 
+def configuration(chosen: dict) -> str:
+    """A chosen mask configuration in the page's words: ``{"lam": 30.0, "stages": "later"}`` ->
+    ``"λ ×30, layers later"`` (the multiple of the paper's λ, the masked layers, s0, learning rate)."""
+    names = {"lam": "λ ×", "stages": "layers ", "init": "s0 ", "lr": "lr "}
+    return ", ".join(f"{names.get(k, k + ' ')}{v:g}" if isinstance(v, float) else f"{names.get(k, k + ' ')}{v}"
+                     for k, v in chosen.items())
+
+
 def render(runs, choices: dict) -> list | None:
     """The view of ``choices`` (``result``: a stored result's name; ``subroutine``: one of its
     subroutines, or ``None`` for the first): its masks by layer (a figure) and the subroutine's
@@ -53,9 +61,10 @@ def render(runs, choices: dict) -> list | None:
     with np.errstate(invalid="ignore"):  # a layer both masks drop: no random overlap to draw
         fig = figures.kept_by_layer(r.arrays, subs, r.metrics["overlap"]["layers"])
     fig.axes[0].set_title(f"{choices['result']}: masks by layer", fontsize=9)
-    plots.stamp(fig, figures.structure_provenance(runs))
-    chosen = ", ".join(f"{k} {v}" for k, v in found["chosen"].items())
-    lines = [f"{sub} mask: {chosen}",
+    made = results.provenance([r]).rsplit(" · ", 1)[0]
+    plots.stamp(fig, f"{made} · {choices['result']}: kept, the mean of its "
+                     f"{plots.count(len(found['runs']), 'mask seed')}; overlap, mask seed 0")
+    lines = [f"{sub} mask: {configuration(found['chosen'])}",
              f"({'passed' if found['passed_gate'] else 'missed'} the 0.9 gate on validation)",
              "seed  kept   subnetwork     ablated        re-init abl.   random subnet",
              "             target other   target other   target other   target other"]

@@ -84,7 +84,7 @@ def subnetwork_bars(table, paper: dict | None = None) -> plt.Figure:
     labels = ["target subroutine", "other subroutine"]
     if paper:
         handles.append(plt.Line2D([], [], marker="D", color="black", ls=""))
-        labels.append("paper (means of 9 runs)")
+        labels.append("paper's mean")
     handles.append(plt.Line2D([], [], color="0.4", ls="--"))
     labels.append("chance")
     fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=8, frameon=False)
@@ -210,13 +210,14 @@ def short_layer(name: str) -> str:
 
 def structure_provenance(runs) -> str:
     """Chapter 5's caption line: profile, device and how many base models and mask seeds, e.g.
-    ``"profile full · cpu (1 thread) · 3 base models × 3 mask seeds per rule"``."""
+    ``"profile full · cpu (1 thread) · 3 base models × 3 mask seeds searched per rule"`` (a figure
+    draws those of them whose masks passed the selection gate, as its caption says)."""
     from modlib import results
 
     s = runs.settings
     line = results.provenance(list(runs.rows.values()))
     return (line.rsplit(" · ", 1)[0] + f" · {count(s.base_models, 'base model')} × "
-            f"{count(s.mask_seeds, 'mask seed')} per rule (base-model seeds 0–{s.base_models - 1})")
+            f"{count(s.mask_seeds, 'mask seed')} searched per rule (base-model seeds 0–{s.base_models - 1})")
 
 
 def diagram_two_tests() -> plt.Figure:

@@ -11,6 +11,7 @@ import numpy as np
 from dataclasses import dataclass, replace
 
 from modlib import claims, stats
+from modlib.plots import count
 from modlib.structural_compositionality import draws
 from modlib.stats import CLEAR, Finding, mean_pm
 
@@ -324,7 +325,7 @@ def structural_from(table, bases: list[dict], base_gate: float, suffix: str = ""
                 measurable=measurable(col("sub_target"), col("sub_other")))
             out[f"{name}/subnetwork{suffix}"] = claims.statement(
                 v,
-                f"{rule}, {sub} subnetwork ({len(t)} runs over {models} base models, {kept}): "
+                f"{rule}, {sub} subnetwork ({len(t)} runs over {count(models, 'base model')}, {kept}): "
                 f"{mean_pm(t['sub_target'])} on {sub} problems, {mean_pm(t['sub_other'])} on the other "
                 f"subroutine's (the gate on the target: {GATE_TARGET}, {'met' if gate else 'missed'}; "
                 f"better than a random subnetwork of its size: {'yes' if random.reproduced else 'not shown'}); "
@@ -443,7 +444,8 @@ def verdict_table(table, found: dict[str, Finding], suffix: str = "") -> list[di
     accuracies (target / other, means over those runs) and the mark of each claim of ``found``
     (:func:`structural`) in :data:`VERDICTS` ("–" where the claim was not made), keyed with
     ``suffix`` (:data:`WITHOUT` for :func:`without_base_model`'s, with ``table`` without that base
-    model)."""
+    model). A test-1 ✓ gets :data:`UNSHOWN_OTHER` where a random subnetwork of the masks' size also
+    falls under the gate on the other subroutine."""
     rows = []
     trained = table[table["trained"]]
     for (rule, sub), every in trained.groupby(["rule", "subroutine"], sort=False):
@@ -455,14 +457,36 @@ def verdict_table(table, found: dict[str, Finding], suffix: str = "") -> list[di
         for key, heading in VERDICTS.items():
             f = found.get(f"{rule}/{sub}/{key}{suffix}")
             row[heading] = (f.mark or f.outcome) if f is not None else "–"  # the book's own: "holds"
+        f = found.get(f"{rule}/{sub}/subnetwork{suffix}")
+        if f is not None and f.outcome == stats.REPRODUCED and t["random_other"].mean() < GATE_TARGET:
+            row[VERDICTS["subnetwork"]] += UNSHOWN_OTHER  # failing the other is no more than a random one's
         rows.append(row)
     return rows
+
+
+# beside a test-1 mark where a random subnetwork of the masks' size also falls under the gate on the
+# other subroutine: "fails the other" is then not shown to be more than a random subnetwork's
+UNSHOWN_OTHER = "¹"
+
+
+def registered_then_now(cid: str, words: dict[str, str]) -> tuple[str, str]:
+    """The verdict on chapter 5's registered claim ``cid`` (``"sv-plural-subject-draws-target"``) as
+    first registered and as it now stands, in the words for its kind
+    (:func:`modlib.claims.outcome_words`), for a page that gives the registered one first (issue 57);
+    ``words[cid]`` twice (the page's words, e.g. :data:`NOT_RUN`) where the claim was not decided
+    on stored results here or never amended."""
+    key = _key(cid)
+    made, first = claims.decisions(CHAPTER).get(key), claims.registered_words(key)
+    if made is None or first is None or words[cid] == NOT_RUN:
+        return words[cid], words[cid]
+    return first, claims.outcome_words(made.outcome, claims.get(key).own)
 
 
 def table_legend() -> str:
     """The one line under the verdict table (:func:`verdict_table`): what each mark means, from
     :data:`modlib.stats.MARKS`, what the rows of the paper's two controls test, what *holds* asserts
-    in the two random rows (the book's own hypotheses), and what the row "base models" counts."""
+    in the two random rows (the book's own hypotheses), what the row "base models" counts, and what
+    :data:`UNSHOWN_OTHER` beside a test-1 mark says."""
     marks = " · ".join(f"{stats.MARKS[o]} {o}" for o in (stats.REPRODUCED, stats.NOT_REPRODUCED, stats.UNDECIDED))
     return (f"{marks} · – not made. \"{VERDICTS['reinit']}\": test 2 with the removed weights given fresh "
             f"random values instead of zeros; \"{VERDICTS['untrained']}\": test 2's effect, larger than in a "
@@ -471,8 +495,12 @@ def table_legend() -> str:
             f"the found subnetwork alone beats a random one of its size on its target by at least {LOWER:g} "
             f"(\"{VERDICTS['random']}\"); removing it costs its target at least {CLEAR:g} more than removing as "
             f"many random weights (\"{VERDICTS['random_ablation']}\", over every searched base model). \"base "
-            f"models\", k of n: of the n base models searched, the k whose masks did their own subroutine alone "
-            f"({GATE_TARGET:g} on validation problems), the units of the other marks.")
+            f"models\", k of n: of the n base models searched, the k whose masks passed the selection gate "
+            f"({GATE_TARGET:g} alone on validation problems drawn like the mask-training set), the units of the other "
+            "marks. "
+            f"\"{UNSHOWN_OTHER}\" beside {stats.MARKS[stats.REPRODUCED]} in \"{VERDICTS['subnetwork']}\": a random "
+            f"subnetwork of the masks' size also scores under {GATE_TARGET:g} on the other subroutine, so that this "
+            "subnetwork fails the other is not shown to be more than a random subnetwork of its size does.")
 
 
 def without_convergence_rule(runs) -> dict[str, Finding]:
@@ -615,18 +643,19 @@ def sweep_findings(sweeps: dict) -> dict[str, Finding]:
             pts = sorted((p for p in m["points"] if p["subroutine"] == sub), key=lambda p: -p["kept"])
             can_fail = [p for p in pts if p["random"][1] < GATE_TARGET]
             spread = pts[-1]["kept"] < pts[0]["kept"]
-            where = (f"from {can_fail[0]['kept']:.2%} kept (lambda x{can_fail[0]['lam']:g}) down, a random "
-                     f"subnetwork of the same size gets {can_fail[0]['random'][1]:.2f} on the other subroutine"
+            where = (f"a random subnetwork of the mask's size falls under {GATE_TARGET} on the other subroutine "
+                     f"from the mask at ×{can_fail[0]['lam']:g} ({can_fail[0]['kept']:.2%} of the weights kept) to "
+                     f"the sparsest: {can_fail[0]['random'][1]:.2f} at ×{can_fail[0]['lam']:g}"
                      if can_fail else f"a random subnetwork of the same size stays at {GATE_TARGET} or more on "
                      "the other subroutine at every density swept")
-            points = "; ".join(f"x{p['lam']:g}: {p['kept']:.2%} kept, alone {p['hard'][0]:.2f} / "
+            points = "; ".join(f"×{p['lam']:g}: {p['kept']:.2%} kept, alone {p['hard'][0]:.2f} / "
                                f"{p['hard'][1]:.2f}, random {p['random'][0]:.2f} / {p['random'][1]:.2f}"
                                for p in reversed(pts))
             out[f"{rule}/{sub}/sweep"] = Finding(
                 f"{rule}/{sub}/sweep", bool(can_fail) and spread,
-                f"{rule}, {sub} mask, base model 0, lambda from x{min(p['lam'] for p in pts):g} to "
-                f"x{max(p['lam'] for p in pts):g} "
-                f"({points}): {where}.")
+                f"{rule}, {sub} mask, base model 0, λ from ×{min(p['lam'] for p in pts):g} to "
+                f"×{max(p['lam'] for p in pts):g} "
+                f"({points}; accuracies target / other): {where}.")
     return out
 
 
