@@ -355,7 +355,8 @@ KEY_PAPER = (f"{outcome_words(stats.REPRODUCED, False)} / {outcome_words(stats.N
 KEY_OWN = (f"{stats.HOLDS} / {stats.DOES_NOT_HOLD}: a hypothesis of the book's own passed / failed its "
            "test")
 KEY_UNDECIDED = (f"{outcome_words(stats.UNDECIDED, False)}: the data settle neither way (an interval "
-                 "that allows both, too few units, or a condition of the test not met).")
+                 "that allows both, an effect whose estimate is short of the margin while its interval "
+                 "reaches it, too few units, or a condition of the test not met).")
 # the two words of the boxes that are the registry's, defined where a reader meets them (issue 57)
 KEY_TERMS = ("A claim is registered when it is written down, with its test and margin, in the book's "
              "claims registry, and amended when that entry is changed afterwards, in this edition mostly after "

@@ -542,7 +542,8 @@ def quantile_seeds(sweep, formulation: str, quantiles=(0.1, 0.5, 0.9), activatio
                    loss: str = "mse") -> plt.Figure:
     """The paper's Fig. 6 chosen by the distribution instead of by seed number: among the seeds
     whose boundaries are stored, those whose held-out accuracy lies nearest the ``quantiles`` of all
-    seeds' (paper's setting, after training), each titled with its accuracy and quantile."""
+    seeds' (paper's setting, after training), each titled with its accuracy and the quantile it is
+    nearest."""
     a = sweep.arrays(activation, loss, formulation)
     acc, stored = a["test_acc"], a["grids"].shape[0]
     picks, titles = [], []
@@ -550,7 +551,7 @@ def quantile_seeds(sweep, formulation: str, quantiles=(0.1, 0.5, 0.9), activatio
         target = float(np.quantile(acc, q))
         seed = int(np.argmin(np.abs(acc[:stored] - target)))
         picks.append((seed, len(a["snapshot_epochs"]) - 1))
-        titles.append(f"seed {seed}: {acc[seed]:.2f}\n({q:.0%} quantile: {target:.2f})")
+        titles.append(f"seed {seed}: {acc[seed]:.2f} (nearest\nthe {q:.0%} quantile, {target:.2f})")
     fig = small_multiples(a, formulation, picks, titles, ncols=len(quantiles))
     last = int(a["snapshot_epochs"][-1])
     fig.suptitle(f"boundaries and held-out accuracy after epoch {last}, the end of training",

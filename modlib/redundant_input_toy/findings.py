@@ -36,13 +36,19 @@ def compare(key: str, x: np.ndarray, y: np.ndarray, arms: list[dict], percent: b
     :func:`trained`; the direction and the margin come from the registry
     (:func:`modlib.claims.decide`). Returns the verdict and its text, which ends with ✓ / ✗ for a
     claim of the paper and "holds" / "does not hold" for the book's own hypothesis
-    (:func:`marked_own`)."""
+    (:func:`marked_own`). A claim registered with a margin other than the rule's default
+    (:data:`modlib.stats.CLEAR`) states it before its mark, so that the line reads against its own
+    margin."""
     # the units: seeds whose arms differ in what was measured (not in a 0/1 outcome alone)
     units = distinct_units(x, y, *(a[k] for a in arms for k in ("test_acc", "reliance") if k in a))
     effect = paired(x, y, units=units, shares=shares)
     v = claims.decide(f"{CHAPTER}/{key}", effect, trained=all(trained(a) for a in arms))
-    mark = marked_own if claims.get(v.claim).own else marked
-    text = effect.text(percent, claims.get(v.claim).margin)  # a bound at the margin: the digits to show its side
+    c = claims.get(v.claim)
+    mark = marked_own if c.own else marked
+    text = effect.text(percent, c.margin)  # a bound at the margin: the digits to show its side
+    if c.margin != stats.CLEAR:  # inside the interval's brackets: "(95% ... +6 points; margin 10 points)"
+        margin = f"{100 * c.margin:.0f} points" if percent else f"{c.margin:.2f}"
+        text = f"{text.removesuffix(')')}; the registered margin {margin})"
     return v, text + mark(v, f"mean training accuracy below {TRAINED:.0%}")
 
 
