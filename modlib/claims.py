@@ -41,6 +41,7 @@ import contextlib
 import datetime as _dt
 import fnmatch
 import json
+import re
 import subprocess
 import tomllib
 from dataclasses import asdict, dataclass, field
@@ -374,15 +375,23 @@ def _created(chapter: str) -> dict[str, str]:
     return results.recorded(results.default_root() / "full" / chapter, "created")
 
 
+def _note_before(note: str) -> bool:
+    """Whether a claim's registry ``note`` says it was written down before results it reads were
+    computed, in any of the registry's wordings: "before its result was computed", "before the
+    results it reads were computed", "before drawn-alpha-more and drawn-alpha-open-more (seeds 5-9)
+    were computed" (one clause: up to the next ";")."""
+    return re.search(r"\bbefore\b[^;]*?\b(?:was|were) computed", note) is not None
+
+
 def _after_data(c: Registered) -> str | None:
     """When claim ``c`` was written down against the stored full results it reads: ``"after"`` its
     first results were seen (its registry note begins "post hoc", or its registration, the snapshot's
     date, is on a later day than the first of them was made), ``"before"`` them (an earlier day, or
-    the same day where its note says it was registered before its result was computed),
-    ``"newest"`` (before the newest of them, after older arms it compares with), or None where that
-    cannot be told here: none of them stored, or a registration on the day of the data that the note
-    does not order (the claims ledger orders it by git's commit times). By the results' own records
-    (``created``) instead of git, so that it works outside a checkout."""
+    the same day where its note says it was registered before its results were computed,
+    :func:`_note_before`), ``"newest"`` (before the newest of them, after older arms it compares
+    with), or None where that cannot be told here: none of them stored, or a registration on the day
+    of the data that the note does not order (the claims ledger orders it by git's commit times). By
+    the results' own records (``created``) instead of git, so that it works outside a checkout."""
     if c.note.lower().startswith(POST_HOC):
         return "after"
     when = _read_dates(c, _created(c.chapter))
@@ -391,11 +400,11 @@ def _after_data(c: Registered) -> str | None:
         return None
     first, last = (f(when, key=_instant)[:10] for f in (min, max))
     day = registered[:10]
-    if day < first or (day == first and "before its result" in c.note):
+    if day < first or (day == first and _note_before(c.note)):
         return "before"
     if day == first:
         return None
-    if day < last or (day == last and "before its" in c.note):
+    if day < last or (day == last and _note_before(c.note)):
         return "newest"
     return None if day == last else "after"
 
@@ -431,11 +440,14 @@ def when_registered(chapter: str) -> str:
         return f"All {n} claims of this chapter were written down before their results were computed."
     parts = [f"{after} of this chapter's {n} claims were written down after their first results were seen "
              "(post hoc)"]
-    for what, words in (("before", "before their results were computed"),
-                        ("newest", "before their newest results, after older ones they compare with"),
-                        (None, "not dated here (no stored full result, or registered on the day of their data)")):
-        if told.count(what):
-            parts.append(f"{told.count(what)} {words}")
+    for what, words in (("before", "before {its} results were computed"),
+                        ("newest", "before {its} newest results, after older ones {it} compare{s} with"),
+                        (None, "not dated here (no stored full result, or registered on the day of {its} data)")):
+        count = told.count(what)
+        if count:  # one claim: "its", "it compares"; more: "their", "they compare"
+            one = count == 1
+            parts.append(f"{count} " + words.format(its="its" if one else "their", it="it" if one else "they",
+                                                    s="s" if one else ""))
     return "; ".join(parts) + " (the claims ledger dates each)."
 
 
