@@ -41,6 +41,7 @@ import contextlib
 import datetime as _dt
 import fnmatch
 import json
+import re
 import subprocess
 import tomllib
 from dataclasses import asdict, dataclass, field
@@ -375,6 +376,14 @@ def _created(chapter: str) -> dict[str, str]:
     return results.recorded(results.default_root() / "full" / chapter, "created")
 
 
+def _note_before(note: str) -> bool:
+    """Whether a claim's registry ``note`` says it was written down before results it reads were
+    computed, in any of the registry's wordings: "before its result was computed", "before the
+    results it reads were computed", "before drawn-alpha-more and drawn-alpha-open-more (seeds 5-9)
+    were computed" (one clause: up to the next ";")."""
+    return re.search(r"\bbefore\b[^;]*?\b(?:was|were) computed", note) is not None
+
+
 def written(c: Registered) -> str | None:
     """When claim ``c`` was written down against the stored full results it reads: ``"after"`` its
     first results were made (its registry note begins "post hoc", or it was registered later),
@@ -383,7 +392,7 @@ def written(c: Registered) -> str | None:
     records (``created``: when each was computed, so that it works outside a checkout); the
     registration's is the commit that first wrote the claim to its snapshot (:func:`registered_at`),
     or, without git, the snapshot's date, which orders a registration on the day of its data only
-    where the note does ("before its result"). The chapters' keys and the claims ledger both read it."""
+    where the note does (:func:`_note_before`). The chapters' keys and the claims ledger both read it."""
     if c.note.lower().startswith(POST_HOC):
         return "after"
     when = _read_dates(c, _created(c.chapter))
@@ -394,9 +403,9 @@ def written(c: Registered) -> str | None:
     if len(registered) == 10:  # a date only: to the day
         day, first, last = registered, first[:10], last[:10]
         if day == first:
-            return "before" if "before its result" in c.note else None
+            return "before" if _note_before(c.note) else None
         if day == last:
-            return "newest" if "before its" in c.note else None
+            return "newest" if _note_before(c.note) else None
     return "before" if _earlier(registered, first) else "newest" if _earlier(registered, last) else "after"
 
 
@@ -431,11 +440,14 @@ def when_registered(chapter: str) -> str:
         return f"All {n} claims of this chapter were written down before their results were computed."
     parts = [f"{after} of this chapter's {n} claims were written down after their first results were seen "
              "(post hoc)"]
-    for what, words in (("before", "before their results were computed"),
-                        ("newest", "before their newest results, after older ones they compare with"),
+    for what, words in (("before", "before {its} results were computed"),
+                        ("newest", "before {its} newest results, after older ones {it} compare{s} with"),
                         (None, "not dated (no stored full result)")):
-        if told.count(what):
-            parts.append(f"{told.count(what)} {words}")
+        count = told.count(what)
+        if count:  # one claim: "its", "it compares"; more: "their", "they compare"
+            one = count == 1
+            parts.append(f"{count} " + words.format(its="its" if one else "their", it="it" if one else "they",
+                                                    s="s" if one else ""))
     return "; ".join(parts) + ". The claims ledger dates each claim."
 
 

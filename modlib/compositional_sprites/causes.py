@@ -76,6 +76,36 @@ def causes_settings(profile: str | None = None) -> CauseSettings:
     return profiles.settings_for(CAUSES, profile)
 
 
+def seeds_text(counts: dict[str, int], more: dict[str, int]) -> str:
+    """How many seeds the recomputed rows have, for the page's profile note (from the stored results)
+    and its settings (from :class:`CauseSettings`): ``counts`` gives each row's seeds, ``more`` the
+    seeds each row of :data:`MORE` has after them. "5 seeds in 7 rows (those the claims compare) and
+    in alpha-open, 3 in the other 7; 5 more seeds (5–9) in alpha and alpha-open"."""
+    from modlib import stats
+
+    groups: dict[int, list[str]] = {}
+    for row, n in counts.items():
+        groups.setdefault(n, []).append(row)
+    parts = []
+    for i, (n, rows) in enumerate(sorted(groups.items(), reverse=True)):
+        main = [r for r in rows if r != OPEN]
+        which = f"{len(main)} rows" if i == 0 else f"the other {len(main)}"
+        if len(groups) == 1:
+            which = "each row"
+        else:
+            if set(main) == set(HEADLINE) - {OPEN}:
+                which += " (those the claims compare)"
+            if OPEN in rows and main:
+                which += f" and in {OPEN}"
+        parts.append(f"{n} seed{'s' * (n != 1)} in {which}" if i == 0 else f"{n} in {which}")
+    text = ", ".join(parts)
+    if more:
+        m, first = max(more.values()), min(counts.get(r, 0) for r in more)
+        span = f"{first}" if m == 1 else f"{first}–{first + m - 1}"
+        text += f"; {m} more seed{'s' * (m != 1)} ({span}) in {stats.listing(more)}"
+    return text
+
+
 def spec(row: str) -> str:
     """The row of :data:`modlib.compositional_sprites.ROWS` a recomputed row trains."""
     return "alpha" if row == OPEN else row

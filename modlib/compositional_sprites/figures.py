@@ -193,7 +193,7 @@ def sharpness_figure(runs, rows: list[str], sharpness: list[float], fit: float =
     ax.set_xscale("log")
     ax.set_xlim(min(sharpness) / 1.6, max(sharpness) * 1.6)
     ax.set_xticks(sharpness, [f"{k:g}" for k in sharpness])
-    ax.set_xlabel("sharpness k of the occlusion σ(k·Σa)", fontsize=9)
+    ax.set_xlabel("sharpness k: the top sprite weighs σ(k·Σa), the lower one σ(−k·Σa)", fontsize=9)
     ax.set_ylabel("variance-weighted R²", fontsize=9)
     ax.tick_params(labelsize=9)
     # the hollow mark in the legend in the colours the plot draws it in: in-domain, then whole

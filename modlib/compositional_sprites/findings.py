@@ -49,6 +49,13 @@ def _paper_drop(row: str) -> float:
     return PAPER_R2[row][0] - PAPER_R2[row][1]
 
 
+def row_label(row: str) -> str:
+    """A row's name as the page's tables, figures and lists show it: ``"diagonal δ = 0.2"`` for the
+    row ``diagonal-0.2``; any other row as it is named."""
+    kind, _, delta = row.partition("-")
+    return f"diagonal δ = {delta}" if kind == "diagonal" and delta else row
+
+
 def paper_comparison(runs):
     """Chapter 2's table: each stored row's R^2 (mean ± std over seeds) in-domain and on the whole
     cube beside the paper's (over every seed, stuck ones included, as the paper's mean is); the drop
@@ -68,7 +75,7 @@ def paper_comparison(runs):
         r_in, r_whole = r2_of(runs, row)
         paper = PAPER_R2.get(row)
         lines.append({
-            "row": row, "R² in-domain": mean_sd(r_in), "paper in-domain": paper[0] if paper else None,
+            "row": row_label(row), "R² in-domain": mean_sd(r_in), "paper in-domain": paper[0] if paper else None,
             "R² whole": mean_sd(r_whole), "paper whole": paper[1] if paper else None,
             "drop": mean_sd(r_in - r_whole, places=3), "paper drop": round(paper[0] - paper[1], 3) if paper else None,
             "seeds fit": f"{int((r_in >= FIT).sum())}/{len(r_in)}",
@@ -299,7 +306,7 @@ def seeds_by_row(runs, rows=None) -> str:
     if len(groups) == 1:
         return f"{span(next(iter(groups)))} in every row"
     ordered = sorted(groups.items(), reverse=True)
-    return "; ".join([f"{span(n)} in {stats.listing(rs)}" for n, rs in ordered[:-1]]
+    return "; ".join([f"{span(n)} in {stats.listing(map(row_label, rs))}" for n, rs in ordered[:-1]]
                      + [f"{span(ordered[-1][0])} in the other rows"])
 
 
@@ -454,26 +461,31 @@ def exact_test_note(a: np.ndarray, b: np.ndarray, effect) -> str:
 
 
 def how_firmly(key: str) -> str:
-    """How firmly the registered claim ``key`` of this chapter was decided, for a page's summary: its
-    estimate and interval, "narrowly: +0.60 (95% interval +0.03 to +0.88 over 5 seeds; its lower end
-    just clear of 0)" where the interval's lower end lies between 0 and the book's margin, "+0.70
-    (95% interval +0.29 to +0.89 over 10 seeds)" otherwise; "" where it was not decided."""
+    """How firmly the registered claim ``key`` of this chapter (``alpha-open``, ``alpha-open-more``: a
+    difference in the share of seeds that fit) was decided, for a page's summary: its estimate, in
+    its unit, and interval, "narrowly: +0.60 in the share of seeds that fit (95% interval +0.03 to
+    +0.88 over 5 seeds; its lower end just clear of 0)" where the interval's lower end lies between 0
+    and the book's margin, "+0.70 in the share of seeds that fit (95% interval +0.29 to +0.89 over 10
+    seeds)" otherwise; "" where it was not decided."""
     d = claims.decisions(CHAPTER).get(f"{CHAPTER}/{key}")
     if d is None:
         return ""
     span = f"95% interval {stats.ends(d.low, d.high, claims.get(d.key).margin)} over {d.units} seeds"
+    effect = f"{d.estimate:+.2f} in the share of seeds that fit"
     if 0 < d.low < stats.CLEAR:
-        return f"narrowly: {d.estimate:+.2f} ({span}; its lower end just clear of 0)"
-    return f"{d.estimate:+.2f} ({span})"
+        return f"narrowly: {effect} ({span}; its lower end just clear of 0)"
+    return f"{effect} ({span})"
 
 
 def every_seed(runs) -> str:
-    """For the page, beside the verdict on ``monolithic``, where it counts only the seeds in which
-    both models fit (:func:`compositional_sprites`): which seeds it leaves out, that this filter was
-    chosen after the results were seen where the registry dates the claim so
-    (:func:`modlib.claims.post_hoc`), and the verdict over every seed, the claim
-    ``monolithic-every-seed``, with what was found there in plain words where it is not
-    reproduced. "" where no seed was left out (or neither claim was decided in this process)."""
+    """For the page, the verdict on ``monolithic`` where it counts only the seeds in which both
+    models fit (:func:`compositional_sprites`), in the book's order: first the claim as the page first
+    decided it, over every seed (``monolithic-every-seed``), with the seeds that did not fit and, where
+    its interval is clear of 0 although it is not reproduced, what was found there in plain words;
+    then the verdict over the seeds in which both models fit, with its estimate and interval, and
+    that this filter was chosen after the results were seen where the registry dates the claim so
+    (:func:`modlib.claims.post_hoc`). "" where no seed was left out (or neither claim was decided in
+    this process)."""
     decided = claims.decisions(CHAPTER)
     kept, every = (decided.get(f"{CHAPTER}/{k}") for k in ("monolithic", "monolithic-every-seed"))
     if kept is None or every is None:
@@ -484,17 +496,21 @@ def every_seed(runs) -> str:
         f"{name} {seed_list(np.arange(out.size) == i)} (in-domain R² {r2[i]:.2f})"
         for i in np.flatnonzero(out) for name, r2 in (("monolithic", mono_in), ("compositional", comp_in))
         if r2[i] < FIT)
+    margin = claims.get(every.key).margin
+
+    def effect(d):  # its estimate and interval: a difference in whole-cube R²
+        return f"{d.estimate:+.2f} in whole-cube R² (95% interval {stats.ends(d.low, d.high, margin)})"
+
+    line = f"as the page first decided it, over all {every.units} seeds: {claims.words(every.key)}"
+    if every.outcome != stats.REPRODUCED:
+        line += (f", because {who} did not reach the in-domain R² of {FIT} that counts as fitting, and the "
+                 "rule asks every seed of both models to fit")
+        if every.low > 0:
+            line += f"; the compositional model is still far ahead there, {effect(every)}"
     chosen = ("a filter chosen after the results were seen (post hoc)" if claims.post_hoc(kept.key)
               else "a filter registered with the claim")
-    line = (f"That mark counts the {kept.units} seeds in which both models fit their training support "
-            f"(in-domain R² of at least {FIT}), {chosen}; it leaves out {who}. Over all {every.units} seeds "
-            f"the mark is {claims.words(every.key)}")
-    if every.outcome != stats.REPRODUCED and every.low > 0:
-        margin = claims.get(every.key).margin
-        line += (f", although the compositional model is still far ahead there, {every.estimate:+.2f} (95% "
-                 f"interval {stats.ends(every.low, every.high, margin)}): the rule asks every seed of both "
-                 "models to fit")
-    return line + "."
+    return (f"{line}. Over the {kept.units} seeds in which both models fit, {chosen}: "
+            f"{claims.words(kept.key)}, {effect(kept)}.")
 
 
 def fit_counts(key: str) -> str:
@@ -536,9 +552,9 @@ def registered_first(key: str) -> str:
     """Both verdicts of this chapter's amended claim ``key`` (its id), the book's order for an amended
     claim: the verdict as first registered, then what was changed and the verdict now, in plain words
     from the registry and the decision made in this process: "as first registered (a claim of the
-    paper, with the paper's own difference of +0.003 as its size): ✗ not reproduced; made the book's
-    own hypothesis after the results were seen: does not hold (an effect was found, but smaller than
-    the margin of +0.05)". :data:`modlib.claims.NOT_DECIDED` where the claim was not decided; the
+    paper): ✗ not reproduced; made the book's own hypothesis after the results were seen: does not
+    hold (an effect was found, but smaller than the margin of +0.05)" (why the first reads so:
+    :func:`registered_why`). :data:`modlib.claims.NOT_DECIDED` where the claim was not decided; the
     verdict alone where it was never amended (or only in fields that cannot move a verdict,
     :data:`modlib.claims.UNSHOWN`). The dates and reasons stay in the claims ledger."""
     c = claims.get(f"{CHAPTER}/{key}")
@@ -549,9 +565,7 @@ def registered_first(key: str) -> str:
     if not shown or d.registered_outcome is None:
         return claims.words(c.key, why=True)
     first = c.original()
-    size = first.get("size")
-    then = WHOSE_WORDS[first["whose"]] + (
-        f", with the paper's own difference of {float(size):+.3f} as its size" if size not in (None, "", "none") else "")
+    then = WHOSE_WORDS[first["whose"]]  # why it read so: registered_why
     was = claims.outcome_words(d.registered_outcome, first["whose"] == "own")
     when = "after the results were seen" if any(a.seen for a in shown) else "before its results were computed"
     change = (f"made {WHOSE_WORDS[c.fixed()['whose']]} {when}" if first["whose"] != c.fixed()["whose"]
@@ -560,11 +574,12 @@ def registered_first(key: str) -> str:
 
 
 def registered_why(key: str) -> str:
-    """Why the rule read this chapter's amended claim ``key`` as it did when first registered, for
-    the page where :func:`registered_first` gives both verdicts: "The first verdict reads an interval
-    wholly short of the margin of +0.05 as the paper's claim not found, although it lies in the
-    claimed direction; the paper's own difference, +0.003, lies below the margin as well, so the
-    paper claims no such order." "" where there is nothing to explain."""
+    """Why the rule read this chapter's amended claim ``key`` as it did when first registered, in
+    plain words for the page where :func:`registered_first` gives both verdicts: "Why ✗ as first
+    registered: the rule counts an effect only from the margin of +0.05, so an interval wholly below
+    it reads as the claim not found, even in the claimed direction; and the paper's own two numbers
+    differ by only +0.003, below the margin too, so the paper makes no such claim." "" where there is
+    nothing to explain."""
     c = claims.get(f"{CHAPTER}/{key}")
     d = claims.decisions(CHAPTER).get(c.key)
     if d is None or d.registered_outcome is None:
@@ -573,13 +588,15 @@ def registered_why(key: str) -> str:
     size = c.original().get("size")
     parts = []
     if d.registered_outcome == stats.NOT_REPRODUCED and d.high < margin:
-        parts.append(f"the first verdict reads an interval wholly short of the margin of {margin:+.2f} as the "
-                     "paper's claim not found" + (", although it lies in the claimed direction" if d.low > 0 else ""))
+        parts.append(f"the rule counts an effect only from the margin of {margin:+.2f}, so an interval wholly "
+                     "below it reads as the claim not found" + (", even in the claimed direction" if d.low > 0 else ""))
     if size not in (None, "", "none") and abs(float(size)) < margin:
-        parts.append(f"the paper's own difference, {float(size):+.3f}, lies below the margin as well, so the "
-                     "paper claims no such order")
-    text = "; ".join(parts)
-    return f"{text[0].upper()}{text[1:]}." if text else ""
+        parts.append(f"the paper's own two numbers differ by only {float(size):+.3f}, below the margin too, so "
+                     "the paper makes no such claim")
+    if not parts:
+        return ""
+    mark = claims.registered_words(c.key).split(" ")[0]
+    return f"Why {mark} as first registered: {'; and '.join(parts)}."
 
 
 def _alpha_open_more(opened: np.ndarray, shut: np.ndarray, more: dict):
