@@ -365,6 +365,8 @@ KEY_TERMS = ("A claim is registered when it is written down, with its test and m
 MARKS_KEY = f"Marks: {KEY_PAPER}; {KEY_OWN}; {KEY_UNDECIDED} {KEY_TERMS}"
 
 POST_HOC = "post hoc"  # the label beside a verdict whose claim was written down after its results were seen
+# how to read the marks of claims written down after their results were seen (:func:`when_registered`)
+READ_POST_HOC = "their marks describe these runs, not the outcome of a test fixed in advance"
 
 
 @cache
@@ -434,15 +436,15 @@ def when_registered(chapter: str) -> str:
     n, after = len(told), told.count("after")
     if after == n:
         return (f"All {n} claims of this chapter were written down after their first results were seen "
-                "(post hoc): a mark says what the data show under the book's one rule, not the outcome of a "
-                "test fixed in advance.")
+                f"(post hoc): {READ_POST_HOC}.")
     if told.count("before") == n:
         return f"All {n} claims of this chapter were written down before their results were computed."
     parts = [f"{after} of this chapter's {n} claims were written down after their first results were seen "
-             "(post hoc)"]
+             f"(post hoc): {READ_POST_HOC}"]
     for what, words in (("before", "before {its} results were computed"),
                         ("newest", "before {its} newest results, after older ones {it} compare{s} with"),
-                        (None, "not dated (no stored full result)")):
+                        (None, "not dated here, having no stored full result or no time that orders a registration "
+                               "on the day of {its} data")):
         count = told.count(what)
         if count:  # one claim: "its", "it compares"; more: "their", "they compare"
             one = count == 1

@@ -163,6 +163,6 @@ def test_each_chapters_key_says_how_many_of_its_claims_were_written_down_after_t
     monkeypatch.setenv("MODLIB_RESULTS", str(tmp_path))  # no stored results: only the notes tell
     claims._created.cache_clear()
     try:
-        assert "28 not dated (no stored full result)" in claims.when_registered("bridge")
+        assert "28 not dated here, having no stored full result" in claims.when_registered("bridge")
     finally:
         claims._created.cache_clear()

@@ -257,18 +257,22 @@ def statements(arrays: dict, formulation: str) -> list[stats.Finding]:
 
 ARM_WORDS = {"full": "network", "sub": "Y1 subnetwork", "random_sub": "random subnetwork",
              "untrained_sub": "untrained Y1 subnetwork", "ablated": "rule 1",
-             "random_ablated": "rule 1's random control", "zero_x2": "x2 weights zeroed"}
+             "random_ablated": "rule 1's random control", "zero_x2": "x2 weights zeroed",
+             "ablated_excl": "rule 2", "random_ablated_excl": "rule 2, random weights, same count",
+             "random_x2_excl": "rule 2, random masks, same per-layer counts"}
+RULE2_ARMS = ("ablated_excl", "random_ablated_excl", "random_x2_excl")  # scored from the stored networks
 MASK_WORDS = {"y1": "Y1 mask", "untrained": "untrained Y1 mask", "x2": "\"use X2\" mask"}
 
 
 def table(arrays: dict, formulation: str):
-    """One row per seed: ``pandas.DataFrame`` of every arm's held-out and training accuracy."""
+    """One row per seed: ``pandas.DataFrame`` of every arm's held-out and training accuracy, rule 2's
+    arms (:data:`RULE2_ARMS`) too where ``arrays`` has them."""
     import pandas as pd
 
     from modlib.bridge.experiment import ARMS
 
     cols = {"seed": np.arange(arrays["full_held_out"].size), "fails": failing(arrays)}
-    for arm in ARMS:
+    for arm in ARMS + tuple(a for a in RULE2_ARMS if f"{a}_held_out" in arrays):
         cols[f"{ARM_WORDS.get(arm, arm)}: held-out"] = arrays[f"{arm}_held_out"].round(3)
         cols[f"{ARM_WORDS.get(arm, arm)}: train"] = arrays[f"{arm}_train"].round(3)
     for m in ("y1", "untrained", "x2"):
@@ -313,8 +317,8 @@ KINDS = {"inside": "the Y1 subnetwork scores above the full network",
          "repair-excl": "(rule 2) removing the \"use X2\" weights the Y1 mask does not keep repairs it",
          "repair-excl-vs-random": "(rule 2) ... more than removing random weights, same count, outside the Y1 "
                                   "mask",
-         "repair-excl-random": "control: random masks, same per-layer counts, in the \"use X2\" mask's place, "
-                               "their weights outside the Y1 mask removed, repair it too",
+         "repair-excl-random": "control: rule 2 repairs without the \"use X2\" mask's choice too (random masks, "
+                               "same per-layer counts, in its place)",
          "repair-excl-needs-mask": "rule 2 with the \"use X2\" mask repairs more than with the random "
                                    "masks, same per-layer counts",
          "predicts": "the Y1 and \"use X2\" masks' overlap above chance predicts held-out accuracy"}
@@ -359,7 +363,8 @@ MEANS = {"inside": ("a subnetwork inside gets the held-out cell right", "no such
                                 "is not the mask's", "for the mask: random masks do not repair"),
          "repair-excl-needs-mask": ("for the mask: rule 2 repairs more with it than with random masks",
                                     "random masks repair as much"),
-         "predicts": ("the overlap predicts which networks generalize", "the overlap does not predict it")}
+         "predicts": ("the overlap predicts which networks generalize",
+                      f"the overlap does not predict it: the whole interval lies below {RHO:g}")}
 
 
 def meaning(kind: str, outcomes: list[str]) -> str:
@@ -525,7 +530,7 @@ def digit_statements(arrays: dict) -> list[stats.Finding]:
             f"swapped-{arm}-mnist", True,
             f"Chapter 3's CNNs, {what}: median accuracy {med(f'{arm}_swapped')} on training pairs "
             f"whose right digit is replaced by a random one, against {med(f'{arm}_train')} on the "
-            f"pairs themselves (equal: the right digit is not used)."))
+            f"pairs themselves (a drop means the right digit is used; none, that it is not)."))
     return out
 
 
@@ -795,19 +800,56 @@ def verdict_frame(table):
         [{"selector": "th", "props": [("text-align", "left")]}])
 
 
-def mark_of(claims: list[stats.Claim], name: str, missing: str = "no verdict here") -> str:
+def predicts_why(cid: str) -> str:
+    """Why the rank-correlation claim ``cid`` of the chapter (``"predicts-b"``, registered in the
+    positive direction) got the verdict last decided, in plain words for the box: the rule
+    (:func:`modlib.stats.verdict`) read for a correlation and its margin; "" where it was not
+    decided."""
+    key = f"{CHAPTER}/{cid}"
+    d = registry.decisions(CHAPTER).get(key)
+    if d is None:
+        return ""
+    bar = f"{registry.get(key).margin:g}"
+    if d.outcome == stats.REPRODUCED:
+        return f"the interval is clear of 0 and rho reaches {bar}"
+    if d.outcome == stats.NOT_REPRODUCED:
+        return f"the whole interval lies below {bar}, so a correlation of the registered size is ruled out"
+    if not d.open:
+        return stats.undecided_reason(stats.Verdict(d.outcome, d.why))
+    if d.low > 0:
+        return f"the interval is clear of 0, but rho falls short of {bar} while the interval reaches it"
+    return f"the interval allows both no correlation and one of {bar}"
+
+
+def _in_points(key: str) -> str:
+    """Why the accuracy claim ``key`` cannot be decided where only its interval's place does it
+    (:attr:`modlib.claims.Decision.open`), in points as the page's prose gives accuracies: "+4.7 points
+    (+3 to +6): clear of 0, but the estimate falls short of the margin of +5 points"."""
+    d = registry.decisions()[key]
+    m = registry.get(key).margin
+    said = f"{stats.points(d.estimate, m)} points ({stats.points(d.low, m)} to {stats.points(d.high, m)})"
+    if d.low > 0:
+        return f"{said}: clear of 0, but the estimate falls short of the margin of {stats.points(m)} points"
+    return f"{said}: wide enough for no effect and for one of {stats.points(m)} points"
+
+
+def mark_of(claims: list[stats.Claim], name: str, missing: str = "no verdict here",
+            points: bool = False) -> str:
     """The verdict of the claim ``name`` among ``claims`` as the page's summary glues it: its mark
     and outcome ("holds"), with the reason where it cannot be decided ("? cannot be decided here:
     the two masks are ..."), or ``missing`` where no such claim was made. Where an amendment made
     after the results were seen changed the verdict, the verdict as first registered comes first,
     as in every chapter's box and summary: "as first registered: holds; as amended after the
-    results were seen: ? cannot be decided here: ..."."""
+    results were seen: ? cannot be decided here: ...". ``points``: a claim on accuracies that only
+    its interval's place leaves undecided gives its reason in points (:func:`_in_points`)."""
     c = next((c for c in claims if c.name == name), None)
     if c is None:
         return missing
     v = c.verdict
     if v is None or v.outcome != stats.UNDECIDED:
         said = c.marked
+    elif points and v.claim and registry.decisions()[v.claim].open:
+        said = f"{c.marked}: {_in_points(v.claim)}"
     else:
         reason = stats.undecided_reason(v)
         said = f"{c.marked}: {reason}" if reason else c.marked
@@ -881,10 +923,10 @@ def holm_statement(made: dict | None = None, alpha: float = 0.025) -> stats.Find
         "page prints are uncorrected, one claim at a time, as registered.")
 
 
-def shown_table(frame, height: str = "28em"):
+def shown_table(frame, height: str | None = "28em"):
     """An appendix table as the page shows it: HTML without the index, numbers to three significant
     digits, True / False as yes / no, in a box that scrolls past ``height`` (a table of 200 rows
-    stays one screen high, every row there)."""
+    stays one screen high, every row there); every row shown, no box, where ``height`` is None."""
     from IPython.display import HTML
 
     frame = frame.copy()
@@ -892,4 +934,6 @@ def shown_table(frame, height: str = "28em"):
         if frame[col].dtype == bool:
             frame[col] = frame[col].map({True: "yes", False: "no"})
     body = frame.to_html(index=False, border=0, float_format=lambda x: f"{x:.3g}", classes="dataframe")
+    if height is None:
+        return HTML(body)
     return HTML(f'<div style="max-height: {height}; overflow: auto">{body}</div>')
