@@ -223,7 +223,7 @@ def _end_labels(ax, entries: list[tuple[float, str, str]], gap: float = 0.13) ->
 def _curve_axes(xlabel: str):
     """Three panels, one above the other, with room on the right for the lines' names."""
     fig, axes = plt.subplots(3, 1, figsize=(COLUMN, 7.2), sharex=True)
-    titles = ("the other operation, left after a removal (dashed: a random removal as dense)",
+    titles = ("the other operation, left after a removal (dashed: random removal)",
               "the own operation, left after its own mask's removal (should fall)", "the + and × masks")
     for ax, title in zip(axes, titles):
         ax.set_title(title, fontsize=10, loc="left")

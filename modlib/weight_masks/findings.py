@@ -12,6 +12,7 @@ import re
 import numpy as np
 
 from modlib import claims, stats
+from modlib.weight_masks import protocol
 from modlib.stats import mean_pm
 
 CHAPTER = "weight_masks"  # the registry's chapter (modlib/weight_masks/claims.toml)
@@ -975,7 +976,7 @@ def class_layers(c: dict) -> list[stats.Claim]:
                  as_registered={"reason": ""})
     dropped, dropped_again = c["dropped"], c["dropped_again"]  # [nets, 10, L], [nets, L]
     places = removal_places(reference, own, c["swap_in"], c["swap_again"])
-    names = [f"layer {i + 1}" for i in range(len(layers))]
+    names = protocol.cnn_layer_names(layers)  # "conv 1", ..., as the figure names them
     share = [(places == i).mean() for i in range(len(layers))]
     dense = len(layers) - 2  # the 64-unit layer before the output layer
     holds = bool(share[dense] > 0.5)
@@ -992,8 +993,8 @@ def class_layers(c: dict) -> list[stats.Claim]:
              f"{places.size} removals ({(places < 0).mean():.0%} in no single layer). Share of the all-classes "
              f"mask's weights a class mask drops, per layer (the null's beside it): "
              + ", ".join(f"{names[i]} {mean_pm(dropped[..., i])} ({mean_pm(dropped_again[:, i])})" for i in range(len(layers)))
-             + f" (the output layer's mask is the all-classes mask's, fixed). Layer {dense + 1} is the 64-unit "
-             f"dense layer just before the output layer; it holds {sizes[dense] / sizes.sum():.0%} of the masked "
+             + f" (the output layer's mask is the all-classes mask's, fixed). The {names[dense]} layer is the "
+             f"64-unit layer just before the output layer; it holds {sizes[dense] / sizes.sum():.0%} of the masked "
              "weights, so a mask's changes fall mostly there whatever it does: the null sets the bar, not the share.")
     return [
         _say(v1, text + f"Own drop minus the others', per network: {e.text()}."),
