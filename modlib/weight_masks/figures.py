@@ -10,6 +10,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from modlib.plots import COLUMN, not_stored  # noqa: F401 (the notebook calls figures.not_stored)
+from modlib.weight_masks import protocol
 
 
 def accuracy_table(tables: np.ndarray, rows, columns, chance: float | None = None,
@@ -42,11 +43,18 @@ def layer_name(i: int, n: int, sep: str = " ") -> str:
     return f"layer {i + 1}" + (f"{sep}(output)" if i == n - 1 else "")
 
 
-def layer_bars(values: dict[str, np.ndarray], layers: list[str], ylabel: str, log: bool = False) -> plt.Figure:
+def layer_bars(values: dict[str, np.ndarray], layers: list[str], ylabel: str, log: bool = False,
+               hidden: bool = False) -> plt.Figure:
     """Grouped bars per layer: ``values`` label -> ``[seeds, L]`` (mean, error bar = std over
     seeds), the legend above the axes; ``log``: a log scale from 0.001, for shares that differ by
-    orders of magnitude. (Chapter 4: overlaps and densities per layer.)"""
+    orders of magnitude; ``hidden``: the layers between hidden layers (all but the first and the
+    last) shaded and named "reuse is read here", as the reuse diagram shades them. (Chapter 4:
+    overlaps and densities per layer.)"""
     fig, ax = plt.subplots(figsize=(min(COLUMN, 1.3 * len(layers) + 2.6), 3.0))
+    if hidden and len(layers) > 2:
+        ax.axvspan(0.5, len(layers) - 1.5, color="#f2f2f2", zorder=0)
+        ax.text((len(layers) - 1) / 2, 0.97, "reuse is read here", ha="center", va="top", fontsize=8,
+                color="#555555", transform=ax.get_xaxis_transform())
     n = len(values)
     for i, (label, v) in enumerate(values.items()):
         v = np.atleast_2d(v)
@@ -173,21 +181,24 @@ def _curve(axes, xs, points: list[dict], marker="o", label=True, ls="-"):
     def crel(p, row, col):
         return p["control"][:, row, col] / np.maximum(p["table"][:, 0, col], 1e-9)
 
-    series = [(axes[0], lambda p: rel(p, 2, 1), "× without the + mask", "C0"),
-              (axes[0], lambda p: crel(p, 1, 1), "× after a random removal", "C7"),
-              (axes[0], lambda p: rel(p, 4, 0), "+ without the × mask", "C1"),
-              (axes[0], lambda p: crel(p, 3, 0), "+ after a random removal", "C8"),
-              (axes[1], lambda p: rel(p, 2, 0), "+ without the + mask", "C0"),
-              (axes[1], lambda p: rel(p, 4, 1), "× without the × mask", "C1"),
-              (axes[2], lambda p: p["overlap"], "share of + kept by ×", "C2"),
-              (axes[2], lambda p: p["overlap_chance"], "the same, by chance", "C7"),
-              (axes[2], lambda p: p["share"].mean(1), "weights kept", "C4")]
+    # a random removal (or chance) is drawn dashed with open markers in the colour of the learned
+    # line it is read against, as the α sweep's figure draws it
+    series = [(axes[0], lambda p: rel(p, 2, 1), "× without the + mask", "C0", False),
+              (axes[0], lambda p: crel(p, 1, 1), "× after a random removal", "C0", True),
+              (axes[0], lambda p: rel(p, 4, 0), "+ without the × mask", "C1", False),
+              (axes[0], lambda p: crel(p, 3, 0), "+ after a random removal", "C1", True),
+              (axes[1], lambda p: rel(p, 2, 0), "+ without the + mask", "C0", False),
+              (axes[1], lambda p: rel(p, 4, 1), "× without the × mask", "C1", False),
+              (axes[2], lambda p: p["overlap"], "share of + kept by ×", "C2", False),
+              (axes[2], lambda p: p["overlap_chance"], "the same, by chance", "C2", True),
+              (axes[2], lambda p: p["share"].mean(1), "weights kept", "C4", False)]
     ends = {}  # axis -> [(y at the last point, name, colour)]
-    for ax, fn, name, colour in series:
+    for ax, fn, name, colour, dashed in series:
         ys = [fn(p) for p in points]
-        ax.plot(xs, [y.mean() for y in ys], ls=ls, color=colour, lw=1.2)
+        ax.plot(xs, [y.mean() for y in ys], ls="--" if dashed and ls != "none" else ls, color=colour, lw=1.2)
         for x, y in zip(xs, ys):
-            _spread(ax, x, y, color=colour, marker=marker, ms=4, lw=0, elinewidth=1)
+            _spread(ax, x, y, color=colour, marker=marker, ms=4, lw=0, elinewidth=1,
+                    mfc="white" if dashed else colour)
         if label:
             ends.setdefault(ax, []).append((float(ys[-1].mean()), name, colour))
     for ax, entries in ends.items():
@@ -212,8 +223,8 @@ def _end_labels(ax, entries: list[tuple[float, str, str]], gap: float = 0.13) ->
 def _curve_axes(xlabel: str):
     """Three panels, one above the other, with room on the right for the lines' names."""
     fig, axes = plt.subplots(3, 1, figsize=(COLUMN, 7.2), sharex=True)
-    titles = ("the other operation, kept after a removal", "the own operation, kept after its mask's removal",
-              "the + and × masks")
+    titles = ("the other operation, left after a removal (dashed: random removal)",
+              "the own operation, left after its own mask's removal (should fall)", "the + and × masks")
     for ax, title in zip(axes, titles):
         ax.set_title(title, fontsize=10, loc="left")
         ax.tick_params(labelsize=9)
@@ -311,7 +322,8 @@ def removal_place(drop: np.ndarray, layers: list[str], full: np.ndarray | None =
     null) loses there, as a heat map (class x layer, mean over
     networks); ``full [nets, 10]``, the loss under the whole class mask, as a last column."""
     mean = drop.mean(0)
-    cols = [f"layer {i + 1}" + ("\n(output,\nfixed)" if i == len(layers) - 1 else "") for i in range(len(layers))]
+    cols = protocol.cnn_layer_names(layers)
+    cols[-1] += "\n(fixed)"
     if full is not None:
         mean = np.concatenate([mean, full.mean(0)[:, None]], axis=1)
         cols.append("whole\nmask")

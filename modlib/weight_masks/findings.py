@@ -12,6 +12,7 @@ import re
 import numpy as np
 
 from modlib import claims, stats
+from modlib.weight_masks import protocol
 from modlib.stats import mean_pm
 
 CHAPTER = "weight_masks"  # the registry's chapter (modlib/weight_masks/claims.toml)
@@ -60,9 +61,10 @@ def registered_first(key: str, then: str = "", plain: str = "") -> str:
     """Both verdicts of the registered claim ``key`` as last decided, the verdict as first registered
     first, for the "What we found" box and the Summary, where a reader must not take the amended
     verdict for the tested one (issue 57): "as first registered (its margin 0.5): ✗ not reproduced;
-    with the margin changed after the results were seen (0.05): ✓ reproduced". ``then``: what the
-    claim asked as first registered, in words, where the amendment's values do not say it;
-    ``plain``: what the change did, in words, for a revised field. No date (the claims ledger has
+    as amended (its margin changed to 0.05 after the results were seen): ✓ reproduced", in the words
+    the box's key defines (:data:`modlib.claims.KEY_TERMS`). ``then``: what the claim asked as first
+    registered, in words, where the amendment's values do not say it; ``plain``: what the change
+    did, in words, for a field that is not a number. No date (the claims ledger has
     it); one verdict for a claim not amended, :data:`modlib.claims.NOT_DECIDED` for one not decided."""
     c, was = claims.get(key), claims.registered_words(key)
     d = claims.decisions(CHAPTER).get(key)
@@ -75,11 +77,11 @@ def registered_first(key: str, then: str = "", plain: str = "") -> str:
     if len(shown) == 1 and isinstance(shown[0].old, float):
         a = shown[0]
         before = then or f"its {a.field} {a.old:g}"
-        after = f"with the {a.field} changed after the results were seen ({a.new:g})"
+        after = f"as amended (its {a.field} changed to {a.new:g} after the results were seen)"
     else:
         fields = stats.listing(dict.fromkeys(a.field for a in shown))
         before = then
-        after = f"with its {fields} revised after the results were seen" + (f" ({plain})" if plain else "")
+        after = f"as amended (its {fields} changed after the results were seen" + (f": {plain})" if plain else ")")
     first = f"as first registered{f' ({before})' if before else ''}"
     if was == now:
         return f"{now}, {first} and {after}"
@@ -322,7 +324,7 @@ def others_reference(reference: np.ndarray) -> np.ndarray:
 
 def reuse(iou: np.ndarray, iou_same: np.ndarray, iou_random: np.ndarray,
           tables: np.ndarray | None = None, kept: np.ndarray | None = None,
-          sizes: np.ndarray | None = None, cid: str = "reuse") -> list[stats.Claim]:
+          sizes: np.ndarray | None = None, cid: str = "reuse", label: str = "") -> list[stats.Claim]:
     """Chapter 4's double addition: per-layer IoU ``[seeds, L]`` of the pair-1 and pair-2 masks
     (``iou``), of two pair-1 masks from different seeds (``iou_same``) and of random masks as dense
     (``iou_random``), read on the hidden layers (all but the first and the last: there the two
@@ -335,10 +337,12 @@ def reuse(iou: np.ndarray, iou_same: np.ndarray, iou_random: np.ndarray,
     layers]`` (both pairs, pair 1, pair 2, pair 1 again; with ``sizes [layers]``, the layers'
     weights), masks that keep nothing or everything, and
     a same-pair reference at IoU 1 (two "different" masks that are one), leave it undecided. ``cid``:
-    the registry's claim (``"reuse"``, the page's network; ``"reuse-deep"``, the deeper one)."""
+    the registry's claim (``"reuse"``, the page's network; ``"reuse-deep"``, the deeper one);
+    ``label``: the network, named in a bold lead where the page shows more than one network's test."""
     pairs, same, rand = (hidden_layers(a) for a in (iou, iou_same, iou_random))  # [seeds]
     trained, alone_ok = True, True
-    text = (f"In the hidden layers the pair-1 and pair-2 masks overlap at IoU {mean_pm(pairs)}; two masks trained "
+    text = (f"**The reuse test in the {label}.** " if label else "") + (
+            f"In the hidden layers the pair-1 and pair-2 masks overlap at IoU {mean_pm(pairs)}; two masks trained "
             f"for pair 1 from different seeds overlap at {mean_pm(same)}, and random masks as dense at {mean_pm(rand)}. ")
     if tables is not None:
         trained = bool((tables[:, 0] >= TRAINED).all())
@@ -359,6 +363,25 @@ def reuse(iou: np.ndarray, iou_same: np.ndarray, iou_random: np.ndarray,
         v = dataclasses.replace(v, why=f"the pair masks do not do their own pair alone ({_interval(e)})")
     return [_say(v, text + (
         " Same-pair minus two-pair IoU per seed (the paper: the two pairs' masks share little):"))]
+
+
+def _collapse_measure() -> str:
+    """The collapse claims' measure in plain words, with the stand-in they were registered with."""
+    return ("The measure: the share of its accuracy a removed class loses, minus one half (below 0: the class "
+            "keeps more than half of its accuracy, so it did not collapse). As first registered, a collapse needed "
+            f"a class to lose at least {0.5 + margin('class-collapses'):.0%} of its accuracy (one half plus the "
+            f"margin {margin('class-collapses'):g}), the book's stand-in, arbitrary since the paper gives no size.")
+
+
+def collapse_found(e) -> str:
+    """What a collapse interval found (``e``: a :class:`modlib.stats.Effect`, or a decision with
+    ``low`` and ``high``), in plain words, where it lies clear of 0: its verdict can be "cannot be
+    decided here" while the data are clear, since the paper gives no size; "" otherwise."""
+    if e.high < 0:
+        return "no collapse (a removed class keeps more than half of its accuracy; the interval lies below 0)"
+    if e.low > 0:
+        return "a collapse (a removed class loses more than half of its accuracy; the interval lies above 0)"
+    return ""
 
 
 def class_removal(own: np.ndarray, others: np.ndarray, reference: np.ndarray,
@@ -423,9 +446,7 @@ def class_removal(own: np.ndarray, others: np.ndarray, reference: np.ndarray,
             + (f" (class{'es' if len(collapsed) > 1 else ''} {', '.join(map(str, collapsed.tolist()))})"
                if len(collapsed) else "")
             + (". " if len(collapsed) == 10 else ": the removal is selective but mostly partial. ")
-            + f"Share of its accuracy a class loses, minus one half (the book's stand-in the claim was registered with, "
-            f"{margin('class-collapses'):g}: a class losing about {0.5 + margin('class-collapses'):.0%} of its accuracy; "
-            f"arbitrary, since the paper gives no size)." + within(drop_own / np.maximum(reference, 1e-9) - 0.5))),
+            + _collapse_measure() + within(drop_own / np.maximum(reference, 1e-9) - 0.5))),
     ]
 
 
@@ -814,15 +835,18 @@ def reuse_control(r: dict, label: str = "", where: str = "main") -> list[stats.C
     at = f" ({label})" if label else ""
     share = kept_share(r["copy_kept"], sizes)
     text = (f"**A positive control for reuse{at}.** Pair 1 made to run on pair 2's weights (the authors' "
-            f"copied-weights network: one set of hidden weights computes both sums) gives pair masks that overlap at "
-            f"IoU {mean_pm(forced)} in the hidden layers; two masks of pair 1 of the network itself (the ceiling) at "
-            f"{mean_pm(same)}, its own pair masks at {mean_pm(own)}, random masks as dense at {mean_pm(rand)}: the forced overlap "
-            f"goes {mean_pm(reach)} of the way from random to the ceiling. The copied network adds at "
-            f"{mean_pm(copy_tables[:, 0, 0])} / {mean_pm(copy_tables[:, 0, 1])} (pair 1 / pair 2); alone its pair masks keep "
-            f"{mean_pm(alone[0])} and {mean_pm(alone[1])} of their pair; kept share pair 1 {_pct(share[:, 0])}, pair 2 "
-            f"{_pct(share[:, 1])}. The measure passes if the reuse claim would not call the forced pairs apart "
-            f"(same-pair minus forced IoU below the margin of {allowed:g}: {gap.text(percent=False)}) and the forced "
-            f"overlap is clear of random (forced minus random: {above.text(percent=False)}).")
+            f"copied-weights network: one set of hidden weights computes both sums, so reuse is built in) gives pair "
+            f"masks that overlap at IoU {mean_pm(forced)} in the hidden layers; two masks of pair 1 of the network itself "
+            f"(the ceiling) at {mean_pm(same)}, its own pair masks at {mean_pm(own)}, random masks as dense at "
+            f"{mean_pm(rand)}: the built-in overlap goes {mean_pm(reach)} of the way from random to the ceiling. The "
+            f"copied network adds at {mean_pm(copy_tables[:, 0, 0])} / {mean_pm(copy_tables[:, 0, 1])} (pair 1 / pair 2); "
+            f"alone its pair masks keep {mean_pm(alone[0])} and {mean_pm(alone[1])} of their pair; kept share pair 1 "
+            f"{_pct(share[:, 0])}, pair 2 {_pct(share[:, 1])}. Two checks ask whether the overlap test sees reuse where "
+            f"it is built in: check 1, the reuse claim would not call the built-in pairs apart (same-pair minus built-in "
+            f"IoU below the claim's margin of {allowed:g}: {gap.text(percent=False)}); check 2, the built-in overlap is "
+            f"clear of random (built-in minus random: {above.text(percent=False)}). Both passed is good news for the "
+            f"reuse verdict: the test finds reuse where there is some, so a low overlap of the real pair masks means no "
+            f"reuse; a control that cannot be read backs neither reading.")
     reasons = [why for bad, why in (
         ((alone < 0.5).any(), "the copied network's pair masks alone keep less than half of their pair's accuracy "
                               "in some network, so they do not do their task and their overlap says nothing"),
@@ -836,12 +860,18 @@ def reuse_control(r: dict, label: str = "", where: str = "main") -> list[stats.C
              f"(pair 1 / pair 2; the network {mean_pm(whole[:, 0, 0])} / {mean_pm(whole[:, 0, 1])}) keeping "
              f"{_pct(kept_share(r['whole_kept'], sizes))} of the weights; removed, it leaves "
              f"{mean_pm(whole[:, 2, 0])} / {mean_pm(whole[:, 2, 1])}.")
-    return [_as_check(_say(apart, text + " That the reuse claim would not call the forced pairs apart (its "
-                                         "margin minus the same-pair minus forced IoU, per network, above 0):"),
+    return [_as_check(_say(apart, text + " Check 1, the test sees built-in reuse as reuse (the claim's margin "
+                                         "minus the same-pair minus built-in IoU, per network, above 0):"),
                       "; ".join(reasons)),
-            _as_check(_say(clear, "That the forced overlap stands clear of random (forced minus random IoU, per "
-                                  "network):"), "for the same reason" if reasons else ""),
+            _as_check(_say(clear, "Check 2, the built-in overlap stands clear of random (built-in minus random "
+                                  "IoU, per network):"), "for the same reason" if reasons else ""),
             stats.Claim(f"the whole-task mask at the authors' α does both pairs{at}", does, check)]
+
+
+def deep_label(shape: str) -> str:
+    """The deeper double-addition network (``shape``, e.g. "512×4") as the lead of its reuse test
+    names it (:func:`reuse`'s ``label``), apart from the page's own network."""
+    return f"FNN {shape}, the deeper network"
 
 
 def copy_alone(r: dict) -> np.ndarray:
@@ -946,7 +976,7 @@ def class_layers(c: dict) -> list[stats.Claim]:
                  as_registered={"reason": ""})
     dropped, dropped_again = c["dropped"], c["dropped_again"]  # [nets, 10, L], [nets, L]
     places = removal_places(reference, own, c["swap_in"], c["swap_again"])
-    names = [f"layer {i + 1}" for i in range(len(layers))]
+    names = protocol.cnn_layer_names(layers)  # "conv 1", ..., as the figure names them
     share = [(places == i).mean() for i in range(len(layers))]
     dense = len(layers) - 2  # the 64-unit layer before the output layer
     holds = bool(share[dense] > 0.5)
@@ -963,12 +993,13 @@ def class_layers(c: dict) -> list[stats.Claim]:
              f"{places.size} removals ({(places < 0).mean():.0%} in no single layer). Share of the all-classes "
              f"mask's weights a class mask drops, per layer (the null's beside it): "
              + ", ".join(f"{names[i]} {mean_pm(dropped[..., i])} ({mean_pm(dropped_again[:, i])})" for i in range(len(layers)))
-             + f" (the output layer's mask is the all-classes mask's, fixed). Layer {dense + 1} is the 64-unit "
-             f"dense layer just before the output layer; it holds {sizes[dense] / sizes.sum():.0%} of the masked "
+             + f" (the output layer's mask is the all-classes mask's, fixed). The {names[dense]} layer is the "
+             f"64-unit layer just before the output layer; it holds {sizes[dense] / sizes.sum():.0%} of the masked "
              "weights, so a mask's changes fall mostly there whatever it does: the null sets the bar, not the share.")
     return [
         _say(v1, text + f"Own drop minus the others', per network: {e.text()}."),
-        _say(v2, f"Share of its accuracy a class loses, minus one half, per network: {e2.text()}."),
+        _say(v2, (f"Found: {collapse_found(e2)}. " if collapse_found(e2) else "") + _collapse_measure()
+             + f" Per network: {e2.text()}."),
         stats.Claim("classes are removed mostly in the dense layer before the output", holds, place),
     ]
 
@@ -1011,7 +1042,8 @@ def added_claims(d: dict, chance: float = 0.01) -> list[stats.Claim]:
         out += reuse_control(d["copy"], d["main"])
     if "reuse" in d:
         r = d["reuse"]
-        out += reuse(r["iou"], r["iou_same"], r["iou_random"], r["table"], r["kept"], r["sizes"][0], cid="reuse-deep")
+        out += reuse(r["iou"], r["iou_same"], r["iou_random"], r["table"], r["kept"], r["sizes"][0], cid="reuse-deep",
+                     label=deep_label(d["deep"]))
         out += reuse_control(r, d["deep"], where="deep")
     if "cnn" in d:
         out += class_layers(d["cnn"])

@@ -375,6 +375,19 @@ def cnn() -> nn.Sequential:
                          nn.MaxPool2d(2), nn.Flatten(), nn.Linear(32 * 5 * 5, 64), nn.ReLU(), nn.Linear(64, 10))
 
 
+def cnn_layer_names(layers: list[str]) -> list[str]:
+    """The masked layers of :func:`cnn` (``layers``: PyTorch's
+    parameter names, "0.weight", ...) as a reader names them: "conv 1", "conv 2", "dense", and
+    "output" for the last."""
+    model = cnn()
+    kinds = [type(model[int(name.split(".")[0])]).__name__ for name in layers]
+    names, convs = [], 0
+    for i, kind in enumerate(kinds):
+        convs += kind == "Conv2d"
+        names.append("output" if i == len(kinds) - 1 else f"conv {convs}" if kind == "Conv2d" else "dense")
+    return names
+
+
 def image_batches(x, y, batch: int, seed: int, keep: torch.Tensor):
     idx = torch.nonzero(keep).squeeze(1)
     g = torch.Generator().manual_seed(seed)
