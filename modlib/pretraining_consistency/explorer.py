@@ -58,7 +58,7 @@ def render(runs, df, margin: float, choices: dict) -> list:
     ax.set_aspect("equal")
     fig.tight_layout(rect=(0, 0.05, 1, 1))  # room for the provenance line below the axes
     plots.stamp(fig, figures.pretraining_provenance(runs))
-    head = ["init", "task", "mask seed", "alone: target", "alone: other", "removed: target", "removed: other"]
+    head = ["init", "task accuracy", "mask seed", "alone: target", "alone: other", "removed: target", "removed: other"]
     rows = []
     for init in ("scratch", "pretrained"):
         m = runs.rows[f"{rule}-{init}-{seed}"].metrics

@@ -136,6 +136,9 @@ def pretraining_provenance(runs) -> str:
 
 
 
+MEDIAN_LS = "-."  # the scratch median's vertical line (density_by_arm): dotted is chance
+
+
 def density_by_arm(df, matched=None, margin: float | None = None) -> plt.Figure:
     """Chapter 6's density check (issue 31): per (rule, subroutine), each searched base model's
     selected masks at their kept share (across, log scale) against the subnetwork's accuracy on the
@@ -143,7 +146,7 @@ def density_by_arm(df, matched=None, margin: float | None = None) -> plt.Figure:
     pretrained (red). If one arm's masks are denser, differences between the arms can come from
     density alone; ``matched`` (:func:`modlib.pretraining_consistency.findings.matched_density`)
     adds each base model's mask nearest the common kept share, the scratch arm's median (crosses),
-    and that share (dotted line); ``margin`` (the effect a modular base model needs) is drawn dashed
+    and that share (a dash-dotted line, apart from the dotted chance line); ``margin`` (the effect a modular base model needs) is drawn dashed
     in every bottom-row panel, the only row where it applies.
     ``df``: :func:`modlib.pretraining_consistency.findings.pretraining_effects`."""
     rows = df[df["searched"] & df["kept"].notna()]
@@ -163,7 +166,7 @@ def density_by_arm(df, matched=None, margin: float | None = None) -> plt.Figure:
                 bottom.plot(m["kept"], m["effect"], "x", color=colour, ms=5)
                 for ax in (top, bottom):
                     if len(m):
-                        ax.axvline(m["common"].iloc[0], color="0.5", ls=":", lw=0.8)
+                        ax.axvline(m["common"].iloc[0], color="0.5", ls=MEDIAN_LS, lw=0.8)
         top.set_title(f"{rule_title(rule)}: {sub} mask", fontsize=SMALL + 1)
         top.axhline(0.25, color="0.4", ls=":", lw=0.8)  # chance, as in Figs. 5.4 and 6.5
         bottom.axhline(0, color="0.3", lw=0.8)
@@ -178,7 +181,7 @@ def density_by_arm(df, matched=None, margin: float | None = None) -> plt.Figure:
     handles = [plt.Line2D([], [], marker="o", color=INIT_COLOURS[i], ls="", ms=4) for i in ("scratch", "pretrained")]
     labels = ["scratch", "pretrained"]
     if matched is not None:
-        handles += [plt.Line2D([], [], marker="x", color="0.3", ls="", ms=5), plt.Line2D([], [], color="0.5", ls=":")]
+        handles += [plt.Line2D([], [], marker="x", color="0.3", ls="", ms=5), plt.Line2D([], [], color="0.5", ls=MEDIAN_LS)]
         labels += ["mask nearest the scratch median", "scratch median (vertical)"]
     handles.append(plt.Line2D([], [], color="0.4", ls=":"))
     labels.append("chance, 0.25 (upper panels)")

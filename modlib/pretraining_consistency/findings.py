@@ -339,6 +339,13 @@ def matched_density(runs, kept: float | None = None):
     return out
 
 
+def _median(kept) -> str:
+    """The median of a column of kept shares (nan left out) as :func:`matched_from`'s statements
+    and the verdict table print it: "1.98 %"; "no mask" where there is none."""
+    kept = kept.dropna()
+    return f"{100 * kept.median():.2f} %" if len(kept) else "no mask"
+
+
 def masked_weights(rule: str, s, stages: str = "all") -> int:
     """How many weights chapter 5's masks cover in ``rule``'s model at settings ``s`` (chapter 5's
     :class:`~modlib.structural_compositionality.StructureSettings`) for the layer set ``stages``:
@@ -484,7 +491,7 @@ def matched_from(df, base_gate: float = 0.95) -> dict[str, Finding]:
     of each other (medians); otherwise it cannot be decided. Base models without a matched mask
     are left out.
     """
-    from modlib.structural_compositionality.findings import CEILING, measurable, degenerate, pct
+    from modlib.structural_compositionality.findings import CEILING, measurable, degenerate
 
     out = {}
     if df.empty:
@@ -493,8 +500,9 @@ def matched_from(df, base_gate: float = 0.95) -> dict[str, Finding]:
         s, p = g[g["init"] == "scratch"], g[g["init"] == "pretrained"]
         trained = bool(g["searched"].all() and (g["task"] >= base_gate).all())
         masks_ok = not degenerate(g["kept"].dropna())
-        kept = (f"common share {g['common'].iloc[0]:.2%}; matched masks keep {pct(s['kept'].dropna())} "
-                f"from scratch and {pct(p['kept'].dropna())} pretrained (means ± sd over base models)")
+        kept = (f"common share {100 * g['common'].iloc[0]:.2f} %, the scratch arm's median as the search chose its "
+                f"masks; the nearest masks keep {_median(s['kept'])} from scratch and {_median(p['kept'])} "
+                "pretrained, medians over base models as the verdict table gives them")
         name = f"{rule}/{sub}"
         if s["kept"].isna().all() or p["kept"].isna().all():
             missing = [init for init, arm in (("scratch", s), ("pretrained", p)) if arm["kept"].isna().all()]
@@ -703,12 +711,12 @@ def pretraining_from(df, metrics: dict, base_gate: float = 0.95) -> dict[str, Fi
     return out
 
 
-def both_words(first: str, second: str, names: tuple[str, str] = ("subject", "verb")) -> str:
+def both_words(first: str, second: str, names: tuple[str, str] = ("subject", "verb"), why: bool = True) -> str:
     """The verdicts of two registered claims, by key, as prose names them
-    (:func:`modlib.claims.words`, with the reason): once, "subject and verb both ✓ reproduced", where
-    their words are the same; else each after its name, "subject ✓ reproduced; verb ? cannot be
-    decided here (...)"."""
-    said = [claims.words(key, why=True) for key in (first, second)]
+    (:func:`modlib.claims.words`, with the reason unless ``why`` is false): once, "subject and verb
+    both ✓ reproduced", where their words are the same; else each after its name, "subject ✓
+    reproduced; verb ? cannot be decided here (...)"."""
+    said = [claims.words(key, why=why) for key in (first, second)]
     if said[0] == said[1]:
         return f"{names[0]} and {names[1]} both {said[0]}"
     return "; ".join(f"{name} {words}" for name, words in zip(names, said))
