@@ -41,6 +41,7 @@ import contextlib
 import datetime as _dt
 import fnmatch
 import json
+import re
 import subprocess
 import tomllib
 from dataclasses import asdict, dataclass, field
@@ -363,6 +364,9 @@ KEY_TERMS = ("A claim is registered when it is written down, with its test and m
 MARKS_KEY = f"Marks: {KEY_PAPER}; {KEY_OWN}; {KEY_UNDECIDED} {KEY_TERMS}"
 
 POST_HOC = "post hoc"  # the label beside a verdict whose claim was written down after its results were seen
+# how a registry note says its claim was written down before the result(s) it reads were computed: "before
+# its results", "before the result it reads was computed", "before the five scan-C-<frame> results ..."
+BEFORE_RESULT = re.compile(r"\bbefore (?:its|the)\b[^;.]*?\bresults?\b")
 
 
 @cache
@@ -378,7 +382,8 @@ def _after_data(c: Registered) -> str | None:
     """When claim ``c`` was written down against the stored full results it reads: ``"after"`` its
     first results were seen (its registry note begins "post hoc", or its registration, the snapshot's
     date, is on a later day than the first of them was made), ``"before"`` them (an earlier day, or
-    the same day where its note says it was registered before its result was computed),
+    the same day where its note says it was registered before its result was computed:
+    :data:`BEFORE_RESULT`),
     ``"newest"`` (before the newest of them, after older arms it compares with), or None where that
     cannot be told here: none of them stored, or a registration on the day of the data that the note
     does not order (the claims ledger orders it by git's commit times). By the results' own records
@@ -391,11 +396,12 @@ def _after_data(c: Registered) -> str | None:
         return None
     first, last = (f(when, key=_instant)[:10] for f in (min, max))
     day = registered[:10]
-    if day < first or (day == first and "before its result" in c.note):
+    said_before = bool(BEFORE_RESULT.search(c.note))
+    if day < first or (day == first and said_before):
         return "before"
     if day == first:
         return None
-    if day < last or (day == last and "before its" in c.note):
+    if day < last or (day == last and said_before):
         return "newest"
     return None if day == last else "after"
 
@@ -432,7 +438,7 @@ def when_registered(chapter: str) -> str:
     parts = [f"{after} of this chapter's {n} claims were written down after their first results were seen "
              "(post hoc)"]
     for what, words in (("before", "before their results were computed"),
-                        ("newest", "before their newest results, after older ones they compare with"),
+                        ("newest", "before their newest data, after an arm they read was stored"),
                         (None, "not dated here (no stored full result, or registered on the day of their data)")):
         if told.count(what):
             parts.append(f"{told.count(what)} {words}")
