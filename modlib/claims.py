@@ -382,21 +382,22 @@ def _note_before(note: str) -> bool:
     """Whether a claim's registry ``note`` says it was written down before results it reads were
     computed, in any of the registry's wordings: "before its result was computed", "before the
     results it reads were computed", "before drawn-alpha-more and drawn-alpha-open-more (seeds 5-9)
-    were computed" (one clause: up to the next ";")."""
-    return re.search(r"\bbefore\b[^;]*?\b(?:was|were) computed", note) is not None
+    were computed", "before the five scan-C-<frame> results ..." (one clause: up to the next ";")."""
+    return re.search(r"\bbefore\b[^;]*?\b(?:(?:was|were) computed|results?\b)", note) is not None
 
 
 def written(c: Registered) -> str | None:
     """When claim ``c`` was written down against the stored full results it reads: ``"after"`` its
-    first results were made (its registry note begins "post hoc", or it was registered later),
+    first results were made (its registry note begins "post hoc" or says it was "registered after"
+    an outcome was seen, or it was registered later),
     ``"before"`` them, ``"newest"`` (before the newest of them, after older arms it compares with),
     or None where that cannot be told here (none of them stored). The results' times are their own
     records (``created``: when each was computed, so that it works outside a checkout); the
     registration's is the commit that first wrote the claim to its snapshot (:func:`registered_at`),
     or, without git, the snapshot's date, which orders a registration on the day of its data only
     where the note does (:func:`_note_before`). The chapters' keys and the claims ledger both read it."""
-    if c.note.lower().startswith(POST_HOC):
-        return "after"
+    if c.note.lower().startswith(POST_HOC) or re.search(r"\bregistered after\b", c.note):
+        return "after"  # the note says so: an outcome seen before, even outside the store
     when = _read_dates(c, _created(c.chapter))
     registered = registered_at(c.chapter).get(c.id) or snapshot(c.chapter).get(c.id, {}).get("registered")
     if not when or not registered:
@@ -442,7 +443,7 @@ def when_registered(chapter: str) -> str:
     parts = [f"{after} of this chapter's {n} claims were written down after their first results were seen "
              f"(post hoc): {READ_POST_HOC}"]
     for what, words in (("before", "before {its} results were computed"),
-                        ("newest", "before {its} newest results, after older ones {it} compare{s} with"),
+                        ("newest", "before {its} newest data, after older data {it} compare{s} with"),
                         (None, "not dated here, having no stored full result or no time that orders a registration "
                                "on the day of {its} data")):
         count = told.count(what)

@@ -50,7 +50,7 @@ def _marked(v: Verdict, which: str = "") -> str:
     ``" — does not hold"`` for the book's own hypothesis, the reason where it cannot be decided.
     ``which``: the arms that did not train, named (:func:`untrained_levels`); where they alone leave
     the verdict open and the interval is clear of 0, the plain words of what was found follow."""
-    untrained = f"final training accuracy below {TRAINED:.0%} in some seed" + (f" ({which})" if which else "")
+    untrained = f"final training accuracy below {TRAINED:.0%} in {which or 'some seed'}"
     if which and v.outcome == UNDECIDED and stats.undecided_reason(v).startswith("an arm did not train"):
         d = claims.decisions(CHAPTER).get(v.claim)
         if d is not None and (d.low > 0 or d.high < 0):
@@ -228,7 +228,7 @@ def dose_slopes(runs, levels: list[tuple[str, float]], quantity) -> np.ndarray:
 
 def untrained_levels(runs, levels: list[tuple[str, float]]) -> str:
     """The levels among ``levels`` (``(result, bits)``) that did not train (:func:`trained`), each with
-    its seeds below :data:`TRAINED`: "the 0.51-bit level, seed 4 at 0.843"; "" where
+    its seeds below :data:`TRAINED`: "the 0.51-bit level, seed 4 at 84.3%"; "" where
     every level trained."""
     said = []
     for name, bits in sorted(levels, key=lambda level: level[1]):
@@ -238,7 +238,7 @@ def untrained_levels(runs, levels: list[tuple[str, float]]) -> str:
         low = np.flatnonzero(final < TRAINED)
         if low.size:
             said.append(f"the {bits:.2f}-bit level, "
-                        + ", ".join(f"seed {int(seeds[i])} at {final[i]:.3f}" for i in low))
+                        + ", ".join(f"seed {int(seeds[i])} at {final[i]:.1%}" for i in low))
     return "; ".join(said)
 
 
