@@ -28,7 +28,7 @@ def _verdict_words(outcome: str | None, own: bool) -> str:
 
 
 WRITTEN = {"before": "before its data", "newest": "before its newest data, after older data it compares with",
-           "after": "after its data (post hoc)", None: "not dated (no stored full result)"}  # claims.written
+           "after": "after its data (post hoc)", None: "not dated against its data (none stored)"}  # claims.written
 
 
 def _registration(c: claims.Registered) -> str:
@@ -107,21 +107,22 @@ def _slug(text: str) -> str:
 
 
 def _effect(r: dict) -> str:
-    """The effect cell: the estimate and its 95% interval at one precision (:func:`stats.ends`); a
-    dash where no unit was measured, and no interval over one unit."""
+    """The effect cell: the estimate and its 95% interval at one precision (:func:`stats.ends`), then
+    the claim's margin; a dash where no unit was measured, and no interval where it has no width."""
+    margin = f'<br><small>margin {r["margin"]:g}</small>'
     if r["effect"] is None or not r["n"]:
-        return "—"
-    if r["n"] == 1 or r["low"] is None:
-        return f"{stats.number(r['effect'], 2, sign=True)}<br><small>one unit: no interval</small>"
+        return "—" + margin
+    if r["low"] is None or r["low"] == r["high"]:
+        alone = "<br><small>one unit: no interval</small>" if r["n"] == 1 else ""
+        return f"{stats.number(r['effect'], 2, sign=True)}{alone}{margin}"
     interval = stats.ends(r["low"], r["high"], r["margin"])
     places = max(2, len(interval.split(" to ")[0].split(".")[-1]))
-    return f"{stats.number(r['effect'], places, sign=True)}<br><small>{interval}</small>"
+    return f"{stats.number(r['effect'], places, sign=True)}<br><small>{interval}</small>{margin}"
 
 
-def _short(measure: str, most: int = 90) -> str:
-    """The measure's first clause, at most ``most`` characters (the row's folded summary)."""
-    head = re.split(r" \(|: |; ", measure, maxsplit=1)[0]
-    return head if len(head) <= most else head[:most].rsplit(" ", 1)[0] + " …"
+def _short(measure: str, most: int = 80) -> str:
+    """The measure's opening words, at most ``most`` characters (the row's folded summary)."""
+    return measure if len(measure) <= most else measure[:most].rsplit(" ", 1)[0] + " …"
 
 
 def page() -> str:
@@ -154,10 +155,11 @@ def page() -> str:
         body.append(
             f'<tr{anchor} data-chapter="{r["chapter"]}" data-paper="{esc(r["paper"])}" '
             f'data-verdict="{esc(r["verdict"])}" data-kind="{esc(r["kind"])}">'
-            f'<td><a href="{link}">{r["chapter"]}</a></td><td>{esc(r["paper"])}</td>'
-            f'<td><details><summary>{esc(_short(r["measure"]))}</summary>{details}</details></td>'
-            f'<td>{_effect(r)}</td><td>{r["margin"]:g}</td>'
-            f'<td>{esc(r["verdict"])}{before}{why}</td><td><small>{esc(r["registration"])}</small></td></tr>')
+            f'<td><a href="{link}">{r["chapter"]}</a></td>'
+            f'<td><details><summary><b>{esc(r["key"].split("/", 1)[1])}</b> ({esc(r["paper"])}): '
+            f'{esc(_short(r["measure"]))}</summary>{details}</details></td>'
+            f'<td>{_effect(r)}</td><td>{esc(r["verdict"])}{before}{why}</td>'
+            f'<td><small>{esc(r["registration"])}</small></td></tr>')
     counts = {}
     for r in data:
         counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
@@ -170,9 +172,8 @@ root.querySelector('.modlib-ledger-count').textContent=shown+' shown';}
 menus.forEach(function(m){m.addEventListener('change',apply);});apply();})();</script>"""
     return (f'<div class="modlib-ledger"><p>{esc(summary)}.</p><p>Chapter: {jump}</p><p>{controls}'
             f'<span class="modlib-ledger-count"></span></p><table class="table" style="table-layout:fixed;width:100%;'
-            f'overflow-wrap:break-word"><colgroup><col style="width:2.5em"><col style="width:6em"><col>'
-            f'<col style="width:7.5em"><col style="width:4em"><col style="width:9em"><col style="width:9em"></colgroup>'
-            f'<thead><tr><th>ch.</th><th>whose</th><th>what is measured (open it for the whole measure, the '
-            f'claim, the paper\'s words, the units, the bar for trained and why the verdict)</th><th>effect, 95% '
-            f'interval</th><th>margin</th><th>verdict</th><th>registered</th></tr>'
+            f'overflow-wrap:break-word"><colgroup><col style="width:2.2em"><col>'
+            f'<col style="width:7em"><col style="width:8em"><col style="width:7.5em"></colgroup>'
+            f'<thead><tr><th>ch.</th><th>claim (whose): what is measured; open it for the rest</th>'
+            f'<th>effect, 95% interval, margin</th><th>verdict</th><th>registered</th></tr>'
             f'</thead><tbody>{"".join(body)}</tbody></table>{script}</div>')

@@ -886,13 +886,13 @@ def holm_frame(made: dict | None = None, alpha: float = 0.025):
     :func:`modlib.claims.holm`; ``made``: the decisions, default those recorded now) as a
     ``pandas.DataFrame``, one row per claim, named in plain words (:func:`plain_name`, not its id):
     its verdict in the words for its kind (the book's own hypotheses: holds / does not hold / ?),
-    the one-sided p on its registered side, the Holm-adjusted p and whether the interval still
+    the one-sided p on its registered side, the Holm-adjusted p and whether the interval still, on that side,
     clears 0 after the correction. :func:`verdict_frame` shows it."""
     import pandas as pd
 
     rows = [{"claim": plain_name(k.split("/", 1)[1]), "verdict": registry.outcome_words(o, registry.get(k).own),
              "one-sided p": f"{p:.2g}", "Holm-adjusted p": f"{q:.2g}",
-             f"clear of 0 at {alpha:g} after Holm": "yes" if ok else "no"}
+             f"clear of 0 on its side at {alpha:g} after Holm": "yes" if ok else "no"}
             for k, (o, p, q, ok) in registry.holm(CHAPTER, alpha, _family(made)).items()]
     return pd.DataFrame(rows)
 
