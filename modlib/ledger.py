@@ -172,7 +172,7 @@ root.querySelector('.modlib-ledger-count').textContent=shown+' shown';}
 menus.forEach(function(m){m.addEventListener('change',apply);});apply();})();</script>"""
     return (f'<div class="modlib-ledger"><p>{esc(summary)}.</p><p>Chapter: {jump}</p><p>{controls}'
             f'<span class="modlib-ledger-count"></span></p><table class="table" style="table-layout:fixed;width:100%;'
-            f'overflow-wrap:break-word"><colgroup><col style="width:2.2em"><col>'
+            f'overflow-wrap:break-word"><colgroup><col style="width:2.8em"><col>'
             f'<col style="width:7em"><col style="width:8em"><col style="width:7.5em"></colgroup>'
             f'<thead><tr><th>ch.</th><th>claim (whose): what is measured; open it for the rest</th>'
             f'<th>effect, 95% interval, margin</th><th>verdict</th><th>registered</th></tr>'
