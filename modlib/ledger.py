@@ -117,6 +117,8 @@ def _effect(r: dict) -> str:
         return f"{stats.number(r['effect'], 2, sign=True)}{alone}{margin}"
     interval = stats.ends(r["low"], r["high"], r["margin"])
     places = max(2, len(interval.split(" to ")[0].split(".")[-1]))
+    while places < 4 and round(abs(r["effect"]), places) == abs(r["margin"]) != abs(r["effect"]):
+        places += 1  # an estimate just short of (or past) the margin does not print as the margin
     return f"{stats.number(r['effect'], places, sign=True)}<br><small>{interval}</small>{margin}"
 
 

@@ -892,7 +892,7 @@ def holm_frame(made: dict | None = None, alpha: float = 0.025):
 
     rows = [{"claim": plain_name(k.split("/", 1)[1]), "verdict": registry.outcome_words(o, registry.get(k).own),
              "one-sided p": f"{p:.2g}", "Holm-adjusted p": f"{q:.2g}",
-             f"clear of 0 on its side at {alpha:g} after Holm": "yes" if ok else "no"}
+             f"clear of 0 on the claim's side at {alpha:g} after Holm": "yes" if ok else "no"}
             for k, (o, p, q, ok) in registry.holm(CHAPTER, alpha, _family(made)).items()]
     return pd.DataFrame(rows)
 

@@ -551,8 +551,8 @@ WHOSE_WORDS = {"paper": "a claim of the paper", "own": "the book's own hypothesi
 def registered_first(key: str) -> str:
     """Both verdicts of this chapter's amended claim ``key`` (its id), the book's order for an amended
     claim: the verdict as first registered, then what was changed and the verdict now, in plain words
-    from the registry and the decision made in this process: "as first registered (a claim of the
-    paper): ✗ not reproduced; made the book's own hypothesis after the results were seen: does not
+    from the registry and the decision made in this process: "as first registered (in error, as a
+    claim of the paper): ✗ not reproduced; made the book's own hypothesis after the results were seen: does not
     hold (an effect was found, but smaller than the margin of +0.05)" (why the first reads so:
     :func:`registered_why`). :data:`modlib.claims.NOT_DECIDED` where the claim was not decided; the
     verdict alone where it was never amended (or only in fields that cannot move a verdict,
@@ -566,6 +566,8 @@ def registered_first(key: str) -> str:
         return claims.words(c.key, why=True)
     first = c.original()
     then = WHOSE_WORDS[first["whose"]]  # why it read so: registered_why
+    if first["whose"] == "paper" and c.fixed()["whose"] == "own":
+        then = f"in error, as {then}"  # the paper makes no such claim (registered_why)
     was = claims.outcome_words(d.registered_outcome, first["whose"] == "own")
     when = "after the results were seen" if any(a.seen for a in shown) else "before its results were computed"
     change = (f"made {WHOSE_WORDS[c.fixed()['whose']]} {when}" if first["whose"] != c.fixed()["whose"]
