@@ -386,6 +386,12 @@ def _note_before(note: str) -> bool:
     return re.search(r"\bbefore\b[^;]*?\b(?:(?:was|were) computed|results?\b)", note) is not None
 
 
+def registration(c: Registered) -> str | None:
+    """When claim ``c`` was registered: the commit time that first wrote it to its snapshot
+    (:func:`registered_at`), else the snapshot's date (no git); None where neither is known."""
+    return registered_at(c.chapter).get(c.id) or snapshot(c.chapter).get(c.id, {}).get("registered")
+
+
 def written(c: Registered) -> str | None:
     """When claim ``c`` was written down against the stored full results it reads: ``"after"`` its
     first results were made (its registry note begins "post hoc" or says it was "registered after"
@@ -399,7 +405,7 @@ def written(c: Registered) -> str | None:
     if c.note.lower().startswith(POST_HOC) or re.search(r"\bregistered after\b", c.note):
         return "after"  # the note says so: an outcome seen before, even outside the store
     when = _read_dates(c, _created(c.chapter))
-    registered = registered_at(c.chapter).get(c.id) or snapshot(c.chapter).get(c.id, {}).get("registered")
+    registered = registration(c)
     if not when or not registered:
         return None
     first, last = (f(when, key=_instant) for f in (min, max))

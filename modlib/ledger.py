@@ -34,8 +34,7 @@ WRITTEN = {"before": "before its data", "newest": "before its newest data, after
 def _registration(c: claims.Registered) -> str:
     """When the claim was registered, the day and against its data (:func:`modlib.claims.written`,
     which the chapters' keys count by too), amended or not."""
-    day = (claims.registered_at(c.chapter).get(c.id) or claims.snapshot(c.chapter).get(c.id, {}).get("registered")
-           or "")[:10]
+    day = (claims.registration(c) or "")[:10]
     said = f"registered {day + ', ' if day else ''}{WRITTEN[claims.written(c)]}"
     return f"amended; {said}" if c.amendments else said
 
