@@ -44,7 +44,7 @@ import json
 import re
 import subprocess
 import tomllib
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from functools import cache
 from pathlib import Path
 
@@ -334,11 +334,16 @@ WORDED = ("trained", "quote", "measure", "units", "reads")  # always in words: t
 def statement(v: stats.Verdict, text: str) -> stats.Claim:
     """The page's statement of the claim that ``v`` decided (:func:`decide`), named as registered:
     ``text``, then the verdict in the words for the claim's kind (a paper's: ✓ / ✗ / ?; the book's
-    own: holds / does not hold / ?), why, and for an amended claim the verdict as registered."""
+    own: holds / does not hold / ?), "(post hoc)" after it where the claim was written down after its
+    results were seen (:func:`written`), why, and for an amended claim the verdict as registered."""
     if not v.claim:
         raise RegistryError("a verdict printed on a page must come from claims.decide (a registered claim)")
     c = get(v.claim)
-    return stats.claim(c.name, v, text, own=c.own)
+    out = stats.claim(c.name, v, text, own=c.own)
+    if written(c) != "after":
+        return out
+    marked = f"**{out.marked}**"  # the verdict, then the label of a claim written down after its results
+    return replace(out, text=out.text.replace(marked, f"{marked} ({POST_HOC})", 1))
 
 
 def outcome_words(outcome: str, own: bool) -> str:
@@ -491,7 +496,8 @@ NOT_DECIDED = "not decided at this profile"  # words() of a registered claim no 
 def words(key: str, why: bool = False) -> str:
     """The verdict last decided for the registered claim ``key`` in this process (:func:`decide`), in
     the words for its kind, as :func:`statement` prints it: "✓ reproduced", "✗ not reproduced",
-    "holds", "does not hold", "? cannot be decided here"; an amended claim's verdict is followed by
+    "holds", "does not hold", "? cannot be decided here", with "(post hoc)" where the claim was written
+    down after its results were seen (:func:`written`); an amended claim's verdict is followed by
     the verdict as registered where its words differ (another outcome, or another kind's words). ``why``: an undecided verdict's reason follows in
     brackets (:func:`modlib.stats.undecided_reason`), and the plain words of one whose interval is clear of 0
     (:func:`plain`). For a page's prose (glued), so that the prose
@@ -503,7 +509,8 @@ def words(key: str, why: bool = False) -> str:
         return NOT_DECIDED
     text = outcome_words(d.outcome, c.own)
     reason = stats.undecided_reason(stats.Verdict(d.outcome, d.why)) if why else ""
-    said = "; ".join(x for x in (reason, plain(key) if why else "") if x)
+    late = POST_HOC if written(c) == "after" else ""  # written down after its results were seen
+    said = "; ".join(x for x in (late, reason, plain(key) if why else "") if x)
     if said:
         text += f" ({said})"
     registered = registered_words(key)

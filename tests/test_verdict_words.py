@@ -88,6 +88,7 @@ def test_page_words_are_the_registry_s(monkeypatch):
     from modlib import stats
 
     paper, own = "redundant_input_toy/cell-b", "redundant_input_toy/even-b"
+    monkeypatch.setattr(claims, "written", lambda c: "before")  # untagged: registered before its data
     with claims.apart():
         assert claims.words(paper) == claims.NOT_DECIDED
         claims.decide(paper, low=0.2, high=0.4, units=5)
@@ -100,6 +101,25 @@ def test_page_words_are_the_registry_s(monkeypatch):
         words = claims.page_words("redundant_input_toy")
         assert set(words) == set(claims.registry("redundant_input_toy"))
         assert words["cell-b"].endswith(stats.REPRODUCED) and words["formulation"] == claims.NOT_DECIDED
+
+
+def test_a_claim_written_down_after_its_results_says_so_beside_every_verdict_it_prints(monkeypatch):
+    # issue 57: a post-hoc claim's verdict is labelled where it is printed, in prose (claims.words) and
+    # in a statement (claims.statement), not only counted in the box's key; a claim registered before
+    # its data is not labelled
+    from modlib import stats
+
+    key = "redundant_input_toy/cell-b"
+    for when, tagged in (("after", True), ("before", False), ("newest", False), (None, False)):
+        monkeypatch.setattr(claims, "written", lambda c, w=when: w)
+        with claims.apart():
+            v = claims.decide(key, low=-0.1, high=0.4, units=5)  # an interval across 0: undecided
+            assert claims.words(key).endswith(f" ({claims.POST_HOC})") == tagged, when
+            why = claims.words(key, why=True)
+            assert why.startswith(f"? {stats.UNDECIDED} ({claims.POST_HOC}; ") == tagged, (when, why)
+            text = claims.statement(v, "the text").text
+            assert (f"** ({claims.POST_HOC}):" in text) == tagged, (when, text)
+            assert text.count(claims.POST_HOC) == int(tagged)
 
 
 def test_the_boxes_key_names_every_outcome_and_every_chapter_shows_it():

@@ -507,7 +507,7 @@ def every_seed(runs) -> str:
                  "rule asks every seed of both models to fit")
         if every.low > 0:
             line += f"; the compositional model is still far ahead there, {effect(every)}"
-    chosen = ("a filter chosen after the results were seen (post hoc)" if claims.post_hoc(kept.key)
+    chosen = ("a filter chosen after the results were seen" if claims.post_hoc(kept.key)
               else "a filter registered with the claim")
     return (f"{line}. Over the {kept.units} seeds in which both models fit, {chosen}: "
             f"{claims.words(kept.key)}, {effect(kept)}.")

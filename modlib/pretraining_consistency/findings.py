@@ -683,7 +683,8 @@ def pretraining_from(df, metrics: dict, base_gate: float = 0.95) -> dict[str, Fi
                 exact = f"; one-sided exact permutation p = {p_value:.2f}" if consistent else ""
                 out[f"{name}/spread"] = claims.statement(
                     v,
-                    f"{rule}, {sub}: the ablation effect's mean absolute deviation from its median is "
+                    f"{rule}, {sub}: over the {len(es)} and {len(ep)} base models whose masks passed the gate, the ablation "
+                    f"effect's mean absolute deviation from its median is "
                     f"{spread(es).mean():.2f} from scratch and {spread(ep).mean():.2f} pretrained (Brown-Forsythe"
                     f"{exact}; mean effect {number(es.mean(), sign=True)} from scratch and {number(ep.mean(), sign=True)} pretrained, and a spread "
                     f"is read only where both reach {MARGIN}); scratch minus pretrained:")
@@ -802,7 +803,7 @@ def verdict_table(df, found: dict[str, Finding], matched=None, argmax=None) -> l
             if density == "comparable" and all(len(k) for k in kept.values()) \
                     and _fold(kept["scratch"].median(), kept["pretrained"].median()) > DENSITY_RATIO:
                 ratio = _fold(kept["scratch"].median(), kept["pretrained"].median())
-                row["kept, pretrained"] += f"; medians {ratio:.0f}× apart: none within {DENSITY_RATIO:.0f}×"
+                row["kept, pretrained"] += f"; the arms' medians {ratio:.0f}× apart (more than {DENSITY_RATIO:.0f}×)"
             for key, heading in VERDICTS.items():
                 f = found.get(f"{rule}/{sub}/{key}-argmax" if prefix == "argmax" else f"{rule}/{sub}/{prefix}{key}")
                 row[heading] = f.mark if f is not None else "–"

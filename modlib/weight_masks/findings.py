@@ -890,16 +890,18 @@ def _as_check(c: stats.Claim, unreadable: str = "") -> stats.Claim:
     reasons, else the verdict's), its interval beside it in brackets, not "check failed"."""
     if c.verdict is None or not c.own:
         return c
-    mark = f"**{c.marked}**: "
+    late = f" ({claims.POST_HOC})" if f"**{c.marked}** ({claims.POST_HOC}): " in c.text else ""  # claims.statement
+    mark = f"**{c.marked}**{late}: "
     if c.verdict.outcome != stats.UNDECIDED:
-        return dataclasses.replace(c, text=c.text.replace(mark, f"**check {'passed' if c.holds else 'failed'}**: ", 1))
+        return dataclasses.replace(c, text=c.text.replace(mark, f"**check {'passed' if c.holds else 'failed'}**{late}: ",
+                                                          1))
     head, _, rest = c.text.partition(mark)
     why, dot, tail = rest.partition(". ")  # the verdict's why ends its sentence
     if not dot:
         why, tail = rest.rstrip("."), ""
     reason = stats.undecided_reason(c.verdict)
     interval = why.replace(reason, "", 1).strip(" :()")  # the interval, as the text printed it
-    said = f"**this control cannot be read here**: {unreadable or reason}" + (f" ({interval})" if interval else "")
+    said = f"**this control cannot be read here**{late}: {unreadable or reason}" + (f" ({interval})" if interval else "")
     return dataclasses.replace(c, text=f"{head}{said}." + (f" {tail}" if tail else ""))
 
 
