@@ -35,7 +35,8 @@ ALLOWED = {
     ("resists_at_scale", "cebb64be"): "the verdict rule's legend",
     ("weight_masks", "c40000000035"): "the verdict rule's legend",
     ("bridge", "113690f1"): "an exercise's solution reading a mark conditionally ('if the row does not read holds')",
-    ("bridge", "6ea8a7aa"): "an exercise's solution reading a mark conditionally ('a ? or does not hold there means')",
+    ("bridge", "6ea8a7aa"): "an exercise's solution reading a mark conditionally ('a does not hold is no matter of seed count')",
+    ("bridge", "39ed3e45"): "a figure's caption stating the registered rule its title's interval is read by (a legend)",
 }
 
 

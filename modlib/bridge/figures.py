@@ -136,14 +136,19 @@ def surgery(arrays: dict[str, dict], provenance: str) -> plt.Figure:
     """Experiment 2, one row per formulation: held-out accuracy (left of each pair) and training
     accuracy (right) of the failing networks before surgery; after removing the whole "use X2"
     mask's weights, or as many random weights per layer; after removing only the "use X2" weights
-    the Y1 mask does not keep (:func:`modlib.bridge.with_exclusive`), or as many random ones; and
-    with the first layer's weights from x2 set to zero. Bars are means over the failing networks,
-    dots seeds, a black tick the mean score (the worse of the two, :func:`both`)."""
+    the Y1 mask does not keep (:func:`modlib.bridge.with_exclusive`), or as many random ones, or
+    those of random masks with the "use X2" mask's per-layer counts in its place (the stored control
+    of :func:`modlib.bridge.with_random_exclusive`, drawn where ``arrays`` hold it); and with the
+    first layer's weights from x2 set to zero. Bars are means over the failing networks, dots
+    seeds, a black tick the mean score (the worse of the two, :func:`both`)."""
     fig, axes = plt.subplots(len(arrays), 1, figsize=(COLUMN, 2.3 * len(arrays)), sharex=True,
                              squeeze=False)
     arms = [("full", "before"), ("ablated", "rule 1:\nwhole \"use\nX2\" mask"),
             ("random_ablated", "rule 1's\nrandom\ncontrol"), ("ablated_excl", "rule 2:\n\"use X2\"\nnot in Y1"),
-            ("random_ablated_excl", "rule 2's\nrandom,\nsame count"), ("zero_x2", "x2 inputs\nzeroed")]
+            ("random_ablated_excl", "rule 2's\nrandom,\nsame count")]
+    if all("random_x2_excl_held_out" in a for a in arrays.values()):
+        arms.append(("random_x2_excl", "rule 2's\nrandom\nmasks"))
+    arms.append(("zero_x2", "x2 inputs\nzeroed"))
     rng = np.random.default_rng(0)
     for ax, (f, a) in zip(axes[:, 0], arrays.items()):
         fails = failing(a)
@@ -155,7 +160,7 @@ def surgery(arrays: dict[str, dict], provenance: str) -> plt.Figure:
                     ax.scatter(i + off + rng.uniform(-0.1, 0.1, v.size), v, s=6, color=c, lw=0)
             if fails.any():
                 ax.hlines(both(a, k)[fails].mean(), i - 0.38, i + 0.38, color="black", lw=2)
-        for x in (0.5, 2.5, 4.5):
+        for x in (0.5, 2.5, len(arms) - 1.5):
             ax.axvline(x, color="0.85", lw=0.8)
         ax.set_title(f"formulation ({f}), the {int(fails.sum())} failing networks", fontsize=SMALL)
         ax.set_ylim(-0.03, 1.03)

@@ -186,8 +186,8 @@ def apart(arrays: dict, a: str, b: str, units: np.ndarray | None = None) -> str:
         return ""
     n = arrays[f"kept_{a}"][pick].size
     return (f"median kept shares {_share(ka)} and {_share(kb)}: the two masks are {ratio:.1f} times apart "
-            f"in density, medians over the {n} networks compared (comparable means within "
-            f"{stats.DENSITY_RATIO:.0f} times)")
+            f"in density, medians over the {n} networks compared (comparable: median kept shares within a "
+            f"factor of {stats.DENSITY_RATIO:.0f})")
 
 
 def decided(arrays: dict, units: np.ndarray, table: list, suffix: str, where: str, trained: bool,
