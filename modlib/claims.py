@@ -346,6 +346,37 @@ def statement(v: stats.Verdict, text: str) -> stats.Claim:
     return replace(out, text=out.text.replace(marked, f"{marked} ({POST_HOC})", 1))
 
 
+def tagged(c: stats.Claim) -> str:
+    """A statement's mark and outcome as a page's prose quotes it (``c.marked``: "✓ reproduced",
+    "holds", "check passed"), with "(post hoc)" after it where its claim was written down after its
+    results were seen (:func:`written`), as :func:`statement` and :func:`words` print it."""
+    v = getattr(c, "verdict", None)
+    if v is None or not v.claim or written(get(v.claim)) != "after":
+        return c.marked
+    return f"{c.marked} ({POST_HOC})"
+
+
+def untagged(text: str) -> str:
+    """``text`` without the "(post hoc)" labels that :func:`statement`, :func:`words`, :func:`late` and
+    :func:`tagged` add: a verdict's wording whatever its claim's date, for the tests that compare it."""
+    return text.replace(f" ({POST_HOC})", "").replace(f"({POST_HOC}; ", "(")
+
+
+def late(v: stats.Verdict, said: str) -> str:
+    """``said``, the verdict ``v`` as a page of chapters 1-3 prints it after its interval
+    (:func:`modlib.stats.marked`: " — ✓ reproduced (why)", " — holds"), with "(post hoc)" after its
+    outcome where the claim was written down after its results were seen (:func:`written`), as
+    :func:`statement` and :func:`words` print it; ``said`` unchanged otherwise."""
+    if not v.claim or written(get(v.claim)) != "after":
+        return said
+    for outcome in (f"{v.mark} {v.outcome}", stats.HOLDS, stats.DOES_NOT_HOLD):
+        head = f" — {outcome}"
+        if said.startswith(head):
+            rest = said[len(head):]
+            return head + (f" ({POST_HOC}; {rest[2:]}" if rest.startswith(" (") else f" ({POST_HOC}){rest}")
+    raise ValueError(f"not a verdict as stats.marked prints it: {said!r}")
+
+
 def outcome_words(outcome: str, own: bool) -> str:
     """An outcome in the words for its claim's kind: "holds" / "does not hold" for the book's own
     hypothesis (``own``), the mark and the outcome ("✓ reproduced", "? cannot be decided here") else."""

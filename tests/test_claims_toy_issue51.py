@@ -280,7 +280,7 @@ def test_issue51_verdict_and_effect_from_the_stored_arrays(toy_studies, page, ke
     assert rule(key, est, low, high, arms) == d.outcome == verdict, (key, d.why)
     # and the page prints it in the words of the book's own hypothesis
     # (an interval clear of 0 that does not decide for the claim adds its plain words in brackets)
-    text = found[key].text
+    text = claims.untagged(found[key].text)
     plain = " (an effect was found, but " if verdict == NOT and (high < 0 or low > 0) else ""
     assert (WORDS[verdict].rstrip(".") + plain if plain else WORDS[verdict]) in text, text
     # the effect's size and sign, and each arm's level: an arm taken for another moves one of them

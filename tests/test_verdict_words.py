@@ -121,6 +121,11 @@ def test_a_claim_written_down_after_its_results_says_so_beside_every_verdict_it_
             text = claims.statement(v, "the text").text
             assert (f"** ({claims.POST_HOC}):" in text) == tagged, (when, text)
             assert text.count(claims.POST_HOC) == int(tagged)
+            # chapters 1-3's own statements (stats.marked), and a mark quoted in prose (chapters 4, 7)
+            said = claims.late(v, stats.marked(v))
+            assert said.startswith(f" — ? {stats.UNDECIDED} ({claims.POST_HOC}; ") == tagged, (when, said)
+            assert claims.tagged(claims.statement(v, "t")).endswith(f" ({claims.POST_HOC})") == tagged
+            assert claims.untagged(said) == stats.marked(v)
 
 
 def test_the_boxes_key_names_every_outcome_and_every_chapter_shows_it():

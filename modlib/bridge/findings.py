@@ -846,13 +846,14 @@ def mark_of(claims: list[stats.Claim], name: str, missing: str = "no verdict her
     if c is None:
         return missing
     v = c.verdict
+    marked = registry.tagged(c)  # with "(post hoc)" where the claim was written down after its results
     if v is None or v.outcome != stats.UNDECIDED:
-        said = c.marked
+        said = marked
     elif points and v.claim and registry.decisions()[v.claim].open:
-        said = f"{c.marked}: {_in_points(v.claim)}"
+        said = f"{marked}: {_in_points(v.claim)}"
     else:
         reason = stats.undecided_reason(v)
-        said = f"{c.marked}: {reason}" if reason else c.marked
+        said = f"{marked}: {reason}" if reason else marked
     first = registry.registered_words(v.claim) if v is not None and v.amended and v.claim else None
     if first is not None and first != registry.outcome_words(v.outcome, registry.get(v.claim).own):
         return f"as first registered: {first}; as amended after the results were seen: {said}"

@@ -34,7 +34,7 @@ def compare(key: str, x: np.ndarray, y: np.ndarray, *, fits: bool, reason: str =
     v = claims.decide(f"{CHAPTER}/{key}", effect, trained=fits, reason=reason)
     c = claims.get(v.claim)
     return v, (f"{effect.text(percent=False, margin=c.margin)[:-1]}; the paper's {c.direction * c.size:+.2f})"
-               + marked(v, f"in-domain R² below {FIT} in some seed"))
+               + claims.late(v, marked(v, f"in-domain R² below {FIT} in some seed")))
 
 
 def _paper_r2(row: str) -> str:

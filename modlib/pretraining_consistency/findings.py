@@ -377,7 +377,7 @@ def _apart(ratio: float, s, p) -> str:
     """Why a comparison whose arms' masks are ``ratio`` (> :data:`DENSITY_RATIO`) apart cannot be decided."""
     return (f"the two arms' masks are {ratio:.0f} times apart in density "
                          f"(median kept {s['kept'].median():.2%} from scratch and {p['kept'].median():.2%} "
-                         f"pretrained; comparable means within {DENSITY_RATIO:.0f} times): see the comparison "
+                         f"pretrained; comparable: median kept shares within a factor of {DENSITY_RATIO:.0f}): see the comparison "
             "at comparable density")
 
 

@@ -49,7 +49,7 @@ def compare(key: str, x: np.ndarray, y: np.ndarray, arms: list[dict], percent: b
     if c.margin != stats.CLEAR:  # inside the interval's brackets: "(95% ... +6 points; margin 10 points)"
         margin = f"{100 * c.margin:.0f} points" if percent else f"{c.margin:.2f}"
         text = f"{text.removesuffix(')')}; the registered margin {margin})"
-    return v, text + mark(v, f"mean training accuracy below {TRAINED:.0%}")
+    return v, text + claims.late(v, mark(v, f"mean training accuracy below {TRAINED:.0%}"))
 
 
 def marked_own(v: Verdict, untrained: str = "") -> str:

@@ -57,8 +57,8 @@ def _marked(v: Verdict, which: str = "") -> str:
             v = replace(v, plain="an effect was found, its interval clear of 0, but that arm did not train, "
                                  "so the verdict is open")
     if not claims.get(v.claim).own or v.outcome == UNDECIDED:
-        return marked(v, untrained)
-    return f" — {HOLDS if v.reproduced else DOES_NOT_HOLD}" + (f" ({v.amended})" if v.amended else "")
+        return claims.late(v, marked(v, untrained))
+    return claims.late(v, f" — {HOLDS if v.reproduced else DOES_NOT_HOLD}" + (f" ({v.amended})" if v.amended else ""))
 
 
 def _compare(key: str, x: np.ndarray, y: np.ndarray, *, arms: list[dict], label: str,

@@ -135,7 +135,7 @@ def marked(f: stats.Claim, plain: str = "", then: str = "") -> str:
     if f.verdict is None:
         return f.outcome
     if not f.verdict.amended:
-        return f.marked
+        return claims.tagged(f)
     return double(f.verdict.claim, f.marked, plain, then)
 
 
