@@ -95,18 +95,23 @@ def alpha_sweep(alphas, tables: np.ndarray, ious: np.ndarray, ops, rows,
     each operation after removing as many random weights as the + mask keeps, the reference the
     removal is read against."""
     fig, axes = plt.subplots(1, 3, figsize=(COLUMN, 2.5), sharex=True)
+    # the random removal's lines, one style per operation, so that lines on top of each other both show:
+    # the first dashed with crosses, drawn over the second, dotted with larger open squares
+    randoms = ({"ls": "--", "marker": "x", "ms": 5, "zorder": 3},
+               {"ls": ":", "marker": "s", "ms": 7, "mfc": "none", "zorder": 2})
+    keys = []
     for ax, row in zip(axes[:2], (1, 2)):
         for j, op in enumerate(ops):
             line, = ax.plot(alphas, tables[:, row, j], marker="o", label=f"on {op}")
             if row == 2 and controls is not None:
-                ax.plot(alphas, controls[:, 1, j], ls="--", marker="x", color=line.get_color())
+                keys.append(ax.plot(alphas, controls[:, 1, j], color=line.get_color(),
+                                    label=f"on {op}, random\nremoval as dense", **randoms[j % 2])[0])
         ax.set(ylim=(-0.02, 1.02), title=rows[row])
     axes[0].set_ylabel("accuracy")
     axes[0].legend(fontsize=8, frameon=False, loc="center left")
-    if controls is not None:  # one key for the dashed lines, in the panel's empty middle
-        dashed = plt.Line2D([], [], color="gray", ls="--", marker="x")
-        axes[1].legend([dashed], ["random removal\nas dense"], fontsize=7, frameon=False,
-                       loc="upper left", bbox_to_anchor=(0.0, 0.66))
+    if keys:  # a key for each dashed line, in the panel's empty middle
+        axes[1].legend(handles=keys, fontsize=6, frameon=False, loc="upper left",
+                       bbox_to_anchor=(0.0, 0.72))
     for i in range(ious.shape[1]):
         axes[2].plot(alphas, ious[:, i], marker="o", label=f"layer {i + 1}")
     axes[2].set(ylim=(0, 1.02), title="IoU, + and × masks")

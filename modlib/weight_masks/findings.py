@@ -445,7 +445,7 @@ def class_removal(own: np.ndarray, others: np.ndarray, reference: np.ndarray,
             + " below half their accuracy under the all-classes mask"
             + (f" (class{'es' if len(collapsed) > 1 else ''} {', '.join(map(str, collapsed.tolist()))})"
                if len(collapsed) else "")
-            + (". " if len(collapsed) == 10 else ": the removal is selective but mostly partial. ")
+            + (". " if len(collapsed) == 10 else ": for the others the removal is partial. ")
             + _collapse_measure() + within(drop_own / np.maximum(reference, 1e-9) - 0.5))),
     ]
 
@@ -844,9 +844,7 @@ def reuse_control(r: dict, label: str = "", where: str = "main") -> list[stats.C
             f"{_pct(share[:, 0])}, pair 2 {_pct(share[:, 1])}. Two checks ask whether the overlap test sees reuse where "
             f"it is built in: check 1, the reuse claim would not call the built-in pairs apart (same-pair minus built-in "
             f"IoU below the claim's margin of {allowed:g}: {gap.text(percent=False)}); check 2, the built-in overlap is "
-            f"clear of random (built-in minus random: {above.text(percent=False)}). Both passed is good news for the "
-            f"reuse verdict: the test finds reuse where there is some, so a low overlap of the real pair masks means no "
-            f"reuse; a control that cannot be read backs neither reading.")
+            f"clear of random (built-in minus random: {above.text(percent=False)}). " + _control_reading(apart, clear))
     reasons = [why for bad, why in (
         ((alone < 0.5).any(), "the copied network's pair masks alone keep less than half of their pair's accuracy "
                               "in some network, so they do not do their task and their overlap says nothing"),
@@ -866,6 +864,21 @@ def reuse_control(r: dict, label: str = "", where: str = "main") -> list[stats.C
             _as_check(_say(clear, "Check 2, the built-in overlap stands clear of random (built-in minus random "
                                   "IoU, per network):"), "for the same reason" if reasons else ""),
             stats.Claim(f"the whole-task mask at the authors' α does both pairs{at}", does, check)]
+
+
+def _control_reading(*checks: stats.Verdict) -> str:
+    """What the positive control's ``checks`` (:func:`reuse_control`'s two, as decided) say for the
+    reuse verdict, from their outcomes: good news only where every one passed."""
+    outcomes = [v.outcome for v in checks]
+    if any(o in (stats.NOT_REPRODUCED, stats.DOES_NOT_HOLD) for o in outcomes):
+        return ("A check failed: the test may miss reuse where it is built in, so a low overlap of the real pair "
+                "masks need not mean no reuse.")
+    if all(o in (stats.REPRODUCED, stats.HOLDS) for o in outcomes):
+        return ("Both checks passed, which is good news for the reuse verdict: the test finds reuse where there is "
+                "some, so a low overlap of the real pair masks means no reuse.")
+    which = "Neither check" if all(o == stats.UNDECIDED for o in outcomes) else "Not every check"
+    return (f"{which} can be read here, so this control backs neither reading of the reuse verdict: it does not "
+            "show that a low overlap of the real pair masks means no reuse.")
 
 
 def deep_label(shape: str) -> str:
