@@ -10,8 +10,8 @@ tests/conftest.py)."""
 # shared, so the order, not the seconds, is what counts).
 SLOWEST_FIRST = [
     "tests/test_outside_repo.py", "tests/test_restamp.py", "tests/test_fingerprint.py",
-    "tests/test_pretraining_consistency.py", "tests/test_jobs.py", "tests/test_mutations.py", "tests/test_bridge.py",
-    "tests/test_batch.py", "tests/test_modularity.py", "tests/test_resists_at_scale.py",
+    "tests/test_pretraining_consistency.py", "tests/test_jobs.py", "tests/test_resists_at_scale.py",
+    "tests/test_batch.py", "tests/test_mutations.py", "tests/test_bridge.py", "tests/test_modularity.py",
     "tests/test_bridge_digits.py", "tests/test_bridge_stored.py", "tests/test_structural_compositionality.py",
     # the notebooks at smoke (chapter 1's runs in tests/test_outside_repo.py; see the Makefile)
     "notebooks/resists_at_scale.ipynb", "notebooks/compositional_sprites.ipynb",

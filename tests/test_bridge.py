@@ -4,6 +4,8 @@ against modlib's, the claims on made-up numbers and on their degenerate variants
 also on shuffled seeds), experiment 3's overlap and correlation, figures and the exercise check. The claims on the stored full results
 are at the end; they skip until ``full`` is stored."""
 
+import copy
+import functools
 from pathlib import Path
 
 import matplotlib
@@ -500,7 +502,16 @@ def test_the_settings_fail_loudly():
 
 def _full() -> dict[str, dict]:
     """The stored full arrays per formulation, loaded as the page loads them (nothing computed);
-    the test is skipped while any is missing and fails when one was made by other code."""
+    the test is skipped while any is missing and fails when one was made by other code.
+
+    Loaded and given the second removal (:func:`br.with_exclusive`, 3-4 s) once per process
+    (issue 56): each test gets its own deep copy, so that what one test does to the arrays cannot
+    reach another; a missing or stale result is not cached and still skips or fails each test."""
+    return copy.deepcopy(_full_once())
+
+
+@functools.cache
+def _full_once() -> dict[str, dict]:
     b = br.settings("full")
     if not all((ROOT / "notebooks" / "results" / "full" / br.CHAPTER / f"{n}.json").exists()
                for n in br.result_names(b)):

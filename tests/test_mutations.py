@@ -4,6 +4,9 @@ units and an untrained arm, are in tests/test_registry.py): on each chapter's st
 claim that names the mutation and found an effect must read otherwise when its analysis is framed
 that way, and a claim the stored results cannot show it for must say why."""
 
+import copy
+import functools
+
 import pytest
 
 from modlib import claims, mutations, stats
@@ -13,8 +16,23 @@ PAIRS = [(ch, m) for ch in claims.CHAPTERS for m in mutations.DATA_LEVEL
          if any(m in c.mutations for c in claims.registry(ch).values())]
 
 
+@functools.cache
+def _decided(chapter: str, mutation: str | None, decide=mutations.decide):  # decide: never the patched one
+    return decide(chapter, mutation)
+
+
+def _decide(chapter: str, mutation: str | None):
+    """:func:`mutations.decide`, computed once per process for each chapter and mutation (issue 56:
+    the tests below and :func:`mutations.compute` asked for the same ones up to three times, chapter
+    7's taking 5-12 s each). Each decision reads the stored results from disk afresh (nothing in
+    modlib keeps them), so a second call decides as the first; each caller gets a deep copy, so a
+    test that edits its decisions reaches no other. The tests of decide's own side effects and of a
+    mutation patched in call it directly."""
+    return copy.deepcopy(_decided(chapter, mutation))
+
+
 def _as_stored(chapter: str) -> dict:
-    made = mutations.decide(chapter, None)
+    made = _decide(chapter, None)
     if made is None or not claims.saved(chapter):
         pytest.skip(f"{chapter}: no stored full results or saved decisions here")
     return made
@@ -35,7 +53,7 @@ def test_the_harness_unmutated_decides_as_the_page_did(chapter):
 def test_each_data_level_mutation_moves_the_verdicts_that_name_it(chapter, mutation):
     assert mutations.chapter_module(chapter), f"{chapter}: claims name {mutation!r} but modlib.{chapter}.mutations is missing"
     _as_stored(chapter)
-    made = mutations.decide(chapter, mutation)
+    made = _decide(chapter, mutation)
     assert made is not None, (f"{chapter}: claims name {mutation!r} but modlib.{chapter}.mutations does not "
                               "run it on the stored results")
     problems = mutations.unmoved(chapter, mutation, made)
@@ -57,7 +75,7 @@ def test_an_analysis_the_mutation_does_not_reach_is_caught(monkeypatch):
 
 
 def test_a_claim_not_run_without_a_reason_is_named():
-    made = mutations.decide("structural_compositionality", "swap target and other")
+    made = _decide("structural_compositionality", "swap target and other")
     if made is None:
         pytest.skip("chapter 5's full results are not stored")
     some = next(k for k in made if "swap target and other" in claims.get(k).mutations)
@@ -79,9 +97,11 @@ def test_a_bad_mutation_or_chapter_is_named():
         mutations.decide("chapter_eight", None)
 
 
-def test_the_committed_mutation_outcomes_are_what_the_harness_finds():
+def test_the_committed_mutation_outcomes_are_what_the_harness_finds(monkeypatch):
     """``book/ledger/mutations.json`` (which the ledger page reads) is what ``python -m
-    modlib.mutations`` computes from the stored results today."""
+    modlib.mutations`` computes from the stored results today (its decisions those of
+    :func:`_decide`: the same, computed once)."""
+    monkeypatch.setattr(mutations, "decide", _decide)
     found = mutations.compute()
     if not found:
         pytest.skip("no stored full results here")
