@@ -1524,9 +1524,10 @@ def test_structure_untrained_networks_one_each_cannot_decide(structure_runs, str
 
 
 def test_structure_the_untrained_resnet_has_an_inside_subnetwork(structure_table):
-    # the page: an inside mask trained in the never-trained ResNet keeps a few percent and passes
-    # test 1 (near the ceiling on inside problems, near chance on contact), as the paper's untrained
-    # ResNet-50 did; the other untrained masks of Inside-Contact and agreement keep nothing
+    # the page: an inside mask trained in the never-trained ResNet keeps a few percent and shows the
+    # pattern test 1 looks for, in one network (near the ceiling on inside problems, near chance on
+    # contact), as the paper's untrained ResNet-50 did; the other untrained masks of Inside-Contact and
+    # agreement keep nothing
     inside = _rows(structure_table, "inside-contact", "inside", trained=False)
     assert not sc_findings.degenerate(inside["kept"]) and inside["kept"].mean() < 0.1, inside["kept"]
     assert inside["sub_target"].mean() >= 0.9 and inside["sub_other"].mean() < 0.4, inside.mean(numeric_only=True)

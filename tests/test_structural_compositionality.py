@@ -391,6 +391,20 @@ def test_the_verdict_table_holds_each_verdict_once_and_the_sweep_says_where_test
     assert not findings.sweep_findings({"sv-plural": {"points": flat}})["sv-plural/subject/sweep"].holds
     swept = {rule: r.metrics for rule, r in sweep.run("smoke", torch.device("cpu")).items()}
     assert set(findings.sweep_findings(swept)) == {f"{rule}/{sub}/sweep" for rule in swept for sub in sc.RULES[rule]}
+    # the one rule for when a test can be read (findings.read_rule): test 1 where a random subnetwork of
+    # the mask's size reaches the gate on the other subroutine, test 2 where the network without the
+    # subnetwork is neither at the ceiling nor at the floor on both; the page's windows follow it
+    two = [dict(p, complement=c, subroutine=sub) for p, c in zip(pts, ([0.4, 0.8], [0.99, 0.99], [0.5, 0.9]))
+           for sub in ("subject", "verb")]
+    assert [findings.readable(p) for p in two[::2]] == [(True, True), (True, False), (False, True)]
+    said = findings.sweep_readable({"sv-plural": {"points": two}})
+    assert said["sweep-both-sv-plural"].startswith("both tests can be read for the subject mask at 30.00% kept (×1), "
+                                                   "where the found subnetwork alone scores 0.50"), said
+    assert "from 30.00% kept (×1) to 5.00% (×10)" in said["sweep-test1-sv-plural"], said
+    none = findings.sweep_readable({"sv-plural": {"points": [dict(p, random=[0.3, 0.6]) for p in two]}})
+    assert none["sweep-both-sv-plural"].startswith("both tests can be read at no density swept: a random subnetwork "
+                                                   "of the subject mask's size scores at most 0.60 on verb problems")
+    assert str(findings.GATE_TARGET) in findings.read_rule() and str(findings.CEILING) in findings.read_rule()
 
 
 def test_the_numbers_the_page_quotes_cover_every_searched_subroutine(smoke_runs):

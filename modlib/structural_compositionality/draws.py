@@ -57,6 +57,9 @@ TOLERANCE = 1e-6  # how far the repeated base model's task accuracy may lie from
 # how far a repeated mask may lie from the stored one (amended 2026-12-03, before any result was stored):
 KEPT_TOLERANCE = 1e-3  # its kept share (a tenth of a percentage point of the masked weights)
 ACCURACY_TOLERANCE = 0.02  # its accuracies alone on the target and the other subroutine
+# the first full run's first mask against the stored one, the difference that refused it as first
+# registered (every number within TOLERANCE): kept shares of the masked weights, repeated / stored
+FIRST_REFUSED_KEPT = (0.06218, 0.06208)
 
 
 def repeat(rule: str, seed: int, s: ex.StructureSettings, device: torch.device, stored: dict,

@@ -482,11 +482,13 @@ def registered_then_now(cid: str, words: dict[str, str]) -> tuple[str, str]:
     return first, claims.outcome_words(made.outcome, claims.get(key).own)
 
 
-def table_legend() -> str:
+def table_legend(found: dict[str, Finding] | None = None) -> str:
     """The one line under the verdict table (:func:`verdict_table`): what each mark means, from
     :data:`modlib.stats.MARKS`, what the rows of the paper's two controls test, what *holds* asserts
     in the two random rows (the book's own hypotheses), what the row "base models" counts, and what
-    :data:`UNSHOWN_OTHER` beside a test-1 mark says."""
+    :data:`UNSHOWN_OTHER` beside a test-1 mark says; with ``found`` (the claims the table marks),
+    how many of them were written down after their results were seen (:func:`modlib.claims.written`),
+    since a mark in a table cell cannot carry the "post hoc" tag that their statements do."""
     marks = " · ".join(f"{stats.MARKS[o]} {o}" for o in (stats.REPRODUCED, stats.NOT_REPRODUCED, stats.UNDECIDED))
     return (f"{marks} · – not made. \"{VERDICTS['reinit']}\": test 2 with the removed weights given fresh "
             f"random values instead of zeros; \"{VERDICTS['untrained']}\": test 2's effect, larger than in a "
@@ -500,7 +502,21 @@ def table_legend() -> str:
             "marks. "
             f"\"{UNSHOWN_OTHER}\" beside {stats.MARKS[stats.REPRODUCED]} in \"{VERDICTS['subnetwork']}\": a random "
             f"subnetwork of the masks' size also scores under {GATE_TARGET:g} on the other subroutine, so that this "
-            "subnetwork fails the other is not shown to be more than a random subnetwork of its size does.")
+            "subnetwork fails the other is not shown to be more than a random subnetwork of its size does."
+            + _post_hoc_words(found))
+
+
+def _post_hoc_words(found: dict[str, Finding] | None) -> str:
+    """For :func:`table_legend`: how many of the table's marked claims (``found``) were written down
+    after their results were seen, which the statements below mark "post hoc" (:func:`modlib.claims.post_hoc`)
+    and the claims ledger dates; "" where none was (or ``found`` is not given)."""
+    keys = [f.verdict.claim for f in (found or {}).values() if getattr(f, "verdict", None) is not None and f.verdict.claim]
+    after = sum(bool(claims.post_hoc(k)) for k in keys)
+    if not after:
+        return ""
+    which = f"all {len(keys)}" if after == len(keys) else f"{after} of the {len(keys)}"
+    return (f" Marks of claims written down after their results were seen ({which} here) cannot carry the tag in "
+            f"this table: the statements in the appendix mark each {claims.POST_HOC}, and the claims ledger dates each.")
 
 
 def without_convergence_rule(runs) -> dict[str, Finding]:
@@ -550,8 +566,9 @@ def page_numbers(table) -> dict[str, str]:
     re-initialised) as target / other, means over runs,
     ``random`` (a random subnetwork of the same size on the target), ``random-removed`` (the
     target after removing as many random weights), ``removed-models`` (the ablated target per
-    base model, mask seeds averaged), ``untrained`` and ``untrained-kept`` (the untrained network's
-    subnetwork on the target, and its kept share)."""
+    base model, mask seeds averaged), ``untrained``, ``untrained-other``, ``untrained-random`` and
+    ``untrained-kept`` (the untrained network's subnetwork on the target and on the other subroutine,
+    a random subnetwork of its size on the target, and its kept share)."""
     out = {}
     if table.empty:
         return out
@@ -570,7 +587,9 @@ def page_numbers(table) -> dict[str, str]:
                     f"{key}-random-removed": f"{t['rand_abl_target'].mean():.2f}",
                     f"{key}-removed-models": ", ".join(f"{v:.2f}" for v in per_model)}
         if not u.empty:
-            out |= {f"{key}-untrained": f"{u['sub_target'].mean():.2f}", f"{key}-untrained-kept": pct(u["kept"])}
+            out |= {f"{key}-untrained": f"{u['sub_target'].mean():.2f}", f"{key}-untrained-kept": pct(u["kept"]),
+                    f"{key}-untrained-other": f"{u['sub_other'].mean():.2f}",
+                    f"{key}-untrained-random": f"{u['random_target'].mean():.2f}"}
     return out
 
 
@@ -629,6 +648,105 @@ def sweep_numbers(sweeps: dict) -> dict[str, str]:
                     f"{key}-removed": f"{p['complement'][0]:.2f} / {p['complement'][1]:.2f}",
                     f"{key}-alone-other": f"{p['hard'][1]:.2f}", f"{key}-random-other": f"{p['random'][1]:.2f}"}
     return out
+
+
+def read_rule() -> str:
+    """The one rule, in plain words, for when each of the two tests can be read: the rule the verdict
+    table's :data:`UNSHOWN_OTHER` (:func:`verdict_table`), the sweep's lines (:func:`sweep_findings`)
+    and :func:`readable` apply (the gate :data:`GATE_TARGET`; for test 2 the floor and ceiling of
+    :func:`measurable`, as for every verdict)."""
+    return (f"that a subnetwork alone fails the other subroutine (test 1) can be read only where a random "
+            f"subnetwork of its size still solves that subroutine, scoring at least {GATE_TARGET:g} on it (the "
+            f"gate a subnetwork must reach on its own); that removing it costs its own subroutine more than the "
+            f"other (test 2) can be read only where the network without it is neither at {CEILING:g} or more "
+            f"on both subroutines nor at {FLOOR:g} or less on both")
+
+
+def readable(p: dict) -> tuple[bool, bool]:
+    """For one point of a density sweep (``p``: its ``random`` and ``complement`` accuracies, target /
+    other), whether test 1's "fails the other" and test 2 can be read there, by :func:`read_rule`."""
+    return bool(p["random"][1] >= GATE_TARGET), measurable(np.array([p["complement"][1]]), np.array([p["complement"][0]]))
+
+
+def sweep_readable(sweeps: dict) -> dict[str, str]:
+    """Where, by :func:`read_rule`, each stored density sweep (``sweeps``: rule -> stored metrics)
+    lets the tests be read, for chapter 5's prose: ``sweep-test1-{rule}`` (test 1's "fails the other")
+    and ``sweep-both-{rule}`` (both tests at one mask), per subroutine the span of kept shares (and
+    multiples of lambda) where it can, and where it can nowhere, how close a random subnetwork of the
+    mask's size comes to the gate on the other subroutine; ``sweep-both-{rule}`` also gives what the
+    found subnetwork alone scores on the other subroutine where both can be read."""
+    out = {}
+    for rule, m in sweeps.items():
+        subs = list(dict.fromkeys(p["subroutine"] for p in m["points"]))
+        one, both = [], []
+        for sub in subs:
+            pts = sorted((p for p in m["points"] if p["subroutine"] == sub), key=lambda p: -p["kept"])
+            first = [p for p in pts if readable(p)[0]]
+            two = [p for p in pts if all(readable(p))]
+
+            def span(ps):
+                hi, lo = ps[0], ps[-1]
+                if hi is lo:
+                    return f"at {hi['kept']:.2%} kept (×{hi['lam']:g})"
+                return f"from {hi['kept']:.2%} kept (×{hi['lam']:g}) to {lo['kept']:.2%} (×{lo['lam']:g})"
+
+            other = next((o for o in subs if o != sub), "the other subroutine's")
+            short = (f"a random subnetwork of the {sub} mask's size scores at most "
+                     f"{max(p['random'][1] for p in pts):.2f} on {other} problems")
+            one.append(f"for the {sub} mask {span(first)}" if first else short)
+            if two:
+                alone = sorted(p["hard"][1] for p in two)
+                said = f"{alone[0]:.2f}" if f"{alone[0]:.2f}" == f"{alone[-1]:.2f}" else f"{alone[0]:.2f} to {alone[-1]:.2f}"
+                both.append((True, f"for the {sub} mask {span(two)}, where the found subnetwork alone scores "
+                                   f"{said} on the other subroutine"))
+            else:
+                both.append((False, short if not first else f"for the {sub} mask test 2 cannot be read where "
+                                                             "test 1 can"))
+        if any(p["random"][1] >= GATE_TARGET for p in m["points"]):
+            out[f"sweep-test1-{rule}"] = "test 1's \"fails the other\" can be read " + "; ".join(one)
+        else:
+            out[f"sweep-test1-{rule}"] = "test 1's \"fails the other\" can be read at no density swept: " + \
+                "; ".join(one)
+        if any(ok for ok, _ in both):
+            out[f"sweep-both-{rule}"] = "both tests can be read " + "; ".join(t for _, t in both)
+        else:
+            out[f"sweep-both-{rule}"] = "both tests can be read at no density swept: " + "; ".join(t for _, t in both)
+    return out
+
+
+def removal_hurts(table, rule: str = "inside-contact") -> str:
+    """Chapter 5's Controls, as an observation (no claim decides it): per subroutine of ``rule``, the
+    base models (mask seeds averaged; those whose masks passed the selection gate) in which removing
+    the subnetwork leaves its own subroutine under :data:`GATE_TARGET`, with what is left, what removing
+    as many random weights leaves and what re-initialising leaves; and the base models it does not cover."""
+    t = table[(table["rule"] == rule) & table["trained"] & table["passed_gate"].eq(True)]
+    if t.empty:
+        return "not run at this profile"
+    hurt, spared = [], []
+    for sub, rows in t.groupby("subroutine", sort=False):
+        per = rows.groupby("model")[["abl_target", "rand_abl_target", "reinit_target"]].mean()
+        h, s = per[per["abl_target"] < GATE_TARGET], per[per["abl_target"] >= GATE_TARGET]
+        nums = lambda c, d=h: " and ".join(f"{v:.2f}" for v in d[c])  # noqa: E731
+        if len(h):
+            hurt.append(f"{_models([int(i) for i in h.index])} for {sub} ({nums('abl_target')} "
+                        f"left on {sub} problems; after as many random weights removed, {nums('rand_abl_target')}; "
+                        f"re-initialised instead of zeroed, {nums('reinit_target')})")
+        if len(s):
+            spared.append(f"{_models([int(i) for i in s.index])} for {sub} ({nums('abl_target', s)} left)")
+    said = ("removing the subnetwork takes its own subroutine under "
+            f"{GATE_TARGET:g} in {'; in '.join(hurt)}" if hurt else
+            f"removing the subnetwork leaves its own subroutine at {GATE_TARGET:g} or more in every base model")
+    return said + (f"; it does not in {' and '.join(spared)}" if hurt and spared else "")
+
+
+def argmax_caveat(found: dict[str, Finding], key: str = "inside-contact/inside/ablation") -> str:
+    """What a page says beside the verdict with the authors' choice of masks
+    (:func:`without_convergence_rule`): a check chosen after the results were seen, and where the
+    registered verdict ``key`` (of :func:`structural`) stands; one string for every place that gives it."""
+    f = found.get(key)
+    stands = ("stays open" if f is None or f.outcome == stats.UNDECIDED
+              else f"is {claims.outcome_words(f.outcome, False)}")
+    return f"a check chosen after the results were seen; the registered verdict {stands}"
 
 
 def sweep_findings(sweeps: dict) -> dict[str, Finding]:
