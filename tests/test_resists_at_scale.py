@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import torch
 
-from modlib import claims
+from modlib import claims, stats
 from modlib import resists_at_scale as rs
 from modlib.data import digits, scan
 from modlib.resists_at_scale import controls as rc
@@ -630,3 +630,27 @@ def test_a_failed_control_check_says_what_it_means_for_the_verdict_beside_it():
         assert words.startswith("check failed: ") and "not on this check" in words
         assert rs_findings.check_words(f"{e}-control-agrees", True) == "check passed"
     assert rs_findings.check_words("scan-b-agrees", False) == "check failed"
+
+
+def test_the_usual_bar_for_trained_is_a_sensitivity_reading_of_the_rule(stored_full_runs):
+    """The student reading's second finding: the page gives the MNIST verdicts under the book's usual
+    bar for "trained" (0.95) as well as under the chapter's registered 0.90, computed by the rule
+    with that one condition changed (findings.under_bar), recording nothing. Under the chapter's
+    own bar the reading returns every verdict as decided; under 0.95 a claim any of whose arms has
+    a seed below it cannot be decided, and one whose arms all reach it keeps its verdict."""
+    runs = stored_full_runs
+    rs_findings.resists_at_scale(runs)
+    rs_findings.controls(runs)
+    made = dict(claims.decisions(rs.CHAPTER))
+    same = rs_findings.under_bar(runs, "mnist", bar=rs_findings.TRAINED)
+    assert same and all(v.outcome == made[f"{rs.CHAPTER}/{k}"].outcome for k, v in same.items())
+    usual = rs_findings.under_bar(runs, "mnist")
+    assert claims.decisions(rs.CHAPTER) == made  # nothing recorded
+    for key, v in usual.items():
+        arms = rs_findings.reads_arms(runs, key)
+        assert arms and all(n.startswith("mnist-") for n in arms)
+        reach = [rs_findings.seeds_at_bar(runs, n) for n in arms]
+        if any(k < n for k, n in reach):
+            assert v.outcome == stats.UNDECIDED and stats.undecided_reason(v).startswith("an arm did not train")
+        else:
+            assert v.outcome == made[f"{rs.CHAPTER}/{key}"].outcome

@@ -292,6 +292,11 @@ def dose_response(runs) -> plt.Figure:
                     ls=SPLIT_STYLE["test" if key == "final_test" else "train"])
         if len(levels) < 2:
             _absent(ax, "fewer than two levels at this profile")
+        elif levels:  # each level's m on a second axis, as the exercise asks its predictions
+            top = ax.secondary_xaxis("top")
+            top.set_xticks([b for b, _ in levels], labels=[str(_dose_m(n)) for _, n in levels])
+            top.set_xlabel("m: training offsets 0 to m − 1", fontsize=7)
+            top.tick_params(labelsize=7)
         ax.set_xlabel("I(Y1; Y2) in training, bits", fontsize=8)
         ax.set_ylim(*YLIM)
         ax.tick_params(labelsize=7)
@@ -301,6 +306,12 @@ def dose_response(runs) -> plt.Figure:
     axes[1].set_ylabel("mean training accuracy", fontsize=8)
     fig.tight_layout()
     return fig
+
+
+def _dose_m(name: str) -> int:
+    """The dose-response level ``m`` of a stored MNIST result (training offsets 0 to m - 1): control C
+    is m = 9; ``mnist-dose-<m>`` is m."""
+    return 9 if name == "mnist-C" else int(name.rsplit("-", 1)[1])
 
 
 def followups(runs) -> plt.Figure:
@@ -378,8 +389,9 @@ def measures_curves(runs, sets: tuple[str, ...] = ("train_long", "unseen")) -> p
     """Chapter 3's measures, on SCAN's settings A and B measured again (``scan-A-tf``, ``scan-B-tf``):
     greedy exact match (a wide pale solid line; this book's), teacher-forced sentence accuracy (dashed,
     drawn on top: the authors', which often lies on the greedy curve) and teacher-forced token
-    accuracy (dotted), against the step (linear up to 10, logarithmic after), one panel per command
-    set of ``sets``: means over seeds."""
+    accuracy (dotted; setting A's drawn wider, under B's, so that both show where they coincide),
+    against the step (linear up to 10, logarithmic after), one panel per command set of ``sets``:
+    means over seeds."""
     titles = {"train_long": "training, more than one word", "unseen": "test, never in B's training",
               "train": "training commands", "test": "test commands"}
     fig, axes = plt.subplots(1, len(sets), figsize=(COLUMN, 3.3), sharey=True, squeeze=False)
@@ -393,7 +405,10 @@ def measures_curves(runs, sets: tuple[str, ...] = ("train_long", "unseen")) -> p
             # greedy wide and pale underneath, so that the dashed teacher-forced curve on it shows
             for measure, ls, what, look in (("acc", "-", "greedy", {"lw": 3.5, "alpha": 0.4, "zorder": 2}),
                                             ("tf", "--", "teacher-forced", {"lw": 1.3, "zorder": 3}),
-                                            ("tok", ":", "tokens", {"lw": 1.3, "zorder": 3})):
+                                            # A's dotted curve wider and under B's: where they coincide,
+                                            # both show (blue edges round the red)
+                                            ("tok", ":", "tokens", {"lw": 2.8 if setting == "A" else 1.1,
+                                                                    "zorder": 3 if setting == "A" else 4})):
                 if f"{measure}_{key}" in a:
                     ax.plot(a["eval_steps"], a[f"{measure}_{key}"].mean(0), color=colour, ls=ls,
                             label=f"{setting}, {what}", **look)

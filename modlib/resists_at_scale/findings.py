@@ -627,3 +627,44 @@ def comparison(runs, experiment: str, information: dict[str, dict[str, float]]) 
                            "test, the authors' (100 drawn once)": cell(a, "fixed_test", lambda v: v[:, -1]),
                            "unseen, greedy": cell(a, "final_unseen")}
     return rows
+
+
+# ---------------------------------------------------------------- the usual bar for "trained", as a sensitivity reading
+
+def reads_arms(runs, key: str) -> list[str]:
+    """The stored results that claim ``key`` (its id in ``claims.toml``) compares, as its registry
+    entry's ``reads`` names them (``"mnist-dose-*"`` for every dose level stored), in stored order."""
+    import fnmatch
+
+    patterns = claims.get(f"{CHAPTER}/{key}").reads
+    return [n for n in runs.rows if any(fnmatch.fnmatch(n, p) for p in patterns)]
+
+
+def seeds_at_bar(runs, name: str, bar: float = stats.TRAINED) -> tuple[int, int]:
+    """How many seeds of the stored result ``name`` reach ``bar`` (the book's usual 0.95 by default)
+    in final accuracy on their own training-distribution data, and how many seeds it has."""
+    final = np.asarray(runs.arrays(name)["final_train"])
+    return int((final >= bar).sum()), len(final)
+
+
+def under_bar(runs, experiment: str = "mnist", bar: float = stats.TRAINED) -> dict[str, Verdict]:
+    """A sensitivity reading, not the verdict of any registered claim: the verdict each claim of
+    ``experiment`` decided in this process (:func:`modlib.claims.decide`) would reach if "trained"
+    meant every seed of every arm it compares at ``bar`` (the book's usual 0.95, :data:`modlib.stats.TRAINED`)
+    instead of this chapter's registered :data:`TRAINED`. The rule itself (:func:`modlib.stats.verdict`)
+    is applied to the recorded interval with that one condition changed; nothing is recorded."""
+    out = {}
+    for full_key, d in claims.decisions(CHAPTER).items():
+        key = full_key.split("/", 1)[1]
+        if not (key.startswith(f"{experiment}-") or key.startswith(f"ablation-{experiment}-")):
+            continue
+        c = claims.get(full_key)
+        arms = reads_arms(runs, key)
+        ok = bool(arms) and all(np.equal(*seeds_at_bar(runs, n, bar)) for n in arms)
+        if d.conditions.get("reason"):
+            out[key] = Verdict(UNDECIDED, d.conditions["reason"])
+            continue
+        out[key] = stats.verdict(d.low, d.high, units=d.units, estimate=d.estimate, trained=ok and d.conditions["trained"],
+                                 controls=d.conditions["controls"], measurable=d.conditions["measurable"],
+                                 **c.rule_arguments())
+    return out
