@@ -31,12 +31,43 @@ WRITTEN = {"before": "before its data", "newest": "before its newest data, after
            "after": "after its data (post hoc)", None: "not dated against its data (none stored)"}  # claims.written
 
 
+def _earlier(c: claims.Registered) -> list[str]:
+    """The days of the claim's amendments that come before the day it was registered: a claim its
+    page decided before the registry existed is dated by the registry's commit, and the registry
+    recorded the page's earlier changes as amendments with their own, earlier, dates."""
+    day = (claims.registration(c) or "")[:10]
+    return sorted({a.date for a in c.amendments if day and a.date < day})
+
+
 def _registration(c: claims.Registered) -> str:
     """When the claim was registered, the day and against its data (:func:`modlib.claims.written`,
-    which the chapters' keys count by too), amended or not."""
+    which the chapters' keys count by too), amended or not; amendments dated before that day
+    (:func:`_earlier`) are named beside it."""
     day = (claims.registration(c) or "")[:10]
-    said = f"registered {day + ', ' if day else ''}{WRITTEN[claims.written(c)]}"
+    early = _earlier(c)
+    before = f" (amended before registration: {stats.listing(early)})" if early else ""
+    said = f"registered {day + before + ', ' if day else ''}{WRITTEN[claims.written(c)]}"
     return f"amended; {said}" if c.amendments else said
+
+
+KINDS = {"paper": "the paper's claim", "own": "the book's own hypothesis"}
+
+
+def _kind_changed(c: claims.Registered) -> str:
+    """Where an amendment changed whose claim it is (field ``whose``), the words that go beside the
+    verdict as registered: "first registered, in error, as the paper's claim"; "" otherwise."""
+    first = c.original()["whose"]
+    if first == c.whose or not any(a.field == "whose" for a in c.amendments):
+        return ""
+    return f"first registered, in error, as {KINDS.get(first, first)}"
+
+
+def _why(c: claims.Registered, d: claims.Decision | None) -> str:
+    """The decision's reason, with "the paper's side" read as "the claim's side" for the book's own
+    hypothesis (the rule of :func:`modlib.claims.reason` and the pages' statements)."""
+    if d is None:
+        return ""
+    return d.why.replace("the paper's side", "the claim's side") if c.own else d.why
 
 
 def _corrections(c: claims.Registered) -> str:
@@ -87,8 +118,9 @@ def rows() -> list[dict]:
                 "verdict": _verdict_words(d.outcome if d else None, c.own),
                 "as registered": (_verdict_words(d.registered_outcome, c.original()["whose"] == "own")
                                   if d and d.registered_outcome else ""),
+                "kind as registered": _kind_changed(c),
                 "registration": _registration(c), "corrections": _corrections(c), "amendments": _amendments(c),
-                "note": c.note, "why": d.why if d else "",
+                "note": c.note, "why": _why(c, d),
                 "trained": c.trained, "mutations": _mutations(c, d, found),
             })
     return out
@@ -121,6 +153,11 @@ def _effect(r: dict) -> str:
     return f"{stats.number(r['effect'], places, sign=True)}<br><small>{interval}</small>{margin}"
 
 
+def _text(text: str) -> str:
+    """Registry text as HTML: escaped, with a name in backticks set as code, not shown with its ticks."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(text))
+
+
 def _short(measure: str, most: int = 80) -> str:
     """The measure's opening words, at most ``most`` characters (the row's folded summary)."""
     return measure if len(measure) <= most else measure[:most].rsplit(" ", 1)[0] + " …"
@@ -144,13 +181,18 @@ def page() -> str:
     for r in data:
         link = f'../notebooks/{r["page"]}.html#{_slug(r["section"])}'
         more = [("what is measured", r["measure"]), ("claim", r["key"]), ("the paper's words", r["quote"]),
-                ("units", f'{r["units"]}; {"" if r["n"] is None else r["n"]} distinct units'),
+                ("units", r["units"] + ("" if r["n"] is None else
+                                        f'; {r["n"]} distinct unit{"" if r["n"] == 1 else "s"}')),
                 ("trained", r["trained"]), ("why this verdict", r["why"]), ("amended", r["amendments"]),
                 ("note", r["note"]), ("registration record corrected", r["corrections"]),
                 ("mutations", r["mutations"])]
-        details = "".join(f"<br><small><b>{k}</b>: {esc(v)}</small>" for k, v in more if v)
-        before = f'<br><small>as registered: {esc(r["as registered"])}</small>' if r["as registered"] else ""
-        why = f'<br><small>{esc(r["why"])}</small>' if r["verdict"].startswith(stats.MARKS[stats.UNDECIDED]) else ""
+        details = "".join(f"<br><small><b>{k}</b>: {_text(v)}</small>" for k, v in more if v)
+        kind = f' ({esc(r["kind as registered"])})' if r["kind as registered"] else ""
+        before = f'<br><small>as registered: {esc(r["as registered"])}{kind}</small>' if r["as registered"] else ""
+        # an undecided verdict's reason, labelled and before the verdict as registered, so that it
+        # is not read as the registered verdict's
+        why = (f'<br><small>why: {_text(r["why"])}</small>'
+               if r["verdict"].startswith(stats.MARKS[stats.UNDECIDED]) else "")
         anchor = "" if r["chapter"] in seen else f' id="chapter-{r["chapter"]}"'
         seen.add(r["chapter"])
         body.append(
@@ -158,8 +200,8 @@ def page() -> str:
             f'data-verdict="{esc(r["verdict"])}" data-kind="{esc(r["kind"])}">'
             f'<td><a href="{link}">{r["chapter"]}</a></td>'
             f'<td><details><summary><b>{esc(r["key"].split("/", 1)[1])}</b> ({esc(r["paper"])}): '
-            f'{esc(_short(r["measure"]))}</summary>{details}</details></td>'
-            f'<td>{_effect(r)}</td><td>{esc(r["verdict"])}{before}{why}</td>'
+            f'{_text(_short(r["measure"])).replace("`", "")}</summary>{details}</details></td>'
+            f'<td>{_effect(r)}</td><td>{esc(r["verdict"])}{why}{before}</td>'
             f'<td><small>{esc(r["registration"])}</small></td></tr>')
     counts = {}
     for r in data:
