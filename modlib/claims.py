@@ -485,7 +485,7 @@ def when_registered(chapter: str) -> str:
     parts = [f"{after} of this chapter's {n} claims were written down after their first results were seen "
              f"(post hoc): {READ_POST_HOC}"]
     for what, words in (("before", "before {its} results were computed"),
-                        ("newest", "before {its} newest data, after older data {it} compare{s} with"),
+                        ("newest", "before the newest results {it} read{s} were computed (older ones were already stored)"),
                         (None, "not dated here, having no stored full result or no time that orders a registration "
                                "on the day of {its} data")):
         count = told.count(what)

@@ -27,7 +27,7 @@ def _verdict_words(outcome: str | None, own: bool) -> str:
     return f"{stats.MARKS[outcome]} {outcome}"
 
 
-WRITTEN = {"before": "before its data", "newest": "before its newest data, after older data it compares with",
+WRITTEN = {"before": "before its data", "newest": "before the newest results it reads (older ones were already stored)",
            "after": "after its data (post hoc)", None: "not dated against its data (none stored)"}  # claims.written
 
 

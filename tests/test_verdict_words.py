@@ -183,7 +183,7 @@ def test_each_chapters_key_says_how_many_of_its_claims_were_written_down_after_t
     assert claims.post_hoc("compositional_sprites/conditioning") == ""
     said = claims.when_registered("compositional_sprites")
     assert "1 before its results were computed" in said and "(post hoc)" in said, said
-    assert "1 before its newest data, after older data it compares with" in said, said
+    assert "1 before the newest results it reads were computed (older ones were already stored)" in said, said
     assert "not dated" not in said, said
     assert claims.when_registered("weight_masks").startswith("All 24 claims")
     monkeypatch.setenv("MODLIB_RESULTS", str(tmp_path))  # no stored results: only the notes tell
