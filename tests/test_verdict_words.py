@@ -31,7 +31,6 @@ ALLOWED = {
     ("pretraining_consistency", "40257664"): "what the page calls reproduced (the rule, in words)",
     ("pretraining_consistency", "161295a2"): "the appendix's legend: what ✗ means",
     ("redundant_input_toy", "33055e4c"): "the verdict rule's legend",
-    ("redundant_input_toy", "511744d6"): "'holds only against' a glued list made from the verdicts",
     ("resists_at_scale", "cebb64be"): "the verdict rule's legend",
     ("weight_masks", "c40000000035"): "the verdict rule's legend",
     ("bridge", "113690f1"): "an exercise's solution reading a mark conditionally ('if the row does not read holds')",
