@@ -101,6 +101,16 @@ def _mutations(c: claims.Registered, d: claims.Decision | None, found: dict) -> 
     return "; ".join(said)
 
 
+SENSITIVITY = "a sensitivity reading"  # a claim registered to re-read another's data another way
+
+
+def _sensitivity(c: claims.Registered) -> bool:
+    """Whether claim ``c`` re-reads another claim's data another way (its note's first clause says
+    "sensitivity": the authors' choice of masks, a unit left out): a reading beside the registered
+    test, which the ledger labels and counts apart."""
+    return "sensitivity" in c.note.split(":", 1)[0]
+
+
 def rows() -> list[dict]:
     """One dict per registered claim, in chapter order: what the ledger shows."""
     out, found = [], mutations.saved()
@@ -110,7 +120,8 @@ def rows() -> list[dict]:
             d = decided.get(c.key)
             out.append({
                 "chapter": CHAPTER_NUMBER[chapter], "page": chapter, "section": c.section, "key": c.key,
-                "kind": "the paper's claim" if c.whose == "paper" else "the book's own hypothesis",
+                "kind": (SENSITIVITY if _sensitivity(c) else
+                         "the paper's claim" if c.whose == "paper" else "the book's own hypothesis"),
                 "paper": PAPERS.get(c.paper, c.paper) if c.paper else "the book",
                 "claim": c.name, "quote": c.quote, "measure": c.measure, "units": c.units,
                 "effect": d.estimate if d else None, "low": d.low if d else None, "high": d.high if d else None,
@@ -193,6 +204,8 @@ def page() -> str:
         # is not read as the registered verdict's
         why = (f'<br><small>why: {_text(r["why"])}</small>'
                if r["verdict"].startswith(stats.MARKS[stats.UNDECIDED]) else "")
+        if r["kind"] == SENSITIVITY:  # not the registered test of the paper's claim or the book's hypothesis
+            why = f"<br><small>({SENSITIVITY}, not the registered test)</small>" + why
         anchor = "" if r["chapter"] in seen else f' id="chapter-{r["chapter"]}"'
         seen.add(r["chapter"])
         body.append(
@@ -203,10 +216,17 @@ def page() -> str:
             f'{_text(_short(r["measure"])).replace("`", "")}</summary>{details}</details></td>'
             f'<td>{_effect(r)}</td><td>{esc(r["verdict"])}{why}{before}</td>'
             f'<td><small>{esc(r["registration"])}</small></td></tr>')
-    counts = {}
-    for r in data:
-        counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
-    summary = f"{len(data)} registered claims: " + ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
+    def counted(some):
+        counts = {}
+        for r in some:
+            counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
+        return ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
+
+    tests = [r for r in data if r["kind"] != SENSITIVITY]
+    readings = [r for r in data if r["kind"] == SENSITIVITY]
+    summary = f"{len(data)} registered claims: {len(tests)} tests ({counted(tests)})"
+    if readings:
+        summary += f" and {len(readings)} sensitivity readings of their data ({counted(readings)})"
     script = """<script>(function(){var root=document.currentScript.parentNode;
 var menus=root.querySelectorAll('select[data-ledger]');function apply(){var shown=0;
 root.querySelectorAll('tbody tr').forEach(function(tr){var ok=true;menus.forEach(function(m){

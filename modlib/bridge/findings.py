@@ -163,7 +163,7 @@ def claims(arrays: dict, formulation: str) -> list[stats.Claim]:
              f"networks; the mean of {draws} draws) raises the worse of held-out and training accuracy"),
             ("repair-excl-needs-mask", "ablated_excl", "random_x2_excl", ("x2", "y1", "excl"),
              "rule 2 with the \"use X2\" mask scores above rule 2 with random masks of its counts "
-             f"per layer (the mean of {draws} draws): the repair needs the mask"),
+             f"per layer (the mean of {draws} draws): the mask adds to the repair"),
         ]
     # the second removal is void where it removes (almost) nothing: its kept share is gated too
     fits = {"y1": fit_y1, "untrained": fit_u, "x2": fit_x2, "excl": min(fit_y1, fit_x2)}
