@@ -340,7 +340,7 @@ def statement(v: stats.Verdict, text: str) -> stats.Claim:
         raise RegistryError("a verdict printed on a page must come from claims.decide (a registered claim)")
     c = get(v.claim)
     out = stats.claim(c.name, v, text, own=c.own)
-    if written(c) != "after":
+    if not post_hoc(v.claim):
         return out
     marked = f"**{out.marked}**"  # the verdict, then the label of a claim written down after its results
     return replace(out, text=out.text.replace(marked, f"{marked} ({POST_HOC})", 1))
@@ -351,7 +351,7 @@ def tagged(c: stats.Claim) -> str:
     "holds", "check passed"), with "(post hoc)" after it where its claim was written down after its
     results were seen (:func:`written`), as :func:`statement` and :func:`words` print it."""
     v = getattr(c, "verdict", None)
-    if v is None or not v.claim or written(get(v.claim)) != "after":
+    if v is None or not v.claim or not post_hoc(v.claim):
         return c.marked
     return f"{c.marked} ({POST_HOC})"
 
@@ -367,7 +367,7 @@ def late(v: stats.Verdict, said: str) -> str:
     (:func:`modlib.stats.marked`: " — ✓ reproduced (why)", " — holds"), with "(post hoc)" after its
     outcome where the claim was written down after its results were seen (:func:`written`), as
     :func:`statement` and :func:`words` print it; ``said`` unchanged otherwise."""
-    if not v.claim or written(get(v.claim)) != "after":
+    if not v.claim or not post_hoc(v.claim):
         return said
     for outcome in (f"{v.mark} {v.outcome}", stats.HOLDS, stats.DOES_NOT_HOLD):
         head = f" — {outcome}"
@@ -540,7 +540,7 @@ def words(key: str, why: bool = False) -> str:
         return NOT_DECIDED
     text = outcome_words(d.outcome, c.own)
     reason = stats.undecided_reason(stats.Verdict(d.outcome, d.why)) if why else ""
-    late = POST_HOC if written(c) == "after" else ""  # written down after its results were seen
+    late = post_hoc(key)  # written down after its results were seen
     said = "; ".join(x for x in (late, reason, plain(key) if why else "") if x)
     if said:
         text += f" ({said})"
