@@ -216,17 +216,23 @@ def page() -> str:
             f'{_text(_short(r["measure"])).replace("`", "")}</summary>{details}</details></td>'
             f'<td>{_effect(r)}</td><td>{esc(r["verdict"])}{why}{before}</td>'
             f'<td><small>{esc(r["registration"])}</small></td></tr>')
-    def counted(some):
+    def counted(some, registered=False):
+        """The verdicts' counts: as they read now (amendments applied), or as first registered."""
         counts = {}
         for r in some:
-            counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
+            v = (registered and r["as registered"]) or r["verdict"]
+            counts[v] = counts.get(v, 0) + 1
         return ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
+
+    def both(some):
+        now, first = counted(some), counted(some, registered=True)
+        return now if now == first else f"as they read now, amendments applied: {now}; as first registered: {first}"
 
     tests = [r for r in data if r["kind"] != SENSITIVITY]
     readings = [r for r in data if r["kind"] == SENSITIVITY]
-    summary = f"{len(data)} registered claims: {len(tests)} tests ({counted(tests)})"
+    summary = f"{len(data)} registered claims: {len(tests)} tests ({both(tests)})"
     if readings:
-        summary += f" and {len(readings)} sensitivity readings of their data ({counted(readings)})"
+        summary += f" and {len(readings)} sensitivity readings of their data ({both(readings)})"
     script = """<script>(function(){var root=document.currentScript.parentNode;
 var menus=root.querySelectorAll('select[data-ledger]');function apply(){var shown=0;
 root.querySelectorAll('tbody tr').forEach(function(tr){var ok=true;menus.forEach(function(m){
