@@ -157,8 +157,8 @@ def density_against_authors(table, rule: str = "sv-plural") -> str:
     authors = AUTHORS_KEPT[rule]
     return (f"a median {med:.1%} of the masked weights (per base model and subroutine {per.min():.1%} to "
             f"{per.max():.1%}), {med / max(authors):.1f} to {med / min(authors):.1f} times the authors' own "
-            f"masks for this rule ({', '.join(f'{a:.2%}' for a in authors)} in three of their L0_Reporting "
-            f"files, BERT-small from scratch)")
+            f"masks for this rule ({', '.join(f'{a:.2%}' for a in authors)} in three of the result files "
+            f"the authors released, BERT-small from scratch)")
 
 
 def pct(kept) -> str:
@@ -393,7 +393,7 @@ def without_base_model(runs) -> dict[str, Finding]:
 
 
 # the columns of :func:`verdict_table`: claim key -> heading
-VERDICTS = {"subnetwork": "test 1: alone", "ablation": "test 2: removed", "random": "vs random subnetwork",
+VERDICTS = {"subnetwork": "test 1: own − other", "ablation": "test 2: removed", "random": "vs random subnetwork",
             "random_ablation": "vs random removal", "reinit": "re-initialised", "untrained": "vs untrained"}
 
 # a claim's statement in plain words, for the tables that list claims (:func:`claim_words`)
@@ -500,9 +500,13 @@ def table_legend(found: dict[str, Finding] | None = None) -> str:
             f"models\", k of n: of the n base models searched, the k whose masks passed the selection gate "
             f"({GATE_TARGET:g} alone on validation problems drawn like the mask-training set), the units of the other "
             "marks. "
-            f"\"{UNSHOWN_OTHER}\" beside {stats.MARKS[stats.REPRODUCED]} in \"{VERDICTS['subnetwork']}\": a random "
-            f"subnetwork of the masks' size also scores under {GATE_TARGET:g} on the other subroutine, so that this "
-            "subnetwork fails the other is not shown to be more than a random subnetwork of its size does."
+            f"\"{VERDICTS['subnetwork']}\" is the paper's score for test 1: the subnetwork alone on its own subroutine "
+            "minus on the other. "
+            f"\"{UNSHOWN_OTHER}\" beside {stats.MARKS[stats.REPRODUCED]} there: a random "
+            f"subnetwork of the masks' size also scores under {GATE_TARGET:g} on the other subroutine, so the "
+            f"{stats.MARKS[stats.REPRODUCED]} says the subnetwork does its own subroutine better than the other, not that "
+            "it fails the other more than a random subnetwork of its size does: of the paper's test 1 it shows the "
+            f"first half only, which \"{VERDICTS['random']}\" tests."
             + _post_hoc_words(found))
 
 
@@ -562,11 +566,12 @@ def page_numbers(table) -> dict[str, str]:
     """The numbers chapter 5's prose quotes, per (rule, subroutine) of ``table``'s trained runs
     (:func:`structure_table`; those of base models whose masks passed the selection gate, the units
     of the verdicts and of :func:`verdict_table`, where any did), keyed ``"{rule}-{subroutine}-{what}"`` for the page to glue:
-    ``kept`` (mean ± sd, %), ``alone``, ``removed`` and ``reinit`` (the removed weights
+    ``kept`` (mean ± sd, %), ``alone`` (and ``alone-other``, the other alone), ``removed`` and ``reinit`` (the removed weights
     re-initialised) as target / other, means over runs,
-    ``random`` (a random subnetwork of the same size on the target), ``random-removed`` (the
+    ``random`` and ``random-other`` (a random subnetwork of the same size on the target and on the
+    other subroutine), ``random-removed`` (the
     target after removing as many random weights), ``removed-models`` (the ablated target per
-    base model, mask seeds averaged), ``untrained``, ``untrained-other``, ``untrained-random`` and
+    base model, mask seeds averaged), ``removed-pairs`` (the ablated target / other per base model), ``untrained``, ``untrained-other``, ``untrained-random`` and
     ``untrained-kept`` (the untrained network's subnetwork on the target and on the other subroutine,
     a random subnetwork of its size on the target, and its kept share)."""
     out = {}
@@ -581,11 +586,16 @@ def page_numbers(table) -> dict[str, str]:
             per_model = t.groupby("model")["abl_target"].mean()
             out |= {f"{key}-kept": pct(t["kept"]),
                     f"{key}-alone": f"{t['sub_target'].mean():.2f} / {t['sub_other'].mean():.2f}",
+                    f"{key}-alone-other": f"{t['sub_other'].mean():.2f}",
                     f"{key}-removed": f"{t['abl_target'].mean():.2f} / {t['abl_other'].mean():.2f}",
                     f"{key}-random": f"{t['random_target'].mean():.2f}",
+                    f"{key}-random-other": f"{t['random_other'].mean():.2f}",
                     f"{key}-reinit": f"{t['reinit_target'].mean():.2f} / {t['reinit_other'].mean():.2f}",
                     f"{key}-random-removed": f"{t['rand_abl_target'].mean():.2f}",
-                    f"{key}-removed-models": ", ".join(f"{v:.2f}" for v in per_model)}
+                    f"{key}-removed-models": ", ".join(f"{v:.2f}" for v in per_model),
+                    f"{key}-removed-pairs": ", ".join(
+                        f"{a:.2f} / {b:.2f} (base model {m})"
+                        for m, (a, b) in t.groupby("model")[["abl_target", "abl_other"]].mean().iterrows())}
         if not u.empty:
             out |= {f"{key}-untrained": f"{u['sub_target'].mean():.2f}", f"{key}-untrained-kept": pct(u["kept"]),
                     f"{key}-untrained-other": f"{u['sub_other'].mean():.2f}",
@@ -717,19 +727,22 @@ def sweep_readable(sweeps: dict) -> dict[str, str]:
 def removal_hurts(table, rule: str = "inside-contact") -> str:
     """Chapter 5's Controls, as an observation (no claim decides it): per subroutine of ``rule``, the
     base models (mask seeds averaged; those whose masks passed the selection gate) in which removing
-    the subnetwork leaves its own subroutine under :data:`GATE_TARGET`, with what is left, what removing
-    as many random weights leaves and what re-initialising leaves; and the base models it does not cover."""
+    the subnetwork leaves its own subroutine under :data:`GATE_TARGET`, with what is left of its own
+    and of the other subroutine, what removing as many random weights leaves and what re-initialising
+    leaves; and the base models it does not cover."""
     t = table[(table["rule"] == rule) & table["trained"] & table["passed_gate"].eq(True)]
     if t.empty:
         return "not run at this profile"
     hurt, spared = [], []
     for sub, rows in t.groupby("subroutine", sort=False):
-        per = rows.groupby("model")[["abl_target", "rand_abl_target", "reinit_target"]].mean()
+        per = rows.groupby("model")[["abl_target", "abl_other", "rand_abl_target", "reinit_target"]].mean()
+        other = next((o for o in rows["subroutine"].unique() if o != sub), None) or next(
+            (o for o in t["subroutine"].unique() if o != sub), "the other")
         h, s = per[per["abl_target"] < GATE_TARGET], per[per["abl_target"] >= GATE_TARGET]
         nums = lambda c, d=h: " and ".join(f"{v:.2f}" for v in d[c])  # noqa: E731
         if len(h):
             hurt.append(f"{_models([int(i) for i in h.index])} for {sub} ({nums('abl_target')} "
-                        f"left on {sub} problems; after as many random weights removed, {nums('rand_abl_target')}; "
+                        f"left on {sub} problems and {nums('abl_other')} on {other} ones; after as many random weights removed, {nums('rand_abl_target')}; "
                         f"re-initialised instead of zeroed, {nums('reinit_target')})")
         if len(s):
             spared.append(f"{_models([int(i) for i in s.index])} for {sub} ({nums('abl_target', s)} left)")
@@ -742,11 +755,14 @@ def removal_hurts(table, rule: str = "inside-contact") -> str:
 def argmax_caveat(found: dict[str, Finding], key: str = "inside-contact/inside/ablation") -> str:
     """What a page says beside the verdict with the authors' choice of masks
     (:func:`without_convergence_rule`): a check chosen after the results were seen, and where the
-    registered verdict ``key`` (of :func:`structural`) stands; one string for every place that gives it."""
+    registered verdict ``key`` (of :func:`structural`) stands, and that it reads one mask per base model
+    (the search's, mask seed 0) where the registered verdict averages three mask seeds; one string for
+    every place that gives it."""
     f = found.get(key)
     stands = ("stays open" if f is None or f.outcome == stats.UNDECIDED
               else f"is {claims.outcome_words(f.outcome, False)}")
-    return f"a check chosen after the results were seen; the registered verdict {stands}"
+    return (f"a check chosen after the results were seen, on one mask per base model, the search's mask "
+            f"seed 0, where the registered verdict averages three; the registered verdict {stands}")
 
 
 def sweep_findings(sweeps: dict) -> dict[str, Finding]:
@@ -781,13 +797,17 @@ def sweep_findings(sweeps: dict) -> dict[str, Finding]:
 
 DRAWN = {"inside-contact": ("inside", "contact"), "sv-plural": ("subject", "verb")}
 NOT_RUN = "not run here"  # what the page prints, with no mark, for a claim whose results are not stored
+REFUSED = "run, but refused by its check: no verdict"  # likewise, where the repeats were run and refused
 
 
 @dataclass(frozen=True)
 class NotRun(stats.Claim):
     """A draws claim whose results are not stored at this profile (not run, or refused by the
     repeat's check): recorded as undecided, like any claim the data leave open, but printed with
-    :data:`NOT_RUN` and the reason in place of a verdict mark, since no data were read (issue 57)."""
+    :data:`NOT_RUN` (or :data:`REFUSED`, ``words``, where the repeats were run and refused) and the
+    reason in place of a verdict mark, since no data were read (issue 57)."""
+
+    words: str = NOT_RUN
 
     @property
     def mark(self) -> str:
@@ -795,16 +815,17 @@ class NotRun(stats.Claim):
 
     @property
     def marked(self) -> str:
-        return NOT_RUN
+        return self.words
 
 
 def not_run_words(found: dict[str, Finding]) -> dict[str, str]:
     """For the page's glued words (:func:`modlib.claims.page_words`, by claim id), the claims of
-    ``found`` whose results are not stored (:class:`NotRun`): "not run here", never a verdict mark."""
-    return {k.replace("/", "-"): NOT_RUN for k, f in found.items() if isinstance(f, NotRun)}
+    ``found`` whose results are not stored (:class:`NotRun`): "not run here", or "run, but refused by
+    its check: no verdict", never a verdict mark."""
+    return {k.replace("/", "-"): f.marked for k, f in found.items() if isinstance(f, NotRun)}
 
 
-def draws_claims(drawn: dict, swap: bool = False) -> dict[str, Finding]:
+def draws_claims(drawn: dict, swap: bool = False, refused: tuple[str, ...] = ()) -> dict[str, Finding]:
     """Both halves of the first test against chance, per (rule, subroutine) of :data:`DRAWN`,
     keyed ``"{rule}/{sub}/draws-target"`` and ``".../draws-other"``, from the stored draws results
     ``drawn`` (``{"draws-{rule}-{seed}": Result}``, :mod:`~modlib.structural_compositionality.draws`;
@@ -812,7 +833,9 @@ def draws_claims(drawn: dict, swap: bool = False) -> dict[str, Finding]:
     model): target, the found subnetwork minus the random ones on the target; other, the random
     ones minus the found one on the other subroutine (not measurable where both sit at chance).
     Where no result of a rule is stored, its claims cannot be decided here, for that reason.
-    ``swap``: each subnetwork's target and other exchanged (the mutation)."""
+    ``swap``: each subnetwork's target and other exchanged (the mutation). ``refused``: the results
+    whose repeats were run at this profile and refused by their check (:data:`draws.REFUSED` at full):
+    a rule's claims then read :data:`REFUSED`, not :data:`NOT_RUN`."""
     out = {}
     for rule, subs in DRAWN.items():
         mine = [r for n, r in sorted(drawn.items()) if n.rsplit("-", 1)[0] == f"draws-{rule}"]
@@ -830,15 +853,16 @@ def draws_claims(drawn: dict, swap: bool = False) -> dict[str, Finding]:
                 name = f"{rule}/{sub}/draws-{half}"
                 text = f"{rule}, {sub}: test 1's {half} half against 20 random subnetworks per mask, {says}"
                 if not rows:
-                    refused = [n for n in draws.REFUSED if n.rsplit("-", 1)[0] == f"draws-{rule}"]
+                    gone = [n for n in draws.REFUSED if n.rsplit("-", 1)[0] == f"draws-{rule}"]
                     why = (f"no base model's {sub} masks passed the selection gate" if mine else
                            f"the results `draws-{rule}-<base model>` are not stored at this profile"
-                           + (f": at full, the repeats {', '.join(refused)} were refused by their check (a mask "
-                              f"further from the stored one than the tolerance)" if refused else
+                           + (f": at full, the repeats {', '.join(gone)} were run and refused by their check "
+                              f"(a mask further from the stored one than the tolerance)" if gone else
                               " (modlib.structural_compositionality.draws.fetch makes them)"))
+                    said = REFUSED if not mine and any(n in refused for n in gone) else NOT_RUN
                     v = claims.decide(_key(name), low=-1.0, high=1.0, units=0, reason=why)
                     c = claims.statement(v, text + ".")
-                    out[name] = NotRun(c.name, c.holds, f"{text}: {NOT_RUN}: {why}.", c.verdict, c.own)
+                    out[name] = NotRun(c.name, c.holds, f"{text}: {said}: {why}.", c.verdict, c.own, said)
                     continue
                 e = stats.paired(a, b, unit="base model")
                 v = claims.decide(_key(name), e, measurable=measurable(a, b),
