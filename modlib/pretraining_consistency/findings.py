@@ -509,7 +509,8 @@ def matched_from(df, base_gate: float = 0.95) -> dict[str, Finding]:
             for what in MATCHED:
                 v = _decide(f"{name}/{what}", low=0.0, high=0.0, units=0, reason="no mask to match: none passed "
                             "the gate and converged in " + " and ".join(missing))
-                out[f"{name}/{what}"] = claims.statement(v, f"{rule}, {sub}, at comparable density:")
+                out[f"{name}/{what}"] = claims.statement(
+                    v, f"{rule}, {sub}, at comparable density, {CLAIM_WORDS[what.removeprefix('matched_')]}:")
             continue
         s, p = s[s["kept"].notna()], p[p["kept"].notna()]
         ratio = density_ratio(s, p)
@@ -517,7 +518,9 @@ def matched_from(df, base_gate: float = 0.95) -> dict[str, Finding]:
             for what in MATCHED:
                 v = _decide(f"{name}/{what}", low=0.0, high=0.0, units=0, reason="the searched configurations hold "
                             f"no masks of one density: the nearest keep {ratio:.0f} times more in one arm than in the other")
-                out[f"{name}/{what}"] = claims.statement(v, f"{rule}, {sub}, at comparable density ({kept}):")
+                out[f"{name}/{what}"] = claims.statement(
+                    v, f"{rule}, {sub}, at comparable density ({kept}), "
+                    f"{CLAIM_WORDS[what.removeprefix('matched_')]}:")
             continue
         # specific beyond a random subnetwork of the same per-layer counts (issue 50; amended)
         random_ok, control = random_control(f"{name}/matched_specific", s, p)
@@ -735,7 +738,8 @@ def table_legend(authors: bool = False, rests_on_one: bool = False) -> str:
     return (f"{marks} · – not made. A comparison is decided only at comparable density (the arms' median kept "
             f"shares within {DENSITY_RATIO:.0f}× of each other)." +
             (f" \"{AUTHORS}\": the masks the authors' code would choose (the best-scoring ones), a sensitivity check "
-             "of the book's choice of masks, on masks some of whose search had not settled (their kept "
+             "of the book's choice of masks, each base model's mask of seed 0 alone (the only one stored for a "
+             "configuration the book did not choose; the other columns average the mask seeds), on masks some of whose search had not settled (their kept "
              "share still falling when training stopped)." if authors else "") +
             (f"\n\n\\{RESTS_ON_ONE} A ✓ so marked rests on one base model: the comparable masks' penalty weight "
              "was chosen on pretrained base model 0's sweep, and without that base model the interval reaches 0."

@@ -378,9 +378,11 @@ def collapse_found(e) -> str:
     ``low`` and ``high``), in plain words, where it lies clear of 0: its verdict can be "cannot be
     decided here" while the data are clear, since the paper gives no size; "" otherwise."""
     if e.high < 0:
-        return "no collapse (a removed class keeps more than half of its accuracy; the interval lies below 0)"
+        return ("no collapse on average (a removed class keeps more than half of its accuracy on average, "
+                "though a single class may not; the interval lies below 0)")
     if e.low > 0:
-        return "a collapse (a removed class loses more than half of its accuracy; the interval lies above 0)"
+        return ("a collapse on average (a removed class loses more than half of its accuracy on average, "
+                "though a single class may not; the interval lies above 0)")
     return ""
 
 
