@@ -3,7 +3,7 @@ read and how long the chapter takes to run at ``default``, both from measurement
 
 - reading time: the main path's words, counted in the notebook's Markdown (code, outputs, collapsed
   blocks and the appendix aside; the book checks measure the built page the same way in headless
-  Chromium), read at :data:`WORDS_PER_MINUTE`;
+  Chromium), read at :data:`WORDS_PER_MINUTE`, and :data:`FIGURE_MINUTES` for each figure on it;
 - run time: the chapter's ``default`` CPU seconds as a reader's run takes them
   (``benchmarks/bench_default.py``, ``benchmarks/default_cpu.csv``);
 - compute at ``full``: the wall seconds recorded in every stored full result of the chapter
@@ -36,6 +36,8 @@ TIMES_PAGES = (ROOT / "book" / "instructors.md", ROOT / "book" / "how_to_run.md"
 README = ROOT / "README.md"
 DEFAULT_CPU = ROOT / "benchmarks" / "default_cpu.csv"  # chapter, cpu_s, wall_s, machine
 WORDS_PER_MINUTE = 200  # technical prose read with care
+FIGURE_MINUTES = 1.5  # a figure looked at against its "what to look for", beyond reading its caption
+FIGURES = {"glue:figure", "figure"}  # the fences that draw a figure on the page
 NOT_MEASURED = "not measured here"
 
 
@@ -54,28 +56,41 @@ _LABEL = re.compile(r"^\([\w.:-]+\)=$")  # a MyST target, "(rs-controls)=": not 
 _WORD = re.compile(r"[A-Za-z0-9\u00C0-\u024F]+(?:['\u2019-][A-Za-z]+)*")
 
 
-def main_path_words(markdown_cells: list[str]) -> int:
-    """The words a reader sees without opening anything in these Markdown cells: up to the first
-    heading that starts "Appendix", leaving out fenced blocks that are collapsed (``dropdown``,
-    ``toggle``, the exercises' ``solution``), code, maths and comments; figure captions count."""
-    words, stack = 0, []
+def _main_path(markdown_cells: list[str]):
+    """What a reader sees without opening anything in these Markdown cells, in order: ``("line",
+    text)`` for each line of prose and ``("figure", None)`` for each figure, up to the first heading
+    that starts "Appendix"; fenced blocks that are collapsed (``dropdown``, ``toggle``, the
+    exercises' ``solution``), code, maths and comments are left out; figure captions are prose."""
+    stack = []
     for cell in markdown_cells:
         for line in cell.splitlines():
             if re.match(r"^#{1,2}\s+Appendix", line, re.I):
-                return words
+                return
             if stack and line.strip() == stack[-1][0]:  # the block's closing fence
                 stack.pop()
                 continue
             m = _FENCE.match(line.strip())
             if m:
+                if m.group(2) in FIGURES and not any(name in HIDDEN for _, name in stack):
+                    yield "figure", None
                 stack.append((m.group(1), m.group(2) or ""))  # a bare fence (```python) is code
                 continue
             if any(name in HIDDEN for _, name in stack):
                 continue
             if line.lstrip().startswith(("<!--", ":")) or _LABEL.match(line.strip()):
                 continue
-            words += len(_WORD.findall(re.sub(r"\$[^$]*\$", " ", line)))
-    return words
+            yield "line", line
+
+
+def main_path_words(markdown_cells: list[str]) -> int:
+    """The words of the main path (:func:`_main_path`), maths left out."""
+    return sum(len(_WORD.findall(re.sub(r"\$[^$]*\$", " ", text)))
+               for kind, text in _main_path(markdown_cells) if kind == "line")
+
+
+def main_path_figures(markdown_cells: list[str]) -> int:
+    """The figures on the main path (:func:`_main_path`): each takes a reader time beyond its caption."""
+    return sum(kind == "figure" for kind, _ in _main_path(markdown_cells))
 
 
 def reading_minutes(chapter: str) -> int | None:
@@ -85,7 +100,8 @@ def reading_minutes(chapter: str) -> int | None:
     if not path.exists():
         return None
     cells = ["".join(c["source"]) for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "markdown"]
-    return 5 * math.ceil(main_path_words(cells) / WORDS_PER_MINUTE / 5)
+    minutes = main_path_words(cells) / WORDS_PER_MINUTE + main_path_figures(cells) * FIGURE_MINUTES
+    return 5 * math.ceil(minutes / 5)
 
 
 def run_minutes(chapter: str) -> int | None:

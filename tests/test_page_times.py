@@ -64,3 +64,12 @@ def test_full_hours_add_up_the_stored_results_wall_times(tmp_path, monkeypatch):
     (folder / "_batch.json").write_text(json.dumps({"wall_time_s": 1e9}))  # not a result
     monkeypatch.setattr(pages, "FULL", tmp_path)
     assert pages.full_hours("ch") == 2.0 and pages.full_hours("none") is None
+
+
+def test_a_figure_on_the_main_path_is_counted_and_one_folded_or_in_the_appendix_is_not():
+    cells = ["```{glue:figure} fig-key\n:name: fig-a\n\nCaption.\n```",
+             "```{figure} a.png\nSecond.\n```",
+             "````{dropdown} More\n```{glue:figure} fig-b\nFolded.\n```\n````",
+             "## Appendix\n```{glue:figure} fig-c\nLate.\n```"]
+    assert pages.main_path_figures(cells) == 2
+    assert pages.main_path_words(cells) == 2  # the two visible captions
