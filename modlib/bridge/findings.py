@@ -317,8 +317,8 @@ KINDS = {"inside": "the Y1 subnetwork scores above the full network",
          "repair-excl": "(rule 2) removing the \"use X2\" weights the Y1 mask does not keep repairs it",
          "repair-excl-vs-random": "(rule 2) ... more than removing random weights, same count, outside the Y1 "
                                   "mask",
-         "repair-excl-random": "control: rule 2 repairs without the \"use X2\" mask's choice too (random masks, "
-                               "same per-layer counts, in its place)",
+         "repair-excl-random": "control, where holds counts against the mask: rule 2 repairs without the "
+                               "\"use X2\" mask's choice too (random masks, same per-layer counts, in its place)",
          "repair-excl-needs-mask": "rule 2 with the \"use X2\" mask repairs more than with the random "
                                    "masks, same per-layer counts",
          "predicts": "the Y1 and \"use X2\" masks' overlap above chance predicts held-out accuracy"}
@@ -434,6 +434,28 @@ def amended_note(table) -> str:
         return ""
     return (f"{registry.AMENDED} The claim was amended after its results were seen; under the claim as first "
             "registered the verdict is the same. The claims ledger gives what changed, when and why.")
+
+
+def post_hoc_note(keys) -> str:
+    """The line under a verdict table whose cells print a verdict without its "(post hoc)" label:
+    which of the table's claims ``keys`` (``"<chapter>/<id>"``) were written down after their results
+    were seen (:func:`modlib.claims.post_hoc`), all of them or those named (:func:`plain_name`); ""
+    where none was."""
+    keys = list(keys)
+    late = [k for k in keys if registry.post_hoc(k)]
+    if not late:
+        return ""
+    if len(late) == len(keys):
+        return ("Every verdict in this table is post hoc: its claim was written down after its results were "
+                "seen (the claims ledger dates each).")
+    return ("Post hoc, written down after their results were seen: "
+            + stats.listing(plain_name(k.split("/", 1)[1]) for k in late) + ".")
+
+
+def table_note(table, keys) -> str:
+    """Everything the page says under a verdict table: what a dagger marks (:func:`amended_note`) and
+    which of its claims ``keys`` are post hoc (:func:`post_hoc_note`), one line each."""
+    return "\n\n".join(x for x in (amended_note(table), post_hoc_note(keys)) if x)
 
 
 def mean_gain(arrays: dict, arm: str, against: str = "full") -> float:
@@ -896,6 +918,16 @@ def holm_frame(made: dict | None = None, alpha: float = 0.025):
              f"clear of 0 on the claim's side at {alpha:g} after Holm": "yes" if ok else "no"}
             for k, (o, p, q, ok) in registry.holm(CHAPTER, alpha, _family(made)).items()]
     return pd.DataFrame(rows)
+
+
+def after_holm(cid: str, made: dict | None = None, alpha: float = 0.025) -> str:
+    """Whether the claim ``cid`` (its id) still clears 0 on its side after Holm's correction over the
+    chapter (:func:`holm_frame`'s last column), in words for the prose beside its verdict: "still
+    clears 0" or "no longer clears 0"; "not decided" where it was not decided or is a control."""
+    h = registry.holm(CHAPTER, alpha, _family(made)).get(f"{CHAPTER}/{cid}")
+    if h is None:
+        return "not decided"
+    return "still clears 0" if h[3] else "no longer clears 0"
 
 
 def holm_statement(made: dict | None = None, alpha: float = 0.025) -> stats.Finding:

@@ -590,7 +590,7 @@ def theory_jump(seed: int = 0) -> plt.Figure:
     from modlib.resists_at_scale.networks import scan_pairs
 
     words = tuple(scan.PRIMITIVES)
-    frames = ("one-word command X", *scan.VERB_FRAMES)
+    frames = ("X alone", *scan.VERB_FRAMES)  # the row name chapter 3's grids use
 
     def counts(pairs) -> np.ndarray:
         out = np.zeros((len(frames), len(words)), dtype=int)

@@ -72,7 +72,9 @@ def _compare(key: str, x: np.ndarray, y: np.ndarray, *, arms: list[dict], label:
     effect = paired(x, y)
     v = claims.decide(f"{CHAPTER}/{key}", effect, trained=all(trained(a) for a in arms), measurable=measurable,
                       reason=reason)
-    return v, (f"; {label} {effect.text()}" if len(x) > 1 else "") + _marked(v)
+    # a difference that would print as the margin it misses gets the digits to show it ("+4.9 points")
+    margin = claims.get(f"{CHAPTER}/{key}").margin
+    return v, (f"; {label} {effect.text(margin=margin)}" if len(x) > 1 else "") + _marked(v)
 
 
 def resists_at_scale(runs, prefix: str = "") -> dict[str, Finding]:
@@ -530,7 +532,7 @@ def crossed(runs) -> dict[str, Finding]:
         f"SCAN, control C with each of the six directed frames held out under seeds {list(seeds)} (mean test "
         f"exact match per frame: {shown}): the train-test gap, each frame's mean over the seeds, is "
         f"{mean_pm(c_gap)} over the frames, against setting A's {a_gap.mean():.2f}; A minus C over the frames "
-        f"{effect.text()}{_marked(v)}.")}
+        f"{effect.text(margin=claims.get(f'{CHAPTER}/scan-control-gap-frames').margin)}{_marked(v)}.")}
     hard = FRAMES[1:].index(HARD_FRAME)
     others = np.delete(test, hard, axis=0).mean(0)  # [seeds]
     effect = paired(others, test[hard])
@@ -539,7 +541,8 @@ def crossed(runs) -> dict[str, Finding]:
         "scan-frame-hard-crossed", v.reproduced,
         f"SCAN, control C, seeds {list(seeds)}: test exact match with \"around right\" held out "
         f"{', '.join(f'{x:.2f}' for x in test[hard])}, against the mean over the five other frames "
-        f"{', '.join(f'{x:.2f}' for x in others)}; the other frames minus \"around right\" {effect.text()}"
+        f"{', '.join(f'{x:.2f}' for x in others)}; the other frames minus \"around right\" "
+        f"{effect.text(margin=claims.get(f'{CHAPTER}/scan-frame-hard-crossed').margin)}"
         f"{_marked(v)}.")
     return out
 
