@@ -238,6 +238,10 @@ def test_the_sharpness_sentences_name_each_seed_they_count():
     assert said["astray"] == ("seed 1 at k = 16 (R² 0.82 in-domain, 0.15 on the whole cube; in-domain 0.22 at "
                               "epoch 12, first at 0.8 at epoch 60 of 60)")
     assert said["stuck"] == "seed 0 at k = 64 (in-domain R² 0.26)"
+    # k by k (the page states no pooled share of the sweep as a result; no claim tests it)
+    assert said["general-by-k"] == "5 of 5 at k = 1, 2 of 3 at k = 16 and 2 of 2 at k = 64"
+    assert said["whole-by-k"].startswith("0.90 at k = 1, 0.65 at k = 16 and "), said["whole-by-k"]
+    assert said["astray-short"] == "seed 1 at k = 16 (whole-cube R² 0.15)"
     assert findings.fits(runs, "sharpness-64") == "2 of 3: seeds 1, 2 (seed 0 ends at in-domain R² 0.26)"
     assert findings.fits(runs, "sharpness-64", short=True) == "2 of 3: seeds 1, 2"
     assert findings.seeds_by_row(runs) == "seeds 0–4 in orthogonal; seeds 0–2 in the other rows"
@@ -270,6 +274,28 @@ def test_the_headline_compares_the_seeds_in_which_both_models_fit():
     weak = _row([0.85, 0.5, 0.5, 0.5, 0.5], [-0.7, -0.6, -0.8, -0.65, -0.7])
     found = findings.compositional_sprites(_Rows({"orthogonal": comp, "orthogonal-monolithic": weak}))["monolithic"]
     assert not found.holds and "cannot be decided" in found.text
+
+
+def test_the_alpha_seeds_that_fit_are_counted_over_the_seeds_after_them_too():
+    from types import SimpleNamespace
+
+    from modlib.compositional_sprites import findings
+
+    runs = _Rows({"alpha": _row([-0.14, 0.98, -0.14], [-0.07, 0.97, -0.07])})
+    assert findings.fitted_whole(runs, "alpha") == "0.97 over the 1 of 3 seeds that fit"
+    later = SimpleNamespace(config={"first_seed": 3}, arrays=_row([0.98, -0.14], [0.99, -0.07]))
+    assert findings.fitted_whole(runs, "alpha", {"alpha": later}) == "0.98 ± 0.01 over the 2 of 5 seeds that fit"
+    with pytest.raises(ValueError):  # seeds that do not follow the row's own
+        findings.fitted_whole(runs, "alpha", {"alpha": SimpleNamespace(config={"first_seed": 5}, arrays=later.arrays)})
+    assert findings.fitted_whole(_Rows({"alpha": _row([-0.14], [-0.07])}), "alpha") == "no seed of 1 fits"
+
+
+def test_a_drop_that_rounds_to_zero_prints_without_a_sign():
+    from modlib.compositional_sprites import findings
+
+    assert findings._unsigned_zero("-0.000 ± 0.001") == "0.000 ± 0.001"
+    assert findings._unsigned_zero("-0.004 ± 0.001") == "-0.004 ± 0.001"
+    assert findings._unsigned_zero("0.050 ± 0.010") == "0.050 ± 0.010"
 
 
 def test_the_tables_drop_has_the_three_decimals_of_the_papers_drop_beside_it():

@@ -63,3 +63,20 @@ def test_the_delta_order_and_the_size_of_the_drop_are_the_books_hypotheses(page)
     assert decided[f"{CHAPTER}/delta-order"].outcome == stats.NOT_REPRODUCED  # found, but below the margin
     assert decided[f"{CHAPTER}/delta-order"].low > 0, order.text
     assert "times the paper's 0.009" in size.text and decided[f"{CHAPTER}/delta-drop"].low > 0, size.text
+
+
+def test_the_box_and_the_summary_give_both_marks_of_an_amended_claim_in_one_line(page):
+    # the full account (registered_first, registered_why) is printed once, in the ablations' section
+    short = findings.registered_short("delta-order")
+    assert short.startswith("✗ not reproduced as first registered (in error, as a claim of the paper); "
+                            "does not hold"), short
+    assert short.endswith(" as amended") and short.count("✗") == 1, short
+    assert findings.registered_short("gap-drop") == claims.words(f"{CHAPTER}/gap-drop")  # never amended
+
+
+def test_the_box_lead_gives_both_readings_of_the_headline_first_decided_first(page):
+    _, decided = page
+    every, kept = (decided[f"{CHAPTER}/{k}"] for k in ("monolithic-every-seed", "monolithic"))
+    assert findings.every_seed_short() == (
+        f"{claims.words(every.key)} over all {every.units} seeds; "
+        f"{claims.words(kept.key)} over the {kept.units} in which both models fit")

@@ -56,6 +56,13 @@ def row_label(row: str) -> str:
     return f"diagonal δ = {delta}" if kind == "diagonal" and delta else row
 
 
+def _unsigned_zero(text: str) -> str:
+    """A mean ± sd as :func:`modlib.stats.mean_sd` prints it, with a mean that rounds to zero printed
+    without its sign: "0.000 ± 0.001", not "-0.000 ± 0.001"."""
+    head, sep, rest = text.partition(" ")
+    return (head[1:] if head.startswith("-") and float(head) == 0 else head) + sep + rest
+
+
 def paper_comparison(runs):
     """Chapter 2's table: each stored row's R^2 (mean ± std over seeds) in-domain and on the whole
     cube beside the paper's (over every seed, stuck ones included, as the paper's mean is); the drop
@@ -77,7 +84,7 @@ def paper_comparison(runs):
         lines.append({
             "row": row_label(row), "R² in-domain": mean_sd(r_in), "paper in-domain": paper[0] if paper else None,
             "R² whole": mean_sd(r_whole), "paper whole": paper[1] if paper else None,
-            "drop": mean_sd(r_in - r_whole, places=3), "paper drop": round(paper[0] - paper[1], 3) if paper else None,
+            "drop": _unsigned_zero(mean_sd(r_in - r_whole, places=3)), "paper drop": round(paper[0] - paper[1], 3) if paper else None,
             "seeds fit": f"{int((r_in >= FIT).sum())}/{len(r_in)}",
             "R² whole, seeds that fit": mean_sd(r_whole[r_in >= FIT]) if (r_in >= FIT).any() else "none fit",
             "differs": (outside(r_in, paper[0]) or outside(r_whole, paper[1])) if paper else None})
@@ -341,9 +348,13 @@ def sharpness_seeds(runs, ks: dict[str, float]) -> dict[str, str]:
     did; ``general``: how many of the seeds that fit reach R^2 0.8 on the whole cube; ``astray``:
     each seed that fits but stays below 0.8 on the whole cube, with both R^2, the first evaluated
     epoch at which it fit and its in-domain R^2 at the evaluation before (``"no seed"`` if none);
-    ``stuck``: each seed that never fit, with its final in-domain R^2 (``"no seed"`` if none)."""
+    ``stuck``: each seed that never fit, with its final in-domain R^2 (``"no seed"`` if none);
+    ``general-by-k``: ``general`` at each k ("5 of 5 at k = 1, 2 of 3 at k = 4"); ``whole-by-k``: the
+    whole-cube R^2 at each k, mean over the seeds that fit (the figure's red line: "0.90 at k = 1,
+    0.77 at k = 4"); ``astray-short``: ``astray`` with the whole-cube R^2 alone."""
     rows = [r for r in sorted(ks, key=ks.get) if r in runs.rows]
     fitted, astray, stuck, n_fit, n_general = [], [], [], 0, 0
+    by_k, whole_by_k, astray_short = [], [], []
     for row in rows:
         k, a = ks[row], runs.arrays(row)
         r_in, r_whole, epochs = a["r2_in"][:, -1], a["r2_whole"][:, -1], list(a["eval_epochs"])
@@ -351,6 +362,10 @@ def sharpness_seeds(runs, ks: dict[str, float]) -> dict[str, str]:
         count = f"all {fit.size}" if fit.all() else f"{fit.sum()} of {fit.size}; {seed_list(~fit)} never fit"
         fitted.append(f"at k = {k:g}, {seed_list(fit)} ({count})")
         n_fit, n_general = n_fit + int(fit.sum()), n_general + int((fit & (r_whole >= 0.8)).sum())
+        by_k.append(f"{int((fit & (r_whole >= 0.8)).sum())} of {fit.sum()} at k = {k:g}")
+        whole_by_k.append(f"{r_whole[fit].mean():.2f} at k = {k:g}" if fit.any() else f"none fit at k = {k:g}")
+        astray_short += [f"seed {i} at k = {k:g} (whole-cube R² {r_whole[i]:.2f})"
+                         for i in np.flatnonzero(fit & (r_whole < 0.8))]
         for i in np.flatnonzero(fit & (r_whole < 0.8)):
             j = epochs.index(when[i])
             before = f"in-domain {a['r2_in'][i, j - 1]:.2f} at epoch {epochs[j - 1]}, " if j else ""
@@ -358,7 +373,9 @@ def sharpness_seeds(runs, ks: dict[str, float]) -> dict[str, str]:
                           f"{before}first at {FIT} at epoch {when[i]} of {epochs[-1]})")
         stuck += [f"seed {i} at k = {k:g} (in-domain R² {r_in[i]:.2f})" for i in np.flatnonzero(~fit)]
     return {"fit": "; ".join(fitted), "general": f"{n_general} of the {n_fit}",
-            "astray": stats.listing(astray) if astray else "no seed", "stuck": stats.listing(stuck) if stuck else "no seed"}
+            "astray": stats.listing(astray) if astray else "no seed", "stuck": stats.listing(stuck) if stuck else "no seed",
+            "general-by-k": stats.listing(by_k), "whole-by-k": stats.listing(whole_by_k),
+            "astray-short": stats.listing(astray_short) if astray_short else "no seed"}
 
 
 def reach_by_fit(runs, row: str) -> str:
@@ -513,6 +530,37 @@ def every_seed(runs) -> str:
             f"{claims.words(kept.key)}, {effect(kept)}.")
 
 
+def every_seed_short() -> str:
+    """The two readings of :func:`every_seed` in one line, marks only, for the box's lead: "? cannot
+    be decided here (post hoc) over all 5 seeds; ✓ reproduced (post hoc) over the 4 in which both
+    models fit" (the first-decided reading first); "" where no seed was left out (or neither claim
+    was decided in this process)."""
+    decided = claims.decisions(CHAPTER)
+    kept, every = (decided.get(f"{CHAPTER}/{k}") for k in ("monolithic", "monolithic-every-seed"))
+    if kept is None or every is None:
+        return ""
+    return (f"{claims.words(every.key)} over all {every.units} seeds; {claims.words(kept.key)} over the "
+            f"{kept.units} in which both models fit")
+
+
+def fitted_whole(runs, row: str, more: dict | None = None) -> str:
+    """Whole-cube R^2 over the seeds of ``row`` that fit their training support (:data:`FIT`), mean ±
+    sd, counting the seeds after them in ``more`` (``{row: Result}``, :func:`recomputed`) where it has
+    the row: "0.98 ± <0.01 over the 3 of 10 seeds that fit"; "no seed of n fits" where none does."""
+    a = runs.arrays(row)
+    r_in, r_whole = [a["r2_in"][:, -1]], [a["r2_whole"][:, -1]]
+    if more and row in more:
+        if int(more[row].config["first_seed"]) != len(r_in[0]):
+            raise ValueError(f"the more seeds of {row} do not start after its {len(r_in[0])} seeds")
+        r_in.append(more[row].arrays["r2_in"][:, -1])
+        r_whole.append(more[row].arrays["r2_whole"][:, -1])
+    r_in, r_whole = np.concatenate(r_in), np.concatenate(r_whole)
+    fit = r_in >= FIT
+    if not fit.any():
+        return f"no seed of {fit.size} fits"
+    return f"{mean_sd(r_whole[fit])} over the {fit.sum()} of {fit.size} seeds that fit"
+
+
 def fit_counts(key: str) -> str:
     """How many seeds fit in each arm of this chapter's claim ``key`` on paired shares, as last
     decided (``alpha-open``, ``alpha-open-more``): "7 of 10 seeds fit opened, 2 of 10 as initialised";
@@ -557,13 +605,39 @@ def registered_first(key: str) -> str:
     :func:`registered_why`). :data:`modlib.claims.NOT_DECIDED` where the claim was not decided; the
     verdict alone where it was never amended (or only in fields that cannot move a verdict,
     :data:`modlib.claims.UNSHOWN`). The dates and reasons stay in the claims ledger."""
+    parts = _as_registered(key)
+    if isinstance(parts, str):
+        return parts if parts == claims.NOT_DECIDED else claims.words(parts, why=True)
+    then, was, change = parts
+    return f"as first registered ({then}): {was}; {change}: {now_words(key)}"
+
+
+def registered_short(key: str) -> str:
+    """Both verdicts of this chapter's amended claim ``key`` in one short line, for a page's box and
+    Summary, which point to the section that gives :func:`registered_first` and :func:`registered_why`
+    in full: "✗ not reproduced as first registered (in error, as a claim of the paper); does not hold
+    (post hoc) as amended"; the verdict alone (:func:`modlib.claims.words`) where it was never amended
+    in a field that can move it, :data:`modlib.claims.NOT_DECIDED` where it was not decided."""
+    parts = _as_registered(key)
+    if isinstance(parts, str):
+        return parts if parts == claims.NOT_DECIDED else claims.words(parts)
+    then, was, _ = parts
+    now = claims.words(f"{CHAPTER}/{key}").rsplit(" (as registered: ", 1)[0]
+    return f"{was} as first registered ({then}); {now} as amended"
+
+
+def _as_registered(key: str):
+    """For :func:`registered_first` and :func:`registered_short`: (how the claim was first registered,
+    its verdict under that registration, what was changed and when), in words; the claim's key where
+    no amendment that can move a verdict is shown (or no verdict as registered was decided), and
+    :data:`modlib.claims.NOT_DECIDED` where it was not decided."""
     c = claims.get(f"{CHAPTER}/{key}")
     d = claims.decisions(CHAPTER).get(c.key)
     shown = [a for a in c.amendments if a.field not in claims.UNSHOWN]
     if d is None:
         return claims.NOT_DECIDED
     if not shown or d.registered_outcome is None:
-        return claims.words(c.key, why=True)
+        return c.key
     first = c.original()
     then = WHOSE_WORDS[first["whose"]]  # why it read so: registered_why
     if first["whose"] == "paper" and c.fixed()["whose"] == "own":
@@ -572,7 +646,7 @@ def registered_first(key: str) -> str:
     when = "after the results were seen" if any(a.seen for a in shown) else "before its results were computed"
     change = (f"made {WHOSE_WORDS[c.fixed()['whose']]} {when}" if first["whose"] != c.fixed()["whose"]
               else f"changed {when} ({claims.changes_in_words(shown)})")
-    return f"as first registered ({then}): {was}; {change}: {now_words(key)}"
+    return then, was, change
 
 
 def registered_why(key: str) -> str:
