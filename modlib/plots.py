@@ -77,8 +77,15 @@ def jshtml(fig: plt.Figure, draw, frames: int, interval: int, alt: str | None = 
     from IPython.display import HTML
 
     anim = animation.FuncAnimation(fig, draw, frames=frames, interval=interval, blit=False)
+    # each frame is drawn when it is saved; the redraw FuncAnimation asks for after drawing it (for
+    # a window on screen) would draw it once more, for nothing: skipped (the same frames)
+    fig.canvas.draw_idle = lambda *args, **kwargs: None
+    try:
+        html = anim.to_jshtml(default_mode="once")
+    finally:
+        del fig.canvas.draw_idle
     # matplotlib links Font Awesome from a CDN for the player's buttons; the book's theme has it already
-    html = re.sub(r"<link[^>]*font-awesome[^>]*>", "", anim.to_jshtml(default_mode="once"))
+    html = re.sub(r"<link[^>]*font-awesome[^>]*>", "", html)
     if alt:
         html = html.replace('<img id="_anim_img', f'<img alt="{html_lib.escape(alt)}" id="_anim_img', 1)
     plt.close(fig)

@@ -78,6 +78,20 @@ def test_the_networks_are_chapter_ones():
         np.testing.assert_array_equal(rel, ch1["final_reliance"][i, c])
 
 
+def test_the_pages_one_network_is_the_batched_one():
+    """The page's live demo trains one network alone (br.train_network, a plain loop): the same
+    network as train_networks' batched training gives, up to float rounding."""
+    s = toy.settings("smoke")
+    template, params, data = br.train_networks(s, "b", 2, CPU)
+    for seed in range(2):
+        net, own = br.train_network(s, "b", seed)
+        for a, b in zip(own, data[seed]):
+            assert torch.equal(a, b)
+        batched = br.experiment.unstack(template, params, seed).state_dict()
+        for k, v in net.state_dict().items():
+            torch.testing.assert_close(v, batched[k], rtol=0, atol=1e-5)
+
+
 def _notebook_function(name: str):
     """The function ``name`` as chapter 7's page defines it (the cell that defines it, run alone)."""
     import nbformat

@@ -203,6 +203,25 @@ def test_the_pages_measurement_is_the_one_the_results_ran():
         cs.r2_score(x_in, cs.predict(model, z_in)), cs.r2_score(x_wh, cs.predict(model, z_wh)))
 
 
+def test_the_pages_demo_says_its_size():
+    """The live demo ("To try the code above") trains at cs.demo_settings: the text before it names
+    its scenes and epochs at default and full, and at smoke, and the cell asks for them by name."""
+    import json
+    from pathlib import Path
+
+    nb = json.loads((Path(__file__).resolve().parents[1] / "notebooks"
+                     / "compositional_sprites.ipynb").read_text())
+    sources = ["".join(c["source"]) for c in nb["cells"]]
+    cell = next(i for i, s in enumerate(sources) if "few = cs.demo_settings(profile)" in s)
+    text = " ".join(sources[cell - 1].split())
+    for profile in ("default", "full", "smoke"):
+        few = cs.demo_settings(profile)
+        assert f"{few.epochs} epochs on {few.n_train:,} scenes" in text, profile
+        assert few.with_(n_train=cs.settings(profile).n_train,
+                         epochs=cs.settings(profile).epochs) == cs.settings(profile)
+    assert cs.demo_settings("full") == cs.FULL.with_(**cs.DEMO["default"])
+
+
 # ---------------------------------------------------------------- the page's sentences name their seeds
 
 class _Rows:

@@ -183,6 +183,31 @@ def test_chapter_1_explorer(where, full_store, monkeypatch):
         check_live(box)  # its view is one figure, drawn into the Output widget
 
 
+def test_chapter_1_views_drawn_in_kept_figures_are_new_figures(full_store):
+    """The static page draws chapter 1's views one after another in a kept figure per formulation
+    and design (explorer.render's ``drawn``, widgets.keep_box): each view's PNG is the one a new
+    figure gives, over both formulations, every shown training set, both activations and losses
+    and two seeds."""
+    from modlib import redundant_input_toy as toy
+    from modlib.redundant_input_toy import explorer
+
+    sweep = stored(lambda: toy.run("full", CPU))
+    s = sweep.settings
+    epochs = [int(e) for e in sweep.arrays(s.activations[0], s.losses[0], s.formulations[0],
+                                           s.reveals[0])["snapshot_epochs"]]
+    sets = [c for c in s.conditions if c[0] != "binary" or c[1] in (max(s.reveals), min(s.reveals))]
+    drawn = {}
+    for f, condition, (activation, loss, seed) in itertools.product(
+            s.formulations, sets, [(s.activations[0], s.losses[0], 0),
+                                   (s.activations[-1], s.losses[-1], explorer.STATIC_SEEDS - 1)]):
+        choices = {"formulation": f, "activation": activation, "loss": loss, "condition": condition,
+                   "epoch": epochs[-1], "seed": seed}
+        [kept] = explorer.render(sweep, epochs, choices, drawn)
+        [new] = explorer.render(sweep, epochs, choices)
+        assert widgets._png(kept) == widgets._png(new), choices
+    assert len(drawn) == len(s.formulations) * len({d for d, _ in sets})
+
+
 @pytest.mark.parametrize("where", WHERE)
 def test_chapter_2_explorer(where, full_store, monkeypatch):
     from modlib import compositional_sprites as cs

@@ -35,10 +35,10 @@ from modlib.bridge.experiment import (ARMS, CHAPTER, CONDITION, EXCLUSIVE, RANDO
                                       BridgeSettings, compute, fetch, fetch_random_exclusive, kept,
                                       measure, random_exclusive, result_names, run,
                                       run_random_exclusive, scored, settings, toy_settings,
-                                      train_mask, train_networks, unconfounded, with_exclusive,
-                                      with_random_exclusive)
+                                      train_mask, train_network, train_networks, unconfounded,
+                                      with_exclusive, with_random_exclusive)
 
 __all__ = ["ARMS", "CHAPTER", "CONDITION", "EXCLUSIVE", "RANDOM_X2", "SETS", "SETTINGS", "BridgeSettings",
            "compute", "fetch", "fetch_random_exclusive", "kept", "measure", "random_exclusive", "result_names",
            "run", "run_random_exclusive", "scored", "settings", "toy_settings", "train_mask",
-           "train_networks", "unconfounded", "with_exclusive", "with_random_exclusive"]
+           "train_network", "train_networks", "unconfounded", "with_exclusive", "with_random_exclusive"]

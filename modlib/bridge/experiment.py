@@ -112,6 +112,27 @@ def train_networks(s: toy.ToySettings, formulation: str, seeds: int,
     return template, params, data
 
 
+def train_network(s: toy.ToySettings, formulation: str, seed: int
+                  ) -> tuple[torch.nn.Module, tuple]:
+    """Network ``seed`` of :func:`train_networks`, trained alone on the CPU with a plain loop: the
+    same data, initial weights, Playground batches, loss and SGD steps, so the same network up to
+    float rounding (a test compares them), in about a third of the time for one network (the
+    page's live demo; the experiments train their networks with :func:`train_networks`). Returns
+    the network and its data ``(x, y, x_test, y_test)``."""
+    data = member_data(s, formulation, CONDITION, seed)
+    x, y = data[0], data[1]
+    net = initial_network(s, seed)
+    params = list(net.parameters())
+    loss_fn = toy.loss_fn(LOSS)
+    for batch in toy.playground_batches(s.n_train, s.batch, s.epochs)[0]:
+        i = torch.tensor(batch)
+        grads = torch.autograd.grad(loss_fn(net(x[i]), y[i]), params)
+        with torch.no_grad():
+            for p, g in zip(params, grads):
+                p.sub_(s.lr * g)
+    return net, data
+
+
 def unconfounded(s: toy.ToySettings, formulation: str, seed: int, n: int
                  ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """``n`` points of chapter 1's reveal-0 control for network ``seed``: all four cells equally

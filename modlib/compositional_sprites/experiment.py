@@ -116,6 +116,19 @@ def settings(profile: str | None = None) -> SpriteSettings:
     return settings_for(SETTINGS, profile)
 
 
+# the page's live demo ("To try the code above"): both models trained briefly on fresh scenes, not
+# stored; the page's text names its size (3,000 scenes, 10 epochs: about half a minute of one core);
+# at smoke a token size, which only checks that the code runs
+DEMO = {"smoke": {"n_train": 256, "epochs": 2},
+        "default": {"n_train": 3_000, "epochs": 10}}
+
+
+def demo_settings(profile: str) -> SpriteSettings:
+    """The live demo's settings at ``profile``: the profile's models and training, on
+    :data:`DEMO`'s scenes and epochs (``default``'s at every profile but ``smoke``)."""
+    return settings(profile).with_(**DEMO.get(profile, DEMO["default"]))
+
+
 # ---------------------------------------------------------------- models
 
 def decoder(d_in: int, out_channels: int, size: int, hidden: int,
