@@ -16,6 +16,12 @@ ASSETS := book/_offline/static/offline/vendor/VERSIONS
 BOOK_ASSETS ?= local
 export PATH := $(abspath $(BIN)):$(PATH)
 export HF_HUB_OFFLINE := 1
+# Python writes its bytecode caches (__pycache__) on a module's first import, so every later process
+# (a test worker, a notebook's kernel, a subprocess a test starts) loads torch compiled instead of
+# compiling it again, about 2.5 s of CPU a process. This project's machines set PYTHONDONTWRITEBYTECODE;
+# with it, and with the install's --no-compile below, every process compiled torch anew: a fresh
+# clone's unit tests took 786 s against 382 s. Nothing make runs inherits it.
+unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: setup assets book test unit notebooks book-check browser batch bench compat clean student lock
 
@@ -30,7 +36,8 @@ $(ASSETS): book/_offline/fetch.sh | $(STAMP)
 
 # Installs from the lock, constraints.txt: the exact versions `make test` passed with (see `lock`).
 # --no-compile: pip would byte-compile every module of every package (torch's thousands among them),
-# most never imported; Python compiles the ones a run imports, once, on first import. Measured one
+# most never imported; Python compiles the ones a run imports, once, on first import (see
+# PYTHONDONTWRITEBYTECODE above). Measured one
 # after the other on one of this project's 2-core machines, busy with other work: torch 67 s -> 26 s,
 # the rest 302 s -> 119 s.
 $(STAMP): requirements.txt pyproject.toml $(LOCK)
