@@ -25,8 +25,10 @@ def made(tmp_path_factory):
     (made once for this file: each test edits a copy of it, :func:`repo`)."""
     root = tmp_path_factory.mktemp("made") / "repo"
     shutil.copytree(fingerprint.PACKAGE_DIR, root / "modlib", ignore=shutil.ignore_patterns("__pycache__"))
+    # as the project's own .gitignore does: the runs below write bytecode caches into modlib/
+    (root / ".gitignore").write_text("__pycache__/\n")
     git(root, "init", "-q")
-    git(root, "add", "modlib")
+    git(root, "add", ".gitignore", "modlib")
     git(root, "commit", "-q", "-m", "code that made the results")
     make = ("import torch\nfrom modlib import jobs\n"
             "for _, c in jobs.jobs(['redundant_input_toy'], 'smoke').values(): c(torch.device('cpu'))")
