@@ -206,6 +206,27 @@ def test_findings_table_figures_and_explorer_work_on_stored_results(smoke_runs):
     box.children[0].children[0].value = "sv-plural-untrained-0"
     assert box.children[0].children[1].options == ("subject", "verb")
     assert "mask seed" not in box.children[2].value and "seed  kept" in box.children[2].value
+    # every column the console table shows has its key under it, random removal included
+    assert all(head in box.children[2].value for head in explorer.COLUMNS.values())
+    assert "random removed" in box.children[2].value and "re-drawn:" in box.children[2].value
+
+
+def test_test_2_is_read_base_model_by_base_model_by_the_one_rule():
+    """findings.readable_test2: per test 2 claim, the base models (mask seeds averaged, those past the
+    selection gate) that removal leaves neither at the ceiling nor at the floor on both subroutines;
+    unreadable_words names a claim none of whose base models can be read, and only such a claim."""
+    import pandas as pd
+
+    rows = [{"rule": "inside-contact", "subroutine": "contact", "model": m, "trained": True, "passed_gate": True,
+             "mask_seed": 0, "abl_target": t, "abl_other": o, "reinit_target": rt, "reinit_other": ro}
+            for m, t, o, rt, ro in ((0, 0.95, 0.97, 0.93, 0.95), (1, 0.13, 0.22, 0.14, 0.29), (2, 0.15, 0.28, 0.15, 0.31))]
+    rows.append(dict(rows[0], model=3, passed_gate=False, abl_target=0.5, abl_other=0.9))  # missed the gate
+    read = findings.readable_test2(pd.DataFrame(rows))
+    assert read == {"inside-contact/contact/ablation": (0, 3), "inside-contact/contact/reinit": (1, 3)}
+    said = findings.unreadable_words(read)
+    assert said.startswith("Not so for Inside-Contact's contact subnetwork (row \u201ctest 2: removed\u201d)")
+    assert "re-initialised" not in said
+    assert findings.unreadable_words({"inside-contact/contact/reinit": (1, 3)}).startswith("No such claim")
 
 
 def test_findings_verdicts_follow_the_numbers():

@@ -66,9 +66,17 @@ def render(runs, choices: dict) -> list | None:
                      f"{plots.count(len(found['runs']), 'mask seed')}; overlap, mask seed 0")
     lines = [f"{sub} mask: {configuration(found['chosen'])}",
              f"({'passed' if found['passed_gate'] else 'missed'} the 0.9 gate on validation)",
-             "seed  kept   subnetwork     ablated        re-init abl.   random subnet",
-             "             target other   target other   target other   target other"]
+             "seed  kept   " + "".join(f"{head:<15}" for head in COLUMNS.values()).rstrip(),
+             "             " + "target other   " * (len(COLUMNS) - 1) + "target other"]
     for run in found["runs"]:
-        cells = "   ".join(f"{run[m][0]:.2f}  {run[m][1]:.2f}" for m in ("hard", "complement", "reinit", "random"))
+        cells = "   ".join(f"{a:.2f}  {b:.2f}" for a, b in (run.get(m, (np.nan, np.nan)) for m in COLUMNS))
         lines.append(f"{run['seed']:>4}  {run['kept']:.3f}  {cells}")
-    return [fig, "<pre>" + html.escape("\n".join(lines)) + "</pre>"]
+    return [fig, "<pre>" + html.escape("\n".join(lines + KEY)) + "</pre>"]
+
+
+# the console table's columns (a stored run's accuracies: target, other) and the key printed under it
+COLUMNS = {"hard": "alone", "complement": "removed", "reinit": "re-drawn", "random": "random alone",
+           "random_complement": "random removed"}
+KEY = ["", "target: the mask's own subroutine; other: the other one. alone: only the mask's weights kept;",
+       "removed: the mask's weights zeroed; re-drawn: removed by giving them fresh random values;",
+       "random alone / random removed: the same for as many weights per layer, chosen at random."]

@@ -14,6 +14,7 @@ from modlib.plots import COLUMN, count, notice, percent_axis
 from modlib.profiles import check_choice
 
 TARGET, OTHER = "#1f77b4", "#ff7f0e"  # the subnetwork's own subroutine, the other one
+OTHER_TEXT = "#c45c00"  # the other one's orange, darkened for words on white
 
 
 def odd_one_out_problems(problems: dict[str, dict], titles: dict[str, str]) -> plt.Figure:
@@ -307,10 +308,10 @@ def theory_tests() -> plt.Figure:
             ax.add_patch(plt.Circle((x, y), 0.14, color="white", ec="0.2", zorder=3))
         ax.set_title(title, fontsize=9)
         fails = on_a.endswith("fails")
-        ax.text(1.5, -2.25, on_a, ha="center", va="top", fontsize=9,
+        ax.text(1.5, -2.2, on_a, ha="center", va="top", fontsize=11,
                 color=REMOVED if fails else TARGET, fontweight="bold")
-        ax.text(1.5, -2.85, on_b, ha="center", va="top", fontsize=9, color=OTHER)
-        ax.set_xlim(-0.4, 3.4), ax.set_ylim(-3.4, 1.8), ax.set_aspect("equal"), ax.axis("off")
+        ax.text(1.5, -2.95, on_b, ha="center", va="top", fontsize=11, color=OTHER_TEXT, fontweight="bold")
+        ax.set_xlim(-0.4, 3.4), ax.set_ylim(-3.7, 1.8), ax.set_aspect("equal"), ax.axis("off")
     fig.tight_layout(w_pad=0.5)
     return fig
 
@@ -325,6 +326,7 @@ DENSITY_TESTS = {  # test -> (the found mask's arm, the random control's arm, it
 
 
 
+RULE_BAR = "#9467bd"  # :func:`density_sweep`'s lines where the rule for reading a test draws its bar (purple)
 LABEL_BAND = (-0.09, -0.21)  # :func:`density_sweep`'s two staggered heights for the labels, under accuracy 0
 
 
@@ -334,15 +336,23 @@ def density_sweep(sweeps: dict, paper: dict[str, tuple[float, float]], test: str
     accuracy on the mask's own subroutine (blue) and on the other (orange), and the random control
     (grey) -- for ``test="alone"`` the subnetwork alone and a random subnetwork of the same size on
     the other subroutine; for ``"removed"`` the model without the subnetwork and without as many
-    random weights, on the own subroutine. The paper's range of kept shares shaded, chance dotted;
+    random weights, on the own subroutine. The paper's range of kept shares shaded, chance dotted,
+    the bounds of :func:`~modlib.structural_compositionality.findings.read_rule` dash-dotted (purple:
+    0.9 for the grey line of ``"alone"``; 0.95 and 0.35 for the blue and orange lines of ``"removed"``);
     each point's multiple of lambda written under accuracy 0 (:data:`LABEL_BAND`). ``sweeps``: rule
     -> a stored sweep's metrics; ``paper``: rule -> (low, high)."""
+    from modlib.structural_compositionality.findings import CEILING, FLOOR, GATE_TARGET
+
     check_choice("test", test, DENSITY_TESTS)
     arm, control, side, names = DENSITY_TESTS[test]
+    # the rule for when the test can be read (findings.read_rule): test 1's bar for the grey line,
+    # test 2's ceiling and floor for the blue and orange lines
+    bars, bar_label = {"alone": ((GATE_TARGET,), f"{GATE_TARGET:g}: the rule's bar for grey"),
+                       "removed": ((CEILING, FLOOR), f"{CEILING:g} and {FLOOR:g}: the rule's bounds for blue and orange")}[test]
     groups = [(rule, sub) for rule, m in sweeps.items() for sub in dict.fromkeys(p["subroutine"] for p in m["points"])]
     ncols = min(2, len(groups))
     nrows = -(-len(groups) // ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(COLUMN, 2.7 * nrows + 0.4), squeeze=False, sharey=True)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(COLUMN, 2.7 * nrows + 0.6), squeeze=False, sharey=True)
     for ax, (rule, sub) in zip(axes.flat, groups):
         pts = sorted((p for p in sweeps[rule]["points"] if p["subroutine"] == sub), key=lambda p: p["kept"])
         kept = np.array([max(p["kept"], 1e-5) for p in pts])
@@ -361,6 +371,8 @@ def density_sweep(sweeps: dict, paper: dict[str, tuple[float, float]], test: str
                         arrowprops=dict(arrowstyle="-", color="0.8", lw=0.6, shrinkA=6, shrinkB=3),
                         annotation_clip=False)
         ax.axhline(0.25, color="0.4", ls=":", lw=0.8)
+        for y in bars:
+            ax.axhline(y, color=RULE_BAR, ls="-.", lw=0.9, zorder=1)
         ax.axhline(0, color="0.6", lw=0.6)  # the band of labels lies under it
         # the axis ends near the data (not at 100 %), ticked in percent as chapter 6's figures are
         ax.set_xlim(min(kept.min(), low) / 1.6, min(1.0, max(kept.max(), high) * 1.3))
@@ -374,10 +386,11 @@ def density_sweep(sweeps: dict, paper: dict[str, tuple[float, float]], test: str
     for ax in list(axes.flat)[len(groups):]:
         ax.axis("off")
     handles = [plt.Line2D([], [], color=TARGET, marker="o"), plt.Line2D([], [], color=OTHER, marker="o"),
-               plt.Line2D([], [], color="0.5", marker="s", ls="--"), plt.Rectangle((0, 0), 1, 1, color="0.92")]
-    labels = [*names, "the paper's kept shares"]
+               plt.Line2D([], [], color="0.5", marker="s", ls="--"), plt.Rectangle((0, 0), 1, 1, color="0.92"),
+               plt.Line2D([], [], color=RULE_BAR, ls="-.", lw=0.9)]
+    labels = [*names, "the paper's kept shares", bar_label]
     fig.legend(handles, labels, loc="lower center", ncol=2, fontsize=8, frameon=False)
-    fig.tight_layout(rect=(0, 0.1, 1, 1))
+    fig.tight_layout(rect=(0, 0.13, 1, 1))
     return fig
 
 

@@ -752,6 +752,46 @@ def removal_hurts(table, rule: str = "inside-contact") -> str:
     return said + (f"; it does not in {' and '.join(spared)}" if hurt and spared else "")
 
 
+TEST2 = {"ablation": "abl", "reinit": "reinit"}  # test 2's claims (zeroed, re-initialised): their table prefix
+
+
+def readable_test2(table, suffix: str = "") -> dict[str, tuple[int, int]]:
+    """Test 2 by :func:`read_rule`, base model by base model (a page's reading, no verdict): per claim
+    of :data:`TEST2` on ``table``'s trained runs, keyed by its name with ``suffix``
+    (``"inside-contact/contact/ablation"``), ``(readable, base models)``: of the base models the claim
+    counts (those whose masks passed the selection gate, or every one where none did; mask seeds
+    averaged), how many are neither at the ceiling nor at the floor on both subroutines after removal
+    (:func:`measurable`)."""
+    out = {}
+    trained = table[table["trained"]] if not table.empty else table
+    for (rule, sub), rows in trained.groupby(["rule", "subroutine"], sort=False):
+        if rows["passed_gate"].eq(True).any():
+            rows = rows[rows["passed_gate"].eq(True)]
+        for kind, prefix in TEST2.items():
+            per = rows.groupby("model")[[f"{prefix}_target", f"{prefix}_other"]].mean()
+            read = sum(measurable(np.array([a]), np.array([b])) for a, b in per.itertuples(index=False))
+            out[f"{rule}/{sub}/{kind}{suffix}"] = (int(read), len(per))
+    return out
+
+
+def unreadable_words(read: dict[str, tuple[int, int]]) -> str:
+    """For chapter 5's "Why so many ?": the test 2 claims of :func:`readable_test2` (``read``, those a
+    page passes: the ones left open by their interval, without a suffix) none of whose base models the
+    rule can read, named by their subnetwork and verdict-table row, with what that means; a sentence
+    saying there are none where there are none."""
+    names = []
+    for name, (ok, n) in read.items():
+        rule, sub, kind = name.split("/")
+        if n and not ok and kind in TEST2:
+            names.append(f"{RULE_WORDS.get(rule, rule)}'s {sub} subnetwork (row \u201c{VERDICTS[kind]}\u201d)")
+    if not names:
+        return "No such claim here has every base model at the floor or the ceiling"
+    its = "its" if len(names) == 1 else "their"
+    return (f"Not so for {' and '.join(names)}: removal leaves each of {its} base models at the floor or the "
+            f"ceiling on both subroutines, where the rule reads no difference, so {its} interval's width is not "
+            "the only obstacle")
+
+
 def argmax_caveat(found: dict[str, Finding], key: str = "inside-contact/inside/ablation") -> str:
     """What a page says beside the verdict with the authors' choice of masks
     (:func:`without_convergence_rule`): a check chosen after the results were seen, and where the
