@@ -20,8 +20,8 @@ def pretraining_explorer(runs, df, margin: float) -> w.VBox:
     """Chapter 6: choose a rule and subroutine; see every base model's ablated accuracies (target
     against other subroutine), from scratch and pretrained, one point per base model, with a chosen
     seed's two points ringed and its numbers (subnetwork and ablation, per mask seed) below, as a table; points
-    above the dotted line (effect ``margin``, :data:`modlib.pretraining_consistency.findings.MARGIN`) show the modular
-    pattern, dashed lines mark chance. The masks are those the search chose, not the comparable-
+    above the dashed line (effect ``margin``, :data:`modlib.pretraining_consistency.findings.MARGIN`) show the modular
+    pattern, dotted lines mark chance, as in the chapter's figures. The masks are those the search chose, not the comparable-
     density ones (the title says so). The static page has every subnetwork and base model.
     ``df``: :func:`modlib.pretraining_consistency.findings.pretraining_effects` of ``runs``."""
     groups = [(f"{rule}: {sub}", (rule, sub)) for rule, sub in dict.fromkeys(zip(df["rule"], df["subroutine"]))]
@@ -45,14 +45,14 @@ def render(runs, df, margin: float, choices: dict) -> list:
         mine = r[r["seed"] == seed]
         ax.plot(mine["target"], mine["other"], "o", ms=12, mfc="none", color=colour)
     ax.plot([0, 1], [0, 1], color="0.6", lw=0.8)
-    ax.plot([0, 1 - margin], [margin, 1], color="0.6", lw=0.8, ls=":", label=f"effect {margin:g}")
-    ax.axhline(0.25, color="0.4", ls="--", lw=0.8, label="chance")
-    ax.axvline(0.25, color="0.4", ls="--", lw=0.8)
+    ax.plot([0, 1 - margin], [margin, 1], color="0.6", lw=0.8, ls="--", label=f"effect {margin:g}")
+    ax.axhline(0.25, color="0.4", ls=":", lw=0.8, label="chance")  # dotted, as in the figures
+    ax.axvline(0.25, color="0.4", ls=":", lw=0.8)
     ax.set(xlim=(0, 1.05), ylim=(0, 1.05), xlabel=f"ablated: {sub} problems (target)",
            ylabel="ablated: other subroutine's")
     # the search's masks, not the comparable-density ones most verdicts read (issue 57)
     ax.set_title(f"{rule}, {sub} mask, as the search chose it (not at comparable density)\n"
-                 f"above the dotted line (effect ≥ {margin:g}) is modular", fontsize=9)
+                 f"above the dashed line (effect ≥ {margin:g}) is modular", fontsize=9)
     # beside the axes: inside, the chance lines and the points run through it
     ax.legend(fontsize=8, frameon=False, loc="center left", bbox_to_anchor=(1.02, 0.5))
     ax.set_aspect("equal")

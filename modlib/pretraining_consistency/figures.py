@@ -83,7 +83,7 @@ def ablation_effects(df, paper: dict | None = None, margin: float | None = None)
     """Chapter 6's figure: per (rule, subroutine), the ablation effect (the ablated model's accuracy
     on the other subroutine minus that on the target) of every base model, from scratch (grey) and
     pretrained (red); filled dots show the modular pattern, open ones do not (subnetwork missed the
-    gate or effect below ``margin``, dotted). Bars: means. ``paper``: ``{(rule, subroutine, init):
+    gate or effect below ``margin``, dashed, as in :func:`density_by_arm` and the explorer). Bars: means. ``paper``: ``{(rule, subroutine, init):
     effect}``, drawn as black diamonds. ``df``: :func:`modlib.pretraining_consistency.findings.pretraining_effects`."""
     groups = list(dict.fromkeys(zip(df["rule"], df["subroutine"])))
     ncols = min(len(groups), 2)
@@ -102,7 +102,7 @@ def ablation_effects(df, paper: dict | None = None, margin: float | None = None)
                 ax.plot(x, paper[(rule, sub, init)], "D", color="black", ms=4)
         ax.axhline(0, color="0.3", lw=0.8)
         if margin is not None:
-            ax.axhline(margin, color="0.4", ls=":", lw=0.8)
+            ax.axhline(margin, color="0.4", ls="--", lw=0.8)  # dashed: the margin; dotted: chance
         ax.set_xticks([0, 1], ["scratch", "pretrained"], fontsize=SMALL)
         ax.tick_params(axis="y", labelsize=SMALL)
         ax.set_title(f"{rule_title(rule)}: {sub} mask", fontsize=SMALL + 1)
@@ -117,7 +117,7 @@ def ablation_effects(df, paper: dict | None = None, margin: float | None = None)
         handles.append(plt.Line2D([], [], marker="D", color="black", ls="", ms=4))
         labels.append("paper means (9 runs; 6 for Inside-Contact)")
     if margin is not None:
-        handles.append(plt.Line2D([], [], color="0.4", ls=":"))
+        handles.append(plt.Line2D([], [], color="0.4", ls="--"))
         labels.append(f"modular above {margin:g}")
     fig.legend(handles, labels, loc="lower center", ncol=2, fontsize=SMALL, frameon=False)
     fig.tight_layout(rect=(0, 0.12, 1, 1))

@@ -431,9 +431,9 @@ def near_numbers(matched) -> dict[str, str]:
         near = p[_fold(p["kept"], common) <= DENSITY_RATIO]
         key = f"near-{rule}-{sub}"
         out[key] = f"{len(near)} of {len(p)}"
-        out[f"{key}-kept"] = " and ".join(f"{100 * k:.1f} %" for k in near["kept"]) or "none"
+        out[f"{key}-kept"] = " and ".join(f"{100 * k:.2f} %" for k in near["kept"]) or "none"
         out[f"{key}-effect"] = " and ".join(number(e, sign=True) for e in near["effect"]) or "none"
-        out[f"{key}-scratch-kept"] = f"{100 * common:.1f} %"
+        out[f"{key}-scratch-kept"] = f"{100 * common:.2f} %"  # as the verdict table gives it
     return out
 
 
@@ -729,21 +729,35 @@ def both_words(first: str, second: str, names: tuple[str, str] = ("subject", "ve
 RESTS_ON_ONE = "*"  # beside a ✓ of the verdict table that needs pretrained base model 0 (:func:`held_out`)
 
 
-def table_legend(authors: bool = False, rests_on_one: bool = False) -> str:
+def table_legend(authors: bool = False, rests_on_one: bool = False, found: dict[str, Finding] | None = None) -> str:
     """The lines under the verdict table (:func:`verdict_table`) that say what its marks mean, from
-    :data:`modlib.stats.MARKS`, and where the rule decides a comparison; ``authors``: the table has
-    a column of the authors' selection, whose reading it says too; ``rests_on_one``: a mark carries
-    :data:`RESTS_ON_ONE`, which it explains."""
+    :data:`modlib.stats.MARKS`, where the rule decides a comparison, and which columns average the
+    mask seeds (the search's) and which read one mask per base model (seed 0: the comparable
+    density's and the authors' selection's, from the masks stored for every configuration tried);
+    ``authors``: the table has a column of the authors' selection, whose reading it says too;
+    ``rests_on_one``: a mark carries :data:`RESTS_ON_ONE`, which it explains; ``found`` (the claims
+    the table marks): how many were written down after their results were seen
+    (:func:`modlib.claims.post_hoc`), since a mark in a table cell cannot carry that tag."""
     marks = " · ".join(f"{stats.MARKS[o]} {o}" for o in (stats.REPRODUCED, stats.NOT_REPRODUCED, stats.UNDECIDED))
-    return (f"{marks} · – not made. A comparison is decided only at comparable density (the arms' median kept "
-            f"shares within {DENSITY_RATIO:.0f}× of each other)." +
-            (f" \"{AUTHORS}\": the masks the authors' code would choose (the best-scoring ones), a sensitivity check "
-             "of the book's choice of masks, each base model's mask of seed 0 alone (the only one stored for a "
-             "configuration the book did not choose; the other columns average the mask seeds), on masks some of whose search had not settled (their kept "
-             "share still falling when training stopped)." if authors else "") +
+    return (f"{marks} · – not made{_post_hoc_words(found)}. A comparison is decided only at comparable density (the "
+            f"arms' median kept shares within {DENSITY_RATIO:.0f}× of each other). The \"searched\" columns average "
+            "each base model's mask seeds; the \"comparable\"" + (f" and \"{AUTHORS}\"" if authors else "") +
+            " columns read its mask of seed 0 alone, the only one stored for every configuration tried." +
+            (f" \"{AUTHORS}\": the masks the authors' code would choose (the best-scoring ones, some still "
+             "shrinking when training stopped), a sensitivity check of the book's choice of masks." if authors else "") +
             (f"\n\n\\{RESTS_ON_ONE} A ✓ so marked rests on one base model: the comparable masks' penalty weight "
              "was chosen on pretrained base model 0's sweep, and without that base model the interval reaches 0."
              if rests_on_one else ""))
+
+
+def _post_hoc_words(found: dict[str, Finding] | None) -> str:
+    """For :func:`table_legend`: " (all post hoc: ...)", or " (3 of 34 post hoc: ...)", where claims
+    the table marks (``found``) were written down after their results were seen; "" where none was."""
+    told = [bool(claims.post_hoc(f.verdict.claim)) for f in (found or {}).values() if getattr(f, "verdict", None)]
+    if not any(told):
+        return ""
+    which = "all" if all(told) else f"{sum(told)} of {len(told)}"
+    return f" ({which} {claims.POST_HOC}: written down after the results were seen)"
 
 
 AUTHORS = "authors' selection"  # the verdict table's column of the authors' selection of masks
@@ -807,7 +821,7 @@ def verdict_table(df, found: dict[str, Finding], matched=None, argmax=None) -> l
             if density == "comparable" and all(len(k) for k in kept.values()) \
                     and _fold(kept["scratch"].median(), kept["pretrained"].median()) > DENSITY_RATIO:
                 ratio = _fold(kept["scratch"].median(), kept["pretrained"].median())
-                row["kept, pretrained"] += f"; the arms' medians {ratio:.0f}× apart (more than {DENSITY_RATIO:.0f}×)"
+                row["kept, pretrained"] += f"; not comparable: the arms' medians {ratio:.0f}× apart (over {DENSITY_RATIO:.0f}×)"
             for key, heading in VERDICTS.items():
                 f = found.get(f"{rule}/{sub}/{key}-argmax" if prefix == "argmax" else f"{rule}/{sub}/{prefix}{key}")
                 row[heading] = f.mark if f is not None else "–"
