@@ -324,3 +324,27 @@ def test_the_tables_drop_has_the_three_decimals_of_the_papers_drop_beside_it():
     assert mean_sd([0.1, 0.2], places=3) == "0.150 ± 0.050"
     assert mean_sd([0.3, 0.3], places=3) == "0.300 ± <0.001"
     assert mean_sd([0.009], places=3) == "0.009"
+
+
+def test_the_alpha_starts_name_the_seeds_a_closed_start_does_not_explain():
+    # the reader's fourteenth reading: the stored seeds 5-9 of alpha break "the stuck seeds started closed"
+    from modlib.compositional_sprites import findings
+
+    first = _row([-0.14, -0.14, 0.98], [-0.07, -0.07, 0.97], reach=[0.001, 0.0, 1.0])
+    later = _row([-0.14, 0.98, -0.14], [-0.07, 0.98, -0.07], reach=[0.0, 0.0, 1.0])
+    assert findings.closed_exceptions(first) == ""
+    assert findings.closed_exceptions(later, 3) == ("seed 4 started closed (0.0%) and fit and "
+                                                    "seed 5 started open (100.0%) and never fit")
+    assert findings.closed_starts_alpha([(first, 0), (later, 3)]) == (
+        "marks the stuck seeds among seeds 0–2, but not among seeds 3–5 "
+        "(seed 4 started closed and fit and seed 5 started open and never fit)")
+    assert findings.closed_starts_alpha([(first, 0)]) == "marks the stuck seeds among seeds 0–2"
+
+
+def test_a_negative_drop_is_told_by_the_seeds_that_never_fit():
+    from modlib.compositional_sprites import findings
+
+    runs = _Rows({"alpha": _row([-0.14, 0.98, -0.14], [-0.07, 0.975, -0.07]), "orthogonal": _row([0.92], [0.9])})
+    assert findings.stuck_drop(runs, "alpha") == ("the 2 seeds that never fit score R² -0.140 in-domain and -0.070 "
+                                                  "on the whole cube, a drop of -0.070; the 1 that fit drop 0.005")
+    assert findings.stuck_drop(runs, "orthogonal") == "every seed fits"

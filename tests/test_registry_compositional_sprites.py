@@ -68,8 +68,7 @@ def test_the_delta_order_and_the_size_of_the_drop_are_the_books_hypotheses(page)
 def test_the_box_and_the_summary_give_both_marks_of_an_amended_claim_in_one_line(page):
     # the full account (registered_first, registered_why) is printed once, in the ablations' section
     short = findings.registered_short("delta-order")
-    assert short.startswith("✗ not reproduced as first registered (in error, as a claim of the paper); "
-                            "does not hold"), short
+    assert short.startswith("✗ not reproduced as first registered; does not hold"), short
     assert short.endswith(" as amended") and short.count("✗") == 1, short
     assert findings.registered_short("gap-drop") == claims.words(f"{CHAPTER}/gap-drop")  # never amended
 
@@ -80,3 +79,13 @@ def test_the_box_lead_gives_both_readings_of_the_headline_first_decided_first(pa
     assert findings.every_seed_short() == (
         f"{claims.words(every.key)} over all {every.units} seeds; "
         f"{claims.words(kept.key)} over the {kept.units} in which both models fit")
+
+
+def test_an_amendment_of_the_mutations_alone_is_told_beside_its_verdict(page):
+    # the ledger marks delta-drop and monolithic-every-seed amended; the page says what changed
+    for key in ("delta-drop", "monolithic-every-seed"):
+        note = findings.list_amended(key, "This claim")
+        assert "('swap arms' and 'arm untrained')" in note, note
+        assert note.endswith("the same as first registered."), note
+    assert findings.list_amended("gap-drop") == ""  # never amended
+    assert findings.list_amended("delta-order") == ""  # amended where it moves the verdict: registered_first

@@ -615,15 +615,89 @@ def registered_first(key: str) -> str:
 def registered_short(key: str) -> str:
     """Both verdicts of this chapter's amended claim ``key`` in one short line, for a page's box and
     Summary, which point to the section that gives :func:`registered_first` and :func:`registered_why`
-    in full: "✗ not reproduced as first registered (in error, as a claim of the paper); does not hold
-    (post hoc) as amended"; the verdict alone (:func:`modlib.claims.words`) where it was never amended
-    in a field that can move it, :data:`modlib.claims.NOT_DECIDED` where it was not decided."""
+    in full (how it was first registered, and why it was changed, are left to them): "✗ not
+    reproduced as first registered; does not hold (post hoc) as amended"; the verdict alone
+    (:func:`modlib.claims.words`) where it was never amended in a field that can move it,
+    :data:`modlib.claims.NOT_DECIDED` where it was not decided."""
     parts = _as_registered(key)
     if isinstance(parts, str):
         return parts if parts == claims.NOT_DECIDED else claims.words(parts)
-    then, was, _ = parts
+    _, was, _ = parts
     now = claims.words(f"{CHAPTER}/{key}").rsplit(" (as registered: ", 1)[0]
-    return f"{was} as first registered ({then}); {now} as amended"
+    return f"{was} as first registered; {now} as amended"
+
+
+def list_amended(key: str, what: str = "Its claim") -> str:
+    """A note for the verdict on this chapter's claim ``key`` where the claim was amended after its
+    results were seen only in fields no verdict reads (:data:`modlib.claims.UNSHOWN`: the list of
+    mutations), which :func:`modlib.claims.words` leaves to the claims ledger: what changed, and the
+    verdict as first registered ("the same" where it is). ``what`` names the claim: "This claim was
+    amended after its results were seen, only to list the analysis errors its verdict must notice
+    ('swap arms' and 'arm untrained'); that list moves no verdict: the same as first registered." ""
+    where the claim has no such amendment, has another one too, or was not decided."""
+    c = claims.get(f"{CHAPTER}/{key}")
+    d = claims.decisions(CHAPTER).get(c.key)
+    seen = [a for a in c.amendments if a.seen]
+    if d is None or not seen or any(a.field not in claims.UNSHOWN for a in c.amendments):
+        return ""
+    added = [m for a in seen for m in a.new if m not in a.old]
+    first = claims.registered_words(c.key)
+    same = first is None or first == claims.outcome_words(d.outcome, c.own)
+    return (f"{what} was amended after its results were seen, only to list the analysis errors its verdict "
+            f"must notice ({stats.listing(repr(m) for m in added)}); that list moves no verdict: "
+            + ("the same as first registered." if same else f"as first registered, {first}."))
+
+
+def stuck_drop(runs, row: str) -> str:
+    """Why a row's mean drop (in-domain minus whole-cube R^2, :func:`paper_comparison`) can be below 0:
+    the drop of its seeds that never fit (:data:`FIT`) and of those that fit, each a mean, three
+    decimals as the table prints it: "the 3 seeds that never fit score R² -0.143 in-domain and
+    -0.073 on the whole cube, a drop of -0.069; the 2 that fit drop 0.004"; "every seed fits"
+    where none is stuck."""
+    r_in, r_whole = r2_of(runs, row)
+    fit, drop = r_in >= FIT, r_in - r_whole
+    if fit.all():
+        return "every seed fits"
+    n = int((~fit).sum())
+    text = (f"the {n} seed{'s' * (n != 1)} that never fit score R² {r_in[~fit].mean():.3f} in-domain and "
+            f"{r_whole[~fit].mean():.3f} on the whole cube, a drop of {drop[~fit].mean():.3f}")
+    if fit.any():
+        text += f"; the {fit.sum()} that fit drop {_unsigned_zero(f'{drop[fit].mean():.3f}')}"
+    return text
+
+
+def closed_exceptions(arrays: dict, first: int = 0, closed: float = CLOSED, shares: bool = True) -> str:
+    """The seeds of a stored alpha row (``arrays``: ``reach [S]``, ``r2_in [S, E]``; its seeds numbered
+    from ``first``) whose start does not tell how they ended: a seed that started closed (less than
+    ``closed`` of the gradient reached its decoders, :func:`gradient_reach`) and fit, or one that
+    started open and never fit: "seed 6 started closed (0.0%) and fit and seed 7 started open
+    (100.0%) and never fit" (without the shares unless ``shares``); "" where every seed that never fit
+    started closed and every seed that fit started open."""
+    reach = np.asarray(arrays["reach"], dtype=float)
+    fit, shut = np.asarray(arrays["r2_in"])[:, -1] >= FIT, reach < closed
+    odd = np.flatnonzero(fit == shut)
+    return stats.listing(
+        f"seed {first + i} started {'closed' if shut[i] else 'open'}" + (f" ({reach[i]:.1%})" if shares else "")
+        + f" and {'fit' if fit[i] else 'never fit'}" for i in odd) if odd.size else ""
+
+
+def closed_starts_alpha(parts: list[tuple[dict, int]]) -> str:
+    """Whether a closed start marks the alpha seeds that never fit, for each group of stored seeds
+    ``parts`` (``(arrays, first seed)``, :func:`closed_exceptions`), in one clause for a page's box:
+    "marks the stuck seeds among seeds 0–4, but not among seeds 5–9 (seed 6 started closed and fit
+    and seed 7 started open and never fit)"."""
+    clean, odd = [], []
+    for arrays, first in parts:
+        span = f"seeds {first}–{first + len(arrays['r2_in']) - 1}"
+        said = closed_exceptions(arrays, first, shares=False)
+        if said:
+            odd.append(f"{span} ({said})")
+        else:
+            clean.append(span)
+    text = f"marks the stuck seeds among {stats.listing(clean)}" if clean else ""
+    if odd:
+        text += (", but not among " if clean else "does not mark the stuck seeds among ") + "; ".join(odd)
+    return text
 
 
 def _as_registered(key: str):
