@@ -94,24 +94,27 @@ def alpha_sweep(alphas, tables: np.ndarray, ious: np.ndarray, ops, rows,
     ``controls [A, 4, ops]`` (random masks as dense, alone and removed): the middle panel draws, dashed,
     each operation after removing as many random weights as the + mask keeps, the reference the
     removal is read against."""
-    fig, axes = plt.subplots(1, 3, figsize=(COLUMN, 2.5), sharex=True)
+    fig, axes = plt.subplots(1, 3, figsize=(COLUMN, 3.2), sharex=True)
     # the random removal's lines, one style per operation, so that lines on top of each other both show:
     # the first dashed with crosses, drawn over the second, dotted with larger open squares
     randoms = ({"ls": "--", "marker": "x", "ms": 5, "zorder": 3},
                {"ls": ":", "marker": "s", "ms": 7, "mfc": "none", "zorder": 2})
-    keys = []
+    learned, keys = {}, []
     for ax, row in zip(axes[:2], (1, 2)):
         for j, op in enumerate(ops):
             line, = ax.plot(alphas, tables[:, row, j], marker="o", label=f"on {op}")
+            learned.setdefault(op, line)
             if row == 2 and controls is not None:
                 keys.append(ax.plot(alphas, controls[:, 1, j], color=line.get_color(),
-                                    label=f"on {op}, random\nremoval as dense", **randoms[j % 2])[0])
+                                    label=f"on {op}, random removal as dense (middle)", **randoms[j % 2])[0])
         ax.set(ylim=(-0.02, 1.02), title=rows[row])
     axes[0].set_ylabel("accuracy")
-    axes[0].legend(fontsize=8, frameon=False, loc="center left")
-    if keys:  # a key for each dashed line, in the panel's empty middle
-        axes[1].legend(handles=keys, fontsize=6, frameon=False, loc="upper left",
-                       bbox_to_anchor=(0.0, 0.72))
+    # one key for the two left panels, under them and legible: the learned mask's lines (solid), then
+    # the random removal's (middle panel only)
+    fig.legend(handles=[*learned.values(), *keys],
+               labels=[f"on {op}: + mask alone (left), removed (middle)" for op in learned]
+               + [k.get_label() for k in keys],
+               fontsize=8, frameon=False, loc="lower left", ncol=2, bbox_to_anchor=(0.01, 0.0))
     for i in range(ious.shape[1]):
         axes[2].plot(alphas, ious[:, i], marker="o", label=f"layer {i + 1}")
     axes[2].set(ylim=(0, 1.02), title="IoU, + and × masks")
@@ -123,7 +126,7 @@ def alpha_sweep(alphas, tables: np.ndarray, ious: np.ndarray, ops, rows,
         ax.set_xlabel(r"$\alpha$")
         ax.title.set_fontsize(9)
         ax.tick_params(labelsize=8)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.16, 1, 1))  # room for the key under the panels
     return fig
 
 

@@ -30,8 +30,14 @@ def _decide(cid: str, effect: stats.Effect, **conditions) -> stats.Verdict:
 def _say(v: stats.Verdict, text: str) -> stats.Claim:
     """The page's statement of the claim ``v`` decided (:func:`modlib.claims.statement`); where the
     registry labels the claim's reading post hoc (chosen after its results were seen), the label
-    follows the verdict."""
+    follows the verdict, and the verdict as first registered of an amended claim written down after
+    its results were seen is labelled post hoc too."""
     c = claims.statement(v, text)
+    was = claims.registered_words(v.claim)
+    if v.amended and was and claims.post_hoc(v.claim):  # the verdict as registered is post hoc too
+        said = stats.amended_sentence(v)
+        c = dataclasses.replace(c, text=c.text.replace(
+            said, said.replace(f"registered: {was}", f"registered: {was} ({claims.POST_HOC})")))
     note = claims.get(v.claim).note
     if note.startswith("post hoc"):
         note = reader_note(note)
@@ -57,35 +63,34 @@ def reader_note(note: str) -> str:
 _WHOSE = {"addmul": "main networks' ", "double": "double addition's ", "cnn": "CNN's ", "cnnlayers": "CNNs' "}
 
 
-def registered_first(key: str, then: str = "", plain: str = "") -> str:
+def registered_first(key: str, then: str = "", now: str = "") -> str:
     """Both verdicts of the registered claim ``key`` as last decided, the verdict as first registered
-    first, for the "What we found" box and the Summary, where a reader must not take the amended
-    verdict for the tested one (issue 57): "as first registered (its margin 0.5): ✗ not reproduced;
-    as amended (its margin changed to 0.05 after the results were seen): ✓ reproduced", in the words
-    the box's key defines (:data:`modlib.claims.KEY_TERMS`). ``then``: what the claim asked as first
-    registered, in words, where the amendment's values do not say it; ``plain``: what the change
-    did, in words, for a field that is not a number. No date (the claims ledger has
-    it); one verdict for a claim not amended, :data:`modlib.claims.NOT_DECIDED` for one not decided."""
+    first, in one short line for every place the page gives them (the box, the sections, the Summary;
+    the claim's section says once, in full, why and when it was amended): "as first registered
+    (margin 0.5): ✗ not reproduced (post hoc); as amended (margin 0.05): ✓ reproduced (post hoc)".
+    Each verdict is labelled post hoc where the claim was written down after its first results were
+    seen (:func:`modlib.claims.post_hoc`), so that neither reads as a tested prediction. ``then`` /
+    ``now``: what the claim asked as first registered and as amended, in words, where the amendment's
+    values do not say it. One verdict for a claim not amended, :data:`modlib.claims.NOT_DECIDED` for
+    one not decided."""
     c, was = claims.get(key), claims.registered_words(key)
     d = claims.decisions(CHAPTER).get(key)
     if d is None:
         return claims.NOT_DECIDED
-    now = claims.outcome_words(d.outcome, c.own)
+    late = claims.post_hoc(key)
+    tag = f" ({late})" if late else ""
+    is_now = claims.outcome_words(d.outcome, c.own)
     shown = [a for a in c.amendments if a.field not in claims.UNSHOWN]
     if not shown or was is None:
-        return now
+        return is_now + tag
     if len(shown) == 1 and isinstance(shown[0].old, float):
-        a = shown[0]
-        before = then or f"its {a.field} {a.old:g}"
-        after = f"as amended (its {a.field} changed to {a.new:g} after the results were seen)"
-    else:
-        fields = stats.listing(dict.fromkeys(a.field for a in shown))
-        before = then
-        after = f"as amended (its {fields} changed after the results were seen" + (f": {plain})" if plain else ")")
-    first = f"as first registered{f' ({before})' if before else ''}"
-    if was == now:
-        return f"{now}, {first} and {after}"
-    return f"{first}: {was}; {after}: {now}"
+        then = then or f"{shown[0].field} {shown[0].old:g}"
+        now = now or f"{shown[0].field} {shown[0].new:g}"
+    first = f"as first registered{f' ({then})' if then else ''}"
+    after = f"as amended{f' ({now})' if now else ''}"
+    if was == is_now:
+        return f"{is_now}{tag}, {first} and {after}"
+    return f"{first}: {was}{tag}; {after}: {is_now}{tag}"
 
 
 def _changed(c) -> tuple[str, str, str]:
@@ -122,7 +127,8 @@ def double(key: str, now: str, plain: str = "", then: str = "", dated: bool = Tr
         said += "; see the claims ledger"
     then = then or before
     reg = f"as first registered{', ' + then if then else ''}"
-    tail = (f"the same verdict {reg}" if was == now else f"{reg}, {was}")
+    late = claims.post_hoc(key)  # the verdict as first registered is post hoc too
+    tail = (f"the same verdict {reg}" if was == now else f"{reg}, {was}" + (f" ({late})" if late else ""))
     said = f" ({said})" if said else ""
     return f"{now}, with {what} after the results were seen{said}; {tail}"
 
