@@ -1,5 +1,6 @@
 """Chapter 3's explorer (notebooks/resists_at_scale.ipynb, "Explore"): one seed's MNIST and SCAN
-curves in settings A and B and its stored translations; live with a kernel (ipywidgets), and on the
+curves in settings A and B and whether its stored translations of the shown SCAN test commands are
+right; live with a kernel (ipywidgets), and on the
 static page every seed and setting pre-rendered (:func:`modlib.widgets.wire`).
 """
 
@@ -16,9 +17,9 @@ from modlib.widgets import wire
 
 
 def resists_explorer(runs) -> w.VBox:
-    """Chapter 3: choose a seed; see its MNIST and SCAN curves in settings A and B and its stored
-    translations of the shown SCAN test commands in the chosen
-    setting. The static page has every seed and both settings."""
+    """Chapter 3: choose a seed; see its MNIST and SCAN curves in settings A and B and whether its
+    stored translation of each shown SCAN test command is right, in the chosen setting. The static
+    page has every seed and both settings."""
     from modlib import resists_at_scale as rs
     from modlib.data import scan
 
@@ -46,6 +47,7 @@ def render(runs, shown: list[tuple[str, str]], choices: dict) -> list:
         ax.set_title(f"{experiment.upper()}, seed {seed}", fontsize=9)
     axes[1].set_xscale("symlog", linthresh=10)
     axes[1].set_xlim(left=0)
+    axes[0].legend(fontsize=6, loc="lower right")  # each panel keys its own curves
     axes[1].legend(fontsize=6, loc="center right")
     plots.stamp(fig, runs.rows["scan-A"].provenance + " per setting")
     fig.tight_layout()

@@ -429,9 +429,10 @@ def measures_curves(runs, sets: tuple[str, ...] = ("train_long", "unseen")) -> p
     return fig
 
 
-# ---------------------------------------------------------------- concept diagrams (no data, no training)
+# ---------------------------------------------------------------- concept diagrams (no training)
 
 _TRAIN, _TEST, _BOTH, _EMPTY = "#9ecae1", "#fdae6b", "#a1d99b", "white"
+_KINDS = {(True, False): _TRAIN, (False, True): _TEST, (True, True): _BOTH, (False, False): _EMPTY}
 
 
 def _cell_grid(ax, colours: np.ndarray, xticks, yticks, xlabel: str, ylabel: str, title: str,
@@ -452,15 +453,50 @@ def _cell_grid(ax, colours: np.ndarray, xticks, yticks, xlabel: str, ylabel: str
     ax.set_title(title, fontsize=9)
 
 
-def diagram_settings() -> plt.Figure:
-    """Chapter 3's designs as grids of combinations (a concept diagram: no data, no training). Top:
-    MNIST pairs, the left digit's label $Y_1$ across and the offset $(Y_2 - Y_1) \\bmod 10$ down;
-    bottom: SCAN, the action word across and, down, the one-word command ("X alone") and the
-    verb-phrase frames it sits in within longer commands. Blue: shown in training only; orange:
-    tested, never shown in training; green: tested and also shown in training. Columns: setting A,
-    setting B and control C (SCAN's C holds "jump" out of one frame, here "X around right"; each
-    seed holds out another)."""
+def _scan_rows() -> tuple[tuple[str, ...], tuple[str, ...]]:
     from modlib.data import scan
+
+    # the action words in the data code's order, and the rows of chapter 3's SCAN grids: the
+    # one-word command, then each verb-phrase frame within a longer command
+    return tuple(scan.PRIMITIVES), ("X alone", *scan.VERB_FRAMES)
+
+
+SCAN_WORDS, SCAN_ROWS = _scan_rows()
+
+
+def scan_kinds(train, test) -> tuple[np.ndarray, np.ndarray]:
+    """Where each action word sits in SCAN's ``(command, actions)`` pairs ``train`` and ``test``:
+    the colour of each cell of chapter 3's grids (:data:`SCAN_ROWS` down, :data:`SCAN_WORDS`
+    across; training only, test only or both) and the word's number of occurrences there in
+    training (repeated commands counted), ``[rows, words]`` each."""
+    from modlib.data import scan
+
+    def counts(pairs) -> np.ndarray:
+        out = np.zeros((len(SCAN_ROWS), len(SCAN_WORDS)), dtype=int)
+        for command, _ in pairs:
+            alone = len(command.split()) == 1
+            for word, verb, _ in scan.occurrences(command):
+                out[0 if alone else 1 + scan.VERB_FRAMES.index(verb), SCAN_WORDS.index(word)] += 1
+        return out
+
+    trained, tested = counts(train), counts(test)
+    colours = np.empty(trained.shape, dtype=object)
+    for (i, j), k in np.ndenumerate(trained):
+        colours[i, j] = _KINDS[bool(k), bool(tested[i, j])]
+    return colours, trained
+
+
+def diagram_settings() -> plt.Figure:
+    """Chapter 3's designs as grids of combinations (a concept diagram: no training). Top: MNIST
+    pairs, the left digit's label $Y_1$ across and the offset $(Y_2 - Y_1) \\bmod 10$ down; bottom:
+    SCAN, the action word across and, down, the one-word command ("X alone") and the verb-phrase
+    frames it sits in within longer commands, each cell as the data code's commands have it
+    (:func:`scan_kinds`, the theory page's :func:`theory_jump` too). Blue: shown in training only;
+    orange: tested, never shown in training; green: tested and also shown in training. Columns:
+    setting A, setting B (its draw ``seed=0``) and control C (SCAN's C holds "jump" out of one
+    frame, here "X around right"; each seed holds out another)."""
+    from modlib.data import scan
+    from modlib.resists_at_scale.networks import scan_pairs
 
     fig, axes = plt.subplots(2, 3, figsize=(COLUMN, 5.2), gridspec_kw=dict(height_ratios=(1, 0.85)))
     designs = {"A": (range(2), range(2, 10)), "B": (range(10), range(2, 10)), "C": (range(9), range(9, 10))}
@@ -471,19 +507,14 @@ def diagram_settings() -> plt.Figure:
             colours[offset, :] = _BOTH if seen and tested else _TRAIN if seen else _TEST if tested else _EMPTY
         _cell_grid(ax, colours, range(10), range(10), "left digit $Y_1$",
                    "offset $Y_2 - Y_1$" if name == "A" else "", f"MNIST, {'control ' if name == 'C' else 'setting '}{name}")
-    words = ("walk", "run", "look", "jump")
+    words, frames = SCAN_WORDS, SCAN_ROWS
     # the one-word commands first (in every design shown in training, "jump" alone included: in
-    # setting A the only training command with "jump"), then each frame within longer commands
-    frames = ["X alone", *(f.replace(scan.SLOT, "X") for f in scan.VERB_FRAMES)]
-    held = len(frames) - 1
+    # setting A the only training command with "jump"), then each frame within longer commands;
+    # the test commands put walk, look and run in every frame too ("jump left and walk twice")
+    splits = {"A": scan_pairs("A", 0), "B": scan_pairs("B", 0),
+              "C": scan.frame_split("jump", (scan.VERB_FRAMES[-1],))}
     for ax, name in zip(axes[1], "ABC"):
-        colours = np.full((len(frames), len(words)), _TRAIN, dtype=object)
-        if name == "A":
-            colours[1:, 3] = _TEST  # "jump" in any longer command: tested, never trained
-        elif name == "B":
-            colours[1:, 3] = _BOTH
-        else:
-            colours[held, 3] = _TEST
+        colours, _ = scan_kinds(*splits[name])
         _cell_grid(ax, colours, words, frames, "action word", "frame" if name == "A" else "",
                    f"SCAN, {'control ' if name == 'C' else 'setting '}{name}", aspect="auto")
         ax.axhline(len(frames) - 1, color="0.2", lw=1.2)  # one-word commands above, longer ones below
@@ -533,7 +564,6 @@ def diagram_swap() -> plt.Figure:
 
 # ---------------------------------------------------------------- the theory page's figures (no training)
 
-_KINDS = {(True, False): _TRAIN, (False, True): _TEST, (True, True): _BOTH, (False, False): _EMPTY}
 _KIND_NAMES = ("training only", "test, never in training", "test, also in training")
 
 
@@ -586,27 +616,12 @@ def theory_jump(seed: int = 0) -> plt.Figure:
     (:data:`modlib.data.scan.VERB_FRAMES`) the word sits in within a longer command. Each cell is
     coloured by whether the word occurs there in training, in the test set or in both, and gives
     its number of occurrences in training (repeated rows counted) (book/resists_theory.md)."""
-    from modlib.data import scan
     from modlib.resists_at_scale.networks import scan_pairs
 
-    words = tuple(scan.PRIMITIVES)
-    frames = ("X alone", *scan.VERB_FRAMES)  # the row name chapter 3's grids use
-
-    def counts(pairs) -> np.ndarray:
-        out = np.zeros((len(frames), len(words)), dtype=int)
-        for command, _ in pairs:
-            alone = len(command.split()) == 1
-            for word, verb, _ in scan.occurrences(command):
-                out[0 if alone else 1 + scan.VERB_FRAMES.index(verb), words.index(word)] += 1
-        return out
-
+    words, frames = SCAN_WORDS, SCAN_ROWS
     fig, axes = plt.subplots(1, 2, figsize=(COLUMN, 3.7), layout="constrained")
     for ax, setting in zip(axes, ("A", "B")):
-        train, test = scan_pairs(setting, seed)
-        trained, tested = counts(train), counts(test)
-        colours = np.empty(trained.shape, dtype=object)
-        for (i, j), k in np.ndenumerate(trained):
-            colours[i, j] = _KINDS[bool(k), bool(tested[i, j])]
+        colours, trained = scan_kinds(*scan_pairs(setting, seed))
         _cell_grid(ax, colours, words, frames, "action word",
                    "where it sits" if setting == "A" else "", f"setting {setting}", aspect="auto")
         rows = len(frames)

@@ -54,8 +54,7 @@ def _marked(v: Verdict, which: str = "") -> str:
     if which and v.outcome == UNDECIDED and stats.undecided_reason(v).startswith("an arm did not train"):
         d = claims.decisions(CHAPTER).get(v.claim)
         if d is not None and (d.low > 0 or d.high < 0):
-            v = replace(v, plain="an effect was found, its interval clear of 0, but that arm did not train, "
-                                 "so the verdict is open")
+            v = replace(v, plain="an effect was found, its interval clear of 0")  # the reason names the arm
     if not claims.get(v.claim).own or v.outcome == UNDECIDED:
         return claims.late(v, marked(v, untrained))
     return claims.late(v, f" — {HOLDS if v.reproduced else DOES_NOT_HOLD}" + (f" ({v.amended})" if v.amended else ""))
