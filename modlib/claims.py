@@ -530,8 +530,8 @@ def words(key: str, why: bool = False) -> str:
     "holds", "does not hold", "? cannot be decided here", with "(post hoc)" where the claim was written
     down after its results were seen (:func:`written`); an amended claim's verdict is followed by
     the verdict as registered where its words differ (another outcome, or another kind's words). ``why``: an undecided verdict's reason follows in
-    brackets (:func:`modlib.stats.undecided_reason`), and the plain words of one whose interval is clear of 0
-    (:func:`plain`). For a page's prose (glued), so that the prose
+    brackets (:func:`modlib.stats.undecided_reason`), or, for a decided one whose interval is clear of 0,
+    its plain words (:func:`plain`; an undecided one's reason already says them). For a page's prose (glued), so that the prose
     names a verdict without typing it; :data:`NOT_DECIDED` where the claim was not decided (a
     result not made at this profile)."""
     c = get(key)
@@ -541,7 +541,7 @@ def words(key: str, why: bool = False) -> str:
     text = outcome_words(d.outcome, c.own)
     reason = stats.undecided_reason(stats.Verdict(d.outcome, d.why)) if why else ""
     late = post_hoc(key)  # written down after its results were seen
-    said = "; ".join(x for x in (late, reason, plain(key) if why else "") if x)
+    said = "; ".join(x for x in (late, reason or (plain(key) if why else "")) if x)
     if said:
         text += f" ({said})"
     registered = registered_words(key)
