@@ -112,3 +112,34 @@ def test_each_claim_states_its_bar_for_trained():
     for c in claims.registry(CHAPTER).values():
         assert c.trained and ("median" in c.trained), c.id
     assert "The median, not every seed, because" in claims.registry(CHAPTER)["inside-a"].trained
+
+
+def test_the_page_says_why_built_b_was_undecided_as_first_registered(printed):
+    """Reader 14: (b)'s "built" reads ? under the rule as first registered, before any density
+    condition, because its lead falls short of the margin while its interval reaches it; the page says
+    so beside the density reason, so that the lead is not read as one that counts at matched density."""
+    found, _, arrays = printed
+    first = findings.built_first("built-b")
+    assert first.startswith("? cannot be decided here, as its lead, +4 points (+2 to +6), falls short of "
+                            "the margin of +5 points"), first
+    assert findings.built_first("built-a") == "holds"  # its lead reaches the margin: no such reason
+    why = findings.built_why(arrays["b"], "b")
+    assert "falls short of the margin" in why and "times as many weights" in why and "either alone" in why
+    assert "falls short" not in findings.built_why(arrays["a"], "a")
+    assert findings.with_first(found["built-b"]).endswith("while its interval reaches it.")
+    assert findings.with_first(found["built-a"]) == found["built-a"].text
+
+
+def test_the_tables_say_worse_and_mark_what_holm_undoes(printed):
+    """Reader 14: rule 1's cut is worse than a random one (its interval lies wholly below 0), and the
+    decoders' "holds" that Holm's correction no longer clears carries a mark explained under the table."""
+    found, _, _ = printed
+    by_f = {f: [c for c in found.values() if c.name.endswith(f"-{f}")] for f in ("a", "b")}
+    table = findings.verdict_table(by_f, ("repair-vs-random", "predicts"))
+    assert list(table.iloc[:, 3]) == ["worse than a random cut",
+                                      "not at the registered size: the whole interval lies below 0.3"]
+    mono = [c for c in found.values() if c.name.endswith("-monolithic")]
+    sprite = findings.sprite_verdict_table({"monolithic": mono})
+    cell = sprite.iloc[0, 1]
+    assert cell == f"holds {findings.HOLM_MARK}", cell  # "renders-monolithic"
+    assert findings.table_note(sprite, []).startswith(findings.HOLM_MARK)

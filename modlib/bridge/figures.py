@@ -19,6 +19,7 @@ _X1_PATH = {(0, 0, 1), (0, 0, 2), (1, 1, 1), (1, 2, 1), (1, 2, 3), (2, 1, 0), (2
 _X2_PATH = {(0, 1, 0), (0, 1, 3), (1, 0, 0), (1, 3, 2), (2, 0, 0), (2, 2, 0)}
 BLUE, ORANGE, GREY = "#1f77b4", "#ff7f0e", "0.8"
 SMALL = 9  # the smallest lettering, in points, of every figure here (at the page's column, issue 57)
+LABEL = 11  # the data figures' titles, axis, tick and category labels: larger, read at the page's width
 
 
 def _net(ax, kept: set | None, removed: set | None, title: str, note: str) -> None:
@@ -100,7 +101,8 @@ def diagram_overlap() -> plt.Figure:
     return fig
 
 
-def _strip(ax, values: list[np.ndarray], labels: list[str], colors: list[str], fails: np.ndarray) -> None:
+def _strip(ax, values: list[np.ndarray], labels: list[str], colors: list[str], fails: np.ndarray,
+           size: float = LABEL) -> None:
     """Per-seed dots of each arm (failing seeds filled, the others hollow) with each arm's mean
     over the failing seeds as a bar."""
     rng = np.random.default_rng(0)
@@ -110,25 +112,27 @@ def _strip(ax, values: list[np.ndarray], labels: list[str], colors: list[str], f
         ax.scatter(i + jitter[~fails], v[~fails], s=9, facecolor="none", edgecolor=c, alpha=0.5, lw=0.6)
         if fails.any():
             ax.plot([i - 0.3, i + 0.3], [v[fails].mean()] * 2, color="k", lw=2)
-    ax.set_xticks(range(len(values)), labels, fontsize=SMALL)
+    ax.set_xticks(range(len(values)), labels, fontsize=size)
+    ax.tick_params(axis="y", labelsize=size)
     ax.set_ylim(-0.03, 1.03)
 
 
 def inside(arrays: dict[str, dict], provenance: str) -> plt.Figure:
-    """Experiment 1, one panel per formulation: the worse of held-out and training accuracy per
-    seed for the full network, its Y1 subnetwork, a random subnetwork of the same size per layer and
-    the Y1 subnetwork of its untrained weights; filled dots are failing networks, black bars their
-    means."""
-    fig, axes = plt.subplots(1, len(arrays), figsize=(COLUMN, 2.8), sharey=True, squeeze=False)
-    arms = [("full", "full"), ("sub", "Y1 sub-\nnetwork"), ("random_sub", "random\nsame size"),
-            ("untrained_sub", "sub of\nuntrained")]
-    for ax, (f, a) in zip(axes[0], arrays.items()):
+    """Experiment 1, one panel per formulation, one above the other (room for lettering of
+    :data:`LABEL` points): the worse of held-out and training accuracy per seed for the full network,
+    its Y1 subnetwork, a random subnetwork of the same size per layer and the Y1 subnetwork of its
+    untrained weights; filled dots are failing networks, black bars their means."""
+    fig, axes = plt.subplots(len(arrays), 1, figsize=(COLUMN, 1.9 * len(arrays) + 0.6), sharex=True,
+                             squeeze=False)
+    arms = [("full", "full\nnetwork"), ("sub", "Y1\nsubnetwork"), ("random_sub", "random,\nsame size"),
+            ("untrained_sub", "Y1 subnetwork,\nuntrained")]
+    for ax, (f, a) in zip(axes[:, 0], arrays.items()):
         _strip(ax, [both(a, k) for k, _ in arms], [l for _, l in arms],
                ["0.4", BLUE, "0.7", ORANGE], failing(a))
         ax.set_title(f"formulation ({f}): {int(failing(a).sum())} of {a['full_held_out'].size} fail",
-                     fontsize=SMALL)
-    axes[0, 0].set_ylabel("min(held-out, train) accuracy", fontsize=SMALL)
-    fig.tight_layout(rect=(0, 0.04, 1, 1))
+                     fontsize=LABEL)
+        ax.set_ylabel("min(held-out,\ntrain) accuracy", fontsize=LABEL)
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
     return stamp(fig, provenance, SMALL)
 
 
@@ -143,12 +147,12 @@ def surgery(arrays: dict[str, dict], provenance: str) -> plt.Figure:
     seeds, a black tick the mean score (the worse of the two, :func:`both`)."""
     fig, axes = plt.subplots(len(arrays), 1, figsize=(COLUMN, 2.3 * len(arrays)), sharex=True,
                              squeeze=False)
-    arms = [("full", "before"), ("ablated", "rule 1:\nwhole \"use\nX2\" mask"),
-            ("random_ablated", "rule 1's\nrandom\ncontrol"), ("ablated_excl", "rule 2:\n\"use X2\"\nnot in Y1"),
-            ("random_ablated_excl", "rule 2's\nrandom,\nsame count")]
+    arms = [("full", "before"), ("ablated", "rule 1:\nwhole\n\"use X2\"\nmask"),
+            ("random_ablated", "rule 1's\nrandom\ncontrol"), ("ablated_excl", "rule 2:\n\"use X2\"\nnot in\nY1 mask"),
+            ("random_ablated_excl", "rule 2's\nrandom\nweights")]
     if all("random_x2_excl_held_out" in a for a in arrays.values()):
         arms.append(("random_x2_excl", "rule 2's\nrandom\nmasks"))
-    arms.append(("zero_x2", "x2 inputs\nzeroed"))
+    arms.append(("zero_x2", "x2\ninputs\nzeroed"))
     rng = np.random.default_rng(0)
     for ax, (f, a) in zip(axes[:, 0], arrays.items()):
         fails = failing(a)
@@ -162,16 +166,16 @@ def surgery(arrays: dict[str, dict], provenance: str) -> plt.Figure:
                 ax.hlines(both(a, k)[fails].mean(), i - 0.38, i + 0.38, color="black", lw=2)
         for x in (0.5, 2.5, len(arms) - 1.5):
             ax.axvline(x, color="0.85", lw=0.8)
-        ax.set_title(f"formulation ({f}), the {int(fails.sum())} failing networks", fontsize=SMALL)
+        ax.set_title(f"formulation ({f}), the {int(fails.sum())} failing networks", fontsize=LABEL)
         ax.set_ylim(-0.03, 1.03)
-        ax.set_ylabel("accuracy", fontsize=SMALL)
-        ax.tick_params(labelsize=SMALL)
-    axes[-1, 0].set_xticks(range(len(arms)), [l for _, l in arms], fontsize=SMALL)
+        ax.set_ylabel("accuracy", fontsize=LABEL)
+        ax.tick_params(labelsize=LABEL)
+    axes[-1, 0].set_xticks(range(len(arms)), [l for _, l in arms], fontsize=LABEL)
     fig.legend(handles=[plt.Rectangle((0, 0), 1, 1, color=BLUE, alpha=0.5),
                         plt.Rectangle((0, 0), 1, 1, color="0.55", alpha=0.5),
                         plt.Line2D([], [], color="black", lw=2)],
                labels=["held-out accuracy", "training accuracy", "score (the worse)"],
-               fontsize=SMALL, loc="upper center", ncol=3, frameon=False)
+               fontsize=LABEL, loc="upper center", ncol=3, frameon=False)
     fig.tight_layout(rect=(0, 0.03, 1, 0.95))
     return stamp(fig, provenance, SMALL)
 
@@ -206,26 +210,27 @@ def structure(arrays: dict[str, dict], provenance: str) -> plt.Figure:
 
 
 # the CNN's masked weight tensors (modlib.bridge.digits.LAYERS), as the figure names them
-_CNN_LAYERS = ("conv\n1", "conv\n2", "dense\n1", "dense\n2", "out")  # dense 1: 17600 → 64
+_CNN_LAYERS = ("conv 1", "conv 2", "dense 1", "dense 2", "out")  # dense 1: 17600 → 64
 
 
 def digits_inside(arrays: dict, provenance: str) -> plt.Figure:
-    """Experiment 1 on chapter 3's setting-A CNNs (:mod:`modlib.bridge.digits`). Left: per seed the
+    """Experiment 1 on chapter 3's setting-A CNNs (:mod:`modlib.bridge.digits`), two panels one above
+    the other (room for lettering of :data:`LABEL` points). Top: per seed the
     worse of held-out and training accuracy for the full CNN, its Y1 subnetwork, a random
     subnetwork with as many weights per tensor and the Y1 subnetwork of its untrained weights
-    (filled dots: CNNs that fail the held-out pairs; black bars their means). Right: the kept share
+    (filled dots: CNNs that fail the held-out pairs; black bars their means). Bottom: the kept share
     of each weight tensor, per seed, of the two Y1 masks (log scale; a tensor of which a mask keeps
     nothing is drawn on the dotted floor, "none kept")."""
     from modlib.bridge.findings import digit_failing
 
-    fig, (ax, kx) = plt.subplots(1, 2, figsize=(COLUMN, 3.2), gridspec_kw={"width_ratios": (1.25, 1)})
-    arms = [("full", "full"), ("sub", "Y1 sub-\nnetwork"), ("random_sub", "random\nsame size"),
-            ("untrained_sub", "sub of\nuntrained")]
+    fig, (ax, kx) = plt.subplots(2, 1, figsize=(COLUMN, 5.0), gridspec_kw={"height_ratios": (1, 1)})
+    arms = [("full", "full\nCNN"), ("sub", "Y1\nsubnetwork"), ("random_sub", "random,\nsame size"),
+            ("untrained_sub", "Y1 subnetwork,\nuntrained")]
     fails = digit_failing(arrays)
     _strip(ax, [both(arrays, k) for k, _ in arms], [l for _, l in arms], ["0.4", BLUE, "0.7", ORANGE], fails)
     ax.axhline(0.1, color="0.6", ls=":", lw=0.8)
-    ax.set_title(f"{int(fails.sum())} of {fails.size} CNNs fail", fontsize=SMALL)
-    ax.set_ylabel("min(held-out, train) accuracy", fontsize=SMALL)
+    ax.set_title(f"{int(fails.sum())} of {fails.size} CNNs fail", fontsize=LABEL)
+    ax.set_ylabel("min(held-out,\ntrain) accuracy", fontsize=LABEL)
     x = np.arange(len(_CNN_LAYERS))
     floor = 1e-6  # a mask that keeps nothing of a tensor is drawn here
     for off, (m, label, c) in zip((-0.15, 0.15), (("y1", "Y1 mask, trained", BLUE),
@@ -237,15 +242,15 @@ def digits_inside(arrays: dict, provenance: str) -> plt.Figure:
     kx.set_yscale("log")
     kx.set_ylim(floor / 3, 3)
     kx.axhline(floor, color="0.6", ls=":", lw=0.8)
-    kx.set_yticks([floor, 1e-4, 1e-2, 1], ["none\nkept", "$10^{-4}$", "$10^{-2}$", "1"], fontsize=SMALL)
+    kx.set_yticks([floor, 1e-4, 1e-2, 1], ["none\nkept", "$10^{-4}$", "$10^{-2}$", "1"], fontsize=LABEL)
     kx.minorticks_off()
-    kx.set_xticks(x, _CNN_LAYERS, fontsize=SMALL)
-    kx.set_ylabel("kept share of the tensor", fontsize=SMALL)
-    kx.set_title("what each mask keeps", fontsize=SMALL)
+    kx.set_xticks(x, _CNN_LAYERS, fontsize=LABEL)
+    kx.set_ylabel("kept share\nof the tensor", fontsize=LABEL)
+    kx.set_title("what each mask keeps, per weight tensor", fontsize=LABEL)
     # below the panel, off the data (the floor's dots sit at the bottom left)
-    kx.legend(fontsize=SMALL, frameon=False, loc="upper center", bbox_to_anchor=(0.45, -0.25), ncol=1,
-              handlelength=1.2, columnspacing=1.0)
-    fig.tight_layout(rect=(0, 0.04, 1, 1))
+    kx.legend(fontsize=LABEL, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=2,
+              handlelength=1.2)
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
     return stamp(fig, provenance, SMALL)
 
 

@@ -123,6 +123,7 @@ def claims(arrays: dict, formulation: str) -> list[stats.Claim]:
     fit_x2 = float(np.median(arrays["x2_fit"]))
     ky1, kx2 = (float(np.median(arrays[f"kept_{m}"])) for m in ("y1", "x2"))
     ku = _pct(float(np.median(arrays["kept_untrained"])))
+    ku_f = _pct(float(np.median(arrays["kept_untrained"][f]))) if f.any() else ku  # over the networks compared
     if "kept_excl" not in arrays:
         raise KeyError("claims need experiment 2's second removal: pass the arrays through "
                        "modlib.bridge.with_exclusive(settings, arrays, formulation) first")
@@ -138,7 +139,8 @@ def claims(arrays: dict, formulation: str) -> list[stats.Claim]:
          "the Y1 subnetwork scores above a random subnetwork with as many weights per layer"),
         ("built", "sub", "untrained_sub", ("y1", "untrained"),
          f"the Y1 subnetwork of the trained weights scores above the one a mask finds in the same "
-         f"network's initial, untrained weights (kept share {ku}, median over all {f.size} networks)"),
+         f"network's initial, untrained weights (its mask's median kept share: {ku_f} over these {n} "
+         f"networks, {ku} over all {f.size})"),
         ("repair", "ablated", "full", ("x2",),
          f"removing the weights of the \"use X2\" mask ({medians}: kept share {_pct(kx2)}; it computes "
          f"1 - Y2 with accuracy {_pct(fit_x2)}) raises the worse of held-out and training "
@@ -364,22 +366,44 @@ MEANS = {"inside": ("a subnetwork inside gets the held-out cell right", "no such
          "repair-excl-needs-mask": ("for the mask: rule 2 repairs more with it than with random masks",
                                     "random masks repair as much"),
          "predicts": ("the overlap predicts which networks generalize",
-                      f"the overlap does not predict it: the whole interval lies below {RHO:g}")}
+                      f"not at the registered size: the whole interval lies below {RHO:g}")}
+# a "does not hold" whose whole interval lies on the other side of 0 (:func:`opposite`), where "no
+# better than" would undersell it
+OPPOSITE = {"repair-vs-random": "worse than a random cut"}
 
 
-def meaning(kind: str, outcomes: list[str]) -> str:
+def opposite(c: stats.Claim) -> bool:
+    """Whether the claim ``c`` does not hold with its whole interval on the other side of 0 from the
+    registered direction (an effect the other way), read from its recorded decision."""
+    v = c.verdict
+    if v is None or v.outcome != stats.NOT_REPRODUCED or not v.claim:
+        return False
+    d = registry.decisions().get(v.claim)
+    if d is None:
+        return False
+    s = 1.0 if registry.get(v.claim).direction > 0 else -1.0
+    return max(s * d.low, s * d.high) < 0
+
+
+def meaning(kind: str, outcomes: list[str], other_side: list[bool] | None = None) -> str:
     """What the rule's verdicts ``outcomes`` (:data:`modlib.stats.REPRODUCED` for *holds*; one per
     formulation, in order (a), (b)) of the toy claim
     ``kind`` mean for the chapter's question, in plain words (:data:`MEANS`): one phrase where the
-    formulations agree, else one per formulation."""
-    def said(outcome: str) -> str:
+    formulations agree, else one per formulation. ``other_side``: per formulation, whether its
+    "does not hold" lies wholly on the other side of 0 (:func:`opposite`; :data:`OPPOSITE`'s words)."""
+    other_side = other_side or [False] * len(outcomes)
+
+    def said(outcome: str, other: bool) -> str:
         if outcome == stats.UNDECIDED:
             return "not settled here"
+        if outcome != stats.REPRODUCED and other and kind in OPPOSITE:
+            return OPPOSITE[kind]
         return MEANS[kind][0 if outcome == stats.REPRODUCED else 1]
 
-    if len(set(outcomes)) == 1:
-        return said(outcomes[0])
-    return "; ".join(f"({f}) {said(o)}" for f, o in zip("ab", outcomes))
+    words = [said(o, x) for o, x in zip(outcomes, other_side)]
+    if len(set(words)) == 1:
+        return words[0]
+    return "; ".join(f"({f}) {w}" for f, w in zip("ab", words))
 
 
 def verdict_table(claims_by_formulation: dict[str, list[stats.Claim]], kinds=tuple(KINDS)):
@@ -393,7 +417,8 @@ def verdict_table(claims_by_formulation: dict[str, list[stats.Claim]], kinds=tup
     rows = []
     for kind in kinds:
         found = [next(c for c in claims_by_formulation[f] if c.name == f"{kind}-{f}") for f in fs]
-        rows.append([KINDS[kind]] + [_cell(c) for c in found] + [meaning(kind, [c.verdict.outcome for c in found])])
+        rows.append([KINDS[kind]] + [_cell(c) for c in found]
+                    + [meaning(kind, [c.verdict.outcome for c in found], [opposite(c) for c in found])])
     return pd.DataFrame(rows, columns=[f"claim, {scope}"] + [f"formulation ({f})" for f in fs]
                         + ["what it means"])
 
@@ -452,10 +477,25 @@ def post_hoc_note(keys) -> str:
             + stats.listing(plain_name(k.split("/", 1)[1]) for k in late) + ".")
 
 
+HOLM_MARK = "‡"  # beside a verdict that holds one claim at a time but not after Holm's correction
+
+
+def holm_note(table) -> str:
+    """The line under a verdict table that says what its :data:`HOLM_MARK` marks; "" where no cell
+    carries one."""
+    cells = table.astype(str).to_numpy().ravel()
+    if not any(cell.endswith(f" {HOLM_MARK}") for cell in cells):
+        return ""
+    return (f"{HOLM_MARK} Holds one claim at a time, as registered; read together with the chapter's other "
+            "claims, after Holm's correction (the appendix's \"Many claims at once\"), its interval no longer "
+            "clears 0.")
+
+
 def table_note(table, keys) -> str:
-    """Everything the page says under a verdict table: what a dagger marks (:func:`amended_note`) and
-    which of its claims ``keys`` are post hoc (:func:`post_hoc_note`), one line each."""
-    return "\n\n".join(x for x in (amended_note(table), post_hoc_note(keys)) if x)
+    """Everything the page says under a verdict table: what a dagger marks (:func:`amended_note`),
+    what a double dagger marks (:func:`holm_note`) and which of its claims ``keys`` are post hoc
+    (:func:`post_hoc_note`), one line each."""
+    return "\n\n".join(x for x in (amended_note(table), holm_note(table), post_hoc_note(keys)) if x)
 
 
 def mean_gain(arrays: dict, arm: str, against: str = "full") -> float:
@@ -772,14 +812,20 @@ def sprite_table(arrays: dict, model: str):
 def sprite_verdict_table(claims_by_model: dict[str, list[stats.Claim]], kinds=tuple(SPRITE_KINDS)):
     """The verdicts of "Chapter 2's decoders" as one table (a ``pandas.DataFrame``): a row per claim
     made for some model, a column per model (the compositional one is the reference); the intervals
-    are in the appendix."""
+    are in the appendix; :data:`HOLM_MARK` beside a verdict that holds one claim at a time but no
+    longer clears 0 after Holm's correction (:func:`after_holm`)."""
     import pandas as pd
 
     ms = list(claims_by_model)
     name = {"monolithic": "monolithic decoder", "compositional": "compositional (reference)"}
+
+    def cell(c: stats.Claim) -> str:  # with HOLM_MARK where Holm's correction undoes a "holds"
+        lost = c.verdict is not None and c.verdict.reproduced and after_holm(c.name) == "no longer clears 0"
+        return f"{c.marked} {HOLM_MARK}" if lost else c.marked
+
     rows = []
     for kind in kinds:
-        cells = [next((c.marked for c in claims_by_model[m] if c.name == f"{kind}-{m}"), "—")
+        cells = [next((cell(c) for c in claims_by_model[m] if c.name == f"{kind}-{m}"), "—")
                  for m in ms]
         if cells != ["—"] * len(ms):
             rows.append([SPRITE_KINDS[kind]] + cells)
@@ -853,6 +899,74 @@ def _in_points(key: str) -> str:
     if d.low > 0:
         return f"{said}: clear of 0, but the estimate falls short of the margin of {stats.points(m)} points"
     return f"{said}: wide enough for no effect and for one of {stats.points(m)} points"
+
+
+def lead_short(key: str) -> str:
+    """Where the interval of the accuracy claim ``key`` alone leaves it undecided under the rule
+    (:func:`modlib.stats.verdict`, with no further condition), why, in points: "its lead, +4 points
+    (+2 to +6), falls short of the margin of +5 points while its interval reaches it"; "" where
+    the interval alone decides it, or the claim was not decided. Chapter 7's "built" claims read it
+    for their verdict as first registered, before the density condition was added."""
+    d = registry.decisions().get(key)
+    if d is None:
+        return ""
+    m = registry.get(key).margin
+    lead = f"its lead, {stats.points(d.estimate, m)} points ({stats.points(d.low, m)} to {stats.points(d.high, m)}),"
+    if d.high < m or (d.low > 0 and d.estimate >= m):
+        return ""
+    if d.low > 0:
+        return f"{lead} falls short of the margin of {stats.points(m)} points while its interval reaches it"
+    return f"{lead} has an interval wide enough for no effect and for one of {stats.points(m)} points"
+
+
+def built_first(cid: str) -> str:
+    """The verdict of chapter 7's claim ``cid`` ("built-b") as first registered, with no density
+    condition, in the registry's words and, where its interval alone leaves it undecided, why
+    (:func:`lead_short`): "? cannot be decided here, as its lead, +4 points (+2 to +6), falls short
+    of ..."; "not computed" where it was not decided."""
+    key = f"{CHAPTER}/{cid}"
+    d = registry.decisions(CHAPTER).get(key)
+    if d is None:
+        return "not computed"
+    said = registry.outcome_words(d.registered_outcome or d.outcome, own=True)
+    short = lead_short(key) if (d.registered_outcome or d.outcome) == stats.UNDECIDED else ""
+    return f"{said}, as {short}" if short else said
+
+
+def built_why(arrays: dict, formulation: str) -> str:
+    """Why chapter 7's claim "built-<formulation>" cannot be decided, in plain words for the page's
+    summary: each reason that alone leaves it undecided, the interval under the rule as first
+    registered (:func:`lead_short`) and the density condition added after the results were seen
+    (:func:`apart`, over the failing networks it compares); "" where it was decided or neither
+    applies."""
+    key = f"{CHAPTER}/built-{formulation}"
+    d = registry.decisions(CHAPTER).get(key)
+    if d is None or d.outcome != stats.UNDECIDED:
+        return ""
+    why = [lead_short(key)] if lead_short(key) else []
+    f = failing(arrays)
+    if f.any() and apart(arrays, "y1", "untrained", units=f):
+        ky, ku = (float(np.median(arrays[f"kept_{m}"][f])) for m in ("y1", "untrained"))
+        denser = "untrained" if ku >= ky else "trained"
+        why.append(f"the {denser} weights' masks keep {max(ku, ky) / max(min(ku, ky), 1e-12):.1f} times as "
+                   f"many weights, more than the factor of {stats.DENSITY_RATIO:g} that a condition added after "
+                   "the results were seen allows")
+    if not why:
+        return ""
+    return "as " + ", and ".join(why) + ("; either alone leaves it undecided" if len(why) == 2 else "")
+
+
+def with_first(c: stats.Claim) -> str:
+    """The appendix's text of the claim ``c``, with, for the toy's "built" claims whose interval
+    alone already left them undecided as first registered, why (:func:`built_first`)."""
+    kind, where = c.name.rsplit("-", 1)
+    v = c.verdict
+    if kind != "built" or where not in ("a", "b") or v is None or not v.claim or not lead_short(v.claim):
+        return c.text
+    d = registry.decisions(CHAPTER)[v.claim]
+    if (d.registered_outcome or d.outcome) != stats.UNDECIDED:
+        return c.text
+    return f"{c.text} As first registered, without the density condition: {built_first(c.name)}."
 
 
 def mark_of(claims: list[stats.Claim], name: str, missing: str = "no verdict here",
