@@ -889,13 +889,20 @@ def predicts_why(cid: str) -> str:
     return f"the interval allows both no correlation and one of {bar}"
 
 
+def _estimate_points(d, margin: float) -> str:
+    """A decision's estimate and interval in points, as the page's prose gives accuracies: "+4 points
+    (+2 to +6)"."""
+    return (f"{stats.points(d.estimate, margin)} points ({stats.points(d.low, margin)} to "
+            f"{stats.points(d.high, margin)})")
+
+
 def _in_points(key: str) -> str:
     """Why the accuracy claim ``key`` cannot be decided where only its interval's place does it
     (:attr:`modlib.claims.Decision.open`), in points as the page's prose gives accuracies: "+4.7 points
     (+3 to +6): clear of 0, but the estimate falls short of the margin of +5 points"."""
     d = registry.decisions()[key]
     m = registry.get(key).margin
-    said = f"{stats.points(d.estimate, m)} points ({stats.points(d.low, m)} to {stats.points(d.high, m)})"
+    said = _estimate_points(d, m)
     if d.low > 0:
         return f"{said}: clear of 0, but the estimate falls short of the margin of {stats.points(m)} points"
     return f"{said}: wide enough for no effect and for one of {stats.points(m)} points"
@@ -911,7 +918,7 @@ def lead_short(key: str) -> str:
     if d is None:
         return ""
     m = registry.get(key).margin
-    lead = f"its lead, {stats.points(d.estimate, m)} points ({stats.points(d.low, m)} to {stats.points(d.high, m)}),"
+    lead = f"its lead, {_estimate_points(d, m)},"
     if d.high < m or (d.low > 0 and d.estimate >= m):
         return ""
     if d.low > 0:
@@ -943,7 +950,8 @@ def built_why(arrays: dict, formulation: str) -> str:
     d = registry.decisions(CHAPTER).get(key)
     if d is None or d.outcome != stats.UNDECIDED:
         return ""
-    why = [lead_short(key)] if lead_short(key) else []
+    short = lead_short(key)
+    why = [short] if short else []
     f = failing(arrays)
     if f.any() and apart(arrays, "y1", "untrained", units=f):
         ky, ku = (float(np.median(arrays[f"kept_{m}"][f])) for m in ("y1", "untrained"))
