@@ -8,6 +8,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
+from modlib.data import scan
 from modlib.plots import COLUMN, jshtml
 
 # after the paper's Fig. 3: setting A blue (train) and cyan (test), setting B red (train) and pink
@@ -453,15 +454,9 @@ def _cell_grid(ax, colours: np.ndarray, xticks, yticks, xlabel: str, ylabel: str
     ax.set_title(title, fontsize=9)
 
 
-def _scan_rows() -> tuple[tuple[str, ...], tuple[str, ...]]:
-    from modlib.data import scan
-
-    # the action words in the data code's order, and the rows of chapter 3's SCAN grids: the
-    # one-word command, then each verb-phrase frame within a longer command
-    return tuple(scan.PRIMITIVES), ("X alone", *scan.VERB_FRAMES)
-
-
-SCAN_WORDS, SCAN_ROWS = _scan_rows()
+# the action words in the data code's order, and the rows of chapter 3's SCAN grids: the one-word
+# command, then each verb-phrase frame within a longer command
+SCAN_WORDS, SCAN_ROWS = tuple(scan.PRIMITIVES), ("X alone", *scan.VERB_FRAMES)
 
 
 def scan_kinds(train, test) -> tuple[np.ndarray, np.ndarray]:
@@ -469,8 +464,6 @@ def scan_kinds(train, test) -> tuple[np.ndarray, np.ndarray]:
     the colour of each cell of chapter 3's grids (:data:`SCAN_ROWS` down, :data:`SCAN_WORDS`
     across; training only, test only or both) and the word's number of occurrences there in
     training (repeated commands counted), ``[rows, words]`` each."""
-    from modlib.data import scan
-
     def counts(pairs) -> np.ndarray:
         out = np.zeros((len(SCAN_ROWS), len(SCAN_WORDS)), dtype=int)
         for command, _ in pairs:
@@ -495,7 +488,6 @@ def diagram_settings() -> plt.Figure:
     orange: tested, never shown in training; green: tested and also shown in training. Columns:
     setting A, setting B (its draw ``seed=0``) and control C (SCAN's C holds "jump" out of one
     frame, here "X around right"; each seed holds out another)."""
-    from modlib.data import scan
     from modlib.resists_at_scale.networks import scan_pairs
 
     fig, axes = plt.subplots(2, 3, figsize=(COLUMN, 5.2), gridspec_kw=dict(height_ratios=(1, 0.85)))
