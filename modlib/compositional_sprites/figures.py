@@ -355,9 +355,10 @@ def recomputed_figure(runs) -> plt.Figure:
     """The recomputed rows (each seed on its own scenes): (a) in-domain R² of alpha compositing per
     seed, as initialised and with the opacity opened, a line joining each seed's pair; (b) each
     compositional row's slot R² per seed (slot 0 filled, slot 1 hollow; below :data:`SLOT_FLOOR`, a
-    "<" at it; the marks named in a legend below the panels); (c) R² on the gap scenes
-    alone per seed, for every row that has it. Rows run down (b) and (c), named once, so that their
-    names stay legible at 9 pt. Rows missing from ``runs`` are left out."""
+    "<" at it; the marks named in a legend below the panels, with the slot whose marks lie at the
+    floor); (c) R² on the gap scenes alone per seed, for every row that has it. Rows run down (b)
+    and (c), named once, so that their names stay legible at 9 pt. Rows missing from ``runs`` are
+    left out."""
     rows = [r for r in runs.rows if {"r2_slot", "r2_gap"} & set(runs.arrays(r))]
     fig = plt.figure(figsize=(COLUMN, 1.2 + 0.19 * max(len(rows), 6)), layout="constrained")
     grid = fig.add_gridspec(1, 3, width_ratios=[1, 1.1, 1])
@@ -377,12 +378,15 @@ def recomputed_figure(runs) -> plt.Figure:
     ax.set_title("(a) alpha,\nin-domain R²", fontsize=9)
     slot_ax = fig.add_subplot(grid[1])
     gap_ax = fig.add_subplot(grid[2], sharey=slot_ax)
+    clipped = set()  # the slots with some mark drawn at the floor, named in the legend
     for i, r in enumerate(rows):
         a = runs.arrays(r)
         if "r2_slot" in a and np.isfinite(a["r2_slot"]).all():
             for k, dy in enumerate((-0.15, 0.15)):
                 v = a["r2_slot"][:, k]
                 low = v < SLOT_FLOOR  # far below: drawn at the floor, as a "<"
+                if low.any():
+                    clipped.add(k)
                 fill = {"color": "#1f77b4"} if k == 0 else {"facecolors": "none", "edgecolors": "#1f77b4"}
                 slot_ax.scatter(v[~low], np.full((~low).sum(), i + dy), s=10, **fill)
                 slot_ax.scatter(np.full(low.sum(), SLOT_FLOOR), np.full(low.sum(), i + dy), s=14, marker="<",
@@ -406,9 +410,12 @@ def recomputed_figure(runs) -> plt.Figure:
         return Line2D([], [], ls="none", marker=marker, ms=5, color="#1f77b4",
                       markerfacecolor="#1f77b4" if filled else "none", label=label)
 
-    fig.legend(handles=[mark("o", True, "(b) slot 0"), mark("o", False, "(b) slot 1"),
-                        mark("<", True, "(b) below −1, drawn at −1")],
-               loc="outside lower center", ncol=3, fontsize=9, frameon=False)
+    handles = [mark("o", True, "(b) slot 0"), mark("o", False, "(b) slot 1")]
+    if clipped:  # which slot's marks lie at the floor: "(b) slot 0 below −1, drawn at −1"
+        names = "slot 0" if clipped == {0} else "slot 1" if clipped == {1} else "slots 0 and 1"
+        floor = f"{SLOT_FLOOR:g}".replace("-", "−")
+        handles.append(mark("<", 0 in clipped, f"(b) {names} below {floor}, drawn at {floor}"))
+    fig.legend(handles=handles, loc="outside lower center", ncol=3, fontsize=9, frameon=False)
     return fig
 
 
