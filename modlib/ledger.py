@@ -150,11 +150,12 @@ def _slug(text: str) -> str:
 
 def _effect(r: dict) -> str:
     """The effect cell: the estimate and its 95% interval at one precision (:func:`stats.ends`), then
-    the claim's margin; a dash where no unit was measured, and no interval where it has no width."""
+    the claim's margin; a dash where no unit was measured, and no interval over one unit (an
+    interval of no width over several units, both arms at a floor, is printed: 0.00 to 0.00)."""
     margin = f'<br><small>margin {r["margin"]:g}</small>'
     if r["effect"] is None or not r["n"]:
         return "—" + margin
-    if r["low"] is None or r["low"] == r["high"]:
+    if r["low"] is None or r["n"] == 1:
         alone = "<br><small>one unit: no interval</small>" if r["n"] == 1 else ""
         return f"{stats.number(r['effect'], 2, sign=True)}{alone}{margin}"
     interval = stats.ends(r["low"], r["high"], r["margin"])
@@ -174,10 +175,119 @@ def _short(measure: str, most: int = 80) -> str:
     return measure if len(measure) <= most else measure[:most].rsplit(" ", 1)[0] + " …"
 
 
+ORDER = (f"{stats.MARKS[stats.REPRODUCED]} {stats.REPRODUCED}", f"{stats.MARKS[stats.NOT_REPRODUCED]} "
+         f"{stats.NOT_REPRODUCED}", stats.HOLDS, stats.DOES_NOT_HOLD,
+         f"{stats.MARKS[stats.UNDECIDED]} {stats.UNDECIDED}", NOT_DECIDED)  # how the counts list verdicts
+SHARED = 100  # a reason of at least this many characters that several rows of a chapter give is printed once
+
+
+def _counted(some: list[dict], registered: bool = False) -> str:
+    """The verdicts' counts in :data:`ORDER`: as they read now (amendments applied), or as first
+    registered."""
+    counts: dict[str, int] = {}
+    for r in some:
+        v = (registered and r["as registered"]) or r["verdict"]
+        counts[v] = counts.get(v, 0) + 1
+    rank = {v: i for i, v in enumerate(ORDER)}
+    return ", ".join(f"{n} {v}" for v, n in sorted(counts.items(), key=lambda vn: (rank.get(vn[0], len(ORDER)), vn[0])))
+
+
+def _both(some: list[dict]) -> str:
+    now, first = _counted(some), _counted(some, registered=True)
+    return now if now == first else f"as they read now, amendments applied: {now}; as first registered: {first}"
+
+
+def _title(chapter: str) -> str:
+    """The chapter's title, its notebook's first heading ("Chapter 3: ..."), as the sidebar gives it."""
+    import json
+
+    path = claims.PACKAGE.parent / "notebooks" / f"{chapter}.ipynb"
+    if path.exists():
+        for cell in json.loads(path.read_text())["cells"]:
+            for line in "".join(cell["source"]).splitlines():
+                if cell["cell_type"] == "markdown" and line.startswith("# "):
+                    return line[2:].strip()
+    return f"Chapter {CHAPTER_NUMBER[chapter]}"
+
+
+def _shared(some: list[dict]) -> dict[str, str]:
+    """{reason: label} for the long reasons ("why", :data:`SHARED`) that two or more of a chapter's
+    undecided rows give word for word, labelled by chapter and letter in order of first use (6a, 6b):
+    the chapter's section prints each once, and its rows name the label."""
+    undecided = [r["why"] for r in some if _undecided(r) and len(r["why"]) >= SHARED]
+    repeated = [w for i, w in enumerate(undecided) if undecided.count(w) > 1 and w not in undecided[:i]]
+    return {w: f'{some[0]["chapter"]}{"abcdefghijklmnopqrstuvwxyz"[i]}' for i, w in enumerate(repeated)}
+
+
+def _undecided(r: dict) -> bool:
+    return r["verdict"].startswith(stats.MARKS[stats.UNDECIDED])
+
+
+def _head(some: list[dict], shared: dict[str, str]) -> str:
+    """A chapter's section head: its title, linked to its page, the count of its verdicts by kind of
+    claim (the present verdicts, and as first registered where an amendment changed one), and the
+    reasons that several of its rows share, each printed once."""
+    esc = html.escape
+    first = some[0]
+    kinds = [(KINDS["paper"] + "s", "the paper's claim"), ("the book's own hypotheses", "the book's own hypothesis"),
+             ("sensitivity readings", SENSITIVITY)]
+    counts = "; ".join(f"{name}: {_both(rows_)}" for name, kind in kinds
+                       if (rows_ := [r for r in some if r["kind"] == kind]))
+    reasons = "".join(f'<li id="why-{label}"><small><b>{label}</b> ({sum(r["why"] == why for r in some)} rows): '
+                      f"{_text(why)}</small></li>" for why, label in shared.items())
+    if reasons:
+        reasons = ("<p><small>Reasons that several rows below give for \"? cannot be decided here\", "
+                   f"each printed once (the rows name it):</small></p><ul>{reasons}</ul>")
+    return (f'<h3 style="font-size:1.25em;margin-top:1.5em"><a href="../notebooks/{first["page"]}.html">'
+            f'{esc(_title(first["page"]))}</a></h3><p><small>{len(some)} claims. {esc(counts[0].upper() + counts[1:])}.'
+            f"</small></p>{reasons}")
+
+
+def _row(r: dict, shared: dict[str, str]) -> str:
+    """One claim's row: the chapter's number (linked to the section that prints it), the claim (its
+    id, whose it is and what is measured, open for the rest; beneath it, a verdict "? cannot be
+    decided here" gives its reason, or names the chapter's shared reason), the effect, the verdict
+    (with the verdict as first registered beneath it) and when it was registered."""
+    esc = html.escape
+    link = f'../notebooks/{r["page"]}.html#{_slug(r["section"])}'
+    more = [("what is measured", r["measure"]), ("claim", r["key"]), ("the paper's words", r["quote"]),
+            ("units", r["units"] + ("" if r["n"] is None else
+                                    f'; {r["n"]} distinct unit{"" if r["n"] == 1 else "s"}')),
+            ("trained", r["trained"]), ("why this verdict", r["why"]), ("amended", r["amendments"]),
+            ("note", r["note"]), ("registration record corrected", r["corrections"]),
+            ("mutations", r["mutations"])]
+    details = "".join(f"<br><small><b>{k}</b>: {_text(v)}</small>" for k, v in more if v)
+    kind = f' ({esc(r["kind as registered"])})' if r["kind as registered"] else ""
+    before = f'<br><small>as registered: {esc(r["as registered"])}{kind}</small>' if r["as registered"] else ""
+    # an undecided verdict's reason, in the wide claim cell and named as the reason it cannot be
+    # decided (not the verdict as registered's); a reason the chapter's rows share, by its label
+    why = ""
+    if _undecided(r):
+        label = shared.get(r["why"])
+        reason = f'reason <a href="#why-{label}">{label}</a>, above the table' if label else _text(r["why"])
+        why = f"<small><i>why it cannot be decided here</i>: {reason}</small>"  # below the block <details>
+    sensitivity = (f"<br><small>({SENSITIVITY}, not the registered test)</small>"  # not the registered
+                   if r["kind"] == SENSITIVITY else "")  # test of the paper's claim or the book's hypothesis
+    return (f'<tr data-chapter="{r["chapter"]}" data-paper="{esc(r["paper"])}" '
+            f'data-verdict="{esc(r["verdict"])}" data-kind="{esc(r["kind"])}">'
+            f'<td><a href="{link}">{r["chapter"]}</a></td>'
+            f'<td><details><summary><b>{esc(r["key"].split("/", 1)[1])}</b> ({esc(r["paper"])}): '
+            f'{_text(_short(r["measure"])).replace("`", "")}</summary>{details}</details>{why}</td>'
+            f'<td>{_effect(r)}</td><td>{esc(r["verdict"])}{sensitivity}{before}</td>'
+            f'<td><small>{esc(r["registration"])}</small></td></tr>')
+
+
+TABLE = ('<table class="table" style="table-layout:fixed;width:100%;overflow-wrap:break-word"><colgroup>'
+         '<col style="width:2.8em"><col><col style="width:7em"><col style="width:8em"><col style="width:7.5em">'
+         '</colgroup><thead><tr><th>ch.</th><th>claim (whose): what is measured; open it for the rest</th>'
+         '<th>effect, 95% interval, margin</th><th>verdict</th><th>registered</th></tr></thead>')
+
+
 def page() -> str:
-    """The ledger's HTML: a summary line, four menus (chapter, paper, verdict, kind) and the table,
-    each chapter's first row an anchor (``#chapter-N``); each menu hides the rows that do not match
-    it (plain JavaScript in the page, no kernel)."""
+    """The ledger's HTML: a summary line, four menus (chapter, paper, verdict, kind) and one section a
+    chapter (anchored ``#chapter-N``): its title, the count of its verdicts, the reasons its rows
+    share, and its table. Each menu hides the rows that do not match it, and a chapter whose rows
+    are all hidden (plain JavaScript in the page, no kernel)."""
     data = rows()
     esc = html.escape
     menus = {"chapter": sorted({str(r["chapter"]) for r in data}, key=int),
@@ -188,61 +298,26 @@ def page() -> str:
         + "".join(f'<option value="{esc(v)}">{esc(v)}</option>' for v in values) + "</select></label> "
         for name, values in menus.items())
     jump = " · ".join(f'<a href="#chapter-{n}">{n}</a>' for n in menus["chapter"])
-    body, seen = [], set()
-    for r in data:
-        link = f'../notebooks/{r["page"]}.html#{_slug(r["section"])}'
-        more = [("what is measured", r["measure"]), ("claim", r["key"]), ("the paper's words", r["quote"]),
-                ("units", r["units"] + ("" if r["n"] is None else
-                                        f'; {r["n"]} distinct unit{"" if r["n"] == 1 else "s"}')),
-                ("trained", r["trained"]), ("why this verdict", r["why"]), ("amended", r["amendments"]),
-                ("note", r["note"]), ("registration record corrected", r["corrections"]),
-                ("mutations", r["mutations"])]
-        details = "".join(f"<br><small><b>{k}</b>: {_text(v)}</small>" for k, v in more if v)
-        kind = f' ({esc(r["kind as registered"])})' if r["kind as registered"] else ""
-        before = f'<br><small>as registered: {esc(r["as registered"])}{kind}</small>' if r["as registered"] else ""
-        # an undecided verdict's reason, labelled and before the verdict as registered, so that it
-        # is not read as the registered verdict's
-        why = (f'<br><small>why: {_text(r["why"])}</small>'
-               if r["verdict"].startswith(stats.MARKS[stats.UNDECIDED]) else "")
-        if r["kind"] == SENSITIVITY:  # not the registered test of the paper's claim or the book's hypothesis
-            why = f"<br><small>({SENSITIVITY}, not the registered test)</small>" + why
-        anchor = "" if r["chapter"] in seen else f' id="chapter-{r["chapter"]}"'
-        seen.add(r["chapter"])
-        body.append(
-            f'<tr{anchor} data-chapter="{r["chapter"]}" data-paper="{esc(r["paper"])}" '
-            f'data-verdict="{esc(r["verdict"])}" data-kind="{esc(r["kind"])}">'
-            f'<td><a href="{link}">{r["chapter"]}</a></td>'
-            f'<td><details><summary><b>{esc(r["key"].split("/", 1)[1])}</b> ({esc(r["paper"])}): '
-            f'{_text(_short(r["measure"])).replace("`", "")}</summary>{details}</details></td>'
-            f'<td>{_effect(r)}</td><td>{esc(r["verdict"])}{why}{before}</td>'
-            f'<td><small>{esc(r["registration"])}</small></td></tr>')
-    def counted(some, registered=False):
-        """The verdicts' counts: as they read now (amendments applied), or as first registered."""
-        counts = {}
-        for r in some:
-            v = (registered and r["as registered"]) or r["verdict"]
-            counts[v] = counts.get(v, 0) + 1
-        return ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
-
-    def both(some):
-        now, first = counted(some), counted(some, registered=True)
-        return now if now == first else f"as they read now, amendments applied: {now}; as first registered: {first}"
-
+    sections = []
+    for n in menus["chapter"]:
+        some = [r for r in data if str(r["chapter"]) == n]
+        shared = _shared(some)
+        sections.append(f'<div class="modlib-ledger-chapter" id="chapter-{n}" data-section="{n}">'
+                        f'{_head(some, shared)}{TABLE}<tbody>{"".join(_row(r, shared) for r in some)}'
+                        f"</tbody></table></div>")
     tests = [r for r in data if r["kind"] != SENSITIVITY]
     readings = [r for r in data if r["kind"] == SENSITIVITY]
-    summary = f"{len(data)} registered claims: {len(tests)} tests ({both(tests)})"
+    summary = f"{len(data)} registered claims: {len(tests)} tests ({_both(tests)})"
     if readings:
-        summary += f" and {len(readings)} sensitivity readings of their data ({both(readings)})"
+        summary += f" and {len(readings)} sensitivity readings of their data ({_both(readings)})"
     script = """<script>(function(){var root=document.currentScript.parentNode;
 var menus=root.querySelectorAll('select[data-ledger]');function apply(){var shown=0;
 root.querySelectorAll('tbody tr').forEach(function(tr){var ok=true;menus.forEach(function(m){
 if(m.value&&tr.dataset[m.dataset.ledger]!==m.value){ok=false;}});tr.style.display=ok?'':'none';if(ok){shown++;}});
+root.querySelectorAll('.modlib-ledger-chapter').forEach(function(s){var any=false;
+s.querySelectorAll('tbody tr').forEach(function(tr){if(tr.style.display!=='none'){any=true;}});
+s.style.display=any?'':'none';});
 root.querySelector('.modlib-ledger-count').textContent=shown+' shown';}
 menus.forEach(function(m){m.addEventListener('change',apply);});apply();})();</script>"""
     return (f'<div class="modlib-ledger"><p>{esc(summary)}.</p><p>Chapter: {jump}</p><p>{controls}'
-            f'<span class="modlib-ledger-count"></span></p><table class="table" style="table-layout:fixed;width:100%;'
-            f'overflow-wrap:break-word"><colgroup><col style="width:2.8em"><col>'
-            f'<col style="width:7em"><col style="width:8em"><col style="width:7.5em"></colgroup>'
-            f'<thead><tr><th>ch.</th><th>claim (whose): what is measured; open it for the rest</th>'
-            f'<th>effect, 95% interval, margin</th><th>verdict</th><th>registered</th></tr>'
-            f'</thead><tbody>{"".join(body)}</tbody></table>{script}</div>')
+            f'<span class="modlib-ledger-count"></span></p>{"".join(sections)}{script}</div>')
