@@ -838,7 +838,7 @@ def coverage_figure(st) -> plt.Figure:
     ax.set(xlim=(-right, right), ylim=toy.window(fs[i], "corner")[2:], xlabel="$x_1$", ylabel="$x_2$")
     ax.set_title(f"the design 'single' in ({fs[i]}), seed 0's training points: $Y_1 = 1$ in the middle "
                  "band only;\nthe held-out cell (1,2) dashed", fontsize=9)
-    ax.legend(fontsize=9, loc="lower left")
+    ax.legend(fontsize=9, loc="upper left", bbox_to_anchor=(1.01, 1))  # outside: off the points
     ax.tick_params(labelsize=9)
     return fig
 
