@@ -1,6 +1,9 @@
 """Chapter 5's models, mask search, stored results, findings, figures and explorer (smoke sizes)."""
 
 import copy
+import html
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -209,6 +212,9 @@ def test_findings_table_figures_and_explorer_work_on_stored_results(smoke_runs):
     # every column the console table shows has its key under it, random removal included
     assert all(head in box.children[2].value for head in explorer.COLUMNS.values())
     assert "random removed" in box.children[2].value and "re-drawn:" in box.children[2].value
+    # and every line of it fits the text column (the reader saw "random removed" cut to "random")
+    shown = html.unescape(re.search(r"<pre>(.*?)</pre>", box.children[2].value, re.S).group(1))
+    assert max(map(len, shown.splitlines())) <= explorer.WIDTH, shown
 
 
 def test_test_2_is_read_base_model_by_base_model_by_the_one_rule():
@@ -224,7 +230,7 @@ def test_test_2_is_read_base_model_by_base_model_by_the_one_rule():
     read = findings.readable_test2(pd.DataFrame(rows))
     assert read == {"inside-contact/contact/ablation": (0, 3), "inside-contact/contact/reinit": (1, 3)}
     said = findings.unreadable_words(read)
-    assert said.startswith("Not so for Inside-Contact's contact subnetwork (row \u201ctest 2: removed\u201d)")
+    assert said.startswith("One of them is Inside-Contact's contact subnetwork in row \u201ctest 2: removed\u201d")
     assert "re-initialised" not in said
     assert findings.unreadable_words({"inside-contact/contact/reinit": (1, 3)}).startswith("No such claim")
 
@@ -423,8 +429,10 @@ def test_the_verdict_table_holds_each_verdict_once_and_the_sweep_says_where_test
                                                    "where the found subnetwork alone scores 0.50"), said
     assert "from 30.00% kept (×1) to 5.00% (×10)" in said["sweep-test1-sv-plural"], said
     none = findings.sweep_readable({"sv-plural": {"points": [dict(p, random=[0.3, 0.6]) for p in two]}})
-    assert none["sweep-both-sv-plural"].startswith("both tests can be read at no density swept: a random subnetwork "
-                                                   "of the subject mask's size scores at most 0.60 on verb problems")
+    assert none["sweep-both-sv-plural"].startswith("at no density swept can both tests be read together: test 1's "
+                                                   "\"fails the other\" never can (a random subnetwork of the "
+                                                   "subject mask's size scores at most 0.60 on verb problems")
+    assert none["sweep-both-sv-plural"].endswith("; test 2 can at some densities"), none  # test 2 alone: where it can
     assert str(findings.GATE_TARGET) in findings.read_rule() and str(findings.CEILING) in findings.read_rule()
 
 

@@ -64,19 +64,25 @@ def render(runs, choices: dict) -> list | None:
     made = results.provenance([r]).rsplit(" · ", 1)[0]
     plots.stamp(fig, f"{made} · {choices['result']}: kept, the mean of its "
                      f"{plots.count(len(found['runs']), 'mask seed')}; overlap, mask seed 0")
+    heads = [head.split(" ", 1) + [""] for head in COLUMNS.values()]  # a two-word name on two lines
     lines = [f"{sub} mask: {configuration(found['chosen'])}",
              f"({'passed' if found['passed_gate'] else 'missed'} the 0.9 gate on validation)",
-             "seed  kept   " + "".join(f"{head:<15}" for head in COLUMNS.values()).rstrip(),
-             "             " + "target other   " * (len(COLUMNS) - 1) + "target other"]
+             "seed  kept   " + "".join(f"{h[0]:<11}" for h in heads).rstrip(),
+             ("             " + "".join(f"{h[1]:<11}" for h in heads)).rstrip()]
+    lines = [line for line in lines if line.strip()]  # no second name line where every name is one word
     for run in found["runs"]:
-        cells = "   ".join(f"{a:.2f}  {b:.2f}" for a, b in (run.get(m, (np.nan, np.nan)) for m in COLUMNS))
-        lines.append(f"{run['seed']:>4}  {run['kept']:.3f}  {cells}")
+        cells = "  ".join(f"{f'{a:.2f}/{b:.2f}':<9}" for a, b in (run.get(m, (np.nan, np.nan)) for m in COLUMNS))
+        lines.append(f"{run['seed']:>4}  {run['kept']:.3f}  {cells}".rstrip())
     return [fig, "<pre>" + html.escape("\n".join(lines + KEY)) + "</pre>"]
 
 
-# the console table's columns (a stored run's accuracies: target, other) and the key printed under it
+# the console table's columns (a stored run's accuracies: target / other) and the key printed under
+# it; every line at most WIDTH characters, so that the table fits the book's text column (688 px)
 COLUMNS = {"hard": "alone", "complement": "removed", "reinit": "re-drawn", "random": "random alone",
            "random_complement": "random removed"}
-KEY = ["", "target: the mask's own subroutine; other: the other one. alone: only the mask's weights kept;",
-       "removed: the mask's weights zeroed; re-drawn: removed by giving them fresh random values;",
-       "random alone / random removed: the same for as many weights per layer, chosen at random."]
+KEY = ["", "Each cell: target / other. target: the mask's own subroutine;",
+       "other: the other one. alone: only the mask's weights kept;",
+       "removed: the mask's weights zeroed; re-drawn: removed by giving them",
+       "fresh random values; random alone / random removed: the same for as",
+       "many weights per layer, chosen at random."]
+WIDTH = 75

@@ -97,8 +97,9 @@ def control_bars(table) -> plt.Figure:
     """Per (rule, subroutine), top: the ablated model's other-minus-target accuracy (the modular effect)
     with the removed weights zeroed and re-initialised and with as many weights removed at random, for
     the trained base models, and zeroed for the untrained control; bottom: the target accuracy of the found subnetwork against a random one of
-    the same size. Dots: runs; bars: means. Only the (rule, subroutine) pairs searched in a trained
-    base model are drawn: an untrained control alone has nothing to be compared with."""
+    the same size. Dots: runs; bars: means; a mean that rounds to 0 is drawn as a stub marked "0".
+    Only the (rule, subroutine) pairs searched in a trained base model are drawn: an untrained
+    control alone has nothing to be compared with."""
     trained = table[table["trained"]]
     groups = list(dict.fromkeys(zip(trained["rule"], trained["subroutine"])))
     if not groups:
@@ -122,6 +123,9 @@ def control_bars(table) -> plt.Figure:
                 continue
             effect = rows[f"{prefix}_other"] - rows[f"{prefix}_target"]
             top.bar(xi, effect.mean(), width, color=colour, label=None if labelled else label)
+            if round(effect.mean(), 2) == 0:  # a bar too low to see: a stub and "0", so 0 is not "missing"
+                top.plot([xi - width / 2, xi + width / 2], [0, 0], color=colour, lw=3, solid_capstyle="butt")
+                top.text(xi, -0.015, "0", fontsize=8, ha="center", va="top", color=colour)  # under: "kept nothing" is above
             top.plot(np.full(len(effect), xi), effect, ".", color="0.2", ms=3)
             labelled = True
     top.axhline(0, color="0.3", lw=0.8)

@@ -472,7 +472,7 @@ UNSHOWN_OTHER = "¹"
 def registered_then_now(cid: str, words: dict[str, str]) -> tuple[str, str]:
     """The verdict on chapter 5's registered claim ``cid`` (``"sv-plural-subject-draws-target"``) as
     first registered and as it now stands, in the words for its kind
-    (:func:`modlib.claims.outcome_words`), for a page that gives the registered one first (issue 57);
+    (:func:`modlib.claims.outcome_words`), for a page that gives both (issue 57);
     ``words[cid]`` twice (the page's words, e.g. :data:`NOT_RUN`) where the claim was not decided
     on stored results here or never amended."""
     key = _key(cid)
@@ -684,7 +684,8 @@ def sweep_readable(sweeps: dict) -> dict[str, str]:
     and ``sweep-both-{rule}`` (both tests at one mask), per subroutine the span of kept shares (and
     multiples of lambda) where it can, and where it can nowhere, how close a random subnetwork of the
     mask's size comes to the gate on the other subroutine; ``sweep-both-{rule}`` also gives what the
-    found subnetwork alone scores on the other subroutine where both can be read."""
+    found subnetwork alone scores on the other subroutine where both can be read, and where they can
+    nowhere together, that test 1 never can (when so) and whether test 2 can on its own."""
     out = {}
     for rule, m in sweeps.items():
         subs = list(dict.fromkeys(p["subroutine"] for p in m["points"]))
@@ -712,15 +713,24 @@ def sweep_readable(sweeps: dict) -> dict[str, str]:
             else:
                 both.append((False, short if not first else f"for the {sub} mask test 2 cannot be read where "
                                                              "test 1 can"))
-        if any(p["random"][1] >= GATE_TARGET for p in m["points"]):
+        never = not any(p["random"][1] >= GATE_TARGET for p in m["points"])
+        if not never:
             out[f"sweep-test1-{rule}"] = "test 1's \"fails the other\" can be read " + "; ".join(one)
         else:
             out[f"sweep-test1-{rule}"] = "test 1's \"fails the other\" can be read at no density swept: " + \
                 "; ".join(one)
         if any(ok for ok, _ in both):
             out[f"sweep-both-{rule}"] = "both tests can be read " + "; ".join(t for _, t in both)
+            continue
+        together = "at no density swept can both tests be read together: "
+        if never:  # test 1 nowhere: say so, then where test 2 can be read on its own
+            two = [readable(p)[1] for p in m["points"]]
+            alone = ("test 2 can at every density swept" if all(two) else
+                     "test 2 can at some densities" if any(two) else "nor can test 2")
+            out[f"sweep-both-{rule}"] = (together + "test 1's \"fails the other\" never can ("
+                                         + "; ".join(one) + "); " + alone)
         else:
-            out[f"sweep-both-{rule}"] = "both tests can be read at no density swept: " + "; ".join(t for _, t in both)
+            out[f"sweep-both-{rule}"] = together + "; ".join(t for _, t in both)
     return out
 
 
@@ -777,19 +787,22 @@ def readable_test2(table, suffix: str = "") -> dict[str, tuple[int, int]]:
 def unreadable_words(read: dict[str, tuple[int, int]]) -> str:
     """For chapter 5's "Why so many ?": the test 2 claims of :func:`readable_test2` (``read``, those a
     page passes: the ones left open by their interval, without a suffix) none of whose base models the
-    rule can read, named by their subnetwork and verdict-table row, with what that means; a sentence
-    saying there are none where there are none."""
+    rule can read, named by their subnetwork and verdict-table row, each with its statement's reason and
+    interval (the decision's ``why``, where it was decided in this process), and what reading them base
+    model by base model adds; a sentence saying there are none where there are none."""
     names = []
     for name, (ok, n) in read.items():
         rule, sub, kind = name.split("/")
         if n and not ok and kind in TEST2:
-            names.append(f"{RULE_WORDS.get(rule, rule)}'s {sub} subnetwork (row \u201c{VERDICTS[kind]}\u201d)")
+            made = claims.decisions(CHAPTER).get(_key(name))  # its statement's reason, with its interval
+            names.append(f"{RULE_WORDS.get(rule, rule)}'s {sub} subnetwork in row \u201c{VERDICTS[kind]}\u201d"
+                         + (f" ({made.why})" if made is not None else ""))
     if not names:
         return "No such claim here has every base model at the floor or the ceiling"
-    its = "its" if len(names) == 1 else "their"
-    return (f"Not so for {' and '.join(names)}: removal leaves each of {its} base models at the floor or the "
-            f"ceiling on both subroutines, where the rule reads no difference, so {its} interval's width is not "
-            "the only obstacle")
+    its, one = ("its", "One of them is ") if len(names) == 1 else ("their", "Among them are ")
+    return (f"{one}{' and '.join(names)}. Read base model by base model, though, removal leaves each of {its} "
+            f"base models at the floor or the ceiling on both subroutines, where the rule reads no difference, so "
+            f"{its} interval may not be the only obstacle")
 
 
 def argmax_caveat(found: dict[str, Finding], key: str = "inside-contact/inside/ablation") -> str:
