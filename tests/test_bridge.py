@@ -301,7 +301,7 @@ def test_masks_too_far_apart_in_density_are_not_compared():
     a = _positive()
     a["kept_untrained"] = 3 * a["kept_y1"]
     (c,) = [c for c in findings.claims(a, "b") if c.name == "built-b"]
-    assert c.verdict.outcome == stats.UNDECIDED and "3.0 times apart in density" in c.text, c.text
+    assert c.verdict.outcome == stats.UNDECIDED and "3.00 times apart in density" in c.text, c.text
 
 
 def test_the_chapters_claims_read_holds_not_reproduced():

@@ -123,9 +123,12 @@ def test_the_page_says_why_built_b_was_undecided_as_first_registered(printed):
     assert first.startswith("? cannot be decided here, as its lead, +4 points (+2 to +6), falls short of "
                             "the margin of +5 points"), first
     assert findings.built_first("built-a") == "holds"  # its lead reaches the margin: no such reason
-    why = findings.built_why(arrays["b"], "b")
-    assert "falls short of the margin" in why and "times as many weights" in why and "either alone" in why
-    assert "falls short" not in findings.built_why(arrays["a"], "a")
+    # reader 15: the ratio that decides (a), 2.05 against 2, printed as it decides, and what the first
+    # amendment (medians over all networks, 1.96) gave
+    turns = findings.built_turns(arrays)
+    assert turns == ("Formulation (a)'s verdict turns on 2.05 against the factor of 2: with the medians over "
+                     "all networks (1.96), it read: holds."), turns
+    assert "2.05 times apart" in found["built-a"].text and "2.38 times apart" in found["built-b"].text
     assert findings.with_first(found["built-b"]).endswith("while its interval reaches it.")
     assert findings.with_first(found["built-a"]) == found["built-a"].text
 
@@ -143,3 +146,28 @@ def test_the_tables_say_worse_and_mark_what_holm_undoes(printed):
     cell = sprite.iloc[0, 1]
     assert cell == f"holds {findings.HOLM_MARK}", cell  # "renders-monolithic"
     assert findings.table_note(sprite, []).startswith(findings.HOLM_MARK)
+
+
+def test_the_appendix_says_what_each_amendment_changed_and_reads_one_sided(printed):
+    """Reader 15: the appendix's line for an amended claim says what each amendment changed, from the
+    registry's own record (the body's account: the density condition added, then its medians taken
+    over the failing networks; the correlation read one-sided in the registered direction), the CNNs'
+    "built" too; a "does not hold" of a one-sided claim reads as one-sided; the kept-share correlations
+    are labelled exploratory; and Holm's table gives no Fisher z p where 3 seeds cannot give one."""
+    found, decided, arrays = printed
+    steps = ("Amended twice after the results were seen. What counts as a unit: first \u201c(no density "
+             "condition)\u201d \u2192 \u201cthe two masks' median kept shares within a factor of 2, taken over all "
+             "networks\u201d, then \u201call networks\u201d \u2192 \u201cthe failing ones\u201d")
+    for cid in ("built-a", "built-b", "built-mnist"):
+        line = findings.appendix_text(found[cid])
+        assert steps in line and "was revised" not in line, line
+    assert findings.appendix_text(found["built-a"]).endswith("Under the claim as registered: holds*.")
+    for cid in ("predicts-a", "predicts-b"):
+        line = findings.appendix_text(found[cid])
+        assert "\u2192 \u201cone-sided, in the registered direction" in line and "was revised" not in line, line
+        assert "the whole interval lies below +0.30" in line and "margin of no effect" not in line, line
+    assert all(findings.EXPLORATORY in s.text for f, a in arrays.items() for s in findings.statements(a, f)
+               if s.name.startswith("kept-predicts"))
+    note = findings.holm_no_p_note(decided)
+    assert "Fisher's z is undefined with 3 seeds" in note and "permutation p = 1" in note, note
+    assert list(findings.holm_frame(decided)["one-sided p"]).count(findings.NO_P) == 1

@@ -103,15 +103,21 @@ def diagram_overlap() -> plt.Figure:
 
 def _strip(ax, values: list[np.ndarray], labels: list[str], colors: list[str], fails: np.ndarray,
            size: float = LABEL) -> None:
-    """Per-seed dots of each arm (failing seeds filled, the others hollow) with each arm's mean
-    over the failing seeds as a bar."""
+    """Per-seed dots of each arm (failing seeds filled, left of the arm's centre; the others
+    hollow, right of it, so that the two stay apart where they pile up at one value) with each
+    arm's mean over the failing seeds as a bar behind them; a few seeds (a CNN's five) get
+    larger dots."""
     rng = np.random.default_rng(0)
+    dot = 9 if fails.size > 20 else 28
+    both_kinds = fails.any() and (~fails).any()
     for i, (v, c) in enumerate(zip(values, colors)):
-        jitter = rng.uniform(-0.18, 0.18, v.size)
-        ax.scatter(i + jitter[fails], v[fails], s=9, color=c, alpha=0.7, lw=0)
-        ax.scatter(i + jitter[~fails], v[~fails], s=9, facecolor="none", edgecolor=c, alpha=0.5, lw=0.6)
+        jitter = rng.uniform(-0.12, 0.12, v.size)
+        shift = 0.14 if both_kinds else 0.0
+        ax.scatter(i - shift + jitter[fails], v[fails], s=dot, color=c, alpha=0.7, lw=0, zorder=3)
+        ax.scatter(i + shift + jitter[~fails], v[~fails], s=dot, facecolor="none", edgecolor=c, alpha=0.6,
+                   lw=0.7, zorder=3)
         if fails.any():
-            ax.plot([i - 0.3, i + 0.3], [v[fails].mean()] * 2, color="k", lw=2)
+            ax.plot([i - 0.3, i + 0.3], [v[fails].mean()] * 2, color="k", lw=2, zorder=2)
     ax.set_xticks(range(len(values)), labels, fontsize=size)
     ax.tick_params(axis="y", labelsize=size)
     ax.set_ylim(-0.03, 1.03)
@@ -132,7 +138,12 @@ def inside(arrays: dict[str, dict], provenance: str) -> plt.Figure:
         ax.set_title(f"formulation ({f}): {int(failing(a).sum())} of {a['full_held_out'].size} fail",
                      fontsize=LABEL)
         ax.set_ylabel("min(held-out,\ntrain) accuracy", fontsize=LABEL)
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    fig.legend(handles=[plt.Line2D([], [], ls="", marker="o", color="0.4", ms=4),
+                        plt.Line2D([], [], ls="", marker="o", mfc="none", mec="0.4", ms=4),
+                        plt.Line2D([], [], color="black", lw=2)],
+               labels=["fails (left)", "generalizes (right)", "failing networks' mean"],
+               fontsize=LABEL, loc="upper center", ncol=3, frameon=False, handletextpad=0.3)
+    fig.tight_layout(rect=(0, 0.03, 1, 0.94))
     return stamp(fig, provenance, SMALL)
 
 

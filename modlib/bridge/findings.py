@@ -36,6 +36,7 @@ FIT = 0.9  # a mask "computes its task": median accuracy on fresh points of that
 TRAINED = stats.TRAINED  # the book's bar; the networks trained: median accuracy on their own training points at least this
 KEPT = (0.01, 0.95)  # a mask that keeps less or more of the weights (median) is degenerate here
 RHO = 0.3  # experiment 3: the smallest rank correlation the page calls a prediction (a "moderate" one)
+EXPLORATORY = "exploratory: not registered, not tested"  # a correlation the appendix states beside the claims
 
 
 def both(arrays: dict, arm: str) -> np.ndarray:
@@ -176,6 +177,21 @@ def claims(arrays: dict, formulation: str) -> list[stats.Claim]:
 COMPARED = {"built": ("y1", "untrained")}  # claims that compare two masks' subnetworks: their masks
 
 
+def kept_ratio(arrays: dict, a: str, b: str, units: np.ndarray | None = None) -> float:
+    """How many times as many weights the denser of masks ``a`` and ``b`` keeps: the ratio of their
+    median kept shares over the seeds ``units`` (``[S]`` bool; all seeds where None), at least 1.
+    The density condition (:func:`apart`) compares it with :data:`modlib.stats.DENSITY_RATIO`."""
+    pick = slice(None) if units is None else units
+    ka, kb = (float(np.median(arrays[f"kept_{m}"][pick])) for m in (a, b))
+    return max(ka, kb) / max(min(ka, kb), 1e-12)
+
+
+def times(ratio: float) -> str:
+    """A ratio of kept shares as the page prints it wherever it decides the density condition, with
+    the same two decimals everywhere: "2.05" (against a factor of 2, "2.1" would hide how close)."""
+    return f"{ratio:.2f}"
+
+
 def apart(arrays: dict, a: str, b: str, units: np.ndarray | None = None) -> str:
     """Why a comparison of the subnetworks of masks ``a`` and ``b`` cannot be decided where their
     median kept shares over the seeds ``units`` (``[S]`` bool; all seeds where None) are more than
@@ -183,11 +199,11 @@ def apart(arrays: dict, a: str, b: str, units: np.ndarray | None = None) -> str:
     compare densities as much as networks); "" where they are comparable."""
     pick = slice(None) if units is None else units
     ka, kb = (float(np.median(arrays[f"kept_{m}"][pick])) for m in (a, b))
-    ratio = max(ka, kb) / max(min(ka, kb), 1e-12)
+    ratio = kept_ratio(arrays, a, b, units)
     if ratio <= stats.DENSITY_RATIO:
         return ""
     n = arrays[f"kept_{a}"][pick].size
-    return (f"median kept shares {_share(ka)} and {_share(kb)}: the two masks are {ratio:.1f} times apart "
+    return (f"median kept shares {_share(ka)} and {_share(kb)}: the two masks are {times(ratio)} times apart "
             f"in density, medians over the {n} networks compared (comparable: median kept shares within a "
             f"factor of {stats.DENSITY_RATIO:.0f})")
 
@@ -244,7 +260,7 @@ def statements(arrays: dict, formulation: str) -> list[stats.Finding]:
         e = stats.correlation(arrays[f"kept_{m}"], arrays["full_held_out"])
         out.append(stats.Finding(
             f"kept-predicts-{m}-{formulation}", e.measurable,
-            f"Formulation ({formulation}), the kept share alone: {what} kept share against held-out "
+            f"Formulation ({formulation}), the kept share alone ({EXPLORATORY}): {what} kept share against held-out "
             f"accuracy, rho {e.text(percent=False)} (the score above is corrected for kept shares "
             f"per layer; this is what the kept share by itself would predict)."))
     if f.sum() >= 2:
@@ -458,7 +474,8 @@ def amended_note(table) -> str:
     if not any(cell.endswith(f" {registry.AMENDED}") for cell in cells):
         return ""
     return (f"{registry.AMENDED} The claim was amended after its results were seen; under the claim as first "
-            "registered the verdict is the same. The claims ledger gives what changed, when and why.")
+            "registered the verdict is the same. The appendix's line for the claim says what changed; the claims "
+            "ledger, when and why.")
 
 
 def post_hoc_note(keys) -> str:
@@ -784,7 +801,7 @@ def sprite_statements(arrays: dict, model: str) -> list[stats.Finding]:
     e = stats.correlation(sel, r_whole)
     out.append(stats.Finding(
         f"selectivity-predicts-{model}", e.measurable,
-        f"{model.capitalize()}, the selectivity instead of the overlap: against whole-cube R², rho "
+        f"{model.capitalize()}, the selectivity instead of the overlap ({EXPLORATORY}): against whole-cube R², rho "
         f"{e.text(percent=False)}."))
     return out
 
@@ -940,28 +957,37 @@ def built_first(cid: str) -> str:
     return f"{said}, as {short}" if short else said
 
 
-def built_why(arrays: dict, formulation: str) -> str:
-    """Why chapter 7's claim "built-<formulation>" cannot be decided, in plain words for the page's
-    summary: each reason that alone leaves it undecided, the interval under the rule as first
-    registered (:func:`lead_short`) and the density condition added after the results were seen
-    (:func:`apart`, over the failing networks it compares); "" where it was decided or neither
-    applies."""
-    key = f"{CHAPTER}/built-{formulation}"
-    d = registry.decisions(CHAPTER).get(key)
-    if d is None or d.outcome != stats.UNDECIDED:
+def first_amendment(arrays: dict, formulation: str) -> str:
+    """The outcome of chapter 7's claim "built-<formulation>" under its first amendment, which took
+    the density condition's medians over all networks (the second took them over the failing ones):
+    the verdict as registered where the two masks are comparable over all networks (:func:`apart`),
+    else undecided; "" where the claim was not decided."""
+    d = registry.decisions(CHAPTER).get(f"{CHAPTER}/built-{formulation}")
+    if d is None:
         return ""
-    short = lead_short(key)
-    why = [short] if short else []
-    f = failing(arrays)
-    if f.any() and apart(arrays, "y1", "untrained", units=f):
-        ky, ku = (float(np.median(arrays[f"kept_{m}"][f])) for m in ("y1", "untrained"))
-        denser = "untrained" if ku >= ky else "trained"
-        why.append(f"the {denser} weights' masks keep {max(ku, ky) / max(min(ku, ky), 1e-12):.1f} times as "
-                   f"many weights, more than the factor of {stats.DENSITY_RATIO:g} that a condition added after "
-                   "the results were seen allows")
-    if not why:
-        return ""
-    return "as " + ", and ".join(why) + ("; either alone leaves it undecided" if len(why) == 2 else "")
+    return stats.UNDECIDED if apart(arrays, "y1", "untrained") else (d.registered_outcome or d.outcome)
+
+
+def built_turns(arrays_by_formulation: dict[str, dict]) -> str:
+    """One sentence for the page's body and Summary: each formulation whose "built" verdict turns on
+    which networks the density condition's medians are taken over, with the ratio that decides
+    (:func:`kept_ratio` over the failing networks, printed by :func:`times`) against
+    :data:`modlib.stats.DENSITY_RATIO`, and the verdict under the first amendment (over all
+    networks, :func:`first_amendment`)."""
+    said = []
+    for f, a in arrays_by_formulation.items():
+        d = registry.decisions(CHAPTER).get(f"{CHAPTER}/built-{f}")
+        fails = failing(a)
+        mid = first_amendment(a, f)
+        if d is None or not fails.any() or mid == d.outcome:
+            continue
+        said.append(f"formulation ({f})'s verdict turns on {times(kept_ratio(a, 'y1', 'untrained', fails))} "
+                    f"against the factor of {stats.DENSITY_RATIO:g}: with the medians over all networks "
+                    f"({times(kept_ratio(a, 'y1', 'untrained'))}), it read: {registry.outcome_words(mid, own=True)}")
+    if not said:
+        return "No formulation's verdict turns on which networks the medians are taken over."
+    text = "; ".join(said) + "."
+    return text[0].upper() + text[1:]
 
 
 def with_first(c: stats.Claim) -> str:
@@ -975,6 +1001,80 @@ def with_first(c: stats.Claim) -> str:
     if (d.registered_outcome or d.outcome) != stats.UNDECIDED:
         return c.text
     return f"{c.text} As first registered, without the density condition: {built_first(c.name)}."
+
+
+def _boundary(text: str, i: int) -> bool:
+    """Whether position ``i`` of ``text`` falls between words (not inside one)."""
+    return i <= 0 or i >= len(text) or not (text[i - 1].isalnum() and text[i].isalnum())
+
+
+def changed(a) -> str:
+    """What the amendment ``a`` (:class:`modlib.claims.Amendment`) changed, from its recorded old and
+    new values: the words that differ, whole words, "“all networks” → “the failing ones”"; the
+    registry's name of the density factor as its value ("a factor of 2")."""
+    old, new = str(a.old), str(a.new)
+    i = 0
+    while i < min(len(old), len(new)) and old[i] == new[i]:
+        i += 1
+    while not (_boundary(old, i) and _boundary(new, i)):
+        i -= 1
+    j = 0
+    while j < min(len(old), len(new)) - i and old[-1 - j] == new[-1 - j]:
+        j += 1
+    def open_brackets(j: int) -> bool:  # a cut that leaves a bracket of what differs unclosed
+        return any(x[i:len(x) - j].count("(") > x[i:len(x) - j].count(")") for x in (old, new))
+
+    while not (_boundary(old, len(old) - j) and _boundary(new, len(new) - j)) or (j and open_brackets(j)):
+        j -= 1
+    factor = f"a factor of {stats.DENSITY_RATIO:g}"
+    o, n = (x.strip(" ;,:").replace("stats.DENSITY_RATIO", factor)
+            for x in (old[i:len(old) - j], new[i:len(new) - j]))
+    return f"\u201c{o}\u201d \u2192 \u201c{n}\u201d"
+
+
+def amendments_said(key: str) -> str:
+    """What the amendments of the registered claim ``key`` changed, each from its own record in the
+    registry (:func:`changed`, the field in :data:`modlib.claims.FIELD_WORDS`' words), and the
+    verdict under the claim as registered, for the appendix's line: "Amended twice after the
+    results were seen. What counts as a unit: first “…” → “…”, then “…” → “…” (when and why: the
+    claims ledger). Under the claim as registered: holds"; "" for a claim never amended."""
+    c = registry.get(key)
+    shown = [a for a in c.amendments if a.field not in registry.UNSHOWN]
+    if not shown:
+        return ""
+    when = "after the results were seen" if any(a.seen for a in shown) else "before its results were computed"
+    often = {1: "", 2: " twice"}.get(len(shown), f" {len(shown)} times")
+    parts = []
+    for field in dict.fromkeys(a.field for a in shown):
+        steps = [changed(a) for a in shown if a.field == field]
+        said = steps[0] if len(steps) == 1 else "first " + ", then ".join(steps)
+        parts.append(f"{registry.FIELD_WORDS.get(field, field)}: {said}")
+    said = "; ".join(parts)
+    text = f"Amended{often} {when}. {said[0].upper()}{said[1:]} (when and why: the claims ledger)"
+    d, first = registry.decisions().get(key), registry.registered_words(key)
+    if d is None or first is None:
+        return text
+    same = first == registry.outcome_words(d.outcome, c.own)
+    return text + (". The same verdict as under the claim as registered" if same
+                   else f". Under the claim as registered: {first}")
+
+
+def appendix_text(c: stats.Claim) -> str:
+    """The appendix's line for the claim ``c``: its text (with :func:`with_first`), the closing
+    sentence on an amendment saying what each amendment changed (:func:`amendments_said`), and a
+    reason the rule words as two-sided ("within the margin of no effect (±0.30)") in the claim's
+    one-sided words ("the whole interval lies below +0.30"): the rule reads only the registered side."""
+    text = with_first(c)
+    v = c.verdict
+    if v is None or not v.claim:
+        return text
+    if v.amended:
+        text = text.replace(stats.amended_sentence(v), f" *{amendments_said(v.claim)}*.")
+    r = registry.get(v.claim)
+    s = 1 if r.direction > 0 else -1
+    side = "below" if s > 0 else "above"
+    return text.replace(f"within the margin of no effect (\u00b1{r.margin:.2f})",
+                        f"the whole interval lies {side} {s * r.margin:+.2f}")
 
 
 def mark_of(claims: list[stats.Claim], name: str, missing: str = "no verdict here",
@@ -1035,11 +1135,37 @@ def holm_frame(made: dict | None = None, alpha: float = 0.025):
     clears 0 after the correction. :func:`verdict_frame` shows it."""
     import pandas as pd
 
+    family = _family(made)
     rows = [{"claim": plain_name(k.split("/", 1)[1]), "verdict": registry.outcome_words(o, registry.get(k).own),
-             "one-sided p": f"{p:.2g}", "Holm-adjusted p": f"{q:.2g}",
+             "one-sided p": NO_P if _no_fisher_z(family[k]) else f"{p:.2g}", "Holm-adjusted p": f"{q:.2g}",
              f"clear of 0 on the claim's side at {alpha:g} after Holm": "yes" if ok else "no"}
-            for k, (o, p, q, ok) in registry.holm(CHAPTER, alpha, _family(made)).items()]
+            for k, (o, p, q, ok) in registry.holm(CHAPTER, alpha, family).items()]
     return pd.DataFrame(rows)
+
+
+NO_P = "–"  # in Holm's table, beside a rank correlation whose Fisher z p is undefined (:func:`holm_no_p_note`)
+
+
+def _no_fisher_z(d) -> bool:
+    """Whether the decision ``d`` is a rank correlation over fewer than 4 units, where Fisher's z
+    (its standard error needs n - 3 > 0) gives no p: :func:`modlib.claims.one_sided_p` counts it as 1."""
+    return bool(d.how) and d.how[0] == "correlation" and len(d.arms) == 2 and len(d.arms[0]) < 4
+
+
+def holm_no_p_note(made: dict | None = None) -> str:
+    """The line under Holm's table (:func:`holm_frame`) that says what its :data:`NO_P` marks: which
+    claims, why, the exact test their own lines print instead, and that the correction counts their
+    p as 1; "" where no row carries it."""
+    rows = [(k, d) for k, d in _family(made).items() if _no_fisher_z(d)]
+    if not rows:
+        return ""
+    def exact(d) -> str:  # the exact test the claim's own line prints instead; none where nothing varies
+        test = stats.correlation(*d.arms).test
+        return f", its own line gives the exact {test} (two-sided)" if test else ""
+
+    said = "; ".join(f"{plain_name(k.split('/', 1)[1])}: Fisher's z is undefined with {len(d.arms[0])} seeds"
+                     + exact(d) for k, d in rows)
+    return f"{NO_P} {said[0].upper()}{said[1:]}. The correction counts this p as 1."
 
 
 def after_holm(cid: str, made: dict | None = None, alpha: float = 0.025) -> str:
