@@ -18,7 +18,7 @@ SMALL = 9  # the smallest lettering, in points, of Figs. 6.4-6.6 at the page's c
 
 def _test_grid(groups: list, height: float = 1.75):
     """A figure for two tests per (rule, subroutine) of ``groups``: two panels a row, one per
-    subroutine of a rule, the rule's first test in one row and its second in the row below, every
+    subroutine of a rule, the rule's subnetwork test in one row and its ablation test in the row below, every
     panel on one log axis of kept shares (``sharex``), so that densities compare across panels, and
     every panel of a test on one y axis, so that the rules compare too. Returns the figure (laid out
     as it is drawn: a legend goes "outside lower center") and ``panel(test, j)``, the axes of test 0
@@ -98,8 +98,8 @@ def ablation_effects(df, paper: dict | None = None, margin: float | None = None)
             for dx, (_, row) in zip(jitter, rows.iterrows()):
                 ax.plot(x + dx, row["effect"], "o", ms=4, color=colour,
                         mfc=colour if row["modular"] else "white")
-            if paper and (rule, sub, init) in paper:
-                ax.plot(x, paper[(rule, sub, init)], "D", color="black", ms=4)
+            if paper and (rule, sub, init) in paper:  # beside the dots, never over them
+                ax.plot(x + 0.25, paper[(rule, sub, init)], "D", color="black", ms=4)
         ax.axhline(0, color="0.3", lw=0.8)
         if margin is not None:
             ax.axhline(margin, color="0.4", ls="--", lw=0.8)  # dashed: the margin; dotted: chance
@@ -176,6 +176,9 @@ def density_by_arm(df, matched=None, margin: float | None = None) -> plt.Figure:
         if j % 2 == 0:
             top.set_ylabel("alone:\nother subroutine", fontsize=SMALL)
             bottom.set_ylabel("ablation effect", fontsize=SMALL)
+    if groups:  # headroom over the highest effect (the effect panels share one y axis)
+        low, high = panel(1, 0).get_ylim()
+        panel(1, 0).set_ylim(low, high + 0.08 * (high - low))
     for ax in fig.axes:  # after every panel is drawn: the shared axis spans them all
         percent_axis(ax, labelsize=SMALL, axis="both")
     handles = [plt.Line2D([], [], marker="o", color=INIT_COLOURS[i], ls="", ms=4) for i in ("scratch", "pretrained")]
@@ -192,16 +195,16 @@ def density_by_arm(df, matched=None, margin: float | None = None) -> plt.Figure:
     return fig
 
 
-SWEEP_TESTS = {"alone": ("hard", 1, "random", "test 1: alone,\nother subroutine"),
-               "removed": ("complement", 0, "random_complement", "test 2: removed,\nown subroutine")}
+SWEEP_TESTS = {"alone": ("hard", 1, "random", "subnetwork test:\nother subroutine"),
+               "removed": ("complement", 0, "random_complement", "ablation test:\nown subroutine")}
 
 
 def sweep_arms(sweeps: dict, paper: dict[str, tuple[float, float]]) -> plt.Figure:
     """Both arms against density (issue 31): for base model 0 of each rule, from scratch (grey, chapter
     5's sweep) and pretrained (red, :func:`modlib.pretraining_consistency.sweep`), each mask of the
-    lambda sweep at its kept share (log scale). Top row, the first test: the subnetwork alone on the
+    lambda sweep at its kept share (log scale). Top row, the subnetwork test: the subnetwork alone on the
     *other* subroutine (solid), with a random subnetwork of the same size (dashed); bottom row, the
-    second test: the model without the subnetwork on its *own* subroutine (solid), and without as
+    ablation test: the model without the subnetwork on its *own* subroutine (solid), and without as
     many random weights (dashed). One column per (rule, subroutine); the paper's range of kept
     shares shaded, chance (0.25) dotted; an open marker is a mask still shrinking when its training
     stopped (not converged). ``sweeps``: rule -> {"scratch": metrics, "pretrained": metrics};

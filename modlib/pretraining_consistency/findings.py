@@ -64,7 +64,7 @@ def pretraining_effects(runs):
     subnetwork's (``sub_*``) and the ablated model's accuracy on the target and the other
     subroutine (means over mask seeds), ``effect`` (ablated other minus target) and ``modular``
     (passed the gate and effect at least :data:`MARGIN`), and ``both_tests`` (modular, and the
-    subnetwork passes chapter 5's first test too: :data:`LOWER` below its target on the other), and
+    subnetwork passes chapter 5's subnetwork test too: :data:`LOWER` below its target on the other), and
     the random subnetwork's of the same per-layer counts as each learned mask (``random_target``,
     ``random_other``: its stored ``"random"`` evaluation, means over mask seeds as ``sub_*``; nan
     where not stored), the control of the specificity claims (:func:`random_control`)."""
@@ -112,12 +112,13 @@ def pretraining_consistency(df):
     """Per (rule, subroutine, init) of :func:`pretraining_effects`' table: base models, how many
     show the modular pattern, and the mean, standard deviation (over the base models, as in the
     findings' "mean ± sd"), Brown-Forsythe spread (:func:`spread`) and range of the ablation
-    effect over the searched ones."""
+    effect over the base models whose masks passed the gate, the ones the statements on the effect
+    and its spread count (:func:`pretraining_from`); ``models`` and ``modular`` count them all."""
     import pandas as pd
 
     rows = {}
     for key, g in df.groupby(["rule", "subroutine", "init"], sort=False):
-        e = g["effect"].dropna()
+        e = g[g["passed_gate"]]["effect"].dropna()  # as the statements count them
         rows[key] = {"models": len(g), "modular": int(g["modular"].sum()), "mean effect": e.mean(),
                      "sd effect": e.std(ddof=0) if len(e) > 1 else np.nan,
                      "spread (MAD)": spread(e).mean() if len(e) > 1 else np.nan,
@@ -386,8 +387,8 @@ def _no_effect(es, ep) -> str:
     spread compares the scatter of no effect: why it cannot be decided (the count says more); "" otherwise."""
     if min(es.mean(), ep.mean()) < MARGIN:
         arm = "pretrained" if ep.mean() < MARGIN else "scratch"
-        return (f"the {arm} models show no effect whose spread could be compared "
-                f"(mean effect {number(min(es.mean(), ep.mean()), sign=True)}, under {MARGIN})")
+        return (f"the {arm} models show too little mean effect to compare spreads "
+                f"({number(min(es.mean(), ep.mean()), sign=True)}, under the {MARGIN} needed)")
     return ""
 
 
