@@ -190,13 +190,14 @@ def _curve(axes, xs, points: list[dict], marker="o", label=True, ls="-"):
         return p["control"][:, row, col] / np.maximum(p["table"][:, 0, col], 1e-9)
 
     # a random removal (or chance) is drawn dashed with open markers in the colour of the learned
-    # line it is read against, as the α sweep's figure draws it
-    series = [(axes[0], lambda p: rel(p, 2, 1), "× without the + mask", "C0", False),
-              (axes[0], lambda p: crel(p, 1, 1), "× after a random removal", "C0", True),
-              (axes[0], lambda p: rel(p, 4, 0), "+ without the × mask", "C1", False),
-              (axes[0], lambda p: crel(p, 3, 0), "+ after a random removal", "C1", True),
-              (axes[1], lambda p: rel(p, 2, 0), "+ without the + mask", "C0", False),
-              (axes[1], lambda p: rel(p, 4, 1), "× without the × mask", "C1", False),
+    # line it is read against, as the α sweep's figure draws it; the colour is the mask removed, so
+    # each name leads with it ("+ mask removed: ×", the operation read after it)
+    series = [(axes[0], lambda p: rel(p, 2, 1), "+ mask removed: ×", "C0", False),
+              (axes[0], lambda p: crel(p, 1, 1), "random removal: ×", "C0", True),
+              (axes[0], lambda p: rel(p, 4, 0), "× mask removed: +", "C1", False),
+              (axes[0], lambda p: crel(p, 3, 0), "random removal: +", "C1", True),
+              (axes[1], lambda p: rel(p, 2, 0), "+ mask removed: +", "C0", False),
+              (axes[1], lambda p: rel(p, 4, 1), "× mask removed: ×", "C1", False),
               (axes[2], lambda p: p["overlap"], "share of + kept by ×", "C2", False),
               (axes[2], lambda p: p["overlap_chance"], "the same, by chance", "C2", True),
               (axes[2], lambda p: p["share"].mean(1), "weights kept", "C4", False)]

@@ -41,6 +41,9 @@ def _say(v: stats.Verdict, text: str) -> stats.Claim:
     note = claims.get(v.claim).note
     if note.startswith("post hoc"):
         note = reader_note(note)
+        fields = " and ".join(sorted({a.field for a in claims.get(v.claim).amendments}))
+        if note.endswith("; unchanged since") and fields and "margin" not in fields:  # amended, not the margin
+            note = note.removesuffix("unchanged since") + f"the {fields} was amended since, not the margin"
         c = dataclasses.replace(c, text=f"{c.text} *{note[0].upper()}{note[1:]}.*")
     return c
 
@@ -112,7 +115,9 @@ def double(key: str, now: str, plain: str = "", then: str = "", dated: bool = Tr
     amended after its results were seen, the verdict of the claim as it now stands, marked as changed
     after the results were seen, then the verdict as first registered (``then``: what the claim asked
     then, in words, where the amendment's values do not say it); ``plain``: what the numbers show,
-    in the change's brackets. ``now`` alone for a claim not amended. ``dated`` false (a revised
+    in the change's brackets. ``now`` alone for a claim not amended. Each verdict is labelled post
+    hoc where the claim was written down after its first results were seen
+    (:func:`modlib.claims.post_hoc`). ``dated`` false (a revised
     claim): no date and no "see the claims ledger" in the brackets, for a line that links the
     ledger itself (the "What we found" box)."""
     c, was = claims.get(key), claims.registered_words(key)
@@ -127,10 +132,10 @@ def double(key: str, now: str, plain: str = "", then: str = "", dated: bool = Tr
         said += "; see the claims ledger"
     then = then or before
     reg = f"as first registered{', ' + then if then else ''}"
-    late = claims.post_hoc(key)  # the verdict as first registered is post hoc too
-    tail = (f"the same verdict {reg}" if was == now else f"{reg}, {was}" + (f" ({late})" if late else ""))
+    late = f" ({claims.post_hoc(key)})" if claims.post_hoc(key) else ""  # both verdicts, where post hoc
+    tail = f"the same verdict {reg}" if was == now else f"{reg}, {was}{late}"
     said = f" ({said})" if said else ""
-    return f"{now}, with {what} after the results were seen{said}; {tail}"
+    return f"{now}{late}, with {what} after the results were seen{said}; {tail}"
 
 
 def marked(f: stats.Claim, plain: str = "", then: str = "") -> str:
@@ -808,8 +813,11 @@ def heldout(h: dict, chance: float) -> list[stats.Claim]:
             + ("" if answers else " A network that does not answer the held-out problems has memorised the table "
                "of those it saw: its masks' numbers on held-out problems say nothing about modules."))
     out = [stats.Claim("the networks answer held-out problems", answers, text)]
-    return out + specialization(held_tables, h["held_control"], chance, h["kept"], h["sizes"][0], trained=answers,
-                                suffix="-heldout")
+    said = specialization(held_tables, h["held_control"], chance, h["kept"], h["sizes"][0], trained=answers,
+                          suffix="-heldout")
+    # each statement reads the held-out columns: its lead says so ("**Each mask alone, held-out problems.**")
+    return out + [dataclasses.replace(c, text=re.sub(r"^\*\*(.+?)\.\*\*", r"**\1, held-out problems.**", c.text, count=1))
+                  for c in said]
 
 
 def reuse_control(r: dict, label: str = "", where: str = "main") -> list[stats.Claim]:
@@ -929,14 +937,16 @@ def _as_check(c: stats.Claim, unreadable: str = "") -> stats.Claim:
 def check_words(cid: str) -> str:
     """The verdict last decided on this chapter's control ``cid`` (a condition of a control, the book's
     own claim) in the words :func:`_as_check` prints for it: "check passed", "check failed", or "this
-    control cannot be read here"; :data:`modlib.claims.NOT_DECIDED` where it was not decided. For a
-    page's one-line answer on its main path."""
+    control cannot be read here", with "(post hoc)" after it where the registry dates the claim after
+    its results (:func:`modlib.claims.post_hoc`); :data:`modlib.claims.NOT_DECIDED` where it was not
+    decided. For a page's one-line answer on its main path."""
     d = claims.decisions(CHAPTER).get(_key(cid))
     if d is None:
         return claims.NOT_DECIDED
+    late = f" ({claims.post_hoc(_key(cid))})" if claims.post_hoc(_key(cid)) else ""  # as _as_check labels it
     if d.outcome == stats.UNDECIDED:
-        return "this control cannot be read here"
-    return f"check {'passed' if d.outcome == stats.REPRODUCED else 'failed'}"
+        return f"this control cannot be read here{late}"
+    return f"check {'passed' if d.outcome == stats.REPRODUCED else 'failed'}{late}"
 
 
 PLACE = 0.5  # a class's removal is placed in a layer when that layer's swap alone makes this share of its drop
@@ -1018,7 +1028,9 @@ def class_layers(c: dict) -> list[stats.Claim]:
              + ", ".join(f"{names[i]} {mean_pm(dropped[..., i])} ({mean_pm(dropped_again[:, i])})" for i in range(len(layers)))
              + f" (the output layer's mask is the all-classes mask's, fixed). The {names[dense]} layer is the "
              f"64-unit layer just before the output layer; it holds {sizes[dense] / sizes.sum():.0%} of the masked "
-             "weights, so a mask's changes fall mostly there whatever it does: the null sets the bar, not the share.")
+             "weights, so a mask's changes fall mostly there whatever it does: the null sets the bar, not the share. "
+             f"The check, that more than half of the removals are placed in the {names[dense]} layer: "
+             f"**check {'passed' if holds else 'failed'}** ({share[dense]:.0%}).")
     return [
         _say(v1, text + f"Own drop minus the others', per network: {e.text()}."),
         _say(v2, (f"Found: {collapse_found(e2)}. " if collapse_found(e2) else "") + _collapse_measure()
