@@ -654,3 +654,18 @@ def test_the_usual_bar_for_trained_is_a_sensitivity_reading_of_the_rule(stored_f
             assert v.outcome == stats.UNDECIDED and stats.undecided_reason(v).startswith("an arm did not train")
         else:
             assert v.outcome == made[f"{rs.CHAPTER}/{key}"].outcome
+
+
+def test_the_page_names_each_claim_in_plain_words_and_says_each_reason_once():
+    """A student reading: the fold "How the verdicts are marked" listed 32 claims by their ids, and a
+    statement left open because its estimate falls short of the margin said so twice (the rule's
+    reason, then the same in plain words). Every registered claim has plain words without commas
+    (so that a list of them reads), and the reason is said once."""
+    for key in claims.registry(rs.CHAPTER):
+        name = rs_findings.claim_name(key)
+        assert name != key and "," not in name, (key, name)
+    with claims.apart():  # an estimate short of the margin, the interval clear of 0 and reaching it
+        v = claims.decide(f"{rs.CHAPTER}/scan-later-long", low=0.01, high=0.08, estimate=0.04, units=5)
+        said = rs_findings._marked(v)
+    assert v.outcome == stats.UNDECIDED and said.count("falls short of the margin") == 1, said
+    assert "smaller than the margin" not in said, said

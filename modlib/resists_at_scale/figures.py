@@ -80,11 +80,13 @@ def accuracy_curves(runs, experiment: str, log: bool = False) -> plt.Figure:
     return fig
 
 
-def attention_map(weights: np.ndarray, words: list[str], actions: list[str], ax: plt.Axes) -> None:
-    """Attention ``weights [T, S]`` of one translation: output actions down, command words across."""
-    ax.imshow(weights[:len(actions), :len(words)], cmap="Greys", vmin=0, vmax=1, aspect="auto")
+def attention_map(weights: np.ndarray, words: list[str], actions: list[str], ax: plt.Axes):
+    """Attention ``weights [T, S]`` of one translation: output actions down, command words across,
+    on a fixed scale from 0 to 1. Returns the image, for a colour bar."""
+    image = ax.imshow(weights[:len(actions), :len(words)], cmap="Greys", vmin=0, vmax=1, aspect="auto")
     ax.set_xticks(range(len(words)), words, rotation=45, ha="right", fontsize=7)
     ax.set_yticks(range(len(actions)), [ACTION_SHORT.get(a, a) for a in actions], fontsize=7)
+    return image
 
 
 def animate_seeds(runs):
@@ -141,16 +143,16 @@ def compact_actions(actions: str) -> str:
 def swap_curves(runs) -> plt.Figure:
     """Chapter 3: the CNN's accuracy on training-distribution pairs (solid) and on the same pairs
     with the right digit replaced by a random one (dashed), settings A and B, against the step:
-    means over seeds. Each solid curve is drawn wide and pale and its dashed twin on top of it, so
-    that where the two coincide (setting B) both still show."""
+    means over seeds. As in :func:`accuracy_curves`, each solid curve is its setting's dark colour
+    and its dashed twin the lighter shade (:data:`AB_COLOURS`); the solid one is drawn wide and the
+    dashed one on top of it, so that where the two coincide (setting B) both still show."""
     fig, ax = plt.subplots(figsize=(COLUMN, 3.0))
     for setting in ("A", "B"):
         a = runs.arrays(f"mnist-{setting}")
-        colour = AB_COLOURS[setting, "train"]
-        ax.plot(a["eval_steps"], a["acc_train"].mean(0), color=colour, lw=3, alpha=0.45,
+        ax.plot(a["eval_steps"], a["acc_train"].mean(0), color=AB_COLOURS[setting, "train"], lw=2.5,
                 label=f"train {setting}", zorder=2)
-        ax.plot(a["eval_steps"], a["acc_swapped"].mean(0), color=colour, lw=1.5, ls="--",
-                label=f"train {setting}, right digit replaced", zorder=3)
+        ax.plot(a["eval_steps"], a["acc_swapped"].mean(0), color=AB_COLOURS[setting, "test"], lw=1.5,
+                ls="--", label=f"train {setting}, right digit replaced", zorder=3)
     ax.set_ylim(*YLIM)
     ax.set_xlabel("training step", fontsize=9)
     ax.set_ylabel("accuracy", fontsize=9)

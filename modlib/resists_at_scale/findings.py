@@ -49,8 +49,12 @@ def _marked(v: Verdict, which: str = "") -> str:
     (:func:`modlib.claims.statement`'s): ``" — ✓ reproduced"`` for a claim of the paper, ``" — holds"`` /
     ``" — does not hold"`` for the book's own hypothesis, the reason where it cannot be decided.
     ``which``: the arms that did not train, named (:func:`untrained_levels`); where they alone leave
-    the verdict open and the interval is clear of 0, the plain words of what was found follow."""
+    the verdict open and the interval is clear of 0, the plain words of what was found follow. Where
+    the reason already says that the estimate falls short of the margin, the plain words that say it
+    again are left out."""
     untrained = f"final training accuracy below {TRAINED:.0%} in {which or 'some seed'}"
+    if v.plain and "falls short of the margin" in stats.undecided_reason(v):
+        v = replace(v, plain="")  # the reason says it already: each said once
     if which and v.outcome == UNDECIDED and stats.undecided_reason(v).startswith("an arm did not train"):
         d = claims.decisions(CHAPTER).get(v.claim)
         if d is not None and (d.low > 0 or d.high < 0):
@@ -474,7 +478,7 @@ def followups(runs) -> dict[str, Finding]:
             m, o, seeds = paired_seeds(runs.arrays("scan-C-matched"), runs.arrays(other))
             x, y, arms = (gap(o), gap(m), [o, m]) if key == "scan-matched-gap" else (gap(m), gap(o), [m, o])
             v, text = _compare(key, x, y, arms=arms, label=label)
-            who = "setting A" if other == "scan-A" else "control C at its own size"
+            who = "setting A" if other == "scan-A" else "control C at its own size, the same seeds"
             out[key] = Finding(
                 key, v.reproduced,
                 f"SCAN, control C matched to setting A's size ({size}; seeds {seeds}): "
@@ -590,13 +594,15 @@ def comparison(runs, experiment: str, information: dict[str, dict[str, float]]) 
     training shows, the information the redundant input carries about the label there
     (``information``: :func:`modlib.resists_at_scale.controls.information_table`; per seed where a
     result stored it) and its accuracies after training, each "mean ± sd" over seeds ("–" where
-    the result does not measure it: the stored A and B have no teacher-forced accuracy)."""
+    the result does not measure it: the stored A and B have no teacher-forced accuracy). A row whose
+    seeds are not the first row's names them (``C, "around right" held out (seeds 0, 2, 3)``)."""
     def cell(a, key, pick=None):
         if key not in a:
             return "–"
         return mean_pm(a[key] if pick is None else pick(a[key]))
 
     rows = {}
+    first = None  # the first row's seeds: a row with others names its own
     names = [n for n in READINGS if n.startswith(experiment)]
     names += sorted(n for n in runs.rows if n.startswith(f"{experiment}-dose-"))
     for name in names:
@@ -607,6 +613,10 @@ def comparison(runs, experiment: str, information: dict[str, dict[str, float]]) 
         if name.startswith(f"{experiment}-dose-"):
             m = int(name.split("-")[-1])
             label, shows = f"dose {m}", f"offsets 0-{m - 1}"
+        seeds = [int(k) for k in a.get("seeds", range(len(a["final_train"])))]
+        first = seeds if first is None else first
+        if seeds != first:
+            label += f" (seeds {', '.join(map(str, seeds))})"
         if experiment == "mnist":
             bits = meta.get("info_bits", information.get(f"MNIST {name.split('-')[1]}", {}).get("bits"))
             rows[label] = {"training shows": shows, "I(Y1;Y2), bits": f"{bits:.2f}" if bits is not None else "–",
@@ -632,6 +642,49 @@ def comparison(runs, experiment: str, information: dict[str, dict[str, float]]) 
 
 
 # ---------------------------------------------------------------- the usual bar for "trained", as a sensitivity reading
+
+# each registered claim (its id in claims.toml) in plain words, for the lists the page gives of them
+# (the registry's names are the ids), without commas or brackets, so that a list of them reads; a run with the
+# authors' defaults reads as its plain twin
+NAMES = {
+    "mnist-early": "MNIST: A trains faster early",
+    "mnist-gap": "MNIST: A's train-test gap exceeds B's",
+    "mnist-swap": "MNIST: replacing the right digit costs A more than B",
+    "scan-early": "SCAN: A trains faster early",
+    "scan-early-long": "SCAN: A leads early on longer commands in exact match",
+    "scan-gap": "SCAN: A's train-test gap exceeds B's",
+    "scan-unseen": "SCAN: B beats A on the test commands B never saw",
+    "mnist-control-gap": "MNIST: A's gap exceeds control C's",
+    "scan-control-gap": "SCAN: A's gap exceeds control C's",
+    "mnist-dose-gap": "MNIST: the gap grows with the right digit's information",
+    "mnist-dose-early": "MNIST: early training accuracy grows with the information",
+    "scan-tf-unseen": "SCAN in the authors' measure: B beats A on the commands B never saw",
+    "scan-early-long-tok": "SCAN: A leads early on longer commands in token accuracy",
+    "scan-later-long": "SCAN: A leads later on longer commands",
+    "scan-later-long-tf": "SCAN measured again: A leads later on longer commands",
+    "mnist-control-gap-9": "MNIST: A's gap exceeds C's when both are tested at offset 9",
+    "mnist-cover-gap": "MNIST at fixed coverage: the gap grows with the information",
+    "mnist-cover-test": "MNIST at fixed coverage: the gap on test digits grows with the information",
+    "mnist-dose-test": "MNIST: the gap on test digits grows with the information",
+    "scan-frame-hard": "SCAN: \"around right\" is a hard frame for C under three more seeds",
+    "scan-control-gap-hard": "SCAN: A's gap exceeds C's with \"around right\" held out",
+    "scan-matched-gap": "SCAN: A's gap exceeds C's at A's size",
+    "scan-matched-size": "SCAN: C's gap is larger when cut to A's size",
+    "scan-control-gap-frames": "SCAN: A's gap exceeds C's with the frames as units",
+    "scan-frame-hard-crossed": "SCAN: \"around right\" is hard for C under every crossed seed",
+}
+
+
+def claim_name(key: str) -> str:
+    """Claim ``key`` of this chapter (its id in ``claims.toml``) in plain words (:data:`NAMES`): "MNIST:
+    A trains faster early"; one run again with the authors' defaults ("ablation-mnist-early") as
+    "MNIST with the authors' defaults: A trains faster early"; the id itself where none is given."""
+    base = key.removeprefix("ablation-")
+    if base != key and base in NAMES:
+        data, _, rest = NAMES[base].partition(":")
+        return f"{data} with the authors' defaults:{rest}"
+    return NAMES.get(key, key)
+
 
 def reads_arms(runs, key: str) -> list[str]:
     """The stored results that claim ``key`` (its id in ``claims.toml``) compares, as its registry
