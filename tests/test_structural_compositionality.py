@@ -235,6 +235,36 @@ def test_test_2_is_read_base_model_by_base_model_by_the_one_rule():
     assert findings.unreadable_words({"inside-contact/contact/reinit": (1, 3)}).startswith("No such claim")
 
 
+def test_the_page_observations_by_lambda_spread_and_sweep_gap_follow_the_numbers():
+    """removal_by_lambda groups the masks by the multiple of lambda chosen and counts those removal
+    spares; random_removal_spread says whether the per-base-model effects share a sign; untrained_rest
+    parts the untrained masks a verdict reads from the others; sweep_other_gap is the worst shortfall
+    of the found subnetwork against a random one on the other subroutine, as the page prints them."""
+    import pandas as pd
+
+    def row(sub, m, lam, kept, abl, trained=True, gate=True, rule="inside-contact"):
+        return {"rule": rule, "subroutine": sub, "model": m, "trained": trained, "passed_gate": gate,
+                "mask_seed": 0, "lam": lam, "kept": kept, "abl_target": abl, "rand_abl_target": 1.0}
+
+    t = pd.DataFrame([row("inside", 0, 30, 0.023, 0.45), row("inside", 1, 100, 0.007, 0.95),
+                      row("contact", 0, 100, 0.005, 0.95), row("contact", 1, 30, 0.016, 0.13),
+                      row("contact", 0, 100, 0.0, 0.3, trained=False, gate=False),
+                      row("number", 0, 30, 0.06, 0.2, trained=False, gate=False, rule="number-contact")])
+    said = findings.removal_by_lambda(t)
+    assert said == ("removal spares the subroutine of each of the 2 masks found at ×100 (0.5 to 0.7 % kept) "
+                    "and of none of the 2 found at ×30 (1.6 to 2.3 %)"), said
+    spread = findings.random_removal_spread(t)
+    assert spread.startswith("2 base models whose effects differ in size, not in sign (inside +0.55, +0.05;"), spread
+    rest = findings.untrained_rest(t)
+    assert rest.startswith("The other untrained masks that a verdict reads keep nothing"), rest
+    assert "Number-Contact's, which no verdict reads, keep 6.00 ± 0.00 % (number) but miss" in rest, rest
+    points = [{"subroutine": "verb", "lam": 10.0, "kept": 0.24, "hard": [1.0, 0.9325], "random": [1.0, 0.9975]},
+              {"subroutine": "verb", "lam": 100.0, "kept": 0.11, "hard": [1.0, 0.955], "random": [0.95, 0.84]}]
+    assert findings.sweep_other_gap({"sv-plural": {"points": points}}) == "0.07"
+    assert findings.sweep_schedule({"sv-plural": {"points": points, "configuration": {
+        "lam_delay": 5, "lam_warmup": 5}}}) == "λ at ×1 for 5 epochs, then grown over 5 epochs, keeps 24.00% (verb) at ×10"
+
+
 def test_findings_verdicts_follow_the_numbers():
     class Row:
         def __init__(self, metrics):

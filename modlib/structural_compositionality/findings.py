@@ -762,6 +762,104 @@ def removal_hurts(table, rule: str = "inside-contact") -> str:
     return said + (f"; it does not in {' and '.join(spared)}" if hurt and spared else "")
 
 
+def removal_by_lambda(table, rule: str = "inside-contact") -> str:
+    """Chapter 5's box and details, as an observation (no claim decides it, no experiment tests the
+    cause): per multiple of lambda the search chose for ``rule``'s masks (one per base model and
+    subroutine, mask seeds averaged; those whose masks passed the selection gate), how many of those
+    masks removal spares (their own subroutine left at :data:`GATE_TARGET` or more, as in
+    :func:`removal_hurts`) and the span of their kept shares, largest multiple first: "removal spares
+    the subroutine of each of the 2 masks found at x100 (0.5 to 0.8 % kept) and of none of the 4 found
+    at x30 (1.6 to 2.3 %)"."""
+    t = table[(table["rule"] == rule) & table["trained"] & table["passed_gate"].eq(True)]
+    if t.empty:
+        return "not run at this profile"
+    per = t.groupby(["subroutine", "model"])[["lam", "kept", "abl_target"]].mean()
+    parts = []
+    for lam, rows in sorted(per.groupby("lam"), key=lambda x: -x[0]):
+        n, spared = len(rows), int((rows["abl_target"] >= GATE_TARGET).sum())
+        lo, hi = 100 * rows["kept"].min(), 100 * rows["kept"].max()
+        span = f"{lo:.1f} %" if f"{lo:.1f}" == f"{hi:.1f}" else f"{lo:.1f} to {hi:.1f} %"
+        which = ({n: f"each of the {n}", 0: f"none of the {n}"}.get(spared, f"{spared} of the {n}")
+                 if n > 1 else "the one" if spared else "not the one")
+        parts.append(f"{which}{' masks' if not parts else ''} found at ×{lam:g} ({span}{' kept' if not parts else ''})")
+    return "removal spares the subroutine of " + " and of ".join(parts)
+
+
+def untrained_rest(table, shown: tuple[str, str] = ("inside-contact", "inside")) -> str:
+    """Chapter 5's Controls, after the untrained mask ``shown`` (rule, subroutine): what the other
+    untrained masks keep, those of rules a verdict reads (whose trained base models were searched)
+    apart from those of rules none reads, each with whether its masks passed the selection gate."""
+    u = table[~table["trained"]] if not table.empty else table
+    read = set(table[table["trained"]]["rule"]) if not table.empty else set()
+    said, unread = [], {}
+    for (rule, sub), rows in u.groupby(["rule", "subroutine"], sort=False):
+        if (rule, sub) == tuple(shown):
+            continue
+        empty = bool((rows["kept"] <= 1e-4).all())
+        if rule in read:
+            said.append(None if empty else f"{RULE_WORDS.get(rule, rule)}'s {sub} mask keeps {pct(rows['kept'])}")
+        else:
+            unread.setdefault(rule, []).append((sub, rows))
+    kept = [x for x in said if x]
+    out = ("The other untrained masks that a verdict reads keep nothing: no subnetwork, so no control"
+           if said and not kept else "The other untrained masks that a verdict reads: " + "; ".join(kept)
+           if kept else "No other untrained mask is read by a verdict")
+    for rule, subs in unread.items():
+        gate = [bool(r["passed_gate"].eq(True).any()) for _, r in subs]
+        out += (f"; {RULE_WORDS.get(rule, rule)}'s, which no verdict reads, keep "
+                + " and ".join(f"{pct(r['kept'])} ({sub})" for sub, r in subs)
+                + (" but miss the selection gate" if not any(gate) else ""))
+    return out
+
+
+def random_removal_spread(table, rule: str = "inside-contact") -> str:
+    """Chapter 5's Controls: the per-base-model effects of the claims "vs random removal" of ``rule``
+    (as many random weights removed minus the subnetwork removed, on the target; every searched base
+    model, mask seeds averaged), per subroutine, and whether they share a sign."""
+    t = table[(table["rule"] == rule) & table["trained"]] if not table.empty else table
+    if t.empty or "rand_abl_target" not in t or t["rand_abl_target"].isna().any():
+        return "not measured at this profile"
+    effects = {sub: rows.groupby("model")["rand_abl_target"].mean() - rows.groupby("model")["abl_target"].mean()
+               for sub, rows in t.groupby("subroutine", sort=False)}
+    signs = {sub: set(np.sign(e[e != 0])) for sub, e in effects.items()}
+    same = all(len(s) <= 1 for s in signs.values())
+    n = max(len(e) for e in effects.values())
+    listed = "; ".join(f"{sub} {', '.join(f'{v:+.2f}' for v in e)}" for sub, e in effects.items())
+    if n < 2:
+        return f"1 base model ({listed}), too few for a t interval"
+    return (f"{count(n, 'base model')} whose effects differ in size{', not in sign' if same else ' and sign'} "
+            f"({listed}; random removal minus the subnetwork's, on its own subroutine), so the t interval over "
+            f"{n} is wide")
+
+
+def sweep_other_gap(sweeps: dict, rule: str = "sv-plural") -> str:
+    """How far, at worst, the found subnetwork alone falls short of a random subnetwork of its size on
+    the other subroutine, over every point of ``rule``'s density sweep (``sweeps``: rule -> stored
+    metrics), from the two-decimal numbers the page prints: "0.07"."""
+    m = sweeps.get(rule)
+    if not m:
+        return "not swept at this profile"
+    gap = max(round(p["random"][1], 2) - round(p["hard"][1], 2) for p in m["points"])
+    return f"{max(gap, 0.0):.2f}"
+
+
+def sweep_schedule(sweeps: dict, rule: str = "sv-plural", lam: float = 10.0) -> str:
+    """How ``rule``'s density sweep (``sweeps``: rule -> stored metrics) grew lambda, and what its masks
+    at multiple ``lam`` keep, for chapter 5's search for the penalty: "x1 for 5 epochs, then grown over
+    5: 24.09 % (subject) and 23.95 % (verb) kept at x10"."""
+    m = sweeps.get(rule)
+    if not m:
+        return "not swept at this profile"
+    c = m.get("configuration", {})
+    delay, warmup = int(c.get("lam_delay", 0)), int(c.get("lam_warmup", 0))
+    how = ("λ at full weight from the first step" if not (delay or warmup) else
+           "λ " + (f"at ×1 for {count(delay, 'epoch')}, then " if delay else "")
+           + f"grown over {count(warmup, 'epoch')}")
+    at = [p for p in m["points"] if p["lam"] == lam]
+    kept = " and ".join(f"{p['kept']:.2%} ({p['subroutine']})" for p in at)
+    return how + (f", keeps {kept} at ×{lam:g}" if at else f"; it swept no mask at ×{lam:g}")
+
+
 TEST2 = {"ablation": "abl", "reinit": "reinit"}  # test 2's claims (zeroed, re-initialised): their table prefix
 
 
@@ -788,8 +886,10 @@ def unreadable_words(read: dict[str, tuple[int, int]]) -> str:
     """For chapter 5's "Why so many ?": the test 2 claims of :func:`readable_test2` (``read``, those a
     page passes: the ones left open by their interval, without a suffix) none of whose base models the
     rule can read, named by their subnetwork and verdict-table row, each with its statement's reason and
-    interval (the decision's ``why``, where it was decided in this process), and what reading them base
-    model by base model adds; a sentence saying there are none where there are none."""
+    interval (the decision's ``why``, where it was decided in this process), said to be that reason, and,
+    apart from it, that the rule reads none of their base models, so the planning table
+    (:func:`modlib.claims.units_frame`, as chapter 5 prints it) leaves them out; a sentence saying
+    there are none where there are none."""
     names = []
     for name, (ok, n) in read.items():
         rule, sub, kind = name.split("/")
@@ -800,9 +900,10 @@ def unreadable_words(read: dict[str, tuple[int, int]]) -> str:
     if not names:
         return "No such claim here has every base model at the floor or the ceiling"
     its, one = ("its", "One of them is ") if len(names) == 1 else ("their", "Among them are ")
-    return (f"{one}{' and '.join(names)}. Read base model by base model, though, removal leaves each of {its} "
-            f"base models at the floor or the ceiling on both subroutines, where the rule reads no difference, so "
-            f"{its} interval may not be the only obstacle")
+    it = "it" if len(names) == 1 else "them"
+    return (f"{one}{' and '.join(names)}: {its} statement's reason is the interval. Separately, the rule reads "
+            f"none of {its} base models: removal leaves each at the floor or the ceiling on both subroutines, "
+            f"so the planning table in the appendix leaves {it} out")
 
 
 def argmax_caveat(found: dict[str, Finding], key: str = "inside-contact/inside/ablation") -> str:
