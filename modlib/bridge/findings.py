@@ -515,8 +515,12 @@ def table_note(table, keys) -> str:
     return "\n\n".join(x for x in (amended_note(table), holm_note(table), post_hoc_note(keys)) if x)
 
 
+NO_FAILING = "– (no network fails at this profile)"  # what a page prints for a mean over no failing network
+
+
 def mean_gain(arrays: dict, arm: str, against: str = "full") -> float:
-    """Mean over the failing networks of ``both(arm) - both(against)`` (nan when none fails)."""
+    """Mean over the failing networks of ``both(arm) - both(against)`` (nan when none fails:
+    the page prints :data:`NO_FAILING`)."""
     f = failing(arrays)
     return float((both(arrays, arm)[f] - both(arrays, against)[f]).mean()) if f.any() else float("nan")
 
