@@ -31,3 +31,13 @@ def test_a_bad_chapter_is_named_with_the_choices(capsys):
         bench.main(["chapter_eight"])
     err = capsys.readouterr().err
     assert "chapter_eight" in err and "bridge" in err
+
+
+def test_the_machine_speed_beside_each_time_is_a_small_op_in_microseconds():
+    speed = bench.op_us(seconds=0.05)
+    assert 0.1 < speed < 1000, speed  # one elementwise op on a [10, 8] tensor: microseconds, not seconds
+    rows = [{"chapter": "bridge", "cpu_s": "150", "wall_s": "160", "machine": "m", "op_us": "4.2"},
+            {"chapter": "redundant_input_toy", "cpu_s": "170", "wall_s": "171", "machine": "m"}]
+    lines = bench.table(rows).splitlines()
+    assert any(line.startswith("| 7,") and "| 4.2 |" in line for line in lines)
+    assert any(line.startswith("| 1,") and "| – |" in line for line in lines)  # a row measured before the column
