@@ -77,6 +77,8 @@ def input_usage(first_layer: np.ndarray, names: list[str]) -> plt.Figure:
     im = ax.imshow(share, cmap="Purples", vmin=0, vmax=top, aspect="auto")
     groups = ["a: tens", "a: ones", "b: tens", "b: ones"]
     ax.set_xticks([4.5 + 10 * k for k in range(4)] + [40, 41], groups + ["+", "×"], fontsize=8)
+    for tick in ax.get_xticklabels()[-2:]:  # the operation's two units: one character each, so larger
+        tick.set_fontsize(11)
     ax.set_xticks([b - 0.5 for b in (10, 20, 30, 40)], minor=True)
     ax.tick_params(which="major", length=0)
     ax.grid(which="minor", axis="x", color="white", lw=2)
@@ -114,11 +116,11 @@ def alpha_sweep(alphas, tables: np.ndarray, ious: np.ndarray, ops, rows,
     fig.legend(handles=[*learned.values(), *keys],
                labels=[f"on {op}: + mask alone (left), removed (middle)" for op in learned]
                + [k.get_label() for k in keys],
-               fontsize=8, frameon=False, loc="lower left", ncol=2, bbox_to_anchor=(0.01, 0.0))
+               fontsize=9, frameon=False, loc="lower left", ncol=2, bbox_to_anchor=(0.01, 0.0))
     for i in range(ious.shape[1]):
         axes[2].plot(alphas, ious[:, i], marker="o", label=f"layer {i + 1}")
     axes[2].set(ylim=(0, 1.02), title="IoU, + and × masks")
-    axes[2].legend(fontsize=8, frameon=False)
+    axes[2].legend(fontsize=9, frameon=False)
     for ax in axes:
         ax.set_xscale("log")
         ax.set_xticks(alphas, [f"{a:g}" for a in alphas], rotation=45)
@@ -190,12 +192,12 @@ def _curve(axes, xs, points: list[dict], marker="o", label=True, ls="-"):
         return p["control"][:, row, col] / np.maximum(p["table"][:, 0, col], 1e-9)
 
     # a random removal (or chance) is drawn dashed with open markers in the colour of the learned
-    # line it is read against, as the α sweep's figure draws it; the colour is the mask removed, so
-    # each name leads with it ("+ mask removed: ×", the operation read after it)
-    series = [(axes[0], lambda p: rel(p, 2, 1), "+ mask removed: ×", "C0", False),
-              (axes[0], lambda p: crel(p, 1, 1), "random removal: ×", "C0", True),
-              (axes[0], lambda p: rel(p, 4, 0), "× mask removed: +", "C1", False),
-              (axes[0], lambda p: crel(p, 3, 0), "random removal: +", "C1", True),
+    # line it is read against, as the α sweep's figure draws it; the colour is the operation measured
+    # (C0 +, C1 ×, as in :func:`alpha_sweep`), named after the colon ("+ mask removed: ×")
+    series = [(axes[0], lambda p: rel(p, 2, 1), "+ mask removed: ×", "C1", False),
+              (axes[0], lambda p: crel(p, 1, 1), "random removal: ×", "C1", True),
+              (axes[0], lambda p: rel(p, 4, 0), "× mask removed: +", "C0", False),
+              (axes[0], lambda p: crel(p, 3, 0), "random removal: +", "C0", True),
               (axes[1], lambda p: rel(p, 2, 0), "+ mask removed: +", "C0", False),
               (axes[1], lambda p: rel(p, 4, 1), "× mask removed: ×", "C1", False),
               (axes[2], lambda p: p["overlap"], "share of + kept by ×", "C2", False),
@@ -261,7 +263,7 @@ def width_curve(points: dict, depth: int = 2, paper: tuple[int, int] = (2000, 4)
     chance level, and the masks' share of the weights kept; x the first layer's width (log scale).
     Networks of ``depth`` hidden layers are joined by lines, each named at its right end; other
     depths are squares (named under the bottom panel); the paper's network (``paper``: width, depth)
-    is marked by a dashed line."""
+    is marked by a dotted vertical line (the random removals are dashed)."""
     fig, axes = _curve_axes("first layer's width")
     main = {h: p for h, p in points.items() if len(h) == depth}
     if main:
@@ -273,9 +275,9 @@ def width_curve(points: dict, depth: int = 2, paper: tuple[int, int] = (2000, 4)
     if others:  # the squares named once, under the masks' panel
         axes[2].annotate("squares: " + ", ".join(f"{n} hidden layers" for n in others), (0, -0.42),
                          xycoords="axes fraction", fontsize=9, color="0.3")
-    widths = sorted({h[0] for h in points})  # the paper's width is the dashed line, named in the middle panel
+    widths = sorted({h[0] for h in points})  # the paper's width is the dotted line, named in the middle panel
     for ax in axes:
-        ax.axvline(paper[0], color="k", ls="--", lw=0.8)
+        ax.axvline(paper[0], color="k", ls=":", lw=1.0)
         ax.set_xscale("log", base=2)
         ax.set_xticks(widths, [str(w) for w in widths], rotation=45)
         ax.minorticks_off()
@@ -287,13 +289,13 @@ def width_curve(points: dict, depth: int = 2, paper: tuple[int, int] = (2000, 4)
 
 def alpha_curve(points: dict, main: float | None = None) -> plt.Figure:
     """The α curve: ``points`` α -> stacked arrays over seeds (as :func:`width_curve`), the same
-    networks at every α; ``main``, the page's α, is marked by a dashed line."""
+    networks at every α; ``main``, the page's α, is marked by a dotted vertical line."""
     fig, axes = _curve_axes(r"$\alpha$")
     alphas = sorted(points)
     _curve(axes, alphas, [points[a] for a in alphas])
     for ax in axes:
         if main is not None:
-            ax.axvline(main, color="k", ls="--", lw=0.8)
+            ax.axvline(main, color="k", ls=":", lw=1.0)
         ax.set_xscale("log")
         ax.set_xticks(alphas, [f"{a:g}" for a in alphas], rotation=45)
         ax.minorticks_off()
