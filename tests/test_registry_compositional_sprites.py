@@ -68,17 +68,28 @@ def test_the_delta_order_and_the_size_of_the_drop_are_the_books_hypotheses(page)
 def test_the_box_and_the_summary_give_both_marks_of_an_amended_claim_in_one_line(page):
     # the full account (registered_first, registered_why) is printed once, in the ablations' section
     short = findings.registered_short("delta-order")
-    assert short.startswith("✗ not reproduced as first registered; does not hold"), short
+    # each verdict labelled with when the registry dates the claim (claims.written), the first too
+    assert short.startswith("✗ not reproduced (post hoc) as first registered; does not hold"), short
     assert short.endswith(" as amended") and short.count("✗") == 1, short
     assert findings.registered_short("gap-drop") == claims.words(f"{CHAPTER}/gap-drop")  # never amended
 
 
-def test_the_box_lead_gives_both_readings_of_the_headline_first_decided_first(page):
-    _, decided = page
+def test_the_box_lead_gives_both_readings_of_the_headline_first_registered_first(page):
+    found, decided = page
     every, kept = (decided[f"{CHAPTER}/{k}"] for k in ("monolithic-every-seed", "monolithic"))
+    # the filter to the seeds that fit is an amendment dated before registration (a3f0fe5): the
+    # verdict as first registered is computed over every seed, as monolithic-every-seed reads them
+    assert [(a.date, a.field) for a in claims.get(kept.key).amendments] == [
+        ("2026-11-26", "measure"), ("2026-11-26", "trained")]
+    assert kept.registered_outcome == every.outcome == stats.UNDECIDED
+    now = claims.words(kept.key).rsplit(" (as registered: ", 1)[0]
     assert findings.every_seed_short() == (
-        f"{claims.words(every.key)} over all {every.units} seeds; "
-        f"{claims.words(kept.key)} over the {kept.units} in which both models fit")
+        f"{claims.words(every.key)} as first registered, over all {every.units} seeds; "
+        f"{now} as amended, over the {kept.units} in which both models fit")
+    # each verdict said once: the statement gives the first reading itself, not the amendment's words
+    text = found["monolithic"].text
+    assert "as registered" not in text and "not every seed reached the bar of 0.8" in text, text
+    assert "as registered" not in findings.every_seed_short()
 
 
 def test_an_amendment_of_the_mutations_alone_is_told_beside_its_verdict(page):

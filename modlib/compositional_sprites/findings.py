@@ -6,6 +6,8 @@ claims tests (``tests/test_claims.py``) say the same thing at every profile.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from modlib import claims, stats
@@ -22,19 +24,24 @@ def r2_of(runs, row: str) -> tuple[np.ndarray, np.ndarray]:
 FIT = 0.8  # a seed "fits" its training support when its final in-domain R^2 reaches this
 
 
-def compare(key: str, x: np.ndarray, y: np.ndarray, *, fits: bool, reason: str = "") -> tuple[Verdict, str]:
+def compare(key: str, x: np.ndarray, y: np.ndarray, *, fits: bool, reason: str = "",
+            as_registered: dict | None = None) -> tuple[Verdict, str]:
     """The verdict on the registered claim ``key`` (its id in ``claims.toml``: "``x`` exceeds
     ``y``"), one value per seed of two rows (different models or supports: independent groups, the
     seed the unit), with Welch's t interval (:func:`modlib.stats.unpaired`; three seeds are too few
     for a bootstrap), seeds that repeat one another counted once; the paper's number (the same
     difference in its table) and the margin come from the registry (:func:`modlib.claims.decide`);
     ``fits``: every seed of both rows fits its training support (:data:`FIT`); ``reason``: a further
-    condition of the claim that failed, in words (the verdict is then "cannot be decided here")."""
+    condition of the claim that failed, in words (the verdict is then "cannot be decided here");
+    ``as_registered``: the claim as first registered, where an amendment changed what it reads
+    (:func:`modlib.claims.decide`), its verdict computed beside the amended one; the statement then
+    gives that verdict itself, so the text leaves out the amendment's closing words."""
     effect = unpaired(x, y)
-    v = claims.decide(f"{CHAPTER}/{key}", effect, trained=fits, reason=reason)
+    v = claims.decide(f"{CHAPTER}/{key}", effect, trained=fits, reason=reason, as_registered=as_registered)
     c = claims.get(v.claim)
+    shown = v if as_registered is None else replace(v, amended="")
     return v, (f"{effect.text(percent=False, margin=c.margin)[:-1]}; the paper's {c.direction * c.size:+.2f})"
-               + claims.late(v, marked(v, f"in-domain R² below {FIT} in some seed")))
+               + claims.late(v, marked(shown, f"in-domain R² below {FIT} in some seed")))
 
 
 def _paper_r2(row: str) -> str:
@@ -193,18 +200,23 @@ def compositional_sprites(runs, sharpness_rows: dict[str, float] | None = None) 
         fits = bool(both.sum() >= 2)
         a, b = (comp_whole[both], r_whole[both]) if fits else (comp_whole, r_whole)
         fails = bool((r_whole <= 0.3).all())  # the claim also needs every monolithic seed to fail
+        # the claim as first registered (a3f0fe5 chose the fitted seeds after the rows were seen, an
+        # amendment dated before registration): over every seed, every seed of both models fitted
+        all_fit = bool((r_in >= FIT).all() and (comp_in >= FIT).all())
         v, text = compare("monolithic", a, b, fits=fits, reason="" if fails else
-                          "a monolithic seed reaches whole-cube R² above 0.3, and the claim asks every seed to fail")
-        # where seeds were left out, the claim as first decided (a3f0fe5 chose the fitted seeds after
-        # the rows were seen): over every seed, every seed of both models fitted
+                          "a monolithic seed reaches whole-cube R² above 0.3, and the claim asks every seed to fail",
+                          as_registered={"effect": unpaired(comp_whole, r_whole), "trained": all_fit})
+        # that reading, printed beside it where seeds were left out (monolithic-every-seed)
         every = None if both.all() or not fits else compare(
-            "monolithic-every-seed", comp_whole, r_whole, fits=bool((r_in >= FIT).all() and (comp_in >= FIT).all()))[0]
+            "monolithic-every-seed", comp_whole, r_whole, fits=all_fit)[0]
+        short = stats.listing(f"{name} seed {i} at {r2[i]:.2f}" for name, r2 in
+                              (("monolithic", r_in), ("compositional", comp_in)) for i in np.flatnonzero(r2 < FIT))
         left = ("" if every is None else f" over the {both.sum()} seeds in which both models fit ({seed_list(both)}; "
                 f"left out: {seed_list(~both)}, in-domain R² {stats.listing([f'{x:.2f}' for x in r_in[~both]])} monolithic, "
                 f"{stats.listing([f'{x:.2f}' for x in comp_in[~both]])} compositional; over all {both.size} seeds, the "
-                f"page's first reading (every seed of both models must fit), the difference is "
+                f"claim as first registered (every seed of both models must fit), the difference is "
                 f"{np.mean(comp_whole) - np.mean(r_whole):+.2f}: "
-                + _first_reading(every, v) + ")")
+                + _first_reading(every, v, f"not every seed reached the bar of {FIT:g}: {short}") + ")")
         out["monolithic"] = Finding(
             "monolithic", v.reproduced,
             f"The monolithic model on the orthogonal support: R² {mean_sd(r_in)} in-domain, "
@@ -256,7 +268,7 @@ def compositional_sprites(runs, sharpness_rows: dict[str, float] | None = None) 
         out["sharpness"] = Finding(
             "sharpness", bool(ok and fits[-1] < fits[0]),
             "Soft occlusion of growing sharpness (every R² here counts only the seeds that fit; the others "
-            "never trained): " + "; ".join(parts) + ".")
+            "never fit): " + "; ".join(parts) + ".")
     reach_rows = {"soft occlusion": [r for r in ("orthogonal", *(sharpness_rows or ())) if r in stored],
                   "alpha compositing": [r for r in ("alpha",) if r in stored]}
     parts, ok, any_stuck = [], True, False
@@ -432,14 +444,18 @@ def _text(effect, v: Verdict) -> str:
     return effect.text(percent=False, margin=claims.get(v.claim).margin)
 
 
-def _first_reading(every: Verdict, v: Verdict) -> str:
+def _first_reading(every: Verdict, v: Verdict, untrained: str = "") -> str:
     """The verdict of a reading that a statement reports inside its own, in words without a mark, so
     that the statement carries one mark, its own: "the same verdict", "a reading that cannot be decided
-    (an arm did not train)", "a reading under which the claim is not reproduced"."""
+    (an arm did not train)", "a reading under which the claim is not reproduced". ``untrained``: where
+    an arm did not train, which seeds missed the bar, said instead ("not every seed reached the bar
+    of 0.8: monolithic seed 2 at 0.78")."""
     if every.outcome == v.outcome:
         return "the same verdict"
     if every.outcome == stats.UNDECIDED:
         reason = stats.undecided_reason(every)
+        if untrained and reason.startswith("an arm did not train"):
+            reason = untrained
         return "a reading that cannot be decided" + (f" ({reason})" if reason else "")
     return f"a reading under which the claim is {every.outcome}"
 
@@ -494,14 +510,31 @@ def how_firmly(key: str) -> str:
     return f"{effect} ({span})"
 
 
+def _two_readings(kept, every) -> tuple[str, str, str]:
+    """For :func:`every_seed` and :func:`every_seed_short`: the verdict on ``monolithic`` as first
+    registered (over every seed: its verdict under the registered fields, computed by
+    :func:`modlib.claims.decide`; ``monolithic-every-seed``'s where none was), the verdict as
+    amended without the registered one beside it (each is said once), and what the amendment was."""
+    first = claims.registered_words(kept.key)
+    if first is None:
+        first = claims.words(every.key)
+    elif claims.post_hoc(kept.key):
+        first += f" ({claims.POST_HOC})"
+    now = claims.words(kept.key).rsplit(" (as registered: ", 1)[0]
+    amended = [a for a in claims.get(kept.key).amendments if a.field not in claims.UNSHOWN]
+    chosen = ("a filter chosen after the results were seen" if any(a.seen for a in amended)
+              or claims.post_hoc(kept.key) else "a filter registered with the claim")
+    return first, now, chosen
+
+
 def every_seed(runs) -> str:
     """For the page, the verdict on ``monolithic`` where it counts only the seeds in which both
-    models fit (:func:`compositional_sprites`), in the book's order: first the claim as the page first
-    decided it, over every seed (``monolithic-every-seed``), with the seeds that did not fit and, where
-    its interval is clear of 0 although it is not reproduced, what was found there in plain words;
-    then the verdict over the seeds in which both models fit, with its estimate and interval, and
-    that this filter was chosen after the results were seen where the registry dates the claim so
-    (:func:`modlib.claims.post_hoc`). "" where no seed was left out (or neither claim was decided in
+    models fit (:func:`compositional_sprites`), in the book's order: first the claim as first
+    registered, over every seed (the page's first reading, ``monolithic-every-seed`` beside it), with
+    the seeds that did not fit and, where its interval is clear of 0 although it is not reproduced,
+    what was found there in plain words; then the verdict as amended, over the seeds in which both
+    models fit, with its estimate and interval, and that this filter was chosen after the results
+    were seen (:func:`_two_readings`). "" where no seed was left out (or neither claim was decided in
     this process)."""
     decided = claims.decisions(CHAPTER)
     kept, every = (decided.get(f"{CHAPTER}/{k}") for k in ("monolithic", "monolithic-every-seed"))
@@ -518,28 +551,28 @@ def every_seed(runs) -> str:
     def effect(d):  # its estimate and interval: a difference in whole-cube R²
         return f"{d.estimate:+.2f} in whole-cube R² (95% interval {stats.ends(d.low, d.high, margin)})"
 
-    line = f"as the page first decided it, over all {every.units} seeds: {claims.words(every.key)}"
+    first, now, chosen = _two_readings(kept, every)
+    line = f"as first registered, over all {every.units} seeds: {first}"
     if every.outcome != stats.REPRODUCED:
         line += (f", because {who} did not reach the in-domain R² of {FIT} that counts as fitting, and the "
                  "rule asks every seed of both models to fit")
         if every.low > 0:
             line += f"; the compositional model is still far ahead there, {effect(every)}"
-    chosen = ("a filter chosen after the results were seen" if claims.post_hoc(kept.key)
-              else "a filter registered with the claim")
-    return (f"{line}. Over the {kept.units} seeds in which both models fit, {chosen}: "
-            f"{claims.words(kept.key)}, {effect(kept)}.")
+    return (f"{line}. As amended, over the {kept.units} seeds in which both models fit ({chosen}): "
+            f"{now}, {effect(kept)}.")
 
 
 def every_seed_short() -> str:
     """The two readings of :func:`every_seed` in one line, marks only, for the box's lead: "? cannot
-    be decided here (post hoc) over all 5 seeds; ✓ reproduced (post hoc) over the 4 in which both
-    models fit" (the first-decided reading first); "" where no seed was left out (or neither claim
-    was decided in this process)."""
+    be decided here (post hoc) as first registered, over all 5 seeds; ✓ reproduced (post hoc) as
+    amended, over the 4 in which both models fit" (the verdict as first registered first); "" where
+    no seed was left out (or neither claim was decided in this process)."""
     decided = claims.decisions(CHAPTER)
     kept, every = (decided.get(f"{CHAPTER}/{k}") for k in ("monolithic", "monolithic-every-seed"))
     if kept is None or every is None:
         return ""
-    return (f"{claims.words(every.key)} over all {every.units} seeds; {claims.words(kept.key)} over the "
+    first, now, _ = _two_readings(kept, every)
+    return (f"{first} as first registered, over all {every.units} seeds; {now} as amended, over the "
             f"{kept.units} in which both models fit")
 
 
@@ -600,8 +633,9 @@ def registered_first(key: str) -> str:
     """Both verdicts of this chapter's amended claim ``key`` (its id), the book's order for an amended
     claim: the verdict as first registered, then what was changed and the verdict now, in plain words
     from the registry and the decision made in this process: "as first registered (in error, as a
-    claim of the paper): ✗ not reproduced; made the book's own hypothesis after the results were seen: does not
-    hold (an effect was found, but smaller than the margin of +0.05)" (why the first reads so:
+    claim of the paper): ✗ not reproduced (post hoc); made the book's own hypothesis after the results were
+    seen: does not hold (post hoc; an effect was found, but smaller than the margin of +0.05)", each
+    verdict labelled post hoc where the registry dates the claim after its data (why the first reads so:
     :func:`registered_why`). :data:`modlib.claims.NOT_DECIDED` where the claim was not decided; the
     verdict alone where it was never amended (or only in fields that cannot move a verdict,
     :data:`modlib.claims.UNSHOWN`). The dates and reasons stay in the claims ledger."""
@@ -616,7 +650,7 @@ def registered_short(key: str) -> str:
     """Both verdicts of this chapter's amended claim ``key`` in one short line, for a page's box and
     Summary, which point to the section that gives :func:`registered_first` and :func:`registered_why`
     in full (how it was first registered, and why it was changed, are left to them): "✗ not
-    reproduced as first registered; does not hold (post hoc) as amended"; the verdict alone
+    reproduced (post hoc) as first registered; does not hold (post hoc) as amended"; the verdict alone
     (:func:`modlib.claims.words`) where it was never amended in a field that can move it,
     :data:`modlib.claims.NOT_DECIDED` where it was not decided."""
     parts = _as_registered(key)
@@ -717,6 +751,8 @@ def _as_registered(key: str):
     if first["whose"] == "paper" and c.fixed()["whose"] == "own":
         then = f"in error, as {then}"  # the paper makes no such claim (registered_why)
     was = claims.outcome_words(d.registered_outcome, first["whose"] == "own")
+    if claims.post_hoc(c.key):  # the registration, as the ledger dates it (claims.written)
+        was += f" ({claims.POST_HOC})"
     when = "after the results were seen" if any(a.seen for a in shown) else "before its results were computed"
     change = (f"made {WHOSE_WORDS[c.fixed()['whose']]} {when}" if first["whose"] != c.fixed()["whose"]
               else f"changed {when} ({claims.changes_in_words(shown)})")
@@ -846,6 +882,8 @@ def recomputed(runs, more: dict | None = None) -> list:
         trained = bool(fit("diagonal-0.1").all() and fit("orthogonal").all())
         effect = stats.unpaired(drop["diagonal-0.1"], drop["orthogonal"])
         v = claims.decide(f"{CHAPTER}/delta-order", effect, trained=trained)
+        if "under the claim as registered: " in v.amended and claims.post_hoc(v.claim):
+            v = replace(v, amended=f"{v.amended} ({claims.POST_HOC})")  # dated as the ledger dates it
         out.append(claims.statement(
             v, f"With each seed on its own scenes, R² drops from in-domain to the whole cube by "
             f"{mean_sd(drop['diagonal-0.1'])} at δ = 0.1 and {mean_sd(drop['orthogonal'])} on the orthogonal support "
