@@ -49,7 +49,7 @@ def render(runs, df, margin: float, choices: dict) -> list:
     ax.axhline(0.25, color="0.4", ls=":", lw=0.8, label="chance")  # dotted, as in the figures
     ax.axvline(0.25, color="0.4", ls=":", lw=0.8)
     ax.set(xlim=(0, 1.05), ylim=(0, 1.05), xlabel=f"ablated: {sub} problems (target)",
-           ylabel="ablated: other subroutine's")
+           ylabel="ablated: other subroutine's accuracy")
     # the search's masks, not the comparable-density ones most verdicts read (issue 57)
     ax.set_title(f"{rule}, {sub} mask, as the search chose it (not at comparable density)\n"
                  f"above the dashed line (effect ≥ {margin:g}) is modular", fontsize=9)
@@ -72,11 +72,14 @@ def render(runs, df, margin: float, choices: dict) -> list:
 
 
 def _table(head: list[str], rows: list[list[str]]) -> str:
-    """A small HTML table of ``rows`` under ``head``; a row shorter than ``head`` spans the rest."""
+    """A small HTML table of ``rows`` under ``head``; a row shorter than ``head`` spans the rest.
+    Every cell is padded, so that no theme runs two columns together ("pretrained1.00")."""
+    pad = 'style="padding: 0.1em 0.8em 0.1em 0"'
+
     def cells(row, tag):
-        out = [f"<{tag}>{html.escape(x)}</{tag}>" for x in row]
+        out = [f"<{tag} {pad}>{html.escape(x)}</{tag}>" for x in row]
         if len(row) < len(head):
-            out[-1] = out[-1].replace(f"<{tag}>", f'<{tag} colspan="{len(head) - len(row) + 1}">', 1)
+            out[-1] = out[-1].replace(f"<{tag} ", f'<{tag} colspan="{len(head) - len(row) + 1}" ', 1)
         return "<tr>" + "".join(out) + "</tr>"
     return ("<table><thead>" + cells(head, "th") + "</thead><tbody>"
             + "".join(cells(r, "td") for r in rows) + "</tbody></table>")

@@ -340,6 +340,19 @@ def matched_density(runs, kept: float | None = None):
     return out
 
 
+def effect_text(name: str) -> str:
+    """The difference behind the registered claim ``name`` ("inside-contact/inside/effect") with its
+    95% interval, as its statement prints it: "-0.19 (95% Welch t interval over 5 base models -0.41
+    to +0.03)", computed again from the decision's own arms (:func:`modlib.claims.decisions`);
+    "not computed at this profile" where it was not decided on an interval."""
+    d = claims.decisions(CHAPTER).get(f"{CHAPTER}/{name.replace('/', '-')}")
+    if d is None or not d.how or not d.units:
+        return "not computed at this profile"
+    how, args, kwargs = d.how
+    arms = (np.asarray(arm, dtype=float) for arm in d.arms)
+    return getattr(stats, how)(*arms, *args, **kwargs).text(percent=False)
+
+
 def _median(kept) -> str:
     """The median of a column of kept shares (nan left out) as :func:`matched_from`'s statements
     and the verdict table print it: "1.98 %"; "no mask" where there is none."""
@@ -604,7 +617,7 @@ def pretraining_from(df, metrics: dict, base_gate: float = 0.95) -> dict[str, Fi
     ``{rule}/{sub}/specific`` the pretrained models' subnetworks are more specific: lower accuracy
                               on the other subroutine's problems (scratch minus pretrained).
     """
-    from modlib.structural_compositionality.findings import CEILING, measurable, degenerate
+    from modlib.structural_compositionality.findings import CEILING, measurable, degenerate, pct
 
     out = {}
     paper = paper_effects()
@@ -657,7 +670,7 @@ def pretraining_from(df, metrics: dict, base_gate: float = 0.95) -> dict[str, Fi
                 note = "" if len(searched) == len(g) else f" ({len(searched)} searched)"
                 return (f"{init}: {int(g['modular'].sum())} of {len(g)} base models modular{note} "
                         f"({int(g['both_tests'].sum())} with chapter 5's subnetwork test too), "
-                        f"{mean_pm(searched['kept'])} of the masked weights kept (mean ± sd), ablated "
+                        f"{pct(searched['kept'])} of the masked weights kept (mean ± sd), ablated "
                         f"{mean_pm(searched['target'])} on {sub} problems and {mean_pm(searched['other'])} on the "
                         f"other's, effect "
                         f"{mean_pm(e)} (range {number(e.min(), sign=True)} to {number(e.max(), sign=True)})")
@@ -692,14 +705,17 @@ def pretraining_from(df, metrics: dict, base_gate: float = 0.95) -> dict[str, Fi
                     f"{spread(es).mean():.2f} from scratch and {spread(ep).mean():.2f} pretrained (Brown-Forsythe"
                     f"{exact}; mean effect {number(es.mean(), sign=True)} from scratch and {number(ep.mean(), sign=True)} pretrained, and a spread "
                     f"is read only where both reach {MARGIN}); scratch minus pretrained:")
-                v = _decide(f"{name}/effect", stats.unpaired(ep, es, unit="base model", units=units),
+                effect = stats.unpaired(ep, es, unit="base model", units=units)
+                v = _decide(f"{name}/effect", effect,
                             trained=trained, controls=masks_ok, measurable=readable, reason=apart)
+                # undecided by density, the verdict gives no interval: the statement does
+                shown = effect.text(percent=False) if apart else number(ep.mean() - es.mean(), sign=True)
                 out[f"{name}/effect"] = claims.statement(
                     v,
-                    f"{rule}, {sub}: pretrained minus scratch mean ablation effect {number(ep.mean() - es.mean(), sign=True)} "
+                    f"{rule}, {sub}: pretrained minus scratch mean ablation effect {shown} "
                     f"({'the paper' if paper_gap != MARGIN else 'the stated margin'} {paper_gap:+.2f}; "
-                    f"{len(es)} and {len(ep)} base models whose masks passed the gate, keeping {mean_pm(s['kept'])} of "
-                    f"the masked weights from scratch and {mean_pm(p['kept'])} pretrained):")
+                    f"{len(es)} and {len(ep)} base models whose masks passed the gate, keeping {pct(s['kept'])} of "
+                    f"the masked weights from scratch and {pct(p['kept'])} pretrained):")
                 ss, sp = s["sub_other"].dropna(), p["sub_other"].dropna()
                 # specific beyond a random subnetwork of the same per-layer counts (issue 50; amended)
                 random_ok, control = random_control(f"{name}/specific", s, p)
@@ -711,7 +727,7 @@ def pretraining_from(df, metrics: dict, base_gate: float = 0.95) -> dict[str, Fi
                     v,
                     f"{rule}, {sub}: the subnetwork alone gets {mean_pm(ss)} on the other subroutine's "
                     f"problems from scratch and {mean_pm(sp)} pretrained (on its own, {mean_pm(s['sub_target'])} "
-                    f"and {mean_pm(p['sub_target'])}; kept {mean_pm(s['kept'])} and {mean_pm(p['kept'])}); {control}; "
+                    f"and {mean_pm(p['sub_target'])}; kept {pct(s['kept'])} and {pct(p['kept'])}); {control}; "
                     f"scratch minus pretrained:")
     return out
 
