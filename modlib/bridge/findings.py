@@ -141,7 +141,9 @@ def claims(arrays: dict, formulation: str) -> list[stats.Claim]:
         ("built", "sub", "untrained_sub", ("y1", "untrained"),
          f"the Y1 subnetwork of the trained weights scores above the one a mask finds in the same "
          f"network's initial, untrained weights (its mask's median kept share: {ku_f} over these {n} "
-         f"networks, {ku} over all {f.size})"),
+         f"networks, {ku} over all {f.size}; on fresh unconfounded points, {medians}, the trained "
+         f"weights' mask computes Y1 with accuracy {_pct(fit_y1)} and the untrained weights' with "
+         f"{_pct(fit_u)}, where the claim needs each to reach {FIT:.0%})"),
         ("repair", "ablated", "full", ("x2",),
          f"removing the weights of the \"use X2\" mask ({medians}: kept share {_pct(kx2)}; it computes "
          f"1 - Y2 with accuracy {_pct(fit_x2)}) raises the worse of held-out and training "
@@ -204,7 +206,7 @@ def apart(arrays: dict, a: str, b: str, units: np.ndarray | None = None) -> str:
         return ""
     n = arrays[f"kept_{a}"][pick].size
     return (f"median kept shares {_share(ka)} and {_share(kb)}: the two masks are {times(ratio)} times apart "
-            f"in density, medians over the {n} networks compared (comparable: median kept shares within a "
+            f"in density, medians over the {n} networks compared (the rule needs them within a "
             f"factor of {stats.DENSITY_RATIO:.0f})")
 
 
