@@ -50,6 +50,18 @@ def _registration(c: claims.Registered) -> str:
     return f"amended; {said}" if c.amendments else said
 
 
+SHORT = {"registered ": "reg. ", "amended before registration": "amended before reg.",
+         WRITTEN["newest"]: "before its newest data", WRITTEN[None]: "not dated (no data stored)"}
+
+
+def _registration_cell(text: str) -> str:
+    """The "registered" cell's HTML: :func:`_registration`'s words, shortened (:data:`SHORT`) so that
+    the narrow column wraps to a few lines, a date never broken; the page's legend gives the long forms."""
+    for long, short in SHORT.items():
+        text = text.replace(long, short)
+    return re.sub(r"(\d{4}-\d\d-\d\d)", r'<span style="white-space:nowrap">\1</span>', html.escape(text))
+
+
 KINDS = {"paper": "the paper's claim", "own": "the book's own hypothesis"}
 
 
@@ -109,6 +121,34 @@ def _sensitivity(c: claims.Registered) -> bool:
     "sensitivity": the authors' choice of masks, a unit left out): a reading beside the registered
     test, which the ledger labels and counts apart."""
     return "sensitivity" in c.note.split(":", 1)[0]
+
+
+MATCHED = "matched_"  # chapter 6: a claim re-tested at comparable density ("sv-plural-subject-matched_effect")
+
+
+def _beside(some: list[dict]) -> dict[str, str]:
+    """{key: words} for the rows of a chapter that read the same comparison as another row: a
+    sensitivity reading names the registered test whose data it re-reads (the longest other key its
+    own key starts with: ``...-effect-argmax`` re-reads ``...-effect``); chapter 6's claims at
+    comparable density (``...-matched_effect``) and at the search's density (``...-effect``) are
+    both registered tests, and each names the other."""
+    keys = {r["key"]: r for r in some}
+    out = {}
+
+    def tail(key: str) -> str:  # the id's last part: the other row sits beside this one, same rule and part
+        return f"<b>…-{html.escape(key.rsplit('-', 1)[1])}</b>"
+
+    for r in some:
+        key = r["key"]
+        if r["kind"] == SENSITIVITY:
+            tests = [k for k in keys if k != key and key.startswith(k + "-") and keys[k]["kind"] != SENSITIVITY]
+            if tests:
+                out[key] = f"Re-reads the data of {tail(max(tests, key=len))}, the registered test."
+        elif MATCHED in key and key.replace(MATCHED, "") in keys:
+            plain = key.replace(MATCHED, "")
+            out[key] = f"A registered test at comparable density; {tail(plain)} tests it on the search's masks."
+            out[plain] = f"A registered test on the search's masks; {tail(key)} tests it at comparable density."
+    return out
 
 
 def rows() -> list[dict]:
@@ -236,14 +276,17 @@ def _head(some: list[dict], shared: dict[str, str]) -> str:
     reasons = "".join(f'<li id="why-{label}"><small><b>{label}</b> ({sum(r["why"] == why for r in some)} rows): '
                       f"{_text(why)}</small></li>" for why, label in shared.items())
     if reasons:
-        reasons = ("<p><small>Reasons that several rows below give for \"? cannot be decided here\", "
-                   f"each printed once (the rows name it):</small></p><ul>{reasons}</ul>")
+        label = next(iter(shared.values()))
+        reasons = ("<p><small>Why some rows below cannot be decided: a reason that several of them share "
+                   f"is printed once here, under a label ({label} is chapter {first['chapter']}'s first such "
+                   "reason), and those rows give the label instead of the reason.</small></p>"
+                   f"<ul>{reasons}</ul>")
     return (f'<h3 style="font-size:1.25em;margin-top:1.5em"><a href="../notebooks/{first["page"]}.html">'
             f'{esc(_title(first["page"]))}</a></h3><p><small>{len(some)} claims. {esc(counts[0].upper() + counts[1:])}.'
             f"</small></p>{reasons}")
 
 
-def _row(r: dict, shared: dict[str, str]) -> str:
+def _row(r: dict, shared: dict[str, str], beside: dict[str, str] | None = None) -> str:
     """One claim's row: the chapter's number (linked to the section that prints it), the claim (its
     id, whose it is and what is measured, open for the rest; beneath it, a verdict "? cannot be
     decided here" gives its reason, or names the chapter's shared reason), the effect, the verdict
@@ -268,17 +311,21 @@ def _row(r: dict, shared: dict[str, str]) -> str:
         why = f"<small><i>why it cannot be decided here</i>: {reason}</small>"  # below the block <details>
     sensitivity = (f"<br><small>({SENSITIVITY}, not the registered test)</small>"  # not the registered
                    if r["kind"] == SENSITIVITY else "")  # test of the paper's claim or the book's hypothesis
+    other = (beside or {}).get(r["key"])
+    other = f"<small>{other}</small>" if other else ""
+    if other and why:
+        other += "<br>"
     return (f'<tr data-chapter="{r["chapter"]}" data-paper="{esc(r["paper"])}" '
             f'data-verdict="{esc(r["verdict"])}" data-kind="{esc(r["kind"])}">'
             f'<td><a href="{link}">{r["chapter"]}</a></td>'
             f'<td><details><summary><b>{esc(r["key"].split("/", 1)[1])}</b> ({esc(r["paper"])}): '
-            f'{_text(_short(r["measure"])).replace("`", "")}</summary>{details}</details>{why}</td>'
+            f'{_text(_short(r["measure"])).replace("`", "")}</summary>{details}</details>{other}{why}</td>'
             f'<td>{_effect(r)}</td><td>{esc(r["verdict"])}{sensitivity}{before}</td>'
-            f'<td><small>{esc(r["registration"])}</small></td></tr>')
+            f'<td><small>{_registration_cell(r["registration"])}</small></td></tr>')
 
 
 TABLE = ('<table class="table" style="table-layout:fixed;width:100%;overflow-wrap:break-word"><colgroup>'
-         '<col style="width:2.8em"><col><col style="width:7em"><col style="width:8em"><col style="width:7.5em">'
+         '<col style="width:2.8em"><col><col style="width:7em"><col style="width:8em"><col style="width:8.5em">'
          '</colgroup><thead><tr><th>ch.</th><th>claim (whose): what is measured; open it for the rest</th>'
          '<th>effect, 95% interval, margin</th><th>verdict</th><th>registered</th></tr></thead>')
 
@@ -302,8 +349,9 @@ def page() -> str:
     for n in menus["chapter"]:
         some = [r for r in data if str(r["chapter"]) == n]
         shared = _shared(some)
+        beside = _beside(some)
         sections.append(f'<div class="modlib-ledger-chapter" id="chapter-{n}" data-section="{n}">'
-                        f'{_head(some, shared)}{TABLE}<tbody>{"".join(_row(r, shared) for r in some)}'
+                        f'{_head(some, shared)}{TABLE}<tbody>{"".join(_row(r, shared, beside) for r in some)}'
                         f"</tbody></table></div>")
     tests = [r for r in data if r["kind"] != SENSITIVITY]
     readings = [r for r in data if r["kind"] == SENSITIVITY]
