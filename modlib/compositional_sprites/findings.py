@@ -209,14 +209,14 @@ def compositional_sprites(runs, sharpness_rows: dict[str, float] | None = None) 
         # that reading, printed beside it where seeds were left out (monolithic-every-seed)
         every = None if both.all() or not fits else compare(
             "monolithic-every-seed", comp_whole, r_whole, fits=all_fit)[0]
-        short = stats.listing(f"{name} seed {i} at {r2[i]:.2f}" for name, r2 in
-                              (("monolithic", r_in), ("compositional", comp_in)) for i in np.flatnonzero(r2 < FIT))
+        short = [f"{name} seed {i} at {r2[i]:.2f}" for name, r2 in  # the seeds under the bar (none where all fit)
+                 (("monolithic", r_in), ("compositional", comp_in)) for i in np.flatnonzero(r2 < FIT)]
         left = ("" if every is None else f" over the {both.sum()} seeds in which both models fit ({seed_list(both)}; "
                 f"left out: {seed_list(~both)}, in-domain R² {stats.listing([f'{x:.2f}' for x in r_in[~both]])} monolithic, "
                 f"{stats.listing([f'{x:.2f}' for x in comp_in[~both]])} compositional; over all {both.size} seeds, the "
                 f"claim as first registered (every seed of both models must fit), the difference is "
                 f"{np.mean(comp_whole) - np.mean(r_whole):+.2f}: "
-                + _first_reading(every, v, f"not every seed reached the bar of {FIT:g}: {short}") + ")")
+                + _first_reading(every, v, f"not every seed reached the bar of {FIT:g}: {stats.listing(short)}") + ")")
         out["monolithic"] = Finding(
             "monolithic", v.reproduced,
             f"The monolithic model on the orthogonal support: R² {mean_sd(r_in)} in-domain, "
