@@ -82,3 +82,27 @@ def test_adam_takes_the_given_number_of_steps():
     with pytest.raises(ValueError, match="steps"):
         _adam_run("cpu", steps=-1)
 
+
+
+@pytest.mark.parametrize("activation", ["relu", "tanh"])
+def test_forward_is_vmap_bit_for_bit(activation):
+    """`forward` runs the operations vmap of each member's `functional_call` runs, so the stored
+    results made with vmap stay the numbers this code makes: outputs and gradients equal exactly."""
+    from torch.func import functional_call, vmap
+
+    nets = [mlp(2, [8, 8, 8], 1, activation, init="playground") for _ in range(M)]
+    template, params = stack(nets)
+    x = torch.randn(M, 10, 2, generator=torch.Generator().manual_seed(0))
+    theirs = {k: v.clone().requires_grad_(True) for k, v in params.items()}
+    ours = {k: v.clone().requires_grad_(True) for k, v in params.items()}
+    out_theirs = vmap(lambda p, xi: functional_call(template, p, (xi,)))(theirs, x)
+    out_ours = forward(template, ours, x)
+    assert torch.equal(out_ours, out_theirs)
+    (out_theirs.tanh().sum()).backward(), (out_ours.tanh().sum()).backward()
+    assert all(torch.equal(ours[k].grad, theirs[k].grad) for k in params)
+
+
+def test_stack_names_a_layer_it_cannot_batch():
+    net = torch.nn.Sequential(torch.nn.Linear(2, 4), torch.nn.BatchNorm1d(4), torch.nn.Linear(4, 1))
+    with pytest.raises(ValueError, match="BatchNorm1d"):
+        stack([net])
