@@ -36,8 +36,10 @@ chapter 7's toy masks at ~1,500x (their matrices are 8 wide). The prototypes tha
 toy masks stacked (all 300 of a formulation in one step: ~100x less time per mask step), channels-last
 for chapter 2's decoders and chapter 4's CNN (~25-30 % less, not for the masked CNNs). Those that did
 not: chapter 2's seeds stacked with vmap (slower), chapter 4's mask samples in one vmapped pass (2.4x
-slower, as the README's table says), SimCLR's augment vectorized (the same), and the toy sweep without
-vmap (within the noise).
+slower, as the README's table says) and SimCLR's augment vectorized (the same). The toy sweep without
+vmap, within the noise at full's 2,200 members, saves a third of a step at default's 100 and computes the
+same numbers bit for bit (``benchmarks/bench_toy_step.py``): adopted on 2026-12-04, so the toy-sweep row's
+step is the present one and its ``extra`` column times the vmap step beside it.
 
 Output: the table printed and written to ``--out`` (CSV; its first line, a ``#`` comment, holds the
 torch version, thread count and CPU). Run it with ``nice`` on a shared machine; the ratios, not the
@@ -189,8 +191,11 @@ CL_LABEL = "channels-last memory format (model and inputs)"
 
 
 def toy_sweep() -> Kind:
-    """Chapter 1's sweep: one (activation, loss) group's members as one vmapped model
-    (``modlib.training.train_seeds``), plain SGD on batches of 10."""
+    """Chapter 1's sweep: one (activation, loss) group's members as one stacked model
+    (``modlib.training.train_seeds``: a ``bmm`` then ``add`` a layer), plain SGD on batches of 10;
+    beside it (``extra``) the same step as it ran until 2026-12-04, under ``torch.func.vmap``."""
+    from torch.func import functional_call, vmap
+
     from modlib import redundant_input_toy as toy
     from modlib.models import mlp
     from modlib.training import stack, train_seeds
@@ -202,29 +207,18 @@ def toy_sweep() -> Kind:
     x, y = torch.randn(members, s.n_train, 2), torch.randint(0, 2, (members, s.n_train)).float()
     idx = torch.arange(s.batch)
     lossf = toy.loss_fn("mse")
-    state = {"p": params}
+    state = {"p": params, "before": params}
 
     def step():
         state["p"] = train_seeds(template, state["p"], lambda t: (x[:, idx], y[:, idx]), lossf, steps=1,
                                  lr=s.lr, progress=False)
 
-    # prototype: each layer's weights of all members as one tensor, one baddbmm per layer
-    # (benchmarks/bench_toy_stacked.py checks it gives the same weights)
-    layers = [(params[f"{i}.weight"].transpose(1, 2).contiguous().requires_grad_(),
-               params[f"{i}.bias"][:, None, :].contiguous().requires_grad_())
-              for i in range(0, 2 * len(s.hidden) + 1, 2)]
-
-    def stacked():
-        h = x[:, idx]
-        for k, (w, b) in enumerate(layers):
-            h = torch.baddbmm(b, h, w)
-            if k < len(layers) - 1:
-                h = h.relu()
-        loss = (0.5 * (torch.tanh(h[..., 0]) - (2 * y[:, idx] - 1)) ** 2).mean(1).sum()
-        grads = torch.autograd.grad(loss, [t for pair in layers for t in pair])
+    def before():  # the same SGD step with every member run through functional_call under vmap
+        leaves = {k: v.requires_grad_(True) for k, v in state["before"].items()}
+        out = vmap(lambda p, xi: functional_call(template, p, (xi,)))(leaves, x[:, idx])
+        grads = torch.autograd.grad(vmap(lossf)(out, y[:, idx]).sum(), list(leaves.values()))
         with torch.no_grad():
-            for t, g in zip([t for pair in layers for t in pair], grads):
-                t.sub_(s.lr * g)
+            state["before"] = {k: v.detach() - s.lr * g for (k, v), g in zip(leaves.items(), grads)}
 
     # prototype 2: members last ([batch, features, members]); each layer a loop of broadcast
     # multiply-adds over its inputs, contiguous along the 2,200 members, instead of 2,200 tiny
@@ -248,12 +242,12 @@ def toy_sweep() -> Kind:
             for t, g in zip(flat, grads):
                 t.sub_(s.lr * g)
 
-    return Kind(step, f"{members} members of a 2-8-8-8-1 MLP, vmap, batch {s.batch}, SGD",
-                why="2,200 independent 8-wide MLPs on 10 points: vmap makes every layer a bmm of 2,200 "
-                    "[10, 8] x [8, 8] matrices, which MKL runs at a few GFLOP/s (bmm is ~60 % of the "
-                    "step, the batch gather x[:, idx] ~20 %)",
-                protos=[("stacked baddbmm per layer (no vmap/functional_call)", stacked, 1),
-                        ("members-last layout, broadcast multiply-adds instead of bmm", members_last, 1)])
+    return Kind(step, f"{members} members of a 2-8-8-8-1 MLP, a bmm a layer, batch {s.batch}, SGD",
+                why="2,200 independent 8-wide MLPs on 10 points: every layer is a bmm of 2,200 [10, 8] x "
+                    "[8, 8] matrices, which MKL runs at a few GFLOP/s (bmm is ~60 % of the step, the batch "
+                    "gather x[:, idx] ~20 %)",
+                protos=[("members-last layout, broadcast multiply-adds instead of bmm", members_last, 1)],
+                extra={"before_ms": (before, "before 2026-12-04 (vmap of functional_call, the same numbers)")})
 
 
 def _sprite_kind(row: str) -> Kind:
