@@ -213,14 +213,20 @@ def compositional_sprites(runs, sharpness_rows: dict[str, float] | None = None) 
                  (("monolithic", r_in), ("compositional", comp_in)) for i in np.flatnonzero(r2 < FIT)]
         left = ("" if every is None else f" over the {both.sum()} seeds in which both models fit ({seed_list(both)}; "
                 f"left out: {seed_list(~both)}, in-domain R² {stats.listing([f'{x:.2f}' for x in r_in[~both]])} monolithic, "
-                f"{stats.listing([f'{x:.2f}' for x in comp_in[~both]])} compositional; over all {both.size} seeds, the "
-                f"claim as first registered (every seed of both models must fit), the difference is "
-                f"{np.mean(comp_whole) - np.mean(r_whole):+.2f}: "
-                + _first_reading(every, v, f"not every seed reached the bar of {FIT:g}: {stats.listing(short)}") + ")")
+                f"{stats.listing([f'{x:.2f}' for x in comp_in[~both]])} compositional)")
+        # the verdict as amended, then as first registered, as the amended claims of the recomputed
+        # rows print theirs (the δ = 0.1 order): "as amended: changed ...; under the claim as first
+        # registered, over all 5 seeds ...: ? cannot be decided here (post hoc; ...)"
+        first = ("" if every is None else
+                 f", as amended: changed after the results were seen (every seed → the seeds in which both models "
+                 f"fit; when and why: the claims ledger); under the claim as first registered, over all {both.size} "
+                 f"seeds (every seed of both models must fit; the difference {np.mean(comp_whole) - np.mean(r_whole):+.2f}): "
+                 + _first_marked(every, v, f"not every seed reached the bar of {FIT:g}: {stats.listing(short)}"))
         out["monolithic"] = Finding(
             "monolithic", v.reproduced,
             f"The monolithic model on the orthogonal support: R² {mean_sd(r_in)} in-domain, "
-            f"{mean_sd(r_whole)} on the whole cube; the compositional model minus it on the whole cube{left} {text}.")
+            f"{mean_sd(r_whole)} on the whole cube; the compositional model minus it on the whole cube{left} {text}"
+            f"{first}.")
     randoms = [r for r in ("random", "random-monolithic") if r in stored]
     if randoms:
         # in-domain and whole-cube test sets are both uniform on the cube here, so their agreement is
@@ -428,12 +434,23 @@ def closed_starts(runs, ks: dict[str, float], closed: float = CLOSED, shared=Non
 SLOT_FIT = 0.8  # a slot decoder "recovers" its slot function when its R² against the renderer reaches this
 
 
-def slot_fits(runs, row: str) -> str:
+def slot_fits(runs, row: str, more: dict | None = None) -> str:
     """Slot 0's and slot 1's R² against the renderer (``r2_slot``), mean ± sd over the seeds of
-    ``row`` that fit their training support (:data:`FIT`): "a and b"."""
+    ``row`` that fit their training support (:data:`FIT`): "a and b"; with ``more`` (``{row:
+    Result}``, :func:`recomputed`), over the seeds after them too where it has the row with its slot
+    R², and counted:
+    "0.98 ± <0.01 and 0.98 ± <0.01 over the 3 of 10 seeds that fit"."""
     a = runs.arrays(row)
-    f = a["r2_in"][:, -1] >= FIT
-    return " and ".join(mean_sd(a["r2_slot"][f, k]) for k in range(a["r2_slot"].shape[1]))
+    r_in, slot = [a["r2_in"][:, -1]], [a["r2_slot"]]
+    if more is not None and row in more and "r2_slot" in more[row].arrays:
+        if int(more[row].config["first_seed"]) != len(r_in[0]):
+            raise ValueError(f"the more seeds of {row} do not start after its {len(r_in[0])} seeds")
+        r_in.append(more[row].arrays["r2_in"][:, -1])
+        slot.append(more[row].arrays["r2_slot"])
+    r_in, slot = np.concatenate(r_in), np.concatenate(slot)
+    f = r_in >= FIT
+    text = " and ".join(mean_sd(slot[f, k]) for k in range(slot.shape[1]))
+    return text if more is None else f"{text} over the {f.sum()} of {f.size} seeds that fit"
 
 
 
@@ -444,20 +461,21 @@ def _text(effect, v: Verdict) -> str:
     return effect.text(percent=False, margin=claims.get(v.claim).margin)
 
 
-def _first_reading(every: Verdict, v: Verdict, untrained: str = "") -> str:
-    """The verdict of a reading that a statement reports inside its own, in words without a mark, so
-    that the statement carries one mark, its own: "the same verdict", "a reading that cannot be decided
-    (an arm did not train)", "a reading under which the claim is not reproduced". ``untrained``: where
-    an arm did not train, which seeds missed the bar, said instead ("not every seed reached the bar
-    of 0.8: monolithic seed 2 at 0.78")."""
-    if every.outcome == v.outcome:
-        return "the same verdict"
-    if every.outcome == stats.UNDECIDED:
-        reason = stats.undecided_reason(every)
-        if untrained and reason.startswith("an arm did not train"):
-            reason = untrained
-        return "a reading that cannot be decided" + (f" ({reason})" if reason else "")
-    return f"a reading under which the claim is {every.outcome}"
+def _first_marked(every: Verdict, v: Verdict, untrained: str = "") -> str:
+    """The verdict of the claim ``v`` decided, as first registered, with its mark, for a statement
+    that gives it after the verdict as amended: the registered verdict of ``v``'s claim (``every``'s,
+    the same reading kept as a claim of its own, where none was recorded), "(post hoc)" where the
+    registry dates the claim after its results, and why it cannot be decided where it cannot
+    (``untrained``: which seeds missed the bar, in place of "an arm did not train"): "? cannot be
+    decided here (post hoc; not every seed reached the bar of 0.8: monolithic seed 2 at 0.78)"."""
+    d = claims.decisions(CHAPTER).get(v.claim)
+    outcome = d.registered_outcome if d is not None and d.registered_outcome is not None else every.outcome
+    words = claims.outcome_words(outcome, claims.get(v.claim).original()["whose"] == "own")
+    reason = stats.undecided_reason(every) if every.outcome == outcome else ""
+    if untrained and reason.startswith("an arm did not train"):
+        reason = untrained
+    said = "; ".join(x for x in ((claims.POST_HOC if claims.post_hoc(v.claim) else ""), reason) if x)
+    return f"{words} ({said})" if said else words
 
 
 def _bound(x: float, v: Verdict) -> str:
@@ -661,14 +679,29 @@ def registered_short(key: str) -> str:
     return f"{was} as first registered; {now} as amended"
 
 
+# what each mutation a claim must notice asks of its verdict, in a reader's words (:func:`list_amended`)
+MUTATION_WORDS = {"swap arms": "the two sides it compares were swapped",
+                  "arm untrained": "one of the two sides it compares did not train"}
+
+
+def _checks_words(added: list[str]) -> str:
+    """The mutations ``added`` (:data:`modlib.claims.MUTATIONS`) as the checks a verdict must notice,
+    in plain words: "if the two sides it compares were swapped or one of them did not train"; a
+    mutation without such words by its registry name."""
+    if set(added) == {"swap arms", "arm untrained"}:
+        return "if the two sides it compares were swapped or one of them did not train"
+    return "if " + " or ".join(MUTATION_WORDS.get(m, repr(m)) for m in added)
+
+
 def list_amended(key: str, what: str = "Its claim") -> str:
     """A note for the verdict on this chapter's claim ``key`` where the claim was amended after its
     results were seen only in fields no verdict reads (:data:`modlib.claims.UNSHOWN`: the list of
-    mutations), which :func:`modlib.claims.words` leaves to the claims ledger: what changed, and the
-    verdict as first registered ("the same" where it is). ``what`` names the claim: "This claim was
-    amended after its results were seen, only to list the analysis errors its verdict must notice
-    ('swap arms' and 'arm untrained'); that list moves no verdict: the same as first registered." ""
-    where the claim has no such amendment, has another one too, or was not decided."""
+    mutations), which :func:`modlib.claims.words` leaves to the claims ledger: what changed, in plain
+    words (:func:`_checks_words`), and the verdict as first registered ("the same" where it is).
+    ``what`` names the claim: "This claim was amended after its results were seen, only to add the
+    checks its verdict must notice if the two sides it compares were swapped or one of them did not
+    train; that moves no verdict: the same as first registered." "" where the claim has no such
+    amendment, has another one too, or was not decided."""
     c = claims.get(f"{CHAPTER}/{key}")
     d = claims.decisions(CHAPTER).get(c.key)
     seen = [a for a in c.amendments if a.seen]
@@ -677,9 +710,24 @@ def list_amended(key: str, what: str = "Its claim") -> str:
     added = [m for a in seen for m in a.new if m not in a.old]
     first = claims.registered_words(c.key)
     same = first is None or first == claims.outcome_words(d.outcome, c.own)
-    return (f"{what} was amended after its results were seen, only to list the analysis errors its verdict "
-            f"must notice ({stats.listing(repr(m) for m in added)}); that list moves no verdict: "
+    return (f"{what} was amended after its results were seen, only to add the checks its verdict must notice "
+            f"{_checks_words(added)}; that moves no verdict: "
             + ("the same as first registered." if same else f"as first registered, {first}."))
+
+
+def two_claims(runs) -> str:
+    """For the page, after :func:`every_seed`: that the claims ledger keeps its two readings as two
+    claims, which is which, and what the second's own amendment changed (:func:`list_amended`):
+    "The claims ledger keeps the two readings as two claims: monolithic, as amended, over the 4
+    seeds, and monolithic-every-seed, over all 5. The second was amended after ..."; "" where
+    :func:`every_seed` gives one reading."""
+    if not every_seed(runs):
+        return ""
+    decided = claims.decisions(CHAPTER)
+    kept, every = (decided[f"{CHAPTER}/{k}"] for k in ("monolithic", "monolithic-every-seed"))
+    return (f"The claims ledger keeps the two readings as two claims: monolithic, as amended, over the "
+            f"{kept.units} seeds, and monolithic-every-seed, over all {every.units}. "
+            + list_amended("monolithic-every-seed", "The second"))
 
 
 def stuck_drop(runs, row: str) -> str:
@@ -866,7 +914,8 @@ def recomputed(runs, more: dict | None = None) -> list:
             + (f"R² {mean_sd(slot[f, 0])} (slot 0) and {mean_sd(slot[f, 1])} (slot 1) over the {f.sum()} seed{'s' * bool(f.sum() != 1)} that "
                f"fit ({seed_list(f)})" if f.any() else "not measured: no seed fit")
             + (f"; the {(~f).sum()} that did not fit ({seed_list(~f)}) are left out" if (~f).any() else "")
-            + "."))
+            + "." + (f" With alpha compositing (one decoder for both slots), slot 0 and slot 1: R² "
+                     f"{slot_fits(runs, 'alpha', more or {})}." if "alpha" in rows and fit("alpha").any() else "")))
     if {"gap", "orthogonal"} <= rows and "r2_gap" in runs.arrays("gap"):
         full_, gap = runs.arrays("orthogonal")["r2_gap"], runs.arrays("gap")["r2_gap"]
         trained = bool(fit("gap").all() and fit("orthogonal").all())
