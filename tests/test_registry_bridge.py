@@ -95,9 +95,11 @@ def test_the_box_and_the_summary_give_the_verdict_as_first_registered_first(prin
     import json
 
     found, _, _ = printed
-    said = claims.untagged(findings.mark_of([found["built-a"]], "built-a"))  # without "(post hoc)"
-    assert said.startswith("as first registered: holds; as amended after the results were seen: ? cannot be "
-                           "decided here: the two masks are"), said
+    said = findings.mark_of([found["built-a"]], "built-a")
+    assert claims.untagged(said).startswith("as first registered: holds; as amended after the results were "
+                                            "seen: ? cannot be decided here: the two masks are"), said
+    # reader 17: the verdict as first registered is post hoc too, and labelled so
+    assert said.startswith("as first registered: holds (post hoc); as amended"), said
     cells = json.loads((ROOT / "notebooks" / "bridge.ipynb").read_text())["cells"]
     text = ["".join(c["source"]) for c in cells if c["cell_type"] == "markdown"]
     box = next(t for t in text if "What we found" in t)
@@ -120,14 +122,16 @@ def test_the_page_says_why_built_b_was_undecided_as_first_registered(printed):
     so beside the density reason, so that the lead is not read as one that counts at matched density."""
     found, _, arrays = printed
     first = findings.built_first("built-b")
-    assert first.startswith("? cannot be decided here, as its lead, +4 points (+2 to +6), falls short of "
-                            "the margin of +5 points"), first
-    assert findings.built_first("built-a") == "holds"  # its lead reaches the margin: no such reason
+    assert claims.untagged(first).startswith("? cannot be decided here, as its lead, +4 points (+2 to +6), "
+                                             "falls short of the margin of +5 points"), first
+    # its lead reaches the margin: no such reason; reader 17: post hoc as the amended verdict beside it
+    assert findings.built_first("built-a") == "holds (post hoc)"
+    assert first.startswith("? cannot be decided here (post hoc), as"), first
     # reader 15: the ratio that decides (a), 2.05 against 2, printed as it decides, and what the first
-    # amendment (medians over all networks, 1.96) gave
+    # amendment (medians over all networks, 1.96) gave, post hoc too (reader 17)
     turns = findings.built_turns(arrays)
     assert turns == ("Formulation (a)'s verdict turns on 2.05 against the factor of 2: with the medians over "
-                     "all networks (1.96), it read: holds."), turns
+                     "all networks (1.96), it read: holds (post hoc)."), turns
     assert "2.05 times apart" in found["built-a"].text and "2.38 times apart" in found["built-b"].text
     assert findings.with_first(found["built-b"]).endswith("while its interval reaches it.")
     assert findings.with_first(found["built-a"]) == found["built-a"].text
@@ -170,4 +174,8 @@ def test_the_appendix_says_what_each_amendment_changed_and_reads_one_sided(print
                if s.name.startswith("kept-predicts"))
     note = findings.holm_no_p_note(decided)
     assert "Fisher's z is undefined with 3 seeds" in note and "permutation p = 1" in note, note
+    # reader 17: the claim's own line says the same, not an interval over 3 seeds as if computed
+    line = findings.appendix_text(found["predicts-compositional"])
+    assert "Fisher z interval" not in line and line.count("Fisher's z is undefined with 3 seeds, so no interval, "
+                                                          "shown as -1.00 to +1.00") == 2, line
     assert list(findings.holm_frame(decided)["one-sided p"]).count(findings.NO_P) == 1

@@ -106,21 +106,23 @@ def _strip(ax, values: list[np.ndarray], labels: list[str], colors: list[str], f
     """Per-seed dots of each arm (failing seeds filled, left of the arm's centre; the others
     hollow, right of it, so that the two stay apart where they pile up at one value) with each
     arm's mean over the failing seeds as a bar behind them; a few seeds (a CNN's five) get
-    larger dots."""
+    larger dots. The bar spans the failing seeds' half only, under their dots, and each filled dot
+    has a white rim, so that dots piled up at the bar's height (a subnetwork at 1.0) stay visible."""
     rng = np.random.default_rng(0)
-    dot = 9 if fails.size > 20 else 28
+    dot = 12 if fails.size > 20 else 28
     both_kinds = fails.any() and (~fails).any()
     for i, (v, c) in enumerate(zip(values, colors)):
         jitter = rng.uniform(-0.12, 0.12, v.size)
         shift = 0.14 if both_kinds else 0.0
-        ax.scatter(i - shift + jitter[fails], v[fails], s=dot, color=c, alpha=0.7, lw=0, zorder=3)
-        ax.scatter(i + shift + jitter[~fails], v[~fails], s=dot, facecolor="none", edgecolor=c, alpha=0.6,
-                   lw=0.7, zorder=3)
+        ax.scatter(i - shift + jitter[fails], v[fails], s=dot, color=c, alpha=0.9, edgecolor="white",
+                   lw=0.4, zorder=3)
+        ax.scatter(i + shift + jitter[~fails], v[~fails], s=dot, facecolor="none", edgecolor=c, alpha=0.9,
+                   lw=0.8, zorder=3)
         if fails.any():
-            ax.plot([i - 0.3, i + 0.3], [v[fails].mean()] * 2, color="k", lw=2, zorder=2)
+            ax.plot([i - shift - 0.18, i - shift + 0.18], [v[fails].mean()] * 2, color="k", lw=1.6, zorder=2)
     ax.set_xticks(range(len(values)), labels, fontsize=size)
     ax.tick_params(axis="y", labelsize=size)
-    ax.set_ylim(-0.03, 1.03)
+    ax.set_ylim(-0.04, 1.06)
 
 
 def inside(arrays: dict[str, dict], provenance: str) -> plt.Figure:
@@ -134,7 +136,7 @@ def inside(arrays: dict[str, dict], provenance: str) -> plt.Figure:
             ("untrained_sub", "Y1 subnetwork,\nuntrained")]
     for ax, (f, a) in zip(axes[:, 0], arrays.items()):
         _strip(ax, [both(a, k) for k, _ in arms], [l for _, l in arms],
-               ["0.4", BLUE, "0.7", ORANGE], failing(a))
+               ["0.35", BLUE, "0.55", ORANGE], failing(a))
         ax.set_title(f"formulation ({f}): {int(failing(a).sum())} of {a['full_held_out'].size} fail",
                      fontsize=LABEL)
         ax.set_ylabel("min(held-out,\ntrain) accuracy", fontsize=LABEL)
@@ -238,7 +240,7 @@ def digits_inside(arrays: dict, provenance: str) -> plt.Figure:
     arms = [("full", "full\nCNN"), ("sub", "Y1\nsubnetwork"), ("random_sub", "random,\nsame size"),
             ("untrained_sub", "Y1 subnetwork,\nuntrained")]
     fails = digit_failing(arrays)
-    _strip(ax, [both(arrays, k) for k, _ in arms], [l for _, l in arms], ["0.4", BLUE, "0.7", ORANGE], fails)
+    _strip(ax, [both(arrays, k) for k, _ in arms], [l for _, l in arms], ["0.35", BLUE, "0.55", ORANGE], fails)
     ax.axhline(0.1, color="0.6", ls=":", lw=0.8)
     ax.set_title(f"{int(fails.sum())} of {fails.size} CNNs fail", fontsize=LABEL)
     ax.set_ylabel("min(held-out,\ntrain) accuracy", fontsize=LABEL)

@@ -24,6 +24,8 @@ were seen.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from modlib import claims as registry
@@ -808,7 +810,7 @@ def sprite_statements(arrays: dict, model: str) -> list[stats.Finding]:
     out.append(stats.Finding(
         f"selectivity-predicts-{model}", e.measurable,
         f"{model.capitalize()}, the selectivity instead of the overlap ({EXPLORATORY}): against whole-cube R², rho "
-        f"{e.text(percent=False)}."))
+        f"{no_interval(e.text(percent=False))}."))
     return out
 
 
@@ -958,9 +960,19 @@ def built_first(cid: str) -> str:
     d = registry.decisions(CHAPTER).get(key)
     if d is None:
         return "not computed"
-    said = registry.outcome_words(d.registered_outcome or d.outcome, own=True)
+    said = built_words(cid, d.registered_outcome or d.outcome)
     short = lead_short(key) if (d.registered_outcome or d.outcome) == stats.UNDECIDED else ""
     return f"{said}, as {short}" if short else said
+
+
+def built_words(cid: str, outcome: str) -> str:
+    """The outcome ``outcome`` of chapter 7's claim ``cid`` ("built-a") in the registry's words, with
+    "(post hoc)" after it where the claim was written down after its results were seen
+    (:func:`modlib.claims.post_hoc`), as :func:`modlib.claims.tagged` marks its verdict as amended:
+    the verdict as first registered and under the first amendment are no less post hoc."""
+    said = registry.outcome_words(outcome, own=True)
+    late = registry.post_hoc(f"{CHAPTER}/{cid}")
+    return f"{said} ({late})" if late else said
 
 
 def first_amendment(arrays: dict, formulation: str) -> str:
@@ -989,7 +1001,7 @@ def built_turns(arrays_by_formulation: dict[str, dict]) -> str:
             continue
         said.append(f"formulation ({f})'s verdict turns on {times(kept_ratio(a, 'y1', 'untrained', fails))} "
                     f"against the factor of {stats.DENSITY_RATIO:g}: with the medians over all networks "
-                    f"({times(kept_ratio(a, 'y1', 'untrained'))}), it read: {registry.outcome_words(mid, own=True)}")
+                    f"({times(kept_ratio(a, 'y1', 'untrained'))}), it read: {built_words(f'built-{f}', mid)}")
     if not said:
         return "No formulation's verdict turns on which networks the medians are taken over."
     text = "; ".join(said) + "."
@@ -1065,12 +1077,29 @@ def amendments_said(key: str) -> str:
                    else f". Under the claim as registered: {first}")
 
 
+# a rank correlation over fewer than 4 units: Fisher's z gives no interval, and
+# :func:`modlib.stats.correlation` prints -1 to +1 in its place; the appendix says so in the words of
+# the note under Holm's table (:func:`holm_no_p_note`), not as an interval computed
+_NO_Z = (re.compile(r"95% Spearman rank, Fisher z interval over ([1-3]) seeds -1\.00 to \+1\.00"),
+         re.compile(r"Spearman rank, Fisher z interval -1\.00 to \+1\.00 over ([1-3]) seeds"))
+
+
+def no_interval(text: str) -> str:
+    """``text`` with each Fisher z interval of a rank correlation over fewer than 4 seeds, which is
+    -1 to +1 by definition, not by computation, said as such: "Spearman rank over 3 seeds; Fisher's
+    z is undefined with 3 seeds, so no interval, shown as -1.00 to +1.00"."""
+    for pattern in _NO_Z:
+        text = pattern.sub(lambda m: f"Spearman rank over {m[1]} seeds; Fisher's z is undefined with {m[1]} "
+                                     "seeds, so no interval, shown as -1.00 to +1.00", text)
+    return text
+
+
 def appendix_text(c: stats.Claim) -> str:
     """The appendix's line for the claim ``c``: its text (with :func:`with_first`), the closing
     sentence on an amendment saying what each amendment changed (:func:`amendments_said`), and a
     reason the rule words as two-sided ("within the margin of no effect (±0.30)") in the claim's
     one-sided words ("the whole interval lies below +0.30"): the rule reads only the registered side."""
-    text = with_first(c)
+    text = no_interval(with_first(c))
     v = c.verdict
     if v is None or not v.claim:
         return text
@@ -1089,8 +1118,9 @@ def mark_of(claims: list[stats.Claim], name: str, missing: str = "no verdict her
     and outcome ("holds"), with the reason where it cannot be decided ("? cannot be decided here:
     the two masks are ..."), or ``missing`` where no such claim was made. Where an amendment made
     after the results were seen changed the verdict, the verdict as first registered comes first,
-    as in every chapter's box and summary: "as first registered: holds; as amended after the
-    results were seen: ? cannot be decided here: ...". ``points``: a claim on accuracies that only
+    as in every chapter's box and summary: "as first registered: holds (post hoc); as amended after
+    the results were seen: ? cannot be decided here (post hoc): ...", each "(post hoc)" where the
+    claim was written down after its results were seen. ``points``: a claim on accuracies that only
     its interval's place leaves undecided gives its reason in points (:func:`_in_points`)."""
     c = next((c for c in claims if c.name == name), None)
     if c is None:
@@ -1106,6 +1136,8 @@ def mark_of(claims: list[stats.Claim], name: str, missing: str = "no verdict her
         said = f"{marked}: {reason}" if reason else marked
     first = registry.registered_words(v.claim) if v is not None and v.amended and v.claim else None
     if first is not None and first != registry.outcome_words(v.outcome, registry.get(v.claim).own):
+        late = registry.post_hoc(v.claim)  # the first registration came after the results too
+        first = f"{first} ({late})" if late else first
         return f"as first registered: {first}; as amended after the results were seen: {said}"
     note = _amended(c)
     return said + (f" ({note})" if note else "")
@@ -1167,10 +1199,10 @@ def holm_no_p_note(made: dict | None = None) -> str:
         return ""
     def exact(d) -> str:  # the exact test the claim's own line prints instead; none where nothing varies
         test = stats.correlation(*d.arms).test
-        return f", its own line gives the exact {test} (two-sided)" if test else ""
+        return f"; its own line gives the exact {test} (two-sided)" if test else ""
 
-    said = "; ".join(f"{plain_name(k.split('/', 1)[1])}: Fisher's z is undefined with {len(d.arms[0])} seeds"
-                     + exact(d) for k, d in rows)
+    said = "; ".join(f"{plain_name(k.split('/', 1)[1])}: Fisher's z is undefined with {len(d.arms[0])} seeds, "
+                     "so no interval (its line shows -1.00 to +1.00) and no p" + exact(d) for k, d in rows)
     return f"{NO_P} {said[0].upper()}{said[1:]}. The correction counts this p as 1."
 
 
