@@ -2,8 +2,10 @@
 ``book/ledger.md``), drawn from the registry (``modlib/<chapter>/claims.toml``, :mod:`modlib.claims`)
 and the decisions the chapters made on their stored full results (``book/ledger/<chapter>.json``).
 
-:func:`table` gives the rows as a ``pandas.DataFrame``; :func:`page` the page's HTML: the table with
-four menus (chapter, paper, verdict, kind) that filter its rows in the browser, with no kernel.
+:func:`table` gives the rows as a ``pandas.DataFrame``; :func:`summary` the page's opening table of
+verdict counts by chapter; :func:`page` the page's HTML: the table with four menus (chapter, paper,
+verdict, kind) that filter its rows in the browser, with no kernel. Registry text is printed without
+the project's internal tracker numbers (:func:`_plain`); the registry itself is unchanged.
 """
 
 from __future__ import annotations
@@ -80,6 +82,19 @@ def _why(c: claims.Registered, d: claims.Decision | None) -> str:
     if d is None:
         return ""
     return d.why.replace("the paper's side", "the claim's side") if c.own else d.why
+
+
+TRACKER = ((re.compile(r" \(issue \d+(?:, session \d+)?\)"), ""), (re.compile(r"\(issue \d+: "), "("),
+           (re.compile(r"\bissue \d+: "), ""), (re.compile(r"after the issue quoted"), "after the request for it quoted"))
+
+
+def _plain(text: str) -> str:
+    """Registry text as the ledger prints it: the project's internal tracker numbers ("(issue 50)",
+    "issue 52: ") left out, as a reader cannot open them; the dates and commits that date a claim
+    against its data stay, as they are its record. The registry itself is not changed."""
+    for pattern, words in TRACKER:
+        text = pattern.sub(words, text)
+    return text
 
 
 def _corrections(c: claims.Registered) -> str:
@@ -165,7 +180,9 @@ def rows() -> list[dict]:
                 "paper": PAPERS.get(c.paper, c.paper) if c.paper else "the book",
                 "claim": c.name, "quote": c.quote, "measure": c.measure, "units": c.units,
                 "effect": d.estimate if d else None, "low": d.low if d else None, "high": d.high if d else None,
-                "n": d.units if d else None, "margin": c.margin, "size": c.size,
+                "n": d.units if d else None, "over": d.conditions.get("over", "") if d else "",
+                "arms": [sum(a) / len(a) for a in d.arms] if d and len(d.arms) == 2 and all(d.arms) else None,
+                "margin": c.margin, "size": c.size,
                 "verdict": _verdict_words(d.outcome if d else None, c.own),
                 "as registered": (_verdict_words(d.registered_outcome, c.original()["whose"] == "own")
                                   if d and d.registered_outcome else ""),
@@ -191,12 +208,17 @@ def _slug(text: str) -> str:
 def _effect(r: dict) -> str:
     """The effect cell: the estimate and its 95% interval at one precision (:func:`stats.ends`), then
     the claim's margin; a dash where no unit was measured, and no interval over one unit (an
-    interval of no width over several units, both arms at a floor, is printed: 0.00 to 0.00)."""
+    interval of no width over several units, both arms at a floor, is printed: 0.00 to 0.00). An
+    interval over the parts of one unit (chapter 4's ten classes of one network) is printed as what
+    it is, as the reason under the claim gives it, not as an interval over units."""
     margin = f'<br><small>margin {r["margin"]:g}</small>'
     if r["effect"] is None or not r["n"]:
         return "—" + margin
     if r["low"] is None or r["n"] == 1:
         alone = "<br><small>one unit: no interval</small>" if r["n"] == 1 else ""
+        if r["n"] == 1 and r["low"] is not None and r["low"] != r["high"] and r.get("over"):
+            alone = (f"<br><small>one unit: {stats.ends(r['low'], r['high'], r['margin'])} is over "
+                     f"{html.escape(r['over'])}, not over units</small>")
         return f"{stats.number(r['effect'], 2, sign=True)}{alone}{margin}"
     interval = stats.ends(r["low"], r["high"], r["margin"])
     places = max(2, len(interval.split(" to ")[0].split(".")[-1]))
@@ -274,7 +296,7 @@ def _head(some: list[dict], shared: dict[str, str]) -> str:
     counts = "; ".join(f"{name}: {_both(rows_)}" for name, kind in kinds
                        if (rows_ := [r for r in some if r["kind"] == kind]))
     reasons = "".join(f'<li id="why-{label}"><small><b>{label}</b> ({sum(r["why"] == why for r in some)} rows): '
-                      f"{_text(why)}</small></li>" for why, label in shared.items())
+                      f"{_text(_plain(why))}</small></li>" for why, label in shared.items())
     if reasons:
         label = next(iter(shared.values()))
         reasons = ("<p><small>Why some rows below cannot be decided: a reason that several of them share "
@@ -284,6 +306,9 @@ def _head(some: list[dict], shared: dict[str, str]) -> str:
     return (f'<h3 style="font-size:1.25em;margin-top:1.5em"><a href="../notebooks/{first["page"]}.html">'
             f'{esc(_title(first["page"]))}</a></h3><p><small>{len(some)} claims. {esc(counts[0].upper() + counts[1:])}.'
             f"</small></p>{reasons}")
+
+
+FLOOR = "floor or ceiling"  # the rule's reason where both arms sit where the measure cannot be read
 
 
 def _row(r: dict, shared: dict[str, str], beside: dict[str, str] | None = None) -> str:
@@ -298,8 +323,8 @@ def _row(r: dict, shared: dict[str, str], beside: dict[str, str] | None = None) 
                                     f'; {r["n"]} distinct unit{"" if r["n"] == 1 else "s"}')),
             ("trained", r["trained"]), ("why this verdict", r["why"]), ("amended", r["amendments"]),
             ("note", r["note"]), ("registration record corrected", r["corrections"]),
-            ("mutations", r["mutations"])]
-    details = "".join(f"<br><small><b>{k}</b>: {_text(v)}</small>" for k, v in more if v)
+            ("mutations (errors planted on purpose)", r["mutations"])]
+    details = "".join(f"<br><small><b>{k}</b>: {_text(_plain(v))}</small>" for k, v in more if v)
     kind = f' ({esc(r["kind as registered"])})' if r["kind as registered"] else ""
     before = f'<br><small>as registered: {esc(r["as registered"])}{kind}</small>' if r["as registered"] else ""
     # an undecided verdict's reason, in the wide claim cell and named as the reason it cannot be
@@ -307,7 +332,10 @@ def _row(r: dict, shared: dict[str, str], beside: dict[str, str] | None = None) 
     why = ""
     if _undecided(r):
         label = shared.get(r["why"])
-        reason = f'reason <a href="#why-{label}">{label}</a>, above the table' if label else _text(r["why"])
+        reason = f'reason <a href="#why-{label}">{label}</a>, above the table' if label else _text(_plain(r["why"]))
+        if FLOOR in r["why"] and r.get("arms"):  # the levels that are the reason, beside it
+            first, second = (stats.number(a, 2) for a in r["arms"])
+            reason += f"; each arm's mean: {first} and {second} (the effect is the first minus the second)"
         why = f"<small><i>why it cannot be decided here</i>: {reason}</small>"  # below the block <details>
     sensitivity = (f"<br><small>({SENSITIVITY}, not the registered test)</small>"  # not the registered
                    if r["kind"] == SENSITIVITY else "")  # test of the paper's claim or the book's hypothesis
@@ -330,8 +358,50 @@ TABLE = ('<table class="table" style="table-layout:fixed;width:100%;overflow-wra
          '<th>effect, 95% interval, margin</th><th>verdict</th><th>registered</th></tr></thead>')
 
 
+def _tally(some: list[dict], verdict: str) -> str:
+    """A summary cell: how many of ``some`` read ``verdict`` now, and in brackets how many read it as
+    first registered where an amendment changed that count; a dash for none either way."""
+    now = sum(r["verdict"] == verdict for r in some)
+    first = sum(((r["as registered"] or r["verdict"]) == verdict) for r in some)
+    if now == first:
+        return str(now) if now else "–"
+    return f"{now} ({first})"
+
+
+def summary() -> str:
+    """The page's opening table: per chapter, how many registered tests it decides and how many read
+    each verdict (as they read now, and in brackets as first registered where an amendment changed
+    the count), then all chapters together, then the sensitivity readings, counted apart. The same
+    counts as the chapters' section heads, in a grid; it is not part of the filtered ledger."""
+    data = rows()
+    tests = [r for r in data if r["kind"] != SENSITIVITY]
+    readings = [r for r in data if r["kind"] == SENSITIVITY]
+    verdicts = [v for v in ORDER if v != NOT_DECIDED or any(r["verdict"] == v for r in data)]
+    head = "".join(f"<th>{html.escape(v)}</th>" for v in verdicts)
+
+    def line(name: str, some: list[dict], bold: bool = False) -> str:
+        cells = "".join(f"<td>{_tally(some, v)}</td>" for v in verdicts)
+        name = f"<b>{name}</b>" if bold else name
+        return f"<tr><td>{name}</td><td>{len(some)}</td>{cells}</tr>"
+
+    body = []
+    for n in sorted({r["chapter"] for r in tests}):
+        some = [r for r in tests if r["chapter"] == n]
+        title = html.escape(re.sub(r"^Chapter \d+: ", "", _title(some[0]["page"])))
+        body.append(line(f'{n}, <a href="#chapter-{n}">{title}</a>', some))
+    body.append(line("all chapters", tests, bold=True))
+    if readings:
+        where = stats.listing(sorted({str(r["chapter"]) for r in readings}))
+        body.append(line(f"sensitivity readings (chapters {where}), counted apart", readings))
+    return ('<table class="table modlib-ledger-summary" style="width:100%"><thead><tr><th>chapter</th>'
+            f"<th>tests</th>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+            "<p><small>A count in brackets is the count as first registered, where an amendment changed "
+            "it. A sensitivity reading re-reads a test's data another way; it is not a test of its own."
+            "</small></p>")
+
+
 def page() -> str:
-    """The ledger's HTML: a summary line, four menus (chapter, paper, verdict, kind) and one section a
+    """The ledger's HTML: a line with the number of claims, four menus (chapter, paper, verdict, kind) and one section a
     chapter (anchored ``#chapter-N``): its title, the count of its verdicts, the reasons its rows
     share, and its table. Each menu hides the rows that do not match it, and a chapter whose rows
     are all hidden (plain JavaScript in the page, no kernel)."""
@@ -353,11 +423,10 @@ def page() -> str:
         sections.append(f'<div class="modlib-ledger-chapter" id="chapter-{n}" data-section="{n}">'
                         f'{_head(some, shared)}{TABLE}<tbody>{"".join(_row(r, shared, beside) for r in some)}'
                         f"</tbody></table></div>")
-    tests = [r for r in data if r["kind"] != SENSITIVITY]
-    readings = [r for r in data if r["kind"] == SENSITIVITY]
-    summary = f"{len(data)} registered claims: {len(tests)} tests ({_both(tests)})"
-    if readings:
-        summary += f" and {len(readings)} sensitivity readings of their data ({_both(readings)})"
+    readings = sum(r["kind"] == SENSITIVITY for r in data)
+    total = f"{len(data)} registered claims: {len(data) - readings} tests"
+    total += f" and {readings} sensitivity readings of their data" if readings else ""
+    total += " (the table at the top of the page counts their verdicts)"
     script = """<script>(function(){var root=document.currentScript.parentNode;
 var menus=root.querySelectorAll('select[data-ledger]');function apply(){var shown=0;
 root.querySelectorAll('tbody tr').forEach(function(tr){var ok=true;menus.forEach(function(m){
@@ -367,5 +436,5 @@ s.querySelectorAll('tbody tr').forEach(function(tr){if(tr.style.display!=='none'
 s.style.display=any?'':'none';});
 root.querySelector('.modlib-ledger-count').textContent=shown+' shown';}
 menus.forEach(function(m){m.addEventListener('change',apply);});apply();})();</script>"""
-    return (f'<div class="modlib-ledger"><p>{esc(summary)}.</p><p>Chapter: {jump}</p><p>{controls}'
+    return (f'<div class="modlib-ledger"><p>{esc(total)}.</p><p>Chapter: {jump}</p><p>{controls}'
             f'<span class="modlib-ledger-count"></span></p>{"".join(sections)}{script}</div>')
