@@ -122,13 +122,16 @@ def full_hours_text(chapter: str) -> str:
     return f"{hours:.1f} h" if hours is not None else NOT_MEASURED
 
 
-def times(chapter: str) -> str:
+def times(chapter: str, seconds: bool = False) -> str:
     """The box's line: "about 25 minutes to read the main path (the folded boxes and the appendix
-    add more); about 3 minutes of CPU to run at default"."""
+    add more); about 3 minutes of CPU to run at default"; with ``seconds``, the run time in the
+    words of the page's table of profiles (:func:`default_cpu_text`: "361 s of CPU to run at
+    default"), not rounded up to whole minutes."""
     read, run = reading_minutes(chapter), run_minutes(chapter)
     main = "about %d minutes to read the main path (the folded boxes and the appendix add more)"
-    return (f"{main % read if read else 'reading time ' + NOT_MEASURED}; "
-            f"{'about %d minutes of CPU to run at default' % run if run else 'run time ' + NOT_MEASURED}")
+    ran = (f"{default_cpu_text(chapter)} to run at default" if seconds else
+           "about %d minutes of CPU to run at default" % run) if run else "run time " + NOT_MEASURED
+    return f"{main % read if read else 'reading time ' + NOT_MEASURED}; {ran}"
 
 
 def full_seconds_by_result(chapter: str) -> dict[str, float]:

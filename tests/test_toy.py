@@ -334,3 +334,18 @@ def test_the_coverage_controls_pair_with_the_sweeps_seeds(profile):
 @pytest.mark.parametrize("profile", ["smoke", "default", "full", "paper"])
 def test_the_coverage_controls_train_as_long_as_the_sweep_they_are_compared_with(profile):
     assert toy.coverage.settings(profile).epochs == toy.settings(profile).epochs
+
+
+def test_steps_note_names_the_flat_panels_and_whether_the_first_line_crosses_the_cell():
+    from modlib.redundant_input_toy import findings
+    grids = np.zeros((1, 3, 4, 4), dtype=np.uint8)  # [seeds, snapshots, x2, x1]: P(Y1 = 1) * 255
+    grids[0, 0] = 100  # epoch 0: one class everywhere
+    grids[0, 1, :, 2:] = 200  # epoch 1: a vertical line at x1 = 0, the cell all one class
+    grids[0, 2, :, 2:] = 200
+    grids[0, 2, 3, 3] = 100  # epoch 4: the line bends into the cell's corner
+    arrays = {"grids": grids, "snapshot_epochs": [0, 1, 4], "windows": (-1.5, 1.5, -1.5, 1.5)}
+    assert findings.steps_note(arrays, [0, 1]) == ("After epoch 0 the network says one class "
+                                                   "everywhere (pale colour), so no black line.")
+    assert findings.steps_note(arrays, [0, 4]).endswith(
+        "; the first line, after epoch 4, already crosses the dashed cell.")
+    assert findings.steps_note(arrays, [1, 4]) == ""

@@ -165,12 +165,37 @@ def settled(arrays: dict, epoch: int) -> float:
     if epoch not in epochs:
         raise ValueError(f"epoch={epoch} has no stored snapshot; choose from {epochs}")
     side = arrays["grids"] > 127  # [G, K, res, res], rows x2: P(Y1 = 1) > 0.5
-    x1_low, x1_high, x2_low, x2_high = arrays["windows"]
-    x1 = np.linspace(x1_low, x1_high, side.shape[-1])
-    x2 = np.linspace(x2_low, x2_high, side.shape[-2])
-    cell = (x2[:, None] > 0) & (x1[None, :] > 0)  # [res, res]
     same = side[:, epochs.index(epoch)] == side[:, -1]  # [G, res, res]
-    return float(same[:, cell].mean())
+    return float(same[:, held_out_cell(arrays)].mean())
+
+
+def held_out_cell(arrays: dict) -> np.ndarray:
+    """The grid points of the held-out cell (x1 > 0, x2 > 0 in the plotted window), ``[res, res]``
+    (rows x2), of one binary-design setting's stored grids."""
+    x1_low, x1_high, x2_low, x2_high = arrays["windows"]
+    res_x2, res_x1 = arrays["grids"].shape[-2:]
+    x1 = np.linspace(x1_low, x1_high, res_x1)
+    x2 = np.linspace(x2_low, x2_high, res_x2)
+    return (x2[:, None] > 0) & (x1[None, :] > 0)
+
+
+def steps_note(arrays: dict, epochs, seed: int = 0) -> str:
+    """What a figure of one seed's boundary after each of ``epochs`` (stored snapshots) shows
+    without a black line, for its caption: the epochs after which the network says one class
+    everywhere, and whether the first boundary drawn already crosses the held-out cell; "" where
+    every panel has a line."""
+    snaps = list(arrays["snapshot_epochs"])
+    prob = {e: arrays["grids"][seed, snaps.index(e)] / 255 for e in epochs}  # P(Y1 = 1)
+    flat = [e for e, q in prob.items() if not q.min() < 0.5 < q.max()]
+    if not flat:
+        return ""
+    note = (f"After epoch{'s' * (len(flat) > 1)} {' and '.join(map(str, flat))} the network says "
+            "one class everywhere (pale colour), so no black line")
+    first = next((e for e in prob if e not in flat), None)
+    inside = prob[first][held_out_cell(arrays)] if first is not None else None
+    if inside is not None and inside.min() < 0.5 < inside.max():
+        note += f"; the first line, after epoch {first}, already crosses the dashed cell"
+    return note + "."
 
 
 # ---------------------------------------------------------------- the distribution over seeds
