@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib import patheffects
 
 from modlib.data import sentences as agreement
 from modlib.plots import COLUMN, count, percent_axis
@@ -83,7 +84,10 @@ def ablation_effects(df, paper: dict | None = None, margin: float | None = None)
     """Chapter 6's figure: per (rule, subroutine), the ablation effect (the ablated model's accuracy
     on the other subroutine minus that on the target) of every base model, from scratch (grey) and
     pretrained (red); filled dots show the modular pattern, open ones do not (subnetwork missed the
-    gate or effect below ``margin``, dashed, as in :func:`density_by_arm` and the explorer). Bars: means. ``paper``: ``{(rule, subroutine, init):
+    gate or effect below ``margin``, dashed, as in :func:`density_by_arm` and the explorer). Bars: means over the
+    base models whose masks passed the gate (``passed_gate``, where the table has it), as the appendix's
+    Consistency table (:func:`~modlib.pretraining_consistency.findings.pretraining_consistency`) and the
+    effect's statements average them. ``paper``: ``{(rule, subroutine, init):
     effect}``, drawn as black diamonds. ``df``: :func:`modlib.pretraining_consistency.findings.pretraining_effects`."""
     groups = list(dict.fromkeys(zip(df["rule"], df["subroutine"])))
     ncols = min(len(groups), 2)
@@ -93,7 +97,8 @@ def ablation_effects(df, paper: dict | None = None, margin: float | None = None)
         for x, init in enumerate(("scratch", "pretrained")):
             rows = df[(df["rule"] == rule) & (df["subroutine"] == sub) & (df["init"] == init)]
             colour = INIT_COLOURS[init]
-            ax.bar(x, rows["effect"].mean(), 0.6, color=colour, alpha=0.35)
+            passed = rows[rows["passed_gate"]] if "passed_gate" in rows else rows  # as the Consistency table
+            ax.bar(x, passed["effect"].mean(), 0.6, color=colour, alpha=0.35)
             jitter = np.linspace(-0.15, 0.15, len(rows)) if len(rows) > 1 else np.zeros(1)
             for dx, (_, row) in zip(jitter, rows.iterrows()):
                 ax.plot(x + dx, row["effect"], "o", ms=4, color=colour,
@@ -137,6 +142,7 @@ def pretraining_provenance(runs) -> str:
 
 
 MEDIAN_LS = "-."  # the scratch median's vertical line (density_by_arm): dotted is chance
+CROSS_EDGE = [patheffects.withStroke(linewidth=3, foreground="white")]  # density_by_arm's crosses, seen over a dot
 
 
 def density_by_arm(df, matched=None, margin: float | None = None) -> plt.Figure:
@@ -162,8 +168,9 @@ def density_by_arm(df, matched=None, margin: float | None = None) -> plt.Figure:
             if matched is not None and not matched.empty:
                 m = matched[(matched["rule"] == rule) & (matched["subroutine"] == sub) & (matched["init"] == init)]
                 m = m[m["kept"].notna()]
-                top.plot(m["kept"], m["sub_other"], "x", color=colour, ms=5)
-                bottom.plot(m["kept"], m["effect"], "x", color=colour, ms=5)
+                # over the dots, outlined in white: a scratch cross is often its own arm's dot (the same mask)
+                for ax, y in ((top, "sub_other"), (bottom, "effect")):
+                    ax.plot(m["kept"], m[y], "x", color=colour, ms=6, mew=1.4, zorder=4, path_effects=CROSS_EDGE)
                 for ax in (top, bottom):
                     if len(m):
                         ax.axvline(m["common"].iloc[0], color="0.5", ls=MEDIAN_LS, lw=0.8)
@@ -176,7 +183,8 @@ def density_by_arm(df, matched=None, margin: float | None = None) -> plt.Figure:
         if j % 2 == 0:
             top.set_ylabel("alone:\nother subroutine", fontsize=SMALL)
             bottom.set_ylabel("ablation effect", fontsize=SMALL)
-    if groups:  # headroom over the highest effect (the effect panels share one y axis)
+    if groups:  # accuracies from 0 to 1, as in Fig. 6.5; headroom over the highest effect (one y axis a row)
+        panel(0, 0).set_ylim(0, 1.05)
         low, high = panel(1, 0).get_ylim()
         panel(1, 0).set_ylim(low, high + 0.08 * (high - low))
     for ax in fig.axes:  # after every panel is drawn: the shared axis spans them all

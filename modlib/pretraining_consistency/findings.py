@@ -652,8 +652,10 @@ def pretraining_from(df, metrics: dict, base_gate: float = 0.95) -> dict[str, Fi
         for init in ("scratch", "pretrained"):
             g = r[r["init"] == init]
             ok &= bool(g["searched"].all() and (g["task"] >= base_gate).all() and len(g) > 0)
-            parts.append(f"{init}, {mean_pm(g['task'])} ({int(g['searched'].sum())} of {len(g)} searched)")
-        out[f"{rule}/base"] = stats.Claim(f"{rule}/base", ok, f"{rule}: base models reach " + "; ".join(parts) + ".")
+            arm = "from scratch" if init == "scratch" else init
+            parts.append(f"{mean_pm(g['task'])} {arm} ({int(g['searched'].sum())} of {len(g)} searched)")
+        out[f"{rule}/base"] = stats.Claim(f"{rule}/base", ok, f"{rule}: the base models score " + " and ".join(parts)
+                                          + " on the task's test set.")
         trained = ok and pretrained_ok.get(rule, True)
         for sub in dict.fromkeys(df[df["rule"] == rule]["subroutine"]):
             rows = df[(df["rule"] == rule) & (df["subroutine"] == sub)]
@@ -668,12 +670,15 @@ def pretraining_from(df, metrics: dict, base_gate: float = 0.95) -> dict[str, Fi
                     return f"{init}: none of {len(g)} base models reached the gate, none searched"
                 searched = g[g["searched"]]
                 note = "" if len(searched) == len(g) else f" ({len(searched)} searched)"
+                missed = int((searched["effect"].notna() & ~searched["passed_gate"]).sum())
+                over = (f"; over all {len(e)}, the {missed} whose mask missed the gate included"
+                        if missed else "")  # the effect's other statements average those that passed it
                 return (f"{init}: {int(g['modular'].sum())} of {len(g)} base models modular{note} "
                         f"({int(g['both_tests'].sum())} with chapter 5's subnetwork test too), "
                         f"{pct(searched['kept'])} of the masked weights kept (mean ± sd), ablated "
                         f"{mean_pm(searched['target'])} on {sub} problems and {mean_pm(searched['other'])} on the "
                         f"other's, effect "
-                        f"{mean_pm(e)} (range {number(e.min(), sign=True)} to {number(e.max(), sign=True)})")
+                        f"{mean_pm(e)} (range {number(e.min(), sign=True)} to {number(e.max(), sign=True)}{over})")
 
             name = f"{rule}/{sub}"
             ratio = density_ratio(s[s["searched"]], p[p["searched"]])
