@@ -156,8 +156,8 @@ def kept_by_layer(arrays: dict, subroutines: tuple[str, str], layers: list[str],
     the overlap (IoU) of their seed-0 masks, layer by layer, against the overlap two independent
     random masks of the seed-0 masks' sizes would have, ``pq / (p + q - pq)``, on a log axis. A
     value below :data:`LAYER_FLOOR` (a mask that keeps none of a layer, two masks that share no
-    weight) is drawn at the floor as a down-pointing triangle, so that every line stays on the
-    axis. (Chapter 5.)"""
+    weight) is drawn at the floor, marked by a black down-pointing triangle (in the legend), so that
+    every line stays on the axis. (Chapter 5.)"""
     fig = None
     if ax is None:
         fig, ax = plt.subplots(figsize=(COLUMN, 2.6))
@@ -179,8 +179,9 @@ def kept_by_layer(arrays: dict, subroutines: tuple[str, str], layers: list[str],
     union = p + q - p * q  # 0 in a layer both masks empty: no overlap to expect there, no point
     chance = np.divide(p * q, union, out=np.full_like(union, np.nan, dtype=float), where=union > 0)
     line(chance, ":", "0.5", "overlap of random masks")
-    for where, colour in floored:
-        ax.plot(where, np.full(len(where), LAYER_FLOOR), "v", color=colour, ms=5, ls="none", clip_on=False)
+    for where, _ in floored:  # one black triangle wherever any line sits at the floor, above the lines
+        ax.plot(where, np.full(len(where), LAYER_FLOOR), "v", color="black", ms=6, ls="none", clip_on=False,
+                zorder=4, label=f"under {LAYER_FLOOR:g} (at the floor)" if where is floored[0][0] else None)
     ax.set_xticks(x, [short_layer(n) for n in layers], rotation=45, ha="right", rotation_mode="anchor",
                   fontsize=9)
     ax.set_ylim(LAYER_FLOOR / 1.6, 40)  # before the log scale; the floor clear of the frame, room above 1 for the legend
@@ -189,7 +190,8 @@ def kept_by_layer(arrays: dict, subroutines: tuple[str, str], layers: list[str],
     ax.minorticks_off()
     ax.tick_params(axis="y", labelsize=9)
     ax.set_ylabel("fraction (log)", fontsize=9)
-    ax.legend(fontsize=9, frameon=False, ncol=2, loc="upper center", handlelength=1.5, columnspacing=1)
+    ax.legend(fontsize=9 if not floored else 8, frameon=False, ncol=2 if not floored else 3, loc="upper center",
+              handlelength=1.5, columnspacing=1)
     if fig is not None:
         fig.tight_layout()
     return fig
@@ -398,19 +400,27 @@ def density_sweep(sweeps: dict, paper: dict[str, tuple[float, float]], test: str
     return fig
 
 
-def kept_over_training(table_runs: dict) -> plt.Figure:
+def kept_over_training(table_runs: dict, lams: dict | None = None) -> plt.Figure:
     """How the kept share of each chosen mask falls while it trains: ``table_runs``: (rule, subroutine)
     -> list of per-epoch kept shares (one list per base model and mask seed); log scale, one panel
-    per rule. A mask has converged when its line is flat at the end."""
+    per rule. A mask has converged when its line is flat at the end. ``lams``, the same keys -> the
+    multiple of lambda each line's mask was trained at: each group of lines is labelled with it
+    ("×30") at its right end."""
     rules = list(dict.fromkeys(rule for rule, _ in table_runs))
     fig, axes = plt.subplots(1, len(rules), figsize=(COLUMN, 2.5), squeeze=False, sharey=True)
     for ax, rule in zip(axes[0], rules):
         subs = [sub for r, sub in table_runs if r == rule]
+        ends = {}  # multiple of lambda -> the kept shares its lines end at
         for sub, colour in zip(subs, (TARGET, OTHER)):
             for i, traj in enumerate(table_runs[(rule, sub)]):
                 epochs = np.arange(1, len(traj) + 1)
                 ax.plot(epochs, np.maximum(traj, 1e-5), color=colour, lw=0.8, alpha=0.7,
                         label=sub if i == 0 else None)
+                if lams and len(traj):
+                    ends.setdefault(lams[(rule, sub)][i], []).append((len(traj), max(traj[-1], 1e-5)))
+        for lam, at in ends.items():  # above the group's highest end, at the right
+            ax.annotate(f"×{lam:g}", (max(x for x, _ in at), max(y for _, y in at)), xytext=(0, 2),
+                        textcoords="offset points", ha="right", va="bottom", fontsize=7)
         ax.set_yscale("log")
         ax.set_title(rule_title(rule), fontsize=9)
         ax.set_xlabel("mask epoch", fontsize=8)
