@@ -143,12 +143,17 @@ def compact_actions(actions: str) -> str:
 def swap_curves(runs) -> plt.Figure:
     """Chapter 3: the CNN's accuracy on training-distribution pairs (solid) and on the same pairs
     with the right digit replaced by a random one (dashed), settings A and B, against the step:
-    means over seeds. As in :func:`accuracy_curves`, each solid curve is its setting's dark colour
-    and its dashed twin the lighter shade (:data:`AB_COLOURS`); the solid one is drawn wide and the
-    dashed one on top of it, so that where the two coincide (setting B) both still show."""
+    means over seeds with a band of one standard deviation. As in :func:`accuracy_curves`, each
+    solid curve is its setting's dark colour and its dashed twin the lighter shade
+    (:data:`AB_COLOURS`); the solid one is drawn wide and the dashed one on top of it, so that where
+    the two coincide (setting B) both still show."""
     fig, ax = plt.subplots(figsize=(COLUMN, 3.0))
     for setting in ("A", "B"):
         a = runs.arrays(f"mnist-{setting}")
+        for key, split in (("acc_train", "train"), ("acc_swapped", "test")):
+            mean, std = a[key].mean(0), a[key].std(0)
+            ax.fill_between(a["eval_steps"], mean - std, mean + std, color=AB_COLOURS[setting, split],
+                            alpha=0.2, lw=0)
         ax.plot(a["eval_steps"], a["acc_train"].mean(0), color=AB_COLOURS[setting, "train"], lw=2.5,
                 label=f"train {setting}", zorder=2)
         ax.plot(a["eval_steps"], a["acc_swapped"].mean(0), color=AB_COLOURS[setting, "test"], lw=1.5,
