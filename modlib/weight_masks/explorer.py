@@ -14,15 +14,17 @@ from modlib.weight_masks.figures import layer_name
 from modlib.widgets import wire
 
 
-def mask_explorer(points: dict, layers: list[str]) -> w.VBox:
+def mask_explorer(points: dict, layers: list[str], alpha: float | None = None) -> w.VBox:
     """An alpha selector (the specialization table at that alpha) and a layer selector (the + / *
     mask overlap at that layer across alphas) over the stored alpha sweep of the weight-mask chapter
     (``points``: ``{alpha: result}`` from :func:`modlib.weight_masks.sweep`); the figure's corner
-    names the profile, device and seeds. The static page has every alpha and layer."""
+    names the profile, device and seeds. The static page has every alpha and layer. It opens at
+    ``alpha`` (the page's) where the sweep has it, else at the weakest."""
     from modlib import weight_masks as wm
 
     alphas, tables, ious = wm.sweep_arrays(points)  # [A], [A, 5, 2], [A, L]
-    controls = {"alpha": w.SelectionSlider(options=alphas, value=alphas[0], description="alpha"),
+    near = [a for a in alphas if alpha is not None and np.isclose(a, alpha, rtol=1e-9, atol=0)]
+    controls = {"alpha": w.SelectionSlider(options=alphas, value=(near or alphas)[0], description="alpha"),
                 "layer": w.Dropdown(options=[(layer_name(i, len(layers)), i) for i in range(len(layers))],
                                     value=0, description="layer")}
     provenance = results.provenance(list(points.values()))

@@ -338,13 +338,13 @@ def removal_place(drop: np.ndarray, layers: list[str], full: np.ndarray | None =
     if full is not None:
         mean = np.concatenate([mean, full.mean(0)[:, None]], axis=1)
         cols.append("whole\nmask")
-    fig, ax = plt.subplots(figsize=(min(COLUMN, 1.0 * len(cols) + 1.8), 3.6))
+    fig, ax = plt.subplots(figsize=(min(COLUMN, 1.0 * len(cols) + 1.8), 4.2))
     im = ax.imshow(mean, cmap="Reds", vmin=min(0.0, float(mean.min())), vmax=max(0.05, float(mean.max())),
                    aspect="auto")
     for i in range(mean.shape[0]):
         for j in range(mean.shape[1]):  # white on the dark cells, where black would not read
             cell = round(float(mean[i, j]), 2) + 0.0  # -0.00 prints as 0.00
-            ax.text(j, i, f"{cell:.2f}", ha="center", va="center", fontsize=7,
+            ax.text(j, i, f"{cell:.2f}", ha="center", va="center", fontsize=9,
                     color="white" if im.norm(mean[i, j]) > 0.6 else "black")
     ax.set_xticks(range(len(cols)), cols, fontsize=8)
     ax.set_yticks(range(10))
