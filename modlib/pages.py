@@ -104,12 +104,6 @@ def reading_minutes(chapter: str) -> int | None:
     return 5 * math.ceil(minutes / 5)
 
 
-def run_minutes(chapter: str) -> int | None:
-    """Minutes of CPU the chapter takes at ``default`` as a reader runs it (rounded up), or None."""
-    row = _rows(DEFAULT_CPU, "chapter").get(chapter)
-    return None if row is None else math.ceil(float(row["cpu_s"]) / 60)
-
-
 def default_cpu_text(chapter: str) -> str:
     """The chapter's ``default`` run as the pages state it: "210 s of CPU" (one thread, a reader's run)."""
     row = _rows(DEFAULT_CPU, "chapter").get(chapter)
@@ -122,15 +116,14 @@ def full_hours_text(chapter: str) -> str:
     return f"{hours:.1f} h" if hours is not None else NOT_MEASURED
 
 
-def times(chapter: str, seconds: bool = False) -> str:
+def times(chapter: str) -> str:
     """The box's line: "about 25 minutes to read the main path (the folded boxes and the appendix
-    add more); about 3 minutes of CPU to run at default"; with ``seconds``, the run time in the
-    words of the page's table of profiles (:func:`default_cpu_text`: "361 s of CPU to run at
-    default"), not rounded up to whole minutes."""
-    read, run = reading_minutes(chapter), run_minutes(chapter)
+    add more); 361 s of CPU to run at default", the run time in the words of the page's table of
+    profiles (:func:`default_cpu_text`)."""
+    read = reading_minutes(chapter)
     main = "about %d minutes to read the main path (the folded boxes and the appendix add more)"
-    ran = (f"{default_cpu_text(chapter)} to run at default" if seconds else
-           "about %d minutes of CPU to run at default" % run) if run else "run time " + NOT_MEASURED
+    ran = (f"{default_cpu_text(chapter)} to run at default" if chapter in _rows(DEFAULT_CPU, "chapter")
+           else "run time " + NOT_MEASURED)
     return f"{main % read if read else 'reading time ' + NOT_MEASURED}; {ran}"
 
 

@@ -30,8 +30,8 @@ def test_a_chapter_without_measurements_says_so(tmp_path, monkeypatch):
     assert pages.times("bridge") == f"reading time {pages.NOT_MEASURED}; run time {pages.NOT_MEASURED}"
 
 
-def test_times_in_seconds_say_what_the_table_of_profiles_says():
-    run = pages.times("redundant_input_toy", seconds=True).split("; ")[-1]
+def test_times_say_what_the_table_of_profiles_says():
+    run = pages.times("redundant_input_toy").split("; ")[-1]
     assert run == f"{pages.default_cpu_text('redundant_input_toy')} to run at default"
 
 
