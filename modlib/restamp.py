@@ -52,7 +52,7 @@ from pathlib import Path
 
 import torch
 
-from modlib import fingerprint, jobs, profiles, results
+from modlib import fingerprint, jobs, profiles, remote, results
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -304,6 +304,8 @@ def restamp(chapters: list[str], profile: str = "full", rev: str = "HEAD", dry_r
             with results.restamping(lambda stored, why, name=name: reasons[name]):
                 todo[name][1](torch.device("cpu"))
             entry["restamped"].append(name)
+    if profile == remote.PROFILE and any(entry["restamped"] for entry in report.values()):
+        remote.write_index()  # stamping rewrote files whose checksums the pinned index records
     return report
 
 

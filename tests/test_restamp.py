@@ -168,6 +168,8 @@ def test_a_stale_result_of_a_kind_the_proof_did_not_compute_is_refused_unless_a_
         return run
 
     names = ["chap/sv-plural-0", "chap/sv-plural-7", "chap/number-contact-1"]
+    indexed = []  # the pinned index of stored full results is rewritten once results are stamped
+    monkeypatch.setattr(restamp.remote, "write_index", lambda: indexed.append(True))
     monkeypatch.setattr(restamp, "stale", lambda chapter, profile: {n: "changed: x" for n in names})
     monkeypatch.setattr(restamp, "prove", lambda *args: ("smoke proof", {"chap/sv-plural-#": None}))
     monkeypatch.setattr(restamp.jobs, "jobs", lambda chapters, profile: {n: ((), compute(n)) for n in names})
@@ -175,6 +177,7 @@ def test_a_stale_result_of_a_kind_the_proof_did_not_compute_is_refused_unless_a_
     assert report["restamped"] == ["chap/sv-plural-0", "chap/sv-plural-7"]
     assert "computed no result of the kind of chap/number-contact-1" in report["refused"]
     assert stamped == [("chap/sv-plural-0", "smoke proof"), ("chap/sv-plural-7", "smoke proof")]
+    assert indexed == [True]
     stamped.clear()
     report = restamp.restamp(["chap"], unproven="only a label changed")["chap"]
     assert report["refused"] is None and len(report["restamped"]) == 3
