@@ -351,9 +351,14 @@ def tagged(c: stats.Claim) -> str:
     "holds", "check passed"), with "(post hoc)" after it where its claim was written down after its
     results were seen (:func:`written`), as :func:`statement` and :func:`words` print it."""
     v = getattr(c, "verdict", None)
-    if v is None or not v.claim or not post_hoc(v.claim):
-        return c.marked
-    return f"{c.marked} ({POST_HOC})"
+    return c.marked if v is None or not v.claim else post_hoc_words(c.marked, v.claim)
+
+
+def post_hoc_words(words: str, key: str) -> str:
+    """``words``, a verdict on claim ``key`` ("holds"), with "(post hoc)" after them where the claim
+    was written down after its results were seen (:func:`post_hoc`): "holds (post hoc)"."""
+    late = post_hoc(key)
+    return f"{words} ({late})" if late else words
 
 
 def untagged(text: str) -> str:

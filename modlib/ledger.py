@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import html
 import re
+from collections import Counter
 
 from modlib import claims, mutations, stats
 
@@ -243,13 +244,16 @@ ORDER = (f"{stats.MARKS[stats.REPRODUCED]} {stats.REPRODUCED}", f"{stats.MARKS[s
 SHARED = 100  # a reason of at least this many characters that several rows of a chapter give is printed once
 
 
+def _counts(some: list[dict], registered: bool = False) -> Counter:
+    """How many of ``some`` read each verdict: as they read now (amendments applied), or as first
+    registered."""
+    return Counter((registered and r["as registered"]) or r["verdict"] for r in some)
+
+
 def _counted(some: list[dict], registered: bool = False) -> str:
     """The verdicts' counts in :data:`ORDER`: as they read now (amendments applied), or as first
     registered."""
-    counts: dict[str, int] = {}
-    for r in some:
-        v = (registered and r["as registered"]) or r["verdict"]
-        counts[v] = counts.get(v, 0) + 1
+    counts = _counts(some, registered)
     rank = {v: i for i, v in enumerate(ORDER)}
     return ", ".join(f"{n} {v}" for v, n in sorted(counts.items(), key=lambda vn: (rank.get(vn[0], len(ORDER)), vn[0])))
 
@@ -361,8 +365,7 @@ TABLE = ('<table class="table" style="table-layout:fixed;width:100%;overflow-wra
 def _tally(some: list[dict], verdict: str) -> str:
     """A summary cell: how many of ``some`` read ``verdict`` now, and in brackets how many read it as
     first registered where an amendment changed that count; a dash for none either way."""
-    now = sum(r["verdict"] == verdict for r in some)
-    first = sum(((r["as registered"] or r["verdict"]) == verdict) for r in some)
+    now, first = _counts(some)[verdict], _counts(some, registered=True)[verdict]
     if now == first:
         return str(now) if now else "–"
     return f"{now} ({first})"

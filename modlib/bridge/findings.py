@@ -968,11 +968,9 @@ def built_first(cid: str) -> str:
 def built_words(cid: str, outcome: str) -> str:
     """The outcome ``outcome`` of chapter 7's claim ``cid`` ("built-a") in the registry's words, with
     "(post hoc)" after it where the claim was written down after its results were seen
-    (:func:`modlib.claims.post_hoc`), as :func:`modlib.claims.tagged` marks its verdict as amended:
+    (:func:`modlib.claims.post_hoc_words`), as :func:`modlib.claims.tagged` marks its verdict as amended:
     the verdict as first registered and under the first amendment are no less post hoc."""
-    said = registry.outcome_words(outcome, own=True)
-    late = registry.post_hoc(f"{CHAPTER}/{cid}")
-    return f"{said} ({late})" if late else said
+    return registry.post_hoc_words(registry.outcome_words(outcome, own=True), f"{CHAPTER}/{cid}")
 
 
 def first_amendment(arrays: dict, formulation: str) -> str:
@@ -1136,8 +1134,7 @@ def mark_of(claims: list[stats.Claim], name: str, missing: str = "no verdict her
         said = f"{marked}: {reason}" if reason else marked
     first = registry.registered_words(v.claim) if v is not None and v.amended and v.claim else None
     if first is not None and first != registry.outcome_words(v.outcome, registry.get(v.claim).own):
-        late = registry.post_hoc(v.claim)  # the first registration came after the results too
-        first = f"{first} ({late})" if late else first
+        first = registry.post_hoc_words(first, v.claim)  # the first registration came after the results too
         return f"as first registered: {first}; as amended after the results were seen: {said}"
     note = _amended(c)
     return said + (f" ({note})" if note else "")
