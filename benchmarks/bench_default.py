@@ -3,6 +3,12 @@ README shows.
 
     python benchmarks/bench_default.py [CHAPTER ...]      # run, write benchmarks/default_cpu.csv
     python benchmarks/bench_default.py --readme           # rewrite README.md's table from the csv
+    python benchmarks/bench_default.py --jobs 7 --csv benchmarks/default_gpu.csv   # on a GPU machine
+
+On a machine with a GPU the run uses the device rule a reader gets (`modlib.runtime.pick_device`:
+tiny networks on the CPU, the rest on CUDA) unless `$MODLIB_DEVICE` forces one device; the csv's
+`device` column says which. ``--jobs N`` runs N chapters at once, each in its own process (a machine
+of many cores, one GPU shared): the times are then those of chapters run side by side.
 
 A reader's run: the notebook copied out of the repository into an empty folder, run there with
 papermill on one torch thread (`OMP_NUM_THREADS=1`), its results store a fresh folder that holds
@@ -20,6 +26,7 @@ another, so a time is read against the ``op_us`` measured with it.
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import csv
 import json
 import os
@@ -61,7 +68,9 @@ def op_us(seconds: float = 2.0) -> float:
 
 
 def run(chapter: str) -> dict:
-    """One chapter's default run as a reader's (see the module docstring): CPU and wall seconds."""
+    """One chapter's default run as a reader's (see the module docstring): CPU and wall seconds, and
+    the small op's time measured just before it in the same process."""
+    speed = op_us()
     with tempfile.TemporaryDirectory() as work:
         work = Path(work)
         shutil.copy(ROOT / "notebooks" / f"{chapter}.ipynb", work / f"{chapter}.ipynb")
@@ -83,7 +92,37 @@ def run(chapter: str) -> dict:
             KEEP.mkdir(parents=True, exist_ok=True)
             shutil.copy(work / "out.ipynb", KEEP / f"{chapter}.ipynb")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return {"chapter": chapter, "cpu_s": round(cpu, 1), "wall_s": round(wall, 1), "slowest": slowest}
+    return {"chapter": chapter, "cpu_s": round(cpu, 1), "wall_s": round(wall, 1), "op_us": speed, "slowest": slowest}
+
+
+def measured(chapters: list[str], jobs: int):
+    """``(chapter, run(chapter))`` as each chapter finishes, or ``(chapter, SystemExit)`` where it
+    failed; ``jobs`` chapters at once, each in a process of its own, where ``jobs`` > 1."""
+    if jobs == 1:
+        for chapter in chapters:
+            try:
+                yield chapter, run(chapter)
+            except SystemExit as e:
+                yield chapter, e
+        return
+    with concurrent.futures.ProcessPoolExecutor(jobs) as pool:
+        runs = {pool.submit(run, chapter): chapter for chapter in chapters}
+        for done in concurrent.futures.as_completed(runs):
+            try:
+                yield runs[done], done.result()
+            except SystemExit as e:
+                yield runs[done], e
+
+
+def device_rule() -> str:
+    """Where a reader's run puts its work on this machine: one device, or the rule's two."""
+    import torch
+
+    if os.environ.get("MODLIB_DEVICE"):
+        return f"{os.environ['MODLIB_DEVICE']} (forced by $MODLIB_DEVICE)"
+    if torch.cuda.is_available():
+        return f"cuda ({torch.cuda.get_device_name(0)}) for large work, cpu for tiny"
+    return "cpu"
 
 
 def slowest_cells(notebook: Path, n: int = 4) -> str:
@@ -125,6 +164,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("chapters", nargs="*", metavar="CHAPTER", help=f"default: all ({', '.join(CHAPTERS)})")
     parser.add_argument("--readme", action="store_true", help="rewrite README.md's table from the csv")
+    parser.add_argument("--jobs", type=int, default=1, help="chapters run at once, each in its own process")
+    parser.add_argument("--csv", type=Path, default=CSV, help=f"where to write (default {CSV.relative_to(ROOT)})")
     args = parser.parse_args(argv)
     bad = [c for c in args.chapters if c not in CHAPTERS]
     if bad:
@@ -132,20 +173,27 @@ def main(argv: list[str] | None = None) -> int:
     if args.readme:
         README.write_text(readme_text(README.read_text(), read_csv()))
         return 0
-    kept = {r["chapter"]: r for r in read_csv()} if CSV.exists() else {}
+    if args.jobs < 1:
+        parser.error(f"--jobs {args.jobs}: give 1 or more")
+    kept = {r["chapter"]: r for r in read_csv(args.csv)} if args.csv.exists() else {}
     machine = f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores"
-    for chapter in args.chapters or CHAPTERS:
-        speed = op_us()
-        r = run(chapter)
+    if args.jobs > 1:
+        machine += f", {args.jobs} chapters at once"
+    device, failed = device_rule(), []
+    for chapter, r in measured(args.chapters or CHAPTERS, args.jobs):
+        if isinstance(r, SystemExit):  # this chapter failed: report it, keep the others
+            failed.append(chapter)
+            print(r, file=sys.stderr, flush=True)
+            continue
         slowest = r.pop("slowest")
-        kept[chapter] = {**r, "machine": machine, "op_us": speed}
-        print(f"{chapter:30s} {r['cpu_s']:8.1f} s CPU {r['wall_s']:8.1f} s wall ({speed} us a small op); "
+        kept[chapter] = {**r, "machine": machine, "device": device}
+        print(f"{chapter:30s} {r['cpu_s']:8.1f} s CPU {r['wall_s']:8.1f} s wall ({r['op_us']} us a small op); "
               f"slowest: {slowest}", flush=True)
-        with CSV.open("w", newline="") as f:  # after each chapter: an interrupted run keeps what it measured
-            w = csv.DictWriter(f, fieldnames=["chapter", "cpu_s", "wall_s", "machine", "op_us"])
+        with args.csv.open("w", newline="") as f:  # after each chapter: an interrupted run keeps what it measured
+            w = csv.DictWriter(f, fieldnames=["chapter", "cpu_s", "wall_s", "machine", "op_us", "device"])
             w.writeheader()
             w.writerows(sorted(kept.values(), key=lambda r: CHAPTERS.index(r["chapter"])))
-    return 0
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -41,3 +41,24 @@ def test_the_machine_speed_beside_each_time_is_a_small_op_in_microseconds():
     lines = bench.table(rows).splitlines()
     assert any(line.startswith("| 7,") and "| 4.2 |" in line for line in lines)
     assert any(line.startswith("| 1,") and "| – |" in line for line in lines)  # a row measured before the column
+
+
+def test_a_failed_chapter_is_reported_and_the_others_are_kept(tmp_path, monkeypatch, capsys):
+    def run(chapter):
+        if chapter == "bridge":
+            raise SystemExit("bridge failed at default: boom")
+        return {"chapter": chapter, "cpu_s": 1.0, "wall_s": 2.0, "op_us": 3.0, "slowest": "cell 1"}
+
+    monkeypatch.setattr(bench, "run", run)
+    monkeypatch.delenv("MODLIB_DEVICE", raising=False)
+    out = tmp_path / "t.csv"
+    assert bench.main(["redundant_input_toy", "bridge", "weight_masks", "--csv", str(out)]) == 1
+    assert "bridge failed at default: boom" in capsys.readouterr().err
+    rows = bench.read_csv(out)
+    assert [r["chapter"] for r in rows] == ["redundant_input_toy", "weight_masks"]
+    assert rows[0]["device"] in {"cpu"} or rows[0]["device"].startswith("cuda (")
+
+
+def test_a_forced_device_is_named_in_the_csv(monkeypatch):
+    monkeypatch.setenv("MODLIB_DEVICE", "cpu")
+    assert bench.device_rule() == "cpu (forced by $MODLIB_DEVICE)"
