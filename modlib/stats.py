@@ -149,7 +149,8 @@ RULE = (
     "Where a paper gives a direction but no size, the page states the margin that stands in for its "
     "number; a claim that asks for a size the paper never gives cannot be decided here, and the "
     "verdict at the book's stand-in is shown beside it. Where a claim allows a loss, the measure "
-    "includes the allowance and its side of 0 decides. Anything else (one unit, an arm that did not train, a degenerate control, a quantity "
+    "includes the allowance and its side of 0 decides. Anything else (one unit, an arm that did not train, a control "
+    "that did not pass (failed or undecided) or is degenerate, a quantity "
     "at its floor or ceiling in both arms, an interval that reaches the margin but also 0, or one "
     "clear of 0 whose estimate falls short of the margin) *cannot be decided here*. "
     "✓ marks reproduced, ✗ not reproduced (the paper's claim was not found at this scale; never "
@@ -264,7 +265,7 @@ def verdict(low: float, high: float, *, units: int, paper: float, margin: float 
     """The verdict on a claim whose effect the paper reports as ``paper`` (its sign gives the
     claim's direction), measured as an interval ``[low, high]`` over ``units`` independent units,
     as :data:`RULE` words it. ``trained``: every arm compared trained (fit above its stated
-    threshold); ``controls``: every control the claim needs passed and is not degenerate;
+    threshold); ``controls``: every control the claim needs passed (neither failed nor undecided) and is not degenerate;
     ``measurable``: the quantity is not at a floor or ceiling in both arms. ``margin``: the smallest
     effect that counts (default :data:`CLEAR`). ``what`` names the interval's test and ``over`` its
     units (default ``"<units> units"``), for ``why``. ``source`` names where ``paper`` comes from:
@@ -305,7 +306,7 @@ def verdict(low: float, high: float, *, units: int, paper: float, margin: float 
     if not trained:
         return Verdict(UNDECIDED, f"an arm did not train ({interval})")
     if not controls:
-        return Verdict(UNDECIDED, f"a control failed or is degenerate ({interval})")
+        return Verdict(UNDECIDED, f"a control did not pass or is degenerate ({interval})")
     if not measurable:
         return Verdict(UNDECIDED, f"both arms sit at a floor or ceiling ({interval})")
     s = 1.0 if paper > 0 else -1.0

@@ -1390,7 +1390,7 @@ def test_structure_language_subnetworks_do_both_subroutines(structure_found, str
     assert _outcome(structure_found, "sv-plural/subject/subnetwork") == stats.UNDECIDED
     assert _outcome(structure_found, "sv-plural/verb/random") == stats.UNDECIDED
     verb = structure_found["sv-plural/verb/subnetwork"]
-    assert verb.outcome == stats.UNDECIDED and "a control failed" in verb.verdict.why, verb.text
+    assert verb.outcome == stats.UNDECIDED and "a control did not pass" in verb.verdict.why, verb.text
     assert _outcome(structure_found, "sv-plural/subject/random") == stats.HOLDS
     assert 0.75 <= subject["random_target"].mean() < subject["sub_target"].mean() - 0.1, subject.mean(numeric_only=True)
     for sub in ("subject", "verb"):
@@ -1770,7 +1770,7 @@ def test_pretraining_vision_decides_nothing(pretraining_found, pretraining_table
     # both arms' subnetworks at chance on the other subroutine, and so are random ones of the same
     # per-layer counts: the control (issue 50) fails before the floor is read
     f = _claim(pretraining_found, "inside-contact/contact/specific")
-    assert f.outcome == stats.UNDECIDED and "a control failed" in f.text, f.text
+    assert f.outcome == stats.UNDECIDED and "a control did not pass" in f.text, f.text
     assert "random subnetworks of the same per-layer counts get" in f.text, f.text
     for sub in ("inside", "contact"):
         rows = pretraining_table[(pretraining_table["rule"] == "inside-contact")

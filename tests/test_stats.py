@@ -13,7 +13,7 @@ def test_the_rule_gives_each_outcome_for_the_reason_it_names():
     assert stats.verdict(0.1, 0.3, units=5, paper=-0.4).outcome == stats.NOT_REPRODUCED  # the other side
     assert stats.verdict(-0.1, 0.5, units=5, paper=0.4).outcome == stats.UNDECIDED  # too wide for either
     for why, kwargs in (("one unit", {"units": 1}), ("did not train", {"trained": False}),
-                        ("control failed", {"controls": False}), ("floor or ceiling", {"measurable": False})):
+                        ("control did not pass", {"controls": False}), ("floor or ceiling", {"measurable": False})):
         v = stats.verdict(0.1, 0.3, **{"units": 5, "paper": 0.4, **kwargs})
         assert v.outcome == stats.UNDECIDED and why in v.why and v.mark == "?"
     assert stats.verdict(0.1, 0.3, units=5, paper=0.4).mark == "✓"
