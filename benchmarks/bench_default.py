@@ -3,7 +3,7 @@ README shows.
 
     python benchmarks/bench_default.py [CHAPTER ...]      # run, write benchmarks/default_cpu.csv
     python benchmarks/bench_default.py --readme           # rewrite README.md's table from the csv
-    python benchmarks/bench_default.py --jobs 7 --csv benchmarks/default_gpu.csv   # on a GPU machine
+    python benchmarks/bench_default.py --jobs 7 --csv benchmarks/default_gpu.csv   # on a GPU machine: gpu_run.sh
 
 On a machine with a GPU the run uses the device rule a reader gets (`modlib.runtime.pick_device`:
 tiny networks on the CPU, the rest on CUDA) unless `$MODLIB_DEVICE` forces one device; the csv's
