@@ -504,49 +504,15 @@ def when_registered(chapter: str) -> str:
 AMENDED = "†"  # beside a verdict whose claim was amended after its results were seen, the verdict unchanged
 
 
-@dataclass(frozen=True)
-class Amended:
-    """What the amendments of one decided claim changed, for a page's note beside its verdict
-    (:func:`amended`); each page words the note itself. ``seen``: the amendments made after the
-    results were seen; ``shown``: every amendment of a field a verdict reads (not in :data:`UNSHOWN`);
-    ``now`` and ``first``: the verdict's words (:func:`outcome_words`) under the claim as it stands
-    and as first registered (:func:`registered_words`). E.g. for chapter 7's ``built-a``: two
-    ``units`` amendments seen and shown, ``now == first == "? cannot be decided here"``, ``same``."""
-
-    key: str
-    seen: tuple[Amendment, ...]
-    shown: tuple[Amendment, ...]
-    now: str
-    first: str
-
-    @property
-    def same(self) -> bool:
-        """Whether the verdict is the one the claim as first registered reaches (in the same words)."""
-        return self.first == self.now
-
-    @property
-    def seen_fields(self) -> set[str]:
-        """The fields changed after the results were seen."""
-        return {a.field for a in self.seen}
-
-
-def amended(key: str) -> Amended | None:
-    """What the amendments of the registered claim ``key`` changed (:class:`Amended`), as last decided
-    in this process (:func:`decide`); None where the claim was not decided or never amended."""
-    c, first = get(key), registered_words(key)
-    if first is None:  # not decided, or no amendment
-        return None
-    return Amended(key, tuple(a for a in c.amendments if a.seen),
-                   tuple(a for a in c.amendments if a.field not in UNSHOWN),
-                   outcome_words(_DECISIONS[key].outcome, c.own), first)
-
-
 def amended_unchanged(key: str) -> bool:
     """Whether the claim ``key``, as last decided (:func:`decide`), was amended after its results
     were seen (an amendment a page shows) and reaches the same verdict under the claim as first
     registered: what :data:`AMENDED` marks."""
-    a = amended(key)
-    return a is not None and any(x.seen for x in a.shown) and a.same
+    d = _DECISIONS.get(key)
+    c = get(key)
+    if d is None or d.registered_outcome is None or not any(a.seen for a in c.amendments if a.field not in UNSHOWN):
+        return False
+    return registered_words(key) == outcome_words(d.outcome, c.own)
 
 
 def short_text(c: stats.Finding) -> str:

@@ -93,35 +93,6 @@ def test_an_amended_claim_shows_the_verdict_it_had_as_registered(package):
     assert "changed after the results were seen" in stats.marked(v)
 
 
-def test_amended_gives_what_the_amendments_changed_for_a_page_note(package):
-    chapter = package(AMENDED)
-    key = f"{chapter}/bigger"
-    assert claims.amended(key) is None  # not decided yet
-    differs = stats.paired(np.array([0.9, 0.8, 0.85]), np.array([0.7, 0.62, 0.66]))  # +0.19: ✓ at 0.05, ✗ at 0.5
-    claims.decide(key, differs)
-    a = claims.amended(key)
-    assert (a.now, a.first, a.same) == ("✓ reproduced", "✗ not reproduced", False)
-    assert a.seen_fields == {"margin"} and [x.field for x in a.shown] == ["margin"]
-    assert not claims.amended_unchanged(key)
-    agrees = stats.paired(np.array([0.9, 0.8, 0.85]), np.array([0.2, 0.1, 0.15]))  # +0.7: ✓ under both margins
-    claims.decide(key, agrees)
-    a = claims.amended(key)
-    assert a.same and a.first == a.now == "✓ reproduced" and claims.amended_unchanged(key)
-    package(CLAIM.format(margin=0.05))  # never amended
-    claims.forget()
-    claims.decide(key, agrees)
-    assert claims.amended(key) is None and not claims.amended_unchanged(key)
-    package(CLAIM.format(margin=0.05).replace('mutations = ["swap arms"]', 'mutations = ["swap arms", "arm untrained"]')
-            + AMENDED.split(CLAIM.format(margin=0.05))[1].replace('field = "margin"\nold = 0.5\nnew = 0.05',
-                                                                  'field = "mutations"\nold = ["swap arms"]\n'
-                                                                  'new = ["swap arms", "arm untrained"]'))
-    claims.forget()
-    claims.decide(key, agrees)
-    a = claims.amended(key)  # only a field no verdict reads: seen, not shown
-    assert a.seen_fields == {"mutations"} and a.shown == () and a.same
-    assert not claims.amended_unchanged(key)
-
-
 def test_a_margin_changed_after_registration_without_an_amendment_fails(package):
     chapter = package(CLAIM.format(margin=0.5))
     assert claims.register(chapter, today="2026-11-20") == ["bigger"]

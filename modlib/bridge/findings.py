@@ -1067,11 +1067,12 @@ def amendments_said(key: str) -> str:
         parts.append(f"{registry.FIELD_WORDS.get(field, field)}: {said}")
     said = "; ".join(parts)
     text = f"Amended{often} {when}. {said[0].upper()}{said[1:]} (when and why: the claims ledger)"
-    a = registry.amended(key)
-    if a is None:  # not decided here
+    d, first = registry.decisions().get(key), registry.registered_words(key)
+    if d is None or first is None:
         return text
-    return text + (". The same verdict as under the claim as registered" if a.same
-                   else f". Under the claim as registered: {a.first}")
+    same = first == registry.outcome_words(d.outcome, c.own)
+    return text + (". The same verdict as under the claim as registered" if same
+                   else f". Under the claim as registered: {first}")
 
 
 # a rank correlation over fewer than 4 units: Fisher's z gives no interval, and

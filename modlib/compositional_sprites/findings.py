@@ -702,13 +702,17 @@ def list_amended(key: str, what: str = "Its claim") -> str:
     checks its verdict must notice if the two sides it compares were swapped or one of them did not
     train; that moves no verdict: the same as first registered." "" where the claim has no such
     amendment, has another one too, or was not decided."""
-    a = claims.amended(f"{CHAPTER}/{key}")
-    if a is None or not a.seen or a.shown:
+    c = claims.get(f"{CHAPTER}/{key}")
+    d = claims.decisions(CHAPTER).get(c.key)
+    seen = [a for a in c.amendments if a.seen]
+    if d is None or not seen or any(a.field not in claims.UNSHOWN for a in c.amendments):
         return ""
-    added = [m for x in a.seen for m in x.new if m not in x.old]
+    added = [m for a in seen for m in a.new if m not in a.old]
+    first = claims.registered_words(c.key)
+    same = first is None or first == claims.outcome_words(d.outcome, c.own)
     return (f"{what} was amended after its results were seen, only to add the checks its verdict must notice "
             f"{_checks_words(added)}; that moves no verdict: "
-            + ("the same as first registered." if a.same else f"as first registered, {a.first}."))
+            + ("the same as first registered." if same else f"as first registered, {first}."))
 
 
 def two_claims(runs) -> str:

@@ -96,10 +96,11 @@ def registered_first(key: str, then: str = "", now: str = "") -> str:
     return f"{first}: {was}{tag}; {after}: {is_now}{tag}"
 
 
-def _changed(shown: tuple[claims.Amendment, ...]) -> tuple[str, str, str]:
-    """What the amendments ``shown`` of a claim (:attr:`modlib.claims.Amended.shown`) changed, as the
-    page says it: (what, for the clause "with <what> after the results were seen"; the new value or
-    the date, for its brackets; the claim as first registered, for "as first registered, <then>")."""
+def _changed(c) -> tuple[str, str, str]:
+    """What the amendments of the registered claim ``c`` changed, as the page says it: (what, for the
+    clause "with <what> after the results were seen"; the new value or the date, for its brackets;
+    the claim as first registered, for "as first registered, <then>")."""
+    shown = [a for a in c.amendments if a.field not in claims.UNSHOWN]
     if len(shown) == 1 and isinstance(shown[0].old, float):
         a = shown[0]
         return f"a {a.field} chosen", f"{a.new:g}", f"with a {a.field} of {a.old:g}"
@@ -119,10 +120,11 @@ def double(key: str, now: str, plain: str = "", then: str = "", dated: bool = Tr
     (:func:`modlib.claims.post_hoc`). ``dated`` false (a revised
     claim): no date and no "see the claims ledger" in the brackets, for a line that links the
     ledger itself (the "What we found" box)."""
-    a = claims.amended(key)
-    if a is None or not a.shown:
+    c, was = claims.get(key), claims.registered_words(key)
+    shown = [a for a in c.amendments if a.field not in claims.UNSHOWN]
+    if not shown or was is None:
         return now
-    what, value, before = _changed(a.shown)
+    what, value, before = _changed(c)
     if "revised" in what and not dated:
         value = ""
     said = f"{value}: {plain}" if plain and value else plain or value
@@ -131,7 +133,7 @@ def double(key: str, now: str, plain: str = "", then: str = "", dated: bool = Tr
     then = then or before
     reg = f"as first registered{', ' + then if then else ''}"
     late = f" ({claims.post_hoc(key)})" if claims.post_hoc(key) else ""  # both verdicts, where post hoc
-    tail = f"the same verdict {reg}" if a.first == now else f"{reg}, {a.first}{late}"
+    tail = f"the same verdict {reg}" if was == now else f"{reg}, {was}{late}"
     said = f" ({said})" if said else ""
     return f"{now}{late}, with {what} after the results were seen{said}; {tail}"
 
