@@ -280,23 +280,20 @@ def decide(key: str, effect: stats.Effect | None = None, *, low: float | None = 
                                            "measurable": bool(measurable), "what": what, "over": over,
                                            **({"reason": reason} if reason else {})})
     _PLAIN[key] = "" if reason else v.plain
-    amended = ""
-    shown = [a for a in c.amendments if a.field not in UNSHOWN]
-    if shown:
-        registered = outcome_words(before, c.original()["whose"] == "own")
-        same = registered == outcome_words(v.outcome, c.own)
-        when = "after the results were seen" if any(a.seen for a in shown) else "before its results were computed"
-        amended = f"changed {when} ({changes_in_words(shown)}; when and why: the claims " \
-                  f"ledger); " + ("the same verdict as under the claim as registered" if same else
-                                 f"under the claim as registered: {registered}")
-    return stats.Verdict(v.outcome, v.why, v.open, key, amended, v.plain if not reason else "")
+    said = ""
+    a = amended(key)
+    if a is not None and a.shown:
+        said = f"changed {a.when} ({changes_in_words(a.shown)}; when and why: the claims ledger); " \
+               + ("the same verdict as under the claim as registered" if a.same else
+                  f"under the claim as registered: {a.first}")
+    return stats.Verdict(v.outcome, v.why, v.open, key, said, v.plain if not reason else "")
 
 
 UNSHOWN = ("mutations",)  # amended fields a verdict's words leave to the ledger: they cannot move a verdict
 SHORT = 40  # an amendment's old and new values shown on the page up to this many characters together
 
 
-def changes_in_words(amendments: list[Amendment]) -> str:
+def changes_in_words(amendments: tuple[Amendment, ...]) -> str:
     """What the amendments changed, as a page prints it beside a verdict: ``"margin 0.5 → 0.05"`` for
     short values; a field whose values are sentences (:data:`WORDED`) or long, by what it is for a
     reader (:data:`FIELD_WORDS`): "the bar for 'trained' and the quoted passage of the paper were
@@ -504,15 +501,79 @@ def when_registered(chapter: str) -> str:
 AMENDED = "†"  # beside a verdict whose claim was amended after its results were seen, the verdict unchanged
 
 
+@dataclass(frozen=True)
+class Amended:
+    """What the amendments of one registered claim changed, as :func:`amended` finds it: the facts a
+    page words its own note on an amendment from. ``shown``: the amendments of fields a page shows
+    (not in :data:`UNSHOWN`); ``seen``: those made after the claim's results were seen, of any field;
+    ``now`` and ``first``: the verdict last decided in this process (:func:`decide`), in the words for
+    the claim's kind (:func:`outcome_words`), under the claim as it stands and as first registered
+    (:func:`registered_words`), both None where it was not decided (since it was amended).
+
+    E.g. chapter 4's ``class-hurts`` (its margin 0.5 amended to 0.05 after the results were seen),
+    decided on an interval +0.10 to +0.20: ``shown == seen == (<the margin's amendment>,)``,
+    ``seen_fields == {"margin"}``, ``seen_words == {"the margin"}``, ``now == "✓ reproduced"``,
+    ``first == "✗ not reproduced"``, ``same`` false; ``when == "after the results were seen"``."""
+
+    key: str
+    shown: tuple[Amendment, ...]
+    seen: tuple[Amendment, ...]
+    now: str | None
+    first: str | None
+
+    @property
+    def decided(self) -> bool:
+        """Whether the claim, as amended, was decided in this process (:func:`decide`)."""
+        return self.now is not None
+
+    @property
+    def same(self) -> bool:
+        """Whether the claim, decided, reaches the same verdict, in the same words, under the claim as
+        first registered as under the claim as it stands."""
+        return self.decided and self.first == self.now
+
+    @property
+    def seen_fields(self) -> frozenset[str]:
+        """The fields changed after the results were seen (of ``seen``)."""
+        return frozenset(a.field for a in self.seen)
+
+    @property
+    def seen_words(self) -> frozenset[str]:
+        """:attr:`seen_fields` in a reader's words (:data:`FIELD_WORDS`): "the margin"."""
+        return frozenset(FIELD_WORDS.get(f, f) for f in self.seen_fields)
+
+    @property
+    def shown_after_seen(self) -> bool:
+        """Whether an amendment a page shows (of ``shown``) was made after the results were seen."""
+        return any(a.seen for a in self.shown)
+
+    @property
+    def when(self) -> str:
+        """When the amendments a page shows were made, as its notes say it: "after the results were
+        seen" (:attr:`shown_after_seen`), else "before its results were computed"."""
+        return "after the results were seen" if self.shown_after_seen else "before its results were computed"
+
+
+def amended(key: str) -> Amended | None:
+    """What the amendments of the registered claim ``key`` changed (:class:`Amended`): which of them
+    a page shows, which were made after the results were seen, and the verdict last decided in this
+    process now and as first registered; None where the claim was never amended. The one reading of
+    a claim's amendments that every page's note on them words in its own way."""
+    c = get(key)
+    if not c.amendments:
+        return None
+    first = registered_words(key)  # None where no decision computed the verdict as first registered
+    return Amended(key, tuple(a for a in c.amendments if a.field not in UNSHOWN),
+                   tuple(a for a in c.amendments if a.seen),
+                   None if first is None else outcome_words(_DECISIONS[key].outcome, c.own), first)
+
+
 def amended_unchanged(key: str) -> bool:
     """Whether the claim ``key``, as last decided (:func:`decide`), was amended after its results
     were seen (an amendment a page shows) and reaches the same verdict under the claim as first
     registered: what :data:`AMENDED` marks."""
-    d = _DECISIONS.get(key)
-    c = get(key)
-    if d is None or d.registered_outcome is None or not any(a.seen for a in c.amendments if a.field not in UNSHOWN):
-        return False
-    return registered_words(key) == outcome_words(d.outcome, c.own)
+    a = amended(key)
+    return a is not None and a.shown_after_seen and a.same
 
 
 def short_text(c: stats.Finding) -> str:
@@ -549,9 +610,9 @@ def words(key: str, why: bool = False) -> str:
     said = "; ".join(x for x in (late, reason or (plain(key) if why else "")) if x)
     if said:
         text += f" ({said})"
-    registered = registered_words(key)
-    if registered is not None and registered != outcome_words(d.outcome, c.own):  # another outcome or kind's words
-        text += f" (as registered: {registered})"
+    a = amended(key)
+    if a is not None and a.decided and not a.same:  # another outcome or kind's words as registered
+        text += f" (as registered: {a.first})"
     return text
 
 

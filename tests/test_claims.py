@@ -1875,3 +1875,80 @@ def test_spritesdrawn_the_normal_support_varies_no_more_than_the_others(sprite_d
                                                                       "random", "diagonal-0.2")}
     assert all((runs.arrays(row)["r2_in"][:, -1] >= cs_findings.FIT).all() for row in sd), sd
     assert sd["normal"] <= max(v for row, v in sd.items() if row != "normal") + 0.005, sd
+
+
+# ---------------------------------------------------------------- what an amendment changed (claims.amended)
+
+
+def test_amended_a_claim_whose_amendment_moved_its_verdict():
+    """Chapter 4's class-hurts, its margin amended from 0.5 to 0.05 after the results were seen: an
+    interval of +0.10 to +0.20 clears the new margin and not the old one, so the verdict differs; not
+    decided, the amendments are known and the verdicts are not."""
+    key = f"{wm.CHAPTER}/class-hurts"
+    with claims.apart():
+        a = claims.amended(key)
+        assert (a.decided, a.now, a.first, a.same) == (False, None, None, False)
+        v = claims.decide(key, low=0.10, high=0.20, units=10, estimate=0.15)
+        a = claims.amended(key)
+        assert a.key == key and [(x.field, x.old, x.new) for x in a.shown] == [("margin", 0.5, 0.05)]
+        assert a.seen == a.shown and a.seen_fields == {"margin"} and a.seen_words == {"the margin"}
+        assert (a.decided, a.now, a.first, a.same) == (True, "✓ reproduced", "✗ not reproduced", False)
+        assert a.shown_after_seen and a.when == "after the results were seen"
+        assert not claims.amended_unchanged(key)
+        assert v.amended.endswith("under the claim as registered: ✗ not reproduced")
+        assert claims.words(key).endswith(" (as registered: ✗ not reproduced)")
+
+
+def test_amended_a_claim_whose_amendment_left_its_verdict_as_it_was():
+    """Chapter 7's built-a, what counts as a unit amended twice after the results were seen: the same
+    interval gives the same verdict under both, which the dagger marks (claims.amended_unchanged);
+    class-hurts on an interval that clears both margins is the same too."""
+    key = "bridge/built-a"
+    with claims.apart():
+        v = claims.decide(key, low=0.10, high=0.20, units=10, estimate=0.15)
+        a = claims.amended(key)
+        assert [x.field for x in a.shown] == ["units", "units"] and a.seen == a.shown
+        assert a.seen_fields == {"units"} and a.seen_words == {"what counts as a unit"}
+        assert (a.decided, a.now, a.first, a.same) == (True, "holds", "holds", True)
+        assert claims.amended_unchanged(key)
+        assert v.amended == ("changed after the results were seen (what counts as a unit was revised; when and "
+                             "why: the claims ledger); the same verdict as under the claim as registered")
+        assert "as registered" not in claims.words(key)
+        claims.decide(f"{wm.CHAPTER}/class-hurts", low=0.6, high=0.8, units=10, estimate=0.7)
+        a = claims.amended(f"{wm.CHAPTER}/class-hurts")
+        assert (a.now, a.first, a.same) == ("✓ reproduced", "✓ reproduced", True)
+
+
+def test_amended_the_same_outcome_in_another_kinds_words_is_not_the_same_verdict():
+    """Chapter 2's delta-order, first registered as a claim of the paper and made the book's own after
+    the results were seen: reproduced under both, "holds" now and "✓ reproduced" as registered."""
+    key = f"{cs.CHAPTER}/delta-order"
+    with claims.apart():
+        claims.decide(key, low=0.10, high=0.20, units=10, estimate=0.15)
+        a = claims.amended(key)
+        assert a.seen_fields == {"whose", "paper", "size"} and [x.field for x in a.shown] == ["whose", "paper", "size"]
+        assert (a.now, a.first, a.same) == ("holds", "✓ reproduced", False)
+        assert not claims.amended_unchanged(key)
+
+
+def test_amended_a_claim_never_amended_is_none():
+    key = f"{wm.CHAPTER}/alone"
+    assert not claims.get(key).amendments
+    with claims.apart():
+        assert claims.amended(key) is None
+        v = claims.decide(key, low=0.10, high=0.20, units=10, estimate=0.15)
+        assert claims.amended(key) is None and not claims.amended_unchanged(key) and v.amended == ""
+
+
+def test_amended_only_in_a_field_no_verdict_reads_shows_nothing():
+    """Chapter 1's even-a, amended after its results were seen only in its list of mutations
+    (claims.UNSHOWN): seen, not shown, so no note beside the verdict and no dagger."""
+    key = f"{toy.CHAPTER}/even-a"
+    with claims.apart():
+        v = claims.decide(key, low=0.10, high=0.20, units=10, estimate=0.15)
+        a = claims.amended(key)
+        assert a.shown == () and not a.shown_after_seen
+        assert [x.field for x in a.seen] == ["mutations"] and a.seen_fields == {"mutations"}
+        assert a.seen_words == {"the mutations it must notice"}
+        assert (a.decided, a.now, a.first, a.same) == (True, "holds", "holds", True)
+        assert not claims.amended_unchanged(key) and v.amended == ""

@@ -451,12 +451,12 @@ def _amended(c: stats.Claim) -> str:
     v = c.verdict
     if v is None or not v.amended or not v.claim:
         return ""
-    first = registry.registered_words(v.claim)
-    if first is None:
+    a = registry.amended(v.claim)
+    if a is None or not a.decided:
         return ""
-    if first == registry.outcome_words(registry.decisions()[v.claim].outcome, registry.get(v.claim).own):
+    if a.same:
         return "amended after the results were seen; the same verdict as registered"
-    return f"changed after the results were seen; as registered: {first}"
+    return f"changed after the results were seen; as registered: {a.first}"
 
 
 def _cell(c: stats.Claim) -> str:
@@ -1054,25 +1054,22 @@ def amendments_said(key: str) -> str:
     verdict under the claim as registered, for the appendix's line: "Amended twice after the
     results were seen. What counts as a unit: first “…” → “…”, then “…” → “…” (when and why: the
     claims ledger). Under the claim as registered: holds"; "" for a claim never amended."""
-    c = registry.get(key)
-    shown = [a for a in c.amendments if a.field not in registry.UNSHOWN]
-    if not shown:
+    a = registry.amended(key)
+    if a is None or not a.shown:
         return ""
-    when = "after the results were seen" if any(a.seen for a in shown) else "before its results were computed"
+    shown = a.shown
     often = {1: "", 2: " twice"}.get(len(shown), f" {len(shown)} times")
     parts = []
-    for field in dict.fromkeys(a.field for a in shown):
-        steps = [changed(a) for a in shown if a.field == field]
+    for field in dict.fromkeys(x.field for x in shown):
+        steps = [changed(x) for x in shown if x.field == field]
         said = steps[0] if len(steps) == 1 else "first " + ", then ".join(steps)
         parts.append(f"{registry.FIELD_WORDS.get(field, field)}: {said}")
     said = "; ".join(parts)
-    text = f"Amended{often} {when}. {said[0].upper()}{said[1:]} (when and why: the claims ledger)"
-    d, first = registry.decisions().get(key), registry.registered_words(key)
-    if d is None or first is None:
+    text = f"Amended{often} {a.when}. {said[0].upper()}{said[1:]} (when and why: the claims ledger)"
+    if not a.decided:
         return text
-    same = first == registry.outcome_words(d.outcome, c.own)
-    return text + (". The same verdict as under the claim as registered" if same
-                   else f". Under the claim as registered: {first}")
+    return text + (". The same verdict as under the claim as registered" if a.same
+                   else f". Under the claim as registered: {a.first}")
 
 
 # a rank correlation over fewer than 4 units: Fisher's z gives no interval, and
@@ -1132,9 +1129,9 @@ def mark_of(claims: list[stats.Claim], name: str, missing: str = "no verdict her
     else:
         reason = stats.undecided_reason(v)
         said = f"{marked}: {reason}" if reason else marked
-    first = registry.registered_words(v.claim) if v is not None and v.amended and v.claim else None
-    if first is not None and first != registry.outcome_words(v.outcome, registry.get(v.claim).own):
-        first = registry.post_hoc_words(first, v.claim)  # the first registration came after the results too
+    a = registry.amended(v.claim) if v is not None and v.amended and v.claim else None
+    if a is not None and a.decided and not a.same:
+        first = registry.post_hoc_words(a.first, v.claim)  # the first registration came after the results too
         return f"as first registered: {first}; as amended after the results were seen: {said}"
     note = _amended(c)
     return said + (f" ({note})" if note else "")

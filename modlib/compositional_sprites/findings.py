@@ -539,8 +539,8 @@ def _two_readings(kept, every) -> tuple[str, str, str]:
     elif claims.post_hoc(kept.key):
         first += f" ({claims.POST_HOC})"
     now = claims.words(kept.key).rsplit(" (as registered: ", 1)[0]
-    amended = [a for a in claims.get(kept.key).amendments if a.field not in claims.UNSHOWN]
-    chosen = ("a filter chosen after the results were seen" if any(a.seen for a in amended)
+    a = claims.amended(kept.key)
+    chosen = ("a filter chosen after the results were seen" if (a is not None and a.shown_after_seen)
               or claims.post_hoc(kept.key) else "a filter registered with the claim")
     return first, now, chosen
 
@@ -702,17 +702,13 @@ def list_amended(key: str, what: str = "Its claim") -> str:
     checks its verdict must notice if the two sides it compares were swapped or one of them did not
     train; that moves no verdict: the same as first registered." "" where the claim has no such
     amendment, has another one too, or was not decided."""
-    c = claims.get(f"{CHAPTER}/{key}")
-    d = claims.decisions(CHAPTER).get(c.key)
-    seen = [a for a in c.amendments if a.seen]
-    if d is None or not seen or any(a.field not in claims.UNSHOWN for a in c.amendments):
+    a = claims.amended(f"{CHAPTER}/{key}")
+    if a is None or not a.decided or not a.seen or a.shown:
         return ""
-    added = [m for a in seen for m in a.new if m not in a.old]
-    first = claims.registered_words(c.key)
-    same = first is None or first == claims.outcome_words(d.outcome, c.own)
+    added = [m for x in a.seen for m in x.new if m not in x.old]
     return (f"{what} was amended after its results were seen, only to add the checks its verdict must notice "
             f"{_checks_words(added)}; that moves no verdict: "
-            + ("the same as first registered." if same else f"as first registered, {first}."))
+            + ("the same as first registered." if a.same else f"as first registered, {a.first}."))
 
 
 def two_claims(runs) -> str:
@@ -788,22 +784,20 @@ def _as_registered(key: str):
     no amendment that can move a verdict is shown (or no verdict as registered was decided), and
     :data:`modlib.claims.NOT_DECIDED` where it was not decided."""
     c = claims.get(f"{CHAPTER}/{key}")
-    d = claims.decisions(CHAPTER).get(c.key)
-    shown = [a for a in c.amendments if a.field not in claims.UNSHOWN]
-    if d is None:
+    if c.key not in claims.decisions(CHAPTER):
         return claims.NOT_DECIDED
-    if not shown or d.registered_outcome is None:
+    a = claims.amended(c.key)
+    if a is None or not a.shown or not a.decided:
         return c.key
     first = c.original()
     then = WHOSE_WORDS[first["whose"]]  # why it read so: registered_why
     if first["whose"] == "paper" and c.fixed()["whose"] == "own":
         then = f"in error, as {then}"  # the paper makes no such claim (registered_why)
-    was = claims.outcome_words(d.registered_outcome, first["whose"] == "own")
+    was = a.first
     if claims.post_hoc(c.key):  # the registration, as the ledger dates it (claims.written)
         was += f" ({claims.POST_HOC})"
-    when = "after the results were seen" if any(a.seen for a in shown) else "before its results were computed"
-    change = (f"made {WHOSE_WORDS[c.fixed()['whose']]} {when}" if first["whose"] != c.fixed()["whose"]
-              else f"changed {when} ({claims.changes_in_words(shown)})")
+    change = (f"made {WHOSE_WORDS[c.fixed()['whose']]} {a.when}" if first["whose"] != c.fixed()["whose"]
+              else f"changed {a.when} ({claims.changes_in_words(a.shown)})")
     return then, was, change
 
 

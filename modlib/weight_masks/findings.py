@@ -76,31 +76,29 @@ def registered_first(key: str, then: str = "", now: str = "") -> str:
     ``now``: what the claim asked as first registered and as amended, in words, where the amendment's
     values do not say it. One verdict for a claim not amended, :data:`modlib.claims.NOT_DECIDED` for
     one not decided."""
-    c, was = claims.get(key), claims.registered_words(key)
     d = claims.decisions(CHAPTER).get(key)
     if d is None:
         return claims.NOT_DECIDED
     late = claims.post_hoc(key)
     tag = f" ({late})" if late else ""
-    is_now = claims.outcome_words(d.outcome, c.own)
-    shown = [a for a in c.amendments if a.field not in claims.UNSHOWN]
-    if not shown or was is None:
-        return is_now + tag
+    a = claims.amended(key)
+    if a is None or not a.shown or not a.decided:
+        return claims.outcome_words(d.outcome, claims.get(key).own) + tag
+    shown = a.shown
     if len(shown) == 1 and isinstance(shown[0].old, float):
         then = then or f"{shown[0].field} {shown[0].old:g}"
         now = now or f"{shown[0].field} {shown[0].new:g}"
     first = f"as first registered{f' ({then})' if then else ''}"
     after = f"as amended{f' ({now})' if now else ''}"
-    if was == is_now:
-        return f"{is_now}{tag}, {first} and {after}"
-    return f"{first}: {was}{tag}; {after}: {is_now}{tag}"
+    if a.same:
+        return f"{a.now}{tag}, {first} and {after}"
+    return f"{first}: {a.first}{tag}; {after}: {a.now}{tag}"
 
 
-def _changed(c) -> tuple[str, str, str]:
-    """What the amendments of the registered claim ``c`` changed, as the page says it: (what, for the
-    clause "with <what> after the results were seen"; the new value or the date, for its brackets;
-    the claim as first registered, for "as first registered, <then>")."""
-    shown = [a for a in c.amendments if a.field not in claims.UNSHOWN]
+def _changed(shown: tuple[claims.Amendment, ...]) -> tuple[str, str, str]:
+    """What the amendments ``shown`` of a claim (:attr:`modlib.claims.Amended.shown`) changed, as the
+    page says it: (what, for the clause "with <what> after the results were seen"; the new value or
+    the date, for its brackets; the claim as first registered, for "as first registered, <then>")."""
     if len(shown) == 1 and isinstance(shown[0].old, float):
         a = shown[0]
         return f"a {a.field} chosen", f"{a.new:g}", f"with a {a.field} of {a.old:g}"
@@ -120,11 +118,10 @@ def double(key: str, now: str, plain: str = "", then: str = "", dated: bool = Tr
     (:func:`modlib.claims.post_hoc`). ``dated`` false (a revised
     claim): no date and no "see the claims ledger" in the brackets, for a line that links the
     ledger itself (the "What we found" box)."""
-    c, was = claims.get(key), claims.registered_words(key)
-    shown = [a for a in c.amendments if a.field not in claims.UNSHOWN]
-    if not shown or was is None:
+    a = claims.amended(key)
+    if a is None or not a.shown or not a.decided:
         return now
-    what, value, before = _changed(c)
+    what, value, before = _changed(a.shown)
     if "revised" in what and not dated:
         value = ""
     said = f"{value}: {plain}" if plain and value else plain or value
@@ -133,7 +130,7 @@ def double(key: str, now: str, plain: str = "", then: str = "", dated: bool = Tr
     then = then or before
     reg = f"as first registered{', ' + then if then else ''}"
     late = f" ({claims.post_hoc(key)})" if claims.post_hoc(key) else ""  # both verdicts, where post hoc
-    tail = f"the same verdict {reg}" if was == now else f"{reg}, {was}{late}"
+    tail = f"the same verdict {reg}" if a.same else f"{reg}, {a.first}{late}"
     said = f" ({said})" if said else ""
     return f"{now}{late}, with {what} after the results were seen{said}; {tail}"
 
