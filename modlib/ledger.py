@@ -210,9 +210,9 @@ def _effect(r: dict) -> str:
     """The effect cell: the estimate and its 95% interval at one precision (:func:`stats.ends`), then
     the claim's margin; a dash where no unit was compared (none measured, or none the claim's
     condition admits), and no interval over one unit (an interval of no width over several units,
-    both arms at a floor, is printed: 0.00 to 0.00). An
-    interval over the parts of one unit (chapter 4's ten classes of one network) is printed as what
-    it is, as the reason under the claim gives it, not as an interval over units."""
+    both arms at a floor, is printed: 0.00 to 0.00). An interval over the parts of one unit (chapter
+    4's ten classes of one network) is printed as what it is, as the reason under the claim gives
+    it, not as an interval over units."""
     margin = f'<br><small>margin {r["margin"]:g}</small>'
     if r["effect"] is None or not r["n"]:
         return "—" + margin

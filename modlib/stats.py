@@ -149,8 +149,8 @@ RULE = (
     "Where a paper gives a direction but no size, the page states the margin that stands in for its "
     "number; a claim that asks for a size the paper never gives cannot be decided here, and the "
     "verdict at the book's stand-in is shown beside it. Where a claim allows a loss, the measure "
-    "includes the allowance and its side of 0 decides. Anything else (one unit, an arm that did not train, a control "
-    "that did not pass (failed or undecided) or is degenerate, a quantity "
+    "includes the allowance and its side of 0 decides. Anything else (one unit, an arm that did not "
+    "train, a control that did not pass (failed or undecided) or is degenerate, a quantity "
     "at its floor or ceiling in both arms, an interval that reaches the margin but also 0, or one "
     "clear of 0 whose estimate falls short of the margin) *cannot be decided here*. "
     "✓ marks reproduced, ✗ not reproduced (the paper's claim was not found at this scale; never "
@@ -265,13 +265,13 @@ def verdict(low: float, high: float, *, units: int, paper: float, margin: float 
     """The verdict on a claim whose effect the paper reports as ``paper`` (its sign gives the
     claim's direction), measured as an interval ``[low, high]`` over ``units`` independent units,
     as :data:`RULE` words it. ``trained``: every arm compared trained (fit above its stated
-    threshold); ``controls``: every control the claim needs passed (neither failed nor undecided) and is not degenerate;
-    ``measurable``: the quantity is not at a floor or ceiling in both arms. ``margin``: the smallest
-    effect that counts (default :data:`CLEAR`). ``what`` names the interval's test and ``over`` its
-    units (default ``"<units> units"``), for ``why``. ``source`` names where ``paper`` comes from:
-    :data:`STATED` where the paper gives a direction but no size and a margin the book states
-    stands in for it; ``paper`` is then that margin (``margin`` defaults to ``abs(paper)`` and may
-    not differ from it).
+    threshold); ``controls``: every control the claim needs passed (neither failed nor undecided)
+    and is not degenerate; ``measurable``: the quantity is not at a floor or ceiling in both arms.
+    ``margin``: the smallest effect that counts (default :data:`CLEAR`). ``what`` names the
+    interval's test and ``over`` its units (default ``"<units> units"``), for ``why``. ``source``
+    names where ``paper`` comes from: :data:`STATED` where the paper gives a direction but no size
+    and a margin the book states stands in for it; ``paper`` is then that margin (``margin``
+    defaults to ``abs(paper)`` and may not differ from it).
 
     In the paper's direction, with ``est`` the ``estimate`` (the mean difference; the interval's
     middle where not given), an interval ``[lo, hi]`` is reproduced when ``lo > 0`` and ``est >=
