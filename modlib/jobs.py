@@ -173,6 +173,13 @@ def _bridge(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
     out.update({f"{br.CHAPTER}/{br.RANDOM_X2}-{f}": ((f"{br.CHAPTER}/toy-{f}",),  # rule 2 without its mask
                                                      lambda d, f=f: br.fetch_random_exclusive(profile, f, d))
                 for f in br.settings(profile).formulations})
+    if profile in br.FRESH_PROFILES:  # the confirmatory copies of the toy's claims, on the next seeds
+        b = br.fresh(br.settings(profile))
+        for f in b.formulations:
+            toy_job = f"{br.CHAPTER}/toy-{f}{br.FRESH}"
+            out[toy_job] = ((), lambda d, f=f: br.fetch(profile, f, d, b))
+            out[f"{br.CHAPTER}/{br.RANDOM_X2}-{f}{br.FRESH}"] = (
+                (toy_job,), lambda d, f=f: br.fetch_random_exclusive(profile, f, d, b))
     out[f"{br.CHAPTER}/{br_digits.RESULT}"] = ((), lambda d: br_digits.fetch(profile, d))
     out.update({f"{br.CHAPTER}/{br_sprites.PREFIX}{m}": ((), lambda d, m=m: br_sprites.fetch(profile, m, d))
                 for m in br_sprites.settings(profile).models})

@@ -26,19 +26,24 @@ Experiment 2's rule 2 has a stored control of its own (``rule2-random-<f>``,
 ``experiment.random_exclusive``): the "use X2" mask replaced by random masks of its per-layer
 counts, computed from the stored ``toy-<f>``.
 
+The claims of experiments 1-3 on the toy were written down after their results were seen; their
+confirmatory copies read the same experiments on fresh networks (``experiment.fresh``: the next
+seeds, stored as ``toy-<f>-fresh`` and ``rule2-random-<f>-fresh``), registered before those were
+computed.
+
 Experiment 3 ("Experiment 3: does structure predict behaviour?") is computed from what experiments 1
 and 2 store (every network and mask); experiment 1 on chapter 3's CNNs (:mod:`.digits`) and
 experiment 3 on chapter 2's decoders (:mod:`.sprites`) store theirs.
 """
 
-from modlib.bridge.experiment import (ARMS, CHAPTER, CONDITION, EXCLUSIVE, RANDOM_X2, SETS, SETTINGS,
-                                      BridgeSettings, compute, fetch, fetch_random_exclusive, kept,
-                                      measure, random_exclusive, result_names, run,
-                                      run_random_exclusive, scored, settings, toy_settings,
+from modlib.bridge.experiment import (ARMS, CHAPTER, CONDITION, EXCLUSIVE, FRESH, FRESH_PROFILES, RANDOM_X2,
+                                      SETS, SETTINGS, BridgeSettings, compute, fetch, fetch_random_exclusive,
+                                      fresh, kept, measure, random_exclusive, result_names, run,
+                                      run_random_exclusive, scored, settings, suffix, toy_settings,
                                       train_mask, train_network, train_networks, unconfounded,
                                       with_exclusive, with_random_exclusive)
 
-__all__ = ["ARMS", "CHAPTER", "CONDITION", "EXCLUSIVE", "RANDOM_X2", "SETS", "SETTINGS", "BridgeSettings",
-           "compute", "fetch", "fetch_random_exclusive", "kept", "measure", "random_exclusive", "result_names",
-           "run", "run_random_exclusive", "scored", "settings", "toy_settings", "train_mask",
+__all__ = ["ARMS", "CHAPTER", "CONDITION", "EXCLUSIVE", "FRESH", "FRESH_PROFILES", "RANDOM_X2", "SETS",
+           "SETTINGS", "BridgeSettings", "compute", "fetch", "fetch_random_exclusive", "fresh", "kept", "measure", "random_exclusive", "result_names",
+           "run", "run_random_exclusive", "scored", "settings", "suffix", "toy_settings", "train_mask",
            "train_network", "train_networks", "unconfounded", "with_exclusive", "with_random_exclusive"]

@@ -25,6 +25,12 @@ and epochs. Then, per network, frozen:
 
 One stored result per formulation (``toy-a``, ``toy-b``): the networks of every seed and all their
 masks. Every mask is read with its kept share (the share of the masked weights it keeps).
+
+The chapter's claims were written down after those results were seen. Their confirmatory copies
+(issue 53) read the same experiments on networks nobody had seen when the copies were registered:
+:func:`fresh` settings, the next ``seeds`` seeds (at ``full`` seeds 100-199), stored as
+``toy-a-fresh`` and ``toy-b-fresh`` (and ``rule2-random-<f>-fresh``), at the profiles of
+:data:`FRESH_PROFILES`.
 """
 
 from __future__ import annotations
@@ -64,10 +70,12 @@ class BridgeSettings:
     n_mask: int = 2000  # unconfounded points the masks train on
     n_eval: int = 1000  # fresh unconfounded points the masks' fit is scored on
     formulations: tuple[str, ...] = ("a", "b")
+    first_seed: int = 0  # the first network's seed: seeds first_seed..first_seed+seeds-1 (fresh: see fresh())
 
     def __post_init__(self):
         for name in ("seeds", "mask_steps", "mask_batch", "samples", "n_mask", "n_eval"):
             check_int(name, getattr(self, name), 1)
+        check_int("first_seed", self.first_seed, 0)
         check_range("alpha", self.alpha, 0.0, 10.0)
         check_range("mask_lr", self.mask_lr, 0.0, 10.0, open_low=True)
         check_choices("formulations", self.formulations, ("a", "b"))
@@ -87,6 +95,21 @@ def settings(profile: str | None = None) -> BridgeSettings:
     return settings_for(SETTINGS, profile)
 
 
+FRESH = "-fresh"  # the suffix of the confirmatory copies' results (and of their claims' ids)
+FRESH_PROFILES = ("smoke", "full", "paper")  # where they are computed: not at default (a reader's first run)
+
+
+def fresh(b: BridgeSettings) -> BridgeSettings:
+    """``b`` for the confirmatory networks: the next ``b.seeds`` seeds after ``b``'s own (at ``full``,
+    seeds 100-199), trained and masked exactly as ``b``'s."""
+    return b.with_(first_seed=b.first_seed + b.seeds)
+
+
+def suffix(b: BridgeSettings) -> str:
+    """The suffix of ``b``'s result names: :data:`FRESH` for the confirmatory networks, else ""."""
+    return FRESH if b.first_seed else ""
+
+
 def toy_settings(profile: str, b: BridgeSettings) -> toy.ToySettings:
     """Chapter 1's settings at ``profile``: its networks, data and clock. ``b.seeds`` may not exceed
     chapter 1's seeds (the networks must be chapter 1's)."""
@@ -96,13 +119,14 @@ def toy_settings(profile: str, b: BridgeSettings) -> toy.ToySettings:
     return s
 
 
-def train_networks(s: toy.ToySettings, formulation: str, seeds: int,
+def train_networks(s: toy.ToySettings, formulation: str, seeds: range,
                    device: torch.device) -> tuple[torch.nn.Module, dict, list]:
-    """Chapter 1's ReLU networks of the paper's setting, seeds ``0..seeds-1``, trained as chapter 1
-    trains them (its member data, initial weights, Playground batches, loss and learning rate);
-    returns the stacked ``(template, params)`` and each member's data ``(x, y, x_test, y_test)``."""
-    data = [member_data(s, formulation, CONDITION, seed) for seed in range(seeds)]
-    template, params = stack([initial_network(s, seed).to(device) for seed in range(seeds)])
+    """Chapter 1's ReLU networks of the paper's setting, one per seed of ``seeds``, trained as
+    chapter 1 trains them (its member data, initial weights, Playground batches, loss and learning
+    rate); returns the stacked ``(template, params)`` (member ``i``: ``seeds[i]``) and each member's
+    data ``(x, y, x_test, y_test)``."""
+    data = [member_data(s, formulation, CONDITION, seed) for seed in seeds]
+    template, params = stack([initial_network(s, seed).to(device) for seed in seeds])
     x = torch.stack([d[0] for d in data]).to(device)
     y = torch.stack([d[1] for d in data]).to(device)
     updates = [torch.tensor(u, device=device)
@@ -250,17 +274,18 @@ def unflat(vector, like: dict) -> dict:
     return out
 
 
-def network(s: toy.ToySettings, arrays: dict, seed: int) -> torch.nn.Module:
-    """The stored trained network of ``seed`` (array ``net``), rebuilt: nothing is trained."""
-    net = initial_network(s, seed)
-    net.load_state_dict(unflat(arrays["net"][seed], net.state_dict()))
+def network(s: toy.ToySettings, arrays: dict, row: int, first: int = 0) -> torch.nn.Module:
+    """The stored trained network of row ``row`` (array ``net``; its seed ``first + row``, ``first``
+    the result's ``first_seed``), rebuilt: nothing is trained."""
+    net = initial_network(s, first + row)
+    net.load_state_dict(unflat(arrays["net"][row], net.state_dict()))
     return net
 
 
-def stored_mask(net: torch.nn.Module, arrays: dict, name: str, seed: int) -> dict:
-    """The stored mask ``name`` (of :data:`MASKS`) of ``seed`` over ``net``'s weights."""
+def stored_mask(net: torch.nn.Module, arrays: dict, name: str, row: int) -> dict:
+    """The stored mask ``name`` (of :data:`MASKS`) of row ``row`` over ``net``'s weights."""
     like = {k: v.bool() for k, v in net.state_dict().items() if k.endswith("weight")}
-    return unflat(arrays[f"mask_{name}"][seed], like)
+    return unflat(arrays[f"mask_{name}"][row], like)
 
 
 EXCLUSIVE = ("ablated_excl", "random_ablated_excl")  # experiment 2's second removal, and its control
@@ -280,20 +305,20 @@ def outside(mask: dict, keep: dict, seed: int) -> dict:
     return out
 
 
-def surgery_inputs(s: toy.ToySettings, arrays: dict, formulation: str):
-    """Per stored network of ``arrays`` (one result of :func:`compute`):
-    ``(seed, network, sets, y1 mask, "use X2" mask)``, the sets its own
-    ``held_out`` and ``train`` points; what experiment 2's second removal
-    and its controls read."""
-    for seed in range(arrays["full_held_out"].size):
-        net = network(s, arrays, seed)
-        x, y, x_test, y_test = member_data(s, formulation, CONDITION, seed)
+def surgery_inputs(s: toy.ToySettings, arrays: dict, formulation: str, first: int = 0):
+    """Per stored network of ``arrays`` (one result of :func:`compute`, its
+    seeds counted from ``first``): ``(seed, network, sets, y1 mask,
+    "use X2" mask)``, the sets its own ``held_out`` and ``train`` points;
+    what experiment 2's second removal and its controls read."""
+    for row in range(arrays["full_held_out"].size):
+        net = network(s, arrays, row, first)
+        x, y, x_test, y_test = member_data(s, formulation, CONDITION, first + row)
         sets = {"held_out": (x_test, y_test), "train": (x, y)}
-        y1, x2 = (stored_mask(net, arrays, m, seed) for m in ("y1", "x2"))
-        yield seed, net, sets, y1, x2
+        y1, x2 = (stored_mask(net, arrays, m, row) for m in ("y1", "x2"))
+        yield first + row, net, sets, y1, x2
 
 
-def with_exclusive(s: toy.ToySettings, arrays: dict, formulation: str) -> dict:
+def with_exclusive(s: toy.ToySettings, arrays: dict, formulation: str, first: int = 0) -> dict:
     """``arrays`` (one stored result of :func:`compute`) with experiment 2's second removal added,
     scored from the stored networks and masks (nothing is trained, nothing stored): per seed, the
     weights the "use X2" mask keeps *and the Y1 mask does not* are removed (the X2 mask minus the
@@ -304,10 +329,11 @@ def with_exclusive(s: toy.ToySettings, arrays: dict, formulation: str) -> dict:
     outside the Y1 mask, is experiment 1's Y1 subnetwork.
 
     Adds ``<arm>_<set>`` ``[S]`` for the arms of :data:`EXCLUSIVE` and the sets ``held_out``,
-    ``train``, ``reliance``, and ``kept_excl`` ``[S]``: the share of the masked weights removed."""
+    ``train``, ``reliance``, and ``kept_excl`` ``[S]``: the share of the masked weights removed.
+    ``first``: the result's first seed (``first_seed`` of its settings)."""
     out = dict(arrays)
     rows, shares = [], []
-    for seed, net, sets, y1, x2 in surgery_inputs(s, arrays, formulation):
+    for seed, net, sets, y1, x2 in surgery_inputs(s, arrays, formulation, first):
         excl = {k: x2[k] & ~y1[k] for k in x2}
         shares.append(kept(excl)[0])
         draws = [scored(net, outside(excl, y1, DRAWS * seed + d), "complement", sets) for d in range(DRAWS)]
@@ -326,7 +352,7 @@ RANDOM_X2_KEY = 70_000  # their seeds: RANDOM_X2_KEY + RANDOM_X2_DRAWS * seed + 
 
 
 def random_exclusive(s: toy.ToySettings, arrays: dict, formulation: str,
-                     draws: int = RANDOM_X2_DRAWS) -> tuple[dict, dict]:
+                     draws: int = RANDOM_X2_DRAWS, first: int = 0) -> tuple[dict, dict]:
     """Rule 2 without its mask: per stored network, the "use X2" mask
     replaced by ``draws`` random masks of its per-layer counts
     (:func:`modlib.masks.random_like`), and each one's weights that the
@@ -336,9 +362,9 @@ def random_exclusive(s: toy.ToySettings, arrays: dict, formulation: str,
     mask. ``(metrics, arrays)``: ``random_x2_excl_<set>`` ``[S]`` (the
     draws' mean per set: ``held_out``, ``train``, ``reliance``), the
     draws themselves ``random_x2_excl_<set>_draws`` ``[S, draws]`` and
-    ``kept_random_x2_excl`` ``[S, draws]`` (the share removed)."""
+    ``kept_random_x2_excl`` ``[S, draws]`` (the share removed). ``first``: the result's first seed."""
     rows, shares = [], []
-    for seed, net, sets, y1, x2 in surgery_inputs(s, arrays, formulation):
+    for seed, net, sets, y1, x2 in surgery_inputs(s, arrays, formulation, first):
         one, kept_d = [], []
         for d in range(draws):
             r = masks.random_like(x2, RANDOM_X2_KEY + draws * seed + d)
@@ -361,14 +387,14 @@ def random_exclusive(s: toy.ToySettings, arrays: dict, formulation: str,
 def fetch_random_exclusive(profile: str, formulation: str, device: torch.device,
                            b: BridgeSettings | None = None) -> results.Result:
     """Load (or compute from the stored ``toy-<formulation>`` and store)
-    the result ``rule2-random-<formulation>``
-    (:func:`random_exclusive`)."""
+    the result ``rule2-random-<formulation>`` (:func:`random_exclusive`;
+    ``...-fresh`` for :func:`fresh` settings)."""
     b = b or settings(profile)
     s = toy_settings(profile, b)
     toy_result = fetch(profile, formulation, device, b)
     cfg = {**_config(s, b, formulation), "draws": RANDOM_X2_DRAWS, "key": RANDOM_X2_KEY}
-    return results.fetch(CHAPTER, f"{RANDOM_X2}-{formulation}", cfg,
-                         lambda: random_exclusive(s, toy_result.arrays, formulation),
+    return results.fetch(CHAPTER, f"{RANDOM_X2}-{formulation}{suffix(b)}", cfg,
+                         lambda: random_exclusive(s, toy_result.arrays, formulation, first=b.first_seed),
                          profile=profile, device=describe(device), code=random_exclusive,
                          depends=[toy_result])
 
@@ -390,6 +416,7 @@ def compute(s: toy.ToySettings, b: BridgeSettings, formulation: str,
             device: torch.device) -> tuple[dict, dict]:
     """Train chapter 1's networks for ``formulation`` and measure every one; ``(metrics, arrays)``.
 
+    The seeds are ``b.first_seed`` on, row ``i`` of every array seed ``b.first_seed + i``.
     Arrays (S seeds, L masked weight tensors): ``<arm>_<set>`` ``[S]`` for every arm of ``ARMS``
     and set of ``SETS`` (accuracies, and the reliance on the held-out points); ``kept_<mask>`` ``[S]``
     and ``kept_<mask>_layers`` ``[S, L]`` for the masks ``y1``, ``untrained``, ``x2``;
@@ -398,11 +425,10 @@ def compute(s: toy.ToySettings, b: BridgeSettings, formulation: str,
     ``mask_<mask>`` ``[S, W]`` bool (every mask, over the masked weights in order;
     :func:`stored_mask`) and ``mask_layers`` ``[L]`` (how many of the W weights each tensor holds),
     from which experiment 3 and the explorer read the structure."""
-    template, params, data = train_networks(s, formulation, b.seeds, device)
-    rows = []
-    for seed in range(b.seeds):
-        net = unstack(template, params, seed)
-        rows.append(measure(s, b, formulation, seed, net, data[seed]))
+    seeds = range(b.first_seed, b.first_seed + b.seeds)
+    template, params, data = train_networks(s, formulation, seeds, device)
+    nets = [unstack(template, params, i) for i in range(b.seeds)]
+    rows = [measure(s, b, formulation, seed, net, data[i]) for i, (seed, net) in enumerate(zip(seeds, nets))]
     arrays = {f"{arm}_{k}": np.array([r["scores"][arm][k] for r in rows], dtype=np.float32)
               for arm in ARMS for k in SETS}
     for name in MASKS:
@@ -412,7 +438,7 @@ def compute(s: toy.ToySettings, b: BridgeSettings, formulation: str,
     arrays["net"] = np.stack([r["net"] for r in rows]).astype(np.float32)
     for name in MASKS:
         arrays[f"mask_{name}"] = np.stack([r["masks"][name] for r in rows]).astype(bool)
-    arrays["mask_layers"] = np.array([v.numel() for v in stored_mask(net, arrays, "y1", 0).values()])
+    arrays["mask_layers"] = np.array([v.numel() for v in stored_mask(nets[0], arrays, "y1", 0).values()])
     metrics = {"formulation": formulation, "seeds": b.seeds,
                "share_generalizing": float((arrays["full_held_out"] >= toy.GENERALIZES).mean()),
                **{f"{k}_mean": float(v.mean()) for k, v in arrays.items() if v.ndim == 1 and k != "mask_layers"}}
@@ -423,19 +449,22 @@ def _config(s: toy.ToySettings, b: BridgeSettings, formulation: str) -> dict:
     cfg = {"bridge": asdict(b), "toy": asdict(s), "formulation": formulation, "seeds": b.seeds,
            "condition": list(CONDITION), "activation": ACTIVATION, "loss": LOSS}
     cfg["bridge"].pop("formulations")
+    if not b.first_seed:  # chapter 7's own networks, seeds from 0, as their results were first stored
+        cfg["bridge"].pop("first_seed")
     return json_ready(cfg)
 
 
 def result_names(b: BridgeSettings) -> list[str]:
-    return [f"toy-{f}" for f in b.formulations]
+    return [f"toy-{f}{suffix(b)}" for f in b.formulations]
 
 
 def fetch(profile: str, formulation: str, device: torch.device,
           b: BridgeSettings | None = None) -> results.Result:
-    """Load (or compute and store) the result ``toy-<formulation>`` at ``profile``."""
+    """Load (or compute and store) the result ``toy-<formulation>`` at ``profile`` (``...-fresh`` for
+    :func:`fresh` settings)."""
     b = b or settings(profile)
     s = toy_settings(profile, b)
-    return results.fetch(CHAPTER, f"toy-{formulation}", _config(s, b, formulation),
+    return results.fetch(CHAPTER, f"toy-{formulation}{suffix(b)}", _config(s, b, formulation),
                          lambda: compute(s, b, formulation, device), profile=profile,
                          device=describe(device), code=compute)
 

@@ -85,13 +85,14 @@ def toy_rescored(s, b, arrays: dict, formulation: str) -> dict:
     from the stored networks and the masks ``arrays`` holds, as :func:`modlib.bridge.experiment.measure`
     scores them (``s``, ``b``: chapter 1's and the bridge's settings of the stored results)."""
     rows = []
-    for seed in range(arrays["full_held_out"].size):
-        net = network(s, arrays, seed)
+    for row in range(arrays["full_held_out"].size):
+        seed = b.first_seed + row
+        net = network(s, arrays, row, b.first_seed)
         untrained = initial_network(s, seed)
         x, y, x_test, y_test = member_data(s, formulation, br.CONDITION, seed)
         xm, y1, y2 = (t[b.n_mask:] for t in unconfounded(s, formulation, seed, b.n_mask + b.n_eval))
         sets = {"held_out": (x_test, y_test), "train": (x, y), "unconfounded": (xm, y1)}
-        y1_mask, u_mask, x2_mask = (stored_mask(net, arrays, m, seed) for m in br.experiment.MASKS)
+        y1_mask, u_mask, x2_mask = (stored_mask(net, arrays, m, row) for m in br.experiment.MASKS)
         rows.append({"sub": scored(net, y1_mask, "hard", sets),
                      "random_sub": scored(net, y1_mask, "random", sets, seed=seed),
                      "untrained_sub": scored(untrained, u_mask, "hard", sets),
