@@ -65,7 +65,7 @@ def test_the_networks_are_chapter_ones():
     _, ch1 = toy.run_group(s, "relu", "mse", CPU, progress=False)
     c = s.conditions.index(br.CONDITION)
     for i, f in enumerate(s.formulations):
-        template, params, data = br.train_networks(s, f, s.seeds, CPU)
+        template, params, data = br.train_networks(s, f, range(s.seeds), CPU)
         x_test = torch.stack([d[2] for d in data])
         y_test = torch.stack([d[3] for d in data])
         from modlib.training import forward
@@ -82,7 +82,7 @@ def test_the_pages_one_network_is_the_batched_one():
     """The page's live demo trains one network alone (br.train_network, a plain loop): the same
     network as train_networks' batched training gives, up to float rounding."""
     s = toy.settings("smoke")
-    template, params, data = br.train_networks(s, "b", 2, CPU)
+    template, params, data = br.train_networks(s, "b", range(2), CPU)
     for seed in range(2):
         net, own = br.train_network(s, "b", seed)
         for a, b in zip(own, data[seed]):
@@ -90,6 +90,33 @@ def test_the_pages_one_network_is_the_batched_one():
         batched = br.experiment.unstack(template, params, seed).state_dict()
         for k, v in net.state_dict().items():
             torch.testing.assert_close(v, batched[k], rtol=0, atol=1e-5)
+
+
+def test_the_fresh_networks_are_chapter_ones_recipe_on_the_next_seeds(smoke, tmp_path):
+    """The claims' confirmatory copies read fresh networks (issue 53): the next seeds after the
+    chapter's own, trained, masked and stored as the chapter's own are; their results carry the
+    first seed in their config (the chapter's own results do not: their configs stay as first
+    stored), and each stored row rebuilds the network of its own seed."""
+    b = br.settings("smoke")
+    fresh = br.fresh(b)
+    assert fresh.first_seed == b.seeds and br.result_names(fresh) == ["toy-a-fresh", "toy-b-fresh"]
+    s = br.toy_settings("smoke", b)
+    with jobs.store_at(tmp_path):
+        made = br.fetch("smoke", "b", CPU, fresh)
+        control = br.fetch_random_exclusive("smoke", "b", CPU, fresh)
+    assert made.name == "toy-b-fresh" and control.name == "rule2-random-b-fresh"
+    assert made.config["bridge"]["first_seed"] == b.seeds and "first_seed" not in smoke["b"].config["bridge"]
+    a = made.arrays
+    for row in range(fresh.seeds):
+        seed = fresh.first_seed + row
+        alone, _ = br.train_network(s, "b", seed)
+        rebuilt = br.experiment.network(s, a, row, fresh.first_seed).state_dict()
+        for k, v in alone.state_dict().items():
+            torch.testing.assert_close(v, rebuilt[k], rtol=0, atol=1e-5)
+    assert not np.array_equal(a["net"], smoke["b"].arrays["net"])  # other networks than the chapter's
+    # rule 2 and its controls read each row's own seed: its data, not row 0's
+    rows = list(br.experiment.surgery_inputs(s, a, "b", fresh.first_seed))
+    assert [r[0] for r in rows] == list(range(fresh.first_seed, fresh.first_seed + fresh.seeds))
 
 
 def _notebook_function(name: str):
@@ -466,10 +493,14 @@ def test_the_score_check_names_the_slips():
 
 def test_the_chapters_jobs_are_registered():
     table = jobs.jobs([br.CHAPTER], "smoke")
-    assert set(table) == {f"{br.CHAPTER}/toy-a", f"{br.CHAPTER}/toy-b", f"{br.CHAPTER}/mnist-a",
-                          f"{br.CHAPTER}/sprites-monolithic", f"{br.CHAPTER}/sprites-compositional",
-                          f"{br.CHAPTER}/rule2-random-a", f"{br.CHAPTER}/rule2-random-b"}
+    toy_jobs = {f"{br.CHAPTER}/{n}{end}" for n in ("toy-a", "toy-b", "rule2-random-a", "rule2-random-b")
+                for end in ("", br.FRESH)}
+    assert set(table) == toy_jobs | {f"{br.CHAPTER}/mnist-a", f"{br.CHAPTER}/sprites-monolithic",
+                                     f"{br.CHAPTER}/sprites-compositional"}
     assert br.result_names(br.settings("full")) == ["toy-a", "toy-b"]
+    # the confirmatory copies' networks: not at default, a reader's first run
+    assert not any(job.endswith(br.FRESH) for job in jobs.jobs([br.CHAPTER], "default"))
+    assert table[f"{br.CHAPTER}/rule2-random-a-fresh"][0] == (f"{br.CHAPTER}/toy-a-fresh",)
     # rule 2's control reads the stored networks: it waits for them, and runs where they run
     assert table[f"{br.CHAPTER}/rule2-random-b"][0] == (f"{br.CHAPTER}/toy-b",)
     assert jobs.work(f"{br.CHAPTER}/rule2-random-a") == "tiny"

@@ -24,19 +24,22 @@ CHAPTER = "bridge"
 def printed():
     """Every claim the page prints at full, as the page decides them, and the decisions recorded."""
     b = br.settings("full")
-    names = (br.result_names(b) + [f"{br.RANDOM_X2}-{f}" for f in b.formulations] + [bd.RESULT]
-             + brs.result_names(brs.settings("full")))
+    toys = (b, br.fresh(b))  # the chapter's networks, and the fresh ones of the claims' confirmatory copies
+    names = [n for t in toys for n in br.result_names(t) + [f"{br.RANDOM_X2}-{f}{br.suffix(t)}" for f in t.formulations]]
+    names += [bd.RESULT] + brs.result_names(brs.settings("full"))
     if not all((ROOT / "notebooks" / "results" / "full" / CHAPTER / f"{n}.json").exists() for n in names):
         pytest.skip("chapter 7's full results are not all stored")
     claims.forget(CHAPTER)
     s = br.toy_settings("full", b)
     with results.store_only():
-        arrays = {f: br.with_random_exclusive(br.with_exclusive(s, br.fetch("full", f, CPU).arrays, f),
-                                              br.fetch_random_exclusive("full", f, CPU).arrays)
-                  for f in b.formulations}
+        arrays, fresh = ({f: br.with_random_exclusive(br.with_exclusive(s, br.fetch("full", f, CPU, t).arrays, f,
+                                                                          t.first_seed),
+                                                      br.fetch_random_exclusive("full", f, CPU, t).arrays)
+                          for f in t.formulations} for t in toys)
         mn = bd.fetch("full", CPU).arrays
         sa = {m: r.arrays for m, r in brs.run("full", CPU).items()}
     found = [c for f, a in arrays.items() for c in findings.claims(a, f) + findings.structure_claims(a, f)]
+    found += [c for f, a in fresh.items() for c in findings.claims(a, f, True) + findings.structure_claims(a, f, True)]
     found += findings.digit_claims(mn)
     found += [c for cs in findings.all_sprite_claims(sa).values() for c in cs]
     return {c.name: c for c in found}, dict(claims.decisions(CHAPTER)), arrays
@@ -87,6 +90,28 @@ def test_rule_two_is_registered_as_post_hoc():
     # that word for every claim written down after its data, rule 1's too (issue 57)
     assert findings.KINDS["repair-excl"].startswith("(rule 2)") and findings.KINDS["repair"].startswith("(rule 1)")
     assert not any("post hoc" in k for k in (*findings.KINDS.values(), *findings.WHOLE.values()))
+
+
+def test_the_confirmatory_copies_were_registered_before_their_networks_were_trained(printed):
+    """Issue 53: every claim on the toy was written down after its results were seen; each has a copy
+    that reads fresh networks, with the same fields, registered before those were computed (the
+    registering commit against the results' own records, :func:`modlib.claims.written`)."""
+    registered = claims.registry(CHAPTER)
+    toy = [c for c in registered.values() if any(r.startswith("toy-") for r in c.reads) and not c.id.endswith(br.FRESH)]
+    assert len(toy) == 20
+    for c in toy:
+        copy = registered[c.id + br.FRESH]
+        assert claims.written(c) == "after" and claims.written(copy) == "before", c.id
+        assert copy.reads == tuple(r + br.FRESH for r in c.reads) and copy.section == "bridge-fresh"
+        assert not copy.amendments and copy.note.startswith(f"confirmatory copy of {c.id} (")
+        same = ("whose", "arms", "direction", "margin", "trained", "mutations")
+        assert all(getattr(copy, k) == getattr(c, k) for k in same), c.id
+        assert copy.measure.endswith(c.measure.split(":", 1)[1]) and copy.units != c.units
+    # the exploratory kept-share pattern, a hypothesis read on the fresh networks alone
+    for f in ("a", "b"):
+        kept = registered[f"kept-x2-predicts-{f}{br.FRESH}"]
+        assert claims.written(kept) == "before" and kept.reads == (f"toy-{f}{br.FRESH}",)
+        assert f"kept-x2-predicts-{f}" not in registered
 
 
 def test_the_box_and_the_summary_give_the_verdict_as_first_registered_first(printed):

@@ -20,6 +20,12 @@ the effect a paper would report. Each is a registered claim of ``modlib/bridge/c
 (decided by :func:`modlib.claims.decide`, named as there), which holds its margin, its bar for
 "trained" and, for experiment 2's second rule, that it was designed after the first rule's results
 were seen.
+
+The toy's claims were written down after their results were seen; each has a confirmatory copy
+(its id ending in :data:`FRESH`) that reads the same experiments on fresh networks
+(:func:`modlib.bridge.experiment.fresh`), registered before those were computed: ``claims`` and
+``structure_claims`` decide the copies with ``fresh=True``, and Holm's correction reads them as a
+family of their own (:func:`holm_frame`'s ``fresh``).
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ import numpy as np
 
 from modlib import claims as registry
 from modlib import stats
+from modlib.bridge.experiment import FRESH
 from modlib.redundant_input_toy.experiment import GENERALIZES
 
 CHAPTER = "bridge"
@@ -87,27 +94,48 @@ def score(arrays: dict) -> np.ndarray:
     return shared - chance
 
 
-def structure_claims(arrays: dict, formulation: str) -> list[stats.Claim]:
+def structure_claims(arrays: dict, formulation: str, fresh: bool = False) -> list[stats.Claim]:
     """Experiment 3's claim for one formulation: over every seed, the masks' overlap above chance
     (:func:`score`) predicts held-out accuracy, Spearman's rho at least :data:`RHO` in the
     registered direction (:func:`_direction`; never read off the data), its Fisher z interval
     excluding 0 (the rule of :func:`modlib.stats.verdict`). It needs both masks to compute their tasks with kept shares in ``KEPT``, the
     networks to have trained, and the score and held-out accuracy to vary over the seeds (they need
-    not split into failing and generalizing networks: the accuracy of failing ones varies too)."""
+    not split into failing and generalizing networks: the accuracy of failing ones varies too).
+    ``fresh``: the arrays are the fresh networks', decided for the claim's confirmatory copy."""
     f = failing(arrays)
     held = arrays["full_held_out"]
     e = stats.correlation(score(arrays), held)
     fits = min(float(np.median(arrays["sub_unconfounded"])), float(np.median(arrays["x2_fit"])))
-    key = f"{CHAPTER}/predicts-{formulation}"
+    key = f"{CHAPTER}/predicts-{formulation}{FRESH if fresh else ''}"
     v = registry.decide(key, e, trained=_trained(arrays) and fits >= FIT,
                         controls=_kept_ok(arrays, "y1") and _kept_ok(arrays, "x2"))
     ky1, kx2 = (_pct(float(np.median(arrays[f"kept_{m}"]))) for m in ("y1", "x2"))
-    says = (f"In formulation ({formulation}), over all {held.size} networks ({int(f.sum())} failing, "
+    says = (f"In formulation ({formulation}), over all {held.size} {_networks(fresh)} ({int(f.sum())} failing, "
             f"{int((~f).sum())} generalizing), the overlap of the Y1 mask (median kept share {ky1}) and "
             f"the \"use X2\" mask (median kept share {kx2}) above chance predicts held-out accuracy, "
             f"a rank correlation of at least {RHO:.1f} {_direction(key, 'held-out accuracy')}: "
             f"rho {e.text(percent=False)}")
-    return [registry.statement(v, says + ".")]
+    found = [registry.statement(v, says + ".")]
+    return found + ([kept_claim(arrays, formulation)] if fresh else [])
+
+
+def kept_claim(arrays: dict, formulation: str) -> stats.Claim:
+    """The hypothesis registered for the fresh networks alone (an exploratory pattern on the
+    chapter's own): over every network, the "use X2" mask's kept share predicts held-out accuracy,
+    Spearman's rho at least :data:`RHO` in the registered direction, its Fisher z interval
+    excluding 0. It needs the networks to have trained and the "use X2" mask to compute its task
+    with its kept share in ``KEPT``."""
+    held = arrays["full_held_out"]
+    e = stats.correlation(arrays["kept_x2"], held)
+    key = f"{CHAPTER}/kept-x2-predicts-{formulation}{FRESH}"
+    v = registry.decide(key, e, trained=_trained(arrays) and float(np.median(arrays["x2_fit"])) >= FIT,
+                        controls=_kept_ok(arrays, "x2"))
+    larger = "higher" if registry.get(key).direction > 0 else "lower"
+    says = (f"In formulation ({formulation}), over all {held.size} fresh networks, the \"use X2\" mask's kept "
+            f"share (median {_pct(float(np.median(arrays['kept_x2'])))}) predicts held-out accuracy, a rank "
+            f"correlation of at least {RHO:.1f} (a larger kept share, {larger} held-out accuracy): "
+            f"rho {e.text(percent=False)}")
+    return registry.statement(v, says + ".")
 
 
 def _direction(key: str, outcome: str) -> str:
@@ -116,11 +144,17 @@ def _direction(key: str, outcome: str) -> str:
     return f"with more overlap, {'higher' if registry.get(key).direction > 0 else 'lower'} {outcome}"
 
 
-def claims(arrays: dict, formulation: str) -> list[stats.Claim]:
-    """The chapter's claims for one formulation's stored arrays, each under the verdict rule."""
+def _networks(fresh: bool) -> str:
+    """The networks a claim reads, in words: "fresh networks" for a confirmatory copy's."""
+    return "fresh networks" if fresh else "networks"
+
+
+def claims(arrays: dict, formulation: str, fresh: bool = False) -> list[stats.Claim]:
+    """The chapter's claims for one formulation's stored arrays, each under the verdict rule;
+    ``fresh``: the arrays are the fresh networks', decided for the claims' confirmatory copies."""
     f = failing(arrays)
     n = int(f.sum())
-    where = f"formulation ({formulation}), the {n} failing networks"
+    where = f"formulation ({formulation}), the {n} failing {_networks(fresh)}"
     fit_y1 = float(np.median(arrays["sub_unconfounded"]))
     fit_u = float(np.median(arrays["untrained_sub_unconfounded"]))
     fit_x2 = float(np.median(arrays["x2_fit"]))
@@ -174,7 +208,7 @@ def claims(arrays: dict, formulation: str) -> list[stats.Claim]:
         ]
     # the second removal is void where it removes (almost) nothing: its kept share is gated too
     fits = {"y1": fit_y1, "untrained": fit_u, "x2": fit_x2, "excl": min(fit_y1, fit_x2)}
-    return decided(arrays, f, table, formulation, where, _trained(arrays), fits,
+    return decided(arrays, f, table, formulation + (FRESH if fresh else ""), where, _trained(arrays), fits,
                    lambda m: _kept_ok(arrays, m))
 
 
@@ -344,6 +378,8 @@ KINDS = {"inside": "the Y1 subnetwork scores above the full network",
          "repair-excl-needs-mask": "rule 2 with the \"use X2\" mask repairs more than with the random "
                                    "masks, same per-layer counts",
          "predicts": "the Y1 and \"use X2\" masks' overlap above chance predicts held-out accuracy"}
+# the hypothesis registered for the fresh networks alone (exploratory on the chapter's own)
+FRESH_ONLY = {"kept-x2-predicts": "the \"use X2\" mask's kept share predicts held-out accuracy"}
 
 # the claims whose table row continues the one above ("... and above ..."), as one sentence each
 WHOLE = {"not-any": "the Y1 subnetwork scores above a random subnetwork as large per layer",
@@ -361,12 +397,14 @@ WHERE = {"a": "chapter 1's toy, formulation (a)", "b": "chapter 1's toy, formula
 
 def plain_name(cid: str) -> str:
     """A claim of the chapter (its id, ``"renders-monolithic"``) in plain words, as the page names
-    it in prose: its table row's statement and the models it is about."""
-    kind, where = cid.rsplit("-", 1)
+    it in prose: its table row's statement and the models it is about (a confirmatory copy's:
+    "fresh networks")."""
+    fresh = cid.endswith(FRESH)
+    kind, where = cid.removesuffix(FRESH).rsplit("-", 1)
     decoders = where in ("monolithic", "compositional")  # chapter 2's claims read SPRITE_KINDS' words
     said = (SPRITE_KINDS.get(kind) if decoders else None) or WHOLE.get(kind) or KINDS.get(kind) \
-        or SPRITE_KINDS.get(kind) or kind
-    return f"\u201c{said}\u201d ({WHERE.get(where, where)})"
+        or FRESH_ONLY.get(kind) or SPRITE_KINDS.get(kind) or kind
+    return f"\u201c{said}\u201d ({WHERE.get(where, where)}{', fresh networks' if fresh else ''})"
 
 
 # what each toy claim's verdict means for the chapter's question (does structure show what the
@@ -386,7 +424,9 @@ MEANS = {"inside": ("a subnetwork inside gets the held-out cell right", "no such
          "repair-excl-needs-mask": ("for the mask: rule 2 repairs more with it than with random masks",
                                     "random masks repair as much"),
          "predicts": ("the overlap predicts which networks generalize",
-                      f"not at the registered size: the whole interval lies below {RHO:g}")}
+                      f"not at the registered size: the whole interval lies below {RHO:g}"),
+         "kept-x2-predicts": ("the \"use X2\" mask's kept share predicts which networks generalize",
+                              f"not at the registered size: the whole interval lies below {RHO:g}")}
 # a "does not hold" whose whole interval lies on the other side of 0 (:func:`opposite`), where "no
 # better than" would undersell it
 OPPOSITE = {"repair-vs-random": "worse than a random cut"}
@@ -441,6 +481,56 @@ def verdict_table(claims_by_formulation: dict[str, list[stats.Claim]], kinds=tup
                     + [meaning(kind, [c.verdict.outcome for c in found], [opposite(c) for c in found])])
     return pd.DataFrame(rows, columns=[f"claim, {scope}"] + [f"formulation ({f})" for f in fs]
                         + ["what it means"])
+
+
+def _named(claims: list[stats.Claim], kind: str, formulation: str, fresh: bool = False) -> stats.Claim:
+    """The claim ``kind`` of ``formulation`` (its confirmatory copy where ``fresh``) among ``claims``."""
+    return next(c for c in claims if c.name == f"{kind}-{formulation}{FRESH if fresh else ''}")
+
+
+EXPLORATORY_CELL = "exploratory, not a claim"  # the fresh table's cell where only the fresh networks test it
+
+
+def fresh_table(claims_by_formulation: dict[str, list[stats.Claim]],
+                fresh_by_formulation: dict[str, list[stats.Claim]], seeds: tuple[str, str],
+                kinds=(*KINDS, *FRESH_ONLY)):
+    """The toy's claims beside their confirmatory copies (a ``pandas.DataFrame``;
+    :func:`verdict_frame` shows it): a row per claim of ``kinds``; per formulation, the verdict on
+    the chapter's own networks (written down after it was seen; :data:`EXPLORATORY_CELL` for a
+    hypothesis of :data:`FRESH_ONLY`) and on the fresh ones (registered before they were computed),
+    ``seeds`` naming the two sets of seeds (``("seeds 0-99", "seeds 100-199")``); and what the
+    fresh verdicts mean for the chapter's question (:func:`meaning`). Each cell holds the mark and
+    outcome only; the intervals are in the appendix."""
+    import pandas as pd
+
+    fs = list(claims_by_formulation)
+    rows = []
+    for kind in kinds:
+        row = [KINDS.get(kind) or FRESH_ONLY[kind]]
+        fresh = [_named(fresh_by_formulation[f], kind, f, True) for f in fs]
+        for f, c in zip(fs, fresh):
+            own = EXPLORATORY_CELL if kind in FRESH_ONLY else _named(claims_by_formulation[f], kind, f).marked
+            row += [own, c.marked]
+        rows.append(row + [meaning(kind, [c.verdict.outcome for c in fresh], [opposite(c) for c in fresh])])
+    columns = ["claim"] + [f"({f}) {s}, {when}" for f in fs
+                           for s, when in zip(seeds, ("post hoc", "registered first"))]
+    return pd.DataFrame(rows, columns=columns + ["what the fresh verdicts mean"])
+
+
+def fresh_agreement(claims_by_formulation: dict[str, list[stats.Claim]],
+                    fresh_by_formulation: dict[str, list[stats.Claim]]) -> stats.Finding:
+    """How many of the toy's verdicts their confirmatory copies repeat on the fresh networks, and
+    which they do not (named in plain words, :func:`plain_name`, each with both verdicts): a
+    statement for the page, true where every one is repeated."""
+    pairs = [(c, _named(fresh_by_formulation[f], c.name.removesuffix(f"-{f}"), f, True))
+             for f, cs in claims_by_formulation.items() for c in cs]
+    differ = [(c, d) for c, d in pairs if c.verdict.outcome != d.verdict.outcome]
+    said = (f"{len(pairs) - len(differ)} of the {len(pairs)} verdicts on the chapter's own networks come out "
+            "the same on the fresh ones")
+    if differ:
+        said += ("; not " + stats.listing(f"{plain_name(c.name)} ({c.marked} there, {d.marked} on the fresh ones)"
+                                          for c, d in differ))
+    return stats.Finding("fresh-agreement", not differ, said + ".")
 
 
 def _amended(c: stats.Claim) -> str:
@@ -1147,27 +1237,31 @@ CONTROLS = ("repair-excl-random",)
 
 
 def is_control(cid: str) -> bool:
-    """Whether the chapter's claim id (``"repair-excl-random-b"``) names one of its :data:`CONTROLS`."""
-    return cid.rsplit("-", 1)[0] in CONTROLS
+    """Whether the chapter's claim id (``"repair-excl-random-b"``, or its confirmatory copy's) names
+    one of its :data:`CONTROLS`."""
+    return cid.removesuffix(FRESH).rsplit("-", 1)[0] in CONTROLS
 
 
-def _family(made: dict | None) -> dict:
+def _family(made: dict | None, fresh: bool = False) -> dict:
     """The decisions Holm's correction reads: ``made`` (default those recorded now) without the
-    :data:`CONTROLS`."""
+    :data:`CONTROLS`, either the chapter's claims or (``fresh``) their confirmatory copies, each
+    set a family of its own."""
     made = registry.decisions(CHAPTER) if made is None else made
-    return {k: d for k, d in made.items() if not is_control(k.split("/", 1)[-1])}
+    return {k: d for k, d in made.items()
+            if not is_control(k.split("/", 1)[-1]) and k.endswith(FRESH) == fresh}
 
 
-def holm_frame(made: dict | None = None, alpha: float = 0.025):
+def holm_frame(made: dict | None = None, alpha: float = 0.025, fresh: bool = False):
     """Holm's correction over every claim of the chapter, its controls left out (:data:`CONTROLS`;
     :func:`modlib.claims.holm`; ``made``: the decisions, default those recorded now) as a
     ``pandas.DataFrame``, one row per claim, named in plain words (:func:`plain_name`, not its id):
     its verdict in the words for its kind (the book's own hypotheses: holds / does not hold / ?),
     the one-sided p on its registered side, the Holm-adjusted p and whether the interval still, on that side,
-    clears 0 after the correction. :func:`verdict_frame` shows it."""
+    clears 0 after the correction. :func:`verdict_frame` shows it. ``fresh``: over the confirmatory
+    copies instead (:func:`_family`)."""
     import pandas as pd
 
-    family = _family(made)
+    family = _family(made, fresh)
     rows = [{"claim": plain_name(k.split("/", 1)[1]), "verdict": registry.outcome_words(o, registry.get(k).own),
              "one-sided p": NO_P if _no_fisher_z(family[k]) else f"{p:.2g}", "Holm-adjusted p": f"{q:.2g}",
              f"clear of 0 on the claim's side at {alpha:g} after Holm": "yes" if ok else "no"}
@@ -1184,11 +1278,11 @@ def _no_fisher_z(d) -> bool:
     return bool(d.how) and d.how[0] == "correlation" and len(d.arms) == 2 and len(d.arms[0]) < 4
 
 
-def holm_no_p_note(made: dict | None = None) -> str:
+def holm_no_p_note(made: dict | None = None, fresh: bool = False) -> str:
     """The line under Holm's table (:func:`holm_frame`) that says what its :data:`NO_P` marks: which
     claims, why, the exact test their own lines print instead, and that the correction counts their
     p as 1; "" where no row carries it."""
-    rows = [(k, d) for k, d in _family(made).items() if _no_fisher_z(d)]
+    rows = [(k, d) for k, d in _family(made, fresh).items() if _no_fisher_z(d)]
     if not rows:
         return ""
     def exact(d) -> str:  # the exact test the claim's own line prints instead; none where nothing varies
@@ -1204,20 +1298,22 @@ def after_holm(cid: str, made: dict | None = None, alpha: float = 0.025) -> str:
     """Whether the claim ``cid`` (its id) still clears 0 on its side after Holm's correction over the
     chapter (:func:`holm_frame`'s last column), in words for the prose beside its verdict: "still
     clears 0" or "no longer clears 0"; "not decided" where it was not decided or is a control."""
-    h = registry.holm(CHAPTER, alpha, _family(made)).get(f"{CHAPTER}/{cid}")
+    h = registry.holm(CHAPTER, alpha, _family(made, cid.endswith(FRESH))).get(f"{CHAPTER}/{cid}")
     if h is None:
         return "not decided"
     return "still clears 0" if h[3] else "no longer clears 0"
 
 
-def holm_statement(made: dict | None = None, alpha: float = 0.025) -> stats.Finding:
+def holm_statement(made: dict | None = None, alpha: float = 0.025, fresh: bool = False) -> stats.Finding:
     """What Holm's correction over every claim of the chapter (its controls left out,
     :data:`CONTROLS`) does to the verdicts that hold (:func:`holm_frame`): how many claims were
     decided, how many controls were left out, how many claims hold, and which of those no longer
-    clear 0 once corrected (held when none), named in plain words (:func:`plain_name`)."""
+    clear 0 once corrected (held when none), named in plain words (:func:`plain_name`). ``fresh``:
+    over the confirmatory copies instead, a family of their own (:func:`_family`)."""
     everything = registry.decisions(CHAPTER) if made is None else made
-    h = registry.holm(CHAPTER, alpha, _family(everything))
-    controls = sum(is_control(k.split("/", 1)[-1]) for k in everything if k.startswith(f"{CHAPTER}/"))
+    h = registry.holm(CHAPTER, alpha, _family(everything, fresh))
+    controls = sum(is_control(k.split("/", 1)[-1]) for k in everything
+                   if k.startswith(f"{CHAPTER}/") and k.endswith(FRESH) == fresh)
     holding = [k for k, (o, *_rest) in h.items() if o == stats.REPRODUCED]
     lost = [plain_name(k.split("/", 1)[1]) for k in holding if not h[k][3]]
     one = len(lost) == 1
@@ -1226,11 +1322,13 @@ def holm_statement(made: dict | None = None, alpha: float = 0.025) -> stats.Find
                 if controls else "")
     return stats.Finding(
         "holm", not lost,
-        f"Over the {len(h)} claims of the chapter{left_out}, family-wise {alpha:.1%} one-sided (the "
+        f"Over the {len(h)} {'confirmatory claims on fresh networks' if fresh else 'claims of the chapter'}"
+        f"{left_out}, family-wise {alpha:.1%} one-sided (the "
         f"side of a 95 % interval the rule reads), {len(holding) - len(lost)} of the {len(holding)} "
         "that hold "
         + (f"still clear 0; {'; '.join(lost)} no longer {'does' if one else 'do'}: "
-           f"{'it holds' if one else 'they hold'} one claim at a time, not over the whole chapter"
+           f"{'it holds' if one else 'they hold'} one claim at a time, not over the whole "
+           f"{'family' if fresh else 'chapter'}"
            if lost else "still clear 0, every one")
         + ". The correction moves only the interval's side of 0, not the margin; the verdicts the "
         "page prints are uncorrected, one claim at a time, as registered.")

@@ -33,7 +33,7 @@ MUTATIONS = {
                              "slot masks' overlap (`separate`, `predicts`, `vs-reference`) is symmetric "
                              "in the two slots and has no target to exchange; the toy's and the CNNs' "
                              "claims have none either (decided as stored)",
-    "random mask as dense": "the toy (both formulations): each stored mask (Y1, Y1 of the untrained "
+    "random mask as dense": "the toy (both formulations, the chapter's networks and the fresh ones): each stored mask (Y1, Y1 of the untrained "
                             "weights, 'use X2') replaced per seed by a random mask of the same per-layer "
                             "counts (`masks.random_like`, a draw of its own per mask), and every arm "
                             "that reads a mask scored again from the stored networks (the controls "
@@ -67,14 +67,15 @@ def random_mask(mask: np.ndarray, layers: np.ndarray, seed: int) -> np.ndarray:
 # ---------------------------------------------------------------- the toy
 
 
-def toy_random(arrays: dict) -> dict:
-    """``arrays`` (a toy result) with every stored mask ``mask_<m> [S, W]`` replaced by
-    :func:`random_mask` of it, seed ``KEY + 3 * seed + i`` for the ``i``-th mask of
-    :data:`~modlib.bridge.experiment.MASKS` (the scores are not changed here: :func:`toy_rescored`)."""
+def toy_random(arrays: dict, first: int = 0) -> dict:
+    """``arrays`` (a toy result, its seeds counted from ``first``) with every stored mask
+    ``mask_<m> [S, W]`` replaced by :func:`random_mask` of it, seed ``KEY + 3 * seed + i`` for the
+    ``i``-th mask of :data:`~modlib.bridge.experiment.MASKS` (the scores are not changed here:
+    :func:`toy_rescored`)."""
     out = dict(arrays)
     for i, m in enumerate(br.experiment.MASKS):
-        out[f"mask_{m}"] = np.stack([random_mask(v, arrays["mask_layers"], KEY + 3 * seed + i)
-                                     for seed, v in enumerate(arrays[f"mask_{m}"])])
+        out[f"mask_{m}"] = np.stack([random_mask(v, arrays["mask_layers"], KEY + 3 * (first + row) + i)
+                                     for row, v in enumerate(arrays[f"mask_{m}"])])
     return out
 
 
@@ -143,14 +144,21 @@ def sprites_swapped(arrays: dict) -> dict:
 
 def stored() -> dict[str, dict] | None:
     """The stored full results' arrays by name (``toy-a``, ``toy-b``, ``rule2-random-a``,
-    ``rule2-random-b``, ``mnist-a``, ``sprites-monolithic``, ``sprites-compositional``), or None
-    where any is missing."""
-    b = br.settings("full")
-    names = (br.result_names(b) + [f"{br.RANDOM_X2}-{f}" for f in b.formulations] + [digits.RESULT]
-             + sprites.result_names(sprites.settings("full")))
+    ``rule2-random-b``, the same four ``...-fresh``, ``mnist-a``, ``sprites-monolithic``,
+    ``sprites-compositional``), or None where any is missing."""
+    names = [n for b in toy_settings() for n in br.result_names(b)
+             + [f"{br.RANDOM_X2}-{f}{br.suffix(b)}" for f in b.formulations]]
+    names += [digits.RESULT] + sprites.result_names(sprites.settings("full"))
     if not all((FULL / f"{n}.json").exists() for n in names):
         return None
     return {n: results.read(FULL / f"{n}.json").arrays for n in names}
+
+
+def toy_settings() -> tuple[br.BridgeSettings, br.BridgeSettings]:
+    """The toy's settings at full: the chapter's own networks, and the fresh ones of the claims'
+    confirmatory copies (:func:`modlib.bridge.experiment.fresh`)."""
+    b = br.settings("full")
+    return b, br.fresh(b)
 
 
 @contextlib.contextmanager
@@ -177,22 +185,23 @@ def decide(mutation: str | None):
     arrays = stored()
     if arrays is None:
         return None
-    b = br.settings("full")
-    s = br.toy_settings("full", b)
+    s = br.toy_settings("full", br.settings("full"))
     models = sprites.settings("full").models
     with one_thread():
         if mutation == "random mask as dense":
-            for f in b.formulations:
-                arrays[f"toy-{f}"] = toy_rescored(s, b, toy_random(arrays[f"toy-{f}"]), f)
             arrays[digits.RESULT] = digits_random(arrays[digits.RESULT])
         if mutation in SPRITES:
             for m in models:
                 arrays[sprites.PREFIX + m] = SPRITES[mutation](arrays[sprites.PREFIX + m])
-        for f in b.formulations:
-            arrays[f"toy-{f}"] = br.with_random_exclusive(br.with_exclusive(s, arrays[f"toy-{f}"], f),
-                                                          arrays[f"{br.RANDOM_X2}-{f}"])
-            findings.claims(arrays[f"toy-{f}"], f)
-            findings.structure_claims(arrays[f"toy-{f}"], f)
+        for b in toy_settings():
+            for f in b.formulations:
+                toy, control = f"toy-{f}{br.suffix(b)}", f"{br.RANDOM_X2}-{f}{br.suffix(b)}"
+                if mutation == "random mask as dense":
+                    arrays[toy] = toy_rescored(s, b, toy_random(arrays[toy], b.first_seed), f)
+                arrays[toy] = br.with_random_exclusive(br.with_exclusive(s, arrays[toy], f, b.first_seed),
+                                                       arrays[control])
+                findings.claims(arrays[toy], f, bool(b.first_seed))
+                findings.structure_claims(arrays[toy], f, bool(b.first_seed))
     findings.digit_claims(arrays[digits.RESULT])
     findings.all_sprite_claims({m: arrays[sprites.PREFIX + m] for m in models})
     return arrays
