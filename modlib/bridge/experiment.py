@@ -392,7 +392,7 @@ def fetch_random_exclusive(profile: str, formulation: str, device: torch.device,
     b = b or settings(profile)
     s = toy_settings(profile, b)
     toy_result = fetch(profile, formulation, device, b)
-    cfg = {**_config(s, b, formulation), "draws": RANDOM_X2_DRAWS, "key": RANDOM_X2_KEY}
+    cfg = {**toy_config(s, b, formulation), "draws": RANDOM_X2_DRAWS, "key": RANDOM_X2_KEY}
     return results.fetch(CHAPTER, f"{RANDOM_X2}-{formulation}{suffix(b)}", cfg,
                          lambda: random_exclusive(s, toy_result.arrays, formulation, first=b.first_seed),
                          profile=profile, device=describe(device), code=random_exclusive,
@@ -445,7 +445,9 @@ def compute(s: toy.ToySettings, b: BridgeSettings, formulation: str,
     return metrics, arrays
 
 
-def _config(s: toy.ToySettings, b: BridgeSettings, formulation: str) -> dict:
+def toy_config(s: toy.ToySettings, b: BridgeSettings, formulation: str) -> dict:
+    """The stored config of a result on the toy's networks: the bridge's settings and chapter 1's
+    (``first_seed`` left out where it is 0, as the chapter's own results were first stored)."""
     cfg = {"bridge": asdict(b), "toy": asdict(s), "formulation": formulation, "seeds": b.seeds,
            "condition": list(CONDITION), "activation": ACTIVATION, "loss": LOSS}
     cfg["bridge"].pop("formulations")
@@ -464,7 +466,7 @@ def fetch(profile: str, formulation: str, device: torch.device,
     :func:`fresh` settings)."""
     b = b or settings(profile)
     s = toy_settings(profile, b)
-    return results.fetch(CHAPTER, f"toy-{formulation}{suffix(b)}", _config(s, b, formulation),
+    return results.fetch(CHAPTER, f"toy-{formulation}{suffix(b)}", toy_config(s, b, formulation),
                          lambda: compute(s, b, formulation, device), profile=profile,
                          device=describe(device), code=compute)
 
