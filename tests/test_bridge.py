@@ -119,6 +119,45 @@ def test_the_fresh_networks_are_chapter_ones_recipe_on_the_next_seeds(smoke, tmp
     assert [r[0] for r in rows] == list(range(fresh.first_seed, fresh.first_seed + fresh.seeds))
 
 
+def test_the_blind_masks_never_see_the_held_out_cell():
+    """Issue 53 (modlib.bridge.unseen): the Y1 mask's points all lie in the band Y2 = 0 (x2 < 0), the
+    "use X2" mask's in the three seen cells; both are experiment 1's unconfounded points, kept or
+    dropped by cell, with as many to train on and to score the fit on as the settings ask."""
+    from modlib.bridge import unseen
+
+    b = br.settings("smoke")
+    s = br.toy_settings("smoke", b)
+    for f in ("a", "b"):
+        x, y1, y2 = br.unconfounded(s, f, 1, 4 * (b.n_mask + b.n_eval))
+        held = (y1 == 1) & (y2 == 1)
+        data = unseen.mask_data(s, b, f, 1)
+        assert [len(data[k][0]) for k in ("y1", "y1_fit", "x2", "x2_fit")] == [b.n_mask, b.n_eval] * 2
+        band = torch.cat([data["y1"][0], data["y1_fit"][0]])
+        assert (band[:, 1] < 0).all() and torch.equal(band, x[y2 == 0][: len(band)])
+        seen = torch.cat([data["x2"][0], data["x2_fit"][0]])
+        assert held.any() and torch.equal(seen, x[~held][: len(seen)])  # the draw holds the cell; the data do not
+        assert torch.equal(torch.cat([data["x2"][1], data["x2_fit"][1]]), 1 - y2[~held][: len(seen)])
+
+
+def test_the_stored_blind_masks_give_the_stored_scores(smoke, tmp_path):
+    """unseen-<f> stores its masks; scored again from them (nothing trained) they give every stored
+    score, kept share and fit: what the random-mask mutation replaces is what the claims read."""
+    from modlib.bridge import unseen
+
+    b = br.settings("smoke")
+    s = br.toy_settings("smoke", b)
+    with jobs.store_at(tmp_path):
+        made = unseen.fetch("smoke", "a", CPU)
+    a = made.arrays
+    assert made.name == "unseen-a" and a["mask_y1_unseen"].shape == (b.seeds, sum(LAYERS))
+    again = unseen.rescored(s, b, smoke["a"].arrays, a, "a")
+    assert sorted(again) == sorted(a)
+    for k, v in again.items():
+        np.testing.assert_allclose(v, a[k], rtol=0, atol=1e-6, err_msg=k)
+    with pytest.raises(ValueError, match="in both results"):
+        unseen.with_unseen(a, a)
+
+
 def _notebook_function(name: str):
     """The function ``name`` as chapter 7's page defines it (the cell that defines it, run alone)."""
     import nbformat
@@ -494,7 +533,7 @@ def test_the_score_check_names_the_slips():
 def test_the_chapters_jobs_are_registered():
     table = jobs.jobs([br.CHAPTER], "smoke")
     toy_jobs = {f"{br.CHAPTER}/{n}{end}" for n in ("toy-a", "toy-b", "rule2-random-a", "rule2-random-b")
-                for end in ("", br.FRESH)}
+                for end in ("", br.FRESH)} | {f"{br.CHAPTER}/unseen-a", f"{br.CHAPTER}/unseen-b"}
     assert set(table) == toy_jobs | {f"{br.CHAPTER}/mnist-a", f"{br.CHAPTER}/sprites-monolithic",
                                      f"{br.CHAPTER}/sprites-compositional"}
     assert br.result_names(br.settings("full")) == ["toy-a", "toy-b"]

@@ -14,6 +14,7 @@ from modlib import claims, results, stats
 from modlib.bridge import digits as bd
 from modlib.bridge import findings
 from modlib.bridge import sprites as brs
+from modlib.bridge import unseen
 
 ROOT = Path(__file__).resolve().parents[1]
 CPU = torch.device("cpu")
@@ -26,7 +27,7 @@ def printed():
     b = br.settings("full")
     toys = (b, br.fresh(b))  # the chapter's networks, and the fresh ones of the claims' confirmatory copies
     names = [n for t in toys for n in br.result_names(t) + [f"{br.RANDOM_X2}-{f}{br.suffix(t)}" for f in t.formulations]]
-    names += [bd.RESULT] + brs.result_names(brs.settings("full"))
+    names += [bd.RESULT] + brs.result_names(brs.settings("full")) + [f"{unseen.RESULT}-{f}" for f in b.formulations]
     if not all((ROOT / "notebooks" / "results" / "full" / CHAPTER / f"{n}.json").exists() for n in names):
         pytest.skip("chapter 7's full results are not all stored")
     claims.forget(CHAPTER)
@@ -40,6 +41,9 @@ def printed():
         sa = {m: r.arrays for m, r in brs.run("full", CPU).items()}
     found = [c for f, a in arrays.items() for c in findings.claims(a, f) + findings.structure_claims(a, f)]
     found += [c for f, a in fresh.items() for c in findings.claims(a, f, True) + findings.structure_claims(a, f, True)]
+    with results.store_only():
+        found += [c for f, a in arrays.items()
+                  for c in findings.unseen_claims(unseen.with_unseen(a, unseen.fetch("full", f, CPU).arrays), f)]
     found += findings.digit_claims(mn)
     found += [c for cs in findings.all_sprite_claims(sa).values() for c in cs]
     return {c.name: c for c in found}, dict(claims.decisions(CHAPTER)), arrays
@@ -97,7 +101,8 @@ def test_the_confirmatory_copies_were_registered_before_their_networks_were_trai
     that reads fresh networks, with the same fields, registered before those were computed (the
     registering commit against the results' own records, :func:`modlib.claims.written`)."""
     registered = claims.registry(CHAPTER)
-    toy = [c for c in registered.values() if any(r.startswith("toy-") for r in c.reads) and not c.id.endswith(br.FRESH)]
+    toy = [c for c in registered.values() if any(r.startswith("toy-") for r in c.reads)
+           and not c.id.endswith(br.FRESH) and not any(r.startswith(f"{unseen.RESULT}-") for r in c.reads)]
     assert len(toy) == 20
     for c in toy:
         copy = registered[c.id + br.FRESH]
@@ -112,6 +117,17 @@ def test_the_confirmatory_copies_were_registered_before_their_networks_were_trai
         kept = registered[f"kept-x2-predicts-{f}{br.FRESH}"]
         assert claims.written(kept) == "before" and kept.reads == (f"toy-{f}{br.FRESH}",)
         assert f"kept-x2-predicts-{f}" not in registered
+
+
+def test_the_blind_masks_claims_were_registered_before_their_masks_were_trained(printed):
+    """Issue 53: the claims on masks that never saw the held-out cell were registered after the networks
+    they read were stored and seen, and before their own masks were trained (``written``: "newest")."""
+    found, decided, _ = printed
+    blind = [c for c in claims.registry(CHAPTER).values() if c.section == "bridge-unseen"]
+    assert sorted(c.id for c in blind) == sorted(f"{k}-{f}" for k in findings.UNSEEN_KINDS for f in ("a", "b"))
+    for c in blind:
+        assert claims.written(c) == "newest" and c.reads == (f"toy-{c.id[-1]}", f"{unseen.RESULT}-{c.id[-1]}")
+        assert found[c.id].verdict.claim == f"{CHAPTER}/{c.id}" and f"{CHAPTER}/{c.id}" in decided
 
 
 def test_the_box_and_the_summary_give_the_verdict_as_first_registered_first(printed):

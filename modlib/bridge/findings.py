@@ -212,6 +212,36 @@ def claims(arrays: dict, formulation: str, fresh: bool = False) -> list[stats.Cl
                    lambda m: _kept_ok(arrays, m))
 
 
+def unseen_claims(arrays: dict, formulation: str) -> list[stats.Claim]:
+    """Experiments 1 and 2 with masks that never saw the held-out cell (:mod:`modlib.bridge.unseen`),
+    for one formulation: ``arrays`` a toy result's with its ``unseen-<f>`` result's added
+    (:func:`modlib.bridge.unseen.with_unseen`). Each claim under the verdict rule, over the failing
+    networks, undecided unless the networks trained and each mask it reads computes its own task
+    (median fit on fresh points of its own data at least ``FIT``) with a kept share in ``KEPT``."""
+    f = failing(arrays)
+    where = f"formulation ({formulation}), the {int(f.sum())} failing networks"
+    fits = {m: float(np.median(arrays[f"fit_{m}"])) for m in ("y1_unseen", "x2_unseen")}
+    fits["excl_unseen"] = min(fits.values())
+    ky, kx, ke = (float(np.median(arrays[f"kept_{m}"])) for m in ("y1_unseen", "x2_unseen", "excl_unseen"))
+    medians = f"medians over all {f.size} networks"
+    rule2 = ("x2_unseen", "y1_unseen", "excl_unseen")
+    table = [
+        ("inside-unseen", "sub_unseen", "full", ("y1_unseen",),
+         f"the subnetwork of a Y1 mask that never saw the held-out cell, trained on the band Y2 = 0 only "
+         f"({medians}: kept share {_pct(ky)}; it computes Y1 on fresh points of that band with accuracy "
+         f"{_pct(fits['y1_unseen'])}), scores above the full network on held-out and training points alike"),
+        ("repair-unseen", "ablated_unseen", "full", rule2,
+         f"removing the weights that a \"use X2\" mask trained on the three seen cells keeps ({medians}: "
+         f"kept share {_pct(kx)}; it computes 1 - Y2 on fresh points of those cells with accuracy "
+         f"{_pct(fits['x2_unseen'])}) and that Y1 mask does not ({_share(ke)} of the weights) raises the "
+         "worse of held-out and training accuracy"),
+        ("repair-unseen-vs-random", "ablated_unseen", "random_ablated_unseen", rule2,
+         "removing those weights scores above removing as many random weights per layer from outside that "
+         "Y1 mask (the mean of three draws)"),
+    ]
+    return decided(arrays, f, table, formulation, where, _trained(arrays), fits, lambda m: _kept_ok(arrays, m))
+
+
 COMPARED = {"built": ("y1", "untrained")}  # claims that compare two masks' subnetworks: their masks
 
 
@@ -380,6 +410,14 @@ KINDS = {"inside": "the Y1 subnetwork scores above the full network",
          "predicts": "the Y1 and \"use X2\" masks' overlap above chance predicts held-out accuracy"}
 # the hypothesis registered for the fresh networks alone (exploratory on the chapter's own)
 FRESH_ONLY = {"kept-x2-predicts": "the \"use X2\" mask's kept share predicts held-out accuracy"}
+# experiments 1 and 2 with masks that never saw the held-out cell (modlib.bridge.unseen)
+UNSEEN_KINDS = {"inside-unseen": "the Y1 subnetwork of a mask that never saw the held-out cell scores above the "
+                                 "full network",
+                "repair-unseen": "(rule 2, masks that never saw the held-out cell) removing the \"use X2\" "
+                                 "weights the Y1 mask does not keep repairs the network",
+                "repair-unseen-vs-random": "... more than removing random weights, same count, outside that Y1 "
+                                           "mask"}
+ROW_WORDS = {**KINDS, **FRESH_ONLY, **UNSEEN_KINDS}  # every toy claim's row in a verdict table
 
 # the claims whose table row continues the one above ("... and above ..."), as one sentence each
 WHOLE = {"not-any": "the Y1 subnetwork scores above a random subnetwork as large per layer",
@@ -389,7 +427,10 @@ WHOLE = {"not-any": "the Y1 subnetwork scores above a random subnetwork as large
                              "as many random weights",
          "repair-excl-vs-random": "(rule 2) removing the \"use X2\" weights the Y1 mask does not keep "
                                   "repairs the network more than removing random weights, same count, outside "
-                                  "the Y1 mask"}
+                                  "the Y1 mask",
+         "repair-unseen-vs-random": "(rule 2, masks that never saw the held-out cell) removing the \"use X2\" "
+                                    "weights the Y1 mask does not keep repairs the network more than removing "
+                                    "random weights, same count, outside that Y1 mask"}
 WHERE = {"a": "chapter 1's toy, formulation (a)", "b": "chapter 1's toy, formulation (b)",
          "mnist": "chapter 3's CNNs", "monolithic": "chapter 2's monolithic decoders",
          "compositional": "chapter 2's compositional decoders"}
@@ -402,8 +443,8 @@ def plain_name(cid: str) -> str:
     fresh = cid.endswith(FRESH)
     kind, where = cid.removesuffix(FRESH).rsplit("-", 1)
     decoders = where in ("monolithic", "compositional")  # chapter 2's claims read SPRITE_KINDS' words
-    said = (SPRITE_KINDS.get(kind) if decoders else None) or WHOLE.get(kind) or KINDS.get(kind) \
-        or FRESH_ONLY.get(kind) or SPRITE_KINDS.get(kind) or kind
+    said = (SPRITE_KINDS.get(kind) if decoders else None) or WHOLE.get(kind) or ROW_WORDS.get(kind) \
+        or SPRITE_KINDS.get(kind) or kind
     return f"\u201c{said}\u201d ({WHERE.get(where, where)}{', fresh networks' if fresh else ''})"
 
 
@@ -425,6 +466,11 @@ MEANS = {"inside": ("a subnetwork inside gets the held-out cell right", "no such
                                     "random masks repair as much"),
          "predicts": ("the overlap predicts which networks generalize",
                       f"not at the registered size: the whole interval lies below {RHO:g}"),
+         "inside-unseen": ("a mask finds the subnetwork without seeing the held-out cell",
+                           "a mask that never saw the held-out cell finds no such subnetwork"),
+         "repair-unseen": ("the surgery repairs without a mask that saw the held-out cell", "no repair"),
+         "repair-unseen-vs-random": ("the blind masks' cut beats random weights outside their Y1 mask",
+                                     "no better than random weights outside that Y1 mask"),
          "kept-x2-predicts": ("the \"use X2\" mask's kept share predicts which networks generalize",
                               f"not at the registered size: the whole interval lies below {RHO:g}")}
 # a "does not hold" whose whole interval lies on the other side of 0 (:func:`opposite`), where "no
@@ -477,7 +523,7 @@ def verdict_table(claims_by_formulation: dict[str, list[stats.Claim]], kinds=tup
     rows = []
     for kind in kinds:
         found = [next(c for c in claims_by_formulation[f] if c.name == f"{kind}-{f}") for f in fs]
-        rows.append([KINDS[kind]] + [_cell(c) for c in found]
+        rows.append([ROW_WORDS[kind]] + [_cell(c) for c in found]
                     + [meaning(kind, [c.verdict.outcome for c in found], [opposite(c) for c in found])])
     return pd.DataFrame(rows, columns=[f"claim, {scope}"] + [f"formulation ({f})" for f in fs]
                         + ["what it means"])
@@ -506,7 +552,7 @@ def fresh_table(claims_by_formulation: dict[str, list[stats.Claim]],
     fs = list(claims_by_formulation)
     rows = []
     for kind in kinds:
-        row = [KINDS.get(kind) or FRESH_ONLY[kind]]
+        row = [ROW_WORDS[kind]]
         fresh = [_named(fresh_by_formulation[f], kind, f, True) for f in fs]
         for f, c in zip(fs, fresh):
             own = EXPLORATORY_CELL if kind in FRESH_ONLY else _named(claims_by_formulation[f], kind, f).marked

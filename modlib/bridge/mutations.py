@@ -19,12 +19,13 @@ import torch
 
 from modlib import bridge as br
 from modlib import masks, results
-from modlib.bridge import digits, findings, sprites
+from modlib.bridge import digits, findings, sprites, unseen
 from modlib.bridge.experiment import initial_network, network, scored, stored_mask, unconfounded
 from modlib.redundant_input_toy.members import member_data
 
 FULL = Path(__file__).resolve().parents[2] / "notebooks" / "results" / "full" / br.CHAPTER
 KEY = 50_000  # the random masks' seeds: KEY + 3 * seed + the mask's place (the stored controls use seed)
+UNSEEN_KEY = 60_000  # the same for the masks blind to the held-out cell (modlib.bridge.unseen)
 
 MUTATIONS = {
     "swap target and other": "chapter 2's decoders: the sprite each slot's removal is read on exchanged "
@@ -34,7 +35,7 @@ MUTATIONS = {
                              "in the two slots and has no target to exchange; the toy's and the CNNs' "
                              "claims have none either (decided as stored)",
     "random mask as dense": "the toy (both formulations, the chapter's networks and the fresh ones): each stored mask (Y1, Y1 of the untrained "
-                            "weights, 'use X2') replaced per seed by a random mask of the same per-layer "
+                            "weights, 'use X2', and the two masks blind to the held-out cell, unseen-<f>) replaced per seed by a random mask of the same per-layer "
                             "counts (`masks.random_like`, a draw of its own per mask), and every arm "
                             "that reads a mask scored again from the stored networks (the controls "
                             "drawn from it as the experiment draws them, the 'use X2' mask's fit, "
@@ -67,14 +68,18 @@ def random_mask(mask: np.ndarray, layers: np.ndarray, seed: int) -> np.ndarray:
 # ---------------------------------------------------------------- the toy
 
 
-def toy_random(arrays: dict, first: int = 0) -> dict:
+def toy_random(arrays: dict, first: int = 0, names=br.experiment.MASKS, layers: np.ndarray | None = None,
+               key: int = KEY) -> dict:
     """``arrays`` (a toy result, its seeds counted from ``first``) with every stored mask
-    ``mask_<m> [S, W]`` replaced by :func:`random_mask` of it, seed ``KEY + 3 * seed + i`` for the
-    ``i``-th mask of :data:`~modlib.bridge.experiment.MASKS` (the scores are not changed here:
-    :func:`toy_rescored`)."""
+    ``mask_<m> [S, W]`` of ``names`` replaced by :func:`random_mask` of it, seed
+    ``key + 3 * seed + i`` for the ``i``-th of ``names`` (default the toy's masks,
+    :data:`~modlib.bridge.experiment.MASKS`; an ``unseen-<f>`` result's pass theirs, ``key``
+    :data:`UNSEEN_KEY` and their toy result's ``mask_layers`` as ``layers``). The scores are not
+    changed here: :func:`toy_rescored` and :func:`modlib.bridge.unseen.rescored`."""
     out = dict(arrays)
-    for i, m in enumerate(br.experiment.MASKS):
-        out[f"mask_{m}"] = np.stack([random_mask(v, arrays["mask_layers"], KEY + 3 * (first + row) + i)
+    layers = arrays["mask_layers"] if layers is None else layers
+    for i, m in enumerate(names):
+        out[f"mask_{m}"] = np.stack([random_mask(v, layers, key + 3 * (first + row) + i)
                                      for row, v in enumerate(arrays[f"mask_{m}"])])
     return out
 
@@ -144,10 +149,11 @@ def sprites_swapped(arrays: dict) -> dict:
 
 def stored() -> dict[str, dict] | None:
     """The stored full results' arrays by name (``toy-a``, ``toy-b``, ``rule2-random-a``,
-    ``rule2-random-b``, the same four ``...-fresh``, ``mnist-a``, ``sprites-monolithic``,
+    ``rule2-random-b``, the same four ``...-fresh``, ``unseen-a``, ``unseen-b``, ``mnist-a``, ``sprites-monolithic``,
     ``sprites-compositional``), or None where any is missing."""
     names = [n for b in toy_settings() for n in br.result_names(b)
              + [f"{br.RANDOM_X2}-{f}{br.suffix(b)}" for f in b.formulations]]
+    names += [f"{unseen.RESULT}-{f}" for f in br.settings("full").formulations]
     names += [digits.RESULT] + sprites.result_names(sprites.settings("full"))
     if not all((FULL / f"{n}.json").exists() for n in names):
         return None
@@ -202,6 +208,12 @@ def decide(mutation: str | None):
                                                        arrays[control])
                 findings.claims(arrays[toy], f, bool(b.first_seed))
                 findings.structure_claims(arrays[toy], f, bool(b.first_seed))
+                if not b.first_seed:  # the masks blind to the held-out cell, on the chapter's own networks
+                    blind = arrays[f"{unseen.RESULT}-{f}"]
+                    if mutation == "random mask as dense":
+                        blind = unseen.rescored(s, b, arrays[toy], toy_random(
+                            blind, names=unseen.MASKS, layers=arrays[toy]["mask_layers"], key=UNSEEN_KEY), f)
+                    findings.unseen_claims(unseen.with_unseen(arrays[toy], blind), f)
     findings.digit_claims(arrays[digits.RESULT])
     findings.all_sprite_claims({m: arrays[sprites.PREFIX + m] for m in models})
     return arrays

@@ -127,3 +127,15 @@ def with_unseen(arrays: dict, unseen: dict) -> dict:
     if shared:
         raise ValueError(f"arrays {shared} are in both results: pass a toy-<f> result's arrays and an unseen-<f> one's")
     return {**arrays, **unseen}
+
+
+def rescored(s, b: br.BridgeSettings, toy_arrays: dict, arrays: dict, formulation: str) -> dict:
+    """``arrays`` (an ``unseen-<f>`` result's) with every score, kept share and fit computed again
+    from the masks it stores (``mask_<m>``; nothing is trained) on the networks of ``toy_arrays``
+    (its ``toy-<f>``): the stored numbers where the masks are the stored ones, a test checks; the
+    mutations replace the masks first (:mod:`modlib.bridge.mutations`)."""
+    rows = []
+    for seed, net, sets, _, _ in br.surgery_inputs(s, toy_arrays, formulation, b.first_seed):
+        y1, x2 = (br.stored_mask(net, arrays, m, seed - b.first_seed) for m in MASKS)
+        rows.append(measure(s, b, formulation, seed, net, sets, y1=y1, x2=x2))
+    return summarize(formulation, rows)[1]
