@@ -49,6 +49,7 @@ from modlib import profiles, results
 from modlib.batch import check_writable
 from modlib.bridge import digits as br_digits
 from modlib.bridge import experiment as br
+from modlib.bridge import matched as br_matched
 from modlib.bridge import sprites as br_sprites
 from modlib.bridge import unseen as br_unseen
 from modlib.compositional_sprites import experiment as cs
@@ -174,9 +175,10 @@ def _bridge(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
     out.update({f"{br.CHAPTER}/{br.RANDOM_X2}-{f}": ((f"{br.CHAPTER}/toy-{f}",),  # rule 2 without its mask
                                                      lambda d, f=f: br.fetch_random_exclusive(profile, f, d))
                 for f in br.settings(profile).formulations})
-    out.update({f"{br.CHAPTER}/{br_unseen.RESULT}-{f}": ((f"{br.CHAPTER}/toy-{f}",),  # masks blind to the held-out cell
-                                                         lambda d, f=f: br_unseen.fetch(profile, f, d))
-                for f in br.settings(profile).formulations})
+    for part in (br_unseen, br_matched):  # masks blind to the held-out cell; "built" at matched density
+        out.update({f"{br.CHAPTER}/{part.RESULT}-{f}": ((f"{br.CHAPTER}/toy-{f}",),
+                                                        lambda d, f=f, part=part: part.fetch(profile, f, d))
+                    for f in br.settings(profile).formulations})
     if profile in br.FRESH_PROFILES:  # the confirmatory copies of the toy's claims, on the next seeds
         b = br.fresh(br.settings(profile))
         for f in b.formulations:
@@ -192,7 +194,8 @@ def _bridge(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
 
 # The jobs that train tiny networks (chapter 1's toy, and chapter 7's retraining of it): they run on the
 # CPU even where CUDA exists (modlib.runtime.WORK), as their notebooks do.
-TINY = (f"{toy.CHAPTER}/", f"{br.CHAPTER}/toy-", f"{br.CHAPTER}/{br.RANDOM_X2}-", f"{br.CHAPTER}/{br_unseen.RESULT}-")
+TINY = (f"{toy.CHAPTER}/", f"{br.CHAPTER}/toy-", f"{br.CHAPTER}/{br.RANDOM_X2}-", f"{br.CHAPTER}/{br_unseen.RESULT}-",
+        f"{br.CHAPTER}/{br_matched.RESULT}-")
 
 
 def work(job: str) -> str:

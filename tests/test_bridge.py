@@ -155,7 +155,7 @@ def test_the_stored_blind_masks_give_the_stored_scores(smoke, tmp_path):
     for k, v in again.items():
         np.testing.assert_allclose(v, a[k], rtol=0, atol=1e-6, err_msg=k)
     with pytest.raises(ValueError, match="in both results"):
-        unseen.with_unseen(a, a)
+        br.merged(a, a)
 
 
 def _notebook_function(name: str):

@@ -43,7 +43,7 @@ def printed():
     found += [c for f, a in fresh.items() for c in findings.claims(a, f, True) + findings.structure_claims(a, f, True)]
     with results.store_only():
         found += [c for f, a in arrays.items()
-                  for c in findings.unseen_claims(unseen.with_unseen(a, unseen.fetch("full", f, CPU).arrays), f)]
+                  for c in findings.unseen_claims(br.merged(a, unseen.fetch("full", f, CPU).arrays), f)]
     found += findings.digit_claims(mn)
     found += [c for cs in findings.all_sprite_claims(sa).values() for c in cs]
     return {c.name: c for c in found}, dict(claims.decisions(CHAPTER)), arrays

@@ -38,12 +38,12 @@ experiment 3 on chapter 2's decoders (:mod:`.sprites`) store theirs.
 
 from modlib.bridge.experiment import (ARMS, CHAPTER, CONDITION, EXCLUSIVE, FRESH, FRESH_PROFILES, RANDOM_X2,
                                       SETS, SETTINGS, BridgeSettings, compute, fetch, fetch_random_exclusive,
-                                      fresh, kept, measure, random_exclusive, result_names, run,
+                                      fresh, kept, measure, merged, random_exclusive, result_names, run,
                                       run_random_exclusive, scored, settings, suffix, toy_settings,
                                       train_mask, train_network, train_networks, unconfounded,
                                       with_exclusive, with_random_exclusive)
 
 __all__ = ["ARMS", "CHAPTER", "CONDITION", "EXCLUSIVE", "FRESH", "FRESH_PROFILES", "RANDOM_X2", "SETS",
-           "SETTINGS", "BridgeSettings", "compute", "fetch", "fetch_random_exclusive", "fresh", "kept", "measure", "random_exclusive", "result_names",
+           "SETTINGS", "BridgeSettings", "compute", "fetch", "fetch_random_exclusive", "fresh", "kept", "merged", "measure", "random_exclusive", "result_names",
            "run", "run_random_exclusive", "scored", "settings", "suffix", "toy_settings", "train_mask",
            "train_network", "train_networks", "unconfounded", "with_exclusive", "with_random_exclusive"]

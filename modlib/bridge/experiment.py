@@ -412,6 +412,16 @@ def with_random_exclusive(arrays: dict, control: dict) -> dict:
     return out
 
 
+def merged(arrays: dict, other: dict) -> dict:
+    """``arrays`` (a toy result's) with the arrays of a result computed from it (``unseen-<f>``,
+    ``matched-<f>``) added, for the findings that compare their arms; their names may not collide."""
+    shared = sorted(set(arrays) & set(other))
+    if shared:
+        raise ValueError(f"arrays {shared} are in both results: pass a toy-<f> result's arrays and one computed "
+                         "from it (unseen-<f>, matched-<f>)")
+    return {**arrays, **other}
+
+
 def compute(s: toy.ToySettings, b: BridgeSettings, formulation: str,
             device: torch.device) -> tuple[dict, dict]:
     """Train chapter 1's networks for ``formulation`` and measure every one; ``(metrics, arrays)``.

@@ -215,7 +215,7 @@ def claims(arrays: dict, formulation: str, fresh: bool = False) -> list[stats.Cl
 def unseen_claims(arrays: dict, formulation: str) -> list[stats.Claim]:
     """Experiments 1 and 2 with masks that never saw the held-out cell (:mod:`modlib.bridge.unseen`),
     for one formulation: ``arrays`` a toy result's with its ``unseen-<f>`` result's added
-    (:func:`modlib.bridge.unseen.with_unseen`). Each claim under the verdict rule, over the failing
+    (:func:`modlib.bridge.experiment.merged`). Each claim under the verdict rule, over the failing
     networks, undecided unless the networks trained and each mask it reads computes its own task
     (median fit on fresh points of its own data at least ``FIT``) with a kept share in ``KEPT``."""
     f = failing(arrays)

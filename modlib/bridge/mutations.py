@@ -213,7 +213,7 @@ def decide(mutation: str | None):
                     if mutation == "random mask as dense":
                         blind = unseen.rescored(s, b, arrays[toy], toy_random(
                             blind, names=unseen.MASKS, layers=arrays[toy]["mask_layers"], key=UNSEEN_KEY), f)
-                    findings.unseen_claims(unseen.with_unseen(arrays[toy], blind), f)
+                    findings.unseen_claims(br.merged(arrays[toy], blind), f)
     findings.digit_claims(arrays[digits.RESULT])
     findings.all_sprite_claims({m: arrays[sprites.PREFIX + m] for m in models})
     return arrays

@@ -120,15 +120,6 @@ def run(profile: str, device: torch.device, b: br.BridgeSettings | None = None) 
     return {f: fetch(profile, f, device, b) for f in b.formulations}
 
 
-def with_unseen(arrays: dict, unseen: dict) -> dict:
-    """``arrays`` (a toy result's) with an ``unseen-<f>`` result's arrays added, for
-    :func:`modlib.bridge.findings.unseen_claims`; the names do not collide."""
-    shared = sorted(set(arrays) & set(unseen))
-    if shared:
-        raise ValueError(f"arrays {shared} are in both results: pass a toy-<f> result's arrays and an unseen-<f> one's")
-    return {**arrays, **unseen}
-
-
 def rescored(s, b: br.BridgeSettings, toy_arrays: dict, arrays: dict, formulation: str) -> dict:
     """``arrays`` (an ``unseen-<f>`` result's) with every score, kept share and fit computed again
     from the masks it stores (``mask_<m>``; nothing is trained) on the networks of ``toy_arrays``
