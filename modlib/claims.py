@@ -409,11 +409,16 @@ READ_POST_HOC = "their marks describe these runs, not the outcome of a test fixe
 
 @cache
 def _created(chapter: str) -> dict[str, str]:
-    """When each stored full result of ``chapter`` was made (``name -> ISO 8601``, its own record's
-    ``created``), from the store the pages read; empty where it holds none."""
+    """When the computation of each stored full result of ``chapter`` began (``name -> ISO 8601``):
+    its own record's ``created`` (when it was stored) less its ``wall_time_s`` where it records one,
+    so that a claim registered while its results were being computed does not count as registered
+    before them; from the store the pages read; empty where it holds none."""
     from modlib import results
 
-    return results.recorded(results.default_root() / "full" / chapter, "created")
+    folder = results.default_root() / "full" / chapter
+    created, took = results.recorded(folder, "created"), results.recorded(folder, "wall_time_s")
+    return {name: (_dt.datetime.fromisoformat(when) - _dt.timedelta(seconds=float(took[name]))).isoformat()
+            if name in took and len(when) > 10 else when for name, when in created.items()}
 
 
 def _note_before(note: str) -> bool:
@@ -432,14 +437,15 @@ def registration(c: Registered) -> str | None:
 
 def written(c: Registered) -> str | None:
     """When claim ``c`` was written down against the stored full results it reads: ``"after"`` its
-    first results were made (its registry note begins "post hoc" or says it was "registered after"
-    an outcome was seen, or it was registered later),
+    first results began to be computed (its registry note begins "post hoc" or says it was
+    "registered after" an outcome was seen, or it was registered later, even while they ran),
     ``"before"`` them, ``"newest"`` (before the newest of them, after older arms it compares with),
     or None where that cannot be told here (none of them stored). The results' times are their own
-    records (``created``: when each was computed, so that it works outside a checkout); the
-    registration's is the commit that first wrote the claim to its snapshot (:func:`registered_at`),
-    or, without git, the snapshot's date, which orders a registration on the day of its data only
-    where the note does (:func:`_note_before`). The chapters' keys and the claims ledger both read it."""
+    records (``created`` less ``wall_time_s``: when each began to be computed, :func:`_created`, so
+    that it works outside a checkout); the registration's is the commit that first wrote the claim
+    to its snapshot (:func:`registered_at`), or, without git, the snapshot's date, which orders a
+    registration on the day of its data only where the note does (:func:`_note_before`). The
+    chapters' keys and the claims ledger both read it."""
     if c.note.lower().startswith(POST_HOC) or re.search(r"\bregistered after\b", c.note):
         return "after"  # the note says so: an outcome seen before, even outside the store
     when = _read_dates(c, _created(c.chapter))

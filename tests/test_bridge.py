@@ -158,6 +158,30 @@ def test_the_stored_blind_masks_give_the_stored_scores(smoke, tmp_path):
         br.merged(a, a)
 
 
+def test_built_at_matched_density_reads_the_nearest_penalty_and_its_stored_masks(smoke, tmp_path):
+    """Issue 53 (modlib.bridge.matched): per network the untrained weights' mask at the penalty whose
+    kept share is nearest the trained Y1 mask's, by ratio, ties to the smaller penalty; the first
+    penalty's mask is experiment 1's stored one; the stored chosen masks give the stored scores."""
+    from modlib.bridge import matched
+
+    assert matched.nearest(np.array([0.4, 0.2, 0.1]), 0.19) == 1
+    assert matched.nearest(np.array([0.1, 0.3, 0.3]), 0.3) == 1  # a tie: the smaller penalty
+    assert matched.ALPHAS[0] == br.settings("full").alpha
+    b = br.settings("smoke")
+    s = br.toy_settings("smoke", b)
+    with jobs.store_at(tmp_path):
+        made = matched.fetch("smoke", "b", CPU)
+    a, toy_b = made.arrays, smoke["b"].arrays
+    assert made.name == "matched-b" and a["kept_alphas"].shape == (b.seeds, len(matched.ALPHAS))
+    np.testing.assert_allclose(a["kept_alphas"][:, 0], toy_b["kept_untrained"], rtol=0, atol=1e-6)
+    for row, i in enumerate(a["alpha_index"]):
+        assert i == matched.nearest(a["kept_alphas"][row], toy_b["kept_y1"][row])
+        assert a["kept_matched"][row] == pytest.approx(a["kept_alphas"][row, i])
+    again = matched.rescored(s, b, toy_b, a, "b")
+    for k, v in again.items():
+        np.testing.assert_allclose(v, a[k], rtol=0, atol=1e-6, err_msg=k)
+
+
 def _notebook_function(name: str):
     """The function ``name`` as chapter 7's page defines it (the cell that defines it, run alone)."""
     import nbformat
@@ -533,7 +557,7 @@ def test_the_score_check_names_the_slips():
 def test_the_chapters_jobs_are_registered():
     table = jobs.jobs([br.CHAPTER], "smoke")
     toy_jobs = {f"{br.CHAPTER}/{n}{end}" for n in ("toy-a", "toy-b", "rule2-random-a", "rule2-random-b")
-                for end in ("", br.FRESH)} | {f"{br.CHAPTER}/unseen-a", f"{br.CHAPTER}/unseen-b"}
+                for end in ("", br.FRESH)} | {f"{br.CHAPTER}/{p}-{f}" for p in ("unseen", "matched") for f in "ab"}
     assert set(table) == toy_jobs | {f"{br.CHAPTER}/mnist-a", f"{br.CHAPTER}/sprites-monolithic",
                                      f"{br.CHAPTER}/sprites-compositional"}
     assert br.result_names(br.settings("full")) == ["toy-a", "toy-b"]
@@ -681,3 +705,45 @@ def test_full_the_facts_the_page_reads():
     ratio = np.median(full["a"]["kept_untrained"][fails]) / np.median(full["a"]["kept_y1"][fails])
     assert a["built-a"].outcome == stats.UNDECIDED and stats.DENSITY_RATIO < ratio < 2.2, (ratio, a["built-a"].text)
     assert "under the claim as registered: holds" in a["built-a"].text
+
+
+def test_full_the_stored_masks_give_the_stored_scores():
+    """Issue 53: at full too (not only at smoke), every stored network rebuilt with its stored masks
+    gives the stored scores the claims read: experiment 1's Y1 subnetwork and the untrained weights'
+    one, experiment 2's rule 1; and the masks blind to the held-out cell (unseen-<f>) and the
+    untrained weights' masks at matched density (matched-<f>) give theirs. Nothing is trained."""
+    from modlib.bridge import matched, unseen
+    from modlib.redundant_input_toy.members import member_data
+
+    b = br.settings("full")
+    s = br.toy_settings("full", b)
+    for f, a in _full().items():
+        for row in range(a["full_held_out"].size):
+            net, untrained = br.experiment.network(s, a, row), br.experiment.initial_network(s, row)
+            x, y, xt, yt = member_data(s, f, br.CONDITION, row)
+            sets = {"held_out": (xt, yt), "train": (x, y)}
+            for arm, model, name, mode in (("sub", net, "y1", "hard"), ("untrained_sub", untrained, "untrained", "hard"),
+                                           ("ablated", net, "x2", "complement")):
+                got = br.scored(model, br.experiment.stored_mask(model, a, name, row), mode, sets)
+                for k in ("held_out", "train"):
+                    assert got[k] == pytest.approx(float(a[f"{arm}_{k}"][row]), abs=1e-6), (f, row, arm, k)
+        with results.store_only():
+            for part in (unseen, matched):
+                stored = part.fetch("full", f, CPU).arrays
+                again = part.rescored(s, b, a, stored, f)
+                for k, v in again.items():
+                    np.testing.assert_allclose(v, stored[k], rtol=0, atol=1e-6, err_msg=f"{part.RESULT}-{f} {k}")
+
+
+def test_built_at_matched_density_without_a_failing_network_is_undecided(smoke, tmp_path):
+    """A run where no network fails (a reader's small one can have none) leaves "built" at matched
+    density undecided, and its statement still reads (no median over nothing)."""
+    from modlib.bridge import matched
+
+    with jobs.store_at(tmp_path):
+        m = matched.fetch("smoke", "a", CPU).arrays
+    a = br.merged(dict(smoke["a"].arrays), m)
+    a["full_held_out"] = np.ones_like(a["full_held_out"])  # every network generalizes
+    registry.forget(br.CHAPTER)
+    c = findings.matched_claims(a, "a")[0]
+    assert c.verdict.outcome == stats.UNDECIDED and "the 0 failing networks" in c.text and "none chosen" in c.text

@@ -1952,3 +1952,23 @@ def test_amended_only_in_a_field_no_verdict_reads_shows_nothing():
         assert a.seen_words == {"the mutations it must notice"}
         assert (a.decided, a.now, a.first, a.same) == (True, "holds", "holds", True)
         assert not claims.amended_unchanged(key) and v.amended == ""
+
+
+def test_a_result_counts_from_when_its_computation_began(tmp_path, monkeypatch):
+    """A claim registered while its results were being computed is not registered before them:
+    a result's time is its record's ``created`` (when it was stored) less its ``wall_time_s``."""
+    import json
+
+    folder = tmp_path / "full" / "bridge"
+    folder.mkdir(parents=True)
+    (folder / "toy-a.json").write_text(json.dumps({"created": "2026-12-04T15:01:23+00:00", "wall_time_s": 693.8}))
+    (folder / "old.json").write_text(json.dumps({"created": "2026-11-01"}))  # a date only: kept as it is
+    monkeypatch.setenv("MODLIB_RESULTS", str(tmp_path))
+    claims._created.cache_clear()
+    try:
+        began = claims._created("bridge")
+        assert began["toy-a"].startswith("2026-12-04T14:49:49") and began["old"] == "2026-11-01"
+        assert claims._earlier("2026-12-04T14:54:56+00:00", "2026-12-04T15:01:23+00:00")  # before it was stored,
+        assert not claims._earlier("2026-12-04T14:54:56+00:00", began["toy-a"])  # not before it began
+    finally:
+        claims._created.cache_clear()

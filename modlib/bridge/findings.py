@@ -242,6 +242,36 @@ def unseen_claims(arrays: dict, formulation: str) -> list[stats.Claim]:
     return decided(arrays, f, table, formulation, where, _trained(arrays), fits, lambda m: _kept_ok(arrays, m))
 
 
+def matched_claims(arrays: dict, formulation: str) -> list[stats.Claim]:
+    """"Built" at matched density (:mod:`modlib.bridge.matched`) for one formulation: ``arrays`` a
+    toy result's with its ``matched-<f>`` result's added (:func:`modlib.bridge.experiment.merged`).
+    The trained weights' Y1 subnetwork against the untrained weights' at the penalty whose kept
+    share is nearest, paired over the failing networks, under the verdict rule; undecided unless
+    the networks trained, the trained Y1 mask computes Y1 (``FIT``), both masks' kept shares are in
+    ``KEPT`` and their medians over the failing networks are within the density rule's factor
+    (:func:`apart`). The untrained mask's fit is stated, not gated (as registered)."""
+    from modlib.bridge.matched import ALPHAS
+
+    f = failing(arrays)
+    key = f"{CHAPTER}/built-matched-{formulation}"
+    e = stats.paired(both(arrays, "sub")[f], both(arrays, "untrained_matched")[f])
+    fit_y1 = float(np.median(arrays["sub_unconfounded"]))
+    v = registry.decide(key, e, trained=_trained(arrays) and fit_y1 >= FIT,
+                        controls=_kept_ok(arrays, "y1") and _kept_ok(arrays, "matched"),
+                        reason=apart(arrays, "y1", "matched", units=f) if f.any() else "")
+    chosen = np.bincount(arrays["alpha_index"][f], minlength=len(ALPHAS))
+    picks = stats.listing(f"{n} at {a:g}" for a, n in zip(ALPHAS, chosen) if n) if f.any() else "none chosen"
+    pick = f if f.any() else slice(None)  # the kept shares over the failing networks, or all where none fails
+    ky, km = (_pct(float(np.median(arrays[f"kept_{m}"][pick]))) for m in ("y1", "matched"))
+    says = (f"In formulation ({formulation}), the {int(f.sum())} failing networks, the Y1 subnetwork of the trained "
+            f"weights (median kept share {ky} over these networks) scores above the one a mask finds in the same "
+            f"network's untrained weights at matched density (the penalty nearest in kept share: {picks}; median "
+            f"kept share {km}; it computes Y1 on fresh unconfounded points with median accuracy "
+            f"{_pct(float(np.median(arrays['fit_matched'])))}, not a condition here): "
+            f"{e.text(margin=registry.get(key).margin)}")
+    return [registry.statement(v, says + ".")]
+
+
 COMPARED = {"built": ("y1", "untrained")}  # claims that compare two masks' subnetworks: their masks
 
 
@@ -417,7 +447,8 @@ UNSEEN_KINDS = {"inside-unseen": "the Y1 subnetwork of a mask that never saw the
                                  "weights the Y1 mask does not keep repairs the network",
                 "repair-unseen-vs-random": "... more than removing random weights, same count, outside that Y1 "
                                            "mask"}
-ROW_WORDS = {**KINDS, **FRESH_ONLY, **UNSEEN_KINDS}  # every toy claim's row in a verdict table
+MATCHED_KINDS = {"built-matched": "the Y1 subnetwork scores above the untrained weights' one at matched density"}
+ROW_WORDS = {**KINDS, **FRESH_ONLY, **UNSEEN_KINDS, **MATCHED_KINDS}  # every toy claim's row in a verdict table
 
 # the claims whose table row continues the one above ("... and above ..."), as one sentence each
 WHOLE = {"not-any": "the Y1 subnetwork scores above a random subnetwork as large per layer",
@@ -466,6 +497,8 @@ MEANS = {"inside": ("a subnetwork inside gets the held-out cell right", "no such
                                     "random masks repair as much"),
          "predicts": ("the overlap predicts which networks generalize",
                       f"not at the registered size: the whole interval lies below {RHO:g}"),
+         "built-matched": ("training built it: at the same density the untrained weights hold none as good",
+                           "at the same density the untrained weights hold one as good"),
          "inside-unseen": ("a mask finds the subnetwork without seeing the held-out cell",
                            "a mask that never saw the held-out cell finds no such subnetwork"),
          "repair-unseen": ("the surgery repairs without a mask that saw the held-out cell", "no repair"),
@@ -565,14 +598,17 @@ def fresh_table(claims_by_formulation: dict[str, list[stats.Claim]],
 
 def fresh_agreement(claims_by_formulation: dict[str, list[stats.Claim]],
                     fresh_by_formulation: dict[str, list[stats.Claim]]) -> stats.Finding:
-    """How many of the toy's verdicts their confirmatory copies repeat on the fresh networks, and
-    which they do not (named in plain words, :func:`plain_name`, each with both verdicts): a
-    statement for the page, true where every one is repeated."""
+    """How many of the toy's verdicts their confirmatory copies repeat on the fresh networks (of
+    them, how many were decided both times and how many undecided both times, which confirms
+    nothing), and which they do not (named in plain words, :func:`plain_name`, each with both
+    verdicts): a statement for the page, true where every one is repeated."""
     pairs = [(c, _named(fresh_by_formulation[f], c.name.removesuffix(f"-{f}"), f, True))
              for f, cs in claims_by_formulation.items() for c in cs]
     differ = [(c, d) for c, d in pairs if c.verdict.outcome != d.verdict.outcome]
+    open_both = sum(c.verdict.outcome == d.verdict.outcome == stats.UNDECIDED for c, d in pairs)
     said = (f"{len(pairs) - len(differ)} of the {len(pairs)} verdicts on the chapter's own networks come out "
-            "the same on the fresh ones")
+            f"the same on the fresh ones ({len(pairs) - len(differ) - open_both} decided both times, {open_both} "
+            "undecided both times)")
     if differ:
         said += ("; not " + stats.listing(f"{plain_name(c.name)} ({c.marked} there, {d.marked} on the fresh ones)"
                                           for c, d in differ))

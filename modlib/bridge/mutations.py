@@ -19,13 +19,14 @@ import torch
 
 from modlib import bridge as br
 from modlib import masks, results
-from modlib.bridge import digits, findings, sprites, unseen
+from modlib.bridge import digits, findings, matched, sprites, unseen
 from modlib.bridge.experiment import initial_network, network, scored, stored_mask, unconfounded
 from modlib.redundant_input_toy.members import member_data
 
 FULL = Path(__file__).resolve().parents[2] / "notebooks" / "results" / "full" / br.CHAPTER
 KEY = 50_000  # the random masks' seeds: KEY + 3 * seed + the mask's place (the stored controls use seed)
 UNSEEN_KEY = 60_000  # the same for the masks blind to the held-out cell (modlib.bridge.unseen)
+MATCHED_KEY = 65_000  # and for the untrained weights' masks at matched density (modlib.bridge.matched)
 
 MUTATIONS = {
     "swap target and other": "chapter 2's decoders: the sprite each slot's removal is read on exchanged "
@@ -35,7 +36,7 @@ MUTATIONS = {
                              "in the two slots and has no target to exchange; the toy's and the CNNs' "
                              "claims have none either (decided as stored)",
     "random mask as dense": "the toy (both formulations, the chapter's networks and the fresh ones): each stored mask (Y1, Y1 of the untrained "
-                            "weights, 'use X2', and the two masks blind to the held-out cell, unseen-<f>) replaced per seed by a random mask of the same per-layer "
+                            "weights, 'use X2', the two masks blind to the held-out cell, unseen-<f>, and the untrained weights' masks at matched density, matched-<f>) replaced per seed by a random mask of the same per-layer "
                             "counts (`masks.random_like`, a draw of its own per mask), and every arm "
                             "that reads a mask scored again from the stored networks (the controls "
                             "drawn from it as the experiment draws them, the 'use X2' mask's fit, "
@@ -73,9 +74,10 @@ def toy_random(arrays: dict, first: int = 0, names=br.experiment.MASKS, layers: 
     """``arrays`` (a toy result, its seeds counted from ``first``) with every stored mask
     ``mask_<m> [S, W]`` of ``names`` replaced by :func:`random_mask` of it, seed
     ``key + 3 * seed + i`` for the ``i``-th of ``names`` (default the toy's masks,
-    :data:`~modlib.bridge.experiment.MASKS`; an ``unseen-<f>`` result's pass theirs, ``key``
-    :data:`UNSEEN_KEY` and their toy result's ``mask_layers`` as ``layers``). The scores are not
-    changed here: :func:`toy_rescored` and :func:`modlib.bridge.unseen.rescored`."""
+    :data:`~modlib.bridge.experiment.MASKS`; an ``unseen-<f>`` or ``matched-<f>`` result's pass
+    theirs, ``key`` :data:`UNSEEN_KEY` or :data:`MATCHED_KEY` and their toy result's ``mask_layers``
+    as ``layers``). The scores are not changed here: :func:`toy_rescored`,
+    :func:`modlib.bridge.unseen.rescored` and :func:`modlib.bridge.matched.rescored`."""
     out = dict(arrays)
     layers = arrays["mask_layers"] if layers is None else layers
     for i, m in enumerate(names):
@@ -149,11 +151,11 @@ def sprites_swapped(arrays: dict) -> dict:
 
 def stored() -> dict[str, dict] | None:
     """The stored full results' arrays by name (``toy-a``, ``toy-b``, ``rule2-random-a``,
-    ``rule2-random-b``, the same four ``...-fresh``, ``unseen-a``, ``unseen-b``, ``mnist-a``, ``sprites-monolithic``,
+    ``rule2-random-b``, the same four ``...-fresh``, ``unseen-<f>``, ``matched-<f>``, ``mnist-a``, ``sprites-monolithic``,
     ``sprites-compositional``), or None where any is missing."""
     names = [n for b in toy_settings() for n in br.result_names(b)
              + [f"{br.RANDOM_X2}-{f}{br.suffix(b)}" for f in b.formulations]]
-    names += [f"{unseen.RESULT}-{f}" for f in br.settings("full").formulations]
+    names += [f"{part.RESULT}-{f}" for part in (unseen, matched) for f in br.settings("full").formulations]
     names += [digits.RESULT] + sprites.result_names(sprites.settings("full"))
     if not all((FULL / f"{n}.json").exists() for n in names):
         return None
@@ -214,6 +216,11 @@ def decide(mutation: str | None):
                         blind = unseen.rescored(s, b, arrays[toy], toy_random(
                             blind, names=unseen.MASKS, layers=arrays[toy]["mask_layers"], key=UNSEEN_KEY), f)
                     findings.unseen_claims(br.merged(arrays[toy], blind), f)
+                    dense = arrays[f"{matched.RESULT}-{f}"]  # "built" at matched density
+                    if mutation == "random mask as dense":
+                        dense = matched.rescored(s, b, arrays[toy], toy_random(
+                            dense, names=(matched.RESULT,), layers=arrays[toy]["mask_layers"], key=MATCHED_KEY), f)
+                    findings.matched_claims(br.merged(arrays[toy], dense), f)
     findings.digit_claims(arrays[digits.RESULT])
     findings.all_sprite_claims({m: arrays[sprites.PREFIX + m] for m in models})
     return arrays
