@@ -576,10 +576,10 @@ def fresh_table(claims_by_formulation: dict[str, list[stats.Claim]],
     """The toy's claims beside their confirmatory copies (a ``pandas.DataFrame``;
     :func:`verdict_frame` shows it): a row per claim of ``kinds``; per formulation, the verdict on
     the chapter's own networks (written down after it was seen; :data:`EXPLORATORY_CELL` for a
-    hypothesis of :data:`FRESH_ONLY`) and on the fresh ones (registered before they were computed),
-    ``seeds`` naming the two sets of seeds (``("seeds 0-99", "seeds 100-199")``); and what the
-    fresh verdicts mean for the chapter's question (:func:`meaning`). Each cell holds the mark and
-    outcome only; the intervals are in the appendix."""
+    hypothesis of :data:`FRESH_ONLY`) and on the fresh ones (registered before they were computed,
+    "(post hoc)" beside one that was not), ``seeds`` naming the two sets of seeds (``("seeds 0-99",
+    "seeds 100-199")``). Each cell holds the mark and outcome only; the intervals are in the
+    appendix."""
     import pandas as pd
 
     fs = list(claims_by_formulation)
@@ -589,11 +589,9 @@ def fresh_table(claims_by_formulation: dict[str, list[stats.Claim]],
         fresh = [_named(fresh_by_formulation[f], kind, f, True) for f in fs]
         for f, c in zip(fs, fresh):
             own = EXPLORATORY_CELL if kind in FRESH_ONLY else _named(claims_by_formulation[f], kind, f).marked
-            row += [own, c.marked]
-        rows.append(row + [meaning(kind, [c.verdict.outcome for c in fresh], [opposite(c) for c in fresh])])
-    columns = ["claim"] + [f"({f}) {s}, {when}" for f in fs
-                           for s, when in zip(seeds, ("post hoc", "registered first"))]
-    return pd.DataFrame(rows, columns=columns + ["what the fresh verdicts mean"])
+            row += [own, c.marked + (f" ({registry.POST_HOC})" if registry.post_hoc(c.verdict.claim) else "")]
+        rows.append(row)
+    return pd.DataFrame(rows, columns=["claim"] + [f"({f}) {s}" for f in fs for s in seeds])
 
 
 def fresh_agreement(claims_by_formulation: dict[str, list[stats.Claim]],
@@ -606,9 +604,10 @@ def fresh_agreement(claims_by_formulation: dict[str, list[stats.Claim]],
              for f, cs in claims_by_formulation.items() for c in cs]
     differ = [(c, d) for c, d in pairs if c.verdict.outcome != d.verdict.outcome]
     open_both = sum(c.verdict.outcome == d.verdict.outcome == stats.UNDECIDED for c, d in pairs)
-    said = (f"{len(pairs) - len(differ)} of the {len(pairs)} verdicts on the chapter's own networks come out "
-            f"the same on the fresh ones ({len(pairs) - len(differ) - open_both} decided both times, {open_both} "
-            "undecided both times)")
+    controls = sum(is_control(c.name) for c, _ in pairs)
+    said = (f"Of the {len(pairs)} claims copied ({controls} of them controls), {len(pairs) - len(differ)} come out "
+            f"the same on the fresh networks as on the chapter's own ({len(pairs) - len(differ) - open_both} decided "
+            f"both times, {open_both} undecided both times)")
     if differ:
         said += ("; not " + stats.listing(f"{plain_name(c.name)} ({c.marked} there, {d.marked} on the fresh ones)"
                                           for c, d in differ))
@@ -657,12 +656,12 @@ def amended_note(table) -> str:
 def post_hoc_note(keys) -> str:
     """The line under a verdict table whose cells print a verdict without its "(post hoc)" label:
     which of the table's claims ``keys`` (``"<chapter>/<id>"``) were written down after their results
-    were seen (:func:`modlib.claims.post_hoc`), all of them or those named (:func:`plain_name`); ""
-    where none was."""
+    were seen (:func:`modlib.claims.post_hoc`), all of them or those named (:func:`plain_name`); where
+    none was, that they were registered before their results were computed (:data:`FIRST`)."""
     keys = list(keys)
     late = [k for k in keys if registry.post_hoc(k)]
     if not late:
-        return ""
+        return FIRST
     if len(late) == len(keys):
         return ("Every verdict in this table is post hoc: its claim was written down after its results were "
                 "seen (the claims ledger dates each).")
@@ -670,6 +669,9 @@ def post_hoc_note(keys) -> str:
             + stats.listing(plain_name(k.split("/", 1)[1]) for k in late) + ".")
 
 
+# under a verdict table none of whose claims is post hoc
+FIRST = ("Every verdict in this table is of a claim registered before its results were computed (the claims "
+         "ledger dates each).")
 HOLM_MARK = "‡"  # beside a verdict that holds one claim at a time but not after Holm's correction
 
 
@@ -1386,6 +1388,14 @@ def after_holm(cid: str, made: dict | None = None, alpha: float = 0.025) -> str:
     return "still clears 0" if h[3] else "no longer clears 0"
 
 
+def _fresh_family(h: dict) -> str:
+    """Holm's family on the fresh networks in words: how many confirmatory copies and how many
+    hypotheses read there alone (:data:`FRESH_ONLY`) it holds."""
+    only = sum(k.split("/", 1)[1].removesuffix(FRESH).rsplit("-", 1)[0] in FRESH_ONLY for k in h)
+    return (f"claims read on the fresh networks, {len(h) - only} confirmatory copies and {only} hypotheses "
+            "tested there alone")
+
+
 def holm_statement(made: dict | None = None, alpha: float = 0.025, fresh: bool = False) -> stats.Finding:
     """What Holm's correction over every claim of the chapter (its controls left out,
     :data:`CONTROLS`) does to the verdicts that hold (:func:`holm_frame`): how many claims were
@@ -1404,9 +1414,9 @@ def holm_statement(made: dict | None = None, alpha: float = 0.025, fresh: bool =
                 if controls else "")
     return stats.Finding(
         "holm", not lost,
-        f"Over the {len(h)} {'confirmatory claims on fresh networks' if fresh else 'claims of the chapter'}"
+        f"Over the {len(h)} {_fresh_family(h) if fresh else 'claims of the chapter'}"
         f"{left_out}, family-wise {alpha:.1%} one-sided (the "
-        f"side of a 95 % interval the rule reads), {len(holding) - len(lost)} of the {len(holding)} "
+        f"side of a 95% interval the rule reads), {len(holding) - len(lost)} of the {len(holding)} "
         "that hold "
         + (f"still clear 0; {'; '.join(lost)} no longer {'does' if one else 'do'}: "
            f"{'it holds' if one else 'they hold'} one claim at a time, not over the whole "
