@@ -657,11 +657,12 @@ def post_hoc_note(keys) -> str:
     """The line under a verdict table whose cells print a verdict without its "(post hoc)" label:
     which of the table's claims ``keys`` (``"<chapter>/<id>"``) were written down after their results
     were seen (:func:`modlib.claims.post_hoc`), all of them or those named (:func:`plain_name`); where
-    none was, that they were registered before their results were computed (:data:`FIRST`)."""
+    none was, that they were registered before their results were computed (:data:`FIRST`), or
+    before the newest of them (:data:`NEWEST`)."""
     keys = list(keys)
     late = [k for k in keys if registry.post_hoc(k)]
     if not late:
-        return FIRST
+        return FIRST if all(registry.written(registry.get(k)) == "before" for k in keys) else NEWEST
     if len(late) == len(keys):
         return ("Every verdict in this table is post hoc: its claim was written down after its results were "
                 "seen (the claims ledger dates each).")
@@ -672,6 +673,8 @@ def post_hoc_note(keys) -> str:
 # under a verdict table none of whose claims is post hoc
 FIRST = ("Every verdict in this table is of a claim registered before its results were computed (the claims "
          "ledger dates each).")
+NEWEST = ("Every verdict in this table is of a claim registered before the results it adds were computed, on "
+          "networks (and masks) stored and seen before (the claims ledger dates each).")
 HOLM_MARK = "‡"  # beside a verdict that holds one claim at a time but not after Holm's correction
 
 
