@@ -570,14 +570,20 @@ def _named(claims: list[stats.Claim], kind: str, formulation: str, fresh: bool =
 EXPLORATORY_CELL = "exploratory, not a claim"  # the fresh table's cell where only the fresh networks test it
 
 
+def _tagged_mark(c: stats.Claim) -> str:
+    """A claim's mark and outcome with "(post hoc)" where it was written down after its results
+    began to be computed (:func:`modlib.claims.post_hoc`)."""
+    return c.marked + (f" ({registry.POST_HOC})" if c.verdict is not None and registry.post_hoc(c.verdict.claim) else "")
+
+
 def fresh_table(claims_by_formulation: dict[str, list[stats.Claim]],
                 fresh_by_formulation: dict[str, list[stats.Claim]], seeds: tuple[str, str],
                 kinds=(*KINDS, *FRESH_ONLY)):
     """The toy's claims beside their confirmatory copies (a ``pandas.DataFrame``;
     :func:`verdict_frame` shows it): a row per claim of ``kinds``; per formulation, the verdict on
     the chapter's own networks (written down after it was seen; :data:`EXPLORATORY_CELL` for a
-    hypothesis of :data:`FRESH_ONLY`) and on the fresh ones (registered before they were computed,
-    "(post hoc)" beside one that was not), ``seeds`` naming the two sets of seeds (``("seeds 0-99",
+    hypothesis of :data:`FRESH_ONLY`) and on the fresh ones (registered before they were computed),
+    "(post hoc)" beside each verdict written down after its results began, ``seeds`` naming the two sets of seeds (``("seeds 0-99",
     "seeds 100-199")``). Each cell holds the mark and outcome only; the intervals are in the
     appendix."""
     import pandas as pd
@@ -588,8 +594,8 @@ def fresh_table(claims_by_formulation: dict[str, list[stats.Claim]],
         row = [ROW_WORDS[kind]]
         fresh = [_named(fresh_by_formulation[f], kind, f, True) for f in fs]
         for f, c in zip(fs, fresh):
-            own = EXPLORATORY_CELL if kind in FRESH_ONLY else _named(claims_by_formulation[f], kind, f).marked
-            row += [own, c.marked + (f" ({registry.POST_HOC})" if registry.post_hoc(c.verdict.claim) else "")]
+            own = EXPLORATORY_CELL if kind in FRESH_ONLY else _tagged_mark(_named(claims_by_formulation[f], kind, f))
+            row += [own, _tagged_mark(c)]
         rows.append(row)
     return pd.DataFrame(rows, columns=["claim"] + [f"({f}) {s}" for f in fs for s in seeds])
 
