@@ -487,6 +487,21 @@ def run(profile: str, device: torch.device, b: BridgeSettings | None = None) -> 
     return {f: fetch(profile, f, device, b) for f in b.formulations}
 
 
+def fetch_from_toy(name: str, compute, extra: dict, profile: str, formulation: str, device: torch.device,
+                   b: BridgeSettings | None = None) -> results.Result:
+    """Load (or compute from the stored ``toy-<formulation>`` and store) the result
+    ``<name>-<formulation>`` (``...-fresh`` for :func:`fresh` settings): a part of experiments 1 and 2
+    computed from the stored networks (:mod:`modlib.bridge.unseen`, :mod:`modlib.bridge.matched`),
+    ``compute(s, b, toy_arrays, formulation) -> (metrics, arrays)``, its config the toy's with
+    ``extra``."""
+    b = b or settings(profile)
+    s = toy_settings(profile, b)
+    toy_result = fetch(profile, formulation, device, b)
+    return results.fetch(CHAPTER, f"{name}-{formulation}{suffix(b)}", {**toy_config(s, b, formulation), **extra},
+                         lambda: compute(s, b, toy_result.arrays, formulation),
+                         profile=profile, device=describe(device), code=compute, depends=[toy_result])
+
+
 def run_random_exclusive(profile: str, device: torch.device,
                          b: BridgeSettings | None = None) -> dict[str, results.Result]:
     """The stored controls of rule 2 without its mask:

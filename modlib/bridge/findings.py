@@ -555,7 +555,7 @@ def verdict_table(claims_by_formulation: dict[str, list[stats.Claim]], kinds=tup
     scope = "over all networks" if set(kinds) == {"predicts"} else "on the failing networks"
     rows = []
     for kind in kinds:
-        found = [next(c for c in claims_by_formulation[f] if c.name == f"{kind}-{f}") for f in fs]
+        found = [_named(claims_by_formulation[f], kind, f) for f in fs]
         rows.append([ROW_WORDS[kind]] + [_cell(c) for c in found]
                     + [meaning(kind, [c.verdict.outcome for c in found], [opposite(c) for c in found])])
     return pd.DataFrame(rows, columns=[f"claim, {scope}"] + [f"formulation ({f})" for f in fs]

@@ -21,7 +21,6 @@ import torch
 from modlib import results
 from modlib.bridge import experiment as br
 from modlib.redundant_input_toy.members import initial_network
-from modlib.runtime import describe
 
 RESULT = "matched"  # stored as matched-<formulation>
 ALPHAS = (0.01, 0.02, 0.04, 0.08, 0.16)  # the untrained weights' mask's penalties; the first is experiment 1's
@@ -99,13 +98,7 @@ def fetch(profile: str, formulation: str, device: torch.device,
           b: br.BridgeSettings | None = None) -> results.Result:
     """Load (or compute from the stored ``toy-<formulation>`` and store) the result
     ``matched-<formulation>``: nothing but the untrained weights' masks is trained, on the CPU."""
-    b = b or br.settings(profile)
-    s = br.toy_settings(profile, b)
-    toy_result = br.fetch(profile, formulation, device, b)
-    cfg = {**br.toy_config(s, b, formulation), "alphas": list(ALPHAS)}
-    return results.fetch(br.CHAPTER, f"{RESULT}-{formulation}{br.suffix(b)}", cfg,
-                         lambda: compute(s, b, toy_result.arrays, formulation),
-                         profile=profile, device=describe(device), code=compute, depends=[toy_result])
+    return br.fetch_from_toy(RESULT, compute, {"alphas": list(ALPHAS)}, profile, formulation, device, b)
 
 
 def run(profile: str, device: torch.device, b: br.BridgeSettings | None = None) -> dict[str, results.Result]:

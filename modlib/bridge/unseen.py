@@ -26,7 +26,6 @@ import torch
 
 from modlib import results
 from modlib.bridge import experiment as br
-from modlib.runtime import describe
 
 RESULT = "unseen"  # stored as unseen-<formulation>
 KEY = 80_000  # the masks' seeds: KEY + 2 * seed (Y1) and + 1 ("use X2"); the random draws' KEY + 10 * seed + 2 + d
@@ -105,13 +104,7 @@ def fetch(profile: str, formulation: str, device: torch.device,
           b: br.BridgeSettings | None = None) -> results.Result:
     """Load (or compute from the stored ``toy-<formulation>`` and store) the result
     ``unseen-<formulation>``: nothing but the masks is trained, on the CPU (tiny networks)."""
-    b = b or br.settings(profile)
-    s = br.toy_settings(profile, b)
-    toy_result = br.fetch(profile, formulation, device, b)
-    cfg = {**br.toy_config(s, b, formulation), "key": KEY, "draws": DRAWS}
-    return results.fetch(br.CHAPTER, f"{RESULT}-{formulation}{br.suffix(b)}", cfg,
-                         lambda: compute(s, b, toy_result.arrays, formulation),
-                         profile=profile, device=describe(device), code=compute, depends=[toy_result])
+    return br.fetch_from_toy(RESULT, compute, {"key": KEY, "draws": DRAWS}, profile, formulation, device, b)
 
 
 def run(profile: str, device: torch.device, b: br.BridgeSettings | None = None) -> dict[str, results.Result]:
