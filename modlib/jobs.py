@@ -47,6 +47,7 @@ import torch
 
 from modlib import profiles, results
 from modlib.batch import check_writable
+from modlib.bridge import digit_surgery as br_surgery
 from modlib.bridge import digits as br_digits
 from modlib.bridge import experiment as br
 from modlib.bridge import matched as br_matched
@@ -187,6 +188,8 @@ def _bridge(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
             out[f"{br.CHAPTER}/{br.RANDOM_X2}-{f}{br.FRESH}"] = (
                 (toy_job,), lambda d, f=f: br.fetch_random_exclusive(profile, f, d, b))
     out[f"{br.CHAPTER}/{br_digits.RESULT}"] = ((), lambda d: br_digits.fetch(profile, d))
+    out.update({f"{br.CHAPTER}/{name}": ((), lambda d, k=k: br_surgery.fetch(profile, k, d))  # surgery on the CNNs
+                for k, name in enumerate(br_surgery.names(profile))})
     out.update({f"{br.CHAPTER}/{br_sprites.PREFIX}{m}": ((), lambda d, m=m: br_sprites.fetch(profile, m, d))
                 for m in br_sprites.settings(profile).models})
     return out
