@@ -85,7 +85,7 @@ class BridgeSettings:
 
 SETTINGS = {
     "smoke": BridgeSettings(seeds=2, mask_steps=20, n_mask=256, n_eval=128),
-    "default": BridgeSettings(seeds=4, mask_steps=200),  # a reader's first run: at most 3 min of CPU for the page
+    "default": BridgeSettings(seeds=4, mask_steps=120),  # a reader's first run: at most 3 min of CPU for the page
     "full": BridgeSettings(seeds=100, mask_steps=1000),
     "paper": BridgeSettings(seeds=100, mask_steps=1000),
 }

@@ -121,12 +121,12 @@ class SpriteMaskSettings:
 # full: chapter 2's full decoders (about 2.6 minutes of one core to train a monolithic one, 3.6 a
 # compositional one) and two masks of 1,000 steps each (about 1 minute each): 6 monolithic seeds in
 # about 28 minutes, 3 compositional ones in about 17.
-# default: about 2 minutes of one core, so not chapter 2's decoders: narrower (under a fifth of the
-# monolithic decoder's weights), 25 epochs over 3,000 scenes (they fit their support less well than
-# chapter 2's), masks of 300 steps at three times the learning rate.
+# default: about 1 minute of one core, so not chapter 2's decoders: one of each kind, narrower (under a
+# fifth of the monolithic decoder's weights), 25 epochs over 3,000 scenes (they fit their support less
+# well than chapter 2's), masks of 150 steps at three times the learning rate.
 SETTINGS = {
     "smoke": SpriteMaskSettings(mono_seeds=2, comp_seeds=2, mask_steps=30, init=0.5, n_mask=128, n_eval=64),
-    "default": SpriteMaskSettings(mono_seeds=2, comp_seeds=2, mask_steps=150, mask_lr=0.15, n_mask=1500,
+    "default": SpriteMaskSettings(mono_seeds=1, comp_seeds=1, mask_steps=150, mask_lr=0.15, n_mask=1500,
                                   n_eval=500, epochs=25, n_train=3000, hidden=96, channels=8,
                                   mono_hidden=128, mono_channels=16),
     "full": SpriteMaskSettings(mono_seeds=6, comp_seeds=3, mask_steps=1000),

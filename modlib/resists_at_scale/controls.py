@@ -115,7 +115,7 @@ SETTINGS = {
                              scan_final=16, embedding=8, encoder=8, decoder=16),
     # default: the two controls only, short (the page's default stays within a few minutes)
     "default": ControlSettings(seeds=1, extra_seeds=1, mnist_steps=100, mnist_eval=50, mnist_final=500, dose=(5,),
-                               scan_steps=200, scan_dense=20, scan_every=20, scan_eval=50, scan_fixed=50,
+                               scan_steps=80, scan_dense=20, scan_every=20, scan_eval=50, scan_fixed=50,
                                scan_final=200,
                                only=("mnist-C", "scan-C")),
     # full: the paper's training settings, five seeds (three for the authors' B and the ablations)
