@@ -717,6 +717,7 @@ def mean_gain(arrays: dict, arm: str, against: str = "full") -> float:
 
 GAP = stats.CLEAR  # a CNN fails the held-out pairs: held-out accuracy at least this below its training accuracy
 DIGIT_KINDS = ("inside", "not-any", "built")
+SURGERY_KINDS = ("repair", "repair-vs-random", "repair-excl", "repair-excl-vs-random", "repair-excl-needs-mask")
 
 
 def digit_failing(arrays: dict) -> np.ndarray:
@@ -766,6 +767,48 @@ def digit_claims(arrays: dict) -> list[stats.Claim]:
 
 
 MASKS_DIGITS = ("y1", "untrained")  # the CNN masks of modlib.bridge.digits
+
+
+def surgery_claims(arrays: dict) -> list[stats.Claim]:
+    """Experiment 2's rules on chapter 3's setting-A CNNs (:mod:`modlib.bridge.digit_surgery`;
+    ``arrays`` its results stacked, :func:`modlib.bridge.digit_surgery.stacked`), as :func:`claims`
+    states them for the toy: paired by seed over the failing CNNs (:func:`digit_failing`), each arm
+    scored by the worse of held-out and training accuracy (:func:`both`). They need the CNNs to have
+    trained (median training accuracy at least chapter 3's ``TRAINED``), the masks they read to
+    compute their tasks (median at least ``FIT``: the Y1 mask names the left digit of fresh
+    unconfounded pairs, the "use X2" mask the right digit of fresh setting-B pairs) and not to be
+    degenerate (:func:`_digit_kept_ok`), and rule 2's removal not to be empty."""
+    from modlib.resists_at_scale.findings import TRAINED as CH3_TRAINED
+
+    f = digit_failing(arrays)
+    where = f"chapter 3's setting-A CNNs, the {int(f.sum())} of {f.size} that fail the held-out pairs"
+    fits = {"y1": float(np.median(arrays["sub_unconfounded"])), "x2": float(np.median(arrays["x2_fit"]))}
+    fits["excl"] = min(fits.values())
+    ks = {m: _share(float(np.median(arrays[f"kept_{m}"]))) for m in ("y1", "x2", "excl")}
+    table = [
+        ("repair", "ablated", "full", ("x2",),
+         f"removing the weights of the \"use X2\" mask (median kept share {ks['x2']}; it names the right "
+         f"digit of fresh setting-B pairs with median accuracy {_pct(fits['x2'])}) raises the worse of "
+         f"held-out and training accuracy"),
+        ("repair-vs-random", "ablated", "random_ablated", ("x2",),
+         "removing the \"use X2\" mask's weights scores above removing as many random weights per tensor"),
+        ("repair-excl", "ablated_excl", "full", ("x2", "y1", "excl"),
+         f"removing only the weights the \"use X2\" mask keeps and the Y1 mask (median kept share "
+         f"{ks['y1']}) does not ({ks['excl']} of the weights, median) raises the worse of held-out and "
+         f"training accuracy"),
+        ("repair-excl-vs-random", "ablated_excl", "random_ablated_excl", ("x2", "y1", "excl"),
+         "removing those weights scores above removing as many random weights per tensor from outside "
+         "the Y1 mask (the mean of three draws)"),
+        ("repair-excl-needs-mask", "ablated_excl", "random_x2_excl", ("x2", "y1", "excl"),
+         "rule 2 with the \"use X2\" mask scores above rule 2 with random masks of its counts per tensor "
+         "(the mean of five draws): the mask adds to the repair"),
+    ]
+    trained = float(np.median(arrays["full_train"])) >= CH3_TRAINED
+
+    def kept_ok(m: str) -> bool:
+        return float(np.median(arrays["kept_excl"])) > 0 if m == "excl" else _digit_kept_ok(arrays, m)
+
+    return decided(arrays, f, table, "mnist", where, trained, fits, kept_ok)
 
 
 def _share(v: float) -> str:
@@ -821,13 +864,34 @@ def digit_table(arrays: dict):
     return pd.DataFrame(cols)
 
 
-def digit_verdict_table(claims: list[stats.Claim]):
-    """The verdicts of :func:`digit_claims` as one table (a ``pandas.DataFrame``; the intervals are
-    in the appendix)."""
+def digit_verdict_table(claims: list[stats.Claim], kinds: tuple[str, ...] = DIGIT_KINDS):
+    """The verdicts of ``kinds`` among ``claims`` (:func:`digit_claims`, or :func:`surgery_claims`
+    with :data:`SURGERY_KINDS`) as one table (a ``pandas.DataFrame``; the intervals are in the
+    appendix), with what each verdict means (:func:`meaning`)."""
     import pandas as pd
 
-    rows = [[KINDS[kind], _cell(next(c for c in claims if c.name == f"{kind}-mnist"))] for kind in DIGIT_KINDS]
-    return pd.DataFrame(rows, columns=["claim, on the failing CNNs", "chapter 3's CNNs, setting A"])
+    rows = []
+    for kind in kinds:
+        c = _named(claims, kind, "mnist")
+        rows.append([KINDS[kind], _cell(c), meaning(kind, [c.verdict.outcome], [opposite(c)])])
+    return pd.DataFrame(rows, columns=["claim, on the failing CNNs", "chapter 3's CNNs, setting A", "what it means"])
+
+
+def surgery_table(arrays: dict):
+    """One row per CNN of the surgery (:mod:`modlib.bridge.digit_surgery`): ``pandas.DataFrame`` of
+    every arm's held-out and training accuracy, the masks' kept shares and the "use X2" mask's fit."""
+    import pandas as pd
+
+    from modlib.bridge.digit_surgery import ARMS as SURGERY_ARMS
+
+    cols = {"seed": np.arange(arrays["full_held_out"].size), "fails": digit_failing(arrays)}
+    for arm in SURGERY_ARMS:
+        for k in ("held_out", "train"):
+            cols[f"{ARM_WORDS.get(arm, arm)}: {k.replace('_', '-')}"] = arrays[f"{arm}_{k}"].round(3)
+    for m, words in (("y1", MASK_WORDS["y1"]), ("x2", MASK_WORDS["x2"]), ("excl", "rule 2's removal")):
+        cols[f"kept share: {words}"] = arrays[f"kept_{m}"].round(4)
+    cols["'use X2' mask: right digit named"] = arrays["x2_fit"].round(3)
+    return pd.DataFrame(cols)
 
 
 def digit_gain(arrays: dict, arm: str, against: str = "full") -> float:

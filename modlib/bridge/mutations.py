@@ -19,7 +19,7 @@ import torch
 
 from modlib import bridge as br
 from modlib import masks, results
-from modlib.bridge import digits, findings, matched, sprites, unseen
+from modlib.bridge import digit_surgery, digits, findings, matched, sprites, unseen
 from modlib.bridge.experiment import initial_network, network, scored, stored_mask, unconfounded
 from modlib.redundant_input_toy.members import member_data
 
@@ -44,7 +44,10 @@ MUTATIONS = {
                             "of rule 2 with random masks, rule2-random-<f>, is random already and "
                             "stays, so rule 2 with its mask meets itself made random); chapter 3's CNNs: "
                             "the Y1 subnetwork's scores (`sub_*`) replaced by the stored random "
-                            "subnetwork's of the same counts per tensor (`random_sub_*`); chapter 2's "
+                            "subnetwork's of the same counts per tensor (`random_sub_*`), and in the "
+                            "surgery the removals of the 'use X2' mask's weights by the stored ones of "
+                            "random masks of its counts per tensor (rule 1's `ablated_*` by "
+                            "`random_ablated_*`, rule 2's `ablated_excl_*` by `random_x2_excl_*`); chapter 2's "
                             "decoders: each slot mask replaced by a random one of the same per-layer "
                             "counts (a draw of its own per slot), the slot subnetworks' R² (`slot_in`) "
                             "by the stored random subnetworks' (`random_in`), and the removal of the "
@@ -126,6 +129,19 @@ def digits_random(arrays: dict) -> dict:
     return {**arrays, **{f"sub_{k}": arrays[f"random_sub_{k}"] for k in digits.SETS}}
 
 
+def surgery_random(arrays: dict) -> dict:
+    """``arrays`` (the ``surgery-mnist-seed<k>`` results, stacked) with each removal of the "use X2"
+    mask's weights replaced by the stored one of a random mask of its counts per tensor: rule 1's
+    scores (``ablated_<set>``) by its random control's (``random_ablated_<set>``), rule 2's
+    (``ablated_excl_<set>``) by rule 2 with random masks in the "use X2" mask's place
+    (``random_x2_excl_<set>``). Those controls are random already and stay."""
+    out = dict(arrays)
+    for k in digits.SETS:
+        out[f"ablated_{k}"] = arrays[f"random_ablated_{k}"]
+        out[f"ablated_excl_{k}"] = arrays[f"random_x2_excl_{k}"]
+    return out
+
+
 def sprites_random(arrays: dict) -> dict:
     """``arrays`` (a ``sprites-<model>`` result) with each slot mask ``mask [S, 2, W]`` replaced by
     :func:`random_mask` of it (seed ``KEY + 3 * seed + k`` for slot k), the slot subnetworks'
@@ -152,11 +168,11 @@ def sprites_swapped(arrays: dict) -> dict:
 def stored() -> dict[str, dict] | None:
     """The stored full results' arrays by name (``toy-a``, ``toy-b``, ``rule2-random-a``,
     ``rule2-random-b``, the same four ``...-fresh``, ``unseen-<f>``, ``matched-<f>``, ``mnist-a``, ``sprites-monolithic``,
-    ``sprites-compositional``), or None where any is missing."""
+    ``sprites-compositional``, ``surgery-mnist-seed<k>``), or None where any is missing."""
     names = [n for b in toy_settings() for n in br.result_names(b)
              + [f"{br.RANDOM_X2}-{f}{br.suffix(b)}" for f in b.formulations]]
     names += [f"{part.RESULT}-{f}" for part in (unseen, matched) for f in br.settings("full").formulations]
-    names += [digits.RESULT] + sprites.result_names(sprites.settings("full"))
+    names += [digits.RESULT] + sprites.result_names(sprites.settings("full")) + digit_surgery.names("full")
     if not all((FULL / f"{n}.json").exists() for n in names):
         return None
     return {n: results.read(FULL / f"{n}.json").arrays for n in names}
@@ -222,5 +238,8 @@ def decide(mutation: str | None):
                             dense, names=(matched.RESULT,), layers=arrays[toy]["mask_layers"], key=MATCHED_KEY), f)
                     findings.matched_claims(br.merged(arrays[toy], dense), f)
     findings.digit_claims(arrays[digits.RESULT])
+    cut = {k: np.concatenate([arrays[n][k] for n in digit_surgery.names("full")])
+           for k in arrays[digit_surgery.names("full")[0]]}  # the CNNs' surgery, stacked
+    findings.surgery_claims(surgery_random(cut) if mutation == "random mask as dense" else cut)
     findings.all_sprite_claims({m: arrays[sprites.PREFIX + m] for m in models})
     return arrays

@@ -1,0 +1,146 @@
+"""Chapter 7 (the bridge, notebooks/bridge.ipynb, "Surgery on chapter 3's CNNs"): experiment 2's rules
+on chapter 3's setting-A CNNs (:mod:`modlib.bridge.digit_surgery`). The masks' pairs and the Y1 mask
+are experiment 1's (checked against ``mnist-a`` at smoke, and at full where both are stored), the
+removals remove what they say, and the claims move where the framing is wrong. The checks on the
+stored full results skip until ``bridge/surgery-mnist-seed*`` are stored at ``full``."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from modlib import jobs, results
+from modlib.bridge import digit_surgery as ds
+from modlib.bridge import digits as bd
+from modlib.bridge import findings
+from modlib.resists_at_scale import networks as rn
+
+CPU = torch.device("cpu")
+FULL = Path(__file__).resolve().parents[1] / "notebooks" / "results" / "full" / "bridge"
+
+
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory):
+    """Experiment 1 and the surgery at smoke, into a store of the test's own (one thread)."""
+    store = tmp_path_factory.mktemp("store")
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with jobs.store_at(store):
+            return bd.fetch("smoke", CPU), ds.run("smoke", CPU)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def test_the_masks_pairs_are_experiment_ones_with_their_right_labels():
+    pools = rn.digit_pools()[0]
+    d = bd.settings("smoke")
+    x, y1, y2 = ds.mask_pairs(d, pools, 0)
+    x1, t1 = bd.mask_data(d, pools, 0)
+    assert torch.equal(x, x1) and torch.equal(y1, t1)
+    assert y2.shape == y1.shape and not torch.equal(y1, y2)  # setting B: the right digit is independent
+
+
+def test_the_surgery_reads_experiment_ones_cnn_and_y1_mask(smoke):
+    """The same CNN (its full scores) and the same Y1 mask (its kept shares and subnetwork scores)
+    as ``mnist-a`` at the same profile: the surgery's rules read experiment 1's networks and masks."""
+    mnist, cut = smoke
+    a = ds.stacked(cut)
+    assert len(cut) == bd.settings("smoke").seeds == a["full_held_out"].size
+    for k in bd.SETS:
+        assert np.array_equal(a[f"full_{k}"], mnist.arrays[f"full_{k}"]), k
+        assert np.array_equal(a[f"sub_{k}"], mnist.arrays[f"sub_{k}"]), k
+    assert np.array_equal(a["kept_y1_layers"], mnist.arrays["kept_y1_layers"])
+    for arm in ds.ARMS:
+        assert ((a[f"{arm}_held_out"] >= 0) & (a[f"{arm}_held_out"] <= 1)).all()
+
+
+def test_no_surgery_at_default_and_one_result_per_cnn_at_full():
+    assert ds.names("default") == []
+    assert ds.names("full") == [f"surgery-mnist-seed{k}" for k in range(bd.settings("full").seeds)]
+    assert [n for n in jobs.jobs(["bridge"], "full") if "surgery" in n] == [f"bridge/{n}" for n in ds.names("full")]
+    with pytest.raises(ValueError, match="seed=7.*CNNs 0 to 0"):
+        ds.fetch("smoke", 7, CPU)
+
+
+def test_rule_two_removes_only_the_x2_weights_outside_the_y1_mask():
+    """With hand-made masks on one CNN: rule 2's removal is the "use X2" mask minus the Y1 mask, its
+    random control as many weights per tensor from outside the Y1 mask, and a "use X2" mask inside
+    the Y1 mask leaves rule 2 nothing to remove (the full CNN's scores)."""
+    torch.manual_seed(0)
+    net = rn.digit_cnn().eval()
+    pools = rn.digit_pools()[0]
+    d = bd.settings("smoke")
+    shapes = {k: p.shape for k, p in net.named_parameters() if k in bd.LAYERS}
+    y1 = {k: torch.rand(s, generator=torch.Generator().manual_seed(1)) < 0.5 for k, s in shapes.items()}
+    x2 = {k: v.clone() for k, v in y1.items()}  # inside the Y1 mask
+    out = ds.measure(d, 0, net, pools, y1=y1, x2=x2)
+    assert out["kept"]["excl"][0] == 0.0
+    assert out["scores"]["ablated_excl"] == out["scores"]["full"]
+    x2 = {k: ~v for k, v in y1.items()}  # wholly outside: rule 2 removes the whole "use X2" mask
+    out = ds.measure(d, 0, net, pools, y1=y1, x2=x2)
+    assert out["scores"]["ablated_excl"] == out["scores"]["ablated"]
+    assert out["kept"]["excl"][0] == pytest.approx(masks_share(x2))
+
+
+def masks_share(m: dict) -> float:
+    return sum(int(v.sum()) for v in m.values()) / sum(v.numel() for v in m.values())
+
+
+def _made_up(rule2: float, random_x2: float, n: int = 5) -> dict:
+    """Stacked surgery arrays of ``n`` failing CNNs, every mask fit and non-degenerate; rule 2 and
+    its random-mask twin at the given held-out and training accuracies, the rest at 0.3."""
+    rng = np.random.default_rng(0)
+    a = {}
+    for arm in ds.ARMS:
+        for k in bd.SETS:
+            a[f"{arm}_{k}"] = np.full(n, 0.3, dtype=np.float32) + rng.normal(0, 0.005, n).astype(np.float32)
+    a["full_train"] = np.full(n, 0.99, dtype=np.float32)
+    a["sub_unconfounded"] = np.full(n, 0.95, dtype=np.float32)
+    for arm, v in (("ablated_excl", rule2), ("random_x2_excl", random_x2)):
+        a[f"{arm}_held_out"] = a[f"{arm}_held_out"] * 0 + v + rng.normal(0, 0.005, n).astype(np.float32)
+        a[f"{arm}_train"] = a[f"{arm}_held_out"] + 0.1
+    for m in ds.MASKS:
+        a[f"kept_{m}"] = np.full(n, 0.01, dtype=np.float32)
+        a[f"kept_{m}_layers"] = np.full((n, 5), 0.01, dtype=np.float32)
+    a["x2_fit"] = np.full(n, 0.95, dtype=np.float32)
+    return a
+
+
+def _outcome(claims, kind: str) -> str:
+    return next(c for c in claims if c.name == f"{kind}-mnist").verdict.outcome
+
+
+def test_the_claims_follow_the_numbers_and_a_mask_that_does_not_fit_decides_nothing():
+    from modlib import stats
+
+    a = _made_up(rule2=0.8, random_x2=0.3)
+    claims = findings.surgery_claims(a)
+    assert _outcome(claims, "repair-excl") == stats.REPRODUCED
+    assert _outcome(claims, "repair-excl-needs-mask") == stats.REPRODUCED
+    assert _outcome(claims, "repair") != stats.REPRODUCED  # rule 1 left at the full CNN's score
+    swapped = findings.surgery_claims(_made_up(rule2=0.8, random_x2=0.8))  # random masks repair as well
+    assert _outcome(swapped, "repair-excl-needs-mask") != stats.REPRODUCED
+    unfit = {**a, "x2_fit": np.full(5, 0.5, dtype=np.float32)}  # the "use X2" mask does not name the right digit
+    assert {_outcome(findings.surgery_claims(unfit), k) for k in findings.SURGERY_KINDS} == {stats.UNDECIDED}
+    empty = {**a, "kept_excl": np.zeros(5, dtype=np.float32)}
+    for k in ("repair-excl", "repair-excl-vs-random", "repair-excl-needs-mask"):
+        assert _outcome(findings.surgery_claims(empty), k) == stats.UNDECIDED, k
+    table = findings.digit_verdict_table(claims, findings.SURGERY_KINDS)
+    assert len(table) == len(findings.SURGERY_KINDS)
+
+
+def test_full_the_surgery_reads_experiment_ones_cnns_and_y1_masks():
+    """At full: each stored CNN's full scores and Y1 subnetwork are ``mnist-a``'s of that seed
+    (the same CNN, the same mask, retrained from the same seeds)."""
+    names = [*ds.names("full"), bd.RESULT]
+    if not all((FULL / f"{n}.json").exists() for n in names):
+        pytest.skip("the surgery's full results are not stored yet: python -m modlib.batch --profile full")
+    with results.store_only():
+        a = ds.stacked(ds.run("full", CPU))
+        mnist = bd.fetch("full", CPU).arrays
+    for k in bd.SETS:
+        assert np.allclose(a[f"full_{k}"], mnist[f"full_{k}"]), k
+        assert np.allclose(a[f"sub_{k}"], mnist[f"sub_{k}"]), k
+    assert np.allclose(a["kept_y1"], mnist["kept_y1"])
