@@ -134,7 +134,9 @@ def surgery_random(arrays: dict) -> dict:
     mask's weights replaced by the stored one of a random mask of its counts per tensor: rule 1's
     scores (``ablated_<set>``) by its random control's (``random_ablated_<set>``), rule 2's
     (``ablated_excl_<set>``) by rule 2 with random masks in the "use X2" mask's place
-    (``random_x2_excl_<set>``). Those controls are random already and stay."""
+    (``random_x2_excl_<set>``). Those controls are random already and stay. The "use X2" mask's fit
+    and rule 2's kept share stay the real mask's (the random masks' were not scored), so the fit
+    gate reads the real mask: the mutation moves the scores, not the gate."""
     out = dict(arrays)
     for k in digits.SETS:
         out[f"ablated_{k}"] = arrays[f"random_ablated_{k}"]
