@@ -168,8 +168,8 @@ SETTINGS = {
                            epochs=15, batch=32,
                            vision_lr=1e-3, language_lr=1e-3, mask_train=600, mask_epochs=6,
                            inits=(0.05,), mask_lrs=(1e-2,), vision_stages=("later",), language_stages=("all",),
-                           vision_lams=(30.0,), language_lams=(300.0,), vision_lam_schedule=(0, 3),
-                           language_lam_schedule=(1, 2)),
+                           vision_lams=(30.0,), language_lams=(300.0,), vision_lam_schedule=(0, 4),
+                           language_lam_schedule=(2, 2)),
     # full: small panels and models, the search grid cut to 2 configurations per subroutine (2
     # multiples of lambda; the ResNet's later stages and head, all of BERT: the other layer sets
     # failed the gate or the ablation test in every timed run) and 1 untrained control; lambda as
