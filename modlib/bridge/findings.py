@@ -324,7 +324,7 @@ def decided(arrays: dict, units: np.ndarray, table: list, suffix: str, where: st
         conditions = {"trained": trained and min(fits[m] for m in needs) >= FIT,
                       "controls": all(kept_ok(m) for m in needs)}
         short = [m for m in needs if m in (fit_words or {}) and fits[m] < FIT]
-        reason = "; ".join(f"{fit_words[m]} at a median {_pct(fits[m])}, below the registered bar of {_pct(FIT)}"
+        reason = "; ".join(f"{fit_words[m]} at a median {_pct(fits[m])}, below the registered {_pct(FIT)}"
                            for m in short) if trained and short else ""
         v = registry.decide(key, e, **conditions, reason=reason)
         if name in COMPARED and (v.outcome != stats.UNDECIDED or stats.open_interval(v)):
@@ -812,8 +812,8 @@ def surgery_claims(arrays: dict) -> list[stats.Claim]:
     def kept_ok(m: str) -> bool:
         return float(np.median(arrays["kept_excl"])) > 0 if m == "excl" else _digit_kept_ok(arrays, m)
 
-    words = {"y1": "the Y1 mask names the left digit of fresh unconfounded pairs",
-             "x2": "the \"use X2\" mask names the right digit of fresh setting-B pairs"}
+    words = {"y1": "the Y1 mask names the left-hand digit",
+             "x2": "the \"use X2\" mask names the right-hand digit"}
     return decided(arrays, f, table, "mnist", where, trained, {**fits, "excl": fits["y1"]}, kept_ok, words)
 
 
