@@ -46,7 +46,7 @@ def test_the_surgery_reads_experiment_ones_cnn_and_y1_mask(smoke):
     """The same CNN (its full scores) and the same Y1 mask (its kept shares and subnetwork scores)
     as ``mnist-a`` at the same profile: the surgery's rules read experiment 1's networks and masks."""
     mnist, cut = smoke
-    a = ds.stacked(cut)
+    a = ds.stacked([r.arrays for r in cut])
     assert len(cut) == bd.settings("smoke").seeds == a["full_held_out"].size
     for k in bd.SETS:
         assert np.array_equal(a[f"full_{k}"], mnist.arrays[f"full_{k}"]), k
@@ -143,7 +143,7 @@ def test_full_the_surgery_reads_experiment_ones_cnns_and_y1_masks_retrained():
     if not all((FULL / f"{n}.json").exists() for n in names):
         pytest.skip("the surgery's full results are not stored yet: python -m modlib.batch --profile full")
     with results.store_only():
-        a = ds.stacked(ds.run("full", CPU))
+        a = ds.stacked([r.arrays for r in ds.run("full", CPU)])
         mnist = bd.fetch("full", CPU).arrays
     for arm in ("full", "sub"):
         for k, tol in (("held_out", 0.025), ("train", 0.01)):

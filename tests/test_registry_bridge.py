@@ -50,7 +50,7 @@ def printed():
                   + findings.matched_claims(br.merged(a, matched.fetch("full", f, CPU).arrays), f)]
     found += findings.digit_claims(mn)
     with results.store_only():  # the surgery on the CNNs
-        found += findings.surgery_claims(digit_surgery.stacked(digit_surgery.run("full", CPU)))
+        found += findings.surgery_claims(digit_surgery.stacked([r.arrays for r in digit_surgery.run("full", CPU)]))
     found += [c for cs in findings.all_sprite_claims(sa).values() for c in cs]
     return {c.name: c for c in found}, dict(claims.decisions(CHAPTER)), arrays
 

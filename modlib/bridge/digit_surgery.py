@@ -1,9 +1,10 @@
-"""Chapter 7, the bridge: experiment 2's surgery on chapter 3's MNIST CNNs (issue 53: "surgery on the
-CNNs, where no input cut exists"; notebooks/bridge.ipynb, section "Surgery on the CNNs").
+"""Chapter 7, the bridge: experiment 2's surgery on chapter 3's MNIST CNNs (issue 53; notebooks/bridge.ipynb,
+section "Surgery on chapter 3's CNNs").
 
 In the toy, rule 2's first-layer part equals cutting the x2 input, a repair that needs no mask. A CNN
-reads both digits with the same convolution filters, so no weight carries the right digit alone
-until the dense layer; whether a mask-guided removal repairs it is an open question. Per CNN
+reads both digits with the same convolution filters, so no weight carries the right-hand digit alone
+until the dense layer (whose right-half columns do: that mask-free cut is not run here); whether a
+mask-guided removal repairs it is the question. Per CNN
 (chapter 3's setting-A CNN of that seed, trained again by :func:`modlib.bridge.digits.train_network`
 exactly as experiment 1 trains it, frozen):
 
@@ -85,11 +86,11 @@ def measure(d: digits.DigitSettings, seed: int, net: torch.nn.Module, pools: dic
     x2 = train_mask(net, x, t2, *args, seed=KEY + seed, loss_fn=hinge) if x2 is None else x2
     excl = {k: x2[k] & ~y1[k] for k in x2}
     sets = digits.eval_sets(d, pools, seed)
-    draws = [digits.scored(net, outside(excl, y1, KEY + 100 * seed + d_), "complement", sets)
-             for d_ in range(DRAWS)]
+    draws = [digits.scored(net, outside(excl, y1, KEY + 100 * seed + draw), "complement", sets)
+             for draw in range(DRAWS)]
     random_x2 = []
-    for d_ in range(X2_DRAWS):
-        r = masks.random_like(x2, KEY + 100 * seed + 10 + d_)
+    for draw in range(X2_DRAWS):
+        r = masks.random_like(x2, KEY + 100 * seed + 10 + draw)
         random_x2.append(digits.scored(net, {k: r[k] & ~y1[k] for k in r}, "complement", sets))
     scores = {"full": digits.scored(net, None, "off", sets),
               "sub": digits.scored(net, y1, "hard", sets),
@@ -146,11 +147,11 @@ def fetch(profile: str, seed: int, device: torch.device) -> results.Result:
                          sources={"mnist": digit_data.available_sources()})
 
 
-def stacked(found: list[results.Result]) -> dict:
-    """The CNNs' results ``found`` (in seed order) as one set of arrays, experiment 1's layout
-    (``[S]`` per arm and set, ``[S, L]`` per mask's layers): what :func:`modlib.bridge.findings.
-    surgery_claims` reads."""
-    return {k: np.concatenate([r.arrays[k] for r in found]) for k in found[0].arrays}
+def stacked(per_cnn: list[dict]) -> dict:
+    """The CNNs' stored arrays ``per_cnn`` (one result's each, in seed order) as one set of arrays,
+    experiment 1's layout (``[S]`` per arm and set, ``[S, L]`` per mask's layers): what
+    :func:`modlib.bridge.findings.surgery_claims` reads."""
+    return {k: np.concatenate([a[k] for a in per_cnn]) for k in per_cnn[0]}
 
 
 def run(profile: str, device: torch.device) -> list[results.Result]:

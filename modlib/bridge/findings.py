@@ -814,7 +814,8 @@ def surgery_claims(arrays: dict) -> list[stats.Claim]:
 
     words = {"y1": "the Y1 mask names the left-hand digit",
              "x2": "the \"use X2\" mask names the right-hand digit"}
-    return decided(arrays, f, table, "mnist", where, trained, {**fits, "excl": fits["y1"]}, kept_ok, words)
+    fits["excl"] = fits["y1"]  # rule 2's removal is gated by its two masks' fits and its own kept share
+    return decided(arrays, f, table, "mnist", where, trained, fits, kept_ok, words)
 
 
 def _share(v: float) -> str:

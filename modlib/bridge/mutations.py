@@ -240,8 +240,7 @@ def decide(mutation: str | None):
                             dense, names=(matched.RESULT,), layers=arrays[toy]["mask_layers"], key=MATCHED_KEY), f)
                     findings.matched_claims(br.merged(arrays[toy], dense), f)
     findings.digit_claims(arrays[digits.RESULT])
-    cut = {k: np.concatenate([arrays[n][k] for n in digit_surgery.names("full")])
-           for k in arrays[digit_surgery.names("full")[0]]}  # the CNNs' surgery, stacked
+    cut = digit_surgery.stacked([arrays[n] for n in digit_surgery.names("full")])  # the CNNs' surgery
     findings.surgery_claims(surgery_random(cut) if mutation == "random mask as dense" else cut)
     findings.all_sprite_claims({m: arrays[sprites.PREFIX + m] for m in models})
     return arrays
