@@ -102,11 +102,12 @@ def _sprites(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
 
     out = {f"{cs.CHAPTER}/{row}": ((), lambda d, r=row: cs.run(profile, d, rows=(r,)))
            for row in cs.settings(profile).rows}
+    c = cs_causes.causes_settings(profile)  # the rows recomputed, and (issue 52) composition x sharing
     out.update({f"{cs.CHAPTER}/{cs_causes.PREFIX}{row}": ((), lambda d, r=row: cs_causes.fetch(profile, r, d))
-                for row in cs_causes.causes_settings(profile).rows})
+                for row in (*c.rows, *c.decoupled)})
     out.update({f"{cs.CHAPTER}/{cs_causes.PREFIX}{row}{cs_causes.MORE_SUFFIX}": (
                     (), lambda d, r=row: cs_causes.fetch_more(profile, r, d))  # issue 52: more seeds
-                for row in cs_causes.MORE if cs_causes.causes_settings(profile).more_seeds})
+                for row in cs_causes.MORE if c.more_seeds})
     # issue 52: how well each support conditions the lower slot's Jacobians (no model; seconds)
     out[f"{cs.CHAPTER}/{cs_conditioning.RESULT}"] = ((), lambda d: cs_conditioning.fetch(profile, d))
     return out

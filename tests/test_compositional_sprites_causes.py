@@ -322,3 +322,83 @@ def test_conditioning_statement_holds_on_separated_arms_and_not_on_identical_one
     close = apart.copy()
     close[3] = close[0] - 0.02  # a difference below the margin of 0.05
     assert not findings.conditioning(SimpleNamespace(arrays={"quantile": close})).holds
+
+
+# --- composition crossed with decoder sharing (issue 52) ---------------------------------------------
+
+
+def test_the_decoupled_rows_cross_composition_with_sharing_and_open_every_alpha_decoder():
+    s = ex.settings("smoke")
+    separate, shared = (causes.build(s, row, 0.5) for row in causes.DECOUPLED)
+    assert separate.composition == "alpha" and separate.slots[0] is not separate.slots[1]
+    assert shared.composition == "soft" and shared.slots[0] is shared.slots[1]
+    torch.manual_seed(3)
+    shut = ex.Compositional(s, "alpha", 1.0, shared=False)
+    torch.manual_seed(3)
+    opened = causes.build(s, "alpha-open-separate", 0.5)
+    for k in range(2):  # each slot's own decoder opened once, as alpha-open's one decoder is
+        assert torch.allclose(opened.slots[k][-1].bias - shut.slots[k][-1].bias, torch.tensor([0, 0, 0, 0.5]))
+    assert causes.spec("alpha-open-separate") == "alpha" and causes.spec("orthogonal-shared") == "orthogonal"
+    configs = {row: causes._config(s, row, causes.causes_settings("smoke")) for row in causes.DECOUPLED}
+    assert configs["alpha-open-separate"]["row"][2:4] == ["compositional", "alpha"]
+    assert configs["alpha-open-separate"]["open_bias"] == 0.5
+    assert configs["orthogonal-shared"]["row"][2:4] == ["shared", "soft"]
+    assert configs["orthogonal-shared"]["open_bias"] is None
+
+
+def _decoupled(recover: dict, fit: dict | None = None, n: int = 5):
+    """The page's rows and the stored DECOUPLED rows, each seed recovering its slots (slot R² 0.95)
+    or not (-20, as soft occlusion's slot 0) per ``recover`` {row: [n] bools}; ``fit`` {row: [n]
+    bools} marks seeds whose in-domain R² stays at 0.1."""
+    from modlib.results import Result
+
+    def arrays(row):
+        ok = np.asarray(recover[row], dtype=bool)
+        r_in = np.where(np.asarray((fit or {}).get(row, [True] * n), dtype=bool), 0.93, 0.1)
+        return {"r2_in": np.stack([r_in - 0.2, r_in], 1),
+                "r2_slot": np.where(ok[:, None], 0.95, np.array([-20.0, -0.5]))}
+    runs = Synthetic({row: arrays(row) for row in ("orthogonal", "alpha-open")})
+    found = {row: Result(f"drawn-{row}", {}, {}, arrays(row), {}) for row in causes.DECOUPLED}
+    return runs, found
+
+
+def test_the_decoupled_claims_read_which_factor_recovers_the_slots_and_notice_the_framing():
+    yes, no = [True] * 5, [False] * 5
+    # composition the cause: the alpha rows recover, the soft rows do not, shared or not
+    runs, found = _decoupled({"alpha-open": yes, "alpha-open-separate": yes, "orthogonal": no,
+                              "orthogonal-shared": no})
+    with claims.apart():
+        out = {f.name: f for f in findings.decoupled(runs, found)}
+    assert set(out) == {claims.get(f"{findings.CHAPTER}/{c}").name for c in findings.DECOUPLED_CLAIMS}
+    by_id = {cid: out[claims.get(f"{findings.CHAPTER}/{cid}").name] for cid in findings.DECOUPLED_CLAIMS}
+    assert by_id["slots-composition-separate"].verdict.outcome == stats.REPRODUCED
+    assert by_id["slots-composition-shared"].verdict.outcome == stats.REPRODUCED
+    for cid in ("slots-sharing-soft", "slots-sharing-alpha"):  # both at the same share: no effect
+        assert by_id[cid].verdict.outcome != stats.REPRODUCED, by_id[cid].text
+    # sharing the cause instead: the verdicts move to the sharing claims
+    runs, found = _decoupled({"alpha-open": yes, "alpha-open-separate": no, "orthogonal": no,
+                              "orthogonal-shared": yes})
+    with claims.apart() as decided:
+        findings.decoupled(runs, found)
+    outcome = {cid: decided[f"{findings.CHAPTER}/{cid}"].outcome for cid in findings.DECOUPLED_CLAIMS}
+    assert outcome["slots-sharing-soft"] == outcome["slots-sharing-alpha"] == stats.REPRODUCED
+    assert stats.REPRODUCED not in (outcome["slots-composition-separate"], outcome["slots-composition-shared"])
+
+
+def test_a_decoupled_claim_leaves_out_unfitted_seeds_and_needs_two_and_its_rows():
+    yes, no = [True] * 5, [False] * 5
+    rows = {"alpha-open": yes, "alpha-open-separate": yes, "orthogonal": no, "orthogonal-shared": no}
+    # four seeds of the separate alpha row never fit: one unit left, so the claim cannot be decided
+    runs, found = _decoupled(rows, fit={"alpha-open-separate": [True, False, False, False, False]})
+    with claims.apart() as decided:
+        out = {f.name: f for f in findings.decoupled(runs, found)}
+    d = decided[f"{findings.CHAPTER}/slots-composition-separate"]
+    assert d.outcome == stats.UNDECIDED and d.units == 1
+    text = out[claims.get(f"{findings.CHAPTER}/slots-composition-separate").name].text
+    assert "seeds 1, 2, 3, 4 left out" in text
+    runs, found = _decoupled(rows)
+    found.pop("orthogonal-shared")  # not stored: said, and undecided
+    with claims.apart() as decided:
+        out = findings.decoupled(runs, found)
+    assert decided[f"{findings.CHAPTER}/slots-composition-shared"].outcome == stats.UNDECIDED
+    assert any("orthogonal-shared" in f.text and "not stored" in f.text for f in out)

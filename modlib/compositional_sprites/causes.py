@@ -8,6 +8,11 @@
 - ``alpha-open``: the alpha row with the opacity channel's initial bias raised by
   :attr:`CauseSettings.open_bias` (the exercise "Open the composition"), seed for seed the same
   networks and scenes as ``alpha`` otherwise;
+- the two rows that cross composition with decoder sharing (issue 52, :data:`DECOUPLED`): the page's
+  alpha row shares one decoder between the slots and composes by alpha, its soft-occlusion rows
+  give each slot its own decoder, so the slot R^2 that separates them could come from either;
+  ``alpha-open-separate`` composes by alpha with a decoder per slot (each opened as ``alpha-open``),
+  ``orthogonal-shared`` composes by soft occlusion with one decoder for both slots;
 - in every result, a step of the theorem's proof measured (it needs the theorem's assumption that the
   learned and true slot functions agree at one point): ``r2_slot [S, 2]``, the variance-weighted R^2
   of each learned slot decoder against the renderer's image of that slot alone (:func:`slot_r2`), and
@@ -38,6 +43,9 @@ OPEN = "alpha-open"  # the alpha row with its opacity opened at the start
 # CauseSettings.more_seeds more seeds, stored as PREFIX + row + MORE_SUFFIX
 MORE = ("alpha", OPEN)
 MORE_SUFFIX = "-more"
+# issue 52: each row -> (the row of ex.ROWS whose support, composition and sharpness it keeps,
+# whether its slots share one decoder); its opacity is opened as OPEN's where it composes by alpha
+DECOUPLED = {"alpha-open-separate": ("alpha", False), "orthogonal-shared": ("orthogonal", True)}
 HEADLINE = ("orthogonal", "orthogonal-monolithic", "alpha", OPEN, "gap", "diagonal-0.2", "diagonal-0.1",
             "diagonal-0.05")
 
@@ -51,6 +59,7 @@ class CauseSettings:
     open_bias: float = 0.5  # added to the opacity channel's initial bias in ``alpha-open``
     rows: tuple[str, ...] = ()  # the rows recomputed (none: this profile runs none)
     more_seeds: int = 0  # seeds of the rows of MORE after their first ``seeds`` (issue 52), one more result each
+    decoupled: tuple[str, ...] = ()  # rows of DECOUPLED computed, at ``seeds`` seeds each (issue 52)
 
     def __post_init__(self):
         check_int("seeds", self.seeds, 1)
@@ -59,15 +68,18 @@ class CauseSettings:
         check_range("open_bias", self.open_bias, 0.0, 10.0)
         if self.rows:
             check_choices("rows", self.rows, (*ex.ROWS, OPEN))
+        if self.decoupled:
+            check_choices("decoupled", self.decoupled, tuple(DECOUPLED))
 
     def seeds_of(self, row: str) -> int:
-        return self.seeds if row in HEADLINE else self.other_seeds
+        return self.seeds if row in HEADLINE or row in DECOUPLED else self.other_seeds
 
 
 CAUSES = {
-    "smoke": CauseSettings(seeds=2, other_seeds=1, rows=("orthogonal", "alpha", OPEN), more_seeds=1),
+    "smoke": CauseSettings(seeds=2, other_seeds=1, rows=("orthogonal", "alpha", OPEN), more_seeds=1,
+                           decoupled=tuple(DECOUPLED)),
     "default": CauseSettings(),
-    "full": CauseSettings(rows=(*ex.ROWS, OPEN), more_seeds=5),
+    "full": CauseSettings(rows=(*ex.ROWS, OPEN), more_seeds=5, decoupled=tuple(DECOUPLED)),
     "paper": CauseSettings(),
 }
 
@@ -107,17 +119,26 @@ def seeds_text(counts: dict[str, int], more: dict[str, int]) -> str:
 
 
 def spec(row: str) -> str:
-    """The row of :data:`modlib.compositional_sprites.ROWS` a recomputed row trains."""
+    """The row of :data:`modlib.compositional_sprites.ROWS` whose scenes a recomputed row trains on."""
+    if row in DECOUPLED:
+        return DECOUPLED[row][0]
     return "alpha" if row == OPEN else row
 
 
 def build(s: ex.SpriteSettings, row: str, open_bias: float) -> torch.nn.Module:
-    """The untrained model of ``row``; for ``alpha-open``, with ``open_bias`` added to the initial
-    bias of the opacity channel (channel 3 of the last convolution: one decoder draws both slots)."""
-    model = ex.build(s, spec(row))
-    if row == OPEN:
+    """The untrained model of ``row``. For ``alpha-open``, ``open_bias`` is added to the initial
+    bias of the opacity channel (channel 3 of the last convolution: one decoder draws both slots);
+    for a row of :data:`DECOUPLED`, its row's model with the slots' decoders shared or not, the
+    opacity opened in each decoder where it composes by alpha."""
+    if row not in DECOUPLED:
+        model = ex.build(s, spec(row))
+    else:
+        _, _, _, composition, sharpness = ex.ROWS[spec(row)]
+        model = ex.Compositional(s, composition, sharpness, shared=DECOUPLED[row][1])
+    if row == OPEN or (row in DECOUPLED and model.composition == "alpha"):
         with torch.no_grad():
-            model.slots[0][-1].bias[3] += open_bias
+            for f in dict.fromkeys(model.slots):  # each decoder once (a shared one draws both slots)
+                f[-1].bias[3] += open_bias
     return model
 
 
@@ -235,6 +256,10 @@ def _config(s: ex.SpriteSettings, row: str, c: CauseSettings) -> dict:
     cfg.pop("rows")
     cfg.update(seeds=c.seeds_of(row), row=list(ex.ROWS[spec(row)]), data="per seed", variant=row,
                open_bias=c.open_bias if row == OPEN else None)
+    if row in DECOUPLED:
+        model = "shared" if DECOUPLED[row][1] else "compositional"
+        opened = cfg["row"][3] == "alpha"
+        cfg.update(row=[*cfg["row"][:2], model, *cfg["row"][3:]], open_bias=c.open_bias if opened else None)
     return cfg
 
 
@@ -267,17 +292,27 @@ def fetch_more(profile: str, row: str, device: torch.device) -> results.Result:
                          device=describe(device), code=run_drawn)
 
 
+def _stored_rows(rows, load) -> dict[str, results.Result]:
+    """``{row: load(row)}`` for those of ``rows`` stored and current (none computed)."""
+    out = {}
+    with results.store_only():
+        for row in rows:
+            try:
+                out[row] = load(row)
+            except results.StaleResultError:
+                continue
+    return out
+
+
 def stored_more(profile: str) -> dict[str, results.Result]:
     """The results of :func:`fetch_more` stored now at ``profile``, by row (none computed)."""
-    out = {}
-    if causes_settings(profile).more_seeds:
-        with results.store_only():
-            for row in MORE:
-                try:
-                    out[row] = fetch_more(profile, row, torch.device("cpu"))
-                except results.StaleResultError:
-                    continue
-    return out
+    rows = MORE if causes_settings(profile).more_seeds else ()
+    return _stored_rows(rows, lambda row: fetch_more(profile, row, torch.device("cpu")))
+
+
+def stored_decoupled(profile: str) -> dict[str, results.Result]:
+    """The rows of :data:`DECOUPLED` that ``profile`` computes, stored now, by row (none computed)."""
+    return _stored_rows(causes_settings(profile).decoupled, lambda row: fetch(profile, row, torch.device("cpu")))
 
 
 def stored(profile: str) -> dict[str, results.Result] | None:

@@ -852,6 +852,55 @@ def _alpha_open_more(opened: np.ndarray, shut: np.ndarray, more: dict):
            f"{_text(effect, v)}." + exact_test_note(opened, shut, effect))
 
 
+# issue 52: each claim -> the two rows it compares, first minus second (rows of causes.DECOUPLED beside
+# the page's recomputed rows); each pair differs in the composition or in the decoders' sharing alone
+DECOUPLED_CLAIMS = {
+    "slots-composition-separate": ("alpha-open-separate", "orthogonal"),
+    "slots-composition-shared": ("alpha-open", "orthogonal-shared"),
+    "slots-sharing-soft": ("orthogonal-shared", "orthogonal"),
+    "slots-sharing-alpha": ("alpha-open", "alpha-open-separate"),
+}
+
+
+def recovered(arrays: dict) -> np.ndarray:
+    """``[S]``: 1 where a seed's two slot decoders both reach :data:`SLOT_FIT` against the renderer
+    (``r2_slot [S, 2]``), else 0."""
+    return (arrays["r2_slot"] >= SLOT_FIT).all(1).astype(float)
+
+
+def decoupled(runs, found: dict) -> list:
+    """The four claims that cross composition with decoder sharing (issue 52; :data:`DECOUPLED_CLAIMS`),
+    one statement each: over the seeds in which both rows fit their training support (:data:`FIT`; at
+    least two, else an arm counts as untrained), the share of seeds that recover both slot functions
+    (:func:`recovered`), first row minus second, paired by seed (Newcombe). ``runs``: the page's
+    recomputed rows (:func:`modlib.compositional_sprites.causes.runs`); ``found``: the stored rows of
+    :data:`modlib.compositional_sprites.causes.DECOUPLED` (``{row: Result}``, those stored)."""
+    from modlib import stats
+
+    arrays = {row: runs.arrays(row) for row in runs.rows}
+    arrays.update({row: r.arrays for row, r in found.items()})
+    out = []
+    for cid, (a, b) in DECOUPLED_CLAIMS.items():
+        key = f"{CHAPTER}/{cid}"
+        missing = [row for row in (a, b) if row not in arrays]
+        if missing:
+            v = claims.decide(key, low=-1.0, high=1.0, units=0,
+                              reason=f"{stats.listing(missing)} not stored at this profile")
+            out.append(claims.statement(v, f"{a} against {b}: not stored."))
+            continue
+        n = min(len(arrays[a]["r2_in"]), len(arrays[b]["r2_in"]))
+        fit = (arrays[a]["r2_in"][:n, -1] >= FIT) & (arrays[b]["r2_in"][:n, -1] >= FIT)  # [n]
+        first, second = recovered(arrays[a])[:n][fit], recovered(arrays[b])[:n][fit]
+        effect = stats.paired(first, second, shares=True)
+        v = claims.decide(key, effect, trained=bool(fit.sum() >= 2), measurable=effect.measurable)
+        left = f"; {seed_list(~fit)} left out (a row did not fit)" if (~fit).any() else ""
+        out.append(claims.statement(
+            v, f"{a} recovers both slot functions in {int(first.sum())} of the {int(fit.sum())} seeds in which "
+               f"both rows fit, {b} in {int(second.sum())} ({seed_list(fit)}{left}); the first minus the second, "
+               f"paired by seed, {_text(effect, v)}."))
+    return out
+
+
 def recomputed(runs, more: dict | None = None) -> list:
     """Chapter 2's statements about the rows recomputed with data drawn per seed
     (:func:`modlib.compositional_sprites.causes.runs`), each naming the seeds it counts; a statement
