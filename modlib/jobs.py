@@ -99,6 +99,7 @@ def _toy(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
 def _sprites(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
     from modlib.compositional_sprites import causes as cs_causes  # the recomputed rows (issue 32)
     from modlib.compositional_sprites import conditioning as cs_conditioning
+    from modlib.compositional_sprites import longer as cs_longer
 
     out = {f"{cs.CHAPTER}/{row}": ((), lambda d, r=row: cs.run(profile, d, rows=(r,)))
            for row in cs.settings(profile).rows}
@@ -108,6 +109,9 @@ def _sprites(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
     out.update({f"{cs.CHAPTER}/{cs_causes.PREFIX}{row}{cs_causes.MORE_SUFFIX}": (
                     (), lambda d, r=row: cs_causes.fetch_more(profile, r, d))  # issue 52: more seeds
                 for row in cs_causes.MORE if c.more_seeds})
+    if profile == "full":  # issue 52: the two late-fitting seeds trained twice as long
+        out.update({f"{cs.CHAPTER}/{cs_longer.name(row)}": ((), lambda d, r=row: cs_longer.fetch(profile, r, d))
+                    for row in cs_longer.LATE})
     # issue 52: how well each support conditions the lower slot's Jacobians (no model; seconds)
     out[f"{cs.CHAPTER}/{cs_conditioning.RESULT}"] = ((), lambda d: cs_conditioning.fetch(profile, d))
     return out

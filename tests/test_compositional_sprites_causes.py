@@ -402,3 +402,46 @@ def test_a_decoupled_claim_leaves_out_unfitted_seeds_and_needs_two_and_its_rows(
         out = findings.decoupled(runs, found)
     assert decided[f"{findings.CHAPTER}/slots-composition-shared"].outcome == stats.UNDECIDED
     assert any("orthogonal-shared" in f.text and "not stored" in f.text for f in out)
+
+
+# --- the late-fitting seeds trained twice as long (issue 52) -----------------------------------------
+
+
+def test_a_longer_run_trains_the_late_seed_twice_as_long_and_refuses_other_rows(tmp_path, monkeypatch):
+    from modlib.compositional_sprites import longer
+
+    monkeypatch.setenv("MODLIB_RESULTS", str(tmp_path))
+    r = longer.fetch("smoke", "sharpness-16", torch.device("cpu"))
+    assert r.name == "drawn-sharpness-16-longer" and r.config["first_seed"] == longer.LATE["sharpness-16"]
+    assert r.config["epochs"] == longer.FACTOR * ex.settings("smoke").epochs and r.config["seeds"] == 1
+    assert r.arrays["r2_in"].shape[0] == 1 and r.arrays["eval_epochs"][-1] == r.config["epochs"]
+    assert set(longer.stored("smoke")) == {"sharpness-16"}  # the other is not stored here
+    with pytest.raises(ValueError, match="choose from sharpness-4, sharpness-16"):
+        longer.fetch("smoke", "orthogonal", torch.device("cpu"))
+    with pytest.raises(ValueError, match="trains no longer run"):
+        longer.fetch("default", "sharpness-4", torch.device("cpu"))
+
+
+def test_the_longer_check_passes_only_where_every_late_seed_fits_and_generalizes():
+    from modlib.compositional_sprites import longer
+    from modlib.results import Result
+
+    def row_arrays(n=3):
+        return {"r2_in": np.full((n, 2), 0.9), "r2_whole": np.full((n, 2), 0.9)}
+
+    runs = Synthetic({row: row_arrays() for row in longer.LATE})
+
+    def found(r_in, r_whole, seeds=None):
+        return {row: Result(longer.name(row), {"epochs": 120, "first_seed": (seeds or longer.LATE)[row]}, {},
+                            {"r2_in": np.array([[0.1, r_in]]), "r2_whole": np.array([[0.1, r_whole]])}, {})
+                for row in longer.LATE}
+
+    assert findings.longer(runs, found(0.93, 0.9)).holds
+    assert "after 60 epochs" in findings.longer(runs, found(0.93, 0.9)).text
+    assert not findings.longer(runs, found(0.93, 0.5)).holds  # fits, does not generalize
+    assert not findings.longer(runs, found(0.5, 0.9)).holds  # does not fit
+    one = found(0.93, 0.9)
+    one.pop("sharpness-4")
+    assert not findings.longer(runs, one).holds and "not stored" in findings.longer(runs, one).text
+    with pytest.raises(ValueError, match="not 2"):
+        findings.longer(runs, found(0.93, 0.9, {"sharpness-4": 0, "sharpness-16": 1}))
