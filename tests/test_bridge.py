@@ -182,6 +182,33 @@ def test_built_at_matched_density_reads_the_nearest_penalty_and_its_stored_masks
         np.testing.assert_allclose(v, a[k], rtol=0, atol=1e-6, err_msg=k)
 
 
+def test_the_blind_masks_controls_read_the_blind_mask_and_the_nearest_penalty(smoke, tmp_path):
+    """Issue 53 (modlib.bridge.unseen_controls): per network the random subnetworks keep the blind Y1
+    mask's count per tensor, the untrained weights' blind mask is the one nearest the blind mask's
+    kept share by ratio, and the stored masks give the stored scores (nothing trained)."""
+    from modlib.bridge import matched, unseen, unseen_controls
+
+    b = br.settings("smoke")
+    s = br.toy_settings("smoke", b)
+    with jobs.store_at(tmp_path):
+        made = unseen_controls.fetch("smoke", "a", CPU)
+        blind = unseen.fetch("smoke", "a", CPU).arrays
+    a = made.arrays
+    assert made.name == "unseen-controls-a" and a["kept_alphas_unseen"].shape == (b.seeds, len(matched.ALPHAS))
+    assert sorted(k.rsplit("/", 1)[-1] for k in made.meta["depends"]) == ["toy-a", "unseen-a"]
+    for row, i in enumerate(a["alpha_index_unseen"]):
+        assert i == matched.nearest(a["kept_alphas_unseen"][row], blind["kept_y1_unseen"][row])
+        assert a["kept_untrained_unseen"][row] == pytest.approx(a["kept_alphas_unseen"][row, i])
+    again = unseen_controls.rescored(s, b, smoke["a"].arrays, blind, a, "a")
+    assert sorted(again) == sorted(a)
+    for k, v in again.items():
+        np.testing.assert_allclose(v, a[k], rtol=0, atol=1e-6, err_msg=k)
+    net = br.experiment.network(s, smoke["a"].arrays, 0)
+    mask = br.experiment.stored_mask(net, blind, "y1_unseen", 0)
+    drawn = masks.random_like(mask, unseen_controls.KEY)
+    assert [int(m.sum()) for m in drawn.values()] == [int(m.sum()) for m in mask.values()]
+
+
 def _notebook_function(name: str):
     """The function ``name`` as chapter 7's page defines it (the cell that defines it, run alone)."""
     import nbformat
@@ -711,9 +738,10 @@ def test_full_the_facts_the_page_reads():
 def test_full_the_stored_masks_give_the_stored_scores():
     """Issue 53: at full too (not only at smoke), every stored network rebuilt with its stored masks
     gives the stored scores the claims read: experiment 1's Y1 subnetwork and the untrained weights'
-    one, experiment 2's rule 1; and the masks blind to the held-out cell (unseen-<f>) and the
-    untrained weights' masks at matched density (matched-<f>) give theirs. Nothing is trained."""
-    from modlib.bridge import matched, unseen
+    one, experiment 2's rule 1; and the masks blind to the held-out cell (unseen-<f>), the
+    untrained weights' masks at matched density (matched-<f>) and the blind mask's controls
+    (unseen-controls-<f>) give theirs. Nothing is trained."""
+    from modlib.bridge import matched, unseen, unseen_controls
     from modlib.redundant_input_toy.members import member_data
 
     b = br.settings("full")
@@ -734,6 +762,10 @@ def test_full_the_stored_masks_give_the_stored_scores():
                 again = part.rescored(s, b, a, stored, f)
                 for k, v in again.items():
                     np.testing.assert_allclose(v, stored[k], rtol=0, atol=1e-6, err_msg=f"{part.RESULT}-{f} {k}")
+            stored = unseen_controls.fetch("full", f, CPU).arrays  # the blind Y1 mask's controls
+            again = unseen_controls.rescored(s, b, a, unseen.fetch("full", f, CPU).arrays, stored, f)
+            for k, v in again.items():
+                np.testing.assert_allclose(v, stored[k], rtol=0, atol=1e-6, err_msg=f"unseen-controls-{f} {k}")
 
 
 def test_built_at_matched_density_without_a_failing_network_is_undecided(smoke, tmp_path):

@@ -16,7 +16,7 @@ from modlib.bridge import digit_surgery
 from modlib.bridge import digits as bd
 from modlib.bridge import findings
 from modlib.bridge import sprites as brs
-from modlib.bridge import matched, unseen
+from modlib.bridge import matched, unseen, unseen_controls
 
 ROOT = Path(__file__).resolve().parents[1]
 CPU = torch.device("cpu")
@@ -30,7 +30,7 @@ def printed():
     toys = (b, br.fresh(b))  # the chapter's networks, and the fresh ones of the claims' confirmatory copies
     names = [n for t in toys for n in br.result_names(t) + [f"{br.RANDOM_X2}-{f}{br.suffix(t)}" for f in t.formulations]]
     names += [bd.RESULT] + brs.result_names(brs.settings("full"))
-    names += [f"{part.RESULT}-{f}" for part in (unseen, matched) for f in b.formulations]
+    names += [f"{part.RESULT}-{f}" for part in (unseen, matched, unseen_controls) for f in b.formulations]
     if not all((ROOT / "notebooks" / "results" / "full" / CHAPTER / f"{n}.json").exists() for n in names):
         pytest.skip("chapter 7's full results are not all stored")
     claims.forget(CHAPTER)
@@ -45,8 +45,10 @@ def printed():
     found = [c for f, a in arrays.items() for c in findings.claims(a, f) + findings.structure_claims(a, f)]
     found += [c for f, a in fresh.items() for c in findings.claims(a, f, True) + findings.structure_claims(a, f, True)]
     with results.store_only():
+        blind = {f: br.merged(br.merged(a, unseen.fetch("full", f, CPU).arrays),
+                              unseen_controls.fetch("full", f, CPU).arrays) for f, a in arrays.items()}
         found += [c for f, a in arrays.items()
-                  for c in findings.unseen_claims(br.merged(a, unseen.fetch("full", f, CPU).arrays), f)
+                  for c in findings.unseen_claims(blind[f], f) + findings.unseen_controls_claims(blind[f], f)
                   + findings.matched_claims(br.merged(a, matched.fetch("full", f, CPU).arrays), f)]
     found += findings.digit_claims(mn)
     with results.store_only():  # the surgery on the CNNs
@@ -127,16 +129,19 @@ def test_the_confirmatory_copies_were_registered_before_their_networks_were_trai
 
 
 def test_the_blind_masks_claims_were_registered_before_their_masks_were_trained(printed):
-    """Issue 53: the claims on masks that never saw the held-out cell, and on "built" at matched
-    density, were registered after the networks they read were stored and seen, and before their
-    own masks were trained (``written``: "newest")."""
+    """Issue 53: the claims on masks that never saw the held-out cell (their controls too), and on
+    "built" at matched density, were registered after the networks they read were stored and seen,
+    and before their own masks were trained (``written``: "newest")."""
     found, decided, _ = printed
     blind = [c for c in claims.registry(CHAPTER).values() if c.section == "bridge-unseen"]
     assert sorted(c.id for c in blind) == sorted(f"{k}-{f}" for k in findings.UNSEEN_KINDS for f in ("a", "b"))
     dense = [c for c in claims.registry(CHAPTER).values() if c.section == "bridge-matched"]  # "built" matched
     assert sorted(c.id for c in dense) == ["built-matched-a", "built-matched-b"]
-    for c, part in [(c, unseen) for c in blind] + [(c, matched) for c in dense]:
-        assert claims.written(c) == "newest" and c.reads == (f"toy-{c.id[-1]}", f"{part.RESULT}-{c.id[-1]}")
+    for c in blind + dense:
+        parts = (matched,) if c in dense else (unseen, unseen_controls) if c.id.startswith(
+            ("not-any-", "built-")) else (unseen,)
+        assert claims.written(c) == "newest"
+        assert c.reads == (f"toy-{c.id[-1]}", *(f"{p.RESULT}-{c.id[-1]}" for p in parts)), c.id
         assert found[c.id].verdict.claim == f"{CHAPTER}/{c.id}" and f"{CHAPTER}/{c.id}" in decided
 
 

@@ -272,6 +272,47 @@ def matched_claims(arrays: dict, formulation: str) -> list[stats.Claim]:
     return [registry.statement(v, says + ".")]
 
 
+def unseen_controls_claims(arrays: dict, formulation: str) -> list[stats.Claim]:
+    """Experiment 1's two controls for the blind Y1 mask (:mod:`modlib.bridge.unseen_controls`), for
+    one formulation: ``arrays`` a toy result's with its ``unseen-<f>`` and ``unseen-controls-<f>``
+    results' added (:func:`modlib.bridge.experiment.merged`). ``not-any-unseen``: the blind Y1
+    subnetwork against random subnetworks as large per layer; ``built-unseen``: against the blind mask
+    found in the untrained weights at matched density. Both paired over the failing networks under
+    the verdict rule; undecided unless the networks trained, the blind Y1 mask computes Y1 on its band
+    (``FIT``) and keeps a share in ``KEPT``; ``built-unseen`` also needs the untrained weights' mask in
+    ``KEPT`` and the two masks' medians over the failing networks within the density rule's factor
+    (:func:`apart`). The untrained weights' mask's fit is stated, not gated (as registered)."""
+    from modlib.bridge.matched import ALPHAS
+
+    f = failing(arrays)
+    fit = float(np.median(arrays["fit_y1_unseen"]))
+    trained = _trained(arrays) and fit >= FIT
+    pick = f if f.any() else slice(None)  # the kept shares over the failing networks, or all where none fails
+    ky, ku = (_pct(float(np.median(arrays[f"kept_{m}"][pick]))) for m in ("y1_unseen", "untrained_unseen"))
+    where = (f"In formulation ({formulation}), the {int(f.sum())} failing networks, the subnetwork of a Y1 mask that "
+             f"never saw the held-out cell (median kept share {ky} over these networks; it computes Y1 on fresh "
+             f"points of its band with median accuracy {_pct(fit)})")
+    out = []
+    key = f"{CHAPTER}/not-any-unseen-{formulation}"
+    e = stats.paired(both(arrays, "sub_unseen")[f], both(arrays, "random_sub_unseen")[f])
+    v = registry.decide(key, e, trained=trained, controls=_kept_ok(arrays, "y1_unseen"))
+    out.append(registry.statement(v, f"{where} scores above random subnetworks with as many weights per layer (the "
+                                     f"mean of three draws): {e.text(margin=registry.get(key).margin)}."))
+    key = f"{CHAPTER}/built-unseen-{formulation}"
+    e = stats.paired(both(arrays, "sub_unseen")[f], both(arrays, "untrained_sub_unseen")[f])
+    v = registry.decide(key, e, trained=trained,
+                        controls=_kept_ok(arrays, "y1_unseen") and _kept_ok(arrays, "untrained_unseen"),
+                        reason=apart(arrays, "y1_unseen", "untrained_unseen", units=f) if f.any() else "")
+    chosen = np.bincount(arrays["alpha_index_unseen"][f], minlength=len(ALPHAS))
+    picks = stats.listing(f"{n} at {a:g}" for a, n in zip(ALPHAS, chosen) if n) if f.any() else "none chosen"
+    out.append(registry.statement(v, (
+        f"{where} scores above the one the same mask finds in the network's untrained weights at matched density "
+        f"(the penalty nearest in kept share: {picks}; median kept share {ku}; it computes Y1 on the band with median "
+        f"accuracy {_pct(float(np.median(arrays['fit_untrained_unseen'])))}, not a condition here): "
+        f"{e.text(margin=registry.get(key).margin)}.")))
+    return out
+
+
 COMPARED = {"built": ("y1", "untrained")}  # claims that compare two masks' subnetworks: their masks
 
 
@@ -448,6 +489,8 @@ FRESH_ONLY = {"kept-x2-predicts": "the \"use X2\" mask's kept share predicts hel
 # experiments 1 and 2 with masks that never saw the held-out cell (modlib.bridge.unseen)
 UNSEEN_KINDS = {"inside-unseen": "the Y1 subnetwork of a mask that never saw the held-out cell scores above the "
                                  "full network",
+                "not-any-unseen": "... and above a random subnetwork as large per layer",
+                "built-unseen": "... and above the same mask's in the untrained weights at matched density",
                 "repair-unseen": "(rule 2, masks that never saw the held-out cell) removing the \"use X2\" "
                                  "weights the Y1 mask does not keep repairs the network",
                 "repair-unseen-vs-random": "... more than removing random weights, same count, outside that Y1 "
@@ -466,7 +509,11 @@ WHOLE = {"not-any": "the Y1 subnetwork scores above a random subnetwork as large
                                   "the Y1 mask",
          "repair-unseen-vs-random": "(rule 2, masks that never saw the held-out cell) removing the \"use X2\" "
                                     "weights the Y1 mask does not keep repairs the network more than removing "
-                                    "random weights, same count, outside that Y1 mask"}
+                                    "random weights, same count, outside that Y1 mask",
+         "not-any-unseen": "the Y1 subnetwork of a mask that never saw the held-out cell scores above a random "
+                           "subnetwork as large per layer",
+         "built-unseen": "the Y1 subnetwork of a mask that never saw the held-out cell scores above the same "
+                         "mask's in the untrained weights at matched density"}
 WHERE = {"a": "chapter 1's toy, formulation (a)", "b": "chapter 1's toy, formulation (b)",
          "mnist": "chapter 3's CNNs", "monolithic": "chapter 2's monolithic decoders",
          "compositional": "chapter 2's compositional decoders"}
@@ -506,6 +553,10 @@ MEANS = {"inside": ("a subnetwork inside gets the held-out cell right", "no such
                            "at the same density the untrained weights hold one as good"),
          "inside-unseen": ("a mask finds the subnetwork without seeing the held-out cell",
                            "a mask that never saw the held-out cell finds no such subnetwork"),
+         "not-any-unseen": ("not just any subnetwork as large: the blind mask's choice matters",
+                            "a random subnetwork as large does as well"),
+         "built-unseen": ("training built what the blind mask finds: at the same density the untrained weights "
+                          "hold none as good", "at the same density the untrained weights hold one as good"),
          "repair-unseen": ("the surgery repairs without a mask that saw the held-out cell", "no repair"),
          "repair-unseen-vs-random": ("the blind masks' cut beats random weights outside their Y1 mask",
                                      "no better than random weights outside that Y1 mask"),

@@ -19,7 +19,7 @@ import torch
 
 from modlib import bridge as br
 from modlib import masks, results
-from modlib.bridge import digit_surgery, digits, findings, matched, sprites, unseen
+from modlib.bridge import digit_surgery, digits, findings, matched, sprites, unseen, unseen_controls
 from modlib.bridge.experiment import initial_network, network, scored, stored_mask, unconfounded
 from modlib.redundant_input_toy.members import member_data
 
@@ -27,6 +27,7 @@ FULL = Path(__file__).resolve().parents[2] / "notebooks" / "results" / "full" / 
 KEY = 50_000  # the random masks' seeds: KEY + 3 * seed + the mask's place (the stored controls use seed)
 UNSEEN_KEY = 60_000  # the same for the masks blind to the held-out cell (modlib.bridge.unseen)
 MATCHED_KEY = 65_000  # and for the untrained weights' masks at matched density (modlib.bridge.matched)
+CONTROLS_KEY = 67_000  # and for the blind mask's in the untrained weights (modlib.bridge.unseen_controls)
 
 MUTATIONS = {
     "swap target and other": "chapter 2's decoders: the sprite each slot's removal is read on exchanged "
@@ -36,7 +37,7 @@ MUTATIONS = {
                              "in the two slots and has no target to exchange; the toy's and the CNNs' "
                              "claims have none either (decided as stored)",
     "random mask as dense": "the toy (both formulations, the chapter's networks and the fresh ones): each stored mask (Y1, Y1 of the untrained "
-                            "weights, 'use X2', the two masks blind to the held-out cell, unseen-<f>, and the untrained weights' masks at matched density, matched-<f>) replaced per seed by a random mask of the same per-layer "
+                            "weights, 'use X2', the two masks blind to the held-out cell, unseen-<f>, the untrained weights' masks at matched density, matched-<f>, and the blind Y1 mask's in the untrained weights, unseen-controls-<f>) replaced per seed by a random mask of the same per-layer "
                             "counts (`masks.random_like`, a draw of its own per mask), and every arm "
                             "that reads a mask scored again from the stored networks (the controls "
                             "drawn from it as the experiment draws them, the 'use X2' mask's fit, "
@@ -169,11 +170,13 @@ def sprites_swapped(arrays: dict) -> dict:
 
 def stored() -> dict[str, dict] | None:
     """The stored full results' arrays by name (``toy-a``, ``toy-b``, ``rule2-random-a``,
-    ``rule2-random-b``, the same four ``...-fresh``, ``unseen-<f>``, ``matched-<f>``, ``mnist-a``, ``sprites-monolithic``,
+    ``rule2-random-b``, the same four ``...-fresh``, ``unseen-<f>``, ``matched-<f>``, ``unseen-controls-<f>``,
+    ``mnist-a``, ``sprites-monolithic``,
     ``sprites-compositional``, ``surgery-mnist-seed<k>``), or None where any is missing."""
     names = [n for b in toy_settings() for n in br.result_names(b)
              + [f"{br.RANDOM_X2}-{f}{br.suffix(b)}" for f in b.formulations]]
-    names += [f"{part.RESULT}-{f}" for part in (unseen, matched) for f in br.settings("full").formulations]
+    names += [f"{part.RESULT}-{f}" for part in (unseen, matched, unseen_controls)
+              for f in br.settings("full").formulations]
     names += [digits.RESULT] + sprites.result_names(sprites.settings("full")) + digit_surgery.names("full")
     if not all((FULL / f"{n}.json").exists() for n in names):
         return None
@@ -239,6 +242,11 @@ def decide(mutation: str | None):
                         dense = matched.rescored(s, b, arrays[toy], toy_random(
                             dense, names=(matched.RESULT,), layers=arrays[toy]["mask_layers"], key=MATCHED_KEY), f)
                     findings.matched_claims(br.merged(arrays[toy], dense), f)
+                    ctl = arrays[f"{unseen_controls.RESULT}-{f}"]  # the blind Y1 mask's controls
+                    if mutation == "random mask as dense":  # its random draws now from the random blind mask
+                        ctl = unseen_controls.rescored(s, b, arrays[toy], blind, toy_random(
+                            ctl, names=("untrained_unseen",), layers=arrays[toy]["mask_layers"], key=CONTROLS_KEY), f)
+                    findings.unseen_controls_claims(br.merged(br.merged(arrays[toy], blind), ctl), f)
     findings.digit_claims(arrays[digits.RESULT])
     cut = digit_surgery.stacked([arrays[n] for n in digit_surgery.names("full")])  # the CNNs' surgery
     findings.surgery_claims(surgery_random(cut) if mutation == "random mask as dense" else cut)
