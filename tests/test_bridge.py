@@ -584,10 +584,12 @@ def test_the_score_check_names_the_slips():
 def test_the_chapters_jobs_are_registered():
     table = jobs.jobs([br.CHAPTER], "smoke")
     toy_jobs = {f"{br.CHAPTER}/{n}{end}" for n in ("toy-a", "toy-b", "rule2-random-a", "rule2-random-b")
-                for end in ("", br.FRESH)} | {f"{br.CHAPTER}/{p}-{f}" for p in ("unseen", "matched") for f in "ab"}
+                for end in ("", br.FRESH)} | {f"{br.CHAPTER}/{p}-{f}" for p in ("unseen", "matched", "unseen-controls")
+                                              for f in "ab"}
     assert set(table) == toy_jobs | {f"{br.CHAPTER}/mnist-a", f"{br.CHAPTER}/sprites-monolithic",
                                      f"{br.CHAPTER}/sprites-compositional", f"{br.CHAPTER}/surgery-mnist-seed0"}
     assert jobs.work(f"{br.CHAPTER}/surgery-mnist-seed0") == "large"  # a CNN: the GPU where there is one
+    assert jobs.work(f"{br.CHAPTER}/unseen-controls-a") == "tiny"  # the toy's masks: the CPU
     assert br.result_names(br.settings("full")) == ["toy-a", "toy-b"]
     # the confirmatory copies' networks: not at default, a reader's first run
     assert not any(job.endswith(br.FRESH) for job in jobs.jobs([br.CHAPTER], "default"))
