@@ -13,12 +13,12 @@ import pytest
 from modlib import claims, stats
 from modlib import compositional_sprites as cs
 from modlib import results
-from modlib.compositional_sprites import causes, conditioning, findings
+from modlib.compositional_sprites import causes, conditioning, findings, longer
 from test_claims import SHARPNESS, _recomputed
 
 CHAPTER = cs.CHAPTER
 MARKED = re.compile(r"( — |\*\*)(✓ |✗ |\? |holds|does not hold)")  # a verdict in a statement
-CHECKS = {"orthogonal", "alpha", "random", "sharpness", "reach", "epochs", "slots"}
+CHECKS = {"orthogonal", "alpha", "random", "sharpness", "reach", "epochs", "slots", "late seeds"}
 
 
 def test_registry_loads_and_is_registered():
@@ -41,6 +41,10 @@ def page():
     found = {**findings.compositional_sprites(runs, SHARPNESS), **{f.name: f for f in findings.recomputed(drawn)}}
     with results.store_only():  # issue 52: the conditioning of the lower slot's Jacobians (no model)
         found["conditioning"] = findings.conditioning(conditioning.fetch("full"))
+    # issue 52: composition crossed with decoder sharing (the crossed rows beside the page's)
+    crossed = _recomputed([causes.PREFIX + row for row in causes.DECOUPLED]).rows
+    found.update({f.verdict.claim.split("/")[1]: f for f in findings.decoupled(drawn, crossed)})  # by id
+    found["late seeds"] = findings.longer(drawn, longer.stored("full"))  # a check
     return found, claims.decisions(CHAPTER)
 
 

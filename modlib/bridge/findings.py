@@ -308,7 +308,8 @@ def unseen_controls_claims(arrays: dict, formulation: str) -> list[stats.Claim]:
     out.append(registry.statement(v, (
         f"{where} scores above the one the same mask finds in the network's untrained weights at matched density "
         f"(the penalty nearest in kept share: {picks}; median kept share {ku}; it computes Y1 on the band with median "
-        f"accuracy {_pct(float(np.median(arrays['fit_untrained_unseen'])))}, not a condition here): "
+        f"accuracy {_pct(float(np.median(arrays['fit_untrained_unseen'][pick])))}, over these networks too, not a "
+        f"condition here): "
         f"{e.text(margin=registry.get(key).margin)}.")))
     return out
 
