@@ -557,7 +557,9 @@ MEANS = {"inside": ("a subnetwork inside gets the held-out cell right", "no such
          "not-any-unseen": ("not just any subnetwork as large: the blind mask's choice matters",
                             "a random subnetwork as large does as well"),
          "built-unseen": ("training built what the blind mask finds: at the same density the untrained weights "
-                          "hold none as good", "at the same density the untrained weights hold one as good"),
+                          "hold none that scores as well on held-out and training points together (on the "
+                          "held-out cell alone they do as well)",
+                          "at the same density the untrained weights hold one as good"),
          "repair-unseen": ("the surgery repairs without a mask that saw the held-out cell", "no repair"),
          "repair-unseen-vs-random": ("the blind masks' cut beats random weights outside their Y1 mask",
                                      "no better than random weights outside that Y1 mask"),
