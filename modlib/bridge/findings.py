@@ -250,8 +250,6 @@ def matched_claims(arrays: dict, formulation: str) -> list[stats.Claim]:
     the networks trained, the trained Y1 mask computes Y1 (``FIT``), both masks' kept shares are in
     ``KEPT`` and their medians over the failing networks are within the density rule's factor
     (:func:`apart`). The untrained mask's fit is stated, not gated (as registered)."""
-    from modlib.bridge.matched import ALPHAS
-
     f = failing(arrays)
     key = f"{CHAPTER}/built-matched-{formulation}"
     e = stats.paired(both(arrays, "sub")[f], both(arrays, "untrained_matched")[f])
@@ -259,8 +257,7 @@ def matched_claims(arrays: dict, formulation: str) -> list[stats.Claim]:
     v = registry.decide(key, e, trained=_trained(arrays) and fit_y1 >= FIT,
                         controls=_kept_ok(arrays, "y1") and _kept_ok(arrays, "matched"),
                         reason=apart(arrays, "y1", "matched", units=f) if f.any() else "")
-    chosen = np.bincount(arrays["alpha_index"][f], minlength=len(ALPHAS))
-    picks = stats.listing(f"{n} at {a:g}" for a, n in zip(ALPHAS, chosen) if n) if f.any() else "none chosen"
+    picks = penalties_chosen(arrays["alpha_index"], f)
     pick = f if f.any() else slice(None)  # the kept shares over the failing networks, or all where none fails
     ky, km = (_pct(float(np.median(arrays[f"kept_{m}"][pick]))) for m in ("y1", "matched"))
     says = (f"In formulation ({formulation}), the {int(f.sum())} failing networks, the Y1 subnetwork of the trained "
@@ -270,6 +267,18 @@ def matched_claims(arrays: dict, formulation: str) -> list[stats.Claim]:
             f"{_pct(float(np.median(arrays['fit_matched'])))}, not a condition here): "
             f"{e.text(margin=registry.get(key).margin)}")
     return [registry.statement(v, says + ".")]
+
+
+def penalties_chosen(index: np.ndarray, units: np.ndarray) -> str:
+    """Which penalty of :data:`modlib.bridge.matched.ALPHAS` the matched-density search chose, counted
+    over the networks ``units`` (``[S]`` bool) from ``index [S]``: "2 at 0.01, 24 at 0.02 and 4 at
+    0.04", or "none chosen" where no network is counted."""
+    from modlib.bridge.matched import ALPHAS
+
+    if not units.any():
+        return "none chosen"
+    chosen = np.bincount(index[units], minlength=len(ALPHAS))
+    return stats.listing(f"{n} at {a:g}" for a, n in zip(ALPHAS, chosen) if n)
 
 
 def unseen_controls_claims(arrays: dict, formulation: str) -> list[stats.Claim]:
@@ -282,8 +291,6 @@ def unseen_controls_claims(arrays: dict, formulation: str) -> list[stats.Claim]:
     (``FIT``) and keeps a share in ``KEPT``; ``built-unseen`` also needs the untrained weights' mask in
     ``KEPT`` and the two masks' medians over the failing networks within the density rule's factor
     (:func:`apart`). The untrained weights' mask's fit is stated, not gated (as registered)."""
-    from modlib.bridge.matched import ALPHAS
-
     f = failing(arrays)
     fit = float(np.median(arrays["fit_y1_unseen"]))
     trained = _trained(arrays) and fit >= FIT
@@ -303,8 +310,7 @@ def unseen_controls_claims(arrays: dict, formulation: str) -> list[stats.Claim]:
     v = registry.decide(key, e, trained=trained,
                         controls=_kept_ok(arrays, "y1_unseen") and _kept_ok(arrays, "untrained_unseen"),
                         reason=apart(arrays, "y1_unseen", "untrained_unseen", units=f) if f.any() else "")
-    chosen = np.bincount(arrays["alpha_index_unseen"][f], minlength=len(ALPHAS))
-    picks = stats.listing(f"{n} at {a:g}" for a, n in zip(ALPHAS, chosen) if n) if f.any() else "none chosen"
+    picks = penalties_chosen(arrays["alpha_index_unseen"], f)
     out.append(registry.statement(v, (
         f"{where} scores above the one the same mask finds in the network's untrained weights at matched density "
         f"(the penalty nearest in kept share: {picks}; median kept share {ku}; it computes Y1 on the band with median "
