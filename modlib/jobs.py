@@ -100,6 +100,7 @@ def _toy(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
 def _sprites(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
     from modlib.compositional_sprites import causes as cs_causes  # the recomputed rows (issue 32)
     from modlib.compositional_sprites import conditioning as cs_conditioning
+    from modlib.compositional_sprites import constant_image as cs_constant
     from modlib.compositional_sprites import longer as cs_longer
 
     out = {f"{cs.CHAPTER}/{row}": ((), lambda d, r=row: cs.run(profile, d, rows=(r,)))
@@ -113,6 +114,8 @@ def _sprites(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
     if profile == "full":  # issue 52: the two late-fitting seeds trained twice as long
         out.update({f"{cs.CHAPTER}/{cs_longer.name(row)}": ((), lambda d, r=row: cs_longer.fetch(profile, r, d))
                     for row in cs_longer.LATE})
+        # issue 52: the soft-occlusion row's slot functions after the best constant image
+        out[f"{cs.CHAPTER}/{cs_constant.RESULT}"] = ((), lambda d: cs_constant.fetch(profile, d))
     # issue 52: how well each support conditions the lower slot's Jacobians (no model; seconds)
     out[f"{cs.CHAPTER}/{cs_conditioning.RESULT}"] = ((), lambda d: cs_conditioning.fetch(profile, d))
     return out
