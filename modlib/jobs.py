@@ -48,6 +48,7 @@ import torch
 from modlib import profiles, results
 from modlib.batch import check_writable
 from modlib.bridge import digit_surgery as br_surgery
+from modlib.bridge import surgery_fresh as br_surgery_fresh
 from modlib.bridge import digits as br_digits
 from modlib.bridge import experiment as br
 from modlib.bridge import matched as br_matched
@@ -203,6 +204,13 @@ def _bridge(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
     out[f"{br.CHAPTER}/{br_digits.RESULT}"] = ((), lambda d: br_digits.fetch(profile, d))
     out.update({f"{br.CHAPTER}/{name}": ((), lambda d, k=k: br_surgery.fetch(profile, k, d))  # surgery on the CNNs
                 for k, name in enumerate(br_surgery.names(profile))})
+    if profile == "full":  # issue 53: the surgery again on fresh CNNs, the "use X2" mask's recipe chosen first
+        recipes = tuple(f"{br.CHAPTER}/{br_surgery_fresh.RECIPE}-seed{k}" for k in br_surgery_fresh.recipe_seeds(profile))
+        out.update({job: ((), lambda d, k=k: br_surgery_fresh.fetch_recipe(profile, k, d))
+                    for k, job in zip(br_surgery_fresh.recipe_seeds(profile), recipes)})
+        out.update({f"{br.CHAPTER}/{br_surgery_fresh.FRESH}-seed{k}": (
+                        recipes, lambda d, k=k: br_surgery_fresh.fetch_fresh(profile, k, d))
+                    for k in br_surgery_fresh.fresh_seeds(profile)})
     out.update({f"{br.CHAPTER}/{br_sprites.PREFIX}{m}": ((), lambda d, m=m: br_sprites.fetch(profile, m, d))
                 for m in br_sprites.settings(profile).models})
     return out

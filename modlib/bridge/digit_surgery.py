@@ -114,7 +114,15 @@ def compute(s: networks.ResistSettings, d: digits.DigitSettings, seed: int, devi
     stack into experiment 1's layout (:func:`stacked`)."""
     pools, source = controls.pools()
     net, _, numbers = digits.train_network(s, seed, pools, device)
-    row = measure(d, seed, net, pools)
+    arrays = arrays_of(measure(d, seed, net, pools), numbers)
+    metrics = {"result": RESULT, "seed": seed, "data": source,
+               **{f"{k}": float(v[0]) for k, v in arrays.items() if v.ndim == 1}}
+    return metrics, arrays
+
+
+def arrays_of(row: dict, numbers: dict) -> dict:
+    """One CNN's :func:`measure` ``row`` and chapter 3's ``numbers`` for it (``final_test``,
+    ``final_train``) as the stored arrays :func:`compute` describes, one row each."""
     arrays = {f"{arm}_{k}": np.array([row["scores"][arm][k]], dtype=np.float32)
               for arm in ARMS for k in digits.SETS}
     for m in MASKS:
@@ -123,9 +131,7 @@ def compute(s: networks.ResistSettings, d: digits.DigitSettings, seed: int, devi
     arrays["x2_fit"] = np.array([row["x2_fit"]], dtype=np.float32)
     for k in ("final_test", "final_train"):
         arrays[f"ch3_{k}"] = np.array([float(numbers[k])], dtype=np.float32)
-    metrics = {"result": RESULT, "seed": seed, "data": source,
-               **{f"{k}": float(v[0]) for k, v in arrays.items() if v.ndim == 1}}
-    return metrics, arrays
+    return arrays
 
 
 def names(profile: str) -> list[str]:
