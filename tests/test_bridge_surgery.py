@@ -149,3 +149,38 @@ def test_full_the_surgery_reads_experiment_ones_cnns_and_y1_masks_retrained():
         for k, tol in (("held_out", 0.025), ("train", 0.01)):
             assert np.allclose(a[f"{arm}_{k}"], mnist[f"{arm}_{k}"], rtol=0, atol=tol), (arm, k)
     assert np.allclose(a["kept_y1"], mnist["kept_y1"], rtol=0.015, atol=0)
+
+
+def test_the_fresh_cnns_recipe_rule_takes_the_fewest_steps_then_the_larger_penalty_that_fits():
+    from modlib.bridge import surgery_fresh as sf
+
+    def recipes(*fits):  # one recipe CNN's fits per argument, in GRID order
+        return [{"fit": np.array(f)} for f in fits]
+
+    assert sf.GRID[0][0] < sf.GRID[1][0] and sf.GRID[0][1] > sf.GRID[2][1]  # what the cases below assume
+    assert sf.chosen(recipes([0.95, 0.97, 0.96], [0.94, 0.96, 0.95])) == sf.GRID[0]
+    assert sf.chosen(recipes([0.92, 0.97, 0.96], [0.94, 0.96, 0.95])) == sf.GRID[2]  # one CNN short: next
+    assert sf.chosen(recipes([0.92, 0.97, 0.90], [0.94, 0.96, 0.95])) == sf.GRID[1]
+    assert sf.chosen(recipes([0.80, 0.86, 0.88], [0.90, 0.87, 0.91])) == sf.GRID[2]  # none: best worse fit
+    assert sf.fresh_seeds("full") == range(5, 10) and sf.recipe_seeds("full") == (0, 2)
+    assert sf.names("default") == [] and sf.recipe_seeds("smoke") == (0,)
+    with pytest.raises(ValueError, match="the fresh CNNs at 'full' are"):
+        sf.fetch_fresh("full", 3, CPU)
+
+
+def test_the_fresh_copies_are_decided_for_their_own_claims_and_shown_beside_the_first():
+    from modlib import claims as registry
+    from modlib import stats
+
+    a = _made_up(rule2=0.8, random_x2=0.3)
+    with registry.apart() as decided:
+        first = findings.surgery_claims(_made_up(rule2=0.3, random_x2=0.3))
+        fresh = findings.surgery_claims(a, fresh=True)
+    assert {c.name for c in fresh} == {f"{k}-mnist-fresh" for k in findings.SURGERY_KINDS}
+    assert decided["bridge/repair-excl-mnist-fresh"].outcome == stats.REPRODUCED
+    assert decided["bridge/repair-excl-mnist"].outcome != stats.REPRODUCED
+    assert "fresh CNNs of chapter 3's setting-A recipe" in fresh[0].text
+    table = findings.digit_verdict_table(first, findings.SURGERY_KINDS, fresh=fresh)
+    assert list(table.columns)[1:3] == ["chapter 3's CNNs, setting A", "fresh CNNs, setting A"]
+    assert table.iloc[2, 2].startswith("✓") or "holds" in table.iloc[2, 2]
+    assert list(findings.surgery_table(a, first_seed=5)["seed"]) == [5, 6, 7, 8, 9]

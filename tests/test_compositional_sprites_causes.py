@@ -445,3 +445,44 @@ def test_the_longer_check_passes_only_where_every_late_seed_fits_and_generalizes
     assert not findings.longer(runs, one).holds and "not stored" in findings.longer(runs, one).text
     with pytest.raises(ValueError, match="not 2"):
         findings.longer(runs, found(0.93, 0.9, {"sharpness-4": 0, "sharpness-16": 1}))
+
+
+def test_the_constant_image_run_trains_the_stored_row_again_and_only_raises_its_slot_r2():
+    from modlib.compositional_sprites import constant_image
+
+    s, c = ex.settings("smoke"), causes.causes_settings("smoke")
+    _, drawn = causes.run_drawn(s, constant_image.ROW, c, torch.device("cpu"))
+    _, again = constant_image.run(s, c, torch.device("cpu"))
+    # the same models: run_drawn's slot R² and in-domain R², bit for bit
+    assert np.array_equal(again["r2_slot"], drawn["r2_slot"])
+    assert np.array_equal(again["r2_in"], drawn["r2_in"][:, -1])
+    assert (again["r2_slot_constant"] >= again["r2_slot"] - 1e-12).all()  # a constant can only help
+    # the best constant image undoes an offset, and nothing more
+    g = torch.Generator().manual_seed(0)
+    target = torch.rand(50, 3, 4, 4, generator=g)
+    assert constant_image.constant_r2(target, target - 0.3) == pytest.approx(1.0)
+    assert ex.r2_score(target, target - 0.3) < 0
+    assert constant_image.constant_r2(target, target.flip(0)) < 0.1  # another image per latent: not a constant
+    with pytest.raises(ValueError, match="choose from smoke, full"):
+        constant_image.fetch("default", torch.device("cpu"))
+
+
+def test_slots_constant_holds_only_where_a_constant_leaves_the_worse_slot_short_of_the_bar():
+    from modlib.compositional_sprites import constant_image
+    from modlib.results import Result
+
+    def decide(worse, fit=(True,) * 5):
+        n = len(worse)
+        slot = np.full((n, 2), -20.0)
+        arrays = {"r2_in": np.where(np.asarray(fit), 0.92, 0.1), "r2_slot": slot,
+                  "r2_slot_constant": np.stack([np.asarray(worse, float), np.full(n, 0.99)], 1)}
+        runs = Synthetic({constant_image.ROW: {"r2_slot": slot}})
+        with claims.apart() as decided:
+            f = findings.constant_image(runs, Result(constant_image.RESULT, {}, {}, arrays, {}))
+        return decided[f"{findings.CHAPTER}/slots-constant"], f
+
+    d, f = decide([0.1, 0.2, 0.15, 0.3, 0.05])
+    assert d.outcome == stats.REPRODUCED and "equals the stored row's" in f.text
+    assert decide([0.95, 0.97, 0.96, 0.99, 0.98])[0].outcome == stats.NOT_REPRODUCED  # a constant was all
+    d, f = decide([0.1, 0.2, 0.15, 0.3, 0.05], fit=(True, False, False, False, False))  # one seed fits
+    assert d.outcome == stats.UNDECIDED and "seeds 1, 2, 3, 4 left out" in f.text

@@ -834,9 +834,10 @@ def digit_claims(arrays: dict) -> list[stats.Claim]:
 MASKS_DIGITS = ("y1", "untrained")  # the CNN masks of modlib.bridge.digits
 
 
-def surgery_claims(arrays: dict) -> list[stats.Claim]:
+def surgery_claims(arrays: dict, fresh: bool = False) -> list[stats.Claim]:
     """Experiment 2's rules on chapter 3's setting-A CNNs (:mod:`modlib.bridge.digit_surgery`;
-    ``arrays`` its results stacked, :func:`modlib.bridge.digit_surgery.stacked`), as :func:`claims`
+    ``arrays`` its results stacked, :func:`modlib.bridge.digit_surgery.stacked`; ``fresh``: the fresh
+    CNNs' of :mod:`modlib.bridge.surgery_fresh`, decided for the claims' copies), as :func:`claims`
     states them for the toy: paired by seed over the failing CNNs (:func:`digit_failing`), each arm
     scored by the worse of held-out and training accuracy (:func:`both`). They need the CNNs to have
     trained (median training accuracy at least chapter 3's ``TRAINED``), the masks they read to
@@ -846,7 +847,8 @@ def surgery_claims(arrays: dict) -> list[stats.Claim]:
     from modlib.resists_at_scale.findings import TRAINED as CH3_TRAINED
 
     f = digit_failing(arrays)
-    where = f"chapter 3's setting-A CNNs, the {int(f.sum())} of {f.size} that fail the held-out pairs"
+    cnns = "fresh CNNs of chapter 3's setting-A recipe" if fresh else "chapter 3's setting-A CNNs"
+    where = f"{cnns}, the {int(f.sum())} of {f.size} that fail the held-out pairs"
     fits = {"y1": float(np.median(arrays["sub_unconfounded"])), "x2": float(np.median(arrays["x2_fit"]))}
     ks = {m: _share(float(np.median(arrays[f"kept_{m}"]))) for m in ("y1", "x2", "excl")}
     table = [
@@ -875,7 +877,7 @@ def surgery_claims(arrays: dict) -> list[stats.Claim]:
     words = {"y1": "the Y1 mask names the left-hand digit",
              "x2": "the \"use X2\" mask names the right-hand digit"}
     fits["excl"] = fits["y1"]  # rule 2's removal is gated by its two masks' fits and its own kept share
-    return decided(arrays, f, table, "mnist", where, trained, fits, kept_ok, words)
+    return decided(arrays, f, table, "mnist" + (FRESH if fresh else ""), where, trained, fits, kept_ok, words)
 
 
 def _share(v: float) -> str:
@@ -931,27 +933,35 @@ def digit_table(arrays: dict):
     return pd.DataFrame(cols)
 
 
-def digit_verdict_table(claims: list[stats.Claim], kinds: tuple[str, ...] = DIGIT_KINDS):
+def digit_verdict_table(claims: list[stats.Claim], kinds: tuple[str, ...] = DIGIT_KINDS,
+                        fresh: list[stats.Claim] | None = None):
     """The verdicts of ``kinds`` among ``claims`` (:func:`digit_claims`, or :func:`surgery_claims`
     with :data:`SURGERY_KINDS`) as one table (a ``pandas.DataFrame``; the intervals are in the
-    appendix), with what each verdict means (:func:`meaning`)."""
+    appendix), with what each verdict means (:func:`meaning`). ``fresh``: the same kinds' copies on
+    fresh CNNs (:func:`surgery_claims` with ``fresh``), a column of their own; what the verdicts
+    mean is then read from theirs."""
     import pandas as pd
 
     rows = []
     for kind in kinds:
         c = _named(claims, kind, "mnist")
-        rows.append([KINDS[kind], _cell(c), meaning(kind, [c.verdict.outcome], [opposite(c)])])
-    return pd.DataFrame(rows, columns=["claim, on the failing CNNs", "chapter 3's CNNs, setting A", "what it means"])
+        read = c if fresh is None else _named(fresh, kind, "mnist", fresh=True)
+        rows.append([KINDS[kind], _cell(c)] + ([] if fresh is None else [_cell(read)])
+                    + [meaning(kind, [read.verdict.outcome], [opposite(read)])])
+    columns = ["claim, on the failing CNNs", "chapter 3's CNNs, setting A"]
+    return pd.DataFrame(rows, columns=columns + ([] if fresh is None else ["fresh CNNs, setting A"])
+                        + ["what it means" if fresh is None else "what the fresh CNNs' verdict means"])
 
 
-def surgery_table(arrays: dict):
-    """One row per CNN of the surgery (:mod:`modlib.bridge.digit_surgery`): ``pandas.DataFrame`` of
-    every arm's held-out and training accuracy, the masks' kept shares and the "use X2" mask's fit."""
+def surgery_table(arrays: dict, first_seed: int = 0):
+    """One row per CNN of the surgery (:mod:`modlib.bridge.digit_surgery`; seeds from ``first_seed``,
+    5 for the fresh CNNs of :mod:`modlib.bridge.surgery_fresh`): ``pandas.DataFrame`` of every arm's
+    held-out and training accuracy, the masks' kept shares and the "use X2" mask's fit."""
     import pandas as pd
 
     from modlib.bridge.digit_surgery import ARMS as SURGERY_ARMS
 
-    cols = {"seed": np.arange(arrays["full_held_out"].size), "fails": digit_failing(arrays)}
+    cols = {"seed": first_seed + np.arange(arrays["full_held_out"].size), "fails": digit_failing(arrays)}
     for arm in SURGERY_ARMS:
         for k in ("held_out", "train"):
             cols[f"{ARM_WORDS.get(arm, arm)}: {k.replace('_', '-')}"] = arrays[f"{arm}_{k}"].round(3)

@@ -19,7 +19,7 @@ import torch
 
 from modlib import bridge as br
 from modlib import masks, results
-from modlib.bridge import digit_surgery, digits, findings, matched, sprites, unseen, unseen_controls
+from modlib.bridge import digit_surgery, digits, findings, matched, sprites, surgery_fresh, unseen, unseen_controls
 from modlib.bridge.experiment import initial_network, network, scored, stored_mask, unconfounded
 from modlib.redundant_input_toy.members import member_data
 
@@ -172,15 +172,22 @@ def stored() -> dict[str, dict] | None:
     """The stored full results' arrays by name (``toy-a``, ``toy-b``, ``rule2-random-a``,
     ``rule2-random-b``, the same four ``...-fresh``, ``unseen-<f>``, ``matched-<f>``, ``unseen-controls-<f>``,
     ``mnist-a``, ``sprites-monolithic``,
-    ``sprites-compositional``, ``surgery-mnist-seed<k>``), or None where any is missing."""
+    ``sprites-compositional``, ``surgery-mnist-seed<k>``, ``surgery-mnist-fresh-seed<k>``), or None where
+    any is missing."""
     names = [n for b in toy_settings() for n in br.result_names(b)
              + [f"{br.RANDOM_X2}-{f}{br.suffix(b)}" for f in b.formulations]]
     names += [f"{part.RESULT}-{f}" for part in (unseen, matched, unseen_controls)
               for f in br.settings("full").formulations]
     names += [digits.RESULT] + sprites.result_names(sprites.settings("full")) + digit_surgery.names("full")
+    names += fresh_cnns()
     if not all((FULL / f"{n}.json").exists() for n in names):
         return None
     return {n: results.read(FULL / f"{n}.json").arrays for n in names}
+
+
+def fresh_cnns() -> list[str]:
+    """The fresh CNNs' surgery results at full (:mod:`modlib.bridge.surgery_fresh`), in seed order."""
+    return [f"{surgery_fresh.FRESH}-seed{k}" for k in surgery_fresh.fresh_seeds("full")]
 
 
 def toy_settings() -> tuple[br.BridgeSettings, br.BridgeSettings]:
@@ -248,7 +255,8 @@ def decide(mutation: str | None):
                             ctl, names=("untrained_unseen",), layers=arrays[toy]["mask_layers"], key=CONTROLS_KEY), f)
                     findings.unseen_controls_claims(br.merged(br.merged(arrays[toy], blind), ctl), f)
     findings.digit_claims(arrays[digits.RESULT])
-    cut = digit_surgery.stacked([arrays[n] for n in digit_surgery.names("full")])  # the CNNs' surgery
-    findings.surgery_claims(surgery_random(cut) if mutation == "random mask as dense" else cut)
+    for names, fresh in ((digit_surgery.names("full"), False), (fresh_cnns(), True)):  # the CNNs' surgery
+        cut = digit_surgery.stacked([arrays[n] for n in names])
+        findings.surgery_claims(surgery_random(cut) if mutation == "random mask as dense" else cut, fresh)
     findings.all_sprite_claims({m: arrays[sprites.PREFIX + m] for m in models})
     return arrays

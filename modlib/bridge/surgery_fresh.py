@@ -144,3 +144,27 @@ def _settings(profile: str) -> tuple[digits.DigitSettings, networks.ResistSettin
         raise ValueError(f"profile={profile!r} computes no fresh surgery; choose from {', '.join(PROFILES)}")
     d = digits.settings(profile)
     return d, digits.chapter3_settings(profile, d)
+
+
+def run(profile: str, device: torch.device) -> tuple[list[results.Result], list[results.Result]]:
+    """``(recipes, fresh)``: the recipe CNNs' results and the fresh CNNs' at ``profile``
+    (:func:`fetch_recipe`, :func:`fetch_fresh`), in seed order; none outside :data:`PROFILES`."""
+    if profile not in PROFILES:
+        return [], []
+    return ([fetch_recipe(profile, k, device) for k in recipe_seeds(profile)],
+            [fetch_fresh(profile, k, device) for k in fresh_seeds(profile)])
+
+
+def recipe_text(recipes: list[results.Result]) -> str:
+    """The recipe CNNs' fits at every :data:`GRID` point and the point :func:`chosen` picks, in words."""
+    arrays = [r.arrays for r in recipes]
+    pick = chosen(arrays)
+    parts = []
+    for i, point in enumerate(GRID):
+        a = arrays[0]
+        fits = ", ".join(f"{r['fit'][i]:.0%}" for r in arrays)
+        kept_ = ", ".join(f"{100 * r['kept'][i]:.2g}%" for r in arrays)
+        parts.append(f"{int(a['steps'][i])} steps at α {a['alpha'][i]:.0e}: fit {fits} (kept {kept_})"
+                     + (" ← chosen" if point == pick else ""))
+    seeds = ", ".join(str(int(r.config["seed"])) for r in recipes)
+    return f"On CNNs {seeds} (fit, then kept share, per CNN): " + "; ".join(parts)

@@ -1057,3 +1057,34 @@ def conditioning_values(result) -> str:
     return (f"{mean_sd(q['orthogonal'])} on the orthogonal support and {diagonals} on the diagonal at "
             f"δ = 0.2, 0.1 and 0.05 (mean ± sd over {len(q['orthogonal'])} draw seeds; an uncovered pixel "
             f"gives 0.25)")
+
+
+def constant_image(runs, result) -> Finding:
+    """The statement of the book's hypothesis ``slots-constant`` (registered before its result was
+    computed): soft occlusion's slot functions differ from the renderer's by more than a constant
+    image. ``result``: :mod:`modlib.compositional_sprites.constant_image`'s stored result
+    (``r2_in [S]``, ``r2_slot [S, 2]``, ``r2_slot_constant [S, 2]``), its row's seeds trained again;
+    ``runs``: the page's recomputed rows, whose stored slot R² the retrained seeds' is set beside.
+    Per seed that fits (:data:`FIT`), :data:`SLOT_FIT` minus the worse slot's R² after the best
+    constant image, against the constant 0.8 (Student's t)."""
+    from modlib.compositional_sprites.constant_image import ROW
+
+    a = result.arrays
+    fit = a["r2_in"] >= FIT  # [S]
+    worse = a["r2_slot_constant"].min(1)  # [S]
+    effect = stats.paired(np.full(int(fit.sum()), SLOT_FIT), worse[fit])
+    v = claims.decide(f"{CHAPTER}/slots-constant", effect, trained=bool(fit.sum() >= 2),
+                      measurable=effect.measurable)
+    stored = runs.arrays(ROW)["r2_slot"][:len(fit)]
+    gap = float(np.abs(stored - a["r2_slot"]).max())  # the same models trained again: 0 up to rounding
+    same = gap <= 1e-6
+    raw = ", ".join(f"{x:.2f}" for x in a["r2_slot"][fit].mean(0))
+    after = ", ".join(f"{x:.2f}" for x in a["r2_slot_constant"][fit].mean(0))
+    left = f"; {seed_list(~fit)} left out (it did not fit)" if (~fit).any() else ""
+    return claims.statement(
+        v, f"Soft occlusion with a decoder per slot, its seeds trained again ({seed_list(fit)} fit{left}): "
+           f"slot R² (slot 0, slot 1; mean over the seeds that fit) {raw} as drawn, {after} after the best "
+           f"constant image per slot (the worse slot per seed: {', '.join(f'{x:.2f}' for x in worse[fit])}); "
+           f"{SLOT_FIT} minus the worse slot's {_text(effect, v)}. The retrained seeds' slot R² before the "
+           f"constant {'equals' if same else 'differs from'} the stored row's"
+           f"{'' if same else f' (largest difference {gap:.2g})'}.")
