@@ -20,6 +20,9 @@ import numpy as np
 from modlib.masks import MaskSet
 
 TOLERANCE = 0.001  # converged: the kept share fell by at most this over the last quarter of the epochs
+# issue 53's relative rule, fixed before it was applied to any stored search: the kept share fell by at
+# most this share of its last value over the last quarter (0.001 at a kept share of 2%, the papers' range)
+RELATIVE_TOLERANCE = 0.05
 
 
 def kept_share(ms: MaskSet) -> tuple[float, list[float]]:
@@ -54,3 +57,12 @@ def converged(trajectory, tolerance: float = TOLERANCE) -> bool:
     """Whether the kept share (one value per epoch) has stopped falling: it fell by at most
     ``tolerance`` over the last quarter of the epochs (:func:`last_quarter_drop`)."""
     return last_quarter_drop(trajectory) <= tolerance
+
+
+def converged_relative(trajectory, tolerance: float = RELATIVE_TOLERANCE) -> bool:
+    """Whether the kept share (one value per epoch) has stopped falling relative to its size: it fell
+    by at most ``tolerance`` times its last value over the last quarter of the epochs. The same as
+    :func:`converged` at a kept share of ``TOLERANCE / tolerance`` (2%); stricter for a denser mask,
+    looser for a sparser one, whose absolute drop is small because little is left to drop."""
+    kept = np.asarray(trajectory, dtype=float)
+    return last_quarter_drop(kept) <= tolerance * kept[-1]
