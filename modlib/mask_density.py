@@ -66,3 +66,46 @@ def converged_relative(trajectory, tolerance: float = RELATIVE_TOLERANCE) -> boo
     looser for a sparser one, whose absolute drop is small because little is left to drop."""
     kept = np.asarray(trajectory, dtype=float)
     return last_quarter_drop(kept) <= tolerance * kept[-1]
+
+
+def relative_rule_changes(rows: dict) -> tuple[int, list[dict]]:
+    """Where :func:`converged_relative` in place of :func:`converged` would change a search's choice
+    (chapters 5 and 6 choose, among the configurations whose seed-0 mask converged, the one of highest
+    quality; the first of equals). ``rows``: stored results by name, each ``metrics["subroutines"]``
+    holding a search's ``grid`` (:func:`modlib.structural_compositionality.experiment` stores it).
+    Returns the number of searches read and, for each changed one, ``{"name", "subroutine", "book",
+    "relative"}``, the last two the grid entries (``lam``, ``kept``, ``test``) each rule picks."""
+    searched, changed = 0, []
+    for name, r in rows.items():
+        for sub, f in (r.metrics.get("subroutines") or {}).items():
+            grid = f.get("grid")
+            if not grid:
+                continue
+            searched += 1
+            picks = []
+            for rule in (converged, converged_relative):
+                pool = [c for c in grid if rule(c["kept_trajectory"])] or grid
+                picks.append(max(pool, key=lambda c: c["quality"]))  # max keeps the first of equals
+            if picks[0] is not picks[1]:
+                changed.append({"name": name, "subroutine": sub, "book": picks[0], "relative": picks[1]})
+    return searched, changed
+
+
+def relative_rule_text(rows: dict) -> str:
+    """:func:`relative_rule_changes` in words, for a page: how many searches the relative rule leaves
+    as they are, and per changed one both choices with their seed-0 masks' test results after removal
+    (target / other)."""
+    searched, changed = relative_rule_changes(rows)
+    if not searched:
+        return "no search is stored at this profile"
+
+    def pick(c: dict) -> str:
+        target, other = c["test"]["complement"]
+        return f"×{c['lam']:g}, {c['kept']:.2%} kept, removal leaving {target:.2f} / {other:.2f}"
+
+    said = "; ".join(f"{c['name']}, {c['subroutine']}: {pick(c['relative'])} (target / other, its seed-0 mask, "
+                     f"test set) instead of {pick(c['book'])}" for c in changed)
+    return (f"a rule relative to the kept share (a fall of at most {RELATIVE_TOLERANCE:.0%} of the last kept share "
+            f"over the last quarter, fixed before it was applied; checked after the results were seen) chooses as "
+            f"the book's rule does in {searched - len(changed)} of {searched} searches"
+            + (f"; where not, {said}" if changed else ""))

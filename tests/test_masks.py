@@ -642,3 +642,30 @@ def test_a_kept_share_still_falling_in_its_last_quarter_has_not_converged():
     assert not mask_density.converged([0.5, 0.2, 0.1, 0.08, 0.06, 0.055, 0.052, 0.05])
     assert mask_density.last_quarter_drop([0.5, 0.2, 0.1, 0.08, 0.06, 0.055, 0.052, 0.05]) == pytest.approx(0.005)
     assert mask_density.converged([0.3])  # one epoch: nothing to fall over
+
+
+def test_the_relative_convergence_rule_scales_with_the_kept_share_and_says_where_it_moves_a_choice():
+    from types import SimpleNamespace
+
+    from modlib import mask_density
+
+    # five epochs: the last quarter is the last step
+    sparse = [0.05, 0.02, 0.01, 0.006, 0.004]  # fell 0.002: neither rule passes it
+    dense = [0.5, 0.3, 0.2, 0.1995, 0.199]  # fell 0.0005 of 0.2: both rules pass it
+    tiny = [0.05, 0.01, 0.006, 0.0045, 0.004]  # fell 0.0005 of 0.004 (12%): only the absolute rule passes it
+    assert not mask_density.converged(sparse) and not mask_density.converged_relative(sparse)
+    assert mask_density.converged(dense) and mask_density.converged_relative(dense)
+    assert mask_density.converged(tiny) and not mask_density.converged_relative(tiny)
+
+    def entry(lam, trajectory, quality):
+        return {"lam": lam, "kept": trajectory[-1], "kept_trajectory": trajectory, "quality": quality,
+                "test": {"complement": [0.2, 0.9]}}
+
+    grid = [entry(30, dense, 0.5), entry(100, tiny, 0.9)]  # the book's rule takes the sparser, better one
+    rows = {"m-0": SimpleNamespace(metrics={"subroutines": {"inside": {"grid": grid}}}),
+            "m-1": SimpleNamespace(metrics={"subroutines": {"inside": {"grid": grid[:1]}}})}
+    searched, changed = mask_density.relative_rule_changes(rows)
+    assert searched == 2 and [(c["name"], c["book"]["lam"], c["relative"]["lam"]) for c in changed] == [("m-0", 100, 30)]
+    text = mask_density.relative_rule_text(rows)
+    assert "in 1 of 2 searches" in text and "m-0, inside: ×30" in text
+    assert mask_density.relative_rule_text({}) == "no search is stored at this profile"
