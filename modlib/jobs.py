@@ -138,8 +138,14 @@ def _resists(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
 
 
 def _masks(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
-    return {f"{md.CHAPTER}/{job[1]}": ((), lambda d, j=job: md.fetch_job(j, profile, d))
-            for job in md.all_jobs(profile)}
+    from modlib.weight_masks import cnn_alpha as md_cnn_alpha
+
+    out = {f"{md.CHAPTER}/{job[1]}": ((), lambda d, j=job: md.fetch_job(j, profile, d))
+           for job in md.all_jobs(profile)}
+    if profile == "full":  # issue 52: the CNNs' class masks at a stronger regulariser
+        out.update({f"{md.CHAPTER}/{md_cnn_alpha.name(k)}": ((), lambda d, k=k: md_cnn_alpha.fetch(profile, k, d))
+                    for k in md_cnn_alpha.seeds(profile)})
+    return out
 
 
 def _structure(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:

@@ -1086,3 +1086,30 @@ def added_claims(d: dict, chance: float = 0.01) -> list[stats.Claim]:
     if "cnn" in d:
         out += class_layers(d["cnn"])
     return out
+
+
+def cnn_alpha(page: list[dict], stronger: list[dict], alpha: float, page_alpha: float) -> stats.Claim:
+    """The book's hypothesis ``cnn-alpha`` (issue 52; :mod:`modlib.weight_masks.cnn_alpha`): the
+    class-layer runs' CNNs at the page's α (``page``, as :func:`cnn_layers` reads them) and the same
+    CNNs' masks at the stronger ``alpha`` (``stronger``), paired by CNN over the first
+    ``len(stronger)``: per CNN, the mean over its ten classes of the share of accuracy (under the
+    all-classes mask of the same α) the removed class loses, stronger minus page's."""
+    n = len(stronger)
+    a, b = cnn_layers(page[:n]), cnn_layers(stronger)
+
+    def lost(c: dict) -> tuple[np.ndarray, np.ndarray]:  # [nets] share lost, [nets] mean under the reference
+        own, reference = (np.stack([x[k] for x in c["accs"]]) for k in ("own", "reference"))
+        return ((reference - own) / np.maximum(reference, 1e-9)).mean(1), reference.mean(1)
+
+    (lost_a, ref_a), (lost_b, ref_b) = lost(a), lost(b)
+    e = stats.paired(lost_b, lost_a, unit="network")
+    kept_a, kept_b = (kept_share(c["kept"], c["sizes"]) for c in (a, b))  # [nets, 11]
+    v = _decide("cnn-alpha", e, trained=bool(min(ref_a.min(), ref_b.min()) >= CNN_TRAINED),
+                controls=not (degenerate(a["kept"]) or degenerate(b["kept"])))
+    return _say(v, (
+        f"The same {n} CNN{'s' if n > 1 else ''} and mask seeds, every mask at α = {alpha:g} against the page's "
+        f"{page_alpha:g}: a removed class loses {mean_pm(lost_b)} of its accuracy against {mean_pm(lost_a)} (per "
+        f"CNN, the mean over its ten classes); the class masks keep {_pct(kept_b[:, 1:])} of the masked weights "
+        f"against {_pct(kept_a[:, 1:])}, the all-classes masks {_pct(kept_b[:, 0])} against {_pct(kept_a[:, 0])}; "
+        f"mean accuracy under the all-classes mask {mean_pm(ref_b)} against {mean_pm(ref_a)}. Stronger minus "
+        f"the page's, per CNN: {e.text()}."))
