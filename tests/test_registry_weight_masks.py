@@ -10,7 +10,7 @@ import pytest
 
 from modlib import claims, stats
 from modlib import weight_masks as wm
-from modlib.weight_masks import findings
+from modlib.weight_masks import cnn_alpha, findings
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTER = "weight_masks"
@@ -96,7 +96,11 @@ def statements():
                            tc._stacked(runs, "kept"), wm.mask_sizes("double", wm.settings("full").hidden))
     _, removal = tc._class_removal()
     _, added = tc._added("width*", "alphacurve*", "authors*", "copyweight*", "reuse*", "cnnlayers*", "heldout*")
-    return [*spec.values(), *reuse, *removal.values(), *added.values()]
+    tc.load(wm.CHAPTER, "cnnalpha*")  # the class masks at a stronger regulariser (issue 52)
+    strong = cnn_alpha.points(cnn_alpha.stored("full"))
+    page = wm.curves("full", wm.collect("full"))["cnnlayers"]
+    alpha = findings.cnn_alpha(page, strong, cnn_alpha.ALPHA, wm.settings("full").cnn_alpha)
+    return [*spec.values(), *reuse, *removal.values(), *added.values(), alpha]
 
 
 def test_every_verdict_on_the_stored_results_is_a_registered_claim(statements):
