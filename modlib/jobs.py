@@ -47,6 +47,7 @@ import torch
 
 from modlib import profiles, results
 from modlib.batch import check_writable
+from modlib.bridge import digit_cut as br_cut
 from modlib.bridge import digit_surgery as br_surgery
 from modlib.bridge import surgery_fresh as br_surgery_fresh
 from modlib.bridge import digits as br_digits
@@ -217,6 +218,7 @@ def _bridge(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
         out.update({f"{br.CHAPTER}/{br_surgery_fresh.FRESH}-seed{k}": (
                         recipes, lambda d, k=k: br_surgery_fresh.fetch_fresh(profile, k, d))
                     for k in br_surgery_fresh.fresh_seeds(profile)})
+        out[f"{br.CHAPTER}/{br_cut.RESULT}"] = ((), lambda d: br_cut.fetch(profile, d))  # the cut without a mask
     out.update({f"{br.CHAPTER}/{br_sprites.PREFIX}{m}": ((), lambda d, m=m: br_sprites.fetch(profile, m, d))
                 for m in br_sprites.settings(profile).models})
     return out
