@@ -12,7 +12,7 @@ import torch
 
 from modlib import bridge as br
 from modlib import claims, results, stats
-from modlib.bridge import digit_surgery, surgery_fresh
+from modlib.bridge import digit_cut, digit_surgery, surgery_fresh
 from modlib.bridge import digits as bd
 from modlib.bridge import findings
 from modlib.bridge import sprites as brs
@@ -31,7 +31,7 @@ def printed():
     names = [n for t in toys for n in br.result_names(t) + [f"{br.RANDOM_X2}-{f}{br.suffix(t)}" for f in t.formulations]]
     names += [bd.RESULT] + brs.result_names(brs.settings("full"))
     names += [f"{part.RESULT}-{f}" for part in (unseen, matched, unseen_controls) for f in b.formulations]
-    names += digit_surgery.names("full") + surgery_fresh.names("full")
+    names += digit_surgery.names("full") + surgery_fresh.names("full") + [digit_cut.RESULT]
     if not all((ROOT / "notebooks" / "results" / "full" / CHAPTER / f"{n}.json").exists() for n in names):
         pytest.skip("chapter 7's full results are not all stored")
     claims.forget(CHAPTER)
@@ -54,8 +54,9 @@ def printed():
     found += findings.digit_claims(mn)
     with results.store_only():  # the surgery on the CNNs
         found += findings.surgery_claims(digit_surgery.stacked([r.arrays for r in digit_surgery.run("full", CPU)]))
-        fresh_cut = surgery_fresh.run("full", CPU)[1]  # ... and on fresh CNNs
-        found += findings.surgery_claims(digit_surgery.stacked([r.arrays for r in fresh_cut]), fresh=True)
+        fresh_cut = digit_surgery.stacked([r.arrays for r in surgery_fresh.run("full", CPU)[1]])  # fresh CNNs
+        found += findings.surgery_claims(fresh_cut, fresh=True)
+        found += findings.cut_claims(digit_cut.fetch("full", CPU).arrays, fresh_cut)  # the cut without a mask
     found += [c for cs in findings.all_sprite_claims(sa).values() for c in cs]
     return {c.name: c for c in found}, dict(claims.decisions(CHAPTER)), arrays
 

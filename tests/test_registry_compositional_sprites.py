@@ -13,7 +13,7 @@ import pytest
 from modlib import claims, stats
 from modlib import compositional_sprites as cs
 from modlib import results
-from modlib.compositional_sprites import causes, conditioning, findings, longer
+from modlib.compositional_sprites import causes, conditioning, constant_image, findings, longer
 from test_claims import SHARPNESS, _recomputed
 
 CHAPTER = cs.CHAPTER
@@ -45,6 +45,7 @@ def page():
     crossed = _recomputed([causes.PREFIX + row for row in causes.DECOUPLED]).rows
     found.update({f.verdict.claim.split("/")[1]: f for f in findings.decoupled(drawn, crossed)})  # by id
     found["late seeds"] = findings.longer(drawn, longer.stored("full"))  # a check
+    found["slots-constant"] = findings.constant_image(drawn, constant_image.stored("full"))  # issue 52
     return found, claims.decisions(CHAPTER)
 
 

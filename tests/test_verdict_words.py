@@ -176,12 +176,12 @@ def test_each_chapters_key_says_how_many_of_its_claims_were_written_down_after_t
     # chapter 2: its conditioning claim was registered before its result was computed (its note and the
     # ledger say so), its monolithic claim after (its note), alpha-open-more and the four claims on the
     # crossed rows (issue 52) before their newest results (their notes, and the commits that registered
-    # them); the rest by the commit that registered them against the times their results were computed,
+    # them), slots-constant (issue 52) before its result; the rest by the commit that registered them against the times their results were computed,
     # as the claims ledger dates them. One claim is "its", not "their" (issue 57)
     assert claims.post_hoc("compositional_sprites/monolithic") == claims.POST_HOC
     assert claims.post_hoc("compositional_sprites/conditioning") == ""
     said = claims.when_registered("compositional_sprites")
-    assert "1 before its results were computed" in said and "(post hoc)" in said, said
+    assert "2 before their results were computed" in said and "(post hoc)" in said, said  # + slots-constant
     assert "5 before the newest results they read were computed (older ones were already stored)" in said, said
     assert "not dated" not in said, said
     assert claims.when_registered("weight_masks").startswith("All 24 claims")

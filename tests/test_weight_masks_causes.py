@@ -280,8 +280,9 @@ def test_the_reuse_control_needs_the_copied_network_to_work():
     assert f"**this control cannot be read here**{late}: the copied network's pair masks alone keep less" in apart.text
     assert f"**this control cannot be read here**{late}: for the same reason (paired t interval" in clear.text
     assert "**check passed**" in found[0].text and "**check passed**" in found[1].text
-    # the good news for the reuse verdict is printed only where both checks passed
-    assert "Both checks passed, which is good news" in found[0].text
+    # the reading for the reuse verdict is printed only where both checks passed, with its limits
+    assert "Both checks passed: the test finds reuse where it is built in whole" in found[0].text
+    assert "a partial reuse could still be missed" in found[0].text
     assert "good news" not in apart.text and "backs neither reading" in apart.text
     # forced pairs that overlap no more than the network's own: the measure does not find reuse
     low = findings.reuse_control(_copy(rng, forced=0.1))[0]

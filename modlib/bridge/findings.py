@@ -490,7 +490,10 @@ KINDS = {"inside": "the Y1 subnetwork scores above the full network",
                                "\"use X2\" mask's choice too (random masks, same per-layer counts, in its place)",
          "repair-excl-needs-mask": "rule 2 with the \"use X2\" mask repairs more than with the random "
                                    "masks, same per-layer counts",
-         "predicts": "the Y1 and \"use X2\" masks' overlap above chance predicts held-out accuracy"}
+         "predicts": "the Y1 and \"use X2\" masks' overlap above chance predicts held-out accuracy",
+         "cut-dense": "(no mask) zeroing the dense weights that read only the right-hand digit repairs the CNN",
+         "cut-input": "(no mask) blanking the right half of every pair repairs the CNN",
+         "excl-vs-cut": "(rule 2) ... more than the dense cut that needs no mask"}
 # the hypothesis registered for the fresh networks alone (exploratory on the chapter's own)
 FRESH_ONLY = {"kept-x2-predicts": "the \"use X2\" mask's kept share predicts held-out accuracy"}
 # experiments 1 and 2 with masks that never saw the held-out cell (modlib.bridge.unseen)
@@ -520,7 +523,9 @@ WHOLE = {"not-any": "the Y1 subnetwork scores above a random subnetwork as large
          "not-any-unseen": "the Y1 subnetwork of a mask that never saw the held-out cell scores above a random "
                            "subnetwork as large per layer",
          "built-unseen": "the Y1 subnetwork of a mask that never saw the held-out cell scores above the same "
-                         "mask's in the untrained weights at matched density"}
+                         "mask's in the untrained weights at matched density",
+         "excl-vs-cut": "(rule 2) removing the \"use X2\" weights the Y1 mask does not keep repairs the CNN more "
+                        "than zeroing the dense weights that read only the right-hand digit"}
 WHERE = {"a": "chapter 1's toy, formulation (a)", "b": "chapter 1's toy, formulation (b)",
          "mnist": "chapter 3's CNNs", "monolithic": "chapter 2's monolithic decoders",
          "compositional": "chapter 2's compositional decoders"}
@@ -569,6 +574,10 @@ MEANS = {"inside": ("a subnetwork inside gets the held-out cell right", "no such
          "repair-unseen": ("the surgery repairs without a mask that saw the held-out cell", "no repair"),
          "repair-unseen-vs-random": ("the blind masks' cut beats random weights outside their Y1 mask",
                                      "no better than random weights outside that Y1 mask"),
+         "cut-dense": ("a cut that needs no mask repairs the CNNs", "no repair"),
+         "cut-input": ("removing the right-hand digit from the input repairs the CNNs", "no repair"),
+         "excl-vs-cut": ("for the mask: rule 2 repairs more than the cut that needs none",
+                         "the cut that needs no mask repairs as much"),
          "kept-x2-predicts": ("the \"use X2\" mask's kept share predicts which networks generalize",
                               f"not at the registered size: the whole interval lies below {RHO:g}")}
 # a "does not hold" whose whole interval lies on the other side of 0 (:func:`opposite`), where "no
@@ -1590,3 +1599,64 @@ def shown_table(frame, height: str | None = "28em"):
     if height is None:
         return HTML(body)
     return HTML(f'<div style="max-height: {height}; overflow: auto">{body}</div>')
+
+
+# ---------------------------------------------------------------- the cut that needs no mask (CNNs)
+
+CUT_KINDS = ("cut-dense", "cut-input")
+
+
+def cut_claims(cut: dict, fresh: dict | None = None) -> list[stats.Claim]:
+    """The CNN's cuts that need no mask (:mod:`modlib.bridge.digit_cut`; ``cut`` its arrays, one row
+    per CNN, seeds in ``seed``): each cut against the full CNN over the failing CNNs
+    (:func:`digit_failing`), by :func:`both`, paired by seed; and, given ``fresh`` (the fresh CNNs'
+    surgery, :func:`modlib.bridge.digit_surgery.stacked`), rule 2 against the dense cut on those
+    CNNs, gated as :func:`surgery_claims` gates rule 2."""
+    from modlib.resists_at_scale.findings import TRAINED as CH3_TRAINED
+
+    f = digit_failing(cut)
+    trained = float(np.median(cut["full_train"])) >= CH3_TRAINED
+    where = f"chapter 3's setting-A CNNs (seeds {_seeds_text(cut['seed'])}), the {int(f.sum())} of {f.size} that fail"
+    out = []
+    for kind, arm, says in (("cut-dense", "cut_dense", "zeroing the dense layer's weights from the feature columns "
+                             "that read only the right-hand digit"),
+                            ("cut-input", "cut_input", "blanking the right half of every pair")):
+        e = stats.paired(both(cut, arm)[f], both(cut, "full")[f])
+        key = f"{CHAPTER}/{kind}-mnist"
+        v = registry.decide(key, e, trained=trained)
+        out.append(registry.statement(v, f"In {where}, {says} changes the worse of held-out and training accuracy: "
+                                         f"{e.text(margin=registry.get(key).margin)}."))
+    if fresh is not None:
+        n = len(fresh["full_held_out"])  # the cut's seeds end with the fresh CNNs'
+        merged = {**fresh, **{f"cut_dense_{k}": cut[f"cut_dense_{k}"][-n:] for k in ("held_out", "train")}}
+        table = [("excl-vs-cut", "ablated_excl", "cut_dense", ("x2", "y1", "excl"),
+                  "rule 2 (the \"use X2\" mask's weights outside the Y1 mask removed) scores above the cut that needs "
+                  "no mask (the right-only dense weights zeroed)")]
+        fits = {"y1": float(np.median(fresh["sub_unconfounded"])), "x2": float(np.median(fresh["x2_fit"]))}
+        fits["excl"] = fits["y1"]
+
+        def kept_ok(m: str) -> bool:
+            return float(np.median(fresh["kept_excl"])) > 0 if m == "excl" else _digit_kept_ok(fresh, m)
+
+        g = digit_failing(fresh)
+        out += decided(merged, g, table, "mnist" + FRESH,
+                       f"fresh CNNs of chapter 3's setting-A recipe, the {int(g.sum())} of {g.size} that fail",
+                       float(np.median(fresh["full_train"])) >= CH3_TRAINED, fits, kept_ok,
+                       {"y1": "the Y1 mask names the left-hand digit",
+                        "x2": "the \"use X2\" mask names the right-hand digit"})
+    return out
+
+
+def _seeds_text(seeds) -> str:
+    seeds = [int(s) for s in seeds]
+    return f"{seeds[0]}-{seeds[-1]}" if seeds == list(range(seeds[0], seeds[-1] + 1)) else ", ".join(map(str, seeds))
+
+
+def cut_same(cut: dict, *surgeries: dict) -> float:
+    """The largest difference between the cut's full CNNs' scores and the surgeries' (``surgeries``:
+    stacked arrays in the cut's seed order, concatenated): 0 where each CNN trained again is the
+    surgery's own."""
+    keys = [f"full_{k}" for k in ("held_out", "train", "unconfounded", "swapped")]
+    theirs = {k: np.concatenate([s[k] for s in surgeries]) for k in keys}
+    n = len(theirs[keys[0]])
+    return float(max(np.abs(cut[k][:n] - theirs[k]).max() for k in keys))

@@ -19,7 +19,8 @@ import torch
 
 from modlib import bridge as br
 from modlib import masks, results
-from modlib.bridge import digit_surgery, digits, findings, matched, sprites, surgery_fresh, unseen, unseen_controls
+from modlib.bridge import (digit_cut, digit_surgery, digits, findings, matched, sprites, surgery_fresh, unseen,
+                           unseen_controls)
 from modlib.bridge.experiment import initial_network, network, scored, stored_mask, unconfounded
 from modlib.redundant_input_toy.members import member_data
 
@@ -172,14 +173,14 @@ def stored() -> dict[str, dict] | None:
     """The stored full results' arrays by name (``toy-a``, ``toy-b``, ``rule2-random-a``,
     ``rule2-random-b``, the same four ``...-fresh``, ``unseen-<f>``, ``matched-<f>``, ``unseen-controls-<f>``,
     ``mnist-a``, ``sprites-monolithic``,
-    ``sprites-compositional``, ``surgery-mnist-seed<k>``, ``surgery-mnist-fresh-seed<k>``), or None where
-    any is missing."""
+    ``sprites-compositional``, ``surgery-mnist-seed<k>``, ``surgery-mnist-fresh-seed<k>``, ``cut-mnist``), or None
+    where any is missing."""
     names = [n for b in toy_settings() for n in br.result_names(b)
              + [f"{br.RANDOM_X2}-{f}{br.suffix(b)}" for f in b.formulations]]
     names += [f"{part.RESULT}-{f}" for part in (unseen, matched, unseen_controls)
               for f in br.settings("full").formulations]
     names += [digits.RESULT] + sprites.result_names(sprites.settings("full")) + digit_surgery.names("full")
-    names += fresh_cnns()
+    names += fresh_cnns() + [digit_cut.RESULT]
     if not all((FULL / f"{n}.json").exists() for n in names):
         return None
     return {n: results.read(FULL / f"{n}.json").arrays for n in names}
@@ -256,7 +257,9 @@ def decide(mutation: str | None):
                     findings.unseen_controls_claims(br.merged(br.merged(arrays[toy], blind), ctl), f)
     findings.digit_claims(arrays[digits.RESULT])
     for names, fresh in ((digit_surgery.names("full"), False), (fresh_cnns(), True)):  # the CNNs' surgery
-        cut = digit_surgery.stacked([arrays[n] for n in names])
-        findings.surgery_claims(surgery_random(cut) if mutation == "random mask as dense" else cut, fresh)
+        surgery = digit_surgery.stacked([arrays[n] for n in names])
+        surgery = surgery_random(surgery) if mutation == "random mask as dense" else surgery
+        findings.surgery_claims(surgery, fresh)
+    findings.cut_claims(arrays[digit_cut.RESULT], surgery)  # the cut without a mask, beside the fresh CNNs' rule 2
     findings.all_sprite_claims({m: arrays[sprites.PREFIX + m] for m in models})
     return arrays
