@@ -184,3 +184,50 @@ def test_the_fresh_copies_are_decided_for_their_own_claims_and_shown_beside_the_
     assert list(table.columns)[1:3] == ["chapter 3's CNNs, setting A", "fresh CNNs, setting A"]
     assert table.iloc[2, 2].startswith("✓") or "holds" in table.iloc[2, 2]
     assert list(findings.surgery_table(a, first_seed=5)["seed"]) == [5, 6, 7, 8, 9]
+
+
+def test_the_right_only_columns_see_only_the_right_hand_digit_and_the_dense_cut_removes_their_weights():
+    from modlib.bridge import digit_cut
+
+    torch.manual_seed(0)
+    net = rn.digit_cnn().eval()
+    features = net[:5]  # the two convolutions: [B, 64, 11, 25]
+    x = torch.rand(4, 1, 28, 56)
+    left = x.clone()
+    left[..., :digit_cut.HALF] = torch.rand(4, 1, 28, digit_cut.HALF)  # a new left half
+    cols = digit_cut.right_columns()
+    with torch.no_grad():
+        a, b = features(x), features(left)
+    assert torch.equal(a[..., cols], b[..., cols])  # the right-only columns do not see the left half
+    others = [q for q in range(a.shape[-1]) if q not in cols]
+    assert not torch.equal(a[..., others[-1:]], b[..., others[-1:]])  # the last column before them does
+    cut = digit_cut.dense_cut(net)
+    assert set(cut) == set(bd.LAYERS) and all(not cut[k].any() for k in bd.LAYERS if k != digit_cut.DENSE)
+    assert int(cut[digit_cut.DENSE].sum()) == 64 * 64 * 11 * len(cols)
+    blank = digit_cut.blank_right({"s": (x, torch.zeros(4))})["s"][0]
+    assert (blank[..., digit_cut.HALF:] == 0).all() and torch.equal(blank[..., :digit_cut.HALF], x[..., :digit_cut.HALF])
+
+
+def test_the_cut_claims_follow_the_numbers_and_rule_2_is_set_beside_the_dense_cut():
+    from modlib import claims as registry
+    from modlib import stats
+
+    n = 10
+    rng = np.random.default_rng(1)
+    cut = {"seed": np.arange(n)}
+    for arm, held in (("full", 0.70), ("cut_dense", 0.85), ("cut_input", 0.70)):
+        for k in bd.SETS:
+            cut[f"{arm}_{k}"] = (held + rng.normal(0, 0.005, n)).astype(np.float32)
+        cut[f"{arm}_train"] = cut[f"{arm}_held_out"] + 0.1
+    cut["full_train"] = np.full(n, 0.97, dtype=np.float32)
+    fresh = _made_up(rule2=0.6, random_x2=0.3)  # rule 2 below the dense cut's 0.85
+    fresh["full_train"] = np.full(5, 0.97, dtype=np.float32)
+    with registry.apart() as decided:
+        found = findings.cut_claims(cut, fresh)
+    assert decided["bridge/cut-dense-mnist"].outcome == stats.REPRODUCED
+    assert decided["bridge/cut-input-mnist"].outcome != stats.REPRODUCED
+    assert decided["bridge/excl-vs-cut-mnist-fresh"].outcome != stats.REPRODUCED  # the cut repairs more
+    assert {c.name for c in found} == {"cut-dense-mnist", "cut-input-mnist", "excl-vs-cut-mnist-fresh"}
+    assert findings.cut_same({**cut, "full_unconfounded": cut["full_held_out"], "full_swapped": cut["full_held_out"]},
+                             {k: cut[k] for k in ("full_held_out", "full_train")} | {
+                                 "full_unconfounded": cut["full_held_out"], "full_swapped": cut["full_held_out"]}) == 0
