@@ -490,10 +490,11 @@ KINDS = {"inside": "the Y1 subnetwork scores above the full network",
                                "\"use X2\" mask's choice too (random masks, same per-layer counts, in its place)",
          "repair-excl-needs-mask": "rule 2 with the \"use X2\" mask repairs more than with the random "
                                    "masks, same per-layer counts",
-         "predicts": "the Y1 and \"use X2\" masks' overlap above chance predicts held-out accuracy",
-         "cut-dense": "(no mask) zeroing the dense weights that read only the right-hand digit repairs the CNN",
-         "cut-input": "(no mask) blanking the right half of every pair repairs the CNN",
-         "excl-vs-cut": "(rule 2) ... more than the dense cut that needs no mask"}
+         "predicts": "the Y1 and \"use X2\" masks' overlap above chance predicts held-out accuracy"}
+# the CNNs' cuts that need no mask, and rule 2 beside them (modlib.bridge.digit_cut): no toy row
+CUT_ROWS = {"cut-dense": "(no mask) zeroing the dense weights that read only the right-hand digit repairs the CNN",
+            "cut-input": "(no mask) blanking the right half of every pair repairs the CNN",
+            "excl-vs-cut": "(rule 2) ... more than the dense cut that needs no mask"}
 # the hypothesis registered for the fresh networks alone (exploratory on the chapter's own)
 FRESH_ONLY = {"kept-x2-predicts": "the \"use X2\" mask's kept share predicts held-out accuracy"}
 # experiments 1 and 2 with masks that never saw the held-out cell (modlib.bridge.unseen)
@@ -506,7 +507,7 @@ UNSEEN_KINDS = {"inside-unseen": "the Y1 subnetwork of a mask that never saw the
                 "repair-unseen-vs-random": "... more than removing random weights, same count, outside that Y1 "
                                            "mask"}
 MATCHED_KINDS = {"built-matched": "the Y1 subnetwork scores above the untrained weights' one at matched density"}
-ROW_WORDS = {**KINDS, **FRESH_ONLY, **UNSEEN_KINDS, **MATCHED_KINDS}  # every toy claim's row in a verdict table
+ROW_WORDS = {**KINDS, **FRESH_ONLY, **UNSEEN_KINDS, **MATCHED_KINDS, **CUT_ROWS}  # every claim's row in a verdict table
 
 # the claims whose table row continues the one above ("... and above ..."), as one sentence each
 WHOLE = {"not-any": "the Y1 subnetwork scores above a random subnetwork as large per layer",
