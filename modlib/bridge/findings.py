@@ -1661,3 +1661,17 @@ def cut_same(cut: dict, *surgeries: dict) -> float:
     theirs = {k: np.concatenate([s[k] for s in surgeries]) for k in keys}
     n = len(theirs[keys[0]])
     return float(max(np.abs(cut[k][:n] - theirs[k]).max() for k in keys))
+
+
+def cut_table(found: list[stats.Claim]):
+    """The verdicts of :func:`cut_claims` as one table (a ``pandas.DataFrame``; the statements are
+    in the appendix): a row per claim, the CNNs it reads, its mark and what it means (:func:`meaning`)."""
+    import pandas as pd
+
+    rows = []
+    for c in found:
+        fresh = c.name.endswith(FRESH)
+        kind = c.name.removesuffix(FRESH).rsplit("-", 1)[0]
+        rows.append([ROW_WORDS[kind], "fresh CNNs" if fresh else "every CNN", _cell(c),
+                     meaning(kind, [c.verdict.outcome], [opposite(c)])])
+    return pd.DataFrame(rows, columns=["claim, on the failing CNNs", "CNNs", "verdict", "what it means"])
