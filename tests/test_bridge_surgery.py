@@ -59,7 +59,11 @@ def test_the_surgery_reads_experiment_ones_cnn_and_y1_mask(smoke):
 def test_no_surgery_at_default_and_one_result_per_cnn_at_full():
     assert ds.names("default") == []
     assert ds.names("full") == [f"surgery-mnist-seed{k}" for k in range(bd.settings("full").seeds)]
-    assert [n for n in jobs.jobs(["bridge"], "full") if "surgery" in n] == [f"bridge/{n}" for n in ds.names("full")]
+    from modlib.bridge import surgery_fresh
+
+    # experiment 1's CNNs, then the recipe CNNs and the fresh ones (issue 53), and the cut on all of them
+    expected = ds.names("full") + surgery_fresh.names("full") + ["cut-mnist"]
+    assert [n for n in jobs.jobs(["bridge"], "full") if "surgery" in n or "cut-" in n] == [f"bridge/{n}" for n in expected]
     with pytest.raises(ValueError, match="seed=7.*CNNs 0 to 0"):
         ds.fetch("smoke", 7, CPU)
 
