@@ -648,7 +648,7 @@ def test_added_class_removal_over_three_cnns_is_decided_and_placed():
     assert decided_or_wide(found[name]), found[name].text
     # the collapse's size cannot be decided (issue 52: the paper gives none); as registered, it was decided
     gone = found["the removed class collapses, over networks"]
-    assert gone.outcome == stats.UNDECIDED and "no size" in gone.text, gone.text
+    assert gone.outcome == stats.UNDECIDED and "gives no number" in gone.text, gone.text
     assert claims.decisions(wm.CHAPTER)[gone.verdict.claim].registered_outcome != stats.UNDECIDED
     assert "classes are removed mostly in the dense layer before the output" in found
     np.testing.assert_array_equal(d["cnn"]["dropped"][..., -1], 0)  # the output layer's mask is fixed

@@ -81,7 +81,7 @@ def test_class_removal_from_one_network_cannot_be_decided():
     # the collapse claim cannot be decided (issue 52: the paper gives no size for "drops significantly");
     # under the stand-in it was registered with, the partial drop is not a collapse
     assert selective.outcome == stats.REPRODUCED and collapse.outcome == stats.UNDECIDED
-    assert "no size" in collapse.text and "as registered: ✗ not reproduced" in collapse.text, collapse.text
+    assert "gives no number" in collapse.text and "as registered: ✗ not reproduced" in collapse.text, collapse.text
 
 
 def test_reuse_is_not_read_from_masks_that_fail_their_own_pair():

@@ -414,7 +414,7 @@ def test_an_added_result_depends_only_on_its_config_and_seed():
             np.testing.assert_array_equal(again[k], first[n][k], err_msg=f"{n}: {k}")
 
 
-def _class_run(lost: float, kept: float) -> dict:
+def _alpha_run(lost: float, kept: float) -> dict:
     """A class-layer run (:func:`modlib.weight_masks.causes.class_layers`' arrays) whose removed class
     keeps ``1 - lost`` of its accuracy (0.9 under the all-classes mask), every mask keeping ``kept``."""
     confusion = np.zeros((11, 10, 10))
@@ -431,17 +431,17 @@ def _class_run(lost: float, kept: float) -> dict:
 
 
 def test_cnn_alpha_reads_the_stronger_masks_against_the_same_cnns_and_notices_the_framing():
-    page = [_class_run(lost, 0.2) for lost in (0.20, 0.25, 0.22)]
+    page = [_alpha_run(lost, 0.2) for lost in (0.20, 0.25, 0.22)]
     with claims.apart() as decided:
-        findings.cnn_alpha(page, [_class_run(lost, 0.1) for lost in (0.60, 0.66, 0.58)], 1e-3, 3e-4)
+        findings.cnn_alpha(page, [_alpha_run(lost, 0.1) for lost in (0.60, 0.66, 0.58)], 1e-3, 3e-4)
     assert decided["weight_masks/cnn-alpha"].outcome == stats.REPRODUCED
     with claims.apart() as decided:  # the stronger masks lose no more: the hypothesis does not hold
-        f = findings.cnn_alpha(page, [_class_run(lost, 0.1) for lost in (0.19, 0.26, 0.21)], 1e-3, 3e-4)
+        f = findings.cnn_alpha(page, [_alpha_run(lost, 0.1) for lost in (0.19, 0.26, 0.21)], 1e-3, 3e-4)
     assert decided["weight_masks/cnn-alpha"].outcome == stats.NOT_REPRODUCED
     assert "every mask at α = 0.001 against the page's 0.0003" in f.text
     with claims.apart() as decided:  # a mask that keeps nothing: the control fails, nothing is decided
-        findings.cnn_alpha(page, [_class_run(lost, 0.0) for lost in (0.60, 0.66, 0.58)], 1e-3, 3e-4)
+        findings.cnn_alpha(page, [_alpha_run(lost, 0.0) for lost in (0.60, 0.66, 0.58)], 1e-3, 3e-4)
     assert decided["weight_masks/cnn-alpha"].outcome == stats.UNDECIDED
     with claims.apart() as decided:  # two stored: paired over the first two CNNs
-        findings.cnn_alpha(page, [_class_run(lost, 0.1) for lost in (0.60, 0.66)], 1e-3, 3e-4)
+        findings.cnn_alpha(page, [_alpha_run(lost, 0.1) for lost in (0.60, 0.66)], 1e-3, 3e-4)
     assert decided["weight_masks/cnn-alpha"].units == 2

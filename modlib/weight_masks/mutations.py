@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from modlib.weight_masks import experiment, findings
+from modlib.weight_masks import cnn_alpha, experiment, findings
 from modlib.weight_masks.causes import mask_sizes
 from modlib.weight_masks.protocol import CHANCE, removal_accuracy
 
@@ -105,4 +105,7 @@ def decide(mutation: str | None):
         cv[key] = [change(p) for p in cv[key]]
     d = findings.added(cv, c.depth, experiment.shape_name(s.hidden), experiment.shape_name(c.reuse_hidden))
     findings.added_claims(d, chance)
+    strong = [change(p) for p in cnn_alpha.points(cnn_alpha.stored("full"))]  # the class masks at a stronger α
+    if strong:
+        findings.cnn_alpha(cv["cnnlayers"], strong, cnn_alpha.ALPHA, s.cnn_alpha)
     return found
