@@ -219,6 +219,7 @@ def _bridge(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
                         recipes, lambda d, k=k: br_surgery_fresh.fetch_fresh(profile, k, d))
                     for k in br_surgery_fresh.fresh_seeds(profile)})
         out[f"{br.CHAPTER}/{br_cut.RESULT}"] = ((), lambda d: br_cut.fetch(profile, d))  # the cut without a mask
+        out[f"{br.CHAPTER}/{br_cut.RANDOM}"] = ((), lambda d: br_cut.fetch_random(profile, d))  # ... its control
     out.update({f"{br.CHAPTER}/{br_sprites.PREFIX}{m}": ((), lambda d, m=m: br_sprites.fetch(profile, m, d))
                 for m in br_sprites.settings(profile).models})
     return out

@@ -120,3 +120,56 @@ def stored(profile: str) -> results.Result | None:
             return fetch(profile, torch.device("cpu"))
         except results.StaleResultError:
             return None
+
+
+# ---------------------------------------------------------------- the cut's control: as many random dense weights
+
+RANDOM = "cut-mnist-random"  # the control's result: as many of the dense layer's weights removed at random
+DRAWS = 3  # random cuts per CNN, their scores averaged
+KEY = 70_000  # their seeds: KEY + 10 * CNN seed + draw
+
+
+def random_dense_cut(net: torch.nn.Module, seed: int) -> dict[str, torch.Tensor]:
+    """A removal mask over :data:`modlib.bridge.digits.LAYERS` (True: removed) that removes as many of
+    the dense layer's weights as :func:`dense_cut` does, at places drawn uniformly with ``seed``."""
+    out = dense_cut(net)
+    n, size = int(out[DENSE].sum()), out[DENSE].numel()
+    g = torch.Generator().manual_seed(seed)
+    flat = torch.zeros(size, dtype=torch.bool)
+    flat[torch.randperm(size, generator=g)[:n]] = True
+    out[DENSE] = flat.reshape(out[DENSE].shape)
+    return out
+
+
+def compute_random(s: networks.ResistSettings, d: digits.DigitSettings, cnns: list[int], device: torch.device
+                   ) -> tuple[dict, dict]:
+    """Each CNN of ``cnns`` trained again (as :func:`compute`) and scored with :data:`DRAWS` random
+    dense cuts as large as the dense cut (their mean); arrays ``seed [C]``, ``full_<set> [C]`` (the same
+    CNNs' full scores, to be checked against ``cut-mnist``'s) and ``cut_random_<set> [C]``."""
+    pools, source = controls.pools()
+    rows = []
+    for seed in cnns:
+        net, _, _ = digits.train_network(s, seed, pools, device)
+        sets = digits.eval_sets(d, pools, seed)
+        draws = [digits.scored(net, random_dense_cut(net, KEY + 10 * seed + k), "complement", sets)
+                 for k in range(DRAWS)]
+        rows.append((digits.scored(net, None, "off", sets),
+                     {name: float(np.mean([x[name] for x in draws])) for name in sets}))
+    arrays = {"seed": np.array(cnns)}
+    for k in digits.SETS:
+        arrays[f"full_{k}"] = np.array([full[k] for full, _ in rows], dtype=np.float32)
+        arrays[f"cut_random_{k}"] = np.array([cut[k] for _, cut in rows], dtype=np.float32)
+    return {"result": RANDOM, "data": source, "draws": DRAWS}, arrays
+
+
+def fetch_random(profile: str, device: torch.device) -> results.Result:
+    """Load (or compute and store) ``cut-mnist-random`` at ``profile``."""
+    if profile not in PROFILES:
+        raise ValueError(f"profile={profile!r} computes no cut; choose from {', '.join(PROFILES)}")
+    d = digits.settings(profile)
+    s = digits.chapter3_settings(profile, d)
+    cnns = seeds(profile)
+    cfg = {**digits.config(s, d), "cnns": cnns, "draws": DRAWS, "key": KEY}
+    return results.fetch(CHAPTER, RANDOM, cfg, lambda: compute_random(s, d, cnns, device), profile=profile,
+                         device=describe(device), code=compute_random,
+                         sources={"mnist": digit_data.available_sources()})
