@@ -62,7 +62,7 @@ def test_no_surgery_at_default_and_one_result_per_cnn_at_full():
     from modlib.bridge import surgery_fresh
 
     # experiment 1's CNNs, then the recipe CNNs and the fresh ones (issue 53), and the cut on all of them
-    expected = ds.names("full") + surgery_fresh.names("full") + ["cut-mnist"]
+    expected = ds.names("full") + surgery_fresh.names("full") + ["cut-mnist", "cut-mnist-random"]
     assert [n for n in jobs.jobs(["bridge"], "full") if "surgery" in n or "cut-" in n] == [f"bridge/{n}" for n in expected]
     with pytest.raises(ValueError, match="seed=7.*CNNs 0 to 0"):
         ds.fetch("smoke", 7, CPU)
@@ -226,12 +226,20 @@ def test_the_cut_claims_follow_the_numbers_and_rule_2_is_set_beside_the_dense_cu
     cut["full_train"] = np.full(n, 0.97, dtype=np.float32)
     fresh = _made_up(rule2=0.6, random_x2=0.3)  # rule 2 below the dense cut's 0.85
     fresh["full_train"] = np.full(5, 0.97, dtype=np.float32)
+    control = {"seed": cut["seed"], **{f"full_{k}": cut[f"full_{k}"] for k in bd.SETS},
+               **{f"cut_random_{k}": cut[f"full_{k}"] - 0.1 for k in bd.SETS}}  # random cuts only harm
     with registry.apart() as decided:
-        found = findings.cut_claims(cut, fresh)
+        found = findings.cut_claims(cut, fresh, control)
     assert decided["bridge/cut-dense-mnist"].outcome == stats.REPRODUCED
     assert decided["bridge/cut-input-mnist"].outcome != stats.REPRODUCED
+    assert decided["bridge/cut-dense-vs-random-mnist"].outcome == stats.REPRODUCED
     assert decided["bridge/excl-vs-cut-mnist-fresh"].outcome != stats.REPRODUCED  # the cut repairs more
-    assert {c.name for c in found} == {"cut-dense-mnist", "cut-input-mnist", "excl-vs-cut-mnist-fresh"}
+    assert {c.name for c in found} == {"cut-dense-mnist", "cut-input-mnist", "cut-dense-vs-random-mnist",
+                                       "excl-vs-cut-mnist-fresh"}
+    other = {**control, "full_held_out": control["full_held_out"] + 0.01}  # not the cut's CNNs
+    with registry.apart() as decided:
+        findings.cut_claims(cut, fresh, other)
+    assert decided["bridge/cut-dense-vs-random-mnist"].outcome == stats.UNDECIDED
     assert findings.cut_same({**cut, "full_unconfounded": cut["full_held_out"], "full_swapped": cut["full_held_out"]},
                              {k: cut[k] for k in ("full_held_out", "full_train")} | {
                                  "full_unconfounded": cut["full_held_out"], "full_swapped": cut["full_held_out"]}) == 0

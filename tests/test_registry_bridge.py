@@ -31,7 +31,7 @@ def printed():
     names = [n for t in toys for n in br.result_names(t) + [f"{br.RANDOM_X2}-{f}{br.suffix(t)}" for f in t.formulations]]
     names += [bd.RESULT] + brs.result_names(brs.settings("full"))
     names += [f"{part.RESULT}-{f}" for part in (unseen, matched, unseen_controls) for f in b.formulations]
-    names += digit_surgery.names("full") + surgery_fresh.names("full") + [digit_cut.RESULT]
+    names += digit_surgery.names("full") + surgery_fresh.names("full") + [digit_cut.RESULT, digit_cut.RANDOM]
     if not all((ROOT / "notebooks" / "results" / "full" / CHAPTER / f"{n}.json").exists() for n in names):
         pytest.skip("chapter 7's full results are not all stored")
     claims.forget(CHAPTER)
@@ -56,7 +56,8 @@ def printed():
         found += findings.surgery_claims(digit_surgery.stacked([r.arrays for r in digit_surgery.run("full", CPU)]))
         fresh_cut = digit_surgery.stacked([r.arrays for r in surgery_fresh.run("full", CPU)[1]])  # fresh CNNs
         found += findings.surgery_claims(fresh_cut, fresh=True)
-        found += findings.cut_claims(digit_cut.fetch("full", CPU).arrays, fresh_cut)  # the cut without a mask
+        found += findings.cut_claims(digit_cut.fetch("full", CPU).arrays, fresh_cut,  # the cut without a mask
+                                     digit_cut.fetch_random("full", CPU).arrays)
     found += [c for cs in findings.all_sprite_claims(sa).values() for c in cs]
     return {c.name: c for c in found}, dict(claims.decisions(CHAPTER)), arrays
 

@@ -493,6 +493,7 @@ KINDS = {"inside": "the Y1 subnetwork scores above the full network",
          "predicts": "the Y1 and \"use X2\" masks' overlap above chance predicts held-out accuracy"}
 # the CNNs' cuts that need no mask, and rule 2 beside them (modlib.bridge.digit_cut): no toy row
 CUT_ROWS = {"cut-dense": "(no mask) zeroing the dense weights that read only the right-hand digit repairs the CNN",
+            "cut-dense-vs-random": "... more than zeroing as many random dense weights",
             "cut-input": "(no mask) blanking the right half of every pair repairs the CNN",
             "excl-vs-cut": "(rule 2) ... more than the dense cut that needs no mask"}
 # the hypothesis registered for the fresh networks alone (exploratory on the chapter's own)
@@ -577,6 +578,8 @@ MEANS = {"inside": ("a subnetwork inside gets the held-out cell right", "no such
                                      "no better than random weights outside that Y1 mask"),
          "cut-dense": ("a cut that needs no mask repairs the CNNs", "no repair"),
          "cut-input": ("removing the right-hand digit from the input repairs the CNNs", "no repair"),
+         "cut-dense-vs-random": ("where the cut falls matters: the right half's weights, not their number",
+                                 "as many random dense weights repair as much"),
          "excl-vs-cut": ("for the mask: rule 2 repairs more than the cut that needs none",
                          "the cut that needs no mask repairs as much"),
          "kept-x2-predicts": ("the \"use X2\" mask's kept share predicts which networks generalize",
@@ -1607,10 +1610,12 @@ def shown_table(frame, height: str | None = "28em"):
 CUT_KINDS = ("cut-dense", "cut-input")
 
 
-def cut_claims(cut: dict, fresh: dict | None = None) -> list[stats.Claim]:
+def cut_claims(cut: dict, fresh: dict | None = None, random: dict | None = None) -> list[stats.Claim]:
     """The CNN's cuts that need no mask (:mod:`modlib.bridge.digit_cut`; ``cut`` its arrays, one row
     per CNN, seeds in ``seed``): each cut against the full CNN over the failing CNNs
-    (:func:`digit_failing`), by :func:`both`, paired by seed; and, given ``fresh`` (the fresh CNNs'
+    (:func:`digit_failing`), by :func:`both`, paired by seed; given ``random`` (``cut-mnist-random``'s
+    arrays, the same CNNs), the dense cut against as many random dense weights removed, undecided
+    unless the two results' full CNNs score the same; and, given ``fresh`` (the fresh CNNs'
     surgery, :func:`modlib.bridge.digit_surgery.stacked`), rule 2 against the dense cut on those
     CNNs, gated as :func:`surgery_claims` gates rule 2."""
     from modlib.resists_at_scale.findings import TRAINED as CH3_TRAINED
@@ -1627,6 +1632,17 @@ def cut_claims(cut: dict, fresh: dict | None = None) -> list[stats.Claim]:
         v = registry.decide(key, e, trained=trained)
         out.append(registry.statement(v, f"In {where}, {says} changes the worse of held-out and training accuracy: "
                                          f"{e.text(margin=registry.get(key).margin)}."))
+    if random is not None:
+        same = np.array_equal(random["seed"], cut["seed"]) and cut_same(cut, random) == 0
+        e = stats.paired(both(cut, "cut_dense")[f], both(random, "cut_random")[f])
+        key = f"{CHAPTER}/cut-dense-vs-random-mnist"
+        v = registry.decide(key, e, trained=trained and same,
+                            reason="" if same else "the control's CNNs are not the cut's (their full scores differ)")
+        out.append(registry.statement(v, f"In {where}, zeroing the right-only dense weights scores above zeroing as "
+                                         f"many of the dense layer's weights at random (the mean of three draws; the "
+                                         f"random cut alone changes the score by "
+                                         f"{100 * float((both(random, 'cut_random') - both(cut, 'full'))[f].mean()):+.0f} "
+                                         f"points): {e.text(margin=registry.get(key).margin)}."))
     if fresh is not None:
         n = len(fresh["full_held_out"])  # the cut's seeds end with the fresh CNNs'
         merged = {**fresh, **{f"cut_dense_{k}": cut[f"cut_dense_{k}"][-n:] for k in ("held_out", "train")}}

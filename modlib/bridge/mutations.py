@@ -173,14 +173,14 @@ def stored() -> dict[str, dict] | None:
     """The stored full results' arrays by name (``toy-a``, ``toy-b``, ``rule2-random-a``,
     ``rule2-random-b``, the same four ``...-fresh``, ``unseen-<f>``, ``matched-<f>``, ``unseen-controls-<f>``,
     ``mnist-a``, ``sprites-monolithic``,
-    ``sprites-compositional``, ``surgery-mnist-seed<k>``, ``surgery-mnist-fresh-seed<k>``, ``cut-mnist``), or None
+    ``sprites-compositional``, ``surgery-mnist-seed<k>``, ``surgery-mnist-fresh-seed<k>``, ``cut-mnist``, ``cut-mnist-random``), or None
     where any is missing."""
     names = [n for b in toy_settings() for n in br.result_names(b)
              + [f"{br.RANDOM_X2}-{f}{br.suffix(b)}" for f in b.formulations]]
     names += [f"{part.RESULT}-{f}" for part in (unseen, matched, unseen_controls)
               for f in br.settings("full").formulations]
     names += [digits.RESULT] + sprites.result_names(sprites.settings("full")) + digit_surgery.names("full")
-    names += fresh_cnns() + [digit_cut.RESULT]
+    names += fresh_cnns() + [digit_cut.RESULT, digit_cut.RANDOM]
     if not all((FULL / f"{n}.json").exists() for n in names):
         return None
     return {n: results.read(FULL / f"{n}.json").arrays for n in names}
@@ -260,6 +260,9 @@ def decide(mutation: str | None):
         surgery = digit_surgery.stacked([arrays[n] for n in names])
         surgery = surgery_random(surgery) if mutation == "random mask as dense" else surgery
         findings.surgery_claims(surgery, fresh)
-    findings.cut_claims(arrays[digit_cut.RESULT], surgery)  # the cut without a mask, beside the fresh CNNs' rule 2
+    cut, control = arrays[digit_cut.RESULT], arrays[digit_cut.RANDOM]  # the cut without a mask and its control
+    if mutation == "random mask as dense":  # the right-only cut replaced by its random twin
+        cut = {**cut, **{f"cut_dense_{k}": control[f"cut_random_{k}"] for k in digits.SETS}}
+    findings.cut_claims(cut, surgery, control)  # beside the fresh CNNs' rule 2
     findings.all_sprite_claims({m: arrays[sprites.PREFIX + m] for m in models})
     return arrays
