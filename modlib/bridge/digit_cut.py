@@ -101,14 +101,20 @@ def compute(s: networks.ResistSettings, d: digits.DigitSettings, cnns: list[int]
 
 def fetch(profile: str, device: torch.device) -> results.Result:
     """Load (or compute and store) ``cut-mnist`` at ``profile``."""
+    return _fetch(profile, RESULT, compute, {"columns": right_columns(), "half": HALF}, device)
+
+
+def _fetch(profile: str, name: str, code, extra: dict, device: torch.device) -> results.Result:
+    """Load (or compute with ``code(s, d, cnns, device)`` and store) the result ``name`` over the CNNs
+    of :func:`seeds`, its config experiment 1's with the CNNs and ``extra``."""
     if profile not in PROFILES:
         raise ValueError(f"profile={profile!r} computes no cut; choose from {', '.join(PROFILES)}")
     d = digits.settings(profile)
     s = digits.chapter3_settings(profile, d)
     cnns = seeds(profile)
-    cfg = {**digits.config(s, d), "cnns": cnns, "columns": right_columns(), "half": HALF}
-    return results.fetch(CHAPTER, RESULT, cfg, lambda: compute(s, d, cnns, device), profile=profile,
-                         device=describe(device), code=compute, sources={"mnist": digit_data.available_sources()})
+    cfg = {**digits.config(s, d), "cnns": cnns, **extra}
+    return results.fetch(CHAPTER, name, cfg, lambda: code(s, d, cnns, device), profile=profile,
+                         device=describe(device), code=code, sources={"mnist": digit_data.available_sources()})
 
 
 def stored(profile: str) -> results.Result | None:
@@ -164,12 +170,4 @@ def compute_random(s: networks.ResistSettings, d: digits.DigitSettings, cnns: li
 
 def fetch_random(profile: str, device: torch.device) -> results.Result:
     """Load (or compute and store) ``cut-mnist-random`` at ``profile``."""
-    if profile not in PROFILES:
-        raise ValueError(f"profile={profile!r} computes no cut; choose from {', '.join(PROFILES)}")
-    d = digits.settings(profile)
-    s = digits.chapter3_settings(profile, d)
-    cnns = seeds(profile)
-    cfg = {**digits.config(s, d), "cnns": cnns, "draws": DRAWS, "key": KEY}
-    return results.fetch(CHAPTER, RANDOM, cfg, lambda: compute_random(s, d, cnns, device), profile=profile,
-                         device=describe(device), code=compute_random,
-                         sources={"mnist": digit_data.available_sources()})
+    return _fetch(profile, RANDOM, compute_random, {"draws": DRAWS, "key": KEY}, device)
