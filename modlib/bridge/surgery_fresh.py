@@ -164,7 +164,7 @@ def recipe_text(recipes: list[results.Result]) -> str:
         a = arrays[0]
         fits = ", ".join(f"{r['fit'][i]:.0%}" for r in arrays)
         kept_ = ", ".join(f"{100 * r['kept'][i]:.2g}%" for r in arrays)
-        parts.append(f"{int(a['steps'][i])} steps at α {a['alpha'][i]:.0e}: fit {fits} (kept {kept_})"
+        parts.append(f"{int(a['steps'][i])} steps at α {a['alpha'][i]:g}: fit {fits} (kept {kept_})"
                      + (" ← chosen" if point == pick else ""))
     seeds = ", ".join(str(int(r.config["seed"])) for r in recipes)
     return f"On CNNs {seeds} (fit, then kept share, per CNN): " + "; ".join(parts)

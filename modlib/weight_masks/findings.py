@@ -1114,7 +1114,7 @@ def cnn_alpha(page: list[dict], stronger: list[dict], alpha: float, page_alpha: 
                 controls=not (degenerate(a["kept"]) or degenerate(b["kept"])))
     return _say(v, (
         f"The same {n} CNN{'s' if n > 1 else ''} and mask seeds, every mask at α = {alpha:g} against the page's "
-        f"{page_alpha:g}: a removed class loses {mean_pm(lost_b)} of its accuracy against {mean_pm(lost_a)} (per "
+        f"{page_alpha:g}: a removed class loses a share of {mean_pm(lost_b)} of its accuracy against {mean_pm(lost_a)} (per "
         f"CNN, the mean over its ten classes); the class masks keep {_pct(kept_b[:, 1:])} of the masked weights "
         f"against {_pct(kept_a[:, 1:])}, the all-classes masks {_pct(kept_b[:, 0])} against {_pct(kept_a[:, 0])}; "
         f"mean accuracy under the all-classes mask {mean_pm(ref_b)} against {mean_pm(ref_a)}. Stronger minus "
