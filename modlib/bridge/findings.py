@@ -856,9 +856,7 @@ def surgery_claims(arrays: dict, fresh: bool = False) -> list[stats.Claim]:
     trained (median training accuracy at least chapter 3's ``TRAINED``), the masks they read to
     compute their tasks (median at least ``FIT``: the Y1 mask names the left digit of fresh
     unconfounded pairs, the "use X2" mask the right digit of fresh setting-B pairs) and not to be
-    degenerate (:func:`_digit_kept_ok`), and rule 2's removal not to be empty."""
-    from modlib.resists_at_scale.findings import TRAINED as CH3_TRAINED
-
+    degenerate (:func:`_digit_kept_ok`), and rule 2's removal not to be empty (:func:`surgery_gates`)."""
     f = digit_failing(arrays)
     cnns = "fresh CNNs of chapter 3's setting-A recipe" if fresh else "chapter 3's setting-A CNNs"
     where = f"{cnns}, the {int(f.sum())} of {f.size} that fail the held-out pairs"
@@ -882,15 +880,26 @@ def surgery_claims(arrays: dict, fresh: bool = False) -> list[stats.Claim]:
          "rule 2 with the \"use X2\" mask scores above rule 2 with random masks of its counts per tensor "
          "(the mean of five draws): the mask adds to the repair"),
     ]
+    return decided(arrays, f, table, "mnist" + (FRESH if fresh else ""), where, *surgery_gates(arrays))
+
+
+def surgery_gates(arrays: dict) -> tuple:
+    """The bar of the surgery claims on CNNs (:func:`surgery_claims`), as :func:`decided` takes it:
+    ``(trained, fits, kept_ok, fit_words)`` from the stacked surgery ``arrays``: the median CNN at
+    chapter 3's ``TRAINED`` on its training pairs; each mask's median fit (rule 2's removal gated by
+    the Y1 mask's); a mask not degenerate (:func:`_digit_kept_ok`), rule 2's removal not empty."""
+    from modlib.resists_at_scale.findings import TRAINED as CH3_TRAINED
+
     trained = float(np.median(arrays["full_train"])) >= CH3_TRAINED
+    fits = {"y1": float(np.median(arrays["sub_unconfounded"])), "x2": float(np.median(arrays["x2_fit"]))}
+    fits["excl"] = fits["y1"]  # rule 2's removal is gated by its two masks' fits and its own kept share
 
     def kept_ok(m: str) -> bool:
         return float(np.median(arrays["kept_excl"])) > 0 if m == "excl" else _digit_kept_ok(arrays, m)
 
     words = {"y1": "the Y1 mask names the left-hand digit",
              "x2": "the \"use X2\" mask names the right-hand digit"}
-    fits["excl"] = fits["y1"]  # rule 2's removal is gated by its two masks' fits and its own kept share
-    return decided(arrays, f, table, "mnist" + (FRESH if fresh else ""), where, trained, fits, kept_ok, words)
+    return trained, fits, kept_ok, words
 
 
 def _share(v: float) -> str:
@@ -1607,9 +1616,6 @@ def shown_table(frame, height: str | None = "28em"):
 
 # ---------------------------------------------------------------- the cut that needs no mask (CNNs)
 
-CUT_KINDS = ("cut-dense", "cut-input")
-
-
 def cut_claims(cut: dict, fresh: dict | None = None, random: dict | None = None) -> list[stats.Claim]:
     """The CNN's cuts that need no mask (:mod:`modlib.bridge.digit_cut`; ``cut`` its arrays, one row
     per CNN, seeds in ``seed``): each cut against the full CNN over the failing CNNs
@@ -1649,18 +1655,10 @@ def cut_claims(cut: dict, fresh: dict | None = None, random: dict | None = None)
         table = [("excl-vs-cut", "ablated_excl", "cut_dense", ("x2", "y1", "excl"),
                   "rule 2 (the \"use X2\" mask's weights outside the Y1 mask removed) scores above the cut that needs "
                   "no mask (the right-only dense weights zeroed)")]
-        fits = {"y1": float(np.median(fresh["sub_unconfounded"])), "x2": float(np.median(fresh["x2_fit"]))}
-        fits["excl"] = fits["y1"]
-
-        def kept_ok(m: str) -> bool:
-            return float(np.median(fresh["kept_excl"])) > 0 if m == "excl" else _digit_kept_ok(fresh, m)
-
         g = digit_failing(fresh)
         out += decided(merged, g, table, "mnist" + FRESH,
                        f"fresh CNNs of chapter 3's setting-A recipe, the {int(g.sum())} of {g.size} that fail",
-                       float(np.median(fresh["full_train"])) >= CH3_TRAINED, fits, kept_ok,
-                       {"y1": "the Y1 mask names the left-hand digit",
-                        "x2": "the \"use X2\" mask names the right-hand digit"})
+                       *surgery_gates(fresh))
     return out
 
 

@@ -180,15 +180,10 @@ def stored() -> dict[str, dict] | None:
     names += [f"{part.RESULT}-{f}" for part in (unseen, matched, unseen_controls)
               for f in br.settings("full").formulations]
     names += [digits.RESULT] + sprites.result_names(sprites.settings("full")) + digit_surgery.names("full")
-    names += fresh_cnns() + [digit_cut.RESULT, digit_cut.RANDOM]
+    names += surgery_fresh.fresh_names("full") + [digit_cut.RESULT, digit_cut.RANDOM]
     if not all((FULL / f"{n}.json").exists() for n in names):
         return None
     return {n: results.read(FULL / f"{n}.json").arrays for n in names}
-
-
-def fresh_cnns() -> list[str]:
-    """The fresh CNNs' surgery results at full (:mod:`modlib.bridge.surgery_fresh`), in seed order."""
-    return [f"{surgery_fresh.FRESH}-seed{k}" for k in surgery_fresh.fresh_seeds("full")]
 
 
 def toy_settings() -> tuple[br.BridgeSettings, br.BridgeSettings]:
@@ -256,7 +251,7 @@ def decide(mutation: str | None):
                             ctl, names=("untrained_unseen",), layers=arrays[toy]["mask_layers"], key=CONTROLS_KEY), f)
                     findings.unseen_controls_claims(br.merged(br.merged(arrays[toy], blind), ctl), f)
     findings.digit_claims(arrays[digits.RESULT])
-    for names, fresh in ((digit_surgery.names("full"), False), (fresh_cnns(), True)):  # the CNNs' surgery
+    for names, fresh in ((digit_surgery.names("full"), False), (surgery_fresh.fresh_names("full"), True)):  # the CNNs' surgery
         surgery = digit_surgery.stacked([arrays[n] for n in names])
         surgery = surgery_random(surgery) if mutation == "random mask as dense" else surgery
         findings.surgery_claims(surgery, fresh)

@@ -136,7 +136,12 @@ def names(profile: str) -> list[str]:
     """The stored results at ``profile``: the recipe CNNs', then the fresh CNNs' (none elsewhere)."""
     if profile not in PROFILES:
         return []
-    return [f"{RECIPE}-seed{k}" for k in recipe_seeds(profile)] + [f"{FRESH}-seed{k}" for k in fresh_seeds(profile)]
+    return [f"{RECIPE}-seed{k}" for k in recipe_seeds(profile)] + fresh_names(profile)
+
+
+def fresh_names(profile: str) -> list[str]:
+    """The fresh CNNs' surgery results at ``profile``, in seed order."""
+    return [f"{FRESH}-seed{k}" for k in fresh_seeds(profile)]
 
 
 def _settings(profile: str) -> tuple[digits.DigitSettings, networks.ResistSettings]:

@@ -61,6 +61,4 @@ def stored(profile: str) -> list[results.Result]:
 def points(found: list[results.Result]) -> list[dict]:
     """The results' arrays as :func:`modlib.weight_masks.experiment.curves` gives the class-layer
     runs' (with ``sizes`` and ``layers``), for :func:`modlib.weight_masks.findings.cnn_layers`."""
-    from modlib.weight_masks import causes
-
-    return [{**r.arrays, "sizes": causes.mask_sizes("cnn", ()), "layers": r.metrics["layers"]} for r in found]
+    return [ex.added_point("cnnlayers", r) for r in found]

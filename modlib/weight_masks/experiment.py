@@ -345,13 +345,19 @@ def curves(profile: str, found: dict[str, results.Result], s: MaskSettings | Non
     for experiment, name, seed, _ in added_jobs(s, c):
         if experiment not in out or experiment in ("width", "alpha", "authors") or name not in found:
             continue
-        arrays = dict(found[name].arrays)
-        task = {"heldout": "addmul", "cnnlayers": "cnn"}.get(experiment, "double")
-        arrays["sizes"] = causes.mask_sizes(task, found[name].config.get("hidden", ()))
-        if experiment == "cnnlayers":
-            arrays["layers"] = found[name].metrics["layers"]
-        out[experiment].append(arrays)
+        out[experiment].append(added_point(experiment, found[name]))
     return out
+
+
+def added_point(experiment: str, result: results.Result) -> dict:
+    """An added experiment's stored ``result`` as :func:`curves` lists it: its arrays with the masked
+    layers' ``sizes`` (and, for the class-layer runs, the ``layers``' names)."""
+    arrays = dict(result.arrays)
+    task = {"heldout": "addmul", "cnnlayers": "cnn"}.get(experiment, "double")
+    arrays["sizes"] = causes.mask_sizes(task, result.config.get("hidden", ()))
+    if experiment == "cnnlayers":
+        arrays["layers"] = result.metrics["layers"]
+    return arrays
 
 
 # --- what a profile costs -------------------------------------------------------------------------
