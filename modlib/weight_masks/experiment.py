@@ -100,12 +100,12 @@ CAUSES = {
     "default": CauseSettings(),
     # at the full profile's schedule (alpha 5e-4, mask lr 5e-2, 2k steps): the width curve 256 ->
     # 2048 at depth 2 and 512x4 beside 512x2, the alpha curve, 3 seeds each (the 1024x2 points and
-    # the main alpha are addmul-seed0..2); one network at the authors' schedule (alpha 1e-4, mask
-    # lr 1e-2, 20k steps), one result per mask (seed 0 took 288 s on an H200; on this CPU, under load,
-    # seed 1's first result ran 13 min unfinished: more seeds wait for a device or a split into parts); the double addition's whole-task mask at the
+    # the main alpha are addmul-seed0..2); three networks at the authors' schedule (alpha 1e-4, mask
+    # lr 1e-2, 20k steps), one result per mask (seed 0's took 288 s on an H200; on this CPU 20k mask
+    # steps take about 27 min of one core, seeds 1 and 2 were run there); the double addition's whole-task mask at the
     # authors' 4e-4 and the forced-reuse control on the main network and on a 512x4 one; 3 CNNs.
     "full": CauseSettings(seeds=3, widths=(256, 512, 1024, 2048), depth=2, other_depth=(512,) * 4,
-                          split_from=2048, alphas=(1e-4, 2e-4, 1e-3, 2e-3), authors_seeds=1, authors_alpha=1e-4,
+                          split_from=2048, alphas=(1e-4, 2e-4, 1e-3, 2e-3), authors_seeds=3, authors_alpha=1e-4,
                           authors_mask_lr=1e-2, authors_steps=20_000, heldout_seeds=3, heldout_share=0.1,
                           copy_seeds=3, whole_alpha=4e-4, reuse_hidden=(512,) * 4, reuse_seeds=3, cnn_seeds=3),
     "paper": CauseSettings(),
