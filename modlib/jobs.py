@@ -50,6 +50,7 @@ from modlib.batch import check_writable
 from modlib.bridge import digit_cut as br_cut
 from modlib.bridge import digit_surgery as br_surgery
 from modlib.bridge import surgery_fresh as br_surgery_fresh
+from modlib.bridge import surgery_target as br_surgery_target
 from modlib.bridge import digits as br_digits
 from modlib.bridge import experiment as br
 from modlib.bridge import matched as br_matched
@@ -218,6 +219,9 @@ def _bridge(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
         out.update({f"{br.CHAPTER}/{br_surgery_fresh.FRESH}-seed{k}": (
                         recipes, lambda d, k=k: br_surgery_fresh.fetch_fresh(profile, k, d))
                     for k in br_surgery_fresh.fresh_seeds(profile)})
+        out.update({f"{br.CHAPTER}/{name}": (  # rule 2 with masks for other targets in the "use X2" mask's place
+                        recipes, lambda d, k=k: br_surgery_target.fetch(profile, k, d))
+                    for k, name in zip(br_surgery_fresh.fresh_seeds(profile), br_surgery_target.names(profile))})
         out[f"{br.CHAPTER}/{br_cut.RESULT}"] = ((), lambda d: br_cut.fetch(profile, d))  # the cut without a mask
         out[f"{br.CHAPTER}/{br_cut.RANDOM}"] = ((), lambda d: br_cut.fetch_random(profile, d))  # ... its control
     out.update({f"{br.CHAPTER}/{br_sprites.PREFIX}{m}": ((), lambda d, m=m: br_sprites.fetch(profile, m, d))

@@ -496,6 +496,11 @@ CUT_ROWS = {"cut-dense": "(no mask) zeroing the dense weights that read only the
             "cut-dense-vs-random": "... more than zeroing as many random dense weights",
             "cut-input": "(no mask) blanking the right half of every pair repairs the CNN",
             "excl-vs-cut": "(rule 2) ... more than the dense cut that needs no mask"}
+# rule 2 with a mask for another target in the "use X2" mask's place (modlib.bridge.surgery_target)
+TARGET_ROWS = {"excl-vs-left5": "(rule 2) ... more than rule 2 with a mask for the left digit's label plus 5 in "
+                                 "the \"use X2\" mask's place",
+               "excl-vs-right5": "(rule 2) ... more than rule 2 with a mask for the right digit's label plus 5 "
+                                  "in its place"}
 # the hypothesis registered for the fresh networks alone (exploratory on the chapter's own)
 FRESH_ONLY = {"kept-x2-predicts": "the \"use X2\" mask's kept share predicts held-out accuracy"}
 # experiments 1 and 2 with masks that never saw the held-out cell (modlib.bridge.unseen)
@@ -508,7 +513,7 @@ UNSEEN_KINDS = {"inside-unseen": "the Y1 subnetwork of a mask that never saw the
                 "repair-unseen-vs-random": "... more than removing random weights, same count, outside that Y1 "
                                            "mask"}
 MATCHED_KINDS = {"built-matched": "the Y1 subnetwork scores above the untrained weights' one at matched density"}
-ROW_WORDS = {**KINDS, **FRESH_ONLY, **UNSEEN_KINDS, **MATCHED_KINDS, **CUT_ROWS}  # every claim's row in a verdict table
+ROW_WORDS = {**KINDS, **FRESH_ONLY, **UNSEEN_KINDS, **MATCHED_KINDS, **CUT_ROWS, **TARGET_ROWS}  # every claim's row in a verdict table
 
 # the claims whose table row continues the one above ("... and above ..."), as one sentence each
 WHOLE = {"not-any": "the Y1 subnetwork scores above a random subnetwork as large per layer",
@@ -1659,6 +1664,45 @@ def cut_claims(cut: dict, fresh: dict | None = None, random: dict | None = None)
         out += decided(merged, g, table, "mnist" + FRESH,
                        f"fresh CNNs of chapter 3's setting-A recipe, the {int(g.sum())} of {g.size} that fail",
                        *surgery_gates(fresh))
+    return out
+
+
+TARGET_WORDS = {"left5": "the left digit's label plus 5 (mod 10)", "right5": "the right digit's label plus 5 (mod 10)"}
+
+
+def target_claims(target: dict, fresh: dict) -> list[stats.Claim]:
+    """Rule 2 of the CNN surgery against rule 2 with a mask for another target in the "use X2"
+    mask's place (:mod:`modlib.bridge.surgery_target`; ``target`` its results stacked,
+    :func:`modlib.bridge.digit_surgery.stacked`), over the fresh CNNs that fail, by :func:`both`,
+    paired by seed. Gated as :func:`surgery_gates` gates rule 2, and besides: the target's mask
+    computes its task (median fit at least ``FIT``) and is not degenerate, the "use X2" mask and the
+    target's are comparable in density (:func:`apart`), and the CNNs and rule 2 are the fresh
+    surgery's own (``fresh``: its stacked arrays; the full and rule-2 scores equal)."""
+    f = digit_failing(target)
+    trained, fits, kept_ok, words = surgery_gates(target)
+    keys = [f"{arm}_{k}" for arm in ("full", "ablated_excl") for k in ("held_out", "train", "unconfounded", "swapped")]
+    same = all(np.array_equal(target[k], fresh[k]) for k in keys)
+    where = f"fresh CNNs of chapter 3's setting-A recipe, the {int(f.sum())} of {f.size} that fail"
+    out = []
+    for t, says in TARGET_WORDS.items():
+        key = f"{CHAPTER}/excl-vs-{t}-mnist{FRESH}"
+        e = stats.paired(both(target, "ablated_excl")[f], both(target, f"{t}_excl")[f])
+        fit = float(np.median(target[f"{t}_fit"]))
+        needs = {**fits, t: fit}
+        reasons = [f"the mask for {says} names it at a median {_pct(fit)}, below the registered {_pct(FIT)}"
+                   if trained and fit < FIT else "", apart(target, "x2", t, f),
+                   "" if same else "the CNNs or rule 2 are not the fresh surgery's (their scores differ)"]
+        v = registry.decide(key, e, trained=trained and min(needs.values()) >= FIT,
+                            controls=all(kept_ok(m) for m in ("x2", "y1", "excl")) and _digit_kept_ok(target, t),
+                            reason="; ".join(r for r in reasons if r))
+        alone = (f"{100 * float((both(target, f'{t}_excl') - both(target, 'full'))[f].mean()):+.0f} points"
+                 if f.any() else "an amount no failing CNN measures")
+        out.append(registry.statement(v, (
+            f"In {where}, rule 2 (the \"use X2\" mask's weights outside the Y1 mask removed) scores above "
+            f"rule 2 with a mask for {says} in the \"use X2\" mask's place (kept share {_share(float(np.median(target[f'kept_{t}'])))} "
+            f"against {_share(float(np.median(target['kept_x2'])))}, median; it names its target at "
+            f"{_pct(fit)}; its weights outside the Y1 mask, {_share(float(np.median(target[f'kept_{t}_excl'])))} of the "
+            f"weights, removed change the score by {alone}): {e.text(margin=registry.get(key).margin)}.")))
     return out
 
 
