@@ -59,10 +59,12 @@ def test_the_surgery_reads_experiment_ones_cnn_and_y1_mask(smoke):
 def test_no_surgery_at_default_and_one_result_per_cnn_at_full():
     assert ds.names("default") == []
     assert ds.names("full") == [f"surgery-mnist-seed{k}" for k in range(bd.settings("full").seeds)]
-    from modlib.bridge import surgery_fresh
+    from modlib.bridge import surgery_fresh, surgery_target
 
-    # experiment 1's CNNs, then the recipe CNNs and the fresh ones (issue 53), and the cut on all of them
-    expected = ds.names("full") + surgery_fresh.names("full") + ["cut-mnist", "cut-mnist-random"]
+    # experiment 1's CNNs, then the recipe CNNs and the fresh ones (issue 53), rule 2 with other targets on
+    # the fresh ones, and the cut on all of them
+    expected = (ds.names("full") + surgery_fresh.names("full") + surgery_target.names("full")
+                + ["cut-mnist", "cut-mnist-random"])
     assert [n for n in jobs.jobs(["bridge"], "full") if "surgery" in n or "cut-" in n] == [f"bridge/{n}" for n in expected]
     with pytest.raises(ValueError, match="seed=7.*CNNs 0 to 0"):
         ds.fetch("smoke", 7, CPU)
@@ -243,3 +245,71 @@ def test_the_cut_claims_follow_the_numbers_and_rule_2_is_set_beside_the_dense_cu
     assert findings.cut_same({**cut, "full_unconfounded": cut["full_held_out"], "full_swapped": cut["full_held_out"]},
                              {k: cut[k] for k in ("full_held_out", "full_train")} | {
                                  "full_unconfounded": cut["full_held_out"], "full_swapped": cut["full_held_out"]}) == 0
+
+
+def _with_targets(fresh: dict, left5: float, right5: float, kept: float = 0.01, fit: float = 0.95) -> dict:
+    """The target control's stacked arrays (:mod:`modlib.bridge.surgery_target`) for the made-up fresh
+    surgery ``fresh``: its CNNs and rule 2, each target's rule 2 at the given held-out accuracy (training
+    0.1 above), each target's mask at kept share ``kept`` and fit ``fit``."""
+    from modlib.bridge import surgery_target as st
+
+    a = {k: v for k, v in fresh.items() if k.startswith(("full_", "sub_", "ablated_excl_", "kept_", "x2_fit"))}
+    for t, v in (("left5", left5), ("right5", right5)):
+        for k in bd.SETS:
+            a[f"{t}_excl_{k}"] = fresh["full_held_out"] * 0 + v
+        a[f"{t}_excl_train"] = a[f"{t}_excl_held_out"] + 0.1
+        a[f"{t}_fit"] = np.full(5, fit, dtype=np.float32)
+        for m in (t, f"{t}_excl"):
+            a[f"kept_{m}"] = np.full(5, kept, dtype=np.float32)
+            a[f"kept_{m}_layers"] = np.full((5, 5), kept, dtype=np.float32)
+    assert set(st.ARMS) <= {k.rsplit("_", 1)[0].removesuffix("_held") for k in a if k.endswith("_held_out")}
+    return a
+
+
+def test_the_target_control_compares_rule_2_with_other_masks_and_decides_only_where_it_may():
+    from modlib import claims as registry
+    from modlib import stats
+
+    fresh = _made_up(rule2=0.8, random_x2=0.3)
+    with registry.apart() as decided:
+        found = findings.target_claims(_with_targets(fresh, left5=0.3, right5=0.78), fresh)
+    assert [c.name for c in found] == ["excl-vs-left5-mnist-fresh", "excl-vs-right5-mnist-fresh"]
+    assert decided["bridge/excl-vs-left5-mnist-fresh"].outcome == stats.REPRODUCED
+    assert decided["bridge/excl-vs-right5-mnist-fresh"].outcome == stats.NOT_REPRODUCED  # as good: the target's X2 suffices
+    for other, why in ((dict(fit=0.8), "below the registered"), (dict(kept=0.05), "apart in density")):
+        with registry.apart() as decided:
+            findings.target_claims(_with_targets(fresh, left5=0.3, right5=0.3, **other), fresh)
+        v = decided["bridge/excl-vs-left5-mnist-fresh"]
+        assert v.outcome == stats.UNDECIDED and why in v.why, v.why
+    moved = {**fresh, "full_held_out": fresh["full_held_out"] + 0.01}  # not the fresh surgery's CNNs
+    with registry.apart() as decided:
+        findings.target_claims(_with_targets(fresh, left5=0.3, right5=0.3), moved)
+    assert "not the fresh surgery's" in decided["bridge/excl-vs-left5-mnist-fresh"].why
+
+
+def test_the_target_masks_labels_and_their_cnns_are_the_fresh_surgerys(tmp_path):
+    """The targets' labels; at smoke, the control's CNN and rule 2 are the fresh surgery's bit for bit."""
+    from modlib.bridge import surgery_fresh as sf
+    from modlib.bridge import surgery_target as st
+
+    y1, y2 = torch.tensor([0, 4, 5, 9]), torch.tensor([3, 3, 8, 1])
+    assert st.labels(y1, y2, "left5").tolist() == [5, 9, 0, 4]
+    assert st.labels(y1, y2, "right5").tolist() == [8, 8, 3, 6]
+    assert st.names("default") == [] and st.names("full") == [f"surgery-target-mnist-seed{k}" for k in range(5, 10)]
+    with pytest.raises(ValueError, match="the fresh CNNs at 'full' are"):
+        st.fetch("full", 2, CPU)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with jobs.store_at(tmp_path):
+            target = ds.stacked([r.arrays for r in st.run("smoke", CPU)])
+            fresh = ds.stacked([r.arrays for r in sf.run("smoke", CPU)[1]])
+    finally:
+        torch.set_num_threads(threads)
+    for arm in ("full", "ablated_excl"):
+        for k in bd.SETS:
+            assert np.array_equal(target[f"{arm}_{k}"], fresh[f"{arm}_{k}"]), (arm, k)
+    assert np.array_equal(target["kept_excl_layers"], fresh["kept_excl_layers"])
+    assert np.array_equal(target["x2_fit"], fresh["x2_fit"])
+    for t in st.TARGETS:
+        assert ((target[f"{t}_fit"] >= 0) & (target[f"{t}_fit"] <= 1)).all()

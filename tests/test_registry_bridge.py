@@ -12,7 +12,7 @@ import torch
 
 from modlib import bridge as br
 from modlib import claims, results, stats
-from modlib.bridge import digit_cut, digit_surgery, surgery_fresh
+from modlib.bridge import digit_cut, digit_surgery, surgery_fresh, surgery_target
 from modlib.bridge import digits as bd
 from modlib.bridge import findings
 from modlib.bridge import sprites as brs
@@ -32,6 +32,7 @@ def printed():
     names += [bd.RESULT] + brs.result_names(brs.settings("full"))
     names += [f"{part.RESULT}-{f}" for part in (unseen, matched, unseen_controls) for f in b.formulations]
     names += digit_surgery.names("full") + surgery_fresh.names("full") + [digit_cut.RESULT, digit_cut.RANDOM]
+    names += surgery_target.names("full")
     if not all((ROOT / "notebooks" / "results" / "full" / CHAPTER / f"{n}.json").exists() for n in names):
         pytest.skip("chapter 7's full results are not all stored")
     claims.forget(CHAPTER)
@@ -58,6 +59,8 @@ def printed():
         found += findings.surgery_claims(fresh_cut, fresh=True)
         found += findings.cut_claims(digit_cut.fetch("full", CPU).arrays, fresh_cut,  # the cut without a mask
                                      digit_cut.fetch_random("full", CPU).arrays)
+        found += findings.target_claims(digit_surgery.stacked([r.arrays for r in surgery_target.run("full", CPU)]),
+                                        fresh_cut)  # rule 2 with masks for other targets
     found += [c for cs in findings.all_sprite_claims(sa).values() for c in cs]
     return {c.name: c for c in found}, dict(claims.decisions(CHAPTER)), arrays
 

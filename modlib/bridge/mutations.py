@@ -19,7 +19,7 @@ import torch
 
 from modlib import bridge as br
 from modlib import masks, results
-from modlib.bridge import (digit_cut, digit_surgery, digits, findings, matched, sprites, surgery_fresh, unseen,
+from modlib.bridge import (digit_cut, digit_surgery, digits, findings, matched, sprites, surgery_fresh, surgery_target, unseen,
                            unseen_controls)
 from modlib.bridge.experiment import initial_network, network, scored, stored_mask, unconfounded
 from modlib.redundant_input_toy.members import member_data
@@ -173,14 +173,15 @@ def stored() -> dict[str, dict] | None:
     """The stored full results' arrays by name (``toy-a``, ``toy-b``, ``rule2-random-a``,
     ``rule2-random-b``, the same four ``...-fresh``, ``unseen-<f>``, ``matched-<f>``, ``unseen-controls-<f>``,
     ``mnist-a``, ``sprites-monolithic``,
-    ``sprites-compositional``, ``surgery-mnist-seed<k>``, ``surgery-mnist-fresh-seed<k>``, ``cut-mnist``, ``cut-mnist-random``), or None
+    ``sprites-compositional``, ``surgery-mnist-seed<k>``, ``surgery-mnist-fresh-seed<k>``, ``cut-mnist``, ``cut-mnist-random``,
+    ``surgery-target-mnist-seed<k>``), or None
     where any is missing."""
     names = [n for b in toy_settings() for n in br.result_names(b)
              + [f"{br.RANDOM_X2}-{f}{br.suffix(b)}" for f in b.formulations]]
     names += [f"{part.RESULT}-{f}" for part in (unseen, matched, unseen_controls)
               for f in br.settings("full").formulations]
     names += [digits.RESULT] + sprites.result_names(sprites.settings("full")) + digit_surgery.names("full")
-    names += surgery_fresh.fresh_names("full") + [digit_cut.RESULT, digit_cut.RANDOM]
+    names += surgery_fresh.fresh_names("full") + [digit_cut.RESULT, digit_cut.RANDOM] + surgery_target.names("full")
     if not all((FULL / f"{n}.json").exists() for n in names):
         return None
     return {n: results.read(FULL / f"{n}.json").arrays for n in names}
@@ -259,5 +260,9 @@ def decide(mutation: str | None):
     if mutation == "random mask as dense":  # the right-only cut replaced by its random twin
         cut = {**cut, **{f"cut_dense_{k}": control[f"cut_random_{k}"] for k in digits.SETS}}
     findings.cut_claims(cut, surgery, control)  # beside the fresh CNNs' rule 2
+    target = digit_surgery.stacked([arrays[n] for n in surgery_target.names("full")])  # rule 2 with other masks
+    if mutation == "random mask as dense":  # rule 2's own "use X2" mask replaced, as in the fresh surgery above
+        target = {**target, **{f"ablated_excl_{k}": surgery[f"ablated_excl_{k}"] for k in digits.SETS}}
+    findings.target_claims(target, surgery)
     findings.all_sprite_claims({m: arrays[sprites.PREFIX + m] for m in models})
     return arrays
