@@ -254,6 +254,17 @@ def test_the_authors_schedule_with_one_network_cannot_be_decided():
     assert claim.outcome == stats.UNDECIDED and "one unit only" in claim.text
 
 
+def test_the_authors_schedule_over_networks_is_decided_unless_its_control_fails_and_says_which():
+    rng = np.random.default_rng(2)
+    authors = _point(3, 0.9, 0.2, rng)  # the other operation kept at 0.9, a random removal at 0.95
+    (claim,) = findings.authors_schedule(authors, _point(3, 0.3, 0.5, rng), 0.01)
+    assert claim.outcome == stats.REPRODUCED and "(check passed)" in claim.text
+    authors["control"][:, 3, 0] = 0.4  # a random removal as dense as the × mask leaves + below half
+    (claim,) = findings.authors_schedule(authors, _point(3, 0.3, 0.5, rng), 0.01)
+    assert claim.outcome == stats.UNDECIDED and "check failed: below half" in claim.text
+    assert "+ after one as dense as the × mask 0.40" in claim.text
+
+
 def _copy(rng, forced=0.55, n=3, layers=4):
     """A copied-weights control (:func:`findings.reuse_control`'s arrays) whose pair masks overlap at
     ``forced`` in the hidden layers; two masks of one pair at 0.55, the network's own pair masks at

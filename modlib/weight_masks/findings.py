@@ -788,9 +788,15 @@ def authors_schedule(authors: dict, book: dict, chance: float, devices: dict | N
                  f"{mean_pm(sparing(m, mc))}); kept share + {_pct(matched['share'][same_seed, 0])}, × "
                  f"{_pct(matched['share'][same_seed, 1])}: at one α, the steps and the learning rate alone "
                  f"differ (and the networks' weights). ")
+    _, crel = _rel(t, authors["control"])
+    control = (f" Its control, a random removal as dense as each mask keeping at least half of the other operation "
+               f"(shares of the full network's accuracy): × after one as dense as the + mask {mean_pm(crel[:, 1, 1])}, "
+               f"+ after one as dense as the × mask {mean_pm(crel[:, 3, 0])}"
+               + (" (check passed)." if random_spares else " (check failed: below half).")
+               if len(t) > 1 else "")
     return [_say(v, text + (
         f"Measured per network on the worse mask: the other operation after the mask's removal minus after a "
-        f"random removal as dense, plus the allowance of {SPARES:g} (as in the page's claim)."))]
+        f"random removal as dense, plus the allowance of {SPARES:g} (as in the page's claim).{control}"))]
 
 
 ANSWERS = 0.5  # a network answers the held-out problems: at least half of each operation's right
