@@ -176,12 +176,13 @@ def test_the_box_and_the_summary_give_the_verdict_as_first_registered_first(prin
 
 def test_each_claim_states_its_bar_for_trained():
     """Each claim's bar for "trained" says what it reads (a median), in its own words or as another
-    registered claim's ("as repair-excl-mnist", or "as cut-dense-mnist; ..." with a condition of its own)."""
+    registered claim's ("as repair-excl-mnist", or "as cut-dense-mnist; ..." or "as <id>, with ..." with a
+    condition of its own)."""
     registered = claims.registry(CHAPTER)
     for c in registered.values():
         bar = c.trained
-        while bar.startswith("as ") and bar[3:].split(";")[0] in registered:  # "as <id>" or "as <id>; more"
-            bar = registered[bar[3:].split(";")[0]].trained
+        while bar.startswith("as ") and re.split("[;,]", bar[3:])[0] in registered:  # "as <id>[; or , more]"
+            bar = registered[re.split("[;,]", bar[3:])[0]].trained
         assert bar and ("median" in bar), c.id
     assert "The median, not every seed, because" in claims.registry(CHAPTER)["inside-a"].trained
 
