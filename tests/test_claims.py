@@ -609,7 +609,7 @@ def test_added_alpha_curve_keeps_less_as_alpha_grows_and_is_decided():
         found["a stronger regulariser spares the other operation more"].text
 
 
-def test_added_authors_schedule_over_three_networks_fails_its_control():
+def test_added_stored_authors_schedule_over_three_networks_fails_its_control():
     """Three networks at the authors' schedule (issue 52): the claim cannot be decided because its
     registered control fails (a random removal as dense as the × mask leaves + below half), which the
     statement says; the networks trained and the masks are not degenerate."""
