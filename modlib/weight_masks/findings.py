@@ -755,7 +755,8 @@ def authors_schedule(authors: dict, book: dict, chance: float, devices: dict | N
     schedules ran on networks trained from one seed on two devices, which the text says.
     ``matched``: the α curve's point at the authors' α (:func:`stack`'d, the page's steps and mask
     learning rate), so that the schedule is compared at one α: ``book`` holds the page's α.
-    ``network``: which network(s) the schedule ran on, in words (shape and steps), for the text."""
+    ``network``: which network(s) the schedule ran on, in words (shape and steps), for the text.
+    ``devices["matched"]``, where given: the device that made ``matched``'s networks."""
     t, b = authors["table"], book["table"]
     e, random_spares = _spares(t, authors["control"])  # as :func:`specialization` measures it
     v = _decide("spares-authors", e, trained=bool((t[:, 0] >= TRAINED).all()),
@@ -782,21 +783,23 @@ def authors_schedule(authors: dict, book: dict, chance: float, devices: dict | N
         same_seed = np.isin(_seeds(matched), _seeds(authors))  # the α curve's networks of the authors' seeds
         same_seed = same_seed if same_seed.any() else np.ones_like(same_seed)
         text += (f"At the authors' α with the page's steps and mask learning rate (the α curve's point, "
-                 f"trained on {devices.get('book', 'the page’s device')}): sparing "
+                 f"trained on {devices.get('matched') or devices.get('book', 'the page’s device')}): sparing "
                  f"{mean_pm(sparing(m, mc)[same_seed])}, share kept {mean_pm(retention(m, mc)[0][same_seed])} on the network"
                  f"{'s' * int(same_seed.sum() > 1)} of the same seed (over all {len(m)} of its networks: sparing "
                  f"{mean_pm(sparing(m, mc))}); kept share + {_pct(matched['share'][same_seed, 0])}, × "
                  f"{_pct(matched['share'][same_seed, 1])}: at one α, the steps and the learning rate alone "
                  f"differ (and the networks' weights). ")
     _, crel = _rel(t, authors["control"])
-    control = (f" Its control, a random removal as dense as each mask keeping at least half of the other operation "
-               f"(shares of the full network's accuracy): × after one as dense as the + mask {mean_pm(crel[:, 1, 1])}, "
+    control = (f" Its control (a random removal as dense as a mask must leave the other operation at least half its "
+               f"accuracy; shares of the full network's accuracy): × after a random removal as dense as the + mask "
+               f"{mean_pm(crel[:, 1, 1])}, "
                f"+ after one as dense as the × mask {mean_pm(crel[:, 3, 0])}"
                + (" (check passed)." if random_spares else " (check failed: below half).")
                if len(t) > 1 else "")
     return [_say(v, text + (
         f"Measured per network on the worse mask: the other operation after the mask's removal minus after a "
-        f"random removal as dense, plus the allowance of {SPARES:g} (as in the page's claim).{control}"))]
+        f"random removal as dense, plus the allowance of {SPARES:g} (as in the page's claim), so its interval "
+        f"below sits {SPARES:g} above the sparing printed above.{control}"))]
 
 
 ANSWERS = 0.5  # a network answers the held-out problems: at least half of each operation's right
