@@ -1679,7 +1679,7 @@ def target_claims(target: dict, fresh: dict) -> list[stats.Claim]:
     target's are comparable in density (:func:`apart`), and the CNNs and rule 2 are the fresh
     surgery's own (``fresh``: its stacked arrays; the full and rule-2 scores equal)."""
     f = digit_failing(target)
-    trained, fits, kept_ok, words = surgery_gates(target)
+    trained, fits, kept_ok, _ = surgery_gates(target)
     keys = [f"{arm}_{k}" for arm in ("full", "ablated_excl") for k in ("held_out", "train", "unconfounded", "swapped")]
     same = all(np.array_equal(target[k], fresh[k]) for k in keys)
     where = f"fresh CNNs of chapter 3's setting-A recipe, the {int(f.sum())} of {f.size} that fail"

@@ -482,6 +482,15 @@ def _rel(tables: np.ndarray, controls: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return tables / full, controls / full
 
 
+def random_kept(tables: np.ndarray, controls: np.ndarray) -> np.ndarray:
+    """``[seeds, 2]``: what the other operation keeps after a random removal as dense as each mask (as a
+    share of the full network's accuracy): × after one as dense as the + mask, + after one as dense
+    as the × mask. The control of "removing a mask spares the other operation" needs both at least
+    half (:func:`_spares`)."""
+    _, crel = _rel(tables, controls)
+    return np.stack([crel[:, 1, 1], crel[:, 3, 0]], axis=1)
+
+
 def sparing(tables: np.ndarray, controls: np.ndarray) -> np.ndarray:
     """Per seed ``[seeds]``, on the worse of the + and × masks: what the other operation keeps once
     the mask is removed minus what it keeps once as many random weights are removed, as shares of
@@ -789,11 +798,11 @@ def authors_schedule(authors: dict, book: dict, chance: float, devices: dict | N
                  f"{mean_pm(sparing(m, mc))}); kept share + {_pct(matched['share'][same_seed, 0])}, × "
                  f"{_pct(matched['share'][same_seed, 1])}: at one α, the steps and the learning rate alone "
                  f"differ (and the networks' weights). ")
-    _, crel = _rel(t, authors["control"])
+    rand = random_kept(t, authors["control"])  # [networks, 2]
     control = (f" Its control (a random removal as dense as a mask must leave the other operation at least half its "
                f"accuracy; shares of the full network's accuracy): × after a random removal as dense as the + mask "
-               f"{mean_pm(crel[:, 1, 1])}, "
-               f"+ after one as dense as the × mask {mean_pm(crel[:, 3, 0])}"
+               f"{mean_pm(rand[:, 0])}, "
+               f"+ after one as dense as the × mask {mean_pm(rand[:, 1])}"
                + (" (check passed)." if random_spares else " (check failed: below half).")
                if len(t) > 1 else "")
     return [_say(v, text + (
