@@ -73,6 +73,7 @@ from modlib.resists_at_scale import experiment as rs
 from modlib.runtime import ENV_VAR as ENV_DEVICE
 from modlib.runtime import describe, pick_device
 from modlib.structural_compositionality import draws as sc_draws
+from modlib.structural_compositionality import untrained_matched as sc_matched
 from modlib.structural_compositionality import experiment as sc
 from modlib.structural_compositionality import sweep as sc_sweep
 from modlib.weight_masks import experiment as md
@@ -163,6 +164,9 @@ def _structure(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
             continue  # refused by its check at full: run again, it would be refused again
         out[f"{sc.CHAPTER}/{sc_draws.PREFIX}{rule}-{seed}"] = (
             (f"{sc.CHAPTER}/{rule}-{seed}",), lambda d, r=rule, i=seed: sc_draws.fetch(r, i, profile, d))
+    for rule, seed in sc_matched.names(sc.settings(profile)):  # the untrained control at matched density
+        out[f"{sc.CHAPTER}/{sc_matched.PREFIX}{rule}-{seed}"] = (
+            (f"{sc.CHAPTER}/{rule}-{seed}",), lambda d, r=rule, i=seed: sc_matched.fetch(r, i, profile, d))
     return out
 
 
