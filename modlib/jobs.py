@@ -164,9 +164,11 @@ def _structure(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
             continue  # refused by its check at full: run again, it would be refused again
         out[f"{sc.CHAPTER}/{sc_draws.PREFIX}{rule}-{seed}"] = (
             (f"{sc.CHAPTER}/{rule}-{seed}",), lambda d, r=rule, i=seed: sc_draws.fetch(r, i, profile, d))
-    for rule, seed in sc_matched.names(sc.settings(profile)):  # the untrained control at matched density
-        out[f"{sc.CHAPTER}/{sc_matched.PREFIX}{rule}-{seed}"] = (
-            (f"{sc.CHAPTER}/{rule}-{seed}",), lambda d, r=rule, i=seed: sc_matched.fetch(r, i, profile, d))
+    for wide in (False, True):  # the untrained control at matched density (and its wider search)
+        for rule, seed in sc_matched.names(sc.settings(profile), wide):
+            out[f"{sc.CHAPTER}/{sc_matched.name(rule, seed, wide)}"] = (
+                (f"{sc.CHAPTER}/{rule}-{seed}",),
+                lambda d, r=rule, i=seed, w=wide: sc_matched.fetch(r, i, profile, d, wide=w))
     return out
 
 

@@ -16,10 +16,15 @@ CHAPTER = "structural_compositionality"
 @pytest.fixture(scope="module")
 def printed(structure_runs):
     claims.forget(CHAPTER)
-    from modlib.structural_compositionality import draws
+    from modlib.structural_compositionality import draws, untrained_matched
 
+    table, bases = findings.structure_table(structure_runs), findings.base_models(structure_runs)
+    matched = {k: f for wide in (False, True) for k, f in findings.untrained_matched_claims(
+        table, bases, structure_runs.settings.base_gate, untrained_matched.stored("full", wide=wide),
+        wide=wide).items()}
     found = {**findings.structural(structure_runs), **findings.without_convergence_rule(structure_runs),
-             **findings.without_base_model(structure_runs), **findings.draws_claims(draws.stored("full"))}
+             **findings.without_base_model(structure_runs), **findings.draws_claims(draws.stored("full")),
+             **matched}
     return {k: f for k, f in found.items() if getattr(f, "verdict", None) is not None}, dict(claims.decisions(CHAPTER))
 
 

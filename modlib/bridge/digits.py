@@ -163,6 +163,16 @@ def mask_data(d: DigitSettings, pools: dict, seed: int) -> tuple[torch.Tensor, t
     return x, y1
 
 
+def setting_b(profile: str) -> results.Result | None:
+    """Chapter 3's stored ``mnist-B`` result at ``profile``: its CNNs trained in setting B (every
+    combination of digits seen), scored on setting A's test pairs (``arrays["final_test"] [seeds]``),
+    the held-out pairs' kind; read, never computed (None where it is not stored as chapter 3's code
+    makes it now). The page sets the surgery's repairs beside it, for scale."""
+    s = rs.settings(profile)
+    return results.load(rs.CHAPTER, "mnist-B", rs.result_config(s, "mnist-B"), profile=profile, code=rs.run_one,
+                        sources={"data": digits.available_sources()})
+
+
 def eval_sets(d: DigitSettings, pools: dict, seed: int) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
     """The scored sets of network ``seed`` (name -> ``(x [n, 1, 28, 56], y1 [n])``, ``n = d.n_eval``,
     drawn once, from a generator of their own): ``held_out``, setting A's test pairs (offsets 2..9,

@@ -1099,3 +1099,127 @@ def draws_status(drawn: dict, table, pairs: list[tuple[str, int]], refused: tupl
             words.append(f"{_models(not_run)} {'was' if len(not_run) == 1 else 'were'} not run")
         parts.append(f"{RULE_WORDS.get(rule, rule)}, " + "; ".join(words))
     return "for " + ". For ".join(parts)
+
+
+# ---------------------------------------------------------------- the untrained control at matched density (issue 53)
+
+def untrained_matched_table(matched: dict):
+    """:func:`structure_table` of the matched untrained results ``matched`` (``{name: Result}``,
+    :mod:`~modlib.structural_compositionality.untrained_matched`): one row per (rule, network,
+    subroutine, mask seed), ``trained`` False."""
+    from types import SimpleNamespace
+
+    return structure_table(SimpleNamespace(rows=matched))
+
+
+def untrained_matched_claims(table, bases: list[dict], base_gate: float, matched: dict,
+                             change=None, wide: bool = False) -> dict[str, Finding]:
+    """The untrained control at matched density, per (rule, subroutine) of :data:`DRAWN`, keyed
+    ``"{rule}/{sub}/untrained-matched"`` (the paper's: test 2's ablation effect, other minus target,
+    trained base models minus untrained networks) and ``".../subnetwork-untrained-matched"`` (the
+    book's: test 1's effect, target minus other, likewise), Welch t over networks (mask seeds
+    averaged). ``table`` and ``bases`` are the trained base models' (:func:`structure_table`,
+    :func:`base_models`; the masks that passed the selection gate), ``matched`` the stored matched
+    untrained results; ``change`` (a table's function, the mutations') is applied to their table.
+    Decided only where every untrained network's masks kept within the registered factor of its
+    twin's share (the check, recorded in each result) and no mask set keeps nothing or everything.
+    ``wide``: the wider search's results and claims (keyed ``...-wide``; its rules only)."""
+    from modlib.structural_compositionality import untrained_matched as um
+
+    u_all = untrained_matched_table(matched)
+    if change is not None and not u_all.empty:
+        u_all = change(u_all)
+    task = {(b["rule"], b["model"]): b["task"] for b in bases if b["trained"]}
+    out = {}
+    for rule, subs in DRAWN.items():
+        if wide and rule not in um.RULES_WIDE:
+            continue
+        mine = {n: r for n, r in matched.items() if r.metrics["rule"] == rule}
+        for sub in subs:
+            t = table[(table["rule"] == rule) & (table["subroutine"] == sub) & table["trained"]]
+            t = t[t["passed_gate"] == True]  # noqa: E712 (the selection gate, on validation)
+            u = u_all[(u_all["rule"] == rule) & (u_all["subroutine"] == sub)] if not u_all.empty else u_all
+            for kind, arms, says in (
+                    ("untrained-matched", ("abl_other", "abl_target"), "test 2's ablation effect (other minus target)"),
+                    ("subnetwork-untrained-matched", ("sub_target", "sub_other"),
+                     "test 1's effect (the subnetwork alone, target minus other)")):
+                name = f"{rule}/{sub}/{kind}{'-wide' if wide else ''}"
+                text = (f"{rule}, {sub}: {says}, trained base models minus untrained networks at matched density"
+                        + (f" (the wider search, up to {um.PROBES_WIDE} masks)" if wide else ""))
+                if u.empty or t.empty:
+                    why = (f"the results `{um.name(rule, 0, wide)[:-2]}-<network>` are not stored at this profile"
+                           if u.empty else f"no trained base model's {sub} masks passed the selection gate")
+                    v = claims.decide(_key(name), low=-1.0, high=1.0, units=0, reason=why)
+                    c = claims.statement(v, text + (f": {why}:" if t.empty else "."))
+                    out[name] = c if t.empty else NotRun(c.name, c.holds, f"{text}: {NOT_RUN}: {why}.", c.verdict,
+                                                         c.own, NOT_RUN)
+                    continue
+                a, b = arms
+                effect_t, effect_u = _by_model(t, a) - _by_model(t, b), _by_model(u, a) - _by_model(u, b)
+                fit = all(task.get((rule, m), 0) >= base_gate for m in dict.fromkeys(t["model"]))
+                twin = [r.metrics["subroutines"][sub] for r in mine.values()]
+                matched_ok = all(f["matched"] for f in twin)
+                ok = matched_ok and not degenerate(t["kept"]) and not degenerate(u["kept"])
+                v = claims.decide(_key(name), stats.unpaired(effect_t, effect_u, unit="network"),
+                                  trained=fit, controls=ok)
+                target = 100 * np.mean([f["target_kept"] for f in twin])
+                out[name] = claims.statement(
+                    v,
+                    f"{text} ({t['model'].nunique()} trained, {count(u['model'].nunique(), 'untrained network')}; "
+                    f"the untrained masks keep {pct(u['kept'])} of the masked weights against their twins' "
+                    f"{target:.2f} %, check {'passed' if matched_ok else 'failed'}): untrained, the subnetwork "
+                    f"alone gets {mean_pm(u['sub_target'])} on {sub} problems and {mean_pm(u['sub_other'])} on the "
+                    f"other's; ablated, {mean_pm(u['abl_target'])} and {mean_pm(u['abl_other'])}; the effect, "
+                    f"trained {mean_pm(effect_t)} against untrained {mean_pm(effect_u)}; trained minus untrained:")
+    return out
+
+
+def untrained_matched_rows(table, searches: list[tuple[dict, dict, bool]]) -> list[dict]:
+    """The page's table of the untrained control at matched density: per search (``searches``: the
+    matched results, their claims as :func:`untrained_matched_claims` decides them, and whether it
+    is the wider search), one row per (rule, subroutine) of :data:`DRAWN` with stored results; per
+    arm (trained base models past the selection gate, untrained networks) the kept share, the
+    subnetwork alone on its target and on the other subroutine (test 1), and the removal effect,
+    other minus target (test 2); the two claims' marks."""
+    from modlib.structural_compositionality import untrained_matched as um
+
+    out = []
+    for matched, found, wide in searches:
+        u_all = untrained_matched_table(matched)
+        for rule, subs in DRAWN.items():
+            for sub in subs:
+                t = table[(table["rule"] == rule) & (table["subroutine"] == sub) & table["trained"]]
+                t = t[t["passed_gate"] == True]  # noqa: E712
+                u = u_all[(u_all["rule"] == rule) & (u_all["subroutine"] == sub)] if not u_all.empty else u_all
+                if u.empty or t.empty:
+                    continue
+                row = {"rule": rule, "subnetwork": sub,
+                       "search": f"up to {um.PROBES_WIDE if wide else um.PROBES} masks"}
+                for arm, rows in (("trained", t), ("untrained", u)):
+                    row[f"{arm}: kept"] = pct(rows["kept"])
+                    row[f"{arm}: alone, target / other"] = (f"{_by_model(rows, 'sub_target').mean():.2f} / "
+                                                           f"{_by_model(rows, 'sub_other').mean():.2f}")
+                    effect = (_by_model(rows, "abl_other") - _by_model(rows, "abl_target")).mean()
+                    row[f"{arm}: removal effect"] = f"{effect:+.2f}"
+                end = "-wide" if wide else ""
+                row["test 1 needs training"] = found[f"{rule}/{sub}/subnetwork-untrained-matched{end}"].marked
+                row["test 2 vs untrained"] = found[f"{rule}/{sub}/untrained-matched{end}"].marked
+                out.append(row)
+    return out
+
+
+def untrained_matched_search(matched: dict) -> str:
+    """How the search for lambda went in the matched untrained results ``matched``, in words for the
+    page: the masks tried per subroutine, how far the chosen masks' mean kept share lies from the
+    twin's (the worst factor), and whether every network passed the density check."""
+    from modlib.structural_compositionality import untrained_matched as um
+
+    found = [f for r in matched.values() for f in r.metrics["subroutines"].values()]
+    if not found:
+        return "not run at this profile"
+    tried = [len(f["probes"]) for f in found]
+    worst = max(um.ratio(np.mean([run["kept"] for run in f["runs"]]), f["target_kept"]) for f in found)
+    passed = sum(f["matched"] for f in found)
+    return (f"{min(tried)} to {max(tried)} masks tried per subroutine; the chosen masks keep within a factor "
+            f"{worst:.2f} of their twins' share, and {passed} of {len(found)} mask sets pass the registered "
+            f"check (within a factor {um.MATCHED:g}): check {'passed' if passed == len(found) else 'failed'}")

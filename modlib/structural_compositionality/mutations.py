@@ -8,7 +8,7 @@ import copy
 from pathlib import Path
 
 from modlib import results
-from modlib.structural_compositionality import draws, experiment, findings
+from modlib.structural_compositionality import draws, experiment, findings, untrained_matched
 
 FULL = Path(__file__).resolve().parents[2] / "notebooks" / "results" / "full" / experiment.CHAPTER
 
@@ -101,4 +101,8 @@ def decide(mutation: str | None):
     findings.density_from(less, findings.WITHOUT)
     findings.without_convergence_rule(runs)
     findings.draws_claims(draws.stored("full"), swap=mutation == "swap target and other")
+    change = {"swap target and other": swap_target_and_other, "random mask as dense": random_mask_as_dense}
+    for wide in (False, True):
+        findings.untrained_matched_claims(table, bases, gate, untrained_matched.stored("full", wide=wide),
+                                          change.get(mutation), wide)
     return runs

@@ -41,6 +41,11 @@ STEP = 3.0  # the factor lambda moves by until the target kept share is brackete
 PROBES = 5  # masks (mask seed 0) trained in the search for lambda, at most, per subroutine
 CLOSE = 1.2  # the search stops at a mask within this factor of the target kept share
 MATCHED = 1.5  # the check the claims read: the masks' mean kept share within this factor of the twin's
+# the wider search, registered on 2026-12-05 after the first had tried 5 masks per subroutine in untrained
+# BERT (lambda x300 down to x3.7) and every one kept nothing, before the wider search ran: up to 10 masks
+# (down to x0.015), agreement only; stored apart (``matched-untrained-wide-...``), so both stand
+PROBES_WIDE = 10
+RULES_WIDE = ("sv-plural",)
 
 
 def ratio(kept: float, target: float) -> float:
@@ -66,12 +71,12 @@ def next_lam(lam: float, kept: float, target: float, low: float | None, high: fl
     return math.sqrt(low * high), low, high
 
 
-def match_lam(fit, start: float, target: float) -> tuple[float, list[dict]]:
-    """Search lambda for a kept share of ``target``, from ``start``: ``fit(lam)`` trains the mask of
-    seed 0 and returns its record (``kept`` at least). Returns the chosen lambda and the probes, in
-    order (each record with its ``lam``)."""
+def match_lam(fit, start: float, target: float, tries: int = PROBES) -> tuple[float, list[dict]]:
+    """Search lambda for a kept share of ``target``, from ``start``, with at most ``tries`` masks:
+    ``fit(lam)`` trains the mask of seed 0 and returns its record (``kept`` at least). Returns the
+    chosen lambda and the probes, in order (each record with its ``lam``)."""
     probes, lam, low, high = [], start, None, None
-    for _ in range(PROBES):
+    for _ in range(tries):
         probes.append({"lam": lam, **fit(lam)})
         if ratio(probes[-1]["kept"], target) <= CLOSE:
             break
@@ -80,10 +85,11 @@ def match_lam(fit, start: float, target: float) -> tuple[float, list[dict]]:
     return best["lam"], probes
 
 
-def study(rule: str, seed: int, s: ex.StructureSettings, device: torch.device, twin: dict) -> tuple[dict, dict]:
+def study(rule: str, seed: int, s: ex.StructureSettings, device: torch.device, twin: dict,
+          tries: int = PROBES) -> tuple[dict, dict]:
     """The untrained network ``seed`` of ``rule`` (not trained), each subroutine's masks trained with
     its trained twin's configuration (``twin``: the twin's stored metrics) but lambda searched for the
-    twin's mean kept share (:func:`match_lam`), at the twin's mask seeds. ``(metrics, {})``: metrics as
+    twin's mean kept share (:func:`match_lam`, at most ``tries`` masks), at the twin's mask seeds. ``(metrics, {})``: metrics as
     :func:`~modlib.structural_compositionality.experiment.run_one` gives them (``rule``, ``seed``,
     ``trained`` False, ``base``, ``searched``, ``subroutines`` with ``chosen``, ``passed_gate`` and
     ``runs``), each subroutine with its ``target_kept``, the search's ``probes`` (``lam``, ``kept``,
@@ -111,7 +117,7 @@ def study(rule: str, seed: int, s: ex.StructureSettings, device: torch.device, t
             ms.remove()
             return {"kept": trajectory[-1], "converged": mask_density.converged(trajectory)}
 
-        lam, probes = match_lam(probe, config["lam"], target)
+        lam, probes = match_lam(probe, config["lam"], target, tries)
         runs = []
         for mseed in range(len(found["runs"])):
             ms, trajectory, log = fit(lam, mseed)
@@ -129,38 +135,46 @@ def study(rule: str, seed: int, s: ex.StructureSettings, device: torch.device, t
     return {"rule": rule, "seed": seed, "trained": False, "base": base, "searched": True, "subroutines": out}, {}
 
 
-def names(s: ex.StructureSettings) -> list[tuple[str, int]]:
-    """The (rule, network) pairs of ``s`` with a matched untrained result."""
-    return [(rule, seed) for rule in RULES_MATCHED if rule in s.rules
+def names(s: ex.StructureSettings, wide: bool = False) -> list[tuple[str, int]]:
+    """The (rule, network) pairs of ``s`` with a matched untrained result (``wide``: of the wider
+    search)."""
+    return [(rule, seed) for rule in (RULES_WIDE if wide else RULES_MATCHED) if rule in s.rules
             for seed in range(min(NETWORKS, s.base_models))]
 
 
+def name(rule: str, seed: int, wide: bool = False) -> str:
+    """The stored result's name: ``matched-untrained-{rule}-{seed}``, ``matched-untrained-wide-...``."""
+    return f"{PREFIX}{'wide-' if wide else ''}{rule}-{seed}"
+
+
 def fetch(rule: str, seed: int, profile: str, device: torch.device,
-          s: ex.StructureSettings | None = None) -> results.Result:
-    """Load (or compute from the stored twin ``{rule}-{seed}`` and store) ``matched-untrained-{rule}-{seed}``."""
+          s: ex.StructureSettings | None = None, wide: bool = False) -> results.Result:
+    """Load (or compute from the stored twin ``{rule}-{seed}`` and store) ``matched-untrained-{rule}-{seed}``
+    (``wide``: the wider search's, :data:`PROBES_WIDE` masks, :func:`name`)."""
     s = s or ex.settings(profile)
     twin = ex.run(profile, device, s=s, names=[f"{rule}-{seed}"]).rows[f"{rule}-{seed}"]
     if not twin.metrics.get("searched"):
         raise ValueError(f"{rule}-{seed} was not searched (its base model missed the gate): no density to match")
-    config = {**ex.result_config(s, rule), "seed": seed, "trained": False, "step": STEP, "probes": PROBES,
+    tries = PROBES_WIDE if wide else PROBES
+    config = {**ex.result_config(s, rule), "seed": seed, "trained": False, "step": STEP, "probes": tries,
               "close": CLOSE, "matched": MATCHED}
-    return results.fetch(ex.CHAPTER, f"{PREFIX}{rule}-{seed}", config,
-                         lambda: study(rule, seed, s, device, twin.metrics), profile=profile,
+    return results.fetch(ex.CHAPTER, name(rule, seed, wide), config,
+                         lambda: study(rule, seed, s, device, twin.metrics, tries), profile=profile,
                          device=describe(device), code=study, depends=[twin])
 
 
-def stored(profile: str, device: torch.device = torch.device("cpu")) -> dict[str, results.Result]:
-    """The matched untrained results stored now at ``profile`` (``{name: Result}``), read without
-    computing any."""
+def stored(profile: str, device: torch.device = torch.device("cpu"), wide: bool = False) -> dict[str, results.Result]:
+    """The matched untrained results stored now at ``profile`` (``{name: Result}``; ``wide``: the wider
+    search's), read without computing any."""
     out = {}
-    for rule, seed in names(ex.settings(profile)):
+    for rule, seed in names(ex.settings(profile), wide):
         with results.store_only():
             try:
-                out[f"{PREFIX}{rule}-{seed}"] = fetch(rule, seed, profile, device)
+                out[name(rule, seed, wide)] = fetch(rule, seed, profile, device, wide=wide)
             except (results.StaleResultError, ValueError):
                 continue
     return out
 
 
-__all__ = ["PREFIX", "RULES_MATCHED", "NETWORKS", "STEP", "PROBES", "CLOSE", "MATCHED", "ratio", "next_lam",
-           "match_lam", "study", "names", "fetch", "stored"]
+__all__ = ["PREFIX", "RULES_MATCHED", "NETWORKS", "STEP", "PROBES", "CLOSE", "MATCHED", "PROBES_WIDE", "RULES_WIDE",
+           "ratio", "next_lam", "match_lam", "study", "names", "name", "fetch", "stored"]
