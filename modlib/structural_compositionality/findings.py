@@ -1167,20 +1167,27 @@ def untrained_matched_claims(table, bases: list[dict], base_gate: float, matched
                     v,
                     f"{text} ({t['model'].nunique()} trained, {count(u['model'].nunique(), 'untrained network')}; "
                     f"the untrained masks keep {pct(u['kept'])} of the masked weights against their twins' "
-                    f"{target:.2f} %, check {'passed' if matched_ok else 'failed'}): untrained, the subnetwork "
+                    f"{target:.2f} %, check {'passed' if matched_ok else 'failed'}{_kept_nothing(u)}): untrained, the subnetwork "
                     f"alone gets {mean_pm(u['sub_target'])} on {sub} problems and {mean_pm(u['sub_other'])} on the "
                     f"other's; ablated, {mean_pm(u['abl_target'])} and {mean_pm(u['abl_other'])}; the effect, "
                     f"trained {mean_pm(effect_t)} against untrained {mean_pm(effect_u)}; trained minus untrained:")
     return out
 
 
+def _kept_nothing(rows) -> str:
+    """Where masks of ``rows`` keep (almost) nothing (:func:`degenerate`), how many, in words: such a
+    mask set is no control, whatever its mean kept share."""
+    empty = int((np.asarray(rows["kept"], dtype=float) <= 1e-4).sum())
+    return f"; {empty} of {len(rows)} untrained masks kept nothing, so they are no control" if empty else ""
+
+
 def untrained_matched_rows(table, searches: list[tuple[dict, dict, bool]]) -> list[dict]:
     """The page's table of the untrained control at matched density: per search (``searches``: the
     matched results, their claims as :func:`untrained_matched_claims` decides them, and whether it
-    is the wider search), one row per (rule, subroutine) of :data:`DRAWN` with stored results; per
-    arm (trained base models past the selection gate, untrained networks) the kept share, the
-    subnetwork alone on its target and on the other subroutine (test 1), and the removal effect,
-    other minus target (test 2); the two claims' marks."""
+    is the wider search), one row per (rule, subroutine) of :data:`DRAWN` with stored results: the
+    mean kept share of each arm (trained base models past the selection gate / untrained networks),
+    each arm's subnetwork alone on its target and on the other subroutine (test 1), the removal
+    effect, other minus target (test 2), per arm, and the two claims' marks."""
     from modlib.structural_compositionality import untrained_matched as um
 
     out = []
@@ -1193,33 +1200,47 @@ def untrained_matched_rows(table, searches: list[tuple[dict, dict, bool]]) -> li
                 u = u_all[(u_all["rule"] == rule) & (u_all["subroutine"] == sub)] if not u_all.empty else u_all
                 if u.empty or t.empty:
                     continue
-                row = {"rule": rule, "subnetwork": sub,
-                       "search": f"up to {um.PROBES_WIDE if wide else um.PROBES} masks"}
-                for arm, rows in (("trained", t), ("untrained", u)):
-                    row[f"{arm}: kept"] = pct(rows["kept"])
-                    row[f"{arm}: alone, target / other"] = (f"{_by_model(rows, 'sub_target').mean():.2f} / "
-                                                           f"{_by_model(rows, 'sub_other').mean():.2f}")
-                    effect = (_by_model(rows, "abl_other") - _by_model(rows, "abl_target")).mean()
-                    row[f"{arm}: removal effect"] = f"{effect:+.2f}"
+                alone = {arm: f"{_by_model(r, 'sub_target').mean():.2f} / {_by_model(r, 'sub_other').mean():.2f}"
+                         for arm, r in (("trained", t), ("untrained", u))}
+                effect = {arm: (_by_model(r, "abl_other") - _by_model(r, "abl_target")).mean()
+                          for arm, r in (("trained", t), ("untrained", u))}
                 end = "-wide" if wide else ""
-                row["test 1 needs training"] = found[f"{rule}/{sub}/subnetwork-untrained-matched{end}"].marked
-                row["test 2 vs untrained"] = found[f"{rule}/{sub}/untrained-matched{end}"].marked
-                out.append(row)
+                out.append({
+                    "rule": rule, "subnetwork": sub, "search": f"up to {um.PROBES_WIDE if wide else um.PROBES} masks",
+                    "kept: trained / untrained": f"{100 * t['kept'].mean():.2f} % / {100 * u['kept'].mean():.2f} %",
+                    "alone, target / other: trained": alone["trained"],
+                    "alone, target / other: untrained": alone["untrained"],
+                    "removal effect: trained / untrained": f"{effect['trained']:+.2f} / {effect['untrained']:+.2f}",
+                    "test 1 needs training": found[f"{rule}/{sub}/subnetwork-untrained-matched{end}"].marked,
+                    "test 2 vs untrained": found[f"{rule}/{sub}/untrained-matched{end}"].marked})
     return out
 
 
 def untrained_matched_search(matched: dict) -> str:
-    """How the search for lambda went in the matched untrained results ``matched``, in words for the
-    page: the masks tried per subroutine, how far the chosen masks' mean kept share lies from the
-    twin's (the worst factor), and whether every network passed the density check."""
+    """How the search for lambda went in the matched untrained results ``matched``, per rule, in words
+    for the page: the masks tried per subroutine and the multiples of lambda, how far the chosen
+    masks' mean kept share lies from the twin's (the worst factor) or that they kept nothing, and
+    whether every mask set passed the registered density check."""
     from modlib.structural_compositionality import untrained_matched as um
 
-    found = [f for r in matched.values() for f in r.metrics["subroutines"].values()]
-    if not found:
-        return "not run at this profile"
-    tried = [len(f["probes"]) for f in found]
-    worst = max(um.ratio(np.mean([run["kept"] for run in f["runs"]]), f["target_kept"]) for f in found)
-    passed = sum(f["matched"] for f in found)
-    return (f"{min(tried)} to {max(tried)} masks tried per subroutine; the chosen masks keep within a factor "
-            f"{worst:.2f} of their twins' share, and {passed} of {len(found)} mask sets pass the registered "
-            f"check (within a factor {um.MATCHED:g}): check {'passed' if passed == len(found) else 'failed'}")
+    said = []
+    for rule in DRAWN:
+        found = [f for r in matched.values() if r.metrics["rule"] == rule for f in r.metrics["subroutines"].values()]
+        if not found:
+            continue
+        tried = sorted({len(f["probes"]) for f in found})
+        lams = [p["lam"] for f in found for p in f["probes"]]
+        factors = [um.ratio(np.mean([run["kept"] for run in f["runs"]]), f["target_kept"]) for f in found]
+        kept = [x for x in factors if np.isfinite(x)]
+        passed = sum(f["matched"] for f in found)
+        masks = [run["kept"] for f in found for run in f["runs"]]
+        empty = sum(k <= 1e-4 for k in masks)
+        how = (f"the chosen masks keep within a factor {max(kept):.2f} of their twins' share"
+               + (f" on average ({empty} of {len(masks)} masks kept nothing)" if empty else "")
+               if len(kept) == len(found) else "every mask kept nothing" if not kept
+               else f"{len(found) - len(kept)} of {len(found)} mask sets kept nothing")
+        tries = f"{tried[0]}" if len(tried) == 1 else f"{tried[0]} to {tried[-1]}"
+        said.append(f"{rule}, {tries} masks per subroutine, lambda x{min(lams):.2g} to "
+                    f"x{max(lams):.3g}: {how}; {passed} of {len(found)} mask sets within a factor {um.MATCHED:g}, "
+                    f"check {'passed' if passed == len(found) else 'failed'}")
+    return "; ".join(said) if said else "not run at this profile"

@@ -135,6 +135,20 @@ def study(rule: str, seed: int, s: ex.StructureSettings, device: torch.device, t
     return {"rule": rule, "seed": seed, "trained": False, "base": base, "searched": True, "subroutines": out}, {}
 
 
+@torch.no_grad()
+def score_spread(rule: str, s: ex.StructureSettings, seed: int = 0, problems: int = 64) -> float:
+    """How far apart an untrained network's odd-one-out scores lie within a problem: the standard
+    deviation of the four scores, averaged over ``problems`` problems of the first subroutine's
+    mask-training set (in order), in network ``seed`` as :func:`~modlib.structural_compositionality.
+    experiment.make_model` draws it. Where it is near 0 the task loss is flat (log 4 whatever the
+    mask), so nothing but the penalty moves the mask scores. A diagnostic the page computes, not a
+    stored result."""
+    data = ex.problem_sets(rule, s)[("train", "sub-0")]
+    model = ex.make_model(rule, s, seed).eval()
+    batch = next(iter(ex.problem_batches(data, problems, None, model)))
+    return float(ex.score(model, batch).std(dim=1).mean())  # [problems, 4] -> mean sd
+
+
 def names(s: ex.StructureSettings, wide: bool = False) -> list[tuple[str, int]]:
     """The (rule, network) pairs of ``s`` with a matched untrained result (``wide``: of the wider
     search)."""
@@ -177,4 +191,4 @@ def stored(profile: str, device: torch.device = torch.device("cpu"), wide: bool 
 
 
 __all__ = ["PREFIX", "RULES_MATCHED", "NETWORKS", "STEP", "PROBES", "CLOSE", "MATCHED", "PROBES_WIDE", "RULES_WIDE",
-           "ratio", "next_lam", "match_lam", "study", "names", "name", "fetch", "stored"]
+           "ratio", "next_lam", "match_lam", "study", "score_spread", "names", "name", "fetch", "stored"]
