@@ -73,6 +73,7 @@ from modlib.resists_at_scale import experiment as rs
 from modlib.runtime import ENV_VAR as ENV_DEVICE
 from modlib.runtime import describe, pick_device
 from modlib.structural_compositionality import draws as sc_draws
+from modlib.structural_compositionality import second_search as sc_second
 from modlib.structural_compositionality import untrained_matched as sc_matched
 from modlib.structural_compositionality import experiment as sc
 from modlib.structural_compositionality import sweep as sc_sweep
@@ -169,6 +170,9 @@ def _structure(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
             out[f"{sc.CHAPTER}/{sc_matched.name(rule, seed, wide)}"] = (
                 (f"{sc.CHAPTER}/{rule}-{seed}",),
                 lambda d, r=rule, i=seed, w=wide: sc_matched.fetch(r, i, profile, d, wide=w))
+    for rule, seed in sc_second.names(sc.settings(profile)):  # a second search in what removal leaves
+        out[f"{sc.CHAPTER}/{sc_second.PREFIX}{rule}-{seed}"] = (
+            (f"{sc.CHAPTER}/{rule}-{seed}",), lambda d, r=rule, i=seed: sc_second.fetch(r, i, profile, d))
     return out
 
 

@@ -16,7 +16,7 @@ CHAPTER = "structural_compositionality"
 @pytest.fixture(scope="module")
 def printed(structure_runs):
     claims.forget(CHAPTER)
-    from modlib.structural_compositionality import draws, untrained_matched
+    from modlib.structural_compositionality import draws, second_search, untrained_matched
 
     table, bases = findings.structure_table(structure_runs), findings.base_models(structure_runs)
     matched = {k: f for wide in (False, True) for k, f in findings.untrained_matched_claims(
@@ -24,7 +24,7 @@ def printed(structure_runs):
         wide=wide).items()}
     found = {**findings.structural(structure_runs), **findings.without_convergence_rule(structure_runs),
              **findings.without_base_model(structure_runs), **findings.draws_claims(draws.stored("full")),
-             **matched}
+             **matched, **findings.second_claims(second_search.stored("full"), structure_runs.settings.base_gate)}
     return {k: f for k, f in found.items() if getattr(f, "verdict", None) is not None}, dict(claims.decisions(CHAPTER))
 
 

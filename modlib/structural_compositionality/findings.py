@@ -1244,3 +1244,82 @@ def untrained_matched_search(matched: dict) -> str:
                     f"x{max(lams):.3g}: {how}; {passed} of {len(found)} mask sets within a factor {um.MATCHED:g}, "
                     f"check {'passed' if passed == len(found) else 'failed'}")
     return "; ".join(said) if said else "not run at this profile"
+
+
+# ---------------------------------------------------------------- a second search in what removal leaves (issue 53)
+
+SECOND_RULES = {"inside-contact": ("inside", "contact")}  # second_search.RULES_SECOND's subroutines
+
+
+def second_rows(second: dict, swap: bool = False, random_as_found: bool = False):
+    """One row per (base model, subroutine) of the second-search results ``second`` (``{name:
+    Result}``, :mod:`~modlib.structural_compositionality.second_search`): the first mask's kept share
+    and the stored one's, its removal (``first_removed``: target, other), the second mask's kept share
+    and gate, and in the model without the first: the second subnetwork alone (``second``), a random
+    one of its counts (``second_random``), both removed (``both_removed``) and the first with as many
+    random weights removed (``first_random_removed``), each (target, other). ``swap``: target and
+    other exchanged; ``random_as_found``: the second mask's columns replaced by its random mask's
+    (the mutations)."""
+    import pandas as pd
+
+    out = []
+    for r in second.values():
+        m = r.metrics
+        for sub in SECOND_RULES.get(m["rule"], ()):
+            first, then = m[sub]["first"], m[sub]["second"]
+            hard, removed = ("random", "random_complement") if random_as_found else ("hard", "complement")
+            row = {"rule": m["rule"], "model": m["seed"], "subroutine": sub, "task": m["task"],
+                   "stored_task": m["stored_task"], "first_passed_gate": m[sub]["first_passed_gate"],
+                   "first_kept": first["kept"], "stored_kept": first["stored_kept"], "second_kept": then["kept"],
+                   "second_passed_gate": then["passed_gate"], "first_removed": first["complement"],
+                   "second": then[hard], "second_random": then["random"], "both_removed": then[removed],
+                   "first_random_removed": then["random_complement"]}
+            for key in ("first_removed", "second", "second_random", "both_removed", "first_random_removed"):
+                target, other = row.pop(key)
+                row[f"{key}_target"], row[f"{key}_other"] = (other, target) if swap else (target, other)
+            out.append(row)
+    return pd.DataFrame(out)
+
+
+def second_claims(second: dict, base_gate: float, swap: bool = False,
+                  random_as_found: bool = False) -> dict[str, Finding]:
+    """The search in what removal leaves, per subroutine of :data:`SECOND_RULES`, keyed
+    ``"{rule}/{sub}/second-found"`` (the second subnetwork alone minus a random one of its counts, on
+    the target, margin :data:`LOWER`) and ``".../second-removal"`` (the target with the first
+    subnetwork and as many random weights as the second removed, minus with both removed, margin
+    :data:`CLEAR`), paired over the base models whose stored first masks passed the selection gate.
+    ``swap`` and ``random_as_found``: the mutations (:func:`second_rows`)."""
+    table = second_rows(second, swap, random_as_found)
+    out = {}
+    for rule, subs in SECOND_RULES.items():
+        for sub in subs:
+            rows = table[(table["rule"] == rule) & (table["subroutine"] == sub)] if len(table) else table
+            t = rows[rows["first_passed_gate"]] if len(rows) else rows
+            for kind, (a, b), says in (
+                    ("second-found", ("second_target", "second_random_target"),
+                     "the second subnetwork alone minus a random one of its per-layer counts, on target"),
+                    ("second-removal", ("first_random_removed_target", "both_removed_target"),
+                     "the target with the first subnetwork and random weights removed, minus with both "
+                     "subnetworks removed")):
+                name = f"{rule}/{sub}/{kind}"
+                text = f"{rule}, {sub}: a second search in the model without the first subnetwork: {says}"
+                if t.empty:
+                    why = (f"the results `second-{rule}-<base model>` are not stored at this profile" if rows.empty
+                           else f"no base model's first {sub} mask passed the selection gate")
+                    v = claims.decide(_key(name), low=-1.0, high=1.0, units=0, reason=why)
+                    c = claims.statement(v, text + ".")
+                    out[name] = (NotRun(c.name, c.holds, f"{text}: {NOT_RUN}: {why}.", c.verdict, c.own, NOT_RUN)
+                                 if rows.empty else claims.statement(v, f"{text}: {why}:"))
+                    continue
+                fit = bool((t["task"] >= base_gate).all())
+                e = stats.paired(t[a].to_numpy(), t[b].to_numpy(), unit="base model")
+                v = claims.decide(_key(name), e, trained=fit, controls=not degenerate(t["second_kept"]),
+                                  measurable=measurable(t[a], t[b]))
+                out[name] = claims.statement(v, (
+                    f"{text} ({count(len(t), 'base model')}; the first masks keep {pct(t['first_kept'])} of the "
+                    f"masked weights, the second {pct(t['second_kept'])}; without the first, {sub} accuracy is "
+                    f"{mean_pm(t['first_removed_target'])}; the second alone scores {mean_pm(t['second_target'])} "
+                    f"on {sub} problems and {mean_pm(t['second_other'])} on the other's, a random one of its "
+                    f"counts {mean_pm(t['second_random_target'])}; with both removed {mean_pm(t['both_removed_target'])}, "
+                    f"with the first and random weights removed {mean_pm(t['first_random_removed_target'])}):"))
+    return out

@@ -8,7 +8,7 @@ import copy
 from pathlib import Path
 
 from modlib import results
-from modlib.structural_compositionality import draws, experiment, findings, untrained_matched
+from modlib.structural_compositionality import draws, experiment, findings, second_search, untrained_matched
 
 FULL = Path(__file__).resolve().parents[2] / "notebooks" / "results" / "full" / experiment.CHAPTER
 
@@ -105,4 +105,6 @@ def decide(mutation: str | None):
     for wide in (False, True):
         findings.untrained_matched_claims(table, bases, gate, untrained_matched.stored("full", wide=wide),
                                           change.get(mutation), wide)
+    findings.second_claims(second_search.stored("full"), gate, swap=mutation == "swap target and other",
+                           random_as_found=mutation == "random mask as dense")
     return runs
