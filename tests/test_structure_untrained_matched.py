@@ -67,3 +67,25 @@ def test_claims_are_undecided_where_a_network_misses_the_density_check():
     for sub in RULES[rule]:
         f = found[f"{rule}/{sub}/subnetwork-untrained-matched"]
         assert f.outcome == stats.UNDECIDED and "check failed" in f.text
+
+
+def test_smoke_second_search_removes_the_first_subnetwork_and_leaves_the_base_model_as_it_was():
+    # issue 53's search in what removal leaves (second_search): the retrained base model repeats the
+    # stored one, the first mask repeats the stored search's, and the second is scored in the ablated
+    # model; after the first subroutine the base model is restored, so the second subroutine's first
+    # mask repeats the stored one as well
+    from modlib.structural_compositionality import second_search
+
+    s = ex.settings("smoke")
+    rule = second_search.RULES_SECOND[0]
+    r = second_search.fetch(rule, 0, "smoke", CPU)
+    assert r.metrics["task"] == r.metrics["stored_task"]
+    stored = ex.run("smoke", CPU, s=s, names=[f"{rule}-0"]).rows[f"{rule}-0"].metrics
+    for sub in RULES[rule]:
+        first = r.metrics[sub]["first"]
+        assert first["kept"] == pytest.approx(first["stored_kept"], abs=1e-9)
+        assert first["complement"] == pytest.approx(stored["subroutines"][sub]["runs"][0]["complement"])
+        assert set(r.metrics[sub]["second"]) >= {"hard", "complement", "random", "random_complement", "kept"}
+    with claims.apart():
+        found = findings.second_claims({r.name: r}, s.base_gate)
+    assert set(found) == {f"{rule}/{sub}/{k}" for sub in RULES[rule] for k in ("second-found", "second-removal")}

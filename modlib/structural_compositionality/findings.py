@@ -1323,3 +1323,56 @@ def second_claims(second: dict, base_gate: float, swap: bool = False,
                     f"counts {mean_pm(t['second_random_target'])}; with both removed {mean_pm(t['both_removed_target'])}, "
                     f"with the first and random weights removed {mean_pm(t['first_random_removed_target'])}):"))
     return out
+
+
+def second_table(second: dict):
+    """The page's table of the second search: one row per (subroutine, base model) of
+    :func:`second_rows`, accuracies on the target subroutine's ablation test set (the second
+    subnetwork alone also on the other's)."""
+    table = second_rows(second)
+    if table.empty:
+        return table
+    out = table.assign(**{
+        "first kept": [f"{100 * k:.2f} %" for k in table["first_kept"]],
+        "without the first": table["first_removed_target"].map("{:.2f}".format),
+        "second kept": [f"{100 * k:.2f} %" for k in table["second_kept"]],
+        "second alone (target / other)": [f"{a:.2f} / {b:.2f}" for a, b in zip(table["second_target"],
+                                                                           table["second_other"])],
+        "random of its size": table["second_random_target"].map("{:.2f}".format),
+        "both removed": table["both_removed_target"].map("{:.2f}".format),
+        "first and random removed": table["first_random_removed_target"].map("{:.2f}".format)})
+    cols = ["first kept", "without the first", "second kept", "second alone (target / other)", "random of its size",
+            "both removed", "first and random removed"]
+    return out.rename(columns={"model": "base model"}).set_index(["subroutine", "base model"])[cols]
+
+
+def untrained_matched_notes(matched: dict) -> dict[str, str]:
+    """What the page says about the matched untrained results ``matched`` beside the claims, keyed
+    for its glue (issue 53's review): per (rule, subroutine) of :data:`DRAWN`, ``masks-{rule}-{sub}``
+    (each network's masks' kept shares, by mask seed, against its twin's mean), ``gap-{rule}-{sub}``
+    (each unmasked untrained network's accuracy on the other subroutine's ablation test set minus on
+    the target's: the removal effect a network at chance shows with nothing removed) and, per rule,
+    ``empty-{rule}`` (the epoch after which every mask that ended empty already was)."""
+    from modlib.structural_compositionality.tasks import RULES
+
+    out = {}
+    for rule, subs in DRAWN.items():
+        mine = sorted((r for r in matched.values() if r.metrics["rule"] == rule), key=lambda r: r.metrics["seed"])
+        if not mine:
+            continue
+        firsts = []
+        for sub in subs:
+            k = RULES[rule].index(sub)
+            shares, gaps = [], []
+            for r in mine:
+                f, base = r.metrics["subroutines"][sub], r.metrics["base"]
+                shares.append(f"network {r.metrics['seed']}: " + ", ".join(f"{100 * run['kept']:.2f}" for run in f["runs"])
+                              + f" % (twin {100 * f['target_kept']:.2f} %)")
+                gaps.append(f"{base[f'only-{1 - k}'] - base[f'only-{k}']:+.3f}")
+                firsts += [next(i for i, x in enumerate(run["kept_trajectory"]) if x <= 1e-4) + 1
+                           for run in f["runs"] if run["kept"] <= 1e-4]
+            out[f"masks-{rule}-{sub}"] = "; ".join(shares)
+            out[f"gap-{rule}-{sub}"] = " and ".join(gaps)
+        epochs = len(mine[0].metrics["subroutines"][subs[0]]["runs"][0]["kept_trajectory"])
+        out[f"empty-{rule}"] = (f"after epoch {max(firsts)} of {epochs}" if firsts else "none")
+    return out
