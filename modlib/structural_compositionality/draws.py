@@ -131,9 +131,7 @@ def fetch(rule: str, seed: int, profile: str, device: torch.device,
           s: ex.StructureSettings | None = None) -> results.Result:
     """Load (or compute from the stored ``{rule}-{seed}`` and store) ``draws-{rule}-{seed}``."""
     s = s or ex.settings(profile)
-    source = ex.run(profile, device, s=s, names=[f"{rule}-{seed}"]).rows[f"{rule}-{seed}"]
-    if not source.metrics.get("searched"):
-        raise ValueError(f"{rule}-{seed} was not searched (its base model missed the gate): no masks to repeat")
+    source = ex.searched(profile, device, s, rule, seed, "no masks to repeat")
     config = {**ex.result_config(s, rule), **ex.identity(f"{rule}-{seed}"), "draws": DRAWS, "key": KEY,
               "kept_tolerance": KEPT_TOLERANCE, "accuracy_tolerance": ACCURACY_TOLERANCE}
     return results.fetch(ex.CHAPTER, f"{PREFIX}{rule}-{seed}", config,
@@ -155,11 +153,5 @@ def names(s: ex.StructureSettings) -> list[tuple[str, int]]:
 def stored(profile: str, device: torch.device = torch.device("cpu")) -> dict[str, results.Result]:
     """The draws results stored now at ``profile`` (``{name: Result}``), read without computing
     any: the page decides their claims from what is there (their full run is a job of its own)."""
-    out = {}
-    for rule, seed in names(ex.settings(profile)):
-        with results.store_only():
-            try:
-                out[f"{PREFIX}{rule}-{seed}"] = fetch(rule, seed, profile, device)
-            except (results.StaleResultError, ValueError):
-                continue
-    return out
+    return ex.read_stored({f"{PREFIX}{rule}-{seed}": lambda r=rule, i=seed: fetch(r, i, profile, device)
+                           for rule, seed in names(ex.settings(profile))})

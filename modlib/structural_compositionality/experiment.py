@@ -613,6 +613,30 @@ class StructureRuns:
     profile: str
 
 
+def searched(profile: str, device: torch.device, s: StructureSettings, rule: str, seed: int,
+             needs: str) -> results.Result:
+    """The result ``{rule}-{seed}`` (loaded, or computed and stored) that an added experiment reads;
+    ValueError where its base model was not searched, saying so and what is missing (``needs``)."""
+    source = run(profile, device, s=s, names=[f"{rule}-{seed}"]).rows[f"{rule}-{seed}"]
+    if not source.metrics.get("searched"):
+        raise ValueError(f"{rule}-{seed} was not searched (its base model missed the gate): {needs}")
+    return source
+
+
+def read_stored(fetches: dict) -> dict[str, results.Result]:
+    """The results of ``fetches`` (``{name: a call that loads or computes it}``) stored now, read
+    without computing any: one not stored, stale, or whose source was not searched is left out (the
+    page decides the claims of the added experiments from what is there; each runs as a job)."""
+    out = {}
+    for name, fetch in fetches.items():
+        with results.store_only():
+            try:
+                out[name] = fetch()
+            except (results.StaleResultError, ValueError):
+                continue
+    return out
+
+
 def run(profile: str, device: torch.device, *, s: StructureSettings | None = None,
         names: list[str] | None = None, show: bool = False) -> StructureRuns:
     """Load (or compute and store) the results ``names`` (default: all of ``s``) at ``profile``.

@@ -1325,25 +1325,30 @@ def second_claims(second: dict, base_gate: float, swap: bool = False,
     return out
 
 
-def second_table(second: dict):
+def second_table(second: dict, stored):
     """The page's table of the second search: one row per (subroutine, base model) of
     :func:`second_rows`, accuracies on the target subroutine's ablation test set (the second
-    subnetwork alone also on the other's)."""
+    subnetwork alone also on the other's), with the stored first mask's (``stored``: the chapter's
+    :func:`structure_table`; mask seed 0) kept share and removal beside the retrained one's."""
     table = second_rows(second)
     if table.empty:
         return table
+    first = stored[stored["trained"] & (stored["mask_seed"] == 0)].set_index(["rule", "model", "subroutine"])
+    at = [first.loc[(r, m, s)] for r, m, s in zip(table["rule"], table["model"], table["subroutine"])]
     out = table.assign(**{
-        "first kept": [f"{100 * k:.2f} %" for k in table["first_kept"]],
-        "without the first": table["first_removed_target"].map("{:.2f}".format),
+        "first kept (stored)": [f"{100 * k:.2f} % ({100 * a['kept']:.2f} %)" for k, a in zip(table["first_kept"], at)],
+        "without the first (stored)": [f"{k:.2f} ({a['abl_target']:.2f})" for k, a in
+                                       zip(table["first_removed_target"], at)],
         "second kept": [f"{100 * k:.2f} %" for k in table["second_kept"]],
         "second alone (target / other)": [f"{a:.2f} / {b:.2f}" for a, b in zip(table["second_target"],
                                                                            table["second_other"])],
         "random of its size": table["second_random_target"].map("{:.2f}".format),
         "both removed": table["both_removed_target"].map("{:.2f}".format),
         "first and random removed": table["first_random_removed_target"].map("{:.2f}".format)})
-    cols = ["first kept", "without the first", "second kept", "second alone (target / other)", "random of its size",
-            "both removed", "first and random removed"]
-    return out.rename(columns={"model": "base model"}).set_index(["subroutine", "base model"])[cols]
+    cols = ["first kept (stored)", "without the first (stored)", "second kept", "second alone (target / other)",
+            "random of its size", "both removed", "first and random removed"]
+    out = out.rename(columns={"model": "base model"}).set_index(["subroutine", "base model"])[cols]
+    return out.sort_index(level=0, ascending=False, sort_remaining=False)  # inside before contact
 
 
 def untrained_matched_notes(matched: dict) -> dict[str, str]:

@@ -98,9 +98,7 @@ def fetch(rule: str, seed: int, profile: str, device: torch.device,
           s: ex.StructureSettings | None = None) -> results.Result:
     """Load (or compute from the stored ``{rule}-{seed}`` and store) ``second-{rule}-{seed}``."""
     s = s or ex.settings(profile)
-    source = ex.run(profile, device, s=s, names=[f"{rule}-{seed}"]).rows[f"{rule}-{seed}"]
-    if not source.metrics.get("searched"):
-        raise ValueError(f"{rule}-{seed} was not searched (its base model missed the gate): no subnetwork to remove")
+    source = ex.searched(profile, device, s, rule, seed, "no subnetwork to remove")
     config = {**ex.result_config(s, rule), **ex.identity(f"{rule}-{seed}")}
     return results.fetch(ex.CHAPTER, f"{PREFIX}{rule}-{seed}", config,
                          lambda: study(rule, seed, s, device, source.metrics), profile=profile,
@@ -110,14 +108,8 @@ def fetch(rule: str, seed: int, profile: str, device: torch.device,
 def stored(profile: str, device: torch.device = torch.device("cpu")) -> dict[str, results.Result]:
     """The second-search results stored now at ``profile`` (``{name: Result}``), read without
     computing any."""
-    out = {}
-    for rule, seed in names(ex.settings(profile)):
-        with results.store_only():
-            try:
-                out[f"{PREFIX}{rule}-{seed}"] = fetch(rule, seed, profile, device)
-            except (results.StaleResultError, ValueError):
-                continue
-    return out
+    return ex.read_stored({f"{PREFIX}{rule}-{seed}": lambda r=rule, i=seed: fetch(r, i, profile, device)
+                           for rule, seed in names(ex.settings(profile))})
 
 
 __all__ = ["PREFIX", "RULES_SECOND", "study", "names", "fetch", "stored"]

@@ -166,9 +166,7 @@ def fetch(rule: str, seed: int, profile: str, device: torch.device,
     """Load (or compute from the stored twin ``{rule}-{seed}`` and store) ``matched-untrained-{rule}-{seed}``
     (``wide``: the wider search's, :data:`PROBES_WIDE` masks, :func:`name`)."""
     s = s or ex.settings(profile)
-    twin = ex.run(profile, device, s=s, names=[f"{rule}-{seed}"]).rows[f"{rule}-{seed}"]
-    if not twin.metrics.get("searched"):
-        raise ValueError(f"{rule}-{seed} was not searched (its base model missed the gate): no density to match")
+    twin = ex.searched(profile, device, s, rule, seed, "no density to match")
     tries = PROBES_WIDE if wide else PROBES
     config = {**ex.result_config(s, rule), "seed": seed, "trained": False, "step": STEP, "probes": tries,
               "close": CLOSE, "matched": MATCHED}
@@ -180,14 +178,8 @@ def fetch(rule: str, seed: int, profile: str, device: torch.device,
 def stored(profile: str, device: torch.device = torch.device("cpu"), wide: bool = False) -> dict[str, results.Result]:
     """The matched untrained results stored now at ``profile`` (``{name: Result}``; ``wide``: the wider
     search's), read without computing any."""
-    out = {}
-    for rule, seed in names(ex.settings(profile), wide):
-        with results.store_only():
-            try:
-                out[name(rule, seed, wide)] = fetch(rule, seed, profile, device, wide=wide)
-            except (results.StaleResultError, ValueError):
-                continue
-    return out
+    return ex.read_stored({name(rule, seed, wide): lambda r=rule, i=seed: fetch(r, i, profile, device, wide=wide)
+                           for rule, seed in names(ex.settings(profile), wide)})
 
 
 __all__ = ["PREFIX", "RULES_MATCHED", "NETWORKS", "STEP", "PROBES", "CLOSE", "MATCHED", "PROBES_WIDE", "RULES_WIDE",
