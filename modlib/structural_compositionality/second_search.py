@@ -99,7 +99,8 @@ def fetch(rule: str, seed: int, profile: str, device: torch.device,
     """Load (or compute from the stored ``{rule}-{seed}`` and store) ``second-{rule}-{seed}``."""
     s = s or ex.settings(profile)
     source = ex.searched(profile, device, s, rule, seed, "no subnetwork to remove")
-    config = {**ex.result_config(s, rule), **ex.identity(f"{rule}-{seed}")}
+    config = {**ex.result_config(s, rule), **ex.identity(f"{rule}-{seed}"),
+              "second": "the first mask (mask seed 0) removed, a second trained the same way"}
     return results.fetch(ex.CHAPTER, f"{PREFIX}{rule}-{seed}", config,
                          lambda: study(rule, seed, s, device, source.metrics), profile=profile,
                          device=describe(device), code=study, depends=[source])
