@@ -416,12 +416,17 @@ CLAIM_WORDS = {
     "untrained": "test 2's effect is larger than in an untrained network",
     "random_ablation": "removing it costs its own subroutine more than removing as many random weights",
     "draws-target": "alone, it beats 20 random subnetworks of its size on its own subroutine",
-    "draws-other": "alone, it does the other subroutine worse than 20 random subnetworks of its size"}
+    "draws-other": "alone, it does the other subroutine worse than 20 random subnetworks of its size",
+    "untrained-matched": "test 2's effect is larger than in untrained networks whose masks are as dense",
+    "subnetwork-untrained-matched": "test 1's effect is larger than in untrained networks whose masks are as dense",
+    "second-found": "without it, a second mask finds another that beats a random subnetwork of its size",
+    "second-removal": "without it, removing that second subnetwork too costs its subroutine more than random weights"}
 
 
 # where a claim is read, by an affix of its name's last part: (affix, a prefix?, the words added)
 WHERE = (("-argmax", False, ", with the authors' choice of masks"),
-         (WITHOUT, False, f", without base model {TUNED_ON}"))
+         (WITHOUT, False, f", without base model {TUNED_ON}"),
+         ("-wide", False, ", the wider search for the penalty"))
 
 
 def claim_words(name: str, says: dict[str, str] | None = None, where=WHERE, otherwise: str = "") -> str:
@@ -1271,7 +1276,8 @@ def second_rows(second: dict, swap: bool = False, random_as_found: bool = False)
             row = {"rule": m["rule"], "model": m["seed"], "subroutine": sub, "task": m["task"],
                    "stored_task": m["stored_task"], "first_passed_gate": m[sub]["first_passed_gate"],
                    "first_kept": first["kept"], "stored_kept": first["stored_kept"], "second_kept": then["kept"],
-                   "second_passed_gate": then["passed_gate"], "first_removed": first["complement"],
+                   "second_passed_gate": then["passed_gate"], "second_own": then["own"],
+                   "first_removed": first["complement"],
                    "second": then[hard], "second_random": then["random"], "both_removed": then[removed],
                    "first_random_removed": then["random_complement"]}
             for key in ("first_removed", "second", "second_random", "both_removed", "first_random_removed"):
@@ -1337,16 +1343,19 @@ def second_table(second: dict, stored):
     at = [first.loc[(r, m, s)] for r, m, s in zip(table["rule"], table["model"], table["subroutine"])]
     out = table.assign(**{
         "first kept (stored)": [f"{100 * k:.2f} % ({100 * a['kept']:.2f} %)" for k, a in zip(table["first_kept"], at)],
-        "without the first (stored)": [f"{k:.2f} ({a['abl_target']:.2f})" for k, a in
-                                       zip(table["first_removed_target"], at)],
+        "without the first, target / other (stored)": [
+            f"{k:.2f} / {o:.2f} ({a['abl_target']:.2f} / {a['abl_other']:.2f})"
+            for k, o, a in zip(table["first_removed_target"], table["first_removed_other"], at)],
+        "second on its mask set": table["second_own"].map("{:.2f}".format),
         "second kept": [f"{100 * k:.2f} %" for k in table["second_kept"]],
         "second alone (target / other)": [f"{a:.2f} / {b:.2f}" for a, b in zip(table["second_target"],
                                                                            table["second_other"])],
         "random of its size": table["second_random_target"].map("{:.2f}".format),
         "both removed": table["both_removed_target"].map("{:.2f}".format),
         "first and random removed": table["first_random_removed_target"].map("{:.2f}".format)})
-    cols = ["first kept (stored)", "without the first (stored)", "second kept", "second alone (target / other)",
-            "random of its size", "both removed", "first and random removed"]
+    cols = ["first kept (stored)", "without the first, target / other (stored)", "second kept",
+            "second on its mask set", "second alone (target / other)", "random of its size", "both removed",
+            "first and random removed"]
     out = out.rename(columns={"model": "base model"}).set_index(["subroutine", "base model"])[cols]
     return out.sort_index(level=0, ascending=False, sort_remaining=False)  # inside before contact
 
