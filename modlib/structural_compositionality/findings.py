@@ -1241,12 +1241,12 @@ def untrained_matched_search(matched: dict) -> str:
         masks = [run["kept"] for f in found for run in f["runs"]]
         empty = sum(k <= 1e-4 for k in masks)
         how = (f"the chosen masks keep within a factor {max(kept):.2f} of their twins' share"
-               + (f" on average ({empty} of {len(masks)} masks kept nothing)" if empty else "")
+               + (f" on average ({empty} of {len(masks)} trained masks kept nothing)" if empty else "")
                if len(kept) == len(found) else "every mask kept nothing" if not kept
                else f"{len(found) - len(kept)} of {len(found)} mask sets kept nothing")
         tries = f"{tried[0]}" if len(tried) == 1 else f"{tried[0]} to {tried[-1]}"
-        said.append(f"{rule}, {tries} masks per subroutine, lambda x{min(lams):.2g} to "
-                    f"x{max(lams):.3g}: {how}; {passed} of {len(found)} mask sets within a factor {um.MATCHED:g}, "
+        said.append(f"{rule}, {tries} search masks per subroutine, λ ×{min(lams):.2g} to "
+                    f"×{max(lams):.3g}: {how}; {passed} of {len(found)} mask sets within a factor {um.MATCHED:g}, "
                     f"check {'passed' if passed == len(found) else 'failed'}")
     return "; ".join(said) if said else "not run at this profile"
 
