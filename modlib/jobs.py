@@ -60,6 +60,7 @@ from modlib.bridge import unseen_controls as br_unseen_controls
 from modlib.compositional_sprites import experiment as cs
 from modlib.data import digits
 from modlib.pretraining_consistency import experiment as pc
+from modlib.pretraining_consistency import lam_matched as pc_lam
 from modlib.redundant_input_toy import baselines as toy_baselines
 from modlib.redundant_input_toy import coverage as toy_coverage
 from modlib.redundant_input_toy import experiment as toy
@@ -191,6 +192,14 @@ def _pretraining(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
     for name, (rule, seed) in pc.matched_names(profile).items():  # pretrained masks at the scratch density
         out[f"{pc.CHAPTER}/{name}"] = ((pre["vision" if rule in sc.VISION else "language"],),
                                        lambda d, r=rule, i=seed: pc.matched(r, i, profile, d))
+    for rule, init, seed in pc_lam.names(profile):  # both arms at the common share, by a search for lambda
+        base = [key for key in out if key.rsplit("/", 1)[1] in {f"{rule}-{j}" for j in range(s.base_models)}
+                | {n for n in pc.result_names(p) if n.rsplit("-", 2)[0] == rule}]
+        extra = [f"{pc.CHAPTER}/{n}" for n, (r, i) in pc.matched_names(profile).items()
+                 if init == "pretrained" and (r, i) == (rule, seed)]
+        out[f"{pc.CHAPTER}/{pc_lam.name(rule, init, seed)}"] = (
+            tuple(base + extra + [pre["vision" if rule in sc.VISION else "language"]]),
+            lambda d, r=rule, n=init, i=seed: pc_lam.fetch(r, n, i, profile, d))
     for name in pc.sweep_names(profile):  # the pretrained arm against density
         rule = name.split("-", 1)[1].rsplit("-", 1)[0]
         out[f"{pc.CHAPTER}/{name}"] = ((pre["vision" if rule in sc.VISION else "language"],),
