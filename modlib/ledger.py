@@ -140,6 +140,7 @@ def _sensitivity(c: claims.Registered) -> bool:
 
 
 MATCHED = "matched_"  # chapter 6: a claim re-tested at comparable density ("sv-plural-subject-matched_effect")
+LAM = "lam_"  # chapter 6: and at the common share, lambda searched ("sv-plural-subject-lam_effect")
 
 
 def _beside(some: list[dict]) -> dict[str, str]:
@@ -164,6 +165,9 @@ def _beside(some: list[dict]) -> dict[str, str]:
             plain = key.replace(MATCHED, "")
             out[key] = f"A registered test at comparable density; {tail(plain)} tests it on the search's masks."
             out[plain] = f"A registered test on the search's masks; {tail(key)} tests it at comparable density."
+        elif LAM in key and key.replace(LAM, "") in keys:
+            out[key] = (f"A registered test at the common share (λ searched); {tail(key.replace(LAM, ''))} tests it "
+                        f"on the search's masks, {tail(key.replace(LAM, MATCHED))} at comparable density.")
     return out
 
 

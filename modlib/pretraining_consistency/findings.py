@@ -156,14 +156,18 @@ PAPER_COUNT = 0.2  # "more consistent": one more base model of five modular (the
 PAPER_SPREAD = 0.05  # a smaller spread: the Brown-Forsythe deviations this much smaller
 
 
-def pretraining(runs) -> dict[str, Finding]:
+def pretraining(runs, lam: dict | None = None) -> dict[str, Finding]:
     """Chapter 6's statements (:func:`pretraining_from` on the stored runs, then
-    :func:`matched_from` on :func:`matched_density`)."""
+    :func:`matched_from` on :func:`matched_density` and, given ``lam`` (the stored
+    :mod:`~modlib.pretraining_consistency.lam_matched` results by name), on :func:`lam_density`)."""
     metrics = {kind: r.metrics for kind, r in runs.pretraining.items()}
     base_gate = runs.settings.base_gate if hasattr(runs.settings, "base_gate") else 0.95
-    return {**pretraining_from(pretraining_effects(runs), metrics, base_gate),
-            **matched_from(matched_density(runs), base_gate),
-            **argmax_from(authors_selection(runs), metrics, base_gate)}
+    out = {**pretraining_from(pretraining_effects(runs), metrics, base_gate),
+           **matched_from(matched_density(runs), base_gate),
+           **argmax_from(authors_selection(runs), metrics, base_gate)}
+    if lam:
+        out.update(matched_from(lam_density(lam), base_gate, prefix=LAM, seeds=runs.settings.seeds))
+    return out
 
 
 def authors_selection(runs):
@@ -483,12 +487,83 @@ def held_out_numbers(matched) -> dict[str, str]:
 
 
 MATCHED = ("matched_effect", "matched_specific", "matched_consistency", "matched_spread")
+MATCHED_PREFIX, LAM = "matched_", "lam_"  # the claims at comparable density; at the common share, by lambda
+WHERE_WORDS = {MATCHED_PREFIX: "at comparable density", LAM: "at the common share"}
 
 
-def matched_from(df, base_gate: float = 0.95) -> dict[str, Finding]:
+def lam_density(stored: dict):
+    """Both arms at the common share, by a search for lambda (issue 53,
+    :mod:`~modlib.pretraining_consistency.lam_matched`; ``stored``: its results by name), in
+    :func:`matched_density`'s columns: one row per (rule, subroutine, init, base model), the base
+    model as trained again (``task``, ``searched``: the base gate), ``common`` (the share searched
+    for), and the probe nearest it (by ratio) among those that passed the 0.9 gate and converged: its
+    ``kept``, ``lam``, accuracies and ``effect``; nan where none qualifies. ``probes`` counts the
+    masks the search trained."""
+    import pandas as pd
+
+    from modlib.structural_compositionality.tasks import RULES
+
+    rows = []
+    for r in stored.values():
+        m = r.metrics
+        for sub in RULES[m["rule"]]:  # a base model that missed the base gate: a row without a mask
+            f = (m.get("subroutines") or {}).get(sub, {"target_kept": r.config["targets"][sub], "chosen": {},
+                                                        "probes": []})
+            rec = {"rule": m["rule"], "init": m["init"], "seed": m["seed"], "subroutine": sub, "task": m["task"],
+                   "searched": m["searched"], "common": f["target_kept"], "kept": np.nan, "lam": np.nan,
+                   "stages": f["chosen"].get("stages", ""), "extra": False, "probes": len(f["probes"]),
+                   **dict.fromkeys(("sub_target", "sub_other", "random_target", "random_other", "target", "other"),
+                                   np.nan)}
+            fit = [q for q in f["probes"] if q["passed_gate"] and q["converged"] and q["kept"] > 0]
+            if fit:
+                best = min(fit, key=lambda q: abs(np.log(q["kept"] / f["target_kept"])))  # ties: the first
+                test = best["test"]
+                rec.update(kept=best["kept"], lam=best["lam"], sub_target=test["hard"][0], sub_other=test["hard"][1],
+                           random_target=test["random"][0], random_other=test["random"][1],
+                           target=test["complement"][0], other=test["complement"][1])
+            rows.append(rec)
+    out = pd.DataFrame(rows)
+    if not out.empty:
+        out["effect"] = out["other"] - out["target"]
+    return out
+
+
+def lam_check(s, p) -> float:
+    """How far from the common share the farther of two arms' masks lie (``s``, ``p``: rows of
+    :func:`lam_density` with a mask), as a factor >= 1 of the arm's median kept share; over
+    :data:`~modlib.pretraining_consistency.lam_matched.MATCHED` the check fails."""
+    common = float(s["common"].iloc[0])
+    return float(max(_fold(arm["kept"].median(), common) for arm in (s, p)))
+
+
+def _apart_reason(s, p, prefix: str) -> str:
+    """Why :func:`matched_from` cannot decide a comparison of the masks ``s`` and ``p`` (scratch,
+    pretrained) for their density, or "": at comparable density, the arms' medians more than
+    :data:`DENSITY_RATIO` apart; at the common share, either arm's median more than
+    :data:`~modlib.pretraining_consistency.lam_matched.MATCHED` from it (check failed)."""
+    if prefix == LAM:
+        from modlib.pretraining_consistency.lam_matched import MATCHED as CLOSE_ENOUGH
+
+        far = lam_check(s, p)
+        if far > CLOSE_ENOUGH:
+            return (f"check failed: the masks searched for the common share keep {_median(s['kept'])} from scratch "
+                    f"and {_median(p['kept'])} pretrained (medians), one arm {far:.1f} times off the common "
+                    f"{100 * s['common'].iloc[0]:.2f} %, over the {CLOSE_ENOUGH} allowed")
+        return ""
+    ratio = density_ratio(s, p)
+    if ratio > DENSITY_RATIO:
+        return ("the searched configurations hold no masks of one density: the nearest keep "
+                f"{ratio:.0f} times more in one arm than in the other")
+    return ""
+
+
+def matched_from(df, base_gate: float = 0.95, prefix: str = "matched_", seeds: int | None = None) -> dict[str, Finding]:
     """Chapter 6's four comparisons of the pretrained masks again at comparable density, from
     :func:`matched_density`'s table, keyed ``"{rule}/{sub}/{what}"``, each decided by the book's
-    rule over base models (Welch t, pretrained against scratch), recording both arms' kept shares:
+    rule over base models (Welch t, pretrained against scratch), recording both arms' kept shares;
+    with ``prefix`` :data:`LAM` (``"lam_"``), the same four from :func:`lam_density`'s table, at the
+    common share by a search for lambda, whose check is :func:`lam_check` instead of the arms'
+    density ratio, and which cannot be decided until all ``seeds`` base models per arm are stored:
 
     ``matched_effect``    the pretrained models' ablation effect is larger (margin :data:`MARGIN`);
     ``matched_specific``  their subnetworks are lower on the other subroutine's problems (scratch
@@ -510,39 +585,48 @@ def matched_from(df, base_gate: float = 0.95) -> dict[str, Finding]:
     out = {}
     if df.empty:
         return out
+    where = WHERE_WORDS[prefix]
     for (rule, sub), g in df.groupby(["rule", "subroutine"], sort=False):
         s, p = g[g["init"] == "scratch"], g[g["init"] == "pretrained"]
         trained = bool(g["searched"].all() and (g["task"] >= base_gate).all())
         masks_ok = not degenerate(g["kept"].dropna())
         kept = (f"common share {100 * g['common'].iloc[0]:.2f} %, the scratch arm's median as the search chose its "
-                f"masks; the nearest masks keep {_median(s['kept'])} from scratch and {_median(p['kept'])} "
+                f"masks; the {'nearest masks' if prefix == MATCHED_PREFIX else 'masks searched for it'} keep "
+                f"{_median(s['kept'])} from scratch and {_median(p['kept'])} "
                 "pretrained, medians over base models as the verdict table gives them")
         name = f"{rule}/{sub}"
+        whats = [prefix + what for what in VERDICTS]
+        short = [f"{len(arm)} of {seeds} {init}" for init, arm in (("scratch", s), ("pretrained", p))
+                 if seeds is not None and len(arm) < seeds]
+        if short:
+            for what in whats:
+                v = _decide(f"{name}/{what}", low=0.0, high=0.0, units=0,
+                            reason="not all its results are stored yet: " + " and ".join(short) + " base models")
+                out[f"{name}/{what}"] = claims.statement(v, f"{rule}, {sub}, {where}, {CLAIM_WORDS[what.removeprefix(prefix)]}:")
+            continue
         if s["kept"].isna().all() or p["kept"].isna().all():
             missing = [init for init, arm in (("scratch", s), ("pretrained", p)) if arm["kept"].isna().all()]
-            for what in MATCHED:
+            for what in whats:
                 v = _decide(f"{name}/{what}", low=0.0, high=0.0, units=0, reason="no mask to match: none passed "
                             "the gate and converged in " + " and ".join(missing))
                 out[f"{name}/{what}"] = claims.statement(
-                    v, f"{rule}, {sub}, at comparable density, {CLAIM_WORDS[what.removeprefix('matched_')]}:")
+                    v, f"{rule}, {sub}, {where}, {CLAIM_WORDS[what.removeprefix(prefix)]}:")
             continue
         s, p = s[s["kept"].notna()], p[p["kept"].notna()]
-        ratio = density_ratio(s, p)
-        if ratio > DENSITY_RATIO:
-            for what in MATCHED:
-                v = _decide(f"{name}/{what}", low=0.0, high=0.0, units=0, reason="the searched configurations hold "
-                            f"no masks of one density: the nearest keep {ratio:.0f} times more in one arm than in the other")
+        apart = _apart_reason(s, p, prefix)
+        if apart:
+            for what in whats:
+                v = _decide(f"{name}/{what}", low=0.0, high=0.0, units=0, reason=apart)
                 out[f"{name}/{what}"] = claims.statement(
-                    v, f"{rule}, {sub}, at comparable density ({kept}), "
-                    f"{CLAIM_WORDS[what.removeprefix('matched_')]}:")
+                    v, f"{rule}, {sub}, {where} ({kept}), {CLAIM_WORDS[what.removeprefix(prefix)]}:")
             continue
         # specific beyond a random subnetwork of the same per-layer counts (issue 50; amended)
-        random_ok, control = random_control(f"{name}/matched_specific", s, p)
-        compared = (("matched_effect", p["effect"], s["effect"],
+        random_ok, control = random_control(f"{name}/{prefix}specific", s, p)
+        compared = ((f"{prefix}effect", p["effect"], s["effect"],
                    f"ablated, {mean_pm(s['target'])} on {sub} problems and {mean_pm(s['other'])} on the other's from "
                    f"scratch, {mean_pm(p['target'])} and {mean_pm(p['other'])} pretrained; pretrained minus scratch "
                    "ablation effect:"),
-                  ("matched_specific", s["sub_other"], p["sub_other"],
+                  (f"{prefix}specific", s["sub_other"], p["sub_other"],
                    f"the subnetwork alone gets {mean_pm(s['sub_other'])} on the other subroutine's problems from "
                    f"scratch and {mean_pm(p['sub_other'])} pretrained (on its own, {mean_pm(s['sub_target'])} and "
                    f"{mean_pm(p['sub_target'])}); {control}; scratch minus pretrained:"))
@@ -550,12 +634,12 @@ def matched_from(df, base_gate: float = 0.95) -> dict[str, Finding]:
         extra = bool(p["extra"].any())
         for what, a, b, text in compared:
             v = _decide(f"{name}/{what}", stats.unpaired(a, b, unit="base model", units=_units(s, p)), trained=trained,
-                        controls=masks_ok and (random_ok or what != "matched_specific"),
+                        controls=masks_ok and (random_ok or what != f"{prefix}specific"),
                         as_registered={"controls": masks_ok},
-                        measurable=what != "matched_specific" or measurable(a, b))
-            first = a if what == "matched_effect" else b  # the pretrained arm
-            rest = (first[held], b) if what == "matched_effect" else (a, first[held])
-            found = claims.statement(v, f"{rule}, {sub}, at comparable density ({kept}): {text}")
+                        measurable=what != f"{prefix}specific" or measurable(a, b))
+            first = a if what == f"{prefix}effect" else b  # the pretrained arm
+            rest = (first[held], b) if what == f"{prefix}effect" else (a, first[held])
+            found = claims.statement(v, f"{rule}, {sub}, {where} ({kept}): {text}")
             if extra:
                 out_of = stats.unpaired(*rest, unit="base model").text(percent=False)
                 found = replace(found, text=f"{found.text} Without pretrained base model 0, whose sweep chose the "
@@ -564,22 +648,22 @@ def matched_from(df, base_gate: float = 0.95) -> dict[str, Finding]:
         # the paper's own claims, the count of modular base models and the effect's spread, on these masks
         # (each passed its own gate, 0.9, so a base model is modular where its effect reaches MARGIN)
         ms, mp = (s["effect"] >= MARGIN).astype(float), (p["effect"] >= MARGIN).astype(float)
-        v = _decide(f"{name}/matched_consistency", stats.unpaired(mp, ms, unit="base model", shares=True,
+        v = _decide(f"{name}/{prefix}consistency", stats.unpaired(mp, ms, unit="base model", shares=True,
                                                                   units=_units(s, p)),
                     trained=trained, controls=masks_ok)
-        out[f"{name}/matched_consistency"] = claims.statement(
+        out[f"{name}/{prefix}consistency"] = claims.statement(
             v,
-            f"{rule}, {sub}, at comparable density ({kept}): {int(ms.sum())} of {len(ms)} base models modular "
+            f"{rule}, {sub}, {where} ({kept}): {int(ms.sum())} of {len(ms)} base models modular "
             f"from scratch and {int(mp.sum())} of {len(mp)} pretrained (effect at least {MARGIN}); share of "
             "modular base models, pretrained minus scratch:")
         readable = not all((arm["target"] >= CEILING).all() for arm in (s, p))
-        v = _decide(f"{name}/matched_spread",
+        v = _decide(f"{name}/{prefix}spread",
                     stats.unpaired(spread(s["effect"]), spread(p["effect"]), unit="base model", units=_units(s, p)),
                     trained=trained, controls=masks_ok, measurable=readable,
                     reason=_no_effect(s["effect"], p["effect"]) if readable else "")
-        out[f"{name}/matched_spread"] = claims.statement(
+        out[f"{name}/{prefix}spread"] = claims.statement(
             v,
-            f"{rule}, {sub}, at comparable density ({kept}): the ablation effect's mean absolute deviation from "
+            f"{rule}, {sub}, {where} ({kept}): the ablation effect's mean absolute deviation from "
             f"its median is {spread(s['effect']).mean():.2f} from scratch and {spread(p['effect']).mean():.2f} "
             f"pretrained (Brown-Forsythe; mean effect {number(s['effect'].mean(), sign=True)} and {number(p['effect'].mean(), sign=True)}, read "
             f"only where both reach {MARGIN}); scratch minus pretrained:")
@@ -783,6 +867,7 @@ def _post_hoc_words(found: dict[str, Finding] | None) -> str:
 
 
 AUTHORS = "authors' selection"  # the verdict table's column of the authors' selection of masks
+COMMON = "common share, λ searched"  # its rows at the common share (lam_density)
 
 
 # the columns of :func:`verdict_table`: claim key -> heading
@@ -794,7 +879,8 @@ CLAIM_WORDS = {"consistency": "more pretrained base models are modular",
                "spread": "the pretrained effects vary less",
                "effect": "the pretrained ablation effect is larger",
                "specific": "the pretrained subnetwork alone is more specific"}
-WHERE = (("-argmax", False, ", with the authors' choice of masks"), ("matched_", True, ", at comparable density"))
+WHERE = (("-argmax", False, ", with the authors' choice of masks"), ("matched_", True, ", at comparable density"),
+         ("lam_", True, ", at the common share (λ searched)"))
 
 
 def claim_words(name: str) -> str:
@@ -806,7 +892,7 @@ def claim_words(name: str) -> str:
     return sc_findings.claim_words(name, CLAIM_WORDS, WHERE, ", at the search's density")
 
 
-def verdict_table(df, found: dict[str, Finding], matched=None, argmax=None) -> list[dict[str, str]]:
+def verdict_table(df, found: dict[str, Finding], matched=None, argmax=None, lam=None) -> list[dict[str, str]]:
     """Every verdict of chapter 6 once: one row per (rule, subroutine) of ``df``
     (:func:`pretraining_effects`) at the search's density and, given :func:`matched_density`'s
     table ``matched``, one more at comparable density, each with both arms' kept shares (median and
@@ -818,6 +904,8 @@ def verdict_table(df, found: dict[str, Finding], matched=None, argmax=None) -> l
     density whose interval reaches 0 without pretrained base model 0 (:func:`held_out`) carries
     :data:`RESTS_ON_ONE`."""
     tables = [("searched", df, "")] + ([("comparable", matched, "matched_")] if matched is not None else [])
+    if lam is not None and not lam.empty:
+        tables.append((COMMON, lam, LAM))
     if argmax is not None and not argmax.empty:
         tables.append((AUTHORS, argmax[argmax["passed_gate"]], "argmax"))
     # the larger effects at comparable density whose interval reaches 0 without base model 0

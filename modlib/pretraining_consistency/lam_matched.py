@@ -94,7 +94,8 @@ def study(rule: str, init: str, seed: int, profile: str, device: torch.device, s
     """Base model ``seed`` of ``rule`` and ``init`` trained again (``stored``: its stored result's
     metrics; ``extra``: its masks at MATCH_LAMS, or None), and per subroutine the search for lambda
     at the common share ``common[sub]``. ``(metrics, {})``: ``rule``, ``init``, ``seed``, ``task``
-    and ``stored_task``, ``searched`` (the base gate), and per subroutine ``target_kept``, ``start``,
+    and ``stored_task``, the base training's ``losses`` per epoch and whether they ``repeat`` the stored
+    ones exactly, ``searched`` (the base gate), and per subroutine ``target_kept``, ``start``,
     the search's configuration ``chosen`` (lambda excepted) and its ``probes``, each with ``lam``,
     ``kept``, ``converged``, ``passed_gate`` (its own subroutine at 0.9 on validation) and ``test``
     (:func:`~modlib.structural_compositionality.experiment.evaluate` on the test sets)."""
@@ -103,10 +104,11 @@ def study(rule: str, init: str, seed: int, profile: str, device: torch.device, s
     model = (pc.pretrained_model(rule, seed, profile, device) if init == "pretrained"
              else sc.make_model(rule, s, seed)).to(device)
     lr = s.vision_lr if rule in sc.VISION else s.language_lr
-    sc.train_base(model, data[("train", "task")], epochs=s.epochs, batch=s.batch, lr=lr, seed=seed)
+    losses = sc.train_base(model, data[("train", "task")], epochs=s.epochs, batch=s.batch, lr=lr, seed=seed)
     task = sc.accuracy(model, data[("test", "task")])
     metrics = {"rule": rule, "init": init, "seed": seed, "task": task, "stored_task": stored["base"]["task"],
-               "searched": task >= s.base_gate, "subroutines": {}}
+               "losses": losses, "repeats": losses == stored["losses"], "searched": task >= s.base_gate,
+               "subroutines": {}}
     if not metrics["searched"]:
         return metrics, {}
     val = {k: v for (split, k), v in data.items() if split == "val"}

@@ -10,13 +10,14 @@ import copy
 import torch
 
 from modlib import results
-from modlib.pretraining_consistency import experiment, findings
+from modlib.pretraining_consistency import experiment, findings, lam_matched
 from modlib.structural_compositionality.mutations import random_as_found
 
 MUTATIONS = {
     "random mask as dense": (
         "in every stored evaluation of a mask (each base model's chosen masks, every configuration of its "
-        "search's grid, the pretrained masks at comparable density), the subnetwork's accuracies (`hard`) "
+        "search's grid, the pretrained masks at comparable density, every mask of the search for the common "
+        "share), the subnetwork's accuracies (`hard`) "
         "replaced by the random subnetwork's of the same size per layer (`random`) and the ablated "
         "model's (`complement`) by the model with as many weights per layer removed at random "
         "(`random_complement`), as chapter 5 does; which masks are chosen (gate, convergence, kept share, "
@@ -41,6 +42,17 @@ def random_mask_as_dense(runs):
     return runs
 
 
+def lam_random_as_dense(lam: dict) -> dict:
+    """A copy of the stored :mod:`~modlib.pretraining_consistency.lam_matched` results ``lam`` (by
+    name) with every probe's evaluation replaced by its random mask's, as :func:`random_mask_as_dense`."""
+    lam = copy.deepcopy(lam)
+    for r in lam.values():
+        for f in (r.metrics.get("subroutines") or {}).values():
+            for probe in f["probes"]:
+                random_as_found(probe["test"])
+    return lam
+
+
 def stored():
     """The stored full results (:func:`~modlib.pretraining_consistency.experiment.run`, nothing
     computed), or None where any is missing or stale."""
@@ -60,7 +72,8 @@ def decide(mutation: str | None):
     runs = stored()
     if runs is None:
         return None
+    lam = lam_matched.stored("full")
     if mutation:
-        runs = random_mask_as_dense(runs)
-    findings.pretraining(runs)
+        runs, lam = random_mask_as_dense(runs), lam_random_as_dense(lam)
+    findings.pretraining(runs, lam)
     return runs
