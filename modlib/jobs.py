@@ -198,7 +198,7 @@ def _pretraining(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
         extra = [f"{pc.CHAPTER}/{n}" for n, (r, i) in pc.matched_names(profile).items()
                  if init == "pretrained" and (r, i) == (rule, seed)]
         out[f"{pc.CHAPTER}/{pc_lam.name(rule, init, seed)}"] = (
-            tuple(base + extra + [pre["vision" if rule in sc.VISION else "language"]]),
+            tuple(base + extra + [pre["language"]] + ([pre["vision"]] if rule in sc.VISION else [])),  # as pc.run
             lambda d, r=rule, n=init, i=seed: pc_lam.fetch(r, n, i, profile, d))
     for name in pc.sweep_names(profile):  # the pretrained arm against density
         rule = name.split("-", 1)[1].rsplit("-", 1)[0]

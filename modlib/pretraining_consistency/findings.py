@@ -528,6 +528,47 @@ def lam_density(stored: dict):
     return out
 
 
+def lam_rows(df, found: dict[str, Finding]) -> list[dict[str, str]]:
+    """The page's table at the common share, one dict per quantity (a row) with a column per
+    subnetwork ("subject (agreement)"), from :func:`lam_density`'s table ``df`` and the claims
+    ``found`` (keyed ``"{rule}/{sub}/lam_..."``): the common share, each arm's kept share (median
+    over the base models with a mask), its modular base models and its mean ablation effect, and
+    the four claims' marks."""
+    from modlib.structural_compositionality.findings import RULE_WORDS
+
+    rows: dict[str, dict[str, str]] = {}
+    for (rule, sub), g in df.groupby(["rule", "subroutine"], sort=False):
+        col = f"{sub} ({RULE_WORDS.get(rule, rule)})"
+        rows.setdefault("common share", {})[col] = f"{100 * g['common'].iloc[0]:.2f} %"
+        for init in ("scratch", "pretrained"):
+            a = g[g["init"] == init]
+            masked = a[a["kept"].notna()]
+            rows.setdefault(f"kept, {init}", {})[col] = _median(a["kept"])
+            rows.setdefault(f"modular, {init}", {})[col] = (f"{int((masked['effect'] >= MARGIN).sum())} of "
+                                                            f"{len(masked)}")
+            rows.setdefault(f"effect, {init}", {})[col] = (number(masked["effect"].mean(), sign=True)
+                                                           if len(masked) else "no mask")
+        for key, heading in VERDICTS.items():
+            f = found.get(f"{rule}/{sub}/{LAM}{key}")
+            rows.setdefault(heading, {})[col] = f.mark if f is not None else "–"
+    return [{"": name, **cols} for name, cols in rows.items()]
+
+
+def lam_notes(stored: dict, rows: dict) -> dict[str, str]:
+    """What the page says of the search for the common share, from its stored results (``stored``,
+    by name) and the base models they trained again (``rows``: the chapter's stored results by name,
+    ``{rule}-{init}-{seed}``), keyed for glue: ``lam-repeats`` (how many base models' training losses
+    repeat the stored ones exactly: "0 of 10"), ``lam-loss-gap`` (the largest difference in the first
+    epoch's loss) and ``lam-probes`` (masks trained per base model and subroutine: "1–5")."""
+    ms = [r.metrics for r in stored.values()]
+    probes = [len(f["probes"]) for m in ms for f in (m.get("subroutines") or {}).values()]
+    first = {n: r.metrics["losses"][0] for n, r in rows.items() if r.metrics.get("losses")}
+    gaps = [abs(m["losses"][0] - first[k]) for m in ms if (k := f"{m['rule']}-{m['init']}-{m['seed']}") in first]
+    return {"lam-repeats": f"{sum(bool(m['repeats']) for m in ms)} of {len(ms)}",
+            "lam-loss-gap": f"{max(gaps):.1g}" if gaps else "not computed",
+            "lam-probes": f"{min(probes)}–{max(probes)}" if probes else "none"}
+
+
 def lam_check(s, p) -> float:
     """How far from the common share the farther of two arms' masks lie (``s``, ``p``: rows of
     :func:`lam_density` with a mask), as a factor >= 1 of the arm's median kept share; over
