@@ -1117,6 +1117,17 @@ def untrained_matched_table(matched: dict):
     return structure_table(SimpleNamespace(rows=matched))
 
 
+def _matched_arms(table, untrained, rule: str, sub: str):
+    """The two groups the untrained control at matched density compares for ``rule`` and ``sub``:
+    the trained base models' masks that passed the selection gate (rows of :func:`structure_table`'s
+    ``table``) and the untrained networks' masks (rows of :func:`untrained_matched_table`'s
+    ``untrained``, which may be empty)."""
+    t = table[(table["rule"] == rule) & (table["subroutine"] == sub) & table["trained"]]
+    t = t[t["passed_gate"] == True]  # noqa: E712 (the selection gate, on validation)
+    u = untrained[(untrained["rule"] == rule) & (untrained["subroutine"] == sub)] if not untrained.empty else untrained
+    return t, u
+
+
 def untrained_matched_claims(table, bases: list[dict], base_gate: float, matched: dict,
                              change=None, wide: bool = False) -> dict[str, Finding]:
     """The untrained control at matched density, per (rule, subroutine) of :data:`DRAWN`, keyed
@@ -1141,9 +1152,7 @@ def untrained_matched_claims(table, bases: list[dict], base_gate: float, matched
             continue
         mine = {n: r for n, r in matched.items() if r.metrics["rule"] == rule}
         for sub in subs:
-            t = table[(table["rule"] == rule) & (table["subroutine"] == sub) & table["trained"]]
-            t = t[t["passed_gate"] == True]  # noqa: E712 (the selection gate, on validation)
-            u = u_all[(u_all["rule"] == rule) & (u_all["subroutine"] == sub)] if not u_all.empty else u_all
+            t, u = _matched_arms(table, u_all, rule, sub)
             for kind, arms, says in (
                     ("untrained-matched", ("abl_other", "abl_target"), "test 2's ablation effect (other minus target)"),
                     ("subnetwork-untrained-matched", ("sub_target", "sub_other"),
@@ -1200,9 +1209,7 @@ def untrained_matched_rows(table, searches: list[tuple[dict, dict, bool]]) -> li
         u_all = untrained_matched_table(matched)
         for rule, subs in DRAWN.items():
             for sub in subs:
-                t = table[(table["rule"] == rule) & (table["subroutine"] == sub) & table["trained"]]
-                t = t[t["passed_gate"] == True]  # noqa: E712
-                u = u_all[(u_all["rule"] == rule) & (u_all["subroutine"] == sub)] if not u_all.empty else u_all
+                t, u = _matched_arms(table, u_all, rule, sub)
                 if u.empty or t.empty:
                     continue
                 alone = {arm: f"{_by_model(r, 'sub_target').mean():.2f} / {_by_model(r, 'sub_other').mean():.2f}"
