@@ -1599,8 +1599,17 @@ def pretraining_runs():
 
 
 @pytest.fixture(scope="module")
-def pretraining_found(pretraining_runs):
-    return pc_findings.pretraining(pretraining_runs)
+def pretraining_lam():
+    """Chapter 6's stored results at the common share (modlib.pretraining_consistency.lam_matched),
+    those stored now."""
+    from modlib.pretraining_consistency import lam_matched
+
+    return lam_matched.stored("full")
+
+
+@pytest.fixture(scope="module")
+def pretraining_found(pretraining_runs, pretraining_lam):
+    return pc_findings.pretraining(pretraining_runs, pretraining_lam)
 
 
 @pytest.fixture(scope="module")
@@ -1714,6 +1723,35 @@ def test_pretraining_language_arms_at_comparable_density(pretraining_table, pret
         # the verb's does not
         held = stats.unpaired(mp[mp["seed"] != 0]["effect"], ms["effect"].dropna(), unit="base model")
         assert (held.low < 0) == (sub == "subject"), (sub, held)
+
+
+def test_pretraining_language_arms_at_the_common_share(pretraining_lam, pretraining_found):
+    # the page (issue 53, registered before the masks were trained): every BERT of both arms trained
+    # again and its masks searched to the scratch arm's median kept share; both arms' medians lie
+    # within 1.5 of it, removing a pretrained subnetwork takes its own subroutine down in every base
+    # model, and the larger effect is reproduced for subject and verb; swapping the arms moves it
+    from modlib.pretraining_consistency import lam_matched
+
+    bert = {n: r for n, r in pretraining_lam.items() if r.metrics["rule"] == "sv-plural"}
+    if len(bert) < 2 * pc.settings("full").seeds:
+        pytest.skip("the language rule's results at the common share are not all stored")
+    df = pc_findings.lam_density(bert)
+    for sub in ("subject", "verb"):
+        g = df[df["subroutine"] == sub]
+        s, p = g[(g["init"] == "scratch") & g["kept"].notna()], g[(g["init"] == "pretrained") & g["kept"].notna()]
+        assert pc_findings.lam_check(s, p) <= lam_matched.MATCHED, (s["kept"], p["kept"])
+        assert len(p) == 5 and (p["effect"] >= pc_findings.MARGIN).all() and (p["other"] > 0.95).all(), p
+        assert _claim(pretraining_found, f"sv-plural/{sub}/lam_effect").outcome == stats.REPRODUCED
+        assert _claim(pretraining_found, f"sv-plural/{sub}/lam_specific").outcome == stats.REPRODUCED
+        with claims.apart():
+            swapped = pc_findings.matched_from(df.assign(init=df["init"].map({"scratch": "pretrained",
+                                                                              "pretrained": "scratch"})),
+                                               prefix=pc_findings.LAM, seeds=5)
+        assert swapped[f"sv-plural/{sub}/lam_effect"].outcome != stats.REPRODUCED
+    # the verb: every pretrained BERT modular and no scratch one; the subject: two of four scratch ones
+    # are modular too, and the count cannot be decided
+    assert _claim(pretraining_found, "sv-plural/verb/lam_consistency").outcome == stats.REPRODUCED
+    assert _claim(pretraining_found, "sv-plural/subject/lam_consistency").outcome == stats.UNDECIDED
 
 
 @pytest.fixture(scope="module")

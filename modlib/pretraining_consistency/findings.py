@@ -167,6 +167,13 @@ def pretraining(runs, lam: dict | None = None) -> dict[str, Finding]:
            **argmax_from(authors_selection(runs), metrics, base_gate)}
     if lam:
         out.update(matched_from(lam_density(lam), base_gate, prefix=LAM, seeds=runs.settings.seeds))
+        for c in claims.registry(CHAPTER).values():  # a rule none of whose results is stored yet
+            if f"/{LAM}" in c.name and c.name not in out:
+                rule, sub, what = c.name.split("/")
+                v = _decide(c.name, low=0.0, high=0.0, units=0, reason="none of its results is stored yet (0 of "
+                            f"{runs.settings.seeds} base models per arm)")
+                out[c.name] = claims.statement(v, f"{rule}, {sub}, {WHERE_WORDS[LAM]}, "
+                                               f"{CLAIM_WORDS[what.removeprefix(LAM)]}:")
     return out
 
 
