@@ -440,7 +440,9 @@ def written(c: Registered) -> str | None:
     first results began to be computed (its registry note begins "post hoc" or says it was
     "registered after" an outcome was seen, or it was registered later, even while they ran),
     ``"before"`` them, ``"newest"`` (before the newest of them, after older arms it compares with),
-    or None where that cannot be told here (none of them stored). The results' times are their own
+    or None where that cannot be told here (none of them stored, or nothing stored yet for one of the
+    patterns it reads: a claim registered before part of its data exists is not yet read on it, and
+    its older inputs alone would date it wrongly). The results' times are their own
     records (``created`` less ``wall_time_s``: when each began to be computed, :func:`_created`, so
     that it works outside a checkout); the registration's is the commit that first wrote the claim
     to its snapshot (:func:`registered_at`), or, without git, the snapshot's date, which orders a
@@ -448,7 +450,10 @@ def written(c: Registered) -> str | None:
     chapters' keys and the claims ledger both read it."""
     if c.note.lower().startswith(POST_HOC) or re.search(r"\bregistered after\b", c.note):
         return "after"  # the note says so: an outcome seen before, even outside the store
-    when = _read_dates(c, _created(c.chapter))
+    stored = _created(c.chapter)
+    if any(not any(fnmatch.fnmatch(name, p) for name in stored) for p in c.reads):
+        return None
+    when = _read_dates(c, stored)
     registered = registration(c)
     if not when or not registered:
         return None

@@ -101,4 +101,4 @@ def test_claims_wait_for_every_base_model():
     results = _arms()
     results.pop(lm.name("sv-plural", "pretrained", 4))
     f = _decide(results)["sv-plural/verb/lam_effect"]
-    assert f.outcome == stats.UNDECIDED and "4 of 5 pretrained" in f.text
+    assert f.outcome == stats.UNDECIDED and "only 4 of 5 pretrained base models are stored yet" in f.text

@@ -2,6 +2,7 @@
 fields are fixed at registration, a change without an amendment fails, an amended claim shows the
 verdict it had as registered, and every verdict a page prints at full is a registered claim."""
 
+import dataclasses
 import json
 import shutil
 import subprocess
@@ -152,6 +153,11 @@ def test_when_a_claim_was_written_is_read_from_the_dates(package, monkeypatch):
     # a new arm compared with one stored earlier: before its newest data, not before all of it
     assert written(run_seed0="2026-11-21T09:00:00+00:00", run_seed1="2026-11-19T09:00:00+00:00") == "newest"
     assert written(other="2026-01-01T00:00:00+00:00") is None  # none of its results is stored
+    # registered before one of the patterns it reads has any result: not dated by its older inputs alone
+    c = dataclasses.replace(c, reads=["run-seed*", "new-arm-*"])
+    assert written(run_seed0="2026-11-19T09:00:00+00:00") is None
+    assert written(run_seed0="2026-11-19T09:00:00+00:00", new_arm_0="2026-11-21T09:00:00+00:00") == "newest"
+    c = claims.registry(chapter)["bigger"]
     # git's commit time orders a registration on the day of its data
     monkeypatch.setattr(claims, "registered_at", lambda ch: {c.id: "2026-11-20T08:00:00+00:00"})
     assert written(run_seed0="2026-11-20T09:00:00+00:00") == "before"

@@ -162,16 +162,17 @@ def pretraining(runs, lam: dict | None = None) -> dict[str, Finding]:
     :mod:`~modlib.pretraining_consistency.lam_matched` results by name), on :func:`lam_density`)."""
     metrics = {kind: r.metrics for kind, r in runs.pretraining.items()}
     base_gate = runs.settings.base_gate if hasattr(runs.settings, "base_gate") else 0.95
+    ok = _pretrained_ok(metrics)
     out = {**pretraining_from(pretraining_effects(runs), metrics, base_gate),
-           **matched_from(matched_density(runs), base_gate),
+           **matched_from(matched_density(runs), base_gate, pretrained_ok=ok),
            **argmax_from(authors_selection(runs), metrics, base_gate)}
     if lam:
-        out.update(matched_from(lam_density(lam), base_gate, prefix=LAM, seeds=runs.settings.seeds))
+        out.update(matched_from(lam_density(lam), base_gate, prefix=LAM, seeds=runs.settings.seeds, pretrained_ok=ok))
         for c in claims.registry(CHAPTER).values():  # a rule none of whose results is stored yet
             if f"/{LAM}" in c.name and c.name not in out:
                 rule, sub, what = c.name.split("/")
-                v = _decide(c.name, low=0.0, high=0.0, units=0, reason="none of its results is stored yet (0 of "
-                            f"{runs.settings.seeds} base models per arm)")
+                v = _decide(c.name, low=0.0, high=0.0, units=0, reason="none of its base models is stored yet "
+                            f"(0 of {runs.settings.seeds} per arm)")
                 out[c.name] = claims.statement(v, f"{rule}, {sub}, {WHERE_WORDS[LAM]}, "
                                                f"{CLAIM_WORDS[what.removeprefix(LAM)]}:")
     return out
@@ -566,14 +567,29 @@ def lam_notes(stored: dict, rows: dict) -> dict[str, str]:
     by name) and the base models they trained again (``rows``: the chapter's stored results by name,
     ``{rule}-{init}-{seed}``), keyed for glue: ``lam-repeats`` (how many base models' training losses
     repeat the stored ones exactly: "0 of 10"), ``lam-loss-gap`` (the largest difference in the first
-    epoch's loss) and ``lam-probes`` (masks trained per base model and subroutine: "1–5")."""
+    epoch's loss), ``lam-probes`` (masks trained per base model and subroutine: "1–5") and
+    ``lam-{sub}-scratch-all`` (the scratch arm's mean ablation effect with the base models that have
+    no mask read counted on their mask nearest the common share, which missed the gate)."""
     ms = [r.metrics for r in stored.values()]
     probes = [len(f["probes"]) for m in ms for f in (m.get("subroutines") or {}).values()]
     first = {n: r.metrics["losses"][0] for n, r in rows.items() if r.metrics.get("losses")}
     gaps = [abs(m["losses"][0] - first[k]) for m in ms if (k := f"{m['rule']}-{m['init']}-{m['seed']}") in first]
-    return {"lam-repeats": f"{sum(bool(m['repeats']) for m in ms)} of {len(ms)}",
-            "lam-loss-gap": f"{max(gaps):.1g}" if gaps else "not computed",
-            "lam-probes": f"{min(probes)}–{max(probes)}" if probes else "none"}
+    out = {"lam-repeats": f"{sum(bool(m['repeats']) for m in ms)} of {len(ms)}",
+           "lam-loss-gap": f"{max(gaps):.1g}" if gaps else "not computed",
+           "lam-probes": f"{min(probes)}–{max(probes)}" if probes else "none"}
+    # per subroutine, the scratch arm's mean effect with the base models that have no mask read counted
+    # on their mask nearest the common share, gate missed (a reading after the results: what leaving
+    # them out does)
+    nearest: dict[str, list[float]] = {}
+    for m in ms:
+        for sub, f in (m.get("subroutines") or {}).items():
+            fit = [q for q in f["probes"] if q["passed_gate"] and q["converged"] and q["kept"] > 0]
+            kept = fit or [q for q in f["probes"] if q["kept"] > 0]
+            if m["init"] == "scratch" and kept:
+                q = min(kept, key=lambda q: abs(np.log(q["kept"] / f["target_kept"])))
+                nearest.setdefault(sub, []).append(q["test"]["complement"][1] - q["test"]["complement"][0])
+    out.update({f"lam-{sub}-scratch-all": number(np.mean(e), sign=True) for sub, e in nearest.items()})
+    return out
 
 
 def lam_check(s, p) -> float:
@@ -605,13 +621,16 @@ def _apart_reason(s, p, prefix: str) -> str:
     return ""
 
 
-def matched_from(df, base_gate: float = 0.95, prefix: str = "matched_", seeds: int | None = None) -> dict[str, Finding]:
+def matched_from(df, base_gate: float = 0.95, prefix: str = "matched_", seeds: int | None = None,
+                 pretrained_ok: dict[str, bool] | None = None) -> dict[str, Finding]:
     """Chapter 6's four comparisons of the pretrained masks again at comparable density, from
     :func:`matched_density`'s table, keyed ``"{rule}/{sub}/{what}"``, each decided by the book's
     rule over base models (Welch t, pretrained against scratch), recording both arms' kept shares;
     with ``prefix`` :data:`LAM` (``"lam_"``), the same four from :func:`lam_density`'s table, at the
     common share by a search for lambda, whose check is :func:`lam_check` instead of the arms'
-    density ratio, and which cannot be decided until all ``seeds`` base models per arm are stored:
+    density ratio, and which cannot be decided until all ``seeds`` base models per arm are stored.
+    ``pretrained_ok`` (per rule, :func:`_pretrained_ok`): whether the rule's pretraining worked, a
+    condition of every claim's bar for "trained" (where given):
 
     ``matched_effect``    the pretrained models' ablation effect is larger (margin :data:`MARGIN`);
     ``matched_specific``  their subnetworks are lower on the other subroutine's problems (scratch
@@ -636,7 +655,8 @@ def matched_from(df, base_gate: float = 0.95, prefix: str = "matched_", seeds: i
     where = WHERE_WORDS[prefix]
     for (rule, sub), g in df.groupby(["rule", "subroutine"], sort=False):
         s, p = g[g["init"] == "scratch"], g[g["init"] == "pretrained"]
-        trained = bool(g["searched"].all() and (g["task"] >= base_gate).all())
+        trained = bool(g["searched"].all() and (g["task"] >= base_gate).all()
+                       and (pretrained_ok or {}).get(rule, True))
         masks_ok = not degenerate(g["kept"].dropna())
         kept = (f"common share {100 * g['common'].iloc[0]:.2f} %, the scratch arm's median as the search chose its "
                 f"masks; the {'nearest masks' if prefix == MATCHED_PREFIX else 'masks searched for it'} keep "
@@ -649,7 +669,7 @@ def matched_from(df, base_gate: float = 0.95, prefix: str = "matched_", seeds: i
         if short:
             for what in whats:
                 v = _decide(f"{name}/{what}", low=0.0, high=0.0, units=0,
-                            reason="not all its results are stored yet: " + " and ".join(short) + " base models")
+                            reason="only " + " and ".join(short) + " base models are stored yet")
                 out[f"{name}/{what}"] = claims.statement(v, f"{rule}, {sub}, {where}, {CLAIM_WORDS[what.removeprefix(prefix)]}:")
             continue
         if s["kept"].isna().all() or p["kept"].isna().all():
