@@ -144,12 +144,18 @@ def _resists(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
 
 def _masks(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
     from modlib.weight_masks import cnn_alpha as md_cnn_alpha
+    from modlib.weight_masks import width_matched as md_width
 
     out = {f"{md.CHAPTER}/{job[1]}": ((), lambda d, j=job: md.fetch_job(j, profile, d))
            for job in md.all_jobs(profile)}
     if profile == "full":  # issue 52: the CNNs' class masks at a stronger regulariser
         out.update({f"{md.CHAPTER}/{md_cnn_alpha.name(k)}": ((), lambda d, k=k: md_cnn_alpha.fetch(profile, k, d))
                     for k in md_cnn_alpha.seeds(profile)})
+    for k in md_width.seeds(profile):  # issue 52: the narrow end of the width curve at the wide end's density
+        for op in ("+", "×"):
+            out[f"{md.CHAPTER}/{md_width.name(profile, op, k)}"] = (
+                (f"{md.CHAPTER}/{md_width.wide_name(profile, k)}",),
+                lambda d, o=op, k=k: md_width.fetch(profile, o, k, d))
     return out
 
 
