@@ -16,7 +16,7 @@ reused: factors of 3 from the profile's α until the target is bracketed, then b
 masks, stopping within a factor of 1.2), reading the kept share only. The mask at the chosen α is then
 trained and scored as every point of the width curve is (:func:`~modlib.weight_masks.causes.op_point`,
 one operation per result, so that :func:`~modlib.weight_masks.causes.point` pairs the two). One result
-per operation and network, ``widthmatched256x2-{add,mul}-seed<k>``.
+per operation and network, ``narrow256x2-{add,mul}-seed<k>``.
 """
 
 from __future__ import annotations
@@ -52,8 +52,9 @@ def wide_name(profile: str, seed: int) -> str:
 
 
 def name(profile: str, op: str, seed: int) -> str:
-    """The stored result's name: ``widthmatched256x2-add-seed0``."""
-    return f"widthmatched{ex.shape_name(narrow(profile))}-{causes.OP_NAMES[op]}-seed{seed}"
+    """The stored result's name: ``narrow256x2-add-seed0`` (not ``width...``: the width curve's
+    claims read every result named so)."""
+    return f"narrow{ex.shape_name(narrow(profile))}-{causes.OP_NAMES[op]}-seed{seed}"
 
 
 def seeds(profile: str) -> range:
@@ -99,12 +100,11 @@ def study(op: str, seed: int, s, device, target: float) -> tuple[dict, dict]:
 
 
 def fetch(profile: str, op: str, seed: int, device) -> results.Result:
-    """Load (or compute from the stored wide network of ``seed`` and store) ``op``'s narrow mask."""
+    """Load (or compute, after the wide network of ``seed``, and store) ``op``'s narrow mask."""
     if seed not in seeds(profile):
         raise ValueError(f"seed={seed}; the networks at profile {profile!r} are {list(seeds(profile))}")
-    wide = ex.stored(profile, wide_name(profile, seed))
-    if wide is None:
-        raise ValueError(f"{wide_name(profile, seed)} is not stored at {profile}: no density to match")
+    job = {j[1]: j for j in ex.all_jobs(profile)}[wide_name(profile, seed)]
+    wide = ex.fetch_job(job, profile, device)  # the wide network: loaded, or computed first
     s = ex.settings(profile).with_(hidden=narrow(profile))
     target = targets(wide)[op]
     config = {**ex._config(("width", name(profile, op, seed), seed, ex.Point(s, (("ops", [op]),)))),
