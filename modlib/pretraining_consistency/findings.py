@@ -569,7 +569,8 @@ def lam_notes(stored: dict, rows: dict) -> dict[str, str]:
     repeat the stored ones exactly: "0 of 10"), ``lam-loss-gap`` (the largest difference in the first
     epoch's loss), ``lam-probes`` (masks trained per base model and subroutine: "1–5") and
     ``lam-{sub}-scratch-all`` (the scratch arm's mean ablation effect with the base models that have
-    no mask read counted on their mask nearest the common share, which missed the gate)."""
+    no mask read counted on their mask nearest the common share, which missed the gate) and
+    ``lam-left-out`` (:func:`_left_out`)."""
     ms = [r.metrics for r in stored.values()]
     probes = [len(f["probes"]) for m in ms for f in (m.get("subroutines") or {}).values()]
     first = {n: r.metrics["losses"][0] for n, r in rows.items() if r.metrics.get("losses")}
@@ -589,7 +590,31 @@ def lam_notes(stored: dict, rows: dict) -> dict[str, str]:
                 q = min(kept, key=lambda q: abs(np.log(q["kept"] / f["target_kept"])))
                 nearest.setdefault(sub, []).append(q["test"]["complement"][1] - q["test"]["complement"][0])
     out.update({f"lam-{sub}-scratch-all": number(np.mean(e), sign=True) for sub, e in nearest.items()})
+    out["lam-left-out"] = _left_out(ms)
     return out
+
+
+def _left_out(ms: list[dict]) -> str:
+    """The base models of the lam-matched results (``ms``: their metrics) left without a mask at the
+    common share, per rule and subroutine, and why: none of the search's masks converged, or none
+    that converged passed the 0.9 gate ("none" where every base model has one)."""
+    from modlib.structural_compositionality.findings import RULE_WORDS
+
+    said = []
+    for rule in dict.fromkeys(m["rule"] for m in ms):
+        for sub in dict.fromkeys(s for m in ms if m["rule"] == rule for s in (m.get("subroutines") or {})):
+            why: dict[str, list[str]] = {}
+            for m in sorted((m for m in ms if m["rule"] == rule), key=lambda m: (m["init"] != "scratch", m["seed"])):
+                probes = (m.get("subroutines") or {}).get(sub, {}).get("probes", [])
+                if any(q["passed_gate"] and q["converged"] and q["kept"] > 0 for q in probes):
+                    continue
+                reason = ("still shrinking when training stopped" if not any(q["converged"] for q in probes)
+                          else "missed the 0.9 gate")
+                why.setdefault(reason, []).append(f"{m['init']} {m['seed']}")
+            if why:
+                said.append(f"{RULE_WORDS.get(rule, rule)}, {sub}: " + "; ".join(
+                    f"base model{'s' * (len(who) > 1)} {', '.join(who)} ({reason})" for reason, who in why.items()))
+    return ". ".join(said) if said else "none"
 
 
 def lam_check(s, p) -> float:
