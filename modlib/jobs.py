@@ -151,11 +151,12 @@ def _masks(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
     if profile == "full":  # issue 52: the CNNs' class masks at a stronger regulariser
         out.update({f"{md.CHAPTER}/{md_cnn_alpha.name(k)}": ((), lambda d, k=k: md_cnn_alpha.fetch(profile, k, d))
                     for k in md_cnn_alpha.seeds(profile)})
-    for k in md_width.seeds(profile):  # issue 52: the narrow end of the width curve at the wide end's density
-        for op in ("+", "×"):
-            out[f"{md.CHAPTER}/{md_width.name(profile, op, k)}"] = (
-                (f"{md.CHAPTER}/{md_width.wide_name(profile, k)}",),
-                lambda d, o=op, k=k: md_width.fetch(profile, o, k, d))
+    for h in md_width.narrows(profile):  # issue 52: the narrow ends of the width curve at the wide end's density
+        for k in md_width.seeds(profile):
+            for op in ("+", "×"):
+                out[f"{md.CHAPTER}/{md_width.name(h, op, k)}"] = (
+                    (f"{md.CHAPTER}/{md_width.wide_name(profile, k)}",),
+                    lambda d, h=h, o=op, k=k: md_width.fetch(profile, h, o, k, d))
     return out
 
 

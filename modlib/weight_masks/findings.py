@@ -1140,22 +1140,23 @@ def cnn_alpha(page: list[dict], stronger: list[dict], alpha: float, page_alpha: 
 
 
 def width_matched(narrow: list[dict], wide: list[dict], narrow_label: str, wide_label: str,
-                  seeds: int) -> stats.Claim:
+                  seeds: int, cid: str = "width-spares-matched") -> stats.Claim:
     """The width claim at matched density (``width-spares-matched``, issue 52): sparing (:func:`sparing`)
     of the wide networks (``wide``: points of :func:`modlib.weight_masks.width_matched.points`, one per
     seed) minus the narrow ones whose masks' α was searched to the wide masks' kept shares (``narrow``,
     each with ``matched``: its check), Welch t over networks; undecided until all ``seeds`` networks of
     both ends are stored, where a network did not train (:data:`TRAINED`), where either end's masks
-    cannot be read (:func:`_usable`) or where a narrow mask missed its density (the check)."""
+    cannot be read (:func:`_usable`) or where a narrow mask missed its density (the check). ``cid``:
+    the claim (``width-spares-matched``, 256×2; ``width-spares-matched-512``, 512×2)."""
     if len(narrow) < seeds or len(wide) < seeds:
-        v = _decide("width-spares-matched", None, low=0.0, high=0.0, units=0,
+        v = _decide(cid, None, low=0.0, high=0.0, units=0,
                     reason=f"only {len(narrow)} of {seeds} narrow networks are stored yet")
         return _say(v, f"At matched density, sparing at {wide_label} minus at {narrow_label}:")
     n, w = stack(narrow), stack(wide)
     trained = bool((n["table"][:, 0] >= TRAINED).all() and (w["table"][:, 0] >= TRAINED).all())
     matched = bool(n["matched"].all())
     e = stats.unpaired(sparing(w["table"], w["control"]), sparing(n["table"], n["control"]), unit="network")
-    v = _decide("width-spares-matched", e, trained=trained, controls=matched and _usable(n) and _usable(w))
+    v = _decide(cid, e, trained=trained, controls=matched and _usable(n) and _usable(w))
     return _say(v, (
         f"The page's hypothesis at matched density: the {narrow_label} masks' α searched per operation so that "
         f"each keeps what the {wide_label} mask of its seed keeps (kept share + {_pct(n['share'][:, 0])} against "

@@ -35,10 +35,12 @@ MATCHED = 1.5  # the check the claim reads: each narrow mask's kept share within
 PROFILES = ("smoke", "full")  # computed at smoke (the tests) and full
 
 
-def narrow(profile: str) -> tuple[int, ...]:
-    """The narrow end at ``profile``: the width curve's narrowest shape (full: 256×2), its α searched."""
+def narrows(profile: str) -> list[tuple[int, ...]]:
+    """The narrow ends at ``profile``, their α searched: the width curve's two narrowest shapes (full:
+    256×2, the claim width-spares-matched; 512×2, width-spares-matched-512, registered once the
+    256×2 networks were seen not to train to the width curve's bar)."""
     c = ex.causes_settings(profile)
-    return (min(c.widths),) * c.depth
+    return [(w,) * c.depth for w in sorted(c.widths)[:2]]
 
 
 def wide_alpha(profile: str) -> float:
@@ -51,10 +53,10 @@ def wide_name(profile: str, seed: int) -> str:
     return f"alphacurve{wide_alpha(profile):g}-seed{seed}"
 
 
-def name(profile: str, op: str, seed: int) -> str:
-    """The stored result's name: ``narrow256x2-add-seed0`` (not ``width...``: the width curve's
-    claims read every result named so)."""
-    return f"narrow{ex.shape_name(narrow(profile))}-{causes.OP_NAMES[op]}-seed{seed}"
+def name(hidden, op: str, seed: int) -> str:
+    """The stored result's name: ``narrow256x2-add-seed0`` for the narrow shape ``hidden`` (not
+    ``width...``: the width curve's claims read every result named so)."""
+    return f"narrow{ex.shape_name(hidden)}-{causes.OP_NAMES[op]}-seed{seed}"
 
 
 def seeds(profile: str) -> range:
@@ -79,7 +81,7 @@ def targets(wide: results.Result) -> dict[str, float]:
 
 
 def study(op: str, seed: int, s, device, target: float) -> tuple[dict, dict]:
-    """The narrow network of ``seed`` (``s``: the profile's settings at :func:`narrow`), the α of
+    """The narrow network of ``seed`` (``s``: the profile's settings at a narrow shape), the α of
     ``op``'s mask searched for the kept share ``target``, and the mask at that α scored as a point of
     the width curve (:func:`~modlib.weight_masks.causes.op_point`'s metrics and arrays), with
     ``target_kept``, ``alpha``, the search's ``probes`` (``lam``: the α tried, ``kept``) and whether
@@ -99,40 +101,44 @@ def study(op: str, seed: int, s, device, target: float) -> tuple[dict, dict]:
     return metrics, arrays
 
 
-def fetch(profile: str, op: str, seed: int, device) -> results.Result:
-    """Load (or compute, after the wide network of ``seed``, and store) ``op``'s narrow mask."""
+def fetch(profile: str, hidden, op: str, seed: int, device) -> results.Result:
+    """Load (or compute, after the wide network of ``seed``, and store) ``op``'s mask in the narrow
+    network of shape ``hidden`` (one of :func:`narrows`)."""
     if seed not in seeds(profile):
         raise ValueError(f"seed={seed}; the networks at profile {profile!r} are {list(seeds(profile))}")
     job = {j[1]: j for j in ex.all_jobs(profile)}[wide_name(profile, seed)]
     wide = ex.fetch_job(job, profile, device)  # the wide network: loaded, or computed first
-    s = ex.settings(profile).with_(hidden=narrow(profile))
+    if tuple(hidden) not in narrows(profile):
+        raise ValueError(f"hidden={hidden}; the narrow ends at profile {profile!r} are {narrows(profile)}")
+    s = ex.settings(profile).with_(hidden=tuple(hidden))
     target = targets(wide)[op]
-    config = {**ex._config(("width", name(profile, op, seed), seed, ex.Point(s, (("ops", [op]),)))),
+    config = {**ex._config(("width", name(hidden, op, seed), seed, ex.Point(s, (("ops", [op]),)))),
               "target_kept": target, "step": um.STEP, "probes": um.PROBES, "close": um.CLOSE, "matched": MATCHED}
-    return results.fetch(ex.CHAPTER, name(profile, op, seed), config, lambda: study(op, seed, s, torch.device(device), target),
+    return results.fetch(ex.CHAPTER, name(hidden, op, seed), config, lambda: study(op, seed, s, torch.device(device), target),
                          profile=profile, device=describe(torch.device(device)), code=study, depends=[wide])
 
 
 def stored(profile: str) -> dict[str, results.Result]:
-    """The results stored now at ``profile`` by name (nothing computed)."""
+    """The results stored now at ``profile`` by name, every narrow end's (nothing computed)."""
     out = {}
-    for k in seeds(profile):
-        for op in causes.OP_NAMES:
-            with results.store_only():
-                try:
-                    out[name(profile, op, k)] = fetch(profile, op, k, "cpu")
-                except (results.StaleResultError, ValueError):
-                    continue
+    for hidden in narrows(profile):
+        for k in seeds(profile):
+            for op in causes.OP_NAMES:
+                with results.store_only():
+                    try:
+                        out[name(hidden, op, k)] = fetch(profile, hidden, op, k, "cpu")
+                    except (results.StaleResultError, ValueError):
+                        continue
     return out
 
 
-def points(profile: str, found: dict[str, results.Result]) -> tuple[list[dict], list[dict]]:
+def points(profile: str, hidden, found: dict[str, results.Result]) -> tuple[list[dict], list[dict]]:
     """The two ends as the width curve reads its points (:func:`~modlib.weight_masks.causes.point`,
-    with ``seed`` and, for the narrow end, ``matched``): the narrow networks with both masks stored,
-    and the wide networks of the same seeds."""
+    with ``seed`` and, for the narrow end, ``matched``): the narrow networks of shape ``hidden`` with
+    both masks stored, and the wide networks of the same seeds."""
     narrow, wide = [], []
     for k in seeds(profile):
-        parts = [found.get(name(profile, op, k)) for op in causes.OP_NAMES]
+        parts = [found.get(name(hidden, op, k)) for op in causes.OP_NAMES]
         big = ex.stored(profile, wide_name(profile, k))
         if None in parts or big is None:
             continue
@@ -142,5 +148,5 @@ def points(profile: str, found: dict[str, results.Result]) -> tuple[list[dict], 
     return narrow, wide
 
 
-__all__ = ["MATCHED", "PROFILES", "narrow", "wide_alpha", "wide_name", "name", "seeds", "share", "targets", "study",
+__all__ = ["MATCHED", "PROFILES", "narrows", "wide_alpha", "wide_name", "name", "seeds", "share", "targets", "study",
            "fetch", "stored", "points"]
