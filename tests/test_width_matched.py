@@ -14,19 +14,22 @@ SEEDS = 3
 
 
 def test_the_ends_are_the_narrowest_width_and_the_alpha_curves_weakest_alpha():
-    assert wm.narrow("full") == (256, 256) and wm.wide_alpha("full") == 1e-4
-    assert wm.name("full", "×", 2) == "narrow256x2-mul-seed2" and wm.wide_name("full", 0) == "alphacurve0.0001-seed0"
-    assert not wm.name("full", "+", 0).startswith("width")  # the width curve's claims read "width*"
+    assert wm.narrows("full") == [(256, 256), (512, 512)] and wm.wide_alpha("full") == 1e-4
+    assert wm.name((256, 256), "×", 2) == "narrow256x2-mul-seed2" and wm.wide_name("full", 0) == "alphacurve0.0001-seed0"
+    assert not wm.name((512, 512), "+", 0).startswith("width")  # the width curve's claims read "width*"
+    with pytest.raises(ValueError, match="narrow ends"):
+        wm.fetch("full", (1024, 1024), "+", 0, "cpu")
     assert list(wm.seeds("default")) == []
 
 
 def test_smoke_results_match_their_target_and_pair_into_a_point():
+    hidden = wm.narrows("smoke")[0]
     for op in causes.OP_NAMES:
-        r = wm.fetch("smoke", op, 0, "cpu")
+        r = wm.fetch("smoke", hidden, op, 0, "cpu")
         m = r.metrics
         assert m["probes"][0]["lam"] == pytest.approx(wm.ex.settings("smoke").alpha)  # from the profile's α
         assert m["alpha"] in [p["lam"] for p in m["probes"]] and m["target_kept"] == r.config["target_kept"]
-    narrow, wide = wm.points("smoke", wm.stored("smoke"))
+    narrow, wide = wm.points("smoke", hidden, wm.stored("smoke"))
     assert len(narrow) == len(wide) == 1 and narrow[0]["table"].shape == (5, 2) and "matched" in narrow[0]
 
 
