@@ -324,7 +324,7 @@ FIELD_WORDS = {"name": "the claim's name", "whose": "whose claim it is", "paper"
                "quote": "the quoted passage of the paper", "measure": "the measure",
                "units": "what counts as a unit", "arms": "the arms compared", "direction": "the direction",
                "size": "the paper's size", "margin": "the margin", "trained": "the bar for 'trained'",
-               "reads": "the results it reads", "mutations": "the mutations it must notice"}
+               "reads": "the list of results it reads", "mutations": "the mutations it must notice"}
 WORDED = ("trained", "quote", "measure", "units", "reads")  # always in words: their values are sentences
 
 

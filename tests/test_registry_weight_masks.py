@@ -10,7 +10,7 @@ import pytest
 
 from modlib import claims, stats
 from modlib import weight_masks as wm
-from modlib.weight_masks import cnn_alpha, findings
+from modlib.weight_masks import cnn_alpha, findings, width_matched
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTER = "weight_masks"
@@ -19,7 +19,7 @@ PAPER = Path("/work/shared/papers/are-neural-nets-modular-weight-masks.md")
 
 def test_the_registry_reads_and_every_claim_is_registered_as_it_stands_or_amended():
     found = claims.registry(CHAPTER)
-    assert len(found) == 25
+    assert len(found) == 27  # 25, then the two width-spares-matched claims (issue 52)
     assert len({c.name for c in found.values()}) == len(found), "two claims share a statement name"
     assert set(claims.snapshot(CHAPTER)) == set(found)
     assert claims.unrecorded_changes(CHAPTER) == []
@@ -55,6 +55,10 @@ def test_the_amendments_the_history_shows():
     amended = {cid: [(a.field, a.old, a.new, a.date) for a in c.amendments] for cid, c in found.items() if c.amendments}
     # issue 52: the collapse claims' measure says the size cannot be decided (the paper gives none)
     collapse = {cid: amended.pop(cid) for cid in ("class-collapses", "cnn-collapses")}
+    # issue 52: width-spares-matched's results renamed (narrow..., not width..., which the width claims read)
+    assert amended.pop("width-spares-matched") == [
+        ("reads", ["widthmatched256x2-*", "alphacurve0.0001-seed*"], ["narrow256x2-*", "alphacurve0.0001-seed*"],
+         "2026-12-05")]
     assert amended == {"class-hurts": [("margin", 0.5, 0.05, "2026-11-27")],
                        "cnn-hurts": [("margin", 0.5, 0.05, "2026-11-27")],
                        "width-density": [("margin", 0.05, 0.5, "2026-11-27")]}
@@ -100,7 +104,12 @@ def statements():
     strong = cnn_alpha.points(cnn_alpha.stored("full"))
     page = wm.curves("full", wm.collect("full"))["cnnlayers"]
     alpha = findings.cnn_alpha(page, strong, cnn_alpha.ALPHA, wm.settings("full").cnn_alpha)
-    return [*spec.values(), *reuse, *removal.values(), *added.values(), alpha]
+    tc.load(wm.CHAPTER, "narrow*")  # the width curve at matched density (issue 52), as the page reads it
+    found = width_matched.stored("full")
+    matched = [findings.width_matched(*width_matched.points("full", h, found), f"{h[0]}×{len(h)}", "1024×2",
+                                      len(width_matched.seeds("full")), cid)
+               for h, cid in zip(width_matched.narrows("full"), ("width-spares-matched", "width-spares-matched-512"))]
+    return [*spec.values(), *reuse, *removal.values(), *added.values(), alpha, *matched]
 
 
 def test_every_verdict_on_the_stored_results_is_a_registered_claim(statements):

@@ -104,7 +104,7 @@ def _changed(shown: tuple[claims.Amendment, ...]) -> tuple[str, str, str]:
         return f"a {a.field} chosen", f"{a.new:g}", f"with a {a.field} of {a.old:g}"
     fields = list(dict.fromkeys(a.field for a in shown))
     dates = ", ".join(dict.fromkeys(a.date for a in shown))
-    return f"{' and '.join(f'a {f}' for f in fields)} revised", dates, ""
+    return f"{' and '.join(claims.FIELD_WORDS.get(f, f'a {f}') for f in fields)} revised", dates, ""
 
 
 def double(key: str, now: str, plain: str = "", then: str = "", dated: bool = True) -> str:
