@@ -108,7 +108,7 @@ def statements():
     found = width_matched.stored("full")
     matched = [findings.width_matched(*width_matched.points("full", h, found), f"{h[0]}×{len(h)}", "1024×2",
                                       len(width_matched.seeds("full")), cid)
-               for h, cid in zip(width_matched.narrows("full"), ("width-spares-matched", "width-spares-matched-512"))]
+               for h, cid in zip(width_matched.narrows("full"), width_matched.CLAIMS)]
     return [*spec.values(), *reuse, *removal.values(), *added.values(), alpha, *matched]
 
 

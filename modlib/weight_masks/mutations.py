@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from modlib.weight_masks import cnn_alpha, experiment, findings
+from modlib.weight_masks import cnn_alpha, experiment, findings, width_matched
 from modlib.weight_masks.causes import mask_sizes
 from modlib.weight_masks.protocol import CHANCE, removal_accuracy
 
@@ -108,4 +108,10 @@ def decide(mutation: str | None):
     strong = [change(p) for p in cnn_alpha.points(cnn_alpha.stored("full"))]  # the class masks at a stronger α
     if strong:
         findings.cnn_alpha(cv["cnnlayers"], strong, cnn_alpha.ALPHA, s.cnn_alpha)
+    matched = width_matched.stored("full")  # the width curve at matched density (issue 52)
+    wide = f"{s.hidden[0]}×{len(s.hidden)} at α {width_matched.wide_alpha('full'):g}"
+    for h, cid in zip(width_matched.narrows("full"), width_matched.CLAIMS):
+        narrow, wide_points = width_matched.points("full", h, matched)
+        findings.width_matched([change(p) for p in narrow], [change(p) for p in wide_points], f"{h[0]}×{len(h)}",
+                               wide, len(width_matched.seeds("full")), cid)
     return found

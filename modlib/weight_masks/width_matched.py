@@ -31,6 +31,7 @@ from modlib.weight_masks import causes
 from modlib.weight_masks import experiment as ex
 from modlib.weight_masks.protocol import train_network, trained_op_masks
 
+CLAIMS = ("width-spares-matched", "width-spares-matched-512")  # the claim of each narrow end (narrows), in order
 MATCHED = 1.5  # the check the claim reads: each narrow mask's kept share within this factor of its target
 PROFILES = ("smoke", "full")  # computed at smoke (the tests) and full
 
@@ -148,5 +149,5 @@ def points(profile: str, hidden, found: dict[str, results.Result]) -> tuple[list
     return narrow, wide
 
 
-__all__ = ["MATCHED", "PROFILES", "narrows", "wide_alpha", "wide_name", "name", "seeds", "share", "targets", "study",
+__all__ = ["CLAIMS", "MATCHED", "PROFILES", "narrows", "wide_alpha", "wide_name", "name", "seeds", "share", "targets", "study",
            "fetch", "stored", "points"]
