@@ -484,9 +484,31 @@ def test_chapter5_claims_tests_fail_on_degenerate_results():
                          for name, (t, b) in variants5(table, bases).items()})
 
 
+def _lam6():
+    """Chapter 6's stored results at the common share made degenerate: every pretrained base model's
+    searches replaced by the scratch base model's of the same seed (the arms identical), and the claims
+    they decide; skipped while they are not all stored."""
+    import copy
+
+    from modlib.pretraining_consistency import lam_matched
+
+    stored = lam_matched.stored("full")
+    if len(stored) < len(lam_matched.names("full")):
+        pytest.skip("chapter 6's results at the common share are not all stored")
+    lam = copy.deepcopy(stored)
+    for r in lam.values():
+        m = r.metrics
+        if m["init"] == "pretrained":
+            twin = stored[lam_matched.name(m["rule"], "scratch", m["seed"])].metrics
+            m["subroutines"] = copy.deepcopy(twin["subroutines"])
+    found = pc_findings.matched_from(pc_findings.lam_density(lam), prefix=pc_findings.LAM, seeds=5)
+    return lam, found
+
+
 def test_chapter6_claims_tests_fail_on_degenerate_results():
     from types import SimpleNamespace
 
+    lam, lam_found = _lam6()
     df, metrics = _chapter6()
     matched = pc_findings.matched_density(_runs6())
     scratch = _read("structural_compositionality", "sweep-sv-plural").metrics  # the pretrained arm's sweep is
@@ -494,8 +516,8 @@ def test_chapter6_claims_tests_fail_on_degenerate_results():
     tests = _tests("test_pretraining")
     assert len(tests) >= 5
     _check_tests(tests, {name: {"pretraining_found": {**pc_findings.pretraining_from(d, m),
-                                                      **pc_findings.matched_from(matched)},
-                                "pretraining_table": d, "pretraining_matched": matched,
+                                                      **pc_findings.matched_from(matched), **lam_found},
+                                "pretraining_table": d, "pretraining_matched": matched, "pretraining_lam": lam,
                                 "pretraining_sweeps": sweeps, "pretraining_runs": SimpleNamespace(
                                     pretraining={k: SimpleNamespace(metrics=x) for k, x in m.items()})}
                          for name, (d, m) in variants6(df, metrics).items()})
