@@ -499,6 +499,15 @@ MATCHED_PREFIX, LAM = "matched_", "lam_"  # the claims at comparable density; at
 WHERE_WORDS = {MATCHED_PREFIX: "at comparable density", LAM: "at the common share"}
 
 
+def read_probe(probes: list[dict], target: float, gated: bool = True) -> dict | None:
+    """The mask of a search for the common share that the page reads (``probes``: a lam-matched
+    result's, ``target``: the share): the one whose kept share lies nearest ``target`` (by ratio;
+    ties: the first) among those that passed the 0.9 gate and converged (``gated`` false: among all
+    that keep anything); None where none qualifies."""
+    fit = [q for q in probes if q["kept"] > 0 and (not gated or (q["passed_gate"] and q["converged"]))]
+    return min(fit, key=lambda q: abs(np.log(q["kept"] / target))) if fit else None
+
+
 def lam_density(stored: dict):
     """Both arms at the common share, by a search for lambda (issue 53,
     :mod:`~modlib.pretraining_consistency.lam_matched`; ``stored``: its results by name), in
@@ -522,9 +531,8 @@ def lam_density(stored: dict):
                    "stages": f["chosen"].get("stages", ""), "extra": False, "probes": len(f["probes"]),
                    **dict.fromkeys(("sub_target", "sub_other", "random_target", "random_other", "target", "other"),
                                    np.nan)}
-            fit = [q for q in f["probes"] if q["passed_gate"] and q["converged"] and q["kept"] > 0]
-            if fit:
-                best = min(fit, key=lambda q: abs(np.log(q["kept"] / f["target_kept"])))  # ties: the first
+            best = read_probe(f["probes"], f["target_kept"])
+            if best is not None:
                 test = best["test"]
                 rec.update(kept=best["kept"], lam=best["lam"], sub_target=test["hard"][0], sub_other=test["hard"][1],
                            random_target=test["random"][0], random_other=test["random"][1],
@@ -584,10 +592,8 @@ def lam_notes(stored: dict, rows: dict) -> dict[str, str]:
     nearest: dict[str, list[float]] = {}
     for m in ms:
         for sub, f in (m.get("subroutines") or {}).items():
-            fit = [q for q in f["probes"] if q["passed_gate"] and q["converged"] and q["kept"] > 0]
-            kept = fit or [q for q in f["probes"] if q["kept"] > 0]
-            if m["init"] == "scratch" and kept:
-                q = min(kept, key=lambda q: abs(np.log(q["kept"] / f["target_kept"])))
+            q = read_probe(f["probes"], f["target_kept"]) or read_probe(f["probes"], f["target_kept"], gated=False)
+            if m["init"] == "scratch" and q is not None:
                 nearest.setdefault(sub, []).append(q["test"]["complement"][1] - q["test"]["complement"][0])
     out.update({f"lam-{sub}-scratch-all": number(np.mean(e), sign=True) for sub, e in nearest.items()})
     out["lam-left-out"] = _left_out(ms)
@@ -606,7 +612,7 @@ def _left_out(ms: list[dict]) -> str:
             why: dict[str, list[str]] = {}
             for m in sorted((m for m in ms if m["rule"] == rule), key=lambda m: (m["init"] != "scratch", m["seed"])):
                 probes = (m.get("subroutines") or {}).get(sub, {}).get("probes", [])
-                if any(q["passed_gate"] and q["converged"] and q["kept"] > 0 for q in probes):
+                if read_probe(probes, 1.0) is not None:
                     continue
                 reason = ("still shrinking when training stopped" if not any(q["converged"] for q in probes)
                           else "missed the 0.9 gate")
