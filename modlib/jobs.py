@@ -61,6 +61,7 @@ from modlib.compositional_sprites import experiment as cs
 from modlib.data import digits
 from modlib.pretraining_consistency import experiment as pc
 from modlib.pretraining_consistency import lam_matched as pc_lam
+from modlib.pretraining_consistency import own_runs as pc_own
 from modlib.redundant_input_toy import baselines as toy_baselines
 from modlib.redundant_input_toy import coverage as toy_coverage
 from modlib.redundant_input_toy import experiment as toy
@@ -207,6 +208,12 @@ def _pretraining(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
         out[f"{pc.CHAPTER}/{pc_lam.name(rule, init, seed)}"] = (
             tuple(base + extra + [pre["language"]] + ([pre["vision"]] if rule in sc.VISION else [])),  # as pc.run
             lambda d, r=rule, n=init, i=seed: pc_lam.fetch(r, n, i, profile, d))
+    for rule, k in pc_own.names(profile):  # the pretrained arm with a pretraining run per base model
+        run = f"{pc.CHAPTER}/{pc_own.pretrain_name(pc_own.kind(rule), k)}"
+        out[run] = ((), lambda d, kd=pc_own.kind(rule), i=k: pc_own.pretrain(kd, i, profile, d))
+        out[f"{pc.CHAPTER}/{pc_own.name(rule, k)}"] = (
+            (run, f"{pc.CHAPTER}/{pc_lam.name(rule, 'pretrained', k)}"),
+            lambda d, r=rule, i=k: pc_own.fetch(r, i, profile, d))
     for name in pc.sweep_names(profile):  # the pretrained arm against density
         rule = name.split("-", 1)[1].rsplit("-", 1)[0]
         out[f"{pc.CHAPTER}/{name}"] = ((pre["vision" if rule in sc.VISION else "language"],),

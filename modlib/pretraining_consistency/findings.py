@@ -156,10 +156,12 @@ PAPER_COUNT = 0.2  # "more consistent": one more base model of five modular (the
 PAPER_SPREAD = 0.05  # a smaller spread: the Brown-Forsythe deviations this much smaller
 
 
-def pretraining(runs, lam: dict | None = None) -> dict[str, Finding]:
+def pretraining(runs, lam: dict | None = None, own: tuple[dict, dict] | None = None) -> dict[str, Finding]:
     """Chapter 6's statements (:func:`pretraining_from` on the stored runs, then
     :func:`matched_from` on :func:`matched_density` and, given ``lam`` (the stored
-    :mod:`~modlib.pretraining_consistency.lam_matched` results by name), on :func:`lam_density`)."""
+    :mod:`~modlib.pretraining_consistency.lam_matched` results by name), on :func:`lam_density`; given
+    ``own`` too (:mod:`~modlib.pretraining_consistency.own_runs`' stored base models and pretraining
+    runs, by name), :func:`own_from`)."""
     metrics = {kind: r.metrics for kind, r in runs.pretraining.items()}
     base_gate = runs.settings.base_gate if hasattr(runs.settings, "base_gate") else 0.95
     ok = _pretrained_ok(metrics)
@@ -175,6 +177,44 @@ def pretraining(runs, lam: dict | None = None) -> dict[str, Finding]:
                             f"(0 of {runs.settings.seeds} per arm)")
                 out[c.name] = claims.statement(v, f"{rule}, {sub}, {WHERE_WORDS[LAM]}, "
                                                f"{CLAIM_WORDS[what.removeprefix(LAM)]}:")
+        if own is not None:
+            out.update(own_from(lam, *own, metrics, runs.settings.seeds, base_gate))
+    return out
+
+
+def own_ok(metrics: dict, pretrainings: dict, seeds: int) -> dict[str, bool]:
+    """Per rule, whether every pretraining run of its pretrained arm worked (:func:`_pretrained_ok`):
+    the chapter's (``metrics``, by kind) and the added runs 1 .. ``seeds`` - 1 (``pretrainings``:
+    :mod:`~modlib.pretraining_consistency.own_runs`' stored runs by name), all of them stored."""
+    from modlib.pretraining_consistency import own_runs
+
+    out = {}
+    for rule, kind in (("sv-plural", "language"), ("inside-contact", "vision")):
+        added = [pretrainings.get(own_runs.pretrain_name(kind, k)) for k in range(1, seeds)]
+        out[rule] = all(r is not None and _pretrained_ok({kind: r.metrics})[rule] for r in added) and bool(
+            _pretrained_ok(metrics).get(rule, False))
+    return out
+
+
+def own_from(lam: dict, own: dict, pretrainings: dict, metrics: dict, seeds: int,
+             base_gate: float = 0.95) -> dict[str, Finding]:
+    """The four comparisons at the common share (:func:`matched_from` with ``prefix`` :data:`OWN`)
+    with the pretrained arm's base models 1.. each from its own pretraining run (``own``: the stored
+    :mod:`~modlib.pretraining_consistency.own_runs` base models by name, read with :func:`lam_density`
+    beside ``lam``'s scratch arm and pretrained base model 0), keyed ``"{rule}/{sub}/own_{what}"``;
+    every pretraining run must have worked (:func:`own_ok`; ``pretrainings``: the added runs by name,
+    ``metrics``: the chapter's run by kind), and nothing is decided until all ``seeds`` base models
+    per arm are stored."""
+    from modlib.pretraining_consistency import own_runs
+
+    out = matched_from(lam_density(own_runs.arm(lam, own)), base_gate, prefix=OWN, seeds=seeds,
+                       pretrained_ok=own_ok(metrics, pretrainings, seeds))
+    for c in claims.registry(CHAPTER).values():  # a rule none of whose results is stored yet
+        if f"/{OWN}" in c.name and c.name not in out:
+            rule, sub, what = c.name.split("/")
+            v = _decide(c.name, low=0.0, high=0.0, units=0, reason="none of its base models is stored yet")
+            out[c.name] = claims.statement(v, f"{rule}, {sub}, {WHERE_WORDS[OWN]}, "
+                                           f"{CLAIM_WORDS[what.removeprefix(OWN)]}:")
     return out
 
 
@@ -496,7 +536,9 @@ def held_out_numbers(matched) -> dict[str, str]:
 
 MATCHED = ("matched_effect", "matched_specific", "matched_consistency", "matched_spread")
 MATCHED_PREFIX, LAM = "matched_", "lam_"  # the claims at comparable density; at the common share, by lambda
-WHERE_WORDS = {MATCHED_PREFIX: "at comparable density", LAM: "at the common share"}
+OWN = "own_"  # at the common share, each pretrained base model from its own pretraining run (own_runs)
+WHERE_WORDS = {MATCHED_PREFIX: "at comparable density", LAM: "at the common share",
+               OWN: "at the common share, each pretrained base model from its own pretraining run"}
 
 
 def read_probe(probes: list[dict], target: float, gated: bool = True) -> dict | None:
@@ -636,7 +678,7 @@ def _apart_reason(s, p, prefix: str) -> str:
     pretrained) for their density, or "": at comparable density, the arms' medians more than
     :data:`DENSITY_RATIO` apart; at the common share, either arm's median more than
     :data:`~modlib.pretraining_consistency.lam_matched.MATCHED` from it (check failed)."""
-    if prefix == LAM:
+    if prefix in (LAM, OWN):
         from modlib.pretraining_consistency.lam_matched import MATCHED as CLOSE_ENOUGH
 
         far = lam_check(s, p)
@@ -979,7 +1021,8 @@ CLAIM_WORDS = {"consistency": "more pretrained base models are modular",
                "effect": "the pretrained ablation effect is larger",
                "specific": "the pretrained subnetwork alone is more specific"}
 WHERE = (("-argmax", False, ", with the authors' choice of masks"), ("matched_", True, ", at comparable density"),
-         ("lam_", True, ", at the common share (λ searched)"))
+         ("lam_", True, ", at the common share (λ searched)"),
+         ("own_", True, ", at the common share, a pretraining run per base model"))
 
 
 def claim_words(name: str) -> str:
