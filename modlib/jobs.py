@@ -62,6 +62,7 @@ from modlib.data import digits
 from modlib.pretraining_consistency import experiment as pc
 from modlib.pretraining_consistency import lam_matched as pc_lam
 from modlib.pretraining_consistency import own_runs as pc_own
+from modlib.pretraining_consistency import shared_start as pc_shared
 from modlib.redundant_input_toy import baselines as toy_baselines
 from modlib.redundant_input_toy import coverage as toy_coverage
 from modlib.redundant_input_toy import experiment as toy
@@ -214,6 +215,10 @@ def _pretraining(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
         out[f"{pc.CHAPTER}/{pc_own.name(rule, k)}"] = (
             (run, f"{pc.CHAPTER}/{pc_lam.name(rule, 'pretrained', k)}"),
             lambda d, r=rule, i=k: pc_own.fetch(r, i, profile, d))
+    for rule, k in pc_shared.names(profile):  # a third arm: a shared random start
+        out[f"{pc.CHAPTER}/{pc_shared.name(rule, k)}"] = (
+            (f"{pc.CHAPTER}/{pc_lam.name(rule, 'scratch', k)}",),
+            lambda d, r=rule, i=k: pc_shared.fetch(r, i, profile, d))
     for name in pc.sweep_names(profile):  # the pretrained arm against density
         rule = name.split("-", 1)[1].rsplit("-", 1)[0]
         out[f"{pc.CHAPTER}/{name}"] = ((pre["vision" if rule in sc.VISION else "language"],),

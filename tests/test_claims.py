@@ -1608,8 +1608,17 @@ def pretraining_lam():
 
 
 @pytest.fixture(scope="module")
-def pretraining_found(pretraining_runs, pretraining_lam):
-    return pc_findings.pretraining(pretraining_runs, pretraining_lam)
+def pretraining_own():
+    """Chapter 6's pretrained arm with a pretraining run per base model
+    (modlib.pretraining_consistency.own_runs): its base models and its added runs, those stored now."""
+    from modlib.pretraining_consistency import own_runs
+
+    return own_runs.stored("full"), own_runs.stored_runs("full")
+
+
+@pytest.fixture(scope="module")
+def pretraining_found(pretraining_runs, pretraining_lam, pretraining_own):
+    return pc_findings.pretraining(pretraining_runs, pretraining_lam, pretraining_own)
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ import torch
 
 from modlib import claims, stats
 from modlib import pretraining_consistency as pc
-from modlib.pretraining_consistency import findings, lam_matched
+from modlib.pretraining_consistency import findings, lam_matched, own_runs
 
 CHAPTER = "pretraining_consistency"
 
@@ -21,7 +21,8 @@ def printed():
 
     runs = _from_store(lambda: pc.run("full", torch.device("cpu")), "chapter 6's full results")
     claims.forget(CHAPTER)
-    found = findings.pretraining(runs, lam_matched.stored("full"))  # the page's reading, the common share's too
+    own = own_runs.stored("full"), own_runs.stored_runs("full")  # a pretraining run per base model
+    found = findings.pretraining(runs, lam_matched.stored("full"), own)  # the page's reading, in full
     return ({k: f for k, f in found.items() if getattr(f, "verdict", None) is not None},
             dict(claims.decisions(CHAPTER)), runs)
 

@@ -321,6 +321,31 @@ def pretraining_numbers(made: dict) -> dict[str, str]:
     return out
 
 
+def run_rows(made: dict, pretrainings: dict) -> list[dict[str, str]]:
+    """One row per pretraining run of the pretrained arm rebuilt with a run per base model
+    (:mod:`~modlib.pretraining_consistency.own_runs`): run 0 the chapter's (``made``: ``"language"``
+    / ``"vision"`` -> metrics), runs 1.. the added ones (``pretrainings``: their stored results by
+    name), each with the MLM's agreement probe, SimCLR's last loss against a guess's and the linear
+    probes of inside and contact on its ResNet (untrained in brackets), as the chapter's bar for a
+    pretraining that worked reads them."""
+    from modlib.pretraining_consistency import own_runs
+
+    added = {(r.metrics["run"], kind): r.metrics for r in pretrainings.values()
+             for kind in ("language", "vision") if r.name == own_runs.pretrain_name(kind, r.metrics["run"])}
+    rows = []
+    for k in sorted({0, *(k for k, _ in added)}):
+        lm = made.get("language") if k == 0 else added.get((k, "language"))
+        vis = made.get("vision") if k == 0 else added.get((k, "vision"))
+        row = {"run": f"{k} (the chapter's)" if k == 0 else str(k),
+               "MLM agreement probe": f"{lm['probe']:.0%}" if lm else "not stored",
+               "SimCLR loss (a guess's)": f"{vis['final_loss']:.2f} ({vis['chance_loss']:.2f})" if vis else "not stored"}
+        for prop in ("inside", "contact"):
+            row[f"{prop} probe (untrained)"] = (f"{vis['probe'][prop]:.0%} ({vis['probe_untrained'][prop]:.0%})"
+                                                if vis else "not stored")
+        rows.append(row)
+    return rows
+
+
 # The share of masked weights the paper's masks keep in BERT-small fine-tuned from its MLM weights (the
 # authors' L0_Reporting files; issue 31); from scratch and the ResNets: chapter 5's PAPER_KEPT
 PAPER_KEPT_PRETRAINED = (0.0007, 0.015)
@@ -586,12 +611,12 @@ def lam_density(stored: dict):
     return out
 
 
-def lam_rows(df, found: dict[str, Finding]) -> list[dict[str, str]]:
+def lam_rows(df, found: dict[str, Finding], prefix: str = LAM) -> list[dict[str, str]]:
     """The page's table at the common share, one dict per quantity (a row) with a column per
     subnetwork ("subject (agreement)"), from :func:`lam_density`'s table ``df`` and the claims
-    ``found`` (keyed ``"{rule}/{sub}/lam_..."``): the common share, each arm's kept share (median
-    over the base models with a mask), its modular base models and its mean ablation effect, and
-    the four claims' marks."""
+    ``found`` (keyed ``"{rule}/{sub}/{prefix}..."``; :data:`OWN`: with a pretraining run per base
+    model): the common share, each arm's kept share (median over the base models with a mask), its
+    modular base models and its mean ablation effect, and the four claims' marks."""
     from modlib.structural_compositionality.findings import RULE_WORDS
 
     rows: dict[str, dict[str, str]] = {}
@@ -607,7 +632,7 @@ def lam_rows(df, found: dict[str, Finding]) -> list[dict[str, str]]:
             rows.setdefault(f"effect, {init}", {})[col] = (number(masked["effect"].mean(), sign=True)
                                                            if len(masked) else "no mask")
         for key, heading in VERDICTS.items():
-            f = found.get(f"{rule}/{sub}/{LAM}{key}")
+            f = found.get(f"{rule}/{sub}/{prefix}{key}")
             rows.setdefault(heading, {})[col] = f.mark if f is not None else "–"
     return [{"": name, **cols} for name, cols in rows.items()]
 
@@ -620,7 +645,7 @@ def lam_notes(stored: dict, rows: dict) -> dict[str, str]:
     epoch's loss), ``lam-probes`` (masks trained per base model and subroutine: "1–5") and
     ``lam-{sub}-scratch-all`` (the scratch arm's mean ablation effect with the base models that have
     no mask read counted on their mask nearest the common share, which missed the gate) and
-    ``lam-left-out`` (:func:`_left_out`)."""
+    ``lam-left-out`` (:func:`left_out`)."""
     ms = [r.metrics for r in stored.values()]
     probes = [len(f["probes"]) for m in ms for f in (m.get("subroutines") or {}).values()]
     first = {n: r.metrics["losses"][0] for n, r in rows.items() if r.metrics.get("losses")}
@@ -638,11 +663,11 @@ def lam_notes(stored: dict, rows: dict) -> dict[str, str]:
             if m["init"] == "scratch" and q is not None:
                 nearest.setdefault(sub, []).append(q["test"]["complement"][1] - q["test"]["complement"][0])
     out.update({f"lam-{sub}-scratch-all": number(np.mean(e), sign=True) for sub, e in nearest.items()})
-    out["lam-left-out"] = _left_out(ms)
+    out["lam-left-out"] = left_out(ms)
     return out
 
 
-def _left_out(ms: list[dict]) -> str:
+def left_out(ms: list[dict]) -> str:
     """The base models of the lam-matched results (``ms``: their metrics) left without a mask at the
     common share, per rule and subroutine, and why: none of the search's masks converged, or none
     that converged passed the 0.9 gate ("none" where every base model has one)."""
