@@ -1617,8 +1617,17 @@ def pretraining_own():
 
 
 @pytest.fixture(scope="module")
-def pretraining_found(pretraining_runs, pretraining_lam, pretraining_own):
-    return pc_findings.pretraining(pretraining_runs, pretraining_lam, pretraining_own)
+def pretraining_shared():
+    """Chapter 6's base models from a shared random start (modlib.pretraining_consistency.shared_start),
+    those stored now."""
+    from modlib.pretraining_consistency import shared_start
+
+    return shared_start.stored("full")
+
+
+@pytest.fixture(scope="module")
+def pretraining_found(pretraining_runs, pretraining_lam, pretraining_own, pretraining_shared):
+    return pc_findings.pretraining(pretraining_runs, pretraining_lam, pretraining_own, pretraining_shared)
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ import torch
 
 from modlib import claims, stats
 from modlib import pretraining_consistency as pc
-from modlib.pretraining_consistency import findings, lam_matched, own_runs
+from modlib.pretraining_consistency import findings, lam_matched, own_runs, shared_start
 
 CHAPTER = "pretraining_consistency"
 
@@ -22,7 +22,8 @@ def printed():
     runs = _from_store(lambda: pc.run("full", torch.device("cpu")), "chapter 6's full results")
     claims.forget(CHAPTER)
     own = own_runs.stored("full"), own_runs.stored_runs("full")  # a pretraining run per base model
-    found = findings.pretraining(runs, lam_matched.stored("full"), own)  # the page's reading, in full
+    shared = shared_start.stored("full")  # the shared random start
+    found = findings.pretraining(runs, lam_matched.stored("full"), own, shared)  # the page's reading, in full
     return ({k: f for k, f in found.items() if getattr(f, "verdict", None) is not None},
             dict(claims.decisions(CHAPTER)), runs)
 
@@ -32,7 +33,9 @@ def test_every_printed_verdict_is_a_registered_claim(printed):
     registered = claims.registry(CHAPTER)
     assert all(f.verdict.claim == f"{CHAPTER}/{k.replace('/', '-')}" for k, f in found.items())
     assert {f.name for f in found.values()} == {c.name for c in registered.values()}
-    assert all(c.whose == "paper" and c.quote for c in registered.values())
+    # the paper's claims, quoted; the book's own: the shared random start, a control (issue 53)
+    assert all(c.whose == "paper" and c.quote for c in registered.values() if "/shared_" not in c.name)
+    assert all(c.whose == "own" for c in registered.values() if "/shared_" in c.name)
 
 
 def test_the_ledger_holds_exactly_the_registered_claims(printed):

@@ -156,12 +156,14 @@ PAPER_COUNT = 0.2  # "more consistent": one more base model of five modular (the
 PAPER_SPREAD = 0.05  # a smaller spread: the Brown-Forsythe deviations this much smaller
 
 
-def pretraining(runs, lam: dict | None = None, own: tuple[dict, dict] | None = None) -> dict[str, Finding]:
+def pretraining(runs, lam: dict | None = None, own: tuple[dict, dict] | None = None,
+                shared: dict | None = None) -> dict[str, Finding]:
     """Chapter 6's statements (:func:`pretraining_from` on the stored runs, then
     :func:`matched_from` on :func:`matched_density` and, given ``lam`` (the stored
     :mod:`~modlib.pretraining_consistency.lam_matched` results by name), on :func:`lam_density`; given
     ``own`` too (:mod:`~modlib.pretraining_consistency.own_runs`' stored base models and pretraining
-    runs, by name), :func:`own_from`)."""
+    runs, by name), :func:`own_from`; given ``shared`` too (:mod:`~modlib.pretraining_consistency.
+    shared_start`'s stored base models by name), :func:`shared_from`)."""
     metrics = {kind: r.metrics for kind, r in runs.pretraining.items()}
     base_gate = runs.settings.base_gate if hasattr(runs.settings, "base_gate") else 0.95
     ok = _pretrained_ok(metrics)
@@ -170,15 +172,39 @@ def pretraining(runs, lam: dict | None = None, own: tuple[dict, dict] | None = N
            **argmax_from(authors_selection(runs), metrics, base_gate)}
     if lam:
         out.update(matched_from(lam_density(lam), base_gate, prefix=LAM, seeds=runs.settings.seeds, pretrained_ok=ok))
-        for c in claims.registry(CHAPTER).values():  # a rule none of whose results is stored yet
-            if f"/{LAM}" in c.name and c.name not in out:
-                rule, sub, what = c.name.split("/")
-                v = _decide(c.name, low=0.0, high=0.0, units=0, reason="none of its base models is stored yet "
-                            f"(0 of {runs.settings.seeds} per arm)")
-                out[c.name] = claims.statement(v, f"{rule}, {sub}, {WHERE_WORDS[LAM]}, "
-                                               f"{CLAIM_WORDS[what.removeprefix(LAM)]}:")
+        out.update(_unstored(out, LAM, f" (0 of {runs.settings.seeds} per arm)"))
         if own is not None:
             out.update(own_from(lam, *own, metrics, runs.settings.seeds, base_gate))
+        if shared is not None:
+            out.update(shared_from(lam, shared, runs.settings.seeds, base_gate, ok))
+    return out
+
+
+def shared_from(lam: dict, shared: dict, seeds: int, base_gate: float = 0.95,
+                pretrained_ok: dict[str, bool] | None = None) -> dict[str, Finding]:
+    """The four comparisons at the common share (:func:`matched_from` with ``prefix``
+    :data:`SHARED`) of the pretrained arm (``lam``'s, one pretraining run) against base models that
+    share a random start (``shared``: the stored :mod:`~modlib.pretraining_consistency.shared_start`
+    base models by name, with ``lam``'s scratch base model 0), keyed
+    ``"{rule}/{sub}/shared_{what}"``; nothing is decided until all ``seeds`` base models per arm
+    are stored."""
+    from modlib.pretraining_consistency import shared_start
+
+    out = matched_from(lam_density(shared_start.arm(lam, shared)), base_gate, prefix=SHARED, seeds=seeds,
+                       pretrained_ok=pretrained_ok, other=shared_start.INIT)
+    return {**out, **_unstored(out, SHARED)}
+
+
+def _unstored(found: dict[str, Finding], prefix: str, why: str = "") -> dict[str, Finding]:
+    """The registered claims of ``prefix`` (:data:`LAM`, :data:`OWN`, :data:`SHARED`) missing from
+    ``found``, each undecided: none of its base models is stored yet (``why``: more words)."""
+    out = {}
+    for c in claims.registry(CHAPTER).values():
+        if f"/{prefix}" in c.name and c.name not in found:
+            rule, sub, what = c.name.split("/")
+            v = _decide(c.name, low=0.0, high=0.0, units=0, reason=f"none of its base models is stored yet{why}")
+            out[c.name] = claims.statement(v, f"{rule}, {sub}, {WHERE_WORDS[prefix]}, "
+                                           f"{CLAIM_WORDS[what.removeprefix(prefix)]}:")
     return out
 
 
@@ -209,13 +235,7 @@ def own_from(lam: dict, own: dict, pretrainings: dict, metrics: dict, seeds: int
 
     out = matched_from(lam_density(own_runs.arm(lam, own)), base_gate, prefix=OWN, seeds=seeds,
                        pretrained_ok=own_ok(metrics, pretrainings, seeds))
-    for c in claims.registry(CHAPTER).values():  # a rule none of whose results is stored yet
-        if f"/{OWN}" in c.name and c.name not in out:
-            rule, sub, what = c.name.split("/")
-            v = _decide(c.name, low=0.0, high=0.0, units=0, reason="none of its base models is stored yet")
-            out[c.name] = claims.statement(v, f"{rule}, {sub}, {WHERE_WORDS[OWN]}, "
-                                           f"{CLAIM_WORDS[what.removeprefix(OWN)]}:")
-    return out
+    return {**out, **_unstored(out, OWN)}
 
 
 def authors_selection(runs):
@@ -562,8 +582,16 @@ def held_out_numbers(matched) -> dict[str, str]:
 MATCHED = ("matched_effect", "matched_specific", "matched_consistency", "matched_spread")
 MATCHED_PREFIX, LAM = "matched_", "lam_"  # the claims at comparable density; at the common share, by lambda
 OWN = "own_"  # at the common share, each pretrained base model from its own pretraining run (own_runs)
+SHARED = "shared_"  # at the common share, pretrained against a shared random start (shared_start)
 WHERE_WORDS = {MATCHED_PREFIX: "at comparable density", LAM: "at the common share",
-               OWN: "at the common share, each pretrained base model from its own pretraining run"}
+               OWN: "at the common share, each pretrained base model from its own pretraining run",
+               SHARED: "at the common share, against base models that share a random start"}
+ARM_WORDS = {"scratch": "scratch", "shared": "the shared random start"}  # the arm compared with pretrained
+
+
+def _from(other: str) -> str:
+    """Where the compared arm's base models come from, in words: "from scratch"."""
+    return f"from {ARM_WORDS[other]}"
 
 
 def read_probe(probes: list[dict], target: float, gated: bool = True) -> dict | None:
@@ -611,26 +639,28 @@ def lam_density(stored: dict):
     return out
 
 
-def lam_rows(df, found: dict[str, Finding], prefix: str = LAM) -> list[dict[str, str]]:
+def lam_rows(df, found: dict[str, Finding], prefix: str = LAM, other: str = "scratch") -> list[dict[str, str]]:
     """The page's table at the common share, one dict per quantity (a row) with a column per
     subnetwork ("subject (agreement)"), from :func:`lam_density`'s table ``df`` and the claims
     ``found`` (keyed ``"{rule}/{sub}/{prefix}..."``; :data:`OWN`: with a pretraining run per base
-    model): the common share, each arm's kept share (median over the base models with a mask), its
-    modular base models and its mean ablation effect, and the four claims' marks."""
+    model; :data:`SHARED`: against the shared random start, ``other`` "shared"): the common share,
+    each arm's kept share (median over the base models with a mask), its modular base models and its
+    mean ablation effect, and the four claims' marks."""
     from modlib.structural_compositionality.findings import RULE_WORDS
 
     rows: dict[str, dict[str, str]] = {}
     for (rule, sub), g in df.groupby(["rule", "subroutine"], sort=False):
         col = f"{sub} ({RULE_WORDS.get(rule, rule)})"
         rows.setdefault("common share", {})[col] = f"{100 * g['common'].iloc[0]:.2f} %"
-        for init in ("scratch", "pretrained"):
+        for init in (other, "pretrained"):
             a = g[g["init"] == init]
             masked = a[a["kept"].notna()]
-            rows.setdefault(f"kept, {init}", {})[col] = _median(a["kept"])
-            rows.setdefault(f"modular, {init}", {})[col] = (f"{int((masked['effect'] >= MARGIN).sum())} of "
-                                                            f"{len(masked)}")
-            rows.setdefault(f"effect, {init}", {})[col] = (number(masked["effect"].mean(), sign=True)
-                                                           if len(masked) else "no mask")
+            label = "shared start" if init == "shared" else init
+            rows.setdefault(f"kept, {label}", {})[col] = _median(a["kept"])
+            rows.setdefault(f"modular, {label}", {})[col] = (f"{int((masked['effect'] >= MARGIN).sum())} of "
+                                                             f"{len(masked)}")
+            rows.setdefault(f"effect, {label}", {})[col] = (number(masked["effect"].mean(), sign=True)
+                                                            if len(masked) else "no mask")
         for key, heading in VERDICTS.items():
             f = found.get(f"{rule}/{sub}/{prefix}{key}")
             rows.setdefault(heading, {})[col] = f.mark if f is not None else "–"
@@ -698,17 +728,18 @@ def lam_check(s, p) -> float:
     return float(max(_fold(arm["kept"].median(), common) for arm in (s, p)))
 
 
-def _apart_reason(s, p, prefix: str) -> str:
+def _apart_reason(s, p, prefix: str, other: str = "scratch") -> str:
     """Why :func:`matched_from` cannot decide a comparison of the masks ``s`` and ``p`` (scratch,
     pretrained) for their density, or "": at comparable density, the arms' medians more than
     :data:`DENSITY_RATIO` apart; at the common share, either arm's median more than
-    :data:`~modlib.pretraining_consistency.lam_matched.MATCHED` from it (check failed)."""
-    if prefix in (LAM, OWN):
+    :data:`~modlib.pretraining_consistency.lam_matched.MATCHED` from it (check failed); ``other``:
+    the compared arm (:data:`ARM_WORDS`)."""
+    if prefix in (LAM, OWN, SHARED):
         from modlib.pretraining_consistency.lam_matched import MATCHED as CLOSE_ENOUGH
 
         far = lam_check(s, p)
         if far > CLOSE_ENOUGH:
-            return (f"check failed: the masks searched for the common share keep {_median(s['kept'])} from scratch "
+            return (f"check failed: the masks searched for the common share keep {_median(s['kept'])} {_from(other)} "
                     f"and {_median(p['kept'])} pretrained (medians), one arm {far:.1f} times off the common "
                     f"{100 * s['common'].iloc[0]:.2f} %, over the {CLOSE_ENOUGH} allowed")
         return ""
@@ -720,7 +751,7 @@ def _apart_reason(s, p, prefix: str) -> str:
 
 
 def matched_from(df, base_gate: float = 0.95, prefix: str = "matched_", seeds: int | None = None,
-                 pretrained_ok: dict[str, bool] | None = None) -> dict[str, Finding]:
+                 pretrained_ok: dict[str, bool] | None = None, other: str = "scratch") -> dict[str, Finding]:
     """Chapter 6's four comparisons of the pretrained masks again at comparable density, from
     :func:`matched_density`'s table, keyed ``"{rule}/{sub}/{what}"``, each decided by the book's
     rule over base models (Welch t, pretrained against scratch), recording both arms' kept shares;
@@ -728,7 +759,9 @@ def matched_from(df, base_gate: float = 0.95, prefix: str = "matched_", seeds: i
     common share by a search for lambda, whose check is :func:`lam_check` instead of the arms'
     density ratio, and which cannot be decided until all ``seeds`` base models per arm are stored.
     ``pretrained_ok`` (per rule, :func:`_pretrained_ok`): whether the rule's pretraining worked, a
-    condition of every claim's bar for "trained" (where given):
+    condition of every claim's bar for "trained" (where given). ``other``: the arm the pretrained
+    one is compared with, its ``init`` in ``df`` ("scratch"; "shared", the shared random start, with
+    ``prefix`` :data:`SHARED`), named in the statements as :data:`ARM_WORDS` says:
 
     ``matched_effect``    the pretrained models' ablation effect is larger (margin :data:`MARGIN`);
     ``matched_specific``  their subnetworks are lower on the other subroutine's problems (scratch
@@ -752,17 +785,18 @@ def matched_from(df, base_gate: float = 0.95, prefix: str = "matched_", seeds: i
         return out
     where = WHERE_WORDS[prefix]
     for (rule, sub), g in df.groupby(["rule", "subroutine"], sort=False):
-        s, p = g[g["init"] == "scratch"], g[g["init"] == "pretrained"]
+        s, p = g[g["init"] == other], g[g["init"] == "pretrained"]
+        frm, minus = _from(other), ARM_WORDS[other]
         trained = bool(g["searched"].all() and (g["task"] >= base_gate).all()
                        and (pretrained_ok or {}).get(rule, True))
         masks_ok = not degenerate(g["kept"].dropna())
         kept = (f"common share {100 * g['common'].iloc[0]:.2f} %, the scratch arm's median as the search chose its "
                 f"masks; the {'nearest masks' if prefix == MATCHED_PREFIX else 'masks searched for it'} keep "
-                f"{_median(s['kept'])} from scratch and {_median(p['kept'])} "
+                f"{_median(s['kept'])} {frm} and {_median(p['kept'])} "
                 "pretrained, medians over base models as the verdict table gives them")
         name = f"{rule}/{sub}"
         whats = [prefix + what for what in VERDICTS]
-        short = [f"{len(arm)} of {seeds} {init}" for init, arm in (("scratch", s), ("pretrained", p))
+        short = [f"{len(arm)} of {seeds} {init}" for init, arm in ((other, s), ("pretrained", p))
                  if seeds is not None and len(arm) < seeds]
         if short:
             for what in whats:
@@ -771,7 +805,7 @@ def matched_from(df, base_gate: float = 0.95, prefix: str = "matched_", seeds: i
                 out[f"{name}/{what}"] = claims.statement(v, f"{rule}, {sub}, {where}, {CLAIM_WORDS[what.removeprefix(prefix)]}:")
             continue
         if s["kept"].isna().all() or p["kept"].isna().all():
-            missing = [init for init, arm in (("scratch", s), ("pretrained", p)) if arm["kept"].isna().all()]
+            missing = [init for init, arm in ((other, s), ("pretrained", p)) if arm["kept"].isna().all()]
             for what in whats:
                 v = _decide(f"{name}/{what}", low=0.0, high=0.0, units=0, reason="no mask to match: none passed "
                             "the gate and converged in " + " and ".join(missing))
@@ -779,7 +813,7 @@ def matched_from(df, base_gate: float = 0.95, prefix: str = "matched_", seeds: i
                     v, f"{rule}, {sub}, {where}, {CLAIM_WORDS[what.removeprefix(prefix)]}:")
             continue
         s, p = s[s["kept"].notna()], p[p["kept"].notna()]
-        apart = _apart_reason(s, p, prefix)
+        apart = _apart_reason(s, p, prefix, other)
         if apart:
             for what in whats:
                 v = _decide(f"{name}/{what}", low=0.0, high=0.0, units=0, reason=apart)
@@ -789,13 +823,13 @@ def matched_from(df, base_gate: float = 0.95, prefix: str = "matched_", seeds: i
         # specific beyond a random subnetwork of the same per-layer counts (issue 50; amended)
         random_ok, control = random_control(f"{name}/{prefix}specific", s, p)
         compared = ((f"{prefix}effect", p["effect"], s["effect"],
-                   f"ablated, {mean_pm(s['target'])} on {sub} problems and {mean_pm(s['other'])} on the other's from "
-                   f"scratch, {mean_pm(p['target'])} and {mean_pm(p['other'])} pretrained; pretrained minus scratch "
+                   f"ablated, {mean_pm(s['target'])} on {sub} problems and {mean_pm(s['other'])} on the other's "
+                   f"{frm}, {mean_pm(p['target'])} and {mean_pm(p['other'])} pretrained; pretrained minus {minus} "
                    "ablation effect:"),
                   (f"{prefix}specific", s["sub_other"], p["sub_other"],
-                   f"the subnetwork alone gets {mean_pm(s['sub_other'])} on the other subroutine's problems from "
-                   f"scratch and {mean_pm(p['sub_other'])} pretrained (on its own, {mean_pm(s['sub_target'])} and "
-                   f"{mean_pm(p['sub_target'])}); {control}; scratch minus pretrained:"))
+                   f"the subnetwork alone gets {mean_pm(s['sub_other'])} on the other subroutine's problems "
+                   f"{frm} and {mean_pm(p['sub_other'])} pretrained (on its own, {mean_pm(s['sub_target'])} and "
+                   f"{mean_pm(p['sub_target'])}); {control}; {minus} minus pretrained:"))
         held = p["seed"] != 0  # base model 0's sweep chose the extra penalty weight: the others are held out
         extra = bool(p["extra"].any())
         for what, a, b, text in compared:
@@ -820,8 +854,8 @@ def matched_from(df, base_gate: float = 0.95, prefix: str = "matched_", seeds: i
         out[f"{name}/{prefix}consistency"] = claims.statement(
             v,
             f"{rule}, {sub}, {where} ({kept}): {int(ms.sum())} of {len(ms)} base models modular "
-            f"from scratch and {int(mp.sum())} of {len(mp)} pretrained (effect at least {MARGIN}); share of "
-            "modular base models, pretrained minus scratch:")
+            f"{frm} and {int(mp.sum())} of {len(mp)} pretrained (effect at least {MARGIN}); share of "
+            f"modular base models, pretrained minus {minus}:")
         readable = not all((arm["target"] >= CEILING).all() for arm in (s, p))
         v = _decide(f"{name}/{prefix}spread",
                     stats.unpaired(spread(s["effect"]), spread(p["effect"]), unit="base model", units=_units(s, p)),
@@ -830,9 +864,9 @@ def matched_from(df, base_gate: float = 0.95, prefix: str = "matched_", seeds: i
         out[f"{name}/{prefix}spread"] = claims.statement(
             v,
             f"{rule}, {sub}, {where} ({kept}): the ablation effect's mean absolute deviation from "
-            f"its median is {spread(s['effect']).mean():.2f} from scratch and {spread(p['effect']).mean():.2f} "
+            f"its median is {spread(s['effect']).mean():.2f} {frm} and {spread(p['effect']).mean():.2f} "
             f"pretrained (Brown-Forsythe; mean effect {number(s['effect'].mean(), sign=True)} and {number(p['effect'].mean(), sign=True)}, read "
-            f"only where both reach {MARGIN}); scratch minus pretrained:")
+            f"only where both reach {MARGIN}); {minus} minus pretrained:")
     return out
 
 
@@ -1047,7 +1081,8 @@ CLAIM_WORDS = {"consistency": "more pretrained base models are modular",
                "specific": "the pretrained subnetwork alone is more specific"}
 WHERE = (("-argmax", False, ", with the authors' choice of masks"), ("matched_", True, ", at comparable density"),
          ("lam_", True, ", at the common share (λ searched)"),
-         ("own_", True, ", at the common share, a pretraining run per base model"))
+         ("own_", True, ", at the common share, a pretraining run per base model"),
+         ("shared_", True, ", at the common share, against a shared random start"))
 
 
 def claim_words(name: str) -> str:

@@ -10,14 +10,14 @@ import copy
 import torch
 
 from modlib import results
-from modlib.pretraining_consistency import experiment, findings, lam_matched, own_runs
+from modlib.pretraining_consistency import experiment, findings, lam_matched, own_runs, shared_start
 from modlib.structural_compositionality.mutations import random_as_found
 
 MUTATIONS = {
     "random mask as dense": (
         "in every stored evaluation of a mask (each base model's chosen masks, every configuration of its "
         "search's grid, the pretrained masks at comparable density, every mask of the search for the common "
-        "share, with a pretraining run per base model too), the subnetwork's accuracies (`hard`) "
+        "share, with a pretraining run per base model and from a shared random start too), the subnetwork's accuracies (`hard`) "
         "replaced by the random subnetwork's of the same size per layer (`random`) and the ablated "
         "model's (`complement`) by the model with as many weights per layer removed at random "
         "(`random_complement`), as chapter 5 does; which masks are chosen (gate, convergence, kept share, "
@@ -72,8 +72,9 @@ def decide(mutation: str | None):
     runs = stored()
     if runs is None:
         return None
-    lam, own = lam_matched.stored("full"), own_runs.stored("full")
+    lam, own, shared = lam_matched.stored("full"), own_runs.stored("full"), shared_start.stored("full")
     if mutation:
-        runs, lam, own = random_mask_as_dense(runs), lam_random_as_dense(lam), lam_random_as_dense(own)
-    findings.pretraining(runs, lam, (own, own_runs.stored_runs("full")))
+        runs = random_mask_as_dense(runs)
+        lam, own, shared = (lam_random_as_dense(x) for x in (lam, own, shared))
+    findings.pretraining(runs, lam, (own, own_runs.stored_runs("full")), shared)
     return runs
