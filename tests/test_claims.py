@@ -1772,6 +1772,42 @@ def test_pretraining_language_arms_at_the_common_share(pretraining_lam, pretrain
     assert _claim(pretraining_found, "sv-plural/subject/lam_consistency").outcome == stats.UNDECIDED
 
 
+def test_pretraining_language_with_a_pretraining_run_per_base_model(pretraining_lam, pretraining_own,
+                                                                     pretraining_found):
+    # the page (issue 53, registered before the runs were computed): pretrained base models 1-4 each
+    # fine-tuned from a pretraining run of its own; every run learnt agreement, both arms' masks lie at
+    # the common share, and the larger effect and the more specific subnetworks are reproduced for
+    # subject and verb as with one run; the count of modular base models for the verb only; neither
+    # spread can be decided (the subject's, decided with one run, is no longer); swapping the arms moves it
+    from modlib.pretraining_consistency import lam_matched, own_runs
+
+    own, made = pretraining_own
+    bert = {n: r for n, r in own.items() if r.metrics["rule"] == "sv-plural"}
+    if len(bert) < pc.settings("full").seeds - 1:
+        pytest.skip("the language rule's base models from their own pretraining runs are not all stored")
+    for r in bert.values():  # each base model from the run of its own seed, and that run learnt agreement
+        run = made[own_runs.pretrain_name("language", r.metrics["seed"])]
+        assert f"full/{pc.CHAPTER}/{run.name}" in r.meta["depends"] and run.metrics["probe"] >= 0.9
+    lam = {n: r for n, r in pretraining_lam.items() if r.metrics["rule"] == "sv-plural"}
+    df = pc_findings.lam_density(own_runs.arm(lam, bert))
+    assert sorted(df[df["init"] == "pretrained"]["seed"].unique()) == list(range(pc.settings("full").seeds))
+    for sub in ("subject", "verb"):
+        g = df[df["subroutine"] == sub]
+        s, p = g[(g["init"] == "scratch") & g["kept"].notna()], g[(g["init"] == "pretrained") & g["kept"].notna()]
+        assert pc_findings.lam_check(s, p) <= lam_matched.MATCHED, (s["kept"], p["kept"])
+        assert (p["effect"] >= pc_findings.MARGIN).all() and (p["other"] > 0.65).all(), p
+        assert _claim(pretraining_found, f"sv-plural/{sub}/own_effect").outcome == stats.REPRODUCED
+        assert _claim(pretraining_found, f"sv-plural/{sub}/own_specific").outcome == stats.REPRODUCED
+        assert _claim(pretraining_found, f"sv-plural/{sub}/own_spread").outcome == stats.UNDECIDED
+        with claims.apart():
+            swapped = pc_findings.matched_from(df.assign(init=df["init"].map({"scratch": "pretrained",
+                                                                              "pretrained": "scratch"})),
+                                               prefix=pc_findings.OWN, seeds=5)
+        assert swapped[f"sv-plural/{sub}/own_effect"].outcome != stats.REPRODUCED
+    assert _claim(pretraining_found, "sv-plural/verb/own_consistency").outcome == stats.REPRODUCED
+    assert _claim(pretraining_found, "sv-plural/subject/own_consistency").outcome == stats.UNDECIDED
+
+
 @pytest.fixture(scope="module")
 def pretraining_sweeps():
     """Both arms' stored sweeps by rule (chapter 5's from scratch, chapter 6's pretrained), metrics

@@ -484,6 +484,16 @@ def test_chapter5_claims_tests_fail_on_degenerate_results():
                          for name, (t, b) in variants5(table, bases).items()})
 
 
+def _lam6_stored() -> dict:
+    """Chapter 6's stored results at the common share, as stored; skipped while they are not all stored."""
+    from modlib.pretraining_consistency import lam_matched
+
+    stored = lam_matched.stored("full")
+    if len(stored) < len(lam_matched.names("full")):
+        pytest.skip("chapter 6's results at the common share are not all stored")
+    return stored
+
+
 def _lam6():
     """Chapter 6's stored results at the common share made degenerate: every pretrained base model's
     searches replaced by the scratch base model's of the same seed (the arms identical), and the claims
@@ -492,9 +502,7 @@ def _lam6():
 
     from modlib.pretraining_consistency import lam_matched
 
-    stored = lam_matched.stored("full")
-    if len(stored) < len(lam_matched.names("full")):
-        pytest.skip("chapter 6's results at the common share are not all stored")
+    stored = _lam6_stored()
     lam = copy.deepcopy(stored)
     for r in lam.values():
         m = r.metrics
@@ -505,10 +513,52 @@ def _lam6():
     return lam, found
 
 
+def _own6(lam: dict, metrics: dict):
+    """Chapter 6's pretrained arm with a pretraining run per base model made degenerate as
+    :func:`_lam6` makes the common share's (``lam``: its degenerate results): every such base model's
+    searches replaced by the scratch base model's of the same seed; with its pretraining runs, and the
+    claims they decide; skipped while they are not all stored."""
+    import copy
+
+    from modlib.pretraining_consistency import lam_matched, own_runs
+
+    stored, made = own_runs.stored("full"), own_runs.stored_runs("full")
+    if len(stored) < len(own_runs.names("full")):
+        pytest.skip("chapter 6's base models from their own pretraining runs are not all stored")
+    own = copy.deepcopy(stored)
+    for r in own.values():
+        m = r.metrics
+        m["subroutines"] = copy.deepcopy(lam[lam_matched.name(m["rule"], "scratch", m["seed"])].metrics["subroutines"])
+    return (own, made), pc_findings.own_from(lam, own, made, metrics, 5)
+
+
+def _shared6(lam: dict):
+    """Chapter 6's shared-random-start arm made degenerate: every base model's searches replaced by
+    the pretrained base model's of the same seed in ``lam`` (the arms identical), and the claims they
+    decide; skipped while they are not all stored."""
+    import copy
+
+    from modlib.pretraining_consistency import lam_matched, shared_start
+
+    stored = shared_start.stored("full")
+    if len(stored) < len(shared_start.names("full")):
+        pytest.skip("chapter 6's base models from a shared random start are not all stored")
+    shared = copy.deepcopy(stored)
+    for r in shared.values():
+        m = r.metrics
+        m["subroutines"] = copy.deepcopy(lam[lam_matched.name(m["rule"], "pretrained", m["seed"])].metrics["subroutines"])
+    twin = copy.deepcopy(lam)  # the arm's base model 0 is scratch base model 0: made the pretrained one's too
+    scratch0 = twin[lam_matched.name("sv-plural", "scratch", 0)].metrics
+    scratch0["subroutines"] = copy.deepcopy(twin[lam_matched.name("sv-plural", "pretrained", 0)].metrics["subroutines"])
+    return shared, pc_findings.shared_from(twin, shared, 5)
+
+
 def test_chapter6_claims_tests_fail_on_degenerate_results():
     from types import SimpleNamespace
 
     lam, lam_found = _lam6()
+    own, own_found = _own6(lam, _chapter6()[1])
+    shared, shared_found = _shared6(_lam6_stored())
     df, metrics = _chapter6()
     matched = pc_findings.matched_density(_runs6())
     scratch = _read("structural_compositionality", "sweep-sv-plural").metrics  # the pretrained arm's sweep is
@@ -516,8 +566,10 @@ def test_chapter6_claims_tests_fail_on_degenerate_results():
     tests = _tests("test_pretraining")
     assert len(tests) >= 5
     _check_tests(tests, {name: {"pretraining_found": {**pc_findings.pretraining_from(d, m),
-                                                      **pc_findings.matched_from(matched), **lam_found},
+                                                      **pc_findings.matched_from(matched), **lam_found,
+                                                      **own_found, **shared_found},
                                 "pretraining_table": d, "pretraining_matched": matched, "pretraining_lam": lam,
+                                "pretraining_own": own, "pretraining_shared": shared,
                                 "pretraining_sweeps": sweeps, "pretraining_runs": SimpleNamespace(
                                     pretraining={k: SimpleNamespace(metrics=x) for k, x in m.items()})}
                          for name, (d, m) in variants6(df, metrics).items()})
