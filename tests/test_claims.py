@@ -1808,6 +1808,35 @@ def test_pretraining_language_with_a_pretraining_run_per_base_model(pretraining_
     assert _claim(pretraining_found, "sv-plural/subject/own_consistency").outcome == stats.UNDECIDED
 
 
+def test_pretraining_language_against_a_shared_random_start(pretraining_lam, pretraining_shared, pretraining_found):
+    # the page (issue 53; the book's own claims, registered before the base models were trained): BERTs
+    # that share the random encoder of seed 0 show no modular pattern at the common share, and the
+    # pretrained arm (one run) has the larger effect, the more specific subnetworks and more modular base
+    # models against them, for subject and verb; the spread cannot be compared (their effects are too
+    # small); swapping the arms moves the effect
+    from modlib.pretraining_consistency import lam_matched, shared_start
+
+    if len(pretraining_shared) < len(shared_start.names("full")):
+        pytest.skip("the base models from a shared random start are not all stored")
+    assert all(r.config["shared_seed"] == 0 for r in pretraining_shared.values())
+    lam = {n: r for n, r in pretraining_lam.items() if r.metrics["rule"] == "sv-plural"}
+    df = pc_findings.lam_density(shared_start.arm(lam, pretraining_shared))
+    for sub in ("subject", "verb"):
+        g = df[df["subroutine"] == sub]
+        s, p = (g[(g["init"] == init) & g["kept"].notna()] for init in (shared_start.INIT, "pretrained"))
+        assert len(s) == len(p) == 5 and pc_findings.lam_check(s, p) <= lam_matched.MATCHED, (s["kept"], p["kept"])
+        assert s["effect"].mean() < pc_findings.MARGIN <= p["effect"].min(), (s["effect"], p["effect"])
+        for what in ("effect", "specific", "consistency"):
+            assert _claim(pretraining_found, f"sv-plural/{sub}/shared_{what}").outcome == stats.HOLDS
+        f = _claim(pretraining_found, f"sv-plural/{sub}/shared_spread")
+        assert f.outcome == stats.UNDECIDED and "shared-start models show too little" in f.text
+        with claims.apart():
+            swapped = pc_findings.matched_from(
+                df.assign(init=df["init"].map({shared_start.INIT: "pretrained", "pretrained": shared_start.INIT})),
+                prefix=pc_findings.SHARED, seeds=5, other=shared_start.INIT)
+        assert swapped[f"sv-plural/{sub}/shared_effect"].outcome != stats.HOLDS
+
+
 @pytest.fixture(scope="module")
 def pretraining_sweeps():
     """Both arms' stored sweeps by rule (chapter 5's from scratch, chapter 6's pretrained), metrics

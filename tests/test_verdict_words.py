@@ -150,12 +150,17 @@ def test_the_boxes_key_names_every_outcome_and_every_chapter_shows_it():
                          rf'(MARKS_KEY|marks_key\(([\w.]*CHAPTER|"{chapter}")\))\)', text), chapter
 
 
-def test_a_chapter_of_one_kind_of_claim_keys_only_its_marks():
-    # issue 57: chapter 7's claims are all the book's own, chapter 6's all the paper's: each box keys
-    # only the marks its claims can take, in the one wording of claims.MARKS_KEY
+def test_a_chapter_of_one_kind_of_claim_keys_only_its_marks(monkeypatch):
+    # issue 57: chapter 7's claims are all the book's own; a chapter whose claims were all the paper's
+    # (chapter 6's, before its shared-start control added the book's own) keys only the paper's marks:
+    # each box keys only the marks its claims can take, in the one wording of claims.MARKS_KEY
     from modlib import stats
 
-    own, paper = claims.marks_key("bridge"), claims.marks_key("pretraining_consistency")
+    own = claims.marks_key("bridge")
+    registry = claims.registry
+    papers = {k: c for k, c in registry("pretraining_consistency").items() if not c.own}
+    monkeypatch.setattr(claims, "registry", lambda ch: papers if ch == "pretraining_consistency" else registry(ch))
+    paper = claims.marks_key("pretraining_consistency")
     assert stats.HOLDS in own and stats.MARKS[stats.REPRODUCED] not in own and claims.KEY_UNDECIDED in own
     assert claims.KEY_PAPER in paper and stats.DOES_NOT_HOLD not in paper
     toy = claims.marks_key("redundant_input_toy")

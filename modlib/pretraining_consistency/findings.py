@@ -492,11 +492,12 @@ def _apart(ratio: float, s, p) -> str:
             "at comparable density")
 
 
-def _no_effect(es, ep) -> str:
-    """Where either arm's mean ablation effect (``es``, ``ep``) stays under :data:`MARGIN`, a
-    spread compares the scatter of no effect: why it cannot be decided (the count says more); "" otherwise."""
+def _no_effect(es, ep, other: str = "scratch") -> str:
+    """Where either arm's mean ablation effect (``es``: the ``other`` arm's, ``ep``: pretrained)
+    stays under :data:`MARGIN`, a spread compares the scatter of no effect: why it cannot be decided
+    (the count says more); "" otherwise."""
     if min(es.mean(), ep.mean()) < MARGIN:
-        arm = "pretrained" if ep.mean() < MARGIN else "scratch"
+        arm = "pretrained" if ep.mean() < MARGIN else {"shared": "shared-start"}.get(other, other)
         return (f"the {arm} models show too little mean effect to compare spreads "
                 f"({number(min(es.mean(), ep.mean()), sign=True)}, under the {MARGIN} needed)")
     return ""
@@ -860,7 +861,7 @@ def matched_from(df, base_gate: float = 0.95, prefix: str = "matched_", seeds: i
         v = _decide(f"{name}/{prefix}spread",
                     stats.unpaired(spread(s["effect"]), spread(p["effect"]), unit="base model", units=_units(s, p)),
                     trained=trained, controls=masks_ok, measurable=readable,
-                    reason=_no_effect(s["effect"], p["effect"]) if readable else "")
+                    reason=_no_effect(s["effect"], p["effect"], other) if readable else "")
         out[f"{name}/{prefix}spread"] = claims.statement(
             v,
             f"{rule}, {sub}, {where} ({kept}): the ablation effect's mean absolute deviation from "
@@ -1024,10 +1025,13 @@ def pretraining_from(df, metrics: dict, base_gate: float = 0.95) -> dict[str, Fi
 def both_words(first: str, second: str, names: tuple[str, str] = ("subject", "verb"), why: bool = True) -> str:
     """The verdicts of two registered claims, by key, as prose names them
     (:func:`modlib.claims.words`, with the reason unless ``why`` is false): once, "subject and verb
-    both ✓ reproduced", where their words are the same; else each after its name, "subject ✓
+    both ✓ reproduced" ("both hold"), where their words are the same; else each after its name, "subject ✓
     reproduced; verb ? cannot be decided here (...)"."""
     said = [claims.words(key, why=why) for key in (first, second)]
-    if said[0] == said[1]:
+    if said[0] == said[1]:  # a hypothesis's words made plural: "both hold"
+        for one, two in ((stats.DOES_NOT_HOLD, "do not hold"), (stats.HOLDS, "hold")):
+            if said[0].startswith(one):
+                return f"{names[0]} and {names[1]} both {two}{said[0].removeprefix(one)}"
         return f"{names[0]} and {names[1]} both {said[0]}"
     return "; ".join(f"{name} {words}" for name, words in zip(names, said))
 
