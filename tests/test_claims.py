@@ -1795,7 +1795,7 @@ def test_pretraining_language_with_a_pretraining_run_per_base_model(pretraining_
         g = df[df["subroutine"] == sub]
         s, p = g[(g["init"] == "scratch") & g["kept"].notna()], g[(g["init"] == "pretrained") & g["kept"].notna()]
         assert pc_findings.lam_check(s, p) <= lam_matched.MATCHED, (s["kept"], p["kept"])
-        assert (p["effect"] >= pc_findings.MARGIN).all() and (p["other"] > 0.65).all(), p
+        assert (p["effect"] >= pc_findings.MARGIN).all(), p
         assert _claim(pretraining_found, f"sv-plural/{sub}/own_effect").outcome == stats.REPRODUCED
         assert _claim(pretraining_found, f"sv-plural/{sub}/own_specific").outcome == stats.REPRODUCED
         assert _claim(pretraining_found, f"sv-plural/{sub}/own_spread").outcome == stats.UNDECIDED

@@ -11,8 +11,9 @@ built again with a pretraining run per base model. For base model ``k`` of :data
 1. the encoder is pretrained again exactly as the chapter pretrains it (same unlabelled corpus or
    panels, same steps, batch and learning rate), its weights drawn and its data ordered from seed
    ``k`` instead of 0 (:func:`pretrain`; ``own-run-pretrain-{kind}-{k}``);
-2. base model ``k`` (its head drawn from seed ``k``, as the chapter draws it) is fine-tuned from that
-   encoder with data order ``k`` (:func:`study`), and per subroutine its mask is searched for the
+2. base model ``k`` is fine-tuned from that encoder with data order ``k`` (:func:`study`; the vision
+   model's MLP head drawn from seed ``k``, as the chapter draws it; the BERT has no head of its own),
+   and per subroutine its mask is searched for the
    chapter's common share as :mod:`~modlib.pretraining_consistency.lam_matched` searches it (chapter
    5's :func:`~modlib.structural_compositionality.untrained_matched.match_lam`, the same target),
    with the search's configuration (lambda excepted) of the stored pretrained base model ``k``,

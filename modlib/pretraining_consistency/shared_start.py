@@ -1,13 +1,14 @@
 """Chapter 6: a third arm, a shared random start, as a stored control (issue 53; the claims are
 registered before the results are computed, and the page decides them from the results stored).
 
-Every pretrained BERT of the chapter starts from one set of encoder weights (the pretraining run)
-and differs from the others only in its head and its data order; every scratch BERT differs in all
-its weights. Effects that vary less across pretrained base models, or a larger effect, could come
-from sharing a start, whatever that start learnt. This arm shares a start that learnt nothing: base
-model ``k`` is chapter 5's model for the rule drawn from seed ``k`` with its encoder replaced by the
-*random* encoder of seed 0 (as the pretrained arm replaces it by the pretrained one), fine-tuned
-with data order ``k``, and its masks are searched for the chapter's common share as
+Every pretrained BERT of the chapter starts from one set of weights (the pretraining run; the BERT
+has no head of its own) and differs from the others only in its data order; every scratch BERT
+differs in all its weights. Effects that vary less across pretrained base models, or a larger
+effect, could come from sharing a start, whatever that start learnt. This arm shares a start that
+learnt nothing: base model ``k`` is chapter 5's model for the rule with its encoder replaced by the
+*random* encoder of seed 0 (as the pretrained arm replaces it by the pretrained one; for the BERT,
+the whole model), fine-tuned with data order ``k``, and its masks are searched for the chapter's
+common share as
 :mod:`~modlib.pretraining_consistency.lam_matched` searches them, with the configuration (lambda
 excepted) of the scratch base model ``k`` and starting at the penalty weight whose mask came nearest
 the share in its lam-matched search (:func:`~modlib.pretraining_consistency.own_runs.start`: kept
