@@ -77,4 +77,5 @@ def test_the_table_names_the_shared_start():
     lam, shared = _arms()
     df = findings.lam_density(ss.arm(lam, shared))
     rows = {r[""]: r for r in findings.lam_rows(df, _decide(lam, shared), findings.SHARED, other=ss.INIT)}
-    assert {"kept, shared start", "effect, pretrained", "larger effect"} <= set(rows)
+    assert {"kept, shared start", "effect, pretrained, one run", "larger effect"} <= set(rows)
+    assert rows["larger effect"]["subject (subject-verb agreement)"] == stats.HOLDS  # its word: no mark

@@ -503,7 +503,7 @@ def _no_effect(es, ep, other: str = "scratch") -> str:
     return ""
 
 
-def random_control(name: str, s, p) -> tuple[bool, str]:
+def random_control(name: str, s, p, other: str = "scratch") -> tuple[bool, str]:
     """The control of a specificity claim (``name``: ``"{rule}/{sub}/specific"`` or
     ``".../matched_specific"``; issue 50): its learned subnetworks must be more specific than random
     subnetworks of the same per-layer counts, whose accuracies fall with density alone. On the rows
@@ -513,7 +513,7 @@ def random_control(name: str, s, p) -> tuple[bool, str]:
     the control passes when the learned difference minus the random one reaches the claim's margin
     (the registry's), and fails where it falls short or a base model has no stored random
     evaluation. Returns whether it passed and the words the statement quotes (the random
-    subnetworks' numbers)."""
+    subnetworks' numbers; ``other``: the arm ``s`` is, :data:`ARM_WORDS`)."""
     s, p = s[s["sub_other"].notna()], p[p["sub_other"].notna()]
     margin = claims.get(f"{CHAPTER}/{name.replace('/', '-')}").margin
     if not (len(s) and len(p) and all("random_other" in arm and arm["random_other"].notna().all() for arm in (s, p))):
@@ -525,7 +525,7 @@ def random_control(name: str, s, p) -> tuple[bool, str]:
     shown = f"{beyond:+.3f}" if round(beyond, 2) == round(margin, 2) else number(beyond, sign=True)  # at the margin: 3 places
     return bool(beyond >= margin), (
         f"random subnetworks of the same per-layer counts get {mean_pm(s['random_other'])} on the other subroutine's "
-        f"problems from scratch and {mean_pm(p['random_other'])} pretrained (on their own, {mean_pm(s['random_target'])} "
+        f"problems {_from(other)} and {mean_pm(p['random_other'])} pretrained (on their own, {mean_pm(s['random_target'])} "
         f"and {mean_pm(p['random_target'])}), a gap of {number(chance, sign=True)} beside the learned subnetworks' {number(learned, sign=True)}: "
         f"the learned gap beyond the random one, {shown}, must reach the margin of {margin:+.2f} (the control)")
 
@@ -588,6 +588,7 @@ WHERE_WORDS = {MATCHED_PREFIX: "at comparable density", LAM: "at the common shar
                OWN: "at the common share, each pretrained base model from its own pretraining run",
                SHARED: "at the common share, against base models that share a random start"}
 ARM_WORDS = {"scratch": "scratch", "shared": "the shared random start"}  # the arm compared with pretrained
+PRETRAINED_WORDS = {OWN: "pretrained, a run each", SHARED: "pretrained, one run"}  # lam_rows' row names
 
 
 def _from(other: str) -> str:
@@ -656,15 +657,16 @@ def lam_rows(df, found: dict[str, Finding], prefix: str = LAM, other: str = "scr
         for init in (other, "pretrained"):
             a = g[g["init"] == init]
             masked = a[a["kept"].notna()]
-            label = "shared start" if init == "shared" else init
+            label = "shared start" if init == "shared" else PRETRAINED_WORDS.get(prefix, "pretrained") \
+                if init == "pretrained" else init
             rows.setdefault(f"kept, {label}", {})[col] = _median(a["kept"])
             rows.setdefault(f"modular, {label}", {})[col] = (f"{int((masked['effect'] >= MARGIN).sum())} of "
                                                              f"{len(masked)}")
             rows.setdefault(f"effect, {label}", {})[col] = (number(masked["effect"].mean(), sign=True)
                                                             if len(masked) else "no mask")
         for key, heading in VERDICTS.items():
-            f = found.get(f"{rule}/{sub}/{prefix}{key}")
-            rows.setdefault(heading, {})[col] = f.mark if f is not None else "–"
+            f = found.get(f"{rule}/{sub}/{prefix}{key}")  # a hypothesis of the book's own: its word, no mark
+            rows.setdefault(heading, {})[col] = (f.mark or f.outcome) if f is not None else "–"
     return [{"": name, **cols} for name, cols in rows.items()]
 
 
@@ -822,7 +824,7 @@ def matched_from(df, base_gate: float = 0.95, prefix: str = "matched_", seeds: i
                     v, f"{rule}, {sub}, {where} ({kept}), {CLAIM_WORDS[what.removeprefix(prefix)]}:")
             continue
         # specific beyond a random subnetwork of the same per-layer counts (issue 50; amended)
-        random_ok, control = random_control(f"{name}/{prefix}specific", s, p)
+        random_ok, control = random_control(f"{name}/{prefix}specific", s, p, other)
         compared = ((f"{prefix}effect", p["effect"], s["effect"],
                    f"ablated, {mean_pm(s['target'])} on {sub} problems and {mean_pm(s['other'])} on the other's "
                    f"{frm}, {mean_pm(p['target'])} and {mean_pm(p['other'])} pretrained; pretrained minus {minus} "
