@@ -14,6 +14,7 @@ import torch
 from modlib import batch, jobs, results
 from modlib import redundant_input_toy as toy
 from modlib import structural_compositionality as sc
+from modlib.pretraining_consistency import own_runs
 
 SMOKE = "smoke"
 
@@ -171,11 +172,26 @@ def test_chapter_6_jobs_wait_for_pretraining_and_share_chapter_5s_base_models(st
     assert pre <= set(table) and all(not table[k][0] for k in pre)
     shared = [k for k in table if k.startswith(sc.CHAPTER)]
     assert shared and all(not table[k][0] for k in shared)  # chapter 5's scratch base models
-    own = [k for k in table if k.startswith("pretraining_consistency/") and k not in pre]
-    assert own and all("pretraining_consistency/pretrain-language" in table[k][0] for k in own)
+    def needs(key: str) -> set[str]:  # every job ``key`` waits for, directly or through another
+        out, todo = set(), list(table[key][0])
+        while todo:
+            k = todo.pop()
+            if k not in out:
+                out.add(k)
+                todo += table.get(k, ((),))[0]
+        return out
+
+    runs = {f"pretraining_consistency/{own_runs.pretrain_name(kind, k)}" for kind in ("language", "vision")
+            for k in own_runs.runs(SMOKE)}  # the added pretraining runs (issue 53) wait for nothing
+    assert runs <= set(table) and all(not table[k][0] for k in runs)
+    own = [k for k in table if k.startswith("pretraining_consistency/") and k not in pre | runs]
+    assert own and all("pretraining_consistency/pretrain-language" in needs(k) for k in own)
     vision = [k for k in own if k.split("/")[1].rsplit("-", 2)[0] in sc.VISION]  # pc.run loads both checkpoints
     assert any("-scratch-" in k for k in vision) and any("-pretrained-" in k for k in vision)
     assert all("pretraining_consistency/pretrain-vision" in table[k][0] for k in vision)
+    for rule, k in own_runs.names(SMOKE):  # a base model from its own run waits for that run
+        run = f"pretraining_consistency/{own_runs.pretrain_name(own_runs.kind(rule), k)}"
+        assert run in table[f"pretraining_consistency/{own_runs.name(rule, k)}"][0]
     # a dry run on an empty store reports every job, none stored
     report = jobs.run(["pretraining_consistency"], SMOKE, dry_run=True, root=store)
     assert set(report) == set(table) and {r["status"] for r in report.values()} == {"left"}
