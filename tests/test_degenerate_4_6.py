@@ -513,40 +513,44 @@ def _lam6():
     return lam, found
 
 
+def _twinned(module, lam: dict, init: str, what: str) -> dict:
+    """A copy of ``module``'s stored full base models (own_runs or shared_start) with every one's
+    searches replaced by those of ``lam``'s base model of the same rule and seed from ``init``;
+    skipped (``what``: the arm, in words) while they are not all stored."""
+    import copy
+
+    from modlib.pretraining_consistency import lam_matched
+
+    stored = module.stored("full")
+    if len(stored) < len(module.names("full")):
+        pytest.skip(f"chapter 6's base models {what} are not all stored")
+    out = copy.deepcopy(stored)
+    for r in out.values():
+        m = r.metrics
+        m["subroutines"] = copy.deepcopy(lam[lam_matched.name(m["rule"], init, m["seed"])].metrics["subroutines"])
+    return out
+
+
 def _own6(lam: dict, metrics: dict):
     """Chapter 6's pretrained arm with a pretraining run per base model made degenerate as
     :func:`_lam6` makes the common share's (``lam``: its degenerate results): every such base model's
     searches replaced by the scratch base model's of the same seed; with its pretraining runs, and the
-    claims they decide; skipped while they are not all stored."""
-    import copy
+    claims they decide."""
+    from modlib.pretraining_consistency import own_runs
 
-    from modlib.pretraining_consistency import lam_matched, own_runs
-
-    stored, made = own_runs.stored("full"), own_runs.stored_runs("full")
-    if len(stored) < len(own_runs.names("full")):
-        pytest.skip("chapter 6's base models from their own pretraining runs are not all stored")
-    own = copy.deepcopy(stored)
-    for r in own.values():
-        m = r.metrics
-        m["subroutines"] = copy.deepcopy(lam[lam_matched.name(m["rule"], "scratch", m["seed"])].metrics["subroutines"])
+    own, made = _twinned(own_runs, lam, "scratch", "from their own pretraining runs"), own_runs.stored_runs("full")
     return (own, made), pc_findings.own_from(lam, own, made, metrics, 5)
 
 
 def _shared6(lam: dict):
     """Chapter 6's shared-random-start arm made degenerate: every base model's searches replaced by
     the pretrained base model's of the same seed in ``lam`` (the arms identical), and the claims they
-    decide; skipped while they are not all stored."""
+    decide."""
     import copy
 
     from modlib.pretraining_consistency import lam_matched, shared_start
 
-    stored = shared_start.stored("full")
-    if len(stored) < len(shared_start.names("full")):
-        pytest.skip("chapter 6's base models from a shared random start are not all stored")
-    shared = copy.deepcopy(stored)
-    for r in shared.values():
-        m = r.metrics
-        m["subroutines"] = copy.deepcopy(lam[lam_matched.name(m["rule"], "pretrained", m["seed"])].metrics["subroutines"])
+    shared = _twinned(shared_start, lam, "pretrained", "from a shared random start")
     twin = copy.deepcopy(lam)  # the arm's base model 0 is scratch base model 0: made the pretrained one's too
     scratch0 = twin[lam_matched.name("sv-plural", "scratch", 0)].metrics
     scratch0["subroutines"] = copy.deepcopy(twin[lam_matched.name("sv-plural", "pretrained", 0)].metrics["subroutines"])
