@@ -1743,6 +1743,14 @@ def test_pretraining_language_arms_at_comparable_density(pretraining_table, pret
         assert (held.low < 0) == (sub == "subject"), (sub, held)
 
 
+def _swapped(df, prefix: str, other: str = "scratch") -> dict:
+    """Chapter 6's comparisons at the common share (``prefix``) decided on ``df``
+    (findings.lam_density's table) with the pretrained arm and ``other`` exchanged."""
+    with claims.apart():
+        return pc_findings.matched_from(df.assign(init=df["init"].map({other: "pretrained", "pretrained": other})),
+                                        prefix=prefix, seeds=5, other=other)
+
+
 def test_pretraining_language_arms_at_the_common_share(pretraining_lam, pretraining_found):
     # the page (issue 53, registered before the masks were trained): every BERT of both arms trained
     # again and its masks searched to the scratch arm's median kept share; both arms' medians lie
@@ -1761,10 +1769,7 @@ def test_pretraining_language_arms_at_the_common_share(pretraining_lam, pretrain
         assert len(p) == 5 and (p["effect"] >= pc_findings.MARGIN).all() and (p["other"] > 0.95).all(), p
         assert _claim(pretraining_found, f"sv-plural/{sub}/lam_effect").outcome == stats.REPRODUCED
         assert _claim(pretraining_found, f"sv-plural/{sub}/lam_specific").outcome == stats.REPRODUCED
-        with claims.apart():
-            swapped = pc_findings.matched_from(df.assign(init=df["init"].map({"scratch": "pretrained",
-                                                                              "pretrained": "scratch"})),
-                                               prefix=pc_findings.LAM, seeds=5)
+        swapped = _swapped(df, pc_findings.LAM)
         assert swapped[f"sv-plural/{sub}/lam_effect"].outcome != stats.REPRODUCED
     # the verb: every pretrained BERT modular and no scratch one; the subject: two of four scratch ones
     # are modular too, and the count cannot be decided
@@ -1799,10 +1804,7 @@ def test_pretraining_language_with_a_pretraining_run_per_base_model(pretraining_
         assert _claim(pretraining_found, f"sv-plural/{sub}/own_effect").outcome == stats.REPRODUCED
         assert _claim(pretraining_found, f"sv-plural/{sub}/own_specific").outcome == stats.REPRODUCED
         assert _claim(pretraining_found, f"sv-plural/{sub}/own_spread").outcome == stats.UNDECIDED
-        with claims.apart():
-            swapped = pc_findings.matched_from(df.assign(init=df["init"].map({"scratch": "pretrained",
-                                                                              "pretrained": "scratch"})),
-                                               prefix=pc_findings.OWN, seeds=5)
+        swapped = _swapped(df, pc_findings.OWN)
         assert swapped[f"sv-plural/{sub}/own_effect"].outcome != stats.REPRODUCED
     assert _claim(pretraining_found, "sv-plural/verb/own_consistency").outcome == stats.REPRODUCED
     assert _claim(pretraining_found, "sv-plural/subject/own_consistency").outcome == stats.UNDECIDED
@@ -1830,10 +1832,7 @@ def test_pretraining_language_against_a_shared_random_start(pretraining_lam, pre
             assert _claim(pretraining_found, f"sv-plural/{sub}/shared_{what}").outcome == stats.HOLDS
         f = _claim(pretraining_found, f"sv-plural/{sub}/shared_spread")
         assert f.outcome == stats.UNDECIDED and "shared-start models show too little" in f.text
-        with claims.apart():
-            swapped = pc_findings.matched_from(
-                df.assign(init=df["init"].map({shared_start.INIT: "pretrained", "pretrained": shared_start.INIT})),
-                prefix=pc_findings.SHARED, seeds=5, other=shared_start.INIT)
+        swapped = _swapped(df, pc_findings.SHARED, other=shared_start.INIT)
         assert swapped[f"sv-plural/{sub}/shared_effect"].outcome != stats.HOLDS
 
 

@@ -215,7 +215,8 @@ def own_ok(metrics: dict, pretrainings: dict, seeds: int) -> dict[str, bool]:
     from modlib.pretraining_consistency import own_runs
 
     out = {}
-    for rule, kind in (("sv-plural", "language"), ("inside-contact", "vision")):
+    for rule in ("sv-plural", "inside-contact"):
+        kind = own_runs.kind(rule)
         added = [pretrainings.get(own_runs.pretrain_name(kind, k)) for k in range(1, seeds)]
         out[rule] = all(r is not None and _pretrained_ok({kind: r.metrics})[rule] for r in added) and bool(
             _pretrained_ok(metrics).get(rule, False))
@@ -350,12 +351,13 @@ def run_rows(made: dict, pretrainings: dict) -> list[dict[str, str]]:
     pretraining that worked reads them."""
     from modlib.pretraining_consistency import own_runs
 
-    added = {(r.metrics["run"], kind): r.metrics for r in pretrainings.values()
-             for kind in ("language", "vision") if r.name == own_runs.pretrain_name(kind, r.metrics["run"])}
+    def of(kind: str, k: int) -> dict | None:  # run k's metrics, None where it is not stored
+        stored = pretrainings.get(own_runs.pretrain_name(kind, k))
+        return made.get(kind) if k == 0 else stored.metrics if stored else None
+
     rows = []
-    for k in sorted({0, *(k for k, _ in added)}):
-        lm = made.get("language") if k == 0 else added.get((k, "language"))
-        vis = made.get("vision") if k == 0 else added.get((k, "vision"))
+    for k in sorted({0, *(r.metrics["run"] for r in pretrainings.values())}):
+        lm, vis = of("language", k), of("vision", k)
         row = {"run": f"{k} (the chapter's)" if k == 0 else str(k),
                "MLM agreement probe": f"{lm['probe']:.0%}" if lm else "not stored",
                "SimCLR loss (a guess's)": f"{vis['final_loss']:.2f} ({vis['chance_loss']:.2f})" if vis else "not stored"}
