@@ -47,6 +47,7 @@ import torch
 
 from modlib import profiles, results
 from modlib.batch import check_writable
+from modlib.bridge import cut_controls as br_cut_controls
 from modlib.bridge import digit_cut as br_cut
 from modlib.bridge import digit_surgery as br_surgery
 from modlib.bridge import surgery_fresh as br_surgery_fresh
@@ -262,6 +263,10 @@ def _bridge(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
                     for k, name in zip(br_surgery_fresh.fresh_seeds(profile), br_surgery_target.names(profile))})
         out[f"{br.CHAPTER}/{br_cut.RESULT}"] = ((), lambda d: br_cut.fetch(profile, d))  # the cut without a mask
         out[f"{br.CHAPTER}/{br_cut.RANDOM}"] = ((), lambda d: br_cut.fetch_random(profile, d))  # ... its control
+        out[f"{br.CHAPTER}/{br_cut_controls.LEFT}"] = ((), lambda d: br_cut_controls.fetch_left(profile, d))  # its mirror
+        out.update({f"{br.CHAPTER}/{name}": (  # rule 2 with the cut
+                        recipes, lambda d, k=k: br_cut_controls.fetch_combined(profile, k, d))
+                    for k, name in zip(br_surgery_fresh.fresh_seeds(profile), br_cut_controls.combined_names(profile))})
     out.update({f"{br.CHAPTER}/{br_sprites.PREFIX}{m}": ((), lambda d, m=m: br_sprites.fetch(profile, m, d))
                 for m in br_sprites.settings(profile).models})
     return out
