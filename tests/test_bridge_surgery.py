@@ -313,3 +313,130 @@ def test_the_target_masks_labels_and_their_cnns_are_the_fresh_surgerys(tmp_path)
     assert np.array_equal(target["x2_fit"], fresh["x2_fit"])
     for t in st.TARGETS:
         assert ((target[f"{t}_fit"] >= 0) & (target[f"{t}_fit"] <= 1)).all()
+
+
+def test_the_left_only_cut_is_the_dense_cuts_mirror_image_and_sees_only_the_left_hand_digit():
+    from modlib.bridge import cut_controls as cc
+    from modlib.bridge import digit_cut
+
+    torch.manual_seed(0)
+    net = rn.digit_cnn().eval()
+    x = torch.rand(4, 1, 28, 56)
+    right = x.clone()
+    right[..., digit_cut.HALF:] = torch.rand(4, 1, 28, 56 - digit_cut.HALF)  # a new right half
+    with torch.no_grad():
+        a, b = net[:5](x), net[:5](right)  # [B, 64, 11, 25]
+    cut, mirror = digit_cut.dense_cut(net)[digit_cut.DENSE], cc.left_cut(net)[digit_cut.DENSE]
+    cols = cut.reshape(64, *cc.FEATURES)[0, 0, 0]  # [25]: True where the left-only cut removes
+    left_cols = torch.nonzero(cc.left_cut(net)[digit_cut.DENSE].reshape(64, *cc.FEATURES)[0, 0, 0]).flatten()
+    assert left_cols.tolist() == list(range(11)) and cols.sum() == 11
+    assert torch.equal(a[..., left_cols], b[..., left_cols])  # the left-only columns do not see the right half
+    assert not torch.equal(a[..., 11:12], b[..., 11:12])  # the next column does
+    assert int(mirror.sum()) == int(cut.sum()) and not (mirror & cut).any()  # as many weights, elsewhere
+    assert all(not cc.left_cut(net)[k].any() for k in bd.LAYERS if k != digit_cut.DENSE)
+    assert cc.in_columns(cut, cut) == 1 and cc.in_columns(mirror, cut) == 0
+    assert np.isnan(cc.in_columns(torch.zeros_like(cut), cut))
+
+
+def _combined(fresh: dict, together: float, random: float, cut: float = 0.8) -> tuple[dict, dict]:
+    """Rule 2 with the cut's stacked arrays (:mod:`modlib.bridge.cut_controls`) for the made-up fresh
+    surgery ``fresh``, and a made-up ``cut-mnist`` whose last CNNs are its: rule 2 and the cut together
+    at held-out accuracy ``together``, with random masks ``random``, the cut alone ``cut`` (training 0.1
+    above each)."""
+    from modlib.bridge import cut_controls as cc
+
+    n = len(fresh["full_held_out"])
+    a = {k: v for k, v in fresh.items() if k.startswith(("full_", "sub_", "ablated_excl_", "kept_", "x2_fit"))}
+    for arm, v in (("cut_dense", cut), ("excl_cut", together), ("random_x2_cut", random)):
+        for k in bd.SETS:
+            a[f"{arm}_{k}"] = np.full(n, v, dtype=np.float32) + np.arange(n, dtype=np.float32) * 0.004
+        a[f"{arm}_train"] = a[f"{arm}_held_out"] + 0.1
+    a["kept_excl_cut"] = np.full(n, 0.4, dtype=np.float32)
+    a["kept_excl_cut_layers"] = np.full((n, 5), 0.4, dtype=np.float32)
+    a["in_right"] = np.full(n, 0.5, dtype=np.float32)
+    assert set(cc.ARMS) <= {k.removesuffix("_held_out") for k in a if k.endswith("_held_out")}
+    stored = {f"cut_dense_{k}": np.concatenate([np.zeros(n, dtype=np.float32), a[f"cut_dense_{k}"]]) for k in bd.SETS}
+    return a, stored
+
+
+def test_rule_2_with_the_cut_is_compared_with_the_cut_and_decided_only_on_the_stored_cnns():
+    from modlib import claims as registry
+    from modlib import stats
+
+    fresh = _made_up(rule2=0.6, random_x2=0.3)
+    combined, cut = _combined(fresh, together=0.9, random=0.8)
+    with registry.apart() as decided:
+        found = findings.combined_claims(combined, fresh, cut)
+    assert [c.name for c in found] == ["excl-cut-vs-cut-mnist-fresh", "excl-cut-vs-random-cut-mnist-fresh"]
+    assert decided["bridge/excl-cut-vs-cut-mnist-fresh"].outcome == stats.REPRODUCED
+    assert decided["bridge/excl-cut-vs-random-cut-mnist-fresh"].outcome == stats.REPRODUCED
+    assert "50% of its dense-layer weights lie in the cut's columns, which hold 44%" in found[0].text
+    combined, cut = _combined(fresh, together=0.8, random=0.8)  # the mask adds nothing to the cut
+    with registry.apart() as decided:
+        findings.combined_claims(combined, fresh, cut)
+    assert decided["bridge/excl-cut-vs-cut-mnist-fresh"].outcome == stats.NOT_REPRODUCED
+    together = _combined(fresh, together=0.9, random=0.8)[0]
+    other_rule2 = {**fresh, "ablated_excl_train": fresh["ablated_excl_train"] + 0.01}
+    other_cut = {k: v + 0.01 for k, v in cut.items()}
+    for surgery, stored in ((other_rule2, cut), (fresh, other_cut)):  # not the surgery's rule 2, or the cut's
+        with registry.apart() as decided:
+            findings.combined_claims(together, surgery, stored)
+        assert "not the stored ones" in decided["bridge/excl-cut-vs-cut-mnist-fresh"].why
+
+
+def test_the_mirror_cut_decides_against_the_cut_only_on_the_same_cnns():
+    from modlib import claims as registry
+    from modlib import stats
+
+    n = 10
+    cut = {"seed": np.arange(n)}
+    for arm, held in (("full", 0.70), ("cut_dense", 0.85)):
+        for k in bd.SETS:
+            cut[f"{arm}_{k}"] = np.full(n, held, dtype=np.float32) + np.arange(n, dtype=np.float32) * 0.002
+        cut[f"{arm}_train"] = cut[f"{arm}_held_out"] + 0.1
+    cut["full_train"] = cut["full_held_out"] + 0.27  # trained: 0.97 on the training pairs
+    left = {"seed": cut["seed"], **{f"full_{k}": cut[f"full_{k}"] for k in bd.SETS},
+            **{f"cut_left_{k}": cut[f"full_{k}"] * 0 + 0.1 for k in bd.SETS}}
+    with registry.apart() as decided:
+        found = findings.left_claims(cut, left)
+    assert [c.name for c in found] == ["cut-dense-vs-left-mnist"]
+    assert decided["bridge/cut-dense-vs-left-mnist"].outcome == stats.REPRODUCED
+    assert "changes the score by -61 points" in found[0].text  # 0.1 against 0.709
+    with registry.apart() as decided:  # the mirror as good as the cut
+        findings.left_claims(cut, {**left, **{f"cut_left_{k}": cut[f"cut_dense_{k}"] for k in bd.SETS}})
+    assert decided["bridge/cut-dense-vs-left-mnist"].outcome == stats.NOT_REPRODUCED
+    with registry.apart() as decided:  # not the cut's CNNs
+        findings.left_claims(cut, {**left, "full_train": left["full_train"] + 0.01})
+    assert decided["bridge/cut-dense-vs-left-mnist"].outcome == stats.UNDECIDED
+
+
+def test_rule_2_with_the_cut_reads_the_fresh_surgerys_cnns_masks_and_cut(tmp_path):
+    """At smoke, rule 2 with the cut trains the fresh surgery's CNNs and masks bit for bit (its full and
+    rule-2 scores), cuts as ``cut-mnist`` cuts, and its mirror cut reads the same CNNs."""
+    from modlib.bridge import cut_controls as cc
+    from modlib.bridge import digit_cut
+    from modlib.bridge import surgery_fresh as sf
+
+    assert cc.combined_names("default") == [] and cc.combined_names("full") == [
+        f"surgery-cut-mnist-seed{k}" for k in range(5, 10)]
+    with pytest.raises(ValueError, match="the fresh CNNs at 'full' are"):
+        cc.fetch_combined("full", 2, CPU)
+    with pytest.raises(ValueError, match="choose from smoke, full"):
+        cc.fetch_left("default", CPU)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with jobs.store_at(tmp_path):
+            combined = ds.stacked([r.arrays for r in cc.run_combined("smoke", CPU)])
+            fresh = ds.stacked([r.arrays for r in sf.run("smoke", CPU)[1]])
+            cut, left = digit_cut.fetch("smoke", CPU).arrays, cc.fetch_left("smoke", CPU).arrays
+    finally:
+        torch.set_num_threads(threads)
+    n = len(combined["full_held_out"])
+    for k in bd.SETS:
+        for arm in ("full", "ablated_excl"):
+            assert np.array_equal(combined[f"{arm}_{k}"], fresh[f"{arm}_{k}"]), (arm, k)
+        assert np.array_equal(combined[f"cut_dense_{k}"], cut[f"cut_dense_{k}"][-n:]), k
+    assert np.array_equal(combined["kept_excl_layers"], fresh["kept_excl_layers"])
+    assert findings.cut_same(cut, left) == 0 and np.array_equal(cut["seed"], left["seed"])
+    assert (combined["kept_excl_cut"] >= combined["kept_excl"]).all()

@@ -495,7 +495,13 @@ KINDS = {"inside": "the Y1 subnetwork scores above the full network",
 CUT_ROWS = {"cut-dense": "(no mask) zeroing the dense weights that read only the right-hand digit repairs the CNN",
             "cut-dense-vs-random": "... more than zeroing as many random dense weights",
             "cut-input": "(no mask) blanking the right half of every pair repairs the CNN",
-            "excl-vs-cut": "(rule 2) ... more than the dense cut that needs no mask"}
+            "excl-vs-cut": "(rule 2) ... more than the dense cut that needs no mask",
+            "cut-dense-vs-left": "(no mask) zeroing the right-only dense weights scores above zeroing as many "
+                                 "left-only ones",
+            "excl-cut-vs-cut": "(rule 2 with the cut) rule 2's removal and the dense cut together repair more than "
+                               "the cut alone",
+            "excl-cut-vs-random-cut": "... and more than the cut with random \"use X2\" masks, same counts, in "
+                                      "rule 2"}
 # rule 2 with a mask for another target in the "use X2" mask's place (modlib.bridge.surgery_target)
 TARGET_ROWS = {"excl-vs-left5": "(rule 2) ... more than rule 2 with a mask for the left digit's label plus 5 in "
                                  "the \"use X2\" mask's place",
@@ -531,6 +537,8 @@ WHOLE = {"not-any": "the Y1 subnetwork scores above a random subnetwork as large
                            "subnetwork as large per layer",
          "built-unseen": "the Y1 subnetwork of a mask that never saw the held-out cell scores above the same "
                          "mask's in the untrained weights at matched density",
+         "excl-cut-vs-random-cut": "(rule 2 with the cut) rule 2's removal and the dense cut together repair "
+                                   "more than the cut with random \"use X2\" masks, same counts, in rule 2",
          "excl-vs-cut": "(rule 2) removing the \"use X2\" weights the Y1 mask does not keep repairs the CNN more "
                         "than zeroing the dense weights that read only the right-hand digit"}
 WHERE = {"a": "chapter 1's toy, formulation (a)", "b": "chapter 1's toy, formulation (b)",
@@ -587,6 +595,12 @@ MEANS = {"inside": ("a subnetwork inside gets the held-out cell right", "no such
                                  "as many random dense weights repair as much"),
          "excl-vs-cut": ("for the mask: rule 2 repairs more than the cut that needs none",
                          "the cut that needs no mask repairs as much"),
+         "cut-dense-vs-left": ("where the cut falls matters: its mirror image on the left does not repair",
+                               "its mirror image scores as well"),
+         "excl-cut-vs-cut": ("for the mask: it finds weights the cut leaves that still carry the shortcut",
+                             "the mask adds nothing the cut does not already do"),
+         "excl-cut-vs-random-cut": ("for the mask: with the cut, its choice beats random masks",
+                                    "with the cut, random masks in its place do as well"),
          "kept-x2-predicts": ("the \"use X2\" mask's kept share predicts which networks generalize",
                               f"not at the registered size: the whole interval lies below {RHO:g}")}
 # a "does not hold" whose whole interval lies on the other side of 0 (:func:`opposite`), where "no
@@ -1703,6 +1717,68 @@ def target_claims(target: dict, fresh: dict) -> list[stats.Claim]:
             f"against {_share(float(np.median(target['kept_x2'])))}, median; it names its target at "
             f"{_pct(fit)}; its weights outside the Y1 mask, {_share(float(np.median(target[f'kept_{t}_excl'])))} of the "
             f"weights, removed change the score by {alone}): {e.text(margin=registry.get(key).margin)}.")))
+    return out
+
+
+def left_claims(cut: dict, left: dict) -> list[stats.Claim]:
+    """The dense cut against its mirror image (:mod:`modlib.bridge.cut_controls`; ``cut`` the arrays of
+    ``cut-mnist``, ``left`` those of ``cut-mnist-left``, the same CNNs trained again), over the failing
+    CNNs, by :func:`both`, paired by seed; undecided unless the two results' full CNNs score the same."""
+    from modlib.resists_at_scale.findings import TRAINED as CH3_TRAINED
+
+    f = digit_failing(cut)
+    trained = float(np.median(cut["full_train"])) >= CH3_TRAINED
+    same = np.array_equal(left["seed"], cut["seed"]) and cut_same(cut, left) == 0
+    where = f"chapter 3's setting-A CNNs (seeds {_seeds_text(cut['seed'])}), the {int(f.sum())} of {f.size} that fail"
+    key = f"{CHAPTER}/cut-dense-vs-left-mnist"
+    e = stats.paired(both(cut, "cut_dense")[f], both(left, "cut_left")[f])
+    v = registry.decide(key, e, trained=trained and same,
+                        reason="" if same else "the mirror cut's CNNs are not the cut's (their full scores differ)")
+    alone = 100 * float((both(left, "cut_left") - both(cut, "full"))[f].mean()) if f.any() else float("nan")
+    return [registry.statement(v, f"In {where}, zeroing the right-only dense weights (columns 14-24 of 25) scores "
+                                  f"above zeroing as many from the left-only columns (0-10; that cut alone changes "
+                                  f"the score by {alone:+.0f} points): {e.text(margin=registry.get(key).margin)}.")]
+
+
+def combined_claims(combined: dict, fresh: dict, cut: dict) -> list[stats.Claim]:
+    """Rule 2 of the CNN surgery together with the dense cut (:mod:`modlib.bridge.cut_controls`;
+    ``combined`` its results stacked, :func:`modlib.bridge.digit_surgery.stacked`) against the cut
+    alone, and against the cut with random "use X2" masks in rule 2, over the fresh CNNs that fail, by
+    :func:`both`, paired by seed. Gated as :func:`surgery_gates` gates rule 2, and besides: the CNNs,
+    rule 2 and the cut are the stored ones (``fresh``: the fresh surgery's stacked arrays, its full
+    and rule-2 scores equal; ``cut``: ``cut-mnist``'s, whose last CNNs are the fresh ones, its dense
+    cut's scores equal)."""
+    f = digit_failing(combined)
+    trained, fits, kept_ok, words = surgery_gates(combined)
+    n = len(combined["full_held_out"])
+    same = all(np.array_equal(combined[f"{arm}_{k}"], fresh[f"{arm}_{k}"])
+               for arm in ("full", "ablated_excl") for k in ("held_out", "train", "unconfounded", "swapped")) and \
+        all(np.array_equal(combined[f"cut_dense_{k}"], cut[f"cut_dense_{k}"][-n:])
+            for k in ("held_out", "train", "unconfounded", "swapped"))
+    where = f"fresh CNNs of chapter 3's setting-A recipe, the {int(f.sum())} of {f.size} that fail"
+    needs = ("x2", "y1", "excl")
+    short = [m for m in ("y1", "x2") if fits[m] < FIT]
+    reasons = [f"{words[m]} at a median {_pct(fits[m])}, below the registered {_pct(FIT)}" for m in short] \
+        if trained else []
+    reasons += [] if same else ["the CNNs, rule 2 or the cut are not the stored ones (their scores differ)"]
+    from modlib.bridge import cut_controls, digit_cut
+
+    columns = len(digit_cut.right_columns()) / cut_controls.FEATURES[2]  # the cut's share of the dense layer
+    right = float(np.nanmedian(combined["in_right"])) if np.isfinite(combined["in_right"]).any() else float("nan")
+    out = []
+    for kind, other, says in (("excl-cut-vs-cut", "cut_dense", "the dense cut alone"),
+                              ("excl-cut-vs-random-cut", "random_x2_cut",
+                               "the dense cut together with random \"use X2\" masks of the same counts per "
+                               "tensor in rule 2 (five draws)")):
+        key = f"{CHAPTER}/{kind}-mnist{FRESH}"
+        e = stats.paired(both(combined, "excl_cut")[f], both(combined, other)[f])
+        v = registry.decide(key, e, trained=trained and min(fits[m] for m in needs) >= FIT,
+                            controls=all(kept_ok(m) for m in needs), reason="; ".join(reasons))
+        out.append(registry.statement(v, (
+            f"In {where}, rule 2's removal (the \"use X2\" mask's weights outside the Y1 mask, "
+            f"{_share(float(np.median(combined['kept_excl'])))} of the weights; a median {_pct(right)} of its "
+            f"dense-layer weights lie in the cut's columns, which hold {_pct(columns)} of that layer) and the dense cut "
+            f"removed together score above {says}: {e.text(margin=registry.get(key).margin)}.")))
     return out
 
 

@@ -19,7 +19,7 @@ import torch
 
 from modlib import bridge as br
 from modlib import masks, results
-from modlib.bridge import (digit_cut, digit_surgery, digits, findings, matched, sprites, surgery_fresh, surgery_target, unseen,
+from modlib.bridge import (cut_controls, digit_cut, digit_surgery, digits, findings, matched, sprites, surgery_fresh, surgery_target, unseen,
                            unseen_controls)
 from modlib.bridge.experiment import initial_network, network, scored, stored_mask, unconfounded
 from modlib.redundant_input_toy.members import member_data
@@ -49,7 +49,8 @@ MUTATIONS = {
                             "subnetwork's of the same counts per tensor (`random_sub_*`), and in the "
                             "surgery the removals of the 'use X2' mask's weights by the stored ones of "
                             "random masks of its counts per tensor (rule 1's `ablated_*` by "
-                            "`random_ablated_*`, rule 2's `ablated_excl_*` by `random_x2_excl_*`); chapter 2's "
+                            "`random_ablated_*`, rule 2's `ablated_excl_*` by `random_x2_excl_*`, rule 2 with the "
+                            "dense cut, `excl_cut_*`, by the same with random masks, `random_x2_cut_*`); chapter 2's "
                             "decoders: each slot mask replaced by a random one of the same per-layer "
                             "counts (a draw of its own per slot), the slot subnetworks' R² (`slot_in`) "
                             "by the stored random subnetworks' (`random_in`), and the removal of the "
@@ -174,7 +175,7 @@ def stored() -> dict[str, dict] | None:
     ``rule2-random-b``, the same four ``...-fresh``, ``unseen-<f>``, ``matched-<f>``, ``unseen-controls-<f>``,
     ``mnist-a``, ``sprites-monolithic``,
     ``sprites-compositional``, ``surgery-mnist-seed<k>``, ``surgery-mnist-fresh-seed<k>``, ``cut-mnist``, ``cut-mnist-random``,
-    ``surgery-target-mnist-seed<k>``), or None
+    ``surgery-target-mnist-seed<k>``, ``cut-mnist-left``, ``surgery-cut-mnist-seed<k>``), or None
     where any is missing."""
     names = [n for b in toy_settings() for n in br.result_names(b)
              + [f"{br.RANDOM_X2}-{f}{br.suffix(b)}" for f in b.formulations]]
@@ -182,6 +183,7 @@ def stored() -> dict[str, dict] | None:
               for f in br.settings("full").formulations]
     names += [digits.RESULT] + sprites.result_names(sprites.settings("full")) + digit_surgery.names("full")
     names += surgery_fresh.fresh_names("full") + [digit_cut.RESULT, digit_cut.RANDOM] + surgery_target.names("full")
+    names += [cut_controls.LEFT] + cut_controls.combined_names("full")
     if not all((FULL / f"{n}.json").exists() for n in names):
         return None
     return {n: results.read(FULL / f"{n}.json").arrays for n in names}
@@ -264,5 +266,11 @@ def decide(mutation: str | None):
     if mutation == "random mask as dense":  # rule 2's own "use X2" mask replaced, as in the fresh surgery above
         target = {**target, **{f"ablated_excl_{k}": surgery[f"ablated_excl_{k}"] for k in digits.SETS}}
     findings.target_claims(target, surgery)
+    findings.left_claims(cut, arrays[cut_controls.LEFT])  # the cut's mirror image
+    combined = digit_surgery.stacked([arrays[n] for n in cut_controls.combined_names("full")])  # rule 2 with the cut
+    if mutation == "random mask as dense":  # its "use X2" mask replaced, as in the fresh surgery above
+        combined = {**combined, **{f"excl_cut_{k}": combined[f"random_x2_cut_{k}"] for k in digits.SETS},
+                    **{f"ablated_excl_{k}": surgery[f"ablated_excl_{k}"] for k in digits.SETS}}
+    findings.combined_claims(combined, surgery, arrays[digit_cut.RESULT])
     findings.all_sprite_claims({m: arrays[sprites.PREFIX + m] for m in models})
     return arrays
