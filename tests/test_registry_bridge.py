@@ -12,7 +12,7 @@ import torch
 
 from modlib import bridge as br
 from modlib import claims, results, stats
-from modlib.bridge import digit_cut, digit_surgery, surgery_fresh, surgery_target
+from modlib.bridge import cut_controls, digit_cut, digit_surgery, surgery_fresh, surgery_target
 from modlib.bridge import digits as bd
 from modlib.bridge import findings
 from modlib.bridge import sprites as brs
@@ -32,7 +32,7 @@ def printed():
     names += [bd.RESULT] + brs.result_names(brs.settings("full"))
     names += [f"{part.RESULT}-{f}" for part in (unseen, matched, unseen_controls) for f in b.formulations]
     names += digit_surgery.names("full") + surgery_fresh.names("full") + [digit_cut.RESULT, digit_cut.RANDOM]
-    names += surgery_target.names("full")
+    names += surgery_target.names("full") + [cut_controls.LEFT] + cut_controls.combined_names("full")
     if not all((ROOT / "notebooks" / "results" / "full" / CHAPTER / f"{n}.json").exists() for n in names):
         pytest.skip("chapter 7's full results are not all stored")
     claims.forget(CHAPTER)
@@ -61,6 +61,10 @@ def printed():
                                      digit_cut.fetch_random("full", CPU).arrays)
         found += findings.target_claims(digit_surgery.stacked([r.arrays for r in surgery_target.run("full", CPU)]),
                                         fresh_cut)  # rule 2 with masks for other targets
+        cut = digit_cut.fetch("full", CPU).arrays
+        found += findings.left_claims(cut, cut_controls.fetch_left("full", CPU).arrays)  # the cut's controls
+        found += findings.combined_claims(digit_surgery.stacked([r.arrays for r in cut_controls.run_combined("full", CPU)]),
+                                          fresh_cut, cut)
     found += [c for cs in findings.all_sprite_claims(sa).values() for c in cs]
     return {c.name: c for c in found}, dict(claims.decisions(CHAPTER)), arrays
 

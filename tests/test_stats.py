@@ -257,3 +257,19 @@ def test_a_rank_correlation_never_prints_p_0_beside_an_interval_that_spans_0():
     assert stats.correlation(range(5), range(5)).test == "permutation p = 0.017"  # 2 / 5!
     assert stats.correlation(range(12), range(12)).test == f"permutation p = {2 / 479001600:.2g}"
     assert stats.correlation([1, 2, 3, 4, 5, 6], [1, 3, 2, 5, 4, 6]).test.startswith("p = 0.0")  # scipy's
+
+
+def test_a_partial_rank_correlation_removes_what_the_third_quantity_explains():
+    rng = np.random.default_rng(0)
+    z = rng.normal(size=200)
+    x, y = z + 0.3 * rng.normal(size=200), z + 0.3 * rng.normal(size=200)  # related only through z
+    assert stats.correlation(x, y).mean > 0.8
+    e = stats.partial_correlation(x, y, z)
+    assert abs(e.mean) < 0.15 and e.low < 0 < e.high and e.n == 200
+    w = rng.normal(size=200)  # unrelated to both: holding it fixed changes little
+    assert abs(stats.partial_correlation(x, y, w).mean - stats.correlation(x, y).mean) < 0.02
+    d = x + 0.5 * rng.normal(size=200)  # related beyond z
+    assert stats.partial_correlation(x, d, z).low > 0.3
+    assert not stats.partial_correlation(x, np.ones(200), z).measurable
+    with pytest.raises(ValueError, match="given must be"):
+        stats.partial_correlation(x, y, z[:10])
