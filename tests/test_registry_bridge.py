@@ -62,7 +62,7 @@ def printed():
         found += findings.target_claims(digit_surgery.stacked([r.arrays for r in surgery_target.run("full", CPU)]),
                                         fresh_cut)  # rule 2 with masks for other targets
         cut = digit_cut.fetch("full", CPU).arrays
-        found += findings.left_claims(cut, cut_controls.fetch_left("full", CPU).arrays)  # the cut's controls
+        found += findings.left_claims(cut_controls.fetch_left("full", CPU).arrays, cut)  # the cut's controls
         found += findings.combined_claims(digit_surgery.stacked([r.arrays for r in cut_controls.run_combined("full", CPU)]),
                                           fresh_cut, cut)
     found += [c for cs in findings.all_sprite_claims(sa).values() for c in cs]

@@ -266,7 +266,7 @@ def decide(mutation: str | None):
     if mutation == "random mask as dense":  # rule 2's own "use X2" mask replaced, as in the fresh surgery above
         target = {**target, **{f"ablated_excl_{k}": surgery[f"ablated_excl_{k}"] for k in digits.SETS}}
     findings.target_claims(target, surgery)
-    findings.left_claims(cut, arrays[cut_controls.LEFT])  # the cut's mirror image
+    findings.left_claims(arrays[cut_controls.LEFT], arrays[digit_cut.RESULT])  # the cut's mirror image
     combined = digit_surgery.stacked([arrays[n] for n in cut_controls.combined_names("full")])  # rule 2 with the cut
     if mutation == "random mask as dense":  # its "use X2" mask replaced, as in the fresh surgery above
         combined = {**combined, **{f"excl_cut_{k}": combined[f"random_x2_cut_{k}"] for k in digits.SETS},
