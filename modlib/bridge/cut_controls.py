@@ -147,15 +147,7 @@ def compute_combined(s: networks.ResistSettings, d: digits.DigitSettings, seed: 
 def fetch_combined(profile: str, seed: int, device: torch.device) -> results.Result:
     """Load (or compute and store) ``surgery-cut-mnist-seed<seed>`` at ``profile``: the "use X2" mask
     at the setting the stored recipe results pick (:func:`modlib.bridge.surgery_fresh.chosen`)."""
-    if profile not in PROFILES:
-        raise ValueError(f"profile={profile!r} computes no rule 2 with the cut; choose from {', '.join(PROFILES)}")
-    if seed not in surgery_fresh.fresh_seeds(profile):
-        raise ValueError(f"seed={seed}; the fresh CNNs at {profile!r} are {list(surgery_fresh.fresh_seeds(profile))}")
-    d = digits.settings(profile)
-    s = digits.chapter3_settings(profile, d)
-    point = surgery_fresh.chosen([surgery_fresh.fetch_recipe(profile, k, device).arrays
-                                  for k in surgery_fresh.recipe_seeds(profile)])
-    steps, alpha = surgery_fresh.setting(d, point)
+    d, s, point, steps, alpha = surgery_fresh.on_fresh(profile, seed, "rule 2 with the cut", device)
     cfg = {**digits.config(s, d), "seed": seed, "key": digit_surgery.KEY, "x2_draws": digit_surgery.X2_DRAWS,
            "x2_steps": steps, "x2_alpha": alpha, "columns": digit_cut.right_columns()}
     return results.fetch(CHAPTER, f"{COMBINED}-seed{seed}", cfg,

@@ -1392,7 +1392,11 @@ def _boundary(text: str, i: int) -> bool:
 def changed(a) -> str:
     """What the amendment ``a`` (:class:`modlib.claims.Amendment`) changed, from its recorded old and
     new values: the words that differ, whole words, "“all networks” → “the failing ones”"; the
-    registry's name of the density factor as its value ("a factor of 2")."""
+    registry's name of the density factor as its value ("a factor of 2"); a list (the results a claim
+    reads) whole, its items joined: "“cut-mnist, cut-mnist-left” → “cut-mnist-left”"."""
+    if isinstance(a.old, list) or isinstance(a.new, list):
+        old, new = (", ".join(map(str, v)) if isinstance(v, list) else str(v) for v in (a.old, a.new))
+        return f"\u201c{old}\u201d \u2192 \u201c{new}\u201d"
     old, new = str(a.old), str(a.new)
     i = 0
     while i < min(len(old), len(new)) and old[i] == new[i]:
@@ -1410,6 +1414,8 @@ def changed(a) -> str:
     factor = f"a factor of {stats.DENSITY_RATIO:g}"
     o, n = (x.strip(" ;,:").replace("stats.DENSITY_RATIO", factor)
             for x in (old[i:len(old) - j], new[i:len(new) - j]))
+    if not o or not n:  # one text holds the other: both whole, so that neither reads as nothing
+        o, n = (x.replace("stats.DENSITY_RATIO", factor) for x in (old, new))
     return f"\u201c{o}\u201d \u2192 \u201c{n}\u201d"
 
 

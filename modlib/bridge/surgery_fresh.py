@@ -117,14 +117,26 @@ def compute_fresh(s: networks.ResistSettings, d: digits.DigitSettings, seed: int
             **{k: float(v[0]) for k, v in arrays.items() if v.ndim == 1}}, arrays
 
 
+def on_fresh(profile: str, seed: int, what: str, device: torch.device
+             ) -> tuple[digits.DigitSettings, networks.ResistSettings, tuple[float, float], int, float]:
+    """What every result on a fresh CNN starts from: ``(d, s, point, steps, alpha)``, experiment 1's
+    and chapter 3's settings at ``profile``, the :data:`GRID` point :func:`chosen` picks from the
+    stored recipe results (computed first if missing) and its "use X2" mask's steps and penalty. A
+    ``profile`` outside :data:`PROFILES` (``what`` names the result in the error) or a ``seed`` that
+    is not a fresh CNN's is refused, naming the valid choices."""
+    if profile not in PROFILES:
+        raise ValueError(f"profile={profile!r} computes no {what}; choose from {', '.join(PROFILES)}")
+    if seed not in fresh_seeds(profile):
+        raise ValueError(f"seed={seed}; the fresh CNNs at {profile!r} are {list(fresh_seeds(profile))}")
+    d, s = _settings(profile)
+    point = chosen([fetch_recipe(profile, k, device).arrays for k in recipe_seeds(profile)])
+    return d, s, point, *setting(d, point)
+
+
 def fetch_fresh(profile: str, seed: int, device: torch.device) -> results.Result:
     """Load (or compute and store) ``surgery-mnist-fresh-seed<seed>`` at ``profile``: the "use X2"
     mask at the point :func:`chosen` picks from the stored recipe results (computed first if missing)."""
-    d, s = _settings(profile)
-    if seed not in fresh_seeds(profile):
-        raise ValueError(f"seed={seed}; the fresh CNNs at {profile!r} are {list(fresh_seeds(profile))}")
-    point = chosen([fetch_recipe(profile, k, device).arrays for k in recipe_seeds(profile)])
-    steps, alpha = setting(d, point)
+    d, s, point, steps, alpha = on_fresh(profile, seed, "fresh surgery", device)
     cfg = {**digits.config(s, d), "seed": seed, "key": digit_surgery.KEY, "draws": digit_surgery.DRAWS,
            "x2_draws": digit_surgery.X2_DRAWS, "x2_steps": steps, "x2_alpha": alpha}
     return results.fetch(CHAPTER, f"{FRESH}-seed{seed}", cfg, lambda: compute_fresh(s, d, seed, point, device),

@@ -101,15 +101,7 @@ def compute(s: networks.ResistSettings, d: digits.DigitSettings, seed: int, poin
 def fetch(profile: str, seed: int, device: torch.device) -> results.Result:
     """Load (or compute and store) ``surgery-target-mnist-seed<seed>`` at ``profile``: the masks at the
     setting the stored recipe results pick (:func:`modlib.bridge.surgery_fresh.chosen`)."""
-    if profile not in PROFILES:
-        raise ValueError(f"profile={profile!r} computes no target control; choose from {', '.join(PROFILES)}")
-    if seed not in surgery_fresh.fresh_seeds(profile):
-        raise ValueError(f"seed={seed}; the fresh CNNs at {profile!r} are {list(surgery_fresh.fresh_seeds(profile))}")
-    d = digits.settings(profile)
-    s = digits.chapter3_settings(profile, d)
-    point = surgery_fresh.chosen([surgery_fresh.fetch_recipe(profile, k, device).arrays
-                                  for k in surgery_fresh.recipe_seeds(profile)])
-    steps, alpha = surgery_fresh.setting(d, point)
+    d, s, point, steps, alpha = surgery_fresh.on_fresh(profile, seed, "target control", device)
     cfg = {**digits.config(s, d), "seed": seed, "key": KEY, "targets": {t: list(v) for t, v in TARGETS.items()},
            "mask_steps": steps, "mask_alpha": alpha}
     return results.fetch(CHAPTER, f"{RESULT}-seed{seed}", cfg, lambda: compute(s, d, seed, point, device),
