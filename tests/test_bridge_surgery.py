@@ -327,7 +327,7 @@ def test_the_left_only_cut_is_the_dense_cuts_mirror_image_and_sees_only_the_left
     with torch.no_grad():
         a, b = net[:5](x), net[:5](right)  # [B, 64, 11, 25]
     cut, mirror = digit_cut.dense_cut(net)[digit_cut.DENSE], cc.left_cut(net)[digit_cut.DENSE]
-    cols = cut.reshape(64, *cc.FEATURES)[0, 0, 0]  # [25]: True where the left-only cut removes
+    cols = cut.reshape(64, *cc.FEATURES)[0, 0, 0]  # [25]: True where the right-only cut removes
     left_cols = torch.nonzero(cc.left_cut(net)[digit_cut.DENSE].reshape(64, *cc.FEATURES)[0, 0, 0]).flatten()
     assert left_cols.tolist() == list(range(11)) and cols.sum() == 11
     assert torch.equal(a[..., left_cols], b[..., left_cols])  # the left-only columns do not see the right half
@@ -452,3 +452,21 @@ def test_rule_2_with_the_cut_reads_the_fresh_surgerys_cnns_masks_and_cut(tmp_pat
     for k in bd.SETS:
         assert np.array_equal(left[f"cut_dense_{k}"], cut[f"cut_dense_{k}"]), k
     assert (combined["kept_excl_cut"] >= combined["kept_excl"]).all()
+
+
+def test_the_stored_rule_2_with_the_cut_removes_the_cut_and_rule_2s_weights_outside_it():
+    """At full: on every fresh CNN the removal of rule 2 with the cut is the cut plus rule 2's weights
+    outside the cut's columns (``in_right``'s complement of rule 2's dense-layer removal), and nothing
+    else in the other tensors; so the arm is the union, not the cut alone."""
+    from modlib.bridge import cut_controls as cc
+
+    names = cc.combined_names("full")
+    if not all((FULL / f"{n}.json").exists() for n in names):
+        pytest.skip("rule 2 with the cut is not stored at full")
+    a = ds.stacked([results.read(FULL / f"{n}.json").arrays for n in names])
+    excl = np.rint(a["kept_excl_layers"] * cc.layer_sizes())  # [C, L] weights rule 2 removes per tensor
+    dense = bd.LAYERS.index("6.weight")
+    outside = np.rint(excl[:, dense] * (1 - a["in_right"]))  # rule 2's dense weights outside the cut's columns
+    beyond = cc.beyond_cut(a)
+    assert np.allclose(beyond, outside + excl.sum(1) - excl[:, dense], atol=2), (beyond, outside)
+    assert (beyond > 0).all() and (a["in_right"] > 0.5).all()

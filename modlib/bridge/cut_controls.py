@@ -156,6 +156,19 @@ def fetch_combined(profile: str, seed: int, device: torch.device) -> results.Res
                          sources={"mnist": digit_data.available_sources()})
 
 
+def layer_sizes() -> np.ndarray:
+    """``[L]``: the sizes of the CNN's masked weight tensors, :data:`modlib.bridge.digits.LAYERS` in order."""
+    return np.array([p.numel() for k, p in networks.digit_cnn().named_parameters() if k in digits.LAYERS])
+
+
+def beyond_cut(arrays: dict) -> np.ndarray:
+    """``[C]``: how many weights rule 2's removal adds to the dense cut on each fresh CNN (``arrays``:
+    the ``surgery-cut-mnist`` results stacked), from the kept share per weight tensor of the two
+    removed together (``kept_excl_cut_layers [C, L]``) and the tensors' sizes, less the cut's own."""
+    cut = int(digit_cut.dense_cut(networks.digit_cnn())[digit_cut.DENSE].sum())
+    return np.rint(np.asarray(arrays["kept_excl_cut_layers"], dtype=float) @ layer_sizes()) - cut
+
+
 def combined_names(profile: str) -> list[str]:
     """The rule-2-with-the-cut results at ``profile``: one per fresh CNN (none outside :data:`PROFILES`)."""
     if profile not in PROFILES:
