@@ -264,6 +264,7 @@ def _bridge(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
         out[f"{br.CHAPTER}/{br_cut.RESULT}"] = ((), lambda d: br_cut.fetch(profile, d))  # the cut without a mask
         out[f"{br.CHAPTER}/{br_cut.RANDOM}"] = ((), lambda d: br_cut.fetch_random(profile, d))  # ... its control
         out[f"{br.CHAPTER}/{br_cut_controls.LEFT}"] = ((), lambda d: br_cut_controls.fetch_left(profile, d))  # its mirror
+        out[f"{br.CHAPTER}/{br_cut_controls.SHIFTED}"] = ((), lambda d: br_cut_controls.fetch_shifted(profile, d))
         out.update({f"{br.CHAPTER}/{name}": (  # rule 2 with the cut
                         recipes, lambda d, k=k: br_cut_controls.fetch_combined(profile, k, d))
                     for k, name in zip(br_surgery_fresh.fresh_seeds(profile), br_cut_controls.combined_names(profile))})

@@ -64,7 +64,8 @@ def test_no_surgery_at_default_and_one_result_per_cnn_at_full():
     # experiment 1's CNNs, then the recipe CNNs and the fresh ones (issue 53), rule 2 with other targets on
     # the fresh ones, and the cut on all of them
     expected = (ds.names("full") + surgery_fresh.names("full") + surgery_target.names("full")
-                + ["cut-mnist", "cut-mnist-random", "cut-mnist-left"] + cut_controls.combined_names("full"))
+                + ["cut-mnist", "cut-mnist-random", "cut-mnist-left", "cut-mnist-shifted"]
+                + cut_controls.combined_names("full"))
     assert [n for n in jobs.jobs(["bridge"], "full") if "surgery" in n or "cut-" in n] == [f"bridge/{n}" for n in expected]
     with pytest.raises(ValueError, match="seed=7.*CNNs 0 to 0"):
         ds.fetch("smoke", 7, CPU)

@@ -17,6 +17,11 @@ as many random dense weights). Two questions are left:
   of its counts per tensor (the draws of :func:`modlib.bridge.digit_surgery.measure`), and where
   rule 2's dense-layer removal falls: its share in the right-only columns.
 
+- **the block at every offset** (``cut-mnist-shifted``, every CNN of the cut, each trained again):
+  the cut's block of 11 columns moved one column at a time from the left edge (the mirror) to the
+  right (the cut), so that the blocks that take in the three columns reading both halves, and those
+  that leave a right-only column in place, are scored too.
+
 Computed at ``smoke`` (the tests) and ``full``; a CNN with its masks takes about five minutes of one
 core at ``full``.
 """
@@ -85,6 +90,54 @@ def fetch_left(profile: str, device: torch.device) -> results.Result:
     cfg = {**digits.config(s, d), "cnns": cnns, "columns": sorted(24 - q for q in digit_cut.right_columns())}
     return results.fetch(CHAPTER, LEFT, cfg, lambda: compute_left(s, d, cnns, device), profile=profile,
                          device=describe(device), code=compute_left, sources={"mnist": digit_data.available_sources()})
+
+
+SHIFTED = "cut-mnist-shifted"  # the cut's block of 11 columns at every offset, every CNN of cut-mnist
+OFFSETS = tuple(range(FEATURES[2] - 11 + 1))  # the block's first column: 0 (the mirror) to 14 (the cut)
+
+
+def block_cut(net: torch.nn.Module, first: int) -> dict[str, torch.Tensor]:
+    """A removal mask over :data:`modlib.bridge.digits.LAYERS` (True: removed) that removes the dense
+    layer's weights from the block of 11 feature columns ``first`` to ``first + 10`` (every channel
+    and row): :func:`modlib.bridge.digit_cut.dense_cut`'s block moved, as many weights (``first = 14``
+    is that cut, ``first = 0`` its mirror image, :func:`left_cut`)."""
+    out = digit_cut.dense_cut(net)
+    rows = out[digit_cut.DENSE].shape[0]
+    right = digit_cut.right_columns()
+    out[digit_cut.DENSE] = out[digit_cut.DENSE].reshape(rows, *FEATURES).roll(first - right[0], -1).reshape(rows, -1)
+    return out
+
+
+def compute_shifted(s: networks.ResistSettings, d: digits.DigitSettings, cnns: list[int], device: torch.device
+                    ) -> tuple[dict, dict]:
+    """Each CNN of ``cnns`` trained again (as :func:`modlib.bridge.digit_cut.compute`) and scored whole
+    and with :func:`block_cut` at every offset of :data:`OFFSETS`; arrays ``seed [C]``, ``full_<set>
+    [C]`` and ``block_<set> [C, O]`` for every set of :data:`modlib.bridge.digits.SETS`."""
+    pools, source = controls.pools()
+    full, blocks = [], []
+    for seed in cnns:
+        net, _, _ = digits.train_network(s, seed, pools, device)
+        sets = digits.eval_sets(d, pools, seed)
+        full.append(digits.scored(net, None, "off", sets))
+        blocks.append([digits.scored(net, block_cut(net, o), "complement", sets) for o in OFFSETS])
+    arrays = {"seed": np.array(cnns), "offsets": np.array(OFFSETS)}
+    for k in digits.SETS:
+        arrays[f"full_{k}"] = np.array([f[k] for f in full], dtype=np.float32)
+        arrays[f"block_{k}"] = np.array([[b[k] for b in row] for row in blocks], dtype=np.float32)
+    return {"result": SHIFTED, "data": source}, arrays
+
+
+def fetch_shifted(profile: str, device: torch.device) -> results.Result:
+    """Load (or compute and store) ``cut-mnist-shifted`` at ``profile`` (the CNNs of ``cut-mnist``)."""
+    if profile not in PROFILES:
+        raise ValueError(f"profile={profile!r} computes no shifted cut; choose from {', '.join(PROFILES)}")
+    d = digits.settings(profile)
+    s = digits.chapter3_settings(profile, d)
+    cnns = digit_cut.seeds(profile)
+    cfg = {**digits.config(s, d), "cnns": cnns, "offsets": list(OFFSETS)}
+    return results.fetch(CHAPTER, SHIFTED, cfg, lambda: compute_shifted(s, d, cnns, device), profile=profile,
+                         device=describe(device), code=compute_shifted,
+                         sources={"mnist": digit_data.available_sources()})
 
 
 def in_columns(removed: torch.Tensor, cut: torch.Tensor) -> float:
