@@ -766,8 +766,9 @@ def test_full_the_stored_masks_give_the_stored_scores():
                     np.testing.assert_allclose(v, stored[k], rtol=0, atol=1e-6, err_msg=f"{part.RESULT}-{f} {k}")
             stored = unseen_controls.fetch("full", f, CPU).arrays  # the blind Y1 mask's controls
             again = unseen_controls.rescored(s, b, a, unseen.fetch("full", f, CPU).arrays, stored, f)
-            for k, v in again.items():
-                np.testing.assert_allclose(v, stored[k], rtol=0, atol=1e-6, err_msg=f"unseen-controls-{f} {k}")
+            for k, v in again.items():  # "reliance" grows to 1e10 on some networks: there float32 sums
+                # in another order (another make of CPU) differ in the 7th digit, so relative there
+                np.testing.assert_allclose(v, stored[k], rtol=1e-6, atol=1e-6, err_msg=f"unseen-controls-{f} {k}")
 
 
 def test_built_at_matched_density_without_a_failing_network_is_undecided(smoke, tmp_path):

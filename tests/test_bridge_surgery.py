@@ -471,3 +471,35 @@ def test_the_stored_rule_2_with_the_cut_removes_the_cut_and_rule_2s_weights_outs
     beyond = cc.beyond_cut(a)
     assert np.allclose(beyond, outside + excl.sum(1) - excl[:, dense], atol=2), (beyond, outside)
     assert (beyond > 0).all() and (a["in_right"] > 0.5).all()
+
+
+def test_the_cuts_block_moves_one_column_at_a_time_and_the_claim_reads_offsets_14_and_13():
+    from modlib import claims as registry
+    from modlib import stats
+    from modlib.bridge import cut_controls as cc
+    from modlib.bridge import digit_cut
+
+    net = rn.digit_cnn()
+    blocks = [cc.block_cut(net, o)[digit_cut.DENSE].reshape(64, *cc.FEATURES)[0, 0, 0] for o in cc.OFFSETS]
+    assert [torch.nonzero(b).flatten().tolist() for b in blocks] == [list(range(o, o + 11)) for o in cc.OFFSETS]
+    assert torch.equal(cc.block_cut(net, 14)[digit_cut.DENSE], digit_cut.dense_cut(net)[digit_cut.DENSE])
+    assert torch.equal(cc.block_cut(net, 0)[digit_cut.DENSE], cc.left_cut(net)[digit_cut.DENSE])
+    n, offsets = 10, np.array(cc.OFFSETS)
+    shifted = {"seed": np.arange(n), "offsets": offsets}
+    for k in bd.SETS:
+        shifted[f"full_{k}"] = np.full(n, 0.70, dtype=np.float32) + np.arange(n, dtype=np.float32) * 0.002
+        shifted[f"block_{k}"] = (np.where(offsets == 14, 0.9, 0.5)[None] + 0.003 * np.arange(n)[:, None]
+                                 * (offsets[None] % 3)).astype(np.float32)  # [C, O], a little spread
+    shifted["full_train"] = shifted["full_held_out"] + 0.27  # trained: 0.97
+    with registry.apart() as decided:
+        found = findings.shifted_claims(shifted)
+    assert [c.name for c in found] == ["cut-dense-vs-shifted-mnist"]
+    assert decided["bridge/cut-dense-vs-shifted-mnist"].outcome == stats.REPRODUCED
+    shifted = {**shifted, **{f"block_{k}": shifted[f"block_{k}"][:, ::-1].copy() for k in bd.SETS}}  # 13 and 14
+    shifted["block_held_out"][:, 13] += 0.4  # the block one column left repairs as much as the cut
+    with registry.apart() as decided:
+        findings.shifted_claims(shifted)
+    assert decided["bridge/cut-dense-vs-shifted-mnist"].outcome != stats.REPRODUCED
+    table = findings.shifted_table(shifted)
+    assert list(table["right-only"]) == [0] * 4 + list(range(1, 12)) and table["reading both"].max() == 3
+    assert list(table["columns zeroed"])[13] == "13-23"

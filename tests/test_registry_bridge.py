@@ -32,7 +32,8 @@ def printed():
     names += [bd.RESULT] + brs.result_names(brs.settings("full"))
     names += [f"{part.RESULT}-{f}" for part in (unseen, matched, unseen_controls) for f in b.formulations]
     names += digit_surgery.names("full") + surgery_fresh.names("full") + [digit_cut.RESULT, digit_cut.RANDOM]
-    names += surgery_target.names("full") + [cut_controls.LEFT] + cut_controls.combined_names("full")
+    names += surgery_target.names("full") + [cut_controls.LEFT, cut_controls.SHIFTED]
+    names += cut_controls.combined_names("full")
     if not all((ROOT / "notebooks" / "results" / "full" / CHAPTER / f"{n}.json").exists() for n in names):
         pytest.skip("chapter 7's full results are not all stored")
     claims.forget(CHAPTER)
@@ -63,6 +64,7 @@ def printed():
                                         fresh_cut)  # rule 2 with masks for other targets
         cut = digit_cut.fetch("full", CPU).arrays
         found += findings.left_claims(cut_controls.fetch_left("full", CPU).arrays, cut)  # the cut's controls
+        found += findings.shifted_claims(cut_controls.fetch_shifted("full", CPU).arrays)
         found += findings.combined_claims(digit_surgery.stacked([r.arrays for r in cut_controls.run_combined("full", CPU)]),
                                           fresh_cut, cut)
     found += [c for cs in findings.all_sprite_claims(sa).values() for c in cs]

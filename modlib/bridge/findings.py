@@ -498,6 +498,8 @@ CUT_ROWS = {"cut-dense": "(no mask) zeroing the dense weights that read only the
             "excl-vs-cut": "(rule 2) ... more than the dense cut that needs no mask",
             "cut-dense-vs-left": "(no mask) zeroing the right-only dense weights scores above zeroing as many "
                                  "left-only ones",
+            "cut-dense-vs-shifted": "(no mask) zeroing the right-only dense weights scores above the same block "
+                                    "moved one column left",
             "excl-cut-vs-cut": "(rule 2 with the cut) rule 2's removal and the dense cut together repair more than "
                                "the cut alone",
             "excl-cut-vs-random-cut": "... and more than the cut with random \"use X2\" masks, same counts, in "
@@ -597,6 +599,8 @@ MEANS = {"inside": ("a subnetwork inside gets the held-out cell right", "no such
                          "the cut that needs no mask repairs as much"),
          "cut-dense-vs-left": ("where the cut falls matters: its mirror image on the left does not repair",
                                "its mirror image scores as well"),
+         "cut-dense-vs-shifted": ("the repair needs every column that reads only the right-hand digit",
+                                  "one right-only column left in place does not spoil the repair"),
          "excl-cut-vs-cut": ("for the mask: it finds weights the cut leaves that still carry the shortcut",
                              "the mask adds nothing the cut does not already do"),
          "excl-cut-vs-random-cut": ("for the mask: with the cut, its choice beats random masks",
@@ -1747,6 +1751,58 @@ def left_claims(left: dict, cut: dict) -> list[stats.Claim]:
                                   f"14-24 of 25) scores above zeroing as many from the left-only columns (0-10; that "
                                   f"cut alone changes the score by {alone:+.0f} points): "
                                   f"{e.text(margin=registry.get(key).margin)}.")]
+
+
+def shifted_claims(shifted: dict) -> list[stats.Claim]:
+    """The dense cut against its block moved one column left, both on the same CNNs
+    (:mod:`modlib.bridge.cut_controls`; ``shifted`` the arrays of ``cut-mnist-shifted``, its blocks'
+    scores ``block_<set> [C, O]`` at the offsets ``offsets [O]``), over its failing CNNs, by
+    :func:`both`, paired by seed."""
+    from modlib.resists_at_scale.findings import TRAINED as CH3_TRAINED
+
+    f = digit_failing(shifted)
+    trained = float(np.median(shifted["full_train"])) >= CH3_TRAINED
+    where = f"chapter 3's setting-A CNNs (seeds {_seeds_text(shifted['seed'])}), the {int(f.sum())} of {f.size} that fail"
+    key = f"{CHAPTER}/cut-dense-vs-shifted-mnist"
+    cut, moved = (block_arm(shifted, o) for o in (14, 13))
+    e = stats.paired(both(cut, "block")[f], both(moved, "block")[f])
+    v = registry.decide(key, e, trained=trained)
+    alone = 100 * float((both(moved, "block") - both(shifted, "full"))[f].mean()) if f.any() else float("nan")
+    return [registry.statement(v, f"In {where}, each trained again, zeroing the right-only dense weights (columns "
+                                  f"14-24 of 25) scores above zeroing the same block moved one column left (columns "
+                                  f"13-23; that cut alone changes the score by {alone:+.0f} points): "
+                                  f"{e.text(margin=registry.get(key).margin)}.")]
+
+
+def shifted_table(shifted: dict):
+    """The cut's block at every offset (``cut-mnist-shifted``'s arrays) as a ``pandas.DataFrame``, a row
+    per offset: the columns it zeroes, how many of them read only the right-hand digit and how many
+    read both halves, and over the failing CNNs the median held-out and training accuracy and the
+    mean change of the score (:func:`both`) from the full CNN, in points."""
+    import pandas as pd
+
+    from modlib.bridge import digit_cut
+
+    f = digit_failing(shifted)
+    right = set(digit_cut.right_columns())
+    left = {24 - q for q in right}  # the mirror's: the columns that read only the left-hand digit
+    rows = []
+    for o in np.asarray(shifted["offsets"]):
+        cols = set(range(int(o), int(o) + 11))
+        a = block_arm(shifted, int(o))
+        rows.append([f"{o}-{o + 10}", len(cols & right), len(cols - right - left),
+                     f"{np.median(a['block_held_out'][f]):.0%}", f"{np.median(a['block_train'][f]):.0%}",
+                     f"{100 * float((both(a, 'block') - both(a, 'full'))[f].mean()):+.0f}"])
+    return pd.DataFrame(rows, columns=["columns zeroed", "right-only", "reading both", "held-out",
+                                       "training", "score change (points)"])
+
+
+def block_arm(shifted: dict, first: int) -> dict:
+    """``cut-mnist-shifted``'s scores with the block at offset ``first`` as the arm ``block``:
+    ``{"block_<set>": [C]}`` for every set, beside the full CNN's ``full_<set>`` (``[C]``)."""
+    i = int(np.flatnonzero(np.asarray(shifted["offsets"]) == first)[0])
+    return {**{k: v for k, v in shifted.items() if k.startswith("full_")},
+            **{f"block_{k}": shifted[f"block_{k}"][:, i] for k in SETS_COMPARED}}
 
 
 def _points(v: float) -> str:

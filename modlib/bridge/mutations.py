@@ -175,7 +175,7 @@ def stored() -> dict[str, dict] | None:
     ``rule2-random-b``, the same four ``...-fresh``, ``unseen-<f>``, ``matched-<f>``, ``unseen-controls-<f>``,
     ``mnist-a``, ``sprites-monolithic``,
     ``sprites-compositional``, ``surgery-mnist-seed<k>``, ``surgery-mnist-fresh-seed<k>``, ``cut-mnist``, ``cut-mnist-random``,
-    ``surgery-target-mnist-seed<k>``, ``cut-mnist-left``, ``surgery-cut-mnist-seed<k>``), or None
+    ``surgery-target-mnist-seed<k>``, ``cut-mnist-left``, ``cut-mnist-shifted``, ``surgery-cut-mnist-seed<k>``), or None
     where any is missing."""
     names = [n for b in toy_settings() for n in br.result_names(b)
              + [f"{br.RANDOM_X2}-{f}{br.suffix(b)}" for f in b.formulations]]
@@ -183,7 +183,7 @@ def stored() -> dict[str, dict] | None:
               for f in br.settings("full").formulations]
     names += [digits.RESULT] + sprites.result_names(sprites.settings("full")) + digit_surgery.names("full")
     names += surgery_fresh.fresh_names("full") + [digit_cut.RESULT, digit_cut.RANDOM] + surgery_target.names("full")
-    names += [cut_controls.LEFT] + cut_controls.combined_names("full")
+    names += [cut_controls.LEFT, cut_controls.SHIFTED] + cut_controls.combined_names("full")
     if not all((FULL / f"{n}.json").exists() for n in names):
         return None
     return {n: results.read(FULL / f"{n}.json").arrays for n in names}
@@ -267,6 +267,7 @@ def decide(mutation: str | None):
         target = {**target, **{f"ablated_excl_{k}": surgery[f"ablated_excl_{k}"] for k in digits.SETS}}
     findings.target_claims(target, surgery)
     findings.left_claims(arrays[cut_controls.LEFT], arrays[digit_cut.RESULT])  # the cut's mirror image
+    findings.shifted_claims(arrays[cut_controls.SHIFTED])  # ... and its block moved one column
     combined = digit_surgery.stacked([arrays[n] for n in cut_controls.combined_names("full")])  # rule 2 with the cut
     if mutation == "random mask as dense":  # its "use X2" mask replaced, as in the fresh surgery above
         combined = {**combined, **{f"excl_cut_{k}": combined[f"random_x2_cut_{k}"] for k in digits.SETS},
