@@ -602,9 +602,9 @@ MEANS = {"inside": ("a subnetwork inside gets the held-out cell right", "no such
          "cut-dense-vs-shifted": ("the repair needs every column that reads only the right-hand digit",
                                   "one right-only column left in place does not spoil the repair"),
          "excl-cut-vs-cut": ("for the mask: it finds weights the cut leaves that still carry the shortcut",
-                             "the mask adds nothing the cut does not already do"),
+                             "the few weights rule 2 adds to the cut make no measurable difference"),
          "excl-cut-vs-random-cut": ("for the mask: with the cut, its choice beats random masks",
-                                    "with the cut, random masks in its place do as well"),
+                                    "with the cut, random masks in its place (removing more) do as well"),
          "kept-x2-predicts": ("the \"use X2\" mask's kept share predicts which networks generalize",
                               f"not at the registered size: the whole interval lies below {RHO:g}")}
 # a "does not hold" whose whole interval lies on the other side of 0 (:func:`opposite`), where "no
