@@ -82,14 +82,8 @@ def compute_left(s: networks.ResistSettings, d: digits.DigitSettings, cnns: list
 
 def fetch_left(profile: str, device: torch.device) -> results.Result:
     """Load (or compute and store) ``cut-mnist-left`` at ``profile`` (the CNNs of ``cut-mnist``)."""
-    if profile not in PROFILES:
-        raise ValueError(f"profile={profile!r} computes no left-only cut; choose from {', '.join(PROFILES)}")
-    d = digits.settings(profile)
-    s = digits.chapter3_settings(profile, d)
-    cnns = digit_cut.seeds(profile)
-    cfg = {**digits.config(s, d), "cnns": cnns, "columns": sorted(24 - q for q in digit_cut.right_columns())}
-    return results.fetch(CHAPTER, LEFT, cfg, lambda: compute_left(s, d, cnns, device), profile=profile,
-                         device=describe(device), code=compute_left, sources={"mnist": digit_data.available_sources()})
+    columns = sorted(24 - q for q in digit_cut.right_columns())
+    return digit_cut.fetch_over_cnns(profile, LEFT, compute_left, {"columns": columns}, device)
 
 
 SHIFTED = "cut-mnist-shifted"  # the cut's block of 11 columns at every offset, every CNN of cut-mnist
@@ -129,15 +123,7 @@ def compute_shifted(s: networks.ResistSettings, d: digits.DigitSettings, cnns: l
 
 def fetch_shifted(profile: str, device: torch.device) -> results.Result:
     """Load (or compute and store) ``cut-mnist-shifted`` at ``profile`` (the CNNs of ``cut-mnist``)."""
-    if profile not in PROFILES:
-        raise ValueError(f"profile={profile!r} computes no shifted cut; choose from {', '.join(PROFILES)}")
-    d = digits.settings(profile)
-    s = digits.chapter3_settings(profile, d)
-    cnns = digit_cut.seeds(profile)
-    cfg = {**digits.config(s, d), "cnns": cnns, "offsets": list(OFFSETS)}
-    return results.fetch(CHAPTER, SHIFTED, cfg, lambda: compute_shifted(s, d, cnns, device), profile=profile,
-                         device=describe(device), code=compute_shifted,
-                         sources={"mnist": digit_data.available_sources()})
+    return digit_cut.fetch_over_cnns(profile, SHIFTED, compute_shifted, {"offsets": list(OFFSETS)}, device)
 
 
 def in_columns(removed: torch.Tensor, cut: torch.Tensor) -> float:

@@ -101,12 +101,13 @@ def compute(s: networks.ResistSettings, d: digits.DigitSettings, cnns: list[int]
 
 def fetch(profile: str, device: torch.device) -> results.Result:
     """Load (or compute and store) ``cut-mnist`` at ``profile``."""
-    return _fetch(profile, RESULT, compute, {"columns": right_columns(), "half": HALF}, device)
+    return fetch_over_cnns(profile, RESULT, compute, {"columns": right_columns(), "half": HALF}, device)
 
 
-def _fetch(profile: str, name: str, code, extra: dict, device: torch.device) -> results.Result:
+def fetch_over_cnns(profile: str, name: str, code, extra: dict, device: torch.device) -> results.Result:
     """Load (or compute with ``code(s, d, cnns, device)`` and store) the result ``name`` over the CNNs
-    of :func:`seeds`, its config experiment 1's with the CNNs and ``extra``."""
+    of :func:`seeds`, its config experiment 1's with the CNNs and ``extra``: every result that cuts
+    all the CNNs (here, and :mod:`modlib.bridge.cut_controls`)."""
     if profile not in PROFILES:
         raise ValueError(f"profile={profile!r} computes no cut; choose from {', '.join(PROFILES)}")
     d = digits.settings(profile)
@@ -170,4 +171,4 @@ def compute_random(s: networks.ResistSettings, d: digits.DigitSettings, cnns: li
 
 def fetch_random(profile: str, device: torch.device) -> results.Result:
     """Load (or compute and store) ``cut-mnist-random`` at ``profile``."""
-    return _fetch(profile, RANDOM, compute_random, {"draws": DRAWS, "key": KEY}, device)
+    return fetch_over_cnns(profile, RANDOM, compute_random, {"draws": DRAWS, "key": KEY}, device)
