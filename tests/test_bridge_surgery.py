@@ -14,6 +14,7 @@ from modlib import jobs, results
 from modlib.bridge import digit_surgery as ds
 from modlib.bridge import digits as bd
 from modlib.bridge import findings
+from modlib.bridge.mutations import one_thread
 from modlib.resists_at_scale import networks as rn
 
 CPU = torch.device("cpu")
@@ -23,14 +24,8 @@ FULL = Path(__file__).resolve().parents[1] / "notebooks" / "results" / "full" / 
 @pytest.fixture(scope="module")
 def smoke(tmp_path_factory):
     """Experiment 1 and the surgery at smoke, into a store of the test's own (one thread)."""
-    store = tmp_path_factory.mktemp("store")
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        with jobs.store_at(store):
-            return bd.fetch("smoke", CPU), ds.run("smoke", CPU)
-    finally:
-        torch.set_num_threads(threads)
+    with one_thread(), jobs.store_at(tmp_path_factory.mktemp("store")):
+        return bd.fetch("smoke", CPU), ds.run("smoke", CPU)
 
 
 def test_the_masks_pairs_are_experiment_ones_with_their_right_labels():
@@ -299,14 +294,9 @@ def test_the_target_masks_labels_and_their_cnns_are_the_fresh_surgerys(tmp_path)
     assert st.names("default") == [] and st.names("full") == [f"surgery-target-mnist-seed{k}" for k in range(5, 10)]
     with pytest.raises(ValueError, match="the fresh CNNs at 'full' are"):
         st.fetch("full", 2, CPU)
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        with jobs.store_at(tmp_path):
-            target = ds.stacked([r.arrays for r in st.run("smoke", CPU)])
-            fresh = ds.stacked([r.arrays for r in sf.run("smoke", CPU)[1]])
-    finally:
-        torch.set_num_threads(threads)
+    with one_thread(), jobs.store_at(tmp_path):
+        target = ds.stacked([r.arrays for r in st.run("smoke", CPU)])
+        fresh = ds.stacked([r.arrays for r in sf.run("smoke", CPU)[1]])
     for arm in ("full", "ablated_excl"):
         for k in bd.SETS:
             assert np.array_equal(target[f"{arm}_{k}"], fresh[f"{arm}_{k}"]), (arm, k)
@@ -434,15 +424,10 @@ def test_rule_2_with_the_cut_reads_the_fresh_surgerys_cnns_masks_and_cut(tmp_pat
         cc.fetch_combined("full", 2, CPU)
     with pytest.raises(ValueError, match="choose from smoke, full"):
         cc.fetch_left("default", CPU)
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        with jobs.store_at(tmp_path):
-            combined = ds.stacked([r.arrays for r in cc.run_combined("smoke", CPU)])
-            fresh = ds.stacked([r.arrays for r in sf.run("smoke", CPU)[1]])
-            cut, left = digit_cut.fetch("smoke", CPU).arrays, cc.fetch_left("smoke", CPU).arrays
-    finally:
-        torch.set_num_threads(threads)
+    with one_thread(), jobs.store_at(tmp_path):
+        combined = ds.stacked([r.arrays for r in cc.run_combined("smoke", CPU)])
+        fresh = ds.stacked([r.arrays for r in sf.run("smoke", CPU)[1]])
+        cut, left = digit_cut.fetch("smoke", CPU).arrays, cc.fetch_left("smoke", CPU).arrays
     n = len(combined["full_held_out"])
     for k in bd.SETS:
         for arm in ("full", "ablated_excl"):

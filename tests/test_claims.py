@@ -1751,21 +1751,30 @@ def _swapped(df, prefix: str, other: str = "scratch") -> dict:
                                         prefix=prefix, seeds=5, other=other)
 
 
+def _at_the_share(df, sub: str, other: str = "scratch"):
+    """``(other's rows, pretrained rows)`` of ``df`` (:func:`pc_findings.lam_density`) for the
+    subroutine ``sub``, the base models with a mask only, checked to lie at the common share (each
+    arm's median within lam_matched.MATCHED of it)."""
+    from modlib.pretraining_consistency import lam_matched
+
+    g = df[df["subroutine"] == sub]
+    s, p = (g[(g["init"] == init) & g["kept"].notna()] for init in (other, "pretrained"))
+    assert pc_findings.lam_check(s, p) <= lam_matched.MATCHED, (s["kept"], p["kept"])
+    return s, p
+
+
 def test_pretraining_language_arms_at_the_common_share(pretraining_lam, pretraining_found):
     # the page (issue 53, registered before the masks were trained): every BERT of both arms trained
     # again and its masks searched to the scratch arm's median kept share; both arms' medians lie
     # within 1.5 of it, removing a pretrained subnetwork takes its own subroutine down in every base
     # model, and the larger effect is reproduced for subject and verb; swapping the arms moves it
-    from modlib.pretraining_consistency import lam_matched
 
     bert = {n: r for n, r in pretraining_lam.items() if r.metrics["rule"] == "sv-plural"}
     if len(bert) < 2 * pc.settings("full").seeds:
         pytest.skip("the language rule's results at the common share are not all stored")
     df = pc_findings.lam_density(bert)
     for sub in ("subject", "verb"):
-        g = df[df["subroutine"] == sub]
-        s, p = g[(g["init"] == "scratch") & g["kept"].notna()], g[(g["init"] == "pretrained") & g["kept"].notna()]
-        assert pc_findings.lam_check(s, p) <= lam_matched.MATCHED, (s["kept"], p["kept"])
+        s, p = _at_the_share(df, sub)
         assert len(p) == 5 and (p["effect"] >= pc_findings.MARGIN).all() and (p["other"] > 0.95).all(), p
         assert _claim(pretraining_found, f"sv-plural/{sub}/lam_effect").outcome == stats.REPRODUCED
         assert _claim(pretraining_found, f"sv-plural/{sub}/lam_specific").outcome == stats.REPRODUCED
@@ -1784,7 +1793,7 @@ def test_pretraining_language_with_a_pretraining_run_per_base_model(pretraining_
     # the common share, and the larger effect and the more specific subnetworks are reproduced for
     # subject and verb as with one run; the count of modular base models for the verb only; neither
     # spread can be decided (the subject's, decided with one run, is no longer); swapping the arms moves it
-    from modlib.pretraining_consistency import lam_matched, own_runs
+    from modlib.pretraining_consistency import own_runs
 
     own, made = pretraining_own
     bert = {n: r for n, r in own.items() if r.metrics["rule"] == "sv-plural"}
@@ -1797,9 +1806,7 @@ def test_pretraining_language_with_a_pretraining_run_per_base_model(pretraining_
     df = pc_findings.lam_density(own_runs.arm(lam, bert))
     assert sorted(df[df["init"] == "pretrained"]["seed"].unique()) == list(range(pc.settings("full").seeds))
     for sub in ("subject", "verb"):
-        g = df[df["subroutine"] == sub]
-        s, p = g[(g["init"] == "scratch") & g["kept"].notna()], g[(g["init"] == "pretrained") & g["kept"].notna()]
-        assert pc_findings.lam_check(s, p) <= lam_matched.MATCHED, (s["kept"], p["kept"])
+        s, p = _at_the_share(df, sub)
         assert (p["effect"] >= pc_findings.MARGIN).all(), p
         assert _claim(pretraining_found, f"sv-plural/{sub}/own_effect").outcome == stats.REPRODUCED
         assert _claim(pretraining_found, f"sv-plural/{sub}/own_specific").outcome == stats.REPRODUCED
@@ -1816,7 +1823,7 @@ def test_pretraining_language_against_a_shared_random_start(pretraining_lam, pre
     # pretrained arm (one run) has the larger effect, the more specific subnetworks and more modular base
     # models against them, for subject and verb; the spread cannot be compared (their effects are too
     # small); swapping the arms moves the effect
-    from modlib.pretraining_consistency import lam_matched, shared_start
+    from modlib.pretraining_consistency import shared_start
 
     if len(pretraining_shared) < len(shared_start.names("full")):
         pytest.skip("the base models from a shared random start are not all stored")
@@ -1824,9 +1831,8 @@ def test_pretraining_language_against_a_shared_random_start(pretraining_lam, pre
     lam = {n: r for n, r in pretraining_lam.items() if r.metrics["rule"] == "sv-plural"}
     df = pc_findings.lam_density(shared_start.arm(lam, pretraining_shared))
     for sub in ("subject", "verb"):
-        g = df[df["subroutine"] == sub]
-        s, p = (g[(g["init"] == init) & g["kept"].notna()] for init in (shared_start.INIT, "pretrained"))
-        assert len(s) == len(p) == 5 and pc_findings.lam_check(s, p) <= lam_matched.MATCHED, (s["kept"], p["kept"])
+        s, p = _at_the_share(df, sub, shared_start.INIT)
+        assert len(s) == len(p) == 5, (s["kept"], p["kept"])
         assert s["effect"].mean() < pc_findings.MARGIN <= p["effect"].min(), (s["effect"], p["effect"])
         for what in ("effect", "specific", "consistency"):
             assert _claim(pretraining_found, f"sv-plural/{sub}/shared_{what}").outcome == stats.HOLDS

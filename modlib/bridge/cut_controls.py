@@ -1,26 +1,24 @@
-"""Chapter 7: two controls of the CNNs' cut that needs no mask (issue 53; notebooks/bridge.ipynb,
-section "The cut that needs no mask").
+"""Chapter 7: controls of the CNNs' cut that needs no mask (issue 53; notebooks/bridge.ipynb, section
+"Controls of the cut").
 
 :mod:`modlib.bridge.digit_cut` zeroes the dense layer's weights from the feature columns that read
 only the right-hand digit, and that repairs the CNNs (more than rule 2 of the surgery, and more than
-as many random dense weights). Two questions are left:
+as many random dense weights). Three questions are left:
 
 - **the left-only cut** (``cut-mnist-left``, every CNN of the cut, each trained again and cut both
-  ways): the same cut's mirror image, the dense weights from the columns that read only the *left*-hand digit
-  (columns 0-10 of 25 against 14-24: as many weights, the same shape, the other side). Where the
-  cut falls was tested against random places; this tests it against the one other place a cut of
-  that shape can fall;
+  ways): the same cut's mirror image, the dense weights from the columns that read only the
+  *left*-hand digit (columns 0-10 of 25 against 14-24: as many weights, the same shape, the other
+  side);
+- **the block at every offset** (``cut-mnist-shifted``, every CNN of the cut, each trained again):
+  the cut's block of 11 columns moved one column at a time from the left edge (the mirror) to the
+  right (the cut), so that the blocks that take in the three columns reading both halves, and those
+  that leave a right-only column in place, are scored too;
 - **rule 2 with the cut** (``surgery-cut-mnist-seed<k>``, one per fresh CNN of
   :mod:`modlib.bridge.surgery_fresh`, each trained again with its two masks, as that surgery trains
   them): the dense cut and rule 2's removal together, against the cut alone: whether the mask finds
   anything the cut leaves. Beside it, the same with rule 2's "use X2" mask replaced by random masks
   of its counts per tensor (the draws of :func:`modlib.bridge.digit_surgery.measure`), and where
   rule 2's dense-layer removal falls: its share in the right-only columns.
-
-- **the block at every offset** (``cut-mnist-shifted``, every CNN of the cut, each trained again):
-  the cut's block of 11 columns moved one column at a time from the left edge (the mirror) to the
-  right (the cut), so that the blocks that take in the three columns reading both halves, and those
-  that leave a right-only column in place, are scored too.
 
 Computed at ``smoke`` (the tests) and ``full``; a CNN with its masks takes about five minutes of one
 core at ``full``.
@@ -195,6 +193,11 @@ def fetch_combined(profile: str, seed: int, device: torch.device) -> results.Res
                          sources={"mnist": digit_data.available_sources()})
 
 
+def cut_share() -> float:
+    """The share of the dense layer's weights the cut zeroes: its columns' share of the feature map's."""
+    return len(digit_cut.right_columns()) / FEATURES[2]
+
+
 def layer_sizes() -> np.ndarray:
     """``[L]``: the sizes of the CNN's masked weight tensors, :data:`modlib.bridge.digits.LAYERS` in order."""
     return np.array([p.numel() for k, p in networks.digit_cnn().named_parameters() if k in digits.LAYERS])
@@ -210,9 +213,7 @@ def beyond_cut(arrays: dict) -> np.ndarray:
 
 def combined_names(profile: str) -> list[str]:
     """The rule-2-with-the-cut results at ``profile``: one per fresh CNN (none outside :data:`PROFILES`)."""
-    if profile not in PROFILES:
-        return []
-    return [f"{COMBINED}-seed{k}" for k in surgery_fresh.fresh_seeds(profile)]
+    return surgery_fresh.names_on_fresh(COMBINED, profile)
 
 
 def run_combined(profile: str, device: torch.device) -> list[results.Result]:

@@ -36,6 +36,7 @@ import numpy as np
 
 from modlib import claims as registry
 from modlib import stats
+from modlib.bridge.digits import SETS as DIGIT_SETS
 from modlib.bridge.experiment import FRESH
 from modlib.redundant_input_toy.experiment import GENERALIZES
 
@@ -1704,7 +1705,7 @@ def target_claims(target: dict, fresh: dict) -> list[stats.Claim]:
     surgery's own (``fresh``: its stacked arrays; the full and rule-2 scores equal)."""
     f = digit_failing(target)
     trained, fits, kept_ok, _ = surgery_gates(target)
-    keys = [f"{arm}_{k}" for arm in ("full", "ablated_excl") for k in ("held_out", "train", "unconfounded", "swapped")]
+    keys = [f"{arm}_{k}" for arm in ("full", "ablated_excl") for k in DIGIT_SETS]
     same = all(np.array_equal(target[k], fresh[k]) for k in keys)
     where = f"fresh CNNs of chapter 3's setting-A recipe, the {int(f.sum())} of {f.size} that fail"
     out = []
@@ -1763,8 +1764,11 @@ def shifted_claims(shifted: dict) -> list[stats.Claim]:
     f = digit_failing(shifted)
     trained = float(np.median(shifted["full_train"])) >= CH3_TRAINED
     where = f"chapter 3's setting-A CNNs (seeds {_seeds_text(shifted['seed'])}), the {int(f.sum())} of {f.size} that fail"
+    from modlib.bridge import digit_cut
+
     key = f"{CHAPTER}/cut-dense-vs-shifted-mnist"
-    cut, moved = (block_arm(shifted, o) for o in (14, 13))
+    first = digit_cut.right_columns()[0]  # the cut's block starts there; the claim's, one column left
+    cut, moved = (block_arm(shifted, o) for o in (first, first - 1))
     e = stats.paired(both(cut, "block")[f], both(moved, "block")[f])
     v = registry.decide(key, e, trained=trained)
     alone = 100 * float((both(moved, "block") - both(shifted, "full"))[f].mean()) if f.any() else float("nan")
@@ -1785,12 +1789,13 @@ def shifted_table(shifted: dict):
 
     f = digit_failing(shifted)
     right = set(digit_cut.right_columns())
-    left = {24 - q for q in right}  # the mirror's: the columns that read only the left-hand digit
+    last, width = max(right), len(right)
+    left = {last - q for q in right}  # the mirror's: the columns that read only the left-hand digit
     rows = []
     for o in np.asarray(shifted["offsets"]):
-        cols = set(range(int(o), int(o) + 11))
+        cols = set(range(int(o), int(o) + width))
         a = block_arm(shifted, int(o))
-        rows.append([f"{o}-{o + 10}", len(cols & right), len(cols - right - left),
+        rows.append([f"{o}-{o + width - 1}", len(cols & right), len(cols - right - left),
                      f"{np.median(a['block_held_out'][f]):.0%}", f"{np.median(a['block_train'][f]):.0%}",
                      f"{100 * float((both(a, 'block') - both(a, 'full'))[f].mean()):+.0f}"])
     return pd.DataFrame(rows, columns=["columns zeroed", "right-only", "reading both", "held-out",
@@ -1802,7 +1807,7 @@ def block_arm(shifted: dict, first: int) -> dict:
     ``{"block_<set>": [C]}`` for every set, beside the full CNN's ``full_<set>`` (``[C]``)."""
     i = int(np.flatnonzero(np.asarray(shifted["offsets"]) == first)[0])
     return {**{k: v for k, v in shifted.items() if k.startswith("full_")},
-            **{f"block_{k}": shifted[f"block_{k}"][:, i] for k in SETS_COMPARED}}
+            **{f"block_{k}": shifted[f"block_{k}"][:, i] for k in DIGIT_SETS}}
 
 
 def _points(v: float) -> str:
@@ -1812,15 +1817,12 @@ def _points(v: float) -> str:
 
 def combined_gaps(combined: dict, fresh: dict, cut: dict) -> dict[str, float]:
     """How far rule 2 with the cut's CNNs, trained again, are from the stored ones: the largest
-    difference over the fresh CNNs and the sets of :data:`SETS_COMPARED` of the full CNNs' scores
+    difference over the fresh CNNs and the sets of :data:`DIGIT_SETS` of the full CNNs' scores
     (against ``fresh``, the fresh surgery's stacked arrays), rule 2's (the same) and the dense cut's
     (against ``cut``, ``cut-mnist``'s arrays, whose last CNNs are the fresh ones); 0 where bit for bit."""
     n = len(combined["full_held_out"])
-    return {arm: float(max(np.abs(combined[f"{arm}_{k}"] - (stored[f"{arm}_{k}"][-n:])).max() for k in SETS_COMPARED))
+    return {arm: float(max(np.abs(combined[f"{arm}_{k}"] - (stored[f"{arm}_{k}"][-n:])).max() for k in DIGIT_SETS))
             for arm, stored in (("full", fresh), ("ablated_excl", fresh), ("cut_dense", cut))}
-
-
-SETS_COMPARED = ("held_out", "train", "unconfounded", "swapped")  # the CNNs' evaluation sets (digits.SETS)
 
 
 def combined_claims(combined: dict, fresh: dict, cut: dict) -> list[stats.Claim]:
@@ -1831,7 +1833,7 @@ def combined_claims(combined: dict, fresh: dict, cut: dict) -> list[stats.Claim]
     rule 2. As registered, undecided unless the CNNs, rule 2 and the cut score exactly as the stored
     ones (``fresh``: the fresh surgery's stacked arrays; ``cut``: ``cut-mnist``'s); amended, the
     differences (:func:`combined_gaps`) are reported, and the page prints both verdicts."""
-    from modlib.bridge import cut_controls, digit_cut
+    from modlib.bridge import cut_controls
 
     f = digit_failing(combined)
     trained, fits, kept_ok, words = surgery_gates(combined)
@@ -1844,7 +1846,6 @@ def combined_claims(combined: dict, fresh: dict, cut: dict) -> list[stats.Claim]
     short = [m for m in ("y1", "x2") if fits[m] < FIT]
     reason = "; ".join(f"{words[m]} at a median {_pct(fits[m])}, below the registered {_pct(FIT)}" for m in short) \
         if trained else ""
-    columns = len(digit_cut.right_columns()) / cut_controls.FEATURES[2]  # the cut's share of the dense layer
     right = float(np.nanmedian(combined["in_right"])) if np.isfinite(combined["in_right"]).any() else float("nan")
     out = []
     for kind, other, says in (("excl-cut-vs-cut", "cut_dense", "the dense cut alone"),
@@ -1859,7 +1860,7 @@ def combined_claims(combined: dict, fresh: dict, cut: dict) -> list[stats.Claim]
         out.append(registry.statement(v, (
             f"In {where}, each trained again with its masks, rule 2's removal (the \"use X2\" mask's weights "
             f"outside the Y1 mask, {_share(float(np.median(combined['kept_excl'])))} of the weights; a median "
-            f"{_pct(right)} of its dense-layer weights lie in the cut's columns, which hold {_pct(columns)} of "
+            f"{_pct(right)} of its dense-layer weights lie in the cut's columns, which hold {_pct(cut_controls.cut_share())} of "
             f"that layer) and the dense cut removed together score above {says}: "
             f"{e.text(margin=registry.get(key).margin)}.")))
     return out
@@ -1874,7 +1875,7 @@ def cut_same(cut: dict, *surgeries: dict) -> float:
     """The largest difference between the cut's full CNNs' scores and the surgeries' (``surgeries``:
     stacked arrays in the cut's seed order, concatenated): 0 where each CNN trained again is the
     surgery's own."""
-    keys = [f"full_{k}" for k in ("held_out", "train", "unconfounded", "swapped")]
+    keys = [f"full_{k}" for k in DIGIT_SETS]
     theirs = {k: np.concatenate([s[k] for s in surgeries]) for k in keys}
     n = len(theirs[keys[0]])
     return float(max(np.abs(cut[k][:n] - theirs[k]).max() for k in keys))

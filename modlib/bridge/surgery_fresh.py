@@ -151,6 +151,12 @@ def names(profile: str) -> list[str]:
     return [f"{RECIPE}-seed{k}" for k in recipe_seeds(profile)] + fresh_names(profile)
 
 
+def names_on_fresh(result: str, profile: str) -> list[str]:
+    """The stored results ``<result>-seed<k>`` at ``profile``, one per fresh CNN in seed order (none
+    outside :data:`PROFILES`): those of every result computed on each fresh CNN."""
+    return [f"{result}-seed{k}" for k in fresh_seeds(profile)] if profile in PROFILES else []
+
+
 def fresh_names(profile: str) -> list[str]:
     """The fresh CNNs' surgery results at ``profile``, in seed order."""
     return [f"{FRESH}-seed{k}" for k in fresh_seeds(profile)]

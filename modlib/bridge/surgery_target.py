@@ -111,9 +111,7 @@ def fetch(profile: str, seed: int, device: torch.device) -> results.Result:
 
 def names(profile: str) -> list[str]:
     """The stored results at ``profile``: one per fresh CNN (none outside :data:`PROFILES`)."""
-    if profile not in PROFILES:
-        return []
-    return [f"{RESULT}-seed{k}" for k in surgery_fresh.fresh_seeds(profile)]
+    return surgery_fresh.names_on_fresh(RESULT, profile)
 
 
 def run(profile: str, device: torch.device) -> list[results.Result]:
