@@ -146,6 +146,7 @@ def _resists(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
 
 
 def _masks(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
+    from modlib.weight_masks import alpha_matched as md_alpha
     from modlib.weight_masks import cnn_alpha as md_cnn_alpha
     from modlib.weight_masks import width_matched as md_width
 
@@ -160,6 +161,8 @@ def _masks(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
                 out[f"{md.CHAPTER}/{md_width.name(h, op, k)}"] = (
                     (f"{md.CHAPTER}/{md_width.wide_name(profile, k)}",),
                     lambda d, h=h, o=op, k=k: md_width.fetch(profile, h, o, k, d))
+    for k in md_alpha.seeds(profile):  # issue 52: the α curve's ends at matched density
+        out[f"{md.CHAPTER}/{md_alpha.name(k)}"] = ((), lambda d, k=k: md_alpha.fetch(profile, k, d))
     return out
 
 
