@@ -51,6 +51,7 @@ from modlib.bridge import cut_controls as br_cut_controls
 from modlib.bridge import digit_cut as br_cut
 from modlib.bridge import digit_surgery as br_surgery
 from modlib.bridge import surgery_fresh as br_surgery_fresh
+from modlib.bridge import outside_cut as br_outside_cut
 from modlib.bridge import surgery_target as br_surgery_target
 from modlib.bridge import digits as br_digits
 from modlib.bridge import experiment as br
@@ -271,6 +272,9 @@ def _bridge(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
         out.update({f"{br.CHAPTER}/{name}": (  # rule 2 with the cut
                         recipes, lambda d, k=k: br_cut_controls.fetch_combined(profile, k, d))
                     for k, name in zip(br_surgery_fresh.fresh_seeds(profile), br_cut_controls.combined_names(profile))})
+        out.update({f"{br.CHAPTER}/{name}": (  # rule 2 outside the cut, alone
+                        recipes, lambda d, k=k: br_outside_cut.fetch(profile, k, d))
+                    for k, name in zip(br_surgery_fresh.fresh_seeds(profile), br_outside_cut.names(profile))})
     out.update({f"{br.CHAPTER}/{br_sprites.PREFIX}{m}": ((), lambda d, m=m: br_sprites.fetch(profile, m, d))
                 for m in br_sprites.settings(profile).models})
     return out
