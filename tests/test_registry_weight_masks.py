@@ -10,7 +10,7 @@ import pytest
 
 from modlib import claims, stats
 from modlib import weight_masks as wm
-from modlib.weight_masks import cnn_alpha, findings, width_matched
+from modlib.weight_masks import alpha_matched, cnn_alpha, findings, width_matched
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTER = "weight_masks"
@@ -19,7 +19,7 @@ PAPER = Path("/work/shared/papers/are-neural-nets-modular-weight-masks.md")
 
 def test_the_registry_reads_and_every_claim_is_registered_as_it_stands_or_amended():
     found = claims.registry(CHAPTER)
-    assert len(found) == 27  # 25, then the two width-spares-matched claims (issue 52)
+    assert len(found) == 29  # 25, then the two width-spares-matched and the two alpha-spares-cut/grown claims (issue 52)
     assert len({c.name for c in found.values()}) == len(found), "two claims share a statement name"
     assert set(claims.snapshot(CHAPTER)) == set(found)
     assert claims.unrecorded_changes(CHAPTER) == []
@@ -109,7 +109,9 @@ def statements():
     matched = [findings.width_matched(*width_matched.points("full", h, found), f"{h[0]}×{len(h)}", "1024×2",
                                       len(width_matched.seeds("full")), cid)
                for h, cid in zip(width_matched.narrows("full"), width_matched.CLAIMS)]
-    return [*spec.values(), *reuse, *removal.values(), *added.values(), alpha, *matched]
+    tc.load(wm.CHAPTER, "alphamatched*")  # the α curve's ends at matched density (issue 52)
+    return [*spec.values(), *reuse, *removal.values(), *added.values(), alpha, *matched,
+            *alpha_matched.decided("full")]
 
 
 def test_every_verdict_on_the_stored_results_is_a_registered_claim(statements):

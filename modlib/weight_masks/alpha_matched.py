@@ -28,10 +28,10 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from modlib import masks, results
+from modlib import masks, results, stats
 from modlib.data import digits
 from modlib.runtime import describe
-from modlib.weight_masks import causes
+from modlib.weight_masks import causes, findings
 from modlib.weight_masks import experiment as ex
 from modlib.weight_masks.protocol import (CHANCE, MASKS, ablation_table, digit_loss, op_evals, random_controls,
                                           task_batches, train_mask, train_network)
@@ -148,5 +148,23 @@ def points(found: list[results.Result]) -> dict[str, list[dict]]:
     return out
 
 
+def labels(ends: tuple[float, float]) -> dict[str, str]:
+    """Each arm of :data:`ARMS` in words, for ``ends`` (weak, strong α)."""
+    weak, strong = (f"α = {a:g}" for a in ends)
+    return {"weak": f"the {weak} masks", "strong": f"the {strong} masks",
+            "weak_cut": f"the {weak} masks cut to the {strong} masks' counts",
+            "strong_grown": f"the {strong} masks grown to the {weak} masks' counts"}
+
+
+def decided(profile: str, change=dict) -> list[stats.Claim]:
+    """The claims of :data:`CLAIMS` decided on the results stored at ``profile``
+    (:func:`~modlib.weight_masks.findings.alpha_matched`), each point passed through ``change`` first
+    (a mutation's; ``dict``: as stored)."""
+    found = {arm: [change(p) for p in ps] for arm, ps in points(stored(profile)).items()}
+    return [findings.alpha_matched(found, cid, arms, labels(ENDS[profile]), len(seeds(profile)))
+            for cid, arms in CLAIMS.items()]
+
+
 __all__ = ["RESULT", "PROFILES", "ENDS", "ARMS", "CLAIMS", "name", "seeds", "top_like", "counts", "end_masks",
-           "study", "fetch", "stored", "points"]
+           "study", "fetch", "stored", "points", "labels",
+           "decided"]

@@ -1165,6 +1165,37 @@ def width_matched(narrow: list[dict], wide: list[dict], narrow_label: str, wide_
         + _raw(w, n, wide_label, narrow_label)))
 
 
+def alpha_matched(points: dict[str, list[dict]], cid: str, arms: tuple[str, str], labels: dict[str, str],
+                  seeds: int) -> stats.Claim:
+    """The α curve's ends at matched density (``alpha-spares-cut``, ``alpha-spares-grown``; issue 52):
+    sparing (:func:`sparing`) of the arm ``arms[0]`` minus ``arms[1]``, paired by network (t interval).
+    ``points``: arm -> points of :func:`modlib.weight_masks.alpha_matched.points`, one per network (the
+    arms ``weak`` and ``strong``, the masks as trained, and the two moved to the other's counts);
+    ``labels``: arm -> its words. Undecided until all ``seeds`` networks are stored, where a network
+    did not train (:data:`TRAINED`), where either end's masks as trained cannot be read
+    (:func:`_usable`) or a moved mask keeps nothing or everything in a layer (:func:`degenerate`).
+    The text gives the two arms' kept shares, how the moved mask does alone (:func:`alone`: reported,
+    not required) and the plain measure (:func:`retention`)."""
+    a, b = arms
+    moved = a if a not in ("weak", "strong") else b
+    if len(points[a]) < seeds:
+        v = _decide(cid, None, low=0.0, high=0.0, units=0,
+                    reason=f"only {len(points[a])} of {seeds} networks are stored yet")
+        return _say(v, f"At matched density, sparing of {labels[a]} minus {labels[b]}:")
+    p = {arm: stack(points[arm]) for arm in points}
+    trained = bool((p["weak"]["table"][:, 0] >= TRAINED).all())
+    controls = _usable(p["weak"]) and _usable(p["strong"]) and not degenerate(p[moved]["kept"])
+    e = stats.paired(sparing(p[a]["table"], p[a]["control"]), sparing(p[b]["table"], p[b]["control"]),
+                     unit="network")
+    v = _decide(cid, e, trained=trained, controls=controls)
+    return _say(v, (
+        f"The page's hypothesis at matched density: sparing of {labels[a]} minus {labels[b]} (kept share "
+        f"+ {_pct(p[a]['share'][:, 0])}, × {_pct(p[a]['share'][:, 1])} in both), paired by network: {e.text()}. "
+        f"Alone, the worse of {labels[moved]} keeps {mean_pm(alone(p[moved]['table']))} of its own operation "
+        f"(the masks as trained: {mean_pm(alone(p['weak']['table']))} at the weak α, "
+        f"{mean_pm(alone(p['strong']['table']))} at the strong one). " + _raw(p[a], p[b], labels[a], labels[b])))
+
+
 def near_density(widths: dict, alphas: dict, hidden: tuple, factor: float = 1.5) -> str:
     """Width read at about matched density, after the fact (issue 52's review), from points already
     stored: for each width-curve network narrower than ``hidden`` (``widths``: shape -> :func:`stack`'d
