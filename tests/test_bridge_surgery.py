@@ -54,13 +54,13 @@ def test_the_surgery_reads_experiment_ones_cnn_and_y1_mask(smoke):
 def test_no_surgery_at_default_and_one_result_per_cnn_at_full():
     assert ds.names("default") == []
     assert ds.names("full") == [f"surgery-mnist-seed{k}" for k in range(bd.settings("full").seeds)]
-    from modlib.bridge import cut_controls, surgery_fresh, surgery_target
+    from modlib.bridge import cut_controls, outside_cut, surgery_fresh, surgery_target
 
     # experiment 1's CNNs, then the recipe CNNs and the fresh ones (issue 53), rule 2 with other targets on
-    # the fresh ones, and the cut on all of them
+    # the fresh ones, the cut on all of them, and rule 2 with the cut and outside it on the fresh ones
     expected = (ds.names("full") + surgery_fresh.names("full") + surgery_target.names("full")
                 + ["cut-mnist", "cut-mnist-random", "cut-mnist-left", "cut-mnist-shifted"]
-                + cut_controls.combined_names("full"))
+                + cut_controls.combined_names("full") + outside_cut.names("full"))
     assert [n for n in jobs.jobs(["bridge"], "full") if "surgery" in n or "cut-" in n] == [f"bridge/{n}" for n in expected]
     with pytest.raises(ValueError, match="seed=7.*CNNs 0 to 0"):
         ds.fetch("smoke", 7, CPU)
@@ -350,6 +350,41 @@ def _combined(fresh: dict, together: float, random: float, cut: float = 0.8) -> 
     return a, stored
 
 
+def _outside(excl_outside: float, random: float, kept: float = 1e-4) -> dict:
+    """Rule 2 outside the cut's stacked arrays (:mod:`modlib.bridge.outside_cut`) on the made-up fresh
+    surgery: its removal alone at held-out accuracy ``excl_outside``, the random removals ``random``, the
+    full CNNs at 0.3 (training 0.1 above each arm); rule 2's removal outside the cut keeps ``kept``."""
+    from modlib.bridge import outside_cut as oc
+
+    a = _made_up(rule2=0.6, random_x2=0.3)
+    n = len(a["full_held_out"])
+    for arm, v in (("excl_outside", excl_outside), ("random_outside", random)):
+        for k in bd.SETS:
+            a[f"{arm}_{k}"] = np.full(n, v, dtype=np.float32) + np.arange(n, dtype=np.float32) * 0.004
+        a[f"{arm}_train"] = a[f"{arm}_held_out"] + 0.1
+    a["kept_excl_outside"] = np.full(n, kept, dtype=np.float32)
+    assert {"full", "excl_outside", "random_outside"} <= set(oc.ARMS)
+    return a
+
+
+def test_rule_2_outside_the_cut_is_read_against_the_full_cnn_and_random_weights_and_needs_a_removal():
+    from modlib import claims as registry
+    from modlib import stats
+
+    names = ["excl-outside-mnist-fresh", "excl-outside-vs-random-mnist-fresh"]
+    with registry.apart() as decided:
+        found = findings.outside_claims(_outside(excl_outside=0.8, random=0.3))
+    assert [c.name for c in found] == names
+    assert [decided[f"bridge/{n}"].outcome for n in names] == [stats.REPRODUCED] * 2
+    with registry.apart() as decided:  # arms swapped: the random removals repair, rule 2's does not
+        findings.outside_claims(_outside(excl_outside=0.3, random=0.8))
+    assert [decided[f"bridge/{n}"].outcome for n in names] == [stats.NOT_REPRODUCED] * 2
+    with registry.apart() as decided:  # rule 2 removes nothing beyond the cut: nothing to read
+        found = findings.outside_claims(_outside(excl_outside=0.8, random=0.3, kept=0.0))
+    assert all(decided[f"bridge/{n}"].outcome == stats.UNDECIDED for n in names)
+    assert "rule 2 removes nothing outside the cut" in found[0].text
+
+
 def test_rule_2_with_the_cut_is_decided_on_its_own_cnns_and_as_registered_only_on_the_stored_ones():
     from modlib import claims as registry
     from modlib import stats
@@ -438,6 +473,28 @@ def test_rule_2_with_the_cut_reads_the_fresh_surgerys_cnns_masks_and_cut(tmp_pat
     for k in bd.SETS:
         assert np.array_equal(left[f"cut_dense_{k}"], cut[f"cut_dense_{k}"]), k
     assert (combined["kept_excl_cut"] >= combined["kept_excl"]).all()
+
+
+def test_rule_2_outside_the_cut_reads_the_same_cnns_and_masks_as_rule_2_with_the_cut(tmp_path):
+    """At smoke, on one machine, rule 2 outside the cut trains the CNNs and masks of rule 2 with the cut bit
+    for bit (their full, rule-2 and cut scores and the masks' kept shares), and its removal is rule 2's
+    without the cut's columns (no larger than rule 2's); the result names and profiles are the fresh CNNs'."""
+    from modlib.bridge import cut_controls as cc
+    from modlib.bridge import outside_cut as oc
+
+    assert oc.names("default") == [] and oc.names("full") == [f"surgery-outside-mnist-seed{k}" for k in range(5, 10)]
+    with pytest.raises(ValueError, match="the fresh CNNs at 'full' are"):
+        oc.fetch("full", 2, CPU)
+    with one_thread(), jobs.store_at(tmp_path):
+        combined = ds.stacked([r.arrays for r in cc.run_combined("smoke", CPU)])
+        outside = ds.stacked([r.arrays for r in oc.run("smoke", CPU)])
+    for k in bd.SETS:
+        for arm in ("full", "sub", "ablated_excl", "cut_dense"):
+            assert np.array_equal(outside[f"{arm}_{k}"], combined[f"{arm}_{k}"]), (arm, k)
+    for m in ("y1", "x2", "excl"):
+        assert np.array_equal(outside[f"kept_{m}_layers"], combined[f"kept_{m}_layers"]), m
+    assert (outside["kept_excl_outside"] <= outside["kept_excl"]).all()
+    assert np.allclose(outside["excl_in_cut"], combined["in_right"], equal_nan=True)
 
 
 def test_the_stored_rule_2_with_the_cut_removes_the_cut_and_rule_2s_weights_outside_it():

@@ -504,7 +504,9 @@ CUT_ROWS = {"cut-dense": "(no mask) zeroing the dense weights that read only the
             "excl-cut-vs-cut": "(rule 2 with the cut) rule 2's removal and the dense cut together repair more than "
                                "the cut alone",
             "excl-cut-vs-random-cut": "... and more than the cut with random \"use X2\" masks, same counts, in "
-                                      "rule 2"}
+                                      "rule 2",
+            "excl-outside": "(rule 2 outside the cut) its removal without the cut's columns, alone, repairs the CNN",
+            "excl-outside-vs-random": "... more than as many random weights outside the Y1 mask and the cut"}
 # rule 2 with a mask for another target in the "use X2" mask's place (modlib.bridge.surgery_target)
 TARGET_ROWS = {"excl-vs-left5": "(rule 2) ... more than rule 2 with a mask for the left digit's label plus 5 in "
                                  "the \"use X2\" mask's place",
@@ -543,7 +545,9 @@ WHOLE = {"not-any": "the Y1 subnetwork scores above a random subnetwork as large
          "excl-cut-vs-random-cut": "(rule 2 with the cut) rule 2's removal and the dense cut together repair "
                                    "more than the cut with random \"use X2\" masks, same counts, in rule 2",
          "excl-vs-cut": "(rule 2) removing the \"use X2\" weights the Y1 mask does not keep repairs the CNN more "
-                        "than zeroing the dense weights that read only the right-hand digit"}
+                        "than zeroing the dense weights that read only the right-hand digit",
+         "excl-outside-vs-random": "(rule 2 outside the cut) its removal without the cut's columns, alone, repairs "
+                                   "the CNN more than as many random weights outside the Y1 mask and the cut"}
 WHERE = {"a": "chapter 1's toy, formulation (a)", "b": "chapter 1's toy, formulation (b)",
          "mnist": "chapter 3's CNNs", "monolithic": "chapter 2's monolithic decoders",
          "compositional": "chapter 2's compositional decoders"}
@@ -606,6 +610,10 @@ MEANS = {"inside": ("a subnetwork inside gets the held-out cell right", "no such
                              "the few weights rule 2 adds to the cut make no measurable difference"),
          "excl-cut-vs-random-cut": ("for the mask: with the cut, its choice beats random masks",
                                     "with the cut, random masks in its place (removing more) do as well"),
+         "excl-outside": ("the few weights rule 2 removes beyond the cut repair on their own",
+                          "the few weights rule 2 removes beyond the cut do not repair on their own"),
+         "excl-outside-vs-random": ("for the mask: beyond the cut, its choice beats random weights as many",
+                                    "beyond the cut, random weights as many do as well"),
          "kept-x2-predicts": ("the \"use X2\" mask's kept share predicts which networks generalize",
                               f"not at the registered size: the whole interval lies below {RHO:g}")}
 # a "does not hold" whose whole interval lies on the other side of 0 (:func:`opposite`), where "no
@@ -1862,6 +1870,37 @@ def combined_claims(combined: dict, fresh: dict, cut: dict) -> list[stats.Claim]
             f"outside the Y1 mask, {_share(float(np.median(combined['kept_excl'])))} of the weights; a median "
             f"{_pct(right)} of its dense-layer weights lie in the cut's columns, which hold {_pct(cut_controls.cut_share())} of "
             f"that layer) and the dense cut removed together score above {says}: "
+            f"{e.text(margin=registry.get(key).margin)}.")))
+    return out
+
+
+def outside_claims(outside: dict) -> list[stats.Claim]:
+    """Rule 2's removal outside the cut's columns, alone (:mod:`modlib.bridge.outside_cut`; ``outside``
+    its results stacked, :func:`modlib.bridge.digit_surgery.stacked`), against the full CNN and against
+    as many random weights per tensor outside the Y1 mask and the cut, every arm on the same CNN, over
+    the fresh CNNs that fail, by :func:`both`, paired by seed. Gated as :func:`surgery_gates` gates
+    rule 2, and rule 2's removal outside the cut not empty."""
+    f = digit_failing(outside)
+    trained, fits, kept_ok, words = surgery_gates(outside)
+    where = f"fresh CNNs of chapter 3's setting-A recipe, the {int(f.sum())} of {f.size} that fail"
+    needs = ("x2", "y1", "excl")
+    short = [m for m in ("y1", "x2") if fits[m] < FIT]
+    reason = "; ".join(f"{words[m]} at a median {_pct(fits[m])}, below the registered {_pct(FIT)}" for m in short) \
+        if trained else ""
+    beyond = float(np.median(outside["kept_excl_outside"]))
+    out = []
+    for kind, other, says in (("excl-outside", "full", "the full CNN"),
+                              ("excl-outside-vs-random", "random_outside",
+                               "as many random weights in each weight tensor, outside the Y1 mask and the cut "
+                               "(three draws)")):
+        key = f"{CHAPTER}/{kind}-mnist{FRESH}"
+        e = stats.paired(both(outside, "excl_outside")[f], both(outside, other)[f])
+        v = registry.decide(key, e, trained=trained and min(fits[m] for m in needs) >= FIT,
+                            controls=all(kept_ok(m) for m in needs) and beyond > 0,
+                            reason=reason or ("" if beyond > 0 else "rule 2 removes nothing outside the cut"))
+        out.append(registry.statement(v, (
+            f"In {where}, each trained again with its masks, rule 2's removal without its weights in the "
+            f"cut's columns ({_share(beyond)} of the weights) scores above {says}: "
             f"{e.text(margin=registry.get(key).margin)}.")))
     return out
 

@@ -19,8 +19,8 @@ import torch
 
 from modlib import bridge as br
 from modlib import masks, results
-from modlib.bridge import (cut_controls, digit_cut, digit_surgery, digits, findings, matched, sprites, surgery_fresh, surgery_target, unseen,
-                           unseen_controls)
+from modlib.bridge import (cut_controls, digit_cut, digit_surgery, digits, findings, matched, outside_cut, sprites, surgery_fresh,
+                           surgery_target, unseen, unseen_controls)
 from modlib.bridge.experiment import initial_network, network, scored, stored_mask, unconfounded
 from modlib.redundant_input_toy.members import member_data
 
@@ -50,7 +50,9 @@ MUTATIONS = {
                             "surgery the removals of the 'use X2' mask's weights by the stored ones of "
                             "random masks of its counts per tensor (rule 1's `ablated_*` by "
                             "`random_ablated_*`, rule 2's `ablated_excl_*` by `random_x2_excl_*`, rule 2 with the "
-                            "dense cut, `excl_cut_*`, by the same with random masks, `random_x2_cut_*`); chapter 2's "
+                            "dense cut, `excl_cut_*`, by the same with random masks, `random_x2_cut_*`, and rule 2's removal outside "
+                            "the cut, `excl_outside_*`, by as many random weights outside the Y1 mask and the cut, "
+                            "`random_outside_*`); chapter 2's "
                             "decoders: each slot mask replaced by a random one of the same per-layer "
                             "counts (a draw of its own per slot), the slot subnetworks' R² (`slot_in`) "
                             "by the stored random subnetworks' (`random_in`), and the removal of the "
@@ -175,7 +177,8 @@ def stored() -> dict[str, dict] | None:
     ``rule2-random-b``, the same four ``...-fresh``, ``unseen-<f>``, ``matched-<f>``, ``unseen-controls-<f>``,
     ``mnist-a``, ``sprites-monolithic``,
     ``sprites-compositional``, ``surgery-mnist-seed<k>``, ``surgery-mnist-fresh-seed<k>``, ``cut-mnist``, ``cut-mnist-random``,
-    ``surgery-target-mnist-seed<k>``, ``cut-mnist-left``, ``cut-mnist-shifted``, ``surgery-cut-mnist-seed<k>``), or None
+    ``surgery-target-mnist-seed<k>``, ``cut-mnist-left``, ``cut-mnist-shifted``, ``surgery-cut-mnist-seed<k>``,
+    ``surgery-outside-mnist-seed<k>``), or None
     where any is missing."""
     names = [n for b in toy_settings() for n in br.result_names(b)
              + [f"{br.RANDOM_X2}-{f}{br.suffix(b)}" for f in b.formulations]]
@@ -183,7 +186,7 @@ def stored() -> dict[str, dict] | None:
               for f in br.settings("full").formulations]
     names += [digits.RESULT] + sprites.result_names(sprites.settings("full")) + digit_surgery.names("full")
     names += surgery_fresh.fresh_names("full") + [digit_cut.RESULT, digit_cut.RANDOM] + surgery_target.names("full")
-    names += [cut_controls.LEFT, cut_controls.SHIFTED] + cut_controls.combined_names("full")
+    names += [cut_controls.LEFT, cut_controls.SHIFTED] + cut_controls.combined_names("full") + outside_cut.names("full")
     if not all((FULL / f"{n}.json").exists() for n in names):
         return None
     return {n: results.read(FULL / f"{n}.json").arrays for n in names}
@@ -273,5 +276,9 @@ def decide(mutation: str | None):
         combined = {**combined, **{f"excl_cut_{k}": combined[f"random_x2_cut_{k}"] for k in digits.SETS},
                     **{f"ablated_excl_{k}": surgery[f"ablated_excl_{k}"] for k in digits.SETS}}
     findings.combined_claims(combined, surgery, arrays[digit_cut.RESULT])
+    beyond = digit_surgery.stacked([arrays[n] for n in outside_cut.names("full")])  # rule 2 outside the cut, alone
+    if mutation == "random mask as dense":  # its removal replaced by the random removals of its counts
+        beyond = {**beyond, **{f"excl_outside_{k}": beyond[f"random_outside_{k}"] for k in digits.SETS}}
+    findings.outside_claims(beyond)
     findings.all_sprite_claims({m: arrays[sprites.PREFIX + m] for m in models})
     return arrays
