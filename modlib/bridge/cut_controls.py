@@ -218,4 +218,4 @@ def combined_names(profile: str) -> list[str]:
 
 def run_combined(profile: str, device: torch.device) -> list[results.Result]:
     """Every fresh CNN's :func:`fetch_combined` at ``profile``, in seed order; none outside :data:`PROFILES`."""
-    return [fetch_combined(profile, int(n.rsplit("seed", 1)[1]), device) for n in combined_names(profile)]
+    return surgery_fresh.run_on_fresh(fetch_combined, profile, device)

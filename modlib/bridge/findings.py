@@ -1833,6 +1833,21 @@ def combined_gaps(combined: dict, fresh: dict, cut: dict) -> dict[str, float]:
             for arm, stored in (("full", fresh), ("ablated_excl", fresh), ("cut_dense", cut))}
 
 
+def _rule2_gate(arrays: dict) -> tuple[np.ndarray, str, bool, bool, str]:
+    """What every claim on rule 2 retrained on the fresh CNNs reads first (``arrays``: its results
+    stacked): ``(failing, where, trained, controls, reason)``, the CNNs that fail (:func:`digit_failing`)
+    and those words, whether the CNNs trained and both masks fit (:func:`surgery_gates`), whether no mask
+    is degenerate and rule 2 removes something, and why a gate fails."""
+    f = digit_failing(arrays)
+    trained, fits, kept_ok, words = surgery_gates(arrays)
+    needs = ("x2", "y1", "excl")
+    short = [m for m in ("y1", "x2") if fits[m] < FIT]
+    reason = "; ".join(f"{words[m]} at a median {_pct(fits[m])}, below the registered {_pct(FIT)}" for m in short) \
+        if trained else ""
+    where = f"fresh CNNs of chapter 3's setting-A recipe, the {int(f.sum())} of {f.size} that fail"
+    return (f, where, trained and min(fits[m] for m in needs) >= FIT, all(kept_ok(m) for m in needs), reason)
+
+
 def combined_claims(combined: dict, fresh: dict, cut: dict) -> list[stats.Claim]:
     """Rule 2 of the CNN surgery together with the dense cut (:mod:`modlib.bridge.cut_controls`;
     ``combined`` its results stacked, :func:`modlib.bridge.digit_surgery.stacked`) against the cut
@@ -1843,17 +1858,11 @@ def combined_claims(combined: dict, fresh: dict, cut: dict) -> list[stats.Claim]
     differences (:func:`combined_gaps`) are reported, and the page prints both verdicts."""
     from modlib.bridge import cut_controls
 
-    f = digit_failing(combined)
-    trained, fits, kept_ok, words = surgery_gates(combined)
+    f, where, trained, controls, reason = _rule2_gate(combined)
     gaps = combined_gaps(combined, fresh, cut)
     then = "" if max(gaps.values()) == 0 else (
         "the CNNs, rule 2 or the cut are not the stored ones (their scores differ by up to "
         f"{_points(max(gaps.values()))})")
-    where = f"fresh CNNs of chapter 3's setting-A recipe, the {int(f.sum())} of {f.size} that fail"
-    needs = ("x2", "y1", "excl")
-    short = [m for m in ("y1", "x2") if fits[m] < FIT]
-    reason = "; ".join(f"{words[m]} at a median {_pct(fits[m])}, below the registered {_pct(FIT)}" for m in short) \
-        if trained else ""
     right = float(np.nanmedian(combined["in_right"])) if np.isfinite(combined["in_right"]).any() else float("nan")
     out = []
     for kind, other, says in (("excl-cut-vs-cut", "cut_dense", "the dense cut alone"),
@@ -1862,8 +1871,7 @@ def combined_claims(combined: dict, fresh: dict, cut: dict) -> list[stats.Claim]
                                "tensor in rule 2 (five draws)")):
         key = f"{CHAPTER}/{kind}-mnist{FRESH}"
         e = stats.paired(both(combined, "excl_cut")[f], both(combined, other)[f])
-        v = registry.decide(key, e, trained=trained and min(fits[m] for m in needs) >= FIT,
-                            controls=all(kept_ok(m) for m in needs), reason=reason,
+        v = registry.decide(key, e, trained=trained, controls=controls, reason=reason,
                             as_registered={"reason": "; ".join(r for r in (reason, then) if r)})
         out.append(registry.statement(v, (
             f"In {where}, each trained again with its masks, rule 2's removal (the \"use X2\" mask's weights "
@@ -1880,13 +1888,7 @@ def outside_claims(outside: dict) -> list[stats.Claim]:
     as many random weights per tensor outside the Y1 mask and the cut, every arm on the same CNN, over
     the fresh CNNs that fail, by :func:`both`, paired by seed. Gated as :func:`surgery_gates` gates
     rule 2, and rule 2's removal outside the cut not empty."""
-    f = digit_failing(outside)
-    trained, fits, kept_ok, words = surgery_gates(outside)
-    where = f"fresh CNNs of chapter 3's setting-A recipe, the {int(f.sum())} of {f.size} that fail"
-    needs = ("x2", "y1", "excl")
-    short = [m for m in ("y1", "x2") if fits[m] < FIT]
-    reason = "; ".join(f"{words[m]} at a median {_pct(fits[m])}, below the registered {_pct(FIT)}" for m in short) \
-        if trained else ""
+    f, where, trained, controls, reason = _rule2_gate(outside)
     beyond = float(np.median(outside["kept_excl_outside"]))
     out = []
     for kind, other, says in (("excl-outside", "full", "the full CNN"),
@@ -1895,8 +1897,7 @@ def outside_claims(outside: dict) -> list[stats.Claim]:
                                "(three draws)")):
         key = f"{CHAPTER}/{kind}-mnist{FRESH}"
         e = stats.paired(both(outside, "excl_outside")[f], both(outside, other)[f])
-        v = registry.decide(key, e, trained=trained and min(fits[m] for m in needs) >= FIT,
-                            controls=all(kept_ok(m) for m in needs) and beyond > 0,
+        v = registry.decide(key, e, trained=trained, controls=controls and beyond > 0,
                             reason=reason or ("" if beyond > 0 else "rule 2 removes nothing outside the cut"))
         out.append(registry.statement(v, (
             f"In {where}, each trained again with its masks, rule 2's removal without its weights in the "

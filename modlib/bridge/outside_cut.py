@@ -106,7 +106,7 @@ def names(profile: str) -> list[str]:
 
 def run(profile: str, device: torch.device) -> list[results.Result]:
     """Every fresh CNN's :func:`fetch` at ``profile``, in seed order; none outside :data:`PROFILES`."""
-    return [fetch(profile, int(n.rsplit("seed", 1)[1]), device) for n in names(profile)]
+    return surgery_fresh.run_on_fresh(fetch, profile, device)
 
 
 __all__ = ["RESULT", "PROFILES", "ARMS", "MASKS", "IN_CUT", "DRAWS", "PART", "measure", "compute", "fetch", "names",

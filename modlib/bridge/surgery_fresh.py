@@ -157,6 +157,12 @@ def names_on_fresh(result: str, profile: str) -> list[str]:
     return [f"{result}-seed{k}" for k in fresh_seeds(profile)] if profile in PROFILES else []
 
 
+def run_on_fresh(fetch, profile: str, device: torch.device) -> list:
+    """``fetch(profile, seed, device)`` on every fresh CNN at ``profile``, in seed order (none outside
+    :data:`PROFILES`): the run of every result computed on each fresh CNN."""
+    return [fetch(profile, k, device) for k in fresh_seeds(profile)] if profile in PROFILES else []
+
+
 def fresh_names(profile: str) -> list[str]:
     """The fresh CNNs' surgery results at ``profile``, in seed order."""
     return [f"{FRESH}-seed{k}" for k in fresh_seeds(profile)]
