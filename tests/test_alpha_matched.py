@@ -71,3 +71,23 @@ def test_a_missing_network_or_a_moved_mask_cut_off_in_a_layer_leaves_it_undecide
     f = _decide({k: v[:2] for k, v in _arms(0.7, 0.2).items()})
     assert f.outcome == stats.UNDECIDED and "only 2 of 3 networks are stored yet" in f.text
     assert _decide(_arms(0.7, 0.2, cut_kept=0.0)).outcome == stats.UNDECIDED
+
+
+def test_the_stored_full_results_compare_arms_at_one_density_with_one_random_removal():
+    """At full (the stored results): each pair of arms compared keeps the same share of every layer and
+    shares its random removal; the weak × masks cut to the strong masks' counts do not do × alone, so the
+    amended alpha-spares-cut is left undecided by its condition, whatever the interval."""
+    found = am.stored("full")
+    if len(found) < len(am.seeds("full")):
+        pytest.skip("the alphamatched results are not all stored here")
+    for r in found:
+        a = r.arrays
+        for x, y in am.CLAIMS.values():
+            assert np.array_equal(a[f"{x}_kept"], a[f"{y}_kept"]) and np.array_equal(a[f"{x}_control"], a[f"{y}_control"])
+        assert (a["strong_kept"] < a["weak_kept"]).all()  # the ends differ in density in every layer
+    cut = findings.stack(am.points(found)["weak_cut"])
+    assert (findings.mask_alone(cut["table"])[1] < 0.5).all()
+    with claims.apart():
+        said = {c.verdict.claim: c for c in am.decided("full")}
+    assert said["weight_masks/alpha-spares-cut"].outcome == stats.UNDECIDED
+    assert "a control did not pass" in said["weight_masks/alpha-spares-cut"].text

@@ -59,6 +59,12 @@ def test_the_amendments_the_history_shows():
     assert amended.pop("width-spares-matched") == [
         ("reads", ["widthmatched256x2-*", "alphacurve0.0001-seed*"], ["narrow256x2-*", "alphacurve0.0001-seed*"],
          "2026-12-05")]
+    # issue 52: the α claims at matched density ask the moved masks to do their own operation (after the
+    # results: the weak × masks cut to the strong masks' counts keep 0.06-0.10 of × alone)
+    for cid in ("alpha-spares-cut", "alpha-spares-grown"):
+        [(field, _, new, date)] = amended.pop(cid)
+        assert (field, date) == ("trained", "2026-12-05") and "own operation" in new
+        assert "Verdict as registered" in found[cid].amendments[0].reason
     assert amended == {"class-hurts": [("margin", 0.5, 0.05, "2026-11-27")],
                        "cnn-hurts": [("margin", 0.5, 0.05, "2026-11-27")],
                        "width-density": [("margin", 0.05, 0.5, "2026-11-27")]}

@@ -491,14 +491,19 @@ def random_kept(tables: np.ndarray, controls: np.ndarray) -> np.ndarray:
     return np.stack([crel[:, 1, 1], crel[:, 3, 0]], axis=1)
 
 
-def sparing(tables: np.ndarray, controls: np.ndarray) -> np.ndarray:
-    """Per seed ``[seeds]``, on the worse of the + and × masks: what the other operation keeps once
-    the mask is removed minus what it keeps once as many random weights are removed, as shares of
-    the full network's accuracy (the measure of the "spares the other operation" claim of
-    :func:`specialization`, without its allowance): about 0 where the removal spares the other
-    operation as a random one does, below 0 where it costs it more."""
+def mask_sparing(tables: np.ndarray, controls: np.ndarray) -> np.ndarray:
+    """``[2, seeds]``, for the + mask then the × mask: what the other operation keeps once the mask is
+    removed minus what it keeps once as many random weights are removed, as shares of the full
+    network's accuracy."""
     rel, crel = _rel(tables, controls)
-    return np.min([rel[:, 2 + 2 * k, 1 - k] - crel[:, 1 + 2 * k, 1 - k] for k in range(2)], axis=0)
+    return np.stack([rel[:, 2 + 2 * k, 1 - k] - crel[:, 1 + 2 * k, 1 - k] for k in range(2)])
+
+
+def sparing(tables: np.ndarray, controls: np.ndarray) -> np.ndarray:
+    """Per seed ``[seeds]``, on the worse of the + and × masks, :func:`mask_sparing` (the measure of
+    the "spares the other operation" claim of :func:`specialization`, without its allowance): about 0
+    where the removal spares the other operation as a random one does, below 0 where it costs it more."""
+    return mask_sparing(tables, controls).min(0)
 
 
 def own_loss(tables: np.ndarray, controls: np.ndarray) -> np.ndarray:
@@ -522,10 +527,16 @@ def retention(tables: np.ndarray, controls: np.ndarray) -> tuple[np.ndarray, np.
     return learned[k, idx], rand[k, idx]
 
 
-def alone(tables: np.ndarray) -> np.ndarray:
-    """Per seed, the worse mask alone on its own operation, as a share of the full network."""
+def mask_alone(tables: np.ndarray) -> np.ndarray:
+    """``[2, seeds]``: the + mask, then the × mask, alone on its own operation, as a share of the full
+    network's accuracy."""
     rel = tables / np.maximum(tables[:, 0][:, None, :], 1e-9)
-    return np.min([rel[:, 1 + 2 * k, k] for k in range(2)], axis=0)
+    return np.stack([rel[:, 1 + 2 * k, k] for k in range(2)])
+
+
+def alone(tables: np.ndarray) -> np.ndarray:
+    """Per seed, the worse mask alone on its own operation (:func:`mask_alone`)."""
+    return mask_alone(tables).min(0)
 
 
 def _usable(p: dict) -> bool:
@@ -1173,9 +1184,10 @@ def alpha_matched(points: dict[str, list[dict]], cid: str, arms: tuple[str, str]
     arms ``weak`` and ``strong``, the masks as trained, and the two moved to the other's counts);
     ``labels``: arm -> its words. Undecided until all ``seeds`` networks are stored, where a network
     did not train (:data:`TRAINED`), where either end's masks as trained cannot be read
-    (:func:`_usable`) or a moved mask keeps nothing or everything in a layer (:func:`degenerate`).
-    The text gives the two arms' kept shares, how the moved mask does alone (:func:`alone`: reported,
-    not required) and the plain measure (:func:`retention`)."""
+    (:func:`_usable`) or a moved mask keeps nothing or everything in a layer (:func:`degenerate`); as
+    amended (after the results), also where the worse moved mask alone keeps less than half of its own
+    operation in a network (:func:`alone`). The text gives the two arms' kept shares, how the moved mask
+    does alone and the plain measure (:func:`retention`)."""
     a, b = arms
     moved = a if a not in ("weak", "strong") else b
     if len(points[a]) < seeds:
@@ -1185,9 +1197,10 @@ def alpha_matched(points: dict[str, list[dict]], cid: str, arms: tuple[str, str]
     p = {arm: stack(points[arm]) for arm in points}
     trained = bool((p["weak"]["table"][:, 0] >= TRAINED).all())
     controls = _usable(p["weak"]) and _usable(p["strong"]) and not degenerate(p[moved]["kept"])
+    works = bool((alone(p[moved]["table"]) >= 0.5).all())  # amended: the moved masks do their own operation
     e = stats.paired(sparing(p[a]["table"], p[a]["control"]), sparing(p[b]["table"], p[b]["control"]),
                      unit="network")
-    v = _decide(cid, e, trained=trained, controls=controls)
+    v = _decide(cid, e, trained=trained, controls=controls and works, as_registered={"controls": controls})
     return _say(v, (
         f"The page's hypothesis at matched density: sparing of {labels[a]} minus {labels[b]} (kept share "
         f"+ {_pct(p[a]['share'][:, 0])}, × {_pct(p[a]['share'][:, 1])} in both), paired by network: {e.text()}. "
