@@ -426,8 +426,8 @@ def class_removal(own: np.ndarray, others: np.ndarray, reference: np.ndarray,
         control_ok = bool(np.mean(others - random_others) > 0)  # the learned removal spares the others better than random
         control = (f" A random mask as dense as each class mask leaves the other classes at {mean_pm(random_others)} "
                    f"and the removed class anywhere from {random_own.min():.2f} to {random_own.max():.2f}" + (
-                       ": random masks this sparse damage the whole network, and which classes survive is "
-                       "chance, so the class masks' selectivity is what sets them apart from damage."
+                       ": random masks this sparse damage the whole network, and which classes survive looks "
+                       "like chance (a reading), so the class masks' selectivity is what sets them apart from damage."
                        if damaged else "."))
     def within(d):
         return f" Over the 10 classes of this network (exact sign test p = {stats.sign_test(d):.3f}):"

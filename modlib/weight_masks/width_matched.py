@@ -4,7 +4,7 @@ registered before these results were computed, and the page decides it from the 
 The width curve compares networks 256 to 2048 wide at one α, and their masks thin as the width grows
 (the + mask keeps about 14 % of the 256×2 network's weights and 0.5 % of the 2048×2's). A random removal
 as dense as a mask spares more the sparser it is, so "a wider network's removal spares the other
-operation more than a random one" compares densities as much as widths. Here the narrow end is made as
+operation more than a random one" compares densities as well as widths. Here the narrow end is made as
 dense as the wide one instead: for each operation, the 256×2 network's mask α is searched until the
 mask keeps the share of all the network's weights that the same seed's mask of that operation keeps in
 the 1024×2 network at α 1e-4 (the stored α curve's networks, ``alphacurve0.0001-seed<k>``: the wide
