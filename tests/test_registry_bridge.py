@@ -12,7 +12,7 @@ import torch
 
 from modlib import bridge as br
 from modlib import claims, results, stats
-from modlib.bridge import cut_controls, digit_cut, digit_surgery, surgery_fresh, surgery_target
+from modlib.bridge import cut_controls, digit_cut, digit_surgery, outside_cut, surgery_fresh, surgery_target
 from modlib.bridge import digits as bd
 from modlib.bridge import findings
 from modlib.bridge import sprites as brs
@@ -67,6 +67,7 @@ def printed():
         found += findings.shifted_claims(cut_controls.fetch_shifted("full", CPU).arrays)
         found += findings.combined_claims(digit_surgery.stacked([r.arrays for r in cut_controls.run_combined("full", CPU)]),
                                           fresh_cut, cut)
+        found += findings.outside_claims(digit_surgery.stacked([r.arrays for r in outside_cut.run("full", CPU)]))
     found += [c for cs in findings.all_sprite_claims(sa).values() for c in cs]
     return {c.name: c for c in found}, dict(claims.decisions(CHAPTER)), arrays
 
