@@ -505,7 +505,7 @@ CUT_ROWS = {"cut-dense": "(no mask) zeroing the dense weights that read only the
                                "the cut alone",
             "excl-cut-vs-random-cut": "... and more than the cut with random \"use X2\" masks, same counts, in "
                                       "rule 2",
-            "excl-outside": "(rule 2 outside the cut) its removal without the cut's columns, alone, repairs the CNN",
+            "excl-outside": "(rule 2 outside the cut) rule 2's removal without the cut's columns, alone, repairs the CNN",
             "excl-outside-vs-random": "... more than as many random weights outside the Y1 mask and the cut"}
 # rule 2 with a mask for another target in the "use X2" mask's place (modlib.bridge.surgery_target)
 TARGET_ROWS = {"excl-vs-left5": "(rule 2) ... more than rule 2 with a mask for the left digit's label plus 5 in "
@@ -613,7 +613,7 @@ MEANS = {"inside": ("a subnetwork inside gets the held-out cell right", "no such
          "excl-outside": ("the few weights rule 2 removes beyond the cut repair on their own",
                           "the few weights rule 2 removes beyond the cut do not repair on their own"),
          "excl-outside-vs-random": ("for the mask: beyond the cut, its choice beats random weights as many",
-                                    "beyond the cut, random weights as many do as well"),
+                                    "beyond the cut, rule 2's weights do no better than random weights as many"),
          "kept-x2-predicts": ("the \"use X2\" mask's kept share predicts which networks generalize",
                               f"not at the registered size: the whole interval lies below {RHO:g}")}
 # a "does not hold" whose whole interval lies on the other side of 0 (:func:`opposite`), where "no

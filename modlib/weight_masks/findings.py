@@ -1201,12 +1201,14 @@ def alpha_matched(points: dict[str, list[dict]], cid: str, arms: tuple[str, str]
     e = stats.paired(sparing(p[a]["table"], p[a]["control"]), sparing(p[b]["table"], p[b]["control"]),
                      unit="network")
     v = _decide(cid, e, trained=trained, controls=controls and works, as_registered={"controls": controls})
+    at = "strong" if moved == "weak_cut" else "weak"
     return _say(v, (
-        f"The page's hypothesis at matched density: sparing of {labels[a]} minus {labels[b]} (kept share "
-        f"+ {_pct(p[a]['share'][:, 0])}, × {_pct(p[a]['share'][:, 1])} in both), paired by network: {e.text()}. "
-        f"Alone, the worse of {labels[moved]} keeps {mean_pm(alone(p[moved]['table']))} of its own operation "
-        f"(the masks as trained: {mean_pm(alone(p['weak']['table']))} at the weak α, "
-        f"{mean_pm(alone(p['strong']['table']))} at the strong one). " + _raw(p[a], p[b], labels[a], labels[b])))
+        f"**At the {at} masks' density** ({labels[moved]}), the page's hypothesis: sparing of {labels[a]} minus "
+        f"{labels[b]}, paired by network: {e.text()}. Both arms keep as many weights in each layer (the + masks "
+        f"{_pct(p[a]['share'][:, 0])} of the network's, the × masks {_pct(p[a]['share'][:, 1])}). Alone, the "
+        f"worse of {labels[moved]} keeps {mean_pm(alone(p[moved]['table']))} of its own operation (the masks as "
+        f"trained: {mean_pm(alone(p['weak']['table']))} at the weak α, {mean_pm(alone(p['strong']['table']))} at "
+        "the strong one; the amended bar asks at least 0.5). " + _raw(p[a], p[b], labels[a], labels[b])))
 
 
 def near_density(widths: dict, alphas: dict, hidden: tuple, factor: float = 1.5) -> str:
