@@ -569,7 +569,7 @@ def _raw(a: dict, b: dict, la: str, lb: str) -> str:
     return (f"As shares of the full network's accuracy (not raw accuracies), after the worse mask's removal the other operation keeps {mean_pm(ra)} at {la} and {mean_pm(rb)} "
             f"at {lb} (after a random removal as dense: {mean_pm(ca)} and {mean_pm(cb)}); alone, the worse mask keeps "
             f"{mean_pm(alone(a['table']))} and {mean_pm(alone(b['table']))} of its own operation (lowest network "
-            f"{alone(a['table']).min():.2f} and {alone(b['table']).min():.2f}; a mask is read from 0.5).")
+            f"{alone(a['table']).min():.2f} and {alone(b['table']).min():.2f}; a mask is read only where it keeps at least 0.5).")
 
 
 def _compared_widths(points: dict, depth: int) -> tuple[dict, dict]:
