@@ -50,8 +50,8 @@ from modlib.batch import check_writable
 from modlib.bridge import cut_controls as br_cut_controls
 from modlib.bridge import digit_cut as br_cut
 from modlib.bridge import digit_surgery as br_surgery
-from modlib.bridge import surgery_fresh as br_surgery_fresh
 from modlib.bridge import outside_cut as br_outside_cut
+from modlib.bridge import surgery_fresh as br_surgery_fresh
 from modlib.bridge import surgery_target as br_surgery_target
 from modlib.bridge import digits as br_digits
 from modlib.bridge import experiment as br
@@ -269,12 +269,10 @@ def _bridge(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
         out[f"{br.CHAPTER}/{br_cut.RANDOM}"] = ((), lambda d: br_cut.fetch_random(profile, d))  # ... its control
         out[f"{br.CHAPTER}/{br_cut_controls.LEFT}"] = ((), lambda d: br_cut_controls.fetch_left(profile, d))  # its mirror
         out[f"{br.CHAPTER}/{br_cut_controls.SHIFTED}"] = ((), lambda d: br_cut_controls.fetch_shifted(profile, d))
-        out.update({f"{br.CHAPTER}/{name}": (  # rule 2 with the cut
-                        recipes, lambda d, k=k: br_cut_controls.fetch_combined(profile, k, d))
-                    for k, name in zip(br_surgery_fresh.fresh_seeds(profile), br_cut_controls.combined_names(profile))})
-        out.update({f"{br.CHAPTER}/{name}": (  # rule 2 outside the cut, alone
-                        recipes, lambda d, k=k: br_outside_cut.fetch(profile, k, d))
-                    for k, name in zip(br_surgery_fresh.fresh_seeds(profile), br_outside_cut.names(profile))})
+        for names, fetch in ((br_cut_controls.combined_names, br_cut_controls.fetch_combined),  # rule 2 with the cut
+                             (br_outside_cut.names, br_outside_cut.fetch)):  # ... and outside it, alone
+            out.update({f"{br.CHAPTER}/{name}": (recipes, lambda d, k=k, f=fetch: f(profile, k, d))
+                        for k, name in zip(br_surgery_fresh.fresh_seeds(profile), names(profile))})
     out.update({f"{br.CHAPTER}/{br_sprites.PREFIX}{m}": ((), lambda d, m=m: br_sprites.fetch(profile, m, d))
                 for m in br_sprites.settings(profile).models})
     return out

@@ -408,6 +408,19 @@ def store_only():
         _READ_ONLY = before
 
 
+def stored_run(load: Callable[[object], Result], keys) -> list[Result]:
+    """``load(key)`` for ``keys`` in order, from the store only (:func:`store_only`), up to the first
+    that is not stored: the results of a run stored so far, its first ones always (nothing computed)."""
+    out = []
+    with store_only():
+        for key in keys:
+            try:
+                out.append(load(key))
+            except StaleResultError:
+                break
+    return out
+
+
 @contextlib.contextmanager
 def restamping(accept: Callable[[Result, str], str | None]):
     """Within it (and :func:`store_only`), a stored result with the config asked for whose code

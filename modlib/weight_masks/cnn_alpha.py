@@ -48,14 +48,7 @@ def fetch(profile: str, seed: int, device) -> results.Result:
 def stored(profile: str) -> list[results.Result]:
     """The results stored now at ``profile``, in seed order (nothing computed; a missing one ends
     the list, so that the CNNs read are always the first ones)."""
-    out = []
-    with results.store_only():
-        for k in seeds(profile):
-            try:
-                out.append(fetch(profile, k, "cpu"))
-            except results.StaleResultError:
-                break
-    return out
+    return results.stored_run(lambda k: fetch(profile, k, "cpu"), seeds(profile))
 
 
 def points(found: list[results.Result]) -> list[dict]:
