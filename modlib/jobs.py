@@ -149,6 +149,7 @@ def _resists(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
 def _masks(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
     from modlib.weight_masks import alpha_matched as md_alpha
     from modlib.weight_masks import cnn_alpha as md_cnn_alpha
+    from modlib.weight_masks import reuse_alpha as md_reuse
     from modlib.weight_masks import width_matched as md_width
 
     out = {f"{md.CHAPTER}/{job[1]}": ((), lambda d, j=job: md.fetch_job(j, profile, d))
@@ -164,6 +165,12 @@ def _masks(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
                     lambda d, h=h, o=op, k=k: md_width.fetch(profile, h, o, k, d))
     for k in md_alpha.seeds(profile):  # issue 52: the α curve's ends at matched density
         out[f"{md.CHAPTER}/{md_alpha.name(k)}"] = ((), lambda d, k=k: md_alpha.fetch(profile, k, d))
+    if profile in md_reuse.PROFILES:  # issue 52: reuse at depth 4, α chosen on a network held aside
+        tuning = tuple(f"{md.CHAPTER}/{md_reuse.tune_name(profile, a)}" for a in md_reuse.TUNE_ALPHAS[profile])
+        out.update({t: ((), lambda d, a=a: md_reuse.fetch_tune(profile, a, d))
+                    for t, a in zip(tuning, md_reuse.TUNE_ALPHAS[profile])})
+        out.update({f"{md.CHAPTER}/{md_reuse.name(profile, k)}": (tuning, lambda d, k=k: md_reuse.fetch(profile, k, d))
+                    for k in md_reuse.seeds(profile)})
     return out
 
 
