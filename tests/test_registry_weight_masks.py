@@ -10,7 +10,7 @@ import pytest
 
 from modlib import claims, stats
 from modlib import weight_masks as wm
-from modlib.weight_masks import alpha_matched, cnn_alpha, findings, width_matched
+from modlib.weight_masks import alpha_matched, cnn_alpha, findings, reuse_alpha, width_matched
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTER = "weight_masks"
@@ -19,7 +19,7 @@ PAPER = Path("/work/shared/papers/are-neural-nets-modular-weight-masks.md")
 
 def test_the_registry_reads_and_every_claim_is_registered_as_it_stands_or_amended():
     found = claims.registry(CHAPTER)
-    assert len(found) == 29  # 25, then the two width-spares-matched and the two alpha-spares-cut/grown claims (issue 52)
+    assert len(found) == 32  # 25, then issue 52's: two width-spares-matched, alpha-spares-cut/grown, three *-deep-alpha
     assert len({c.name for c in found.values()}) == len(found), "two claims share a statement name"
     assert set(claims.snapshot(CHAPTER)) == set(found)
     assert claims.unrecorded_changes(CHAPTER) == []
@@ -116,8 +116,9 @@ def statements():
                                       len(width_matched.seeds("full")), cid)
                for h, cid in zip(width_matched.narrows("full"), width_matched.CLAIMS)]
     tc.load(wm.CHAPTER, "alphamatched*")  # the α curve's ends at matched density (issue 52)
+    tc.load(wm.CHAPTER, "reusealpha*")  # reuse at depth 4, α chosen on a network held aside (issue 52)
     return [*spec.values(), *reuse, *removal.values(), *added.values(), alpha, *matched,
-            *alpha_matched.decided("full")]
+            *alpha_matched.decided("full"), *reuse_alpha.decided("full")]
 
 
 def test_every_verdict_on_the_stored_results_is_a_registered_claim(statements):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from modlib.weight_masks import alpha_matched, cnn_alpha, experiment, findings, width_matched
+from modlib.weight_masks import alpha_matched, cnn_alpha, experiment, findings, reuse_alpha, width_matched
 from modlib.weight_masks.causes import mask_sizes
 from modlib.weight_masks.protocol import CHANCE, removal_accuracy
 
@@ -115,4 +115,5 @@ def decide(mutation: str | None):
         findings.width_matched([change(p) for p in narrow], [change(p) for p in wide_points], f"{h[0]}×{len(h)}",
                                wide, len(width_matched.seeds("full")), cid)
     alpha_matched.decided("full", change)  # the α curve's ends at matched density (issue 52)
+    reuse_alpha.decided("full", change)  # reuse at depth 4, α chosen on a network held aside (issue 52)
     return found

@@ -154,11 +154,11 @@ def stored_tuning(profile: str) -> list[results.Result]:
     return results.stored_run(lambda a: fetch_tune(profile, a, "cpu"), TUNE_ALPHAS[profile])
 
 
-def stacked(found: list[results.Result], change=dict) -> dict[str, np.ndarray]:
-    """The networks' arrays (each with ``sizes``, :func:`~modlib.weight_masks.experiment.added_point`)
-    passed through ``change`` (a mutation's; ``dict``: as stored), stacked over networks as
-    :func:`~modlib.weight_masks.findings.added` stacks the page's deeper reuse test."""
-    return findings.stack([change(ex.added_point("reuse", r)) for r in found])
+def points(found: list[results.Result], change=dict) -> list[dict]:
+    """The networks' arrays, each with ``sizes`` (:func:`~modlib.weight_masks.experiment.added_point`,
+    as the page's deeper reuse test reads its own), passed through ``change`` (a mutation's;
+    ``dict``: as stored)."""
+    return [change(ex.added_point("reuse", r)) for r in found]
 
 
 def decided(profile: str, change=dict) -> list[stats.Claim]:
@@ -169,7 +169,7 @@ def decided(profile: str, change=dict) -> list[stats.Claim]:
     found = stored(profile)
     if len(found) < len(seeds(profile)) or not found:
         return []
-    r = stacked(found, change)
+    r = findings.stack(points(found, change))  # as findings.added stacks the page's deeper test
     label = f"{findings.deep_label(ex.shape_name(hidden(profile)).replace('x', '×'))}, pair masks at the chosen α"
     return (findings.reuse(r["iou"], r["iou_same"], r["iou_random"], r["table"], r["kept"], r["sizes"][0],
                            cid=CLAIMS[0], label=label)
@@ -178,4 +178,4 @@ def decided(profile: str, change=dict) -> list[stats.Claim]:
 
 __all__ = ["RESULT", "PROFILES", "TUNE_ALPHAS", "TUNE_BAR", "SEEDS", "CLAIMS", "hidden", "seeds", "tune_seed",
            "tune_name", "name", "tune", "alone", "choose", "fetch_tune", "chosen", "fetch", "stored",
-           "stored_tuning", "stacked", "decided"]
+           "stored_tuning", "points", "decided"]
