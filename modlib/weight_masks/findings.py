@@ -894,7 +894,8 @@ def reuse_control(r: dict, label: str = "", where: str = "main") -> list[stats.C
             f"{_pct(share[:, 0])}, pair 2 {_pct(share[:, 1])}. Two checks ask whether the overlap test sees reuse where "
             f"it is built in: check 1, the reuse claim would not call the built-in pairs apart (same-pair minus built-in "
             f"IoU below the claim's margin of {allowed:g}: {gap.text(percent=False)}); check 2, the built-in overlap is "
-            f"clear of random (built-in minus random: {above.text(percent=False)}). " + _control_reading(apart, clear))
+            f"clear of random (built-in minus random: {above.text(percent=False)}). "
+            + _control_reading(apart, clear, trained_apart=where == "main"))
     reasons = [why for bad, why in (
         ((alone < 0.5).any(), "the copied network's pair masks alone keep less than half of their pair's accuracy "
                               "in some network, so they do not do their task and their overlap says nothing"),
@@ -916,9 +917,11 @@ def reuse_control(r: dict, label: str = "", where: str = "main") -> list[stats.C
             stats.Claim(f"the whole-task mask at the authors' α does both pairs{at}", does, check)]
 
 
-def _control_reading(*checks: stats.Verdict) -> str:
+def _control_reading(*checks: stats.Verdict, trained_apart: bool = True) -> str:
     """What the positive control's ``checks`` (:func:`reuse_control`'s two, as decided) say for the
-    reuse verdict, from their outcomes: good news only where every one passed."""
+    reuse verdict, from their outcomes: good news only where every one passed. ``trained_apart``: the copied
+    networks were trained apart from the page's (the main control), not copied from the networks
+    whose reuse test they back."""
     outcomes = [v.outcome for v in checks]
     if any(o in (stats.NOT_REPRODUCED, stats.DOES_NOT_HOLD) for o in outcomes):
         return ("A check failed: the test may miss reuse where it is built in, so a low overlap of the real pair "
@@ -927,7 +930,8 @@ def _control_reading(*checks: stats.Verdict) -> str:
         return ("Both checks passed: the test finds reuse where it is built in whole, the copied network running "
                 "pair 1 on pair 2's very weights. Check 1 passes with random masks too (the mutations ledger), so check "
                 "2 carries the evidence; and the control shows exact duplication found, not partial reuse, on "
-                "networks trained apart from the page's. So a low overlap of the real pair masks speaks against "
+                + ("networks trained apart from the page's. " if trained_apart else "copies of the networks whose reuse "
+                   "test it backs. ") + "So a low overlap of the real pair masks speaks against "
                 "reuse of the built-in kind; a partial reuse could still be missed.")
     which = "Neither check" if all(o == stats.UNDECIDED for o in outcomes) else "Not every check"
     return (f"{which} can be read here, so this control backs neither reading of the reuse verdict: it does not "
