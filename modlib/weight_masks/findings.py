@@ -905,7 +905,7 @@ def reuse_control(r: dict, label: str = "", where: str = "main") -> list[stats.C
         (degenerate(r["copy_kept"]), "a pair mask keeps nothing or everything")) if bad]
     rel = whole / np.maximum(whole[:, :1], 1e-9)
     does = bool((rel[:, 1] >= 0.5).all() and (whole[:, 0] >= TRAINED).all() and not degenerate(r["whole_kept"]))
-    check = (f"**The whole-task mask at the authors' α{at}** adds at {mean_pm(whole[:, 1, 0])} / {mean_pm(whole[:, 1, 1])} "
+    check = (f"**The whole-task mask at the authors' α for the double addition{at}** adds at {mean_pm(whole[:, 1, 0])} / {mean_pm(whole[:, 1, 1])} "
              f"(pair 1 / pair 2; the network {mean_pm(whole[:, 0, 0])} / {mean_pm(whole[:, 0, 1])}) keeping "
              f"{_pct(kept_share(r['whole_kept'], sizes))} of the weights; removed, it leaves "
              f"{mean_pm(whole[:, 2, 0])} / {mean_pm(whole[:, 2, 1])}.")
