@@ -170,7 +170,8 @@ def decided(profile: str, change=dict) -> list[stats.Claim]:
     if len(found) < len(seeds(profile)) or not found:
         return []
     r = findings.stack(points(found, change))  # as findings.added stacks the page's deeper test
-    label = f"{findings.deep_label(ex.shape_name(hidden(profile)))}, other networks, pair masks at the chosen α"
+    label = (f"FNN {ex.shape_name(hidden(profile))}, other networks, pair masks at α "
+             f"{found[0].config['alpha_double']:g}")
     return (findings.reuse(r["iou"], r["iou_same"], r["iou_random"], r["table"], r["kept"], r["sizes"][0],
                            cid=CLAIMS[0], label=label)
             + findings.reuse_control(r, label, where="deep-alpha"))
