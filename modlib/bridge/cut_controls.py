@@ -31,10 +31,8 @@ import torch
 
 from modlib import masks, results
 from modlib.bridge import digit_cut, digit_surgery, digits, surgery_fresh
-from modlib.bridge.experiment import CHAPTER, kept, train_mask
-from modlib.data import digits as digit_data
+from modlib.bridge.experiment import kept, train_mask
 from modlib.resists_at_scale import controls, networks
-from modlib.runtime import describe
 
 LEFT = "cut-mnist-left"  # the left-only cut, every CNN of cut-mnist
 COMBINED = "surgery-cut-mnist"  # rule 2 with the cut: surgery-cut-mnist-seed<k>, one per fresh CNN
@@ -184,13 +182,9 @@ def compute_combined(s: networks.ResistSettings, d: digits.DigitSettings, seed: 
 def fetch_combined(profile: str, seed: int, device: torch.device) -> results.Result:
     """Load (or compute and store) ``surgery-cut-mnist-seed<seed>`` at ``profile``: the "use X2" mask
     at the setting the stored recipe results pick (:func:`modlib.bridge.surgery_fresh.chosen`)."""
-    d, s, point, steps, alpha = surgery_fresh.on_fresh(profile, seed, "rule 2 with the cut", device)
-    cfg = {**digits.config(s, d), "seed": seed, "key": digit_surgery.KEY, "x2_draws": digit_surgery.X2_DRAWS,
-           "x2_steps": steps, "x2_alpha": alpha, "columns": digit_cut.right_columns()}
-    return results.fetch(CHAPTER, f"{COMBINED}-seed{seed}", cfg,
-                         lambda: compute_combined(s, d, seed, point, device), profile=profile,
-                         device=describe(device), code=compute_combined,
-                         sources={"mnist": digit_data.available_sources()})
+    return surgery_fresh.fetch_on_fresh(COMBINED, compute_combined, "rule 2 with the cut", lambda steps, alpha: {
+        "key": digit_surgery.KEY, "x2_draws": digit_surgery.X2_DRAWS, "x2_steps": steps, "x2_alpha": alpha,
+        "columns": digit_cut.right_columns()}, profile, seed, device)
 
 
 def cut_share() -> float:

@@ -26,10 +26,8 @@ import torch
 
 from modlib import results
 from modlib.bridge import cut_controls, digit_cut, digit_surgery, digits, surgery_fresh
-from modlib.bridge.experiment import CHAPTER, kept, outside, train_mask
-from modlib.data import digits as digit_data
+from modlib.bridge.experiment import kept, outside, train_mask
 from modlib.resists_at_scale import controls, networks
-from modlib.runtime import describe
 
 RESULT = "surgery-outside-mnist"  # stored as surgery-outside-mnist-seed<k>, one per fresh CNN
 PROFILES = surgery_fresh.PROFILES
@@ -91,12 +89,9 @@ def compute(s: networks.ResistSettings, d: digits.DigitSettings, seed: int, poin
 def fetch(profile: str, seed: int, device: torch.device) -> results.Result:
     """Load (or compute and store) ``surgery-outside-mnist-seed<seed>`` at ``profile``: the "use X2"
     mask at the setting the stored recipe results pick (:func:`modlib.bridge.surgery_fresh.chosen`)."""
-    d, s, point, steps, alpha = surgery_fresh.on_fresh(profile, seed, "rule 2 outside the cut", device)
-    cfg = {**digits.config(s, d), "seed": seed, "key": digit_surgery.KEY, "draws": DRAWS, "part": PART,
-           "x2_steps": steps, "x2_alpha": alpha, "columns": digit_cut.right_columns()}
-    return results.fetch(CHAPTER, f"{RESULT}-seed{seed}", cfg, lambda: compute(s, d, seed, point, device),
-                         profile=profile, device=describe(device), code=compute,
-                         sources={"mnist": digit_data.available_sources()})
+    return surgery_fresh.fetch_on_fresh(RESULT, compute, "rule 2 outside the cut", lambda steps, alpha: {
+        "key": digit_surgery.KEY, "draws": DRAWS, "part": PART, "x2_steps": steps, "x2_alpha": alpha,
+        "columns": digit_cut.right_columns()}, profile, seed, device)
 
 
 def names(profile: str) -> list[str]:

@@ -133,15 +133,25 @@ def on_fresh(profile: str, seed: int, what: str, device: torch.device
     return d, s, point, *setting(d, point)
 
 
+def fetch_on_fresh(result: str, compute, what: str, extra, profile: str, seed: int,
+                   device: torch.device) -> results.Result:
+    """Load (or compute and store) ``<result>-seed<seed>`` at ``profile``, a result on fresh CNN
+    ``seed`` (:func:`on_fresh`; ``what`` names it in a refusal): ``compute(s, d, seed, point, device)``,
+    its config chapter 3's and experiment 1's settings, the seed and ``extra(steps, alpha)`` (the
+    result's own keys, given the "use X2" mask's steps and penalty at the chosen point)."""
+    d, s, point, steps, alpha = on_fresh(profile, seed, what, device)
+    cfg = {**digits.config(s, d), "seed": seed, **extra(steps, alpha)}
+    return results.fetch(CHAPTER, f"{result}-seed{seed}", cfg, lambda: compute(s, d, seed, point, device),
+                         profile=profile, device=describe(device), code=compute,
+                         sources={"mnist": digit_data.available_sources()})
+
+
 def fetch_fresh(profile: str, seed: int, device: torch.device) -> results.Result:
     """Load (or compute and store) ``surgery-mnist-fresh-seed<seed>`` at ``profile``: the "use X2"
     mask at the point :func:`chosen` picks from the stored recipe results (computed first if missing)."""
-    d, s, point, steps, alpha = on_fresh(profile, seed, "fresh surgery", device)
-    cfg = {**digits.config(s, d), "seed": seed, "key": digit_surgery.KEY, "draws": digit_surgery.DRAWS,
-           "x2_draws": digit_surgery.X2_DRAWS, "x2_steps": steps, "x2_alpha": alpha}
-    return results.fetch(CHAPTER, f"{FRESH}-seed{seed}", cfg, lambda: compute_fresh(s, d, seed, point, device),
-                         profile=profile, device=describe(device), code=compute_fresh,
-                         sources={"mnist": digit_data.available_sources()})
+    return fetch_on_fresh(FRESH, compute_fresh, "fresh surgery", lambda steps, alpha: {
+        "key": digit_surgery.KEY, "draws": digit_surgery.DRAWS, "x2_draws": digit_surgery.X2_DRAWS,
+        "x2_steps": steps, "x2_alpha": alpha}, profile, seed, device)
 
 
 def names(profile: str) -> list[str]:

@@ -29,10 +29,8 @@ import torch
 
 from modlib import results
 from modlib.bridge import digit_surgery, digits, surgery_fresh
-from modlib.bridge.experiment import CHAPTER, kept, train_mask
-from modlib.data import digits as digit_data
+from modlib.bridge.experiment import kept, train_mask
 from modlib.resists_at_scale import controls, networks
-from modlib.runtime import describe
 
 RESULT = "surgery-target-mnist"  # stored as surgery-target-mnist-seed<k>, one per fresh CNN
 PROFILES = surgery_fresh.PROFILES
@@ -101,12 +99,9 @@ def compute(s: networks.ResistSettings, d: digits.DigitSettings, seed: int, poin
 def fetch(profile: str, seed: int, device: torch.device) -> results.Result:
     """Load (or compute and store) ``surgery-target-mnist-seed<seed>`` at ``profile``: the masks at the
     setting the stored recipe results pick (:func:`modlib.bridge.surgery_fresh.chosen`)."""
-    d, s, point, steps, alpha = surgery_fresh.on_fresh(profile, seed, "target control", device)
-    cfg = {**digits.config(s, d), "seed": seed, "key": KEY, "targets": {t: list(v) for t, v in TARGETS.items()},
-           "mask_steps": steps, "mask_alpha": alpha}
-    return results.fetch(CHAPTER, f"{RESULT}-seed{seed}", cfg, lambda: compute(s, d, seed, point, device),
-                         profile=profile, device=describe(device), code=compute,
-                         sources={"mnist": digit_data.available_sources()})
+    return surgery_fresh.fetch_on_fresh(RESULT, compute, "target control", lambda steps, alpha: {
+        "key": KEY, "targets": {t: list(v) for t, v in TARGETS.items()}, "mask_steps": steps,
+        "mask_alpha": alpha}, profile, seed, device)
 
 
 def names(profile: str) -> list[str]:
