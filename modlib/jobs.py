@@ -79,6 +79,7 @@ from modlib.runtime import ENV_VAR as ENV_DEVICE
 from modlib.runtime import describe, pick_device
 from modlib.structural_compositionality import draws as sc_draws
 from modlib.structural_compositionality import second_search as sc_second
+from modlib.structural_compositionality import fresh_models as sc_fresh
 from modlib.structural_compositionality import untrained_matched as sc_matched
 from modlib.structural_compositionality import experiment as sc
 from modlib.structural_compositionality import sweep as sc_sweep
@@ -192,6 +193,9 @@ def _structure(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
             out[f"{sc.CHAPTER}/{sc_matched.name(rule, seed, wide)}"] = (
                 (f"{sc.CHAPTER}/{rule}-{seed}",),
                 lambda d, r=rule, i=seed, w=wide: sc_matched.fetch(r, i, profile, d, wide=w))
+    for rule, seed in sc_fresh.names(profile):  # base models trained after their claims were registered
+        out[f"{sc.CHAPTER}/{sc_fresh.PREFIX}{rule}-{seed}"] = (
+            (), lambda d, r=rule, i=seed: sc_fresh.fetch(r, i, profile, d))
     for rule, seed in sc_second.names(sc.settings(profile)):  # a second search in what removal leaves
         out[f"{sc.CHAPTER}/{sc_second.PREFIX}{rule}-{seed}"] = (
             (f"{sc.CHAPTER}/{rule}-{seed}",), lambda d, r=rule, i=seed: sc_second.fetch(r, i, profile, d))

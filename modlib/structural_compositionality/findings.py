@@ -1397,3 +1397,41 @@ def untrained_matched_notes(matched: dict) -> dict[str, str]:
         epochs = len(mine[0].metrics["subroutines"][subs[0]]["runs"][0]["kept_trajectory"])
         out[f"empty-{rule}"] = (f"after epoch {max(firsts)} of {epochs}" if firsts else "none")
     return out
+
+
+# ---------------------------------------------------------------- fresh base models (issue 53: enough units)
+
+FRESH = "-fresh"  # the suffix of the claims read on base models trained after their registration
+FRESH_KINDS = ("subnetwork", "ablation", "reinit", "random", "random_ablation")  # as structural_from decides
+PENDING = "not decided until every fresh base model is stored"  # printed, with no mark, meanwhile
+
+
+def fresh_claims(fresh, expected: int, change=None) -> dict[str, Finding]:
+    """Chapter 5's tests on the fresh base models (:mod:`~modlib.structural_compositionality.fresh_models`,
+    ``fresh`` their stored runs), decided as the page decides its own (:func:`structural_from`,
+    :func:`density_from`), keyed ``"{rule}/{sub}/{kind}-fresh"`` for each kind of :data:`FRESH_KINDS`.
+    The claims read all ``expected`` base models at once: while fewer are stored none is decided on
+    them (a look at part of the units would be a look before the data are in), and each reads
+    :data:`PENDING` with how many are stored. ``change`` (a table's function, the mutations') is
+    applied to their table."""
+    from modlib.structural_compositionality import fresh_models
+
+    if expected and len(fresh.rows) == expected:
+        table = structure_table(fresh)
+        table = change(table) if change else table
+        found = {**structural_from(table, base_models(fresh), fresh.settings.base_gate, FRESH),
+                 **density_from(table, FRESH)}
+        return {k: f for k, f in found.items() if k.endswith(FRESH)}
+    out = {}
+    why = (f"{len(fresh.rows)} of {expected} fresh base models are stored at this profile "
+           "(modlib.structural_compositionality.fresh_models.fetch makes them)")
+    for rule in fresh_models.RULES_FRESH:
+        for sub in DRAWN[rule]:
+            for kind in FRESH_KINDS:
+                name = f"{rule}/{sub}/{kind}{FRESH}"
+                v = claims.decide(_key(name), low=-1.0, high=1.0, units=0, reason=why)
+                text = f"{rule}, {sub}: {kind}, on the fresh base models"
+                c = claims.statement(v, text + ".")
+                said = PENDING if expected else NOT_RUN
+                out[name] = NotRun(c.name, c.holds, f"{text}: {said}: {why}.", c.verdict, c.own, said)
+    return out
