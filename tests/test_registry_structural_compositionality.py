@@ -16,7 +16,7 @@ CHAPTER = "structural_compositionality"
 @pytest.fixture(scope="module")
 def printed(structure_runs):
     claims.forget(CHAPTER)
-    from modlib.structural_compositionality import draws, second_search, untrained_matched
+    from modlib.structural_compositionality import draws, fresh_models, second_search, untrained_matched
 
     table, bases = findings.structure_table(structure_runs), findings.base_models(structure_runs)
     matched = {k: f for wide in (False, True) for k, f in findings.untrained_matched_claims(
@@ -24,7 +24,8 @@ def printed(structure_runs):
         wide=wide).items()}
     found = {**findings.structural(structure_runs), **findings.without_convergence_rule(structure_runs),
              **findings.without_base_model(structure_runs), **findings.draws_claims(draws.stored("full")),
-             **matched, **findings.second_claims(second_search.stored("full"), structure_runs.settings.base_gate)}
+             **matched, **findings.second_claims(second_search.stored("full"), structure_runs.settings.base_gate),
+             **findings.fresh_claims(fresh_models.stored("full"), len(fresh_models.seeds("full")))}
     return {k: f for k, f in found.items() if getattr(f, "verdict", None) is not None}, dict(claims.decisions(CHAPTER))
 
 
@@ -82,3 +83,20 @@ def test_both_halves_against_chance_are_registered_for_every_drawn_subroutine():
             for half in ("target", "other"):
                 c = registered[f"{rule}-{sub}-draws-{half}"]
                 assert c.own and "swap target and other" in c.mutations and c.reads == (f"draws-{rule}-[0-9]",)
+
+
+def test_the_fresh_base_models_claims_were_registered_before_any_was_computed(printed):
+    # issue 53 ("enough units to decide"): copies of the Inside-Contact claims read only on base models
+    # trained after their registration, as many as the planning table asks for, all read at once
+    from modlib.structural_compositionality import fresh_models
+
+    found, _ = printed
+    fresh = [c for c in claims.registry(CHAPTER).values() if c.id.endswith(findings.FRESH)]
+    assert len(fresh) == 2 * len(findings.FRESH_KINDS) and len(fresh_models.seeds("full")) == 6
+    for c in fresh:
+        assert c.reads == ("fresh-inside-contact-*",) and claims.written(c) in ("before", None)
+        first = claims.get(f"{CHAPTER}/{c.id.removesuffix(findings.FRESH)}").measure.split(" (the claim")[0]
+        assert c.measure.startswith(first) and "fresh-inside-contact-<seed>" in c.measure
+    stored = fresh_models.stored("full").rows
+    if len(stored) < 6:  # none decided on part of the units
+        assert all(found[c.name].marked.startswith(findings.PENDING) for c in fresh)

@@ -4,8 +4,8 @@
 With three base models a rule (two or three after the gates) most of the page's intervals cannot
 close. The page's planning table (``sc-units-needed``, :func:`modlib.claims.units_frame`) asks how
 many base models each open claim would need if the estimate and the spread measured now were the
-truth; for Inside-Contact the most any claim read over every base model asks for is six (test 2 of
-the inside subnetwork, zeroed and re-initialised). This module trains that many more, with seeds no
+truth; for the five Inside-Contact tests copied here the most it asks for is six (test 2 of the
+inside subnetwork, zeroed and re-initialised). This module trains that many more, with seeds no
 chapter has used (chapter 5 trained 0-2; chapter 6's scratch arm, computed as chapter 5 computes a
 base model, 3 and 4), exactly as chapter 5 trains and searches its own
 (:func:`~modlib.structural_compositionality.experiment.run_one`). Their claims,
