@@ -1435,3 +1435,17 @@ def fresh_claims(fresh, expected: int, change=None) -> dict[str, Finding]:
                 said = PENDING if expected else NOT_RUN
                 out[name] = NotRun(c.name, c.holds, f"{text}: {said}: {why}.", c.verdict, c.own, said)
     return out
+
+
+def fresh_status(fresh, expected: int) -> str:
+    """Where the fresh base models stand, in words for the page: how many are stored, and what their
+    claims read meanwhile (:data:`PENDING`), or that all are and the table below gives the verdicts."""
+    from modlib.structural_compositionality import fresh_models
+
+    if not expected:
+        return "They are not run at this profile (only full, and smoke for the tests, train them)."
+    stored = len(fresh.rows)
+    if stored < expected:
+        return (f"Stored now: {stored} of {expected} (results {fresh_models.PREFIX}inside-contact-<seed>); until "
+                f"all are, each of the ten claims reads \"{PENDING}\".")
+    return f"All {expected} are stored; the table below gives their verdicts."

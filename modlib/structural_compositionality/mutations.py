@@ -8,7 +8,8 @@ import copy
 from pathlib import Path
 
 from modlib import results
-from modlib.structural_compositionality import draws, experiment, findings, second_search, untrained_matched
+from modlib.structural_compositionality import (draws, experiment, findings, fresh_models, second_search,
+                                                untrained_matched)
 
 FULL = Path(__file__).resolve().parents[2] / "notebooks" / "results" / "full" / experiment.CHAPTER
 
@@ -21,10 +22,12 @@ MUTATIONS = {
                             "(`rand_abl_*`), both evaluated for every stored mask (and each searched "
                             "configuration's ablation by its random removal)",
 }
+REINIT_ONLY = "the stored results re-initialise the found subnetwork only, not a random one"
 CANNOT = {"random mask as dense": {
-    **{f"{rule}-{sub}-reinit{s}": "the stored results re-initialise the found subnetwork only, not a random one"
+    **{f"{rule}-{sub}-reinit{s}": REINIT_ONLY
        for rule, subs in (("inside-contact", ("inside", "contact")), ("sv-plural", ("subject", "verb")))
        for sub in subs for s in ("", findings.WITHOUT)},
+    **{f"inside-contact-{sub}-reinit{findings.FRESH}": REINIT_ONLY for sub in ("inside", "contact")},
 }}
 
 
@@ -107,4 +110,5 @@ def decide(mutation: str | None):
                                           change.get(mutation), wide)
     findings.second_claims(second_search.stored("full"), gate, swap=mutation == "swap target and other",
                            random_as_found=mutation == "random mask as dense")
+    findings.fresh_claims(fresh_models.stored("full"), len(fresh_models.seeds("full")), change.get(mutation))
     return runs
