@@ -86,17 +86,20 @@ def test_both_halves_against_chance_are_registered_for_every_drawn_subroutine():
 
 
 def test_the_fresh_base_models_claims_were_registered_before_any_was_computed(printed):
-    # issue 53 ("enough units to decide"): copies of the Inside-Contact claims read only on base models
-    # trained after their registration, as many as the planning table asks for, all read at once
+    # issue 53 ("enough units to decide"): copies of the page's five tests read only on base models
+    # trained after their registration, six a rule, a rule's all read at once
     from modlib.structural_compositionality import fresh_models
 
     found, _ = printed
     fresh = [c for c in claims.registry(CHAPTER).values() if c.id.endswith(findings.FRESH)]
-    assert len(fresh) == 2 * len(findings.FRESH_KINDS) and len(fresh_models.seeds("full")) == 6
-    for c in fresh:
-        assert c.reads == ("fresh-inside-contact-*",) and claims.written(c) in ("before", None)
-        first = claims.get(f"{CHAPTER}/{c.id.removesuffix(findings.FRESH)}").measure.split(" (the claim")[0]
-        assert c.measure.startswith(first) and "fresh-inside-contact-<seed>" in c.measure
+    rules = fresh_models.RULES_FRESH
+    assert len(fresh) == 2 * len(rules) * len(findings.FRESH_KINDS) and len(fresh_models.seeds("full")) == 6
     stored = fresh_models.stored("full").rows
-    if len(stored) < 6:  # none decided on part of the units
-        assert all(found[c.name].marked.startswith(findings.PENDING) for c in fresh)
+    for c in fresh:
+        rule = next(r for r in rules if c.id.startswith(r))
+        assert c.reads == (f"fresh-{rule}-*",) and claims.written(c) in ("before", None)
+        first = claims.get(f"{CHAPTER}/{c.id.removesuffix(findings.FRESH)}")
+        assert c.measure.startswith(first.measure.split(" (the claim")[0]) and f"fresh-{rule}-<seed>" in c.measure
+        assert ("every searched one" in c.units) == ("every searched one" in first.units)  # the same gate
+        if sum(r.metrics["rule"] == rule for r in stored.values()) < 6:  # none decided on part of the units
+            assert found[c.name].marked == findings.PENDING

@@ -3,6 +3,8 @@ modlib.structural_compositionality.fresh_models): each is trained and searched a
 base model of that seed would be, its claims read only the fresh base models and all of them at once,
 and a seed that is not a fresh one is refused by name."""
 
+import dataclasses
+
 import pytest
 import torch
 
@@ -25,16 +27,23 @@ def test_a_fresh_base_model_is_the_chapters_own_of_its_seed(store):
 
 
 def test_the_fresh_claims_wait_for_every_base_model_then_read_only_them(store):
-    runs = fm.run("smoke", CPU)
-    keys = {f"{r}/{sub}/{k}{findings.FRESH}" for r in fm.RULES_FRESH for sub in findings.DRAWN[r]
-            for k in findings.FRESH_KINDS}
+    runs = fm.run("smoke", CPU)  # one base model a rule at smoke
+    keys = {r: {f"{r}/{sub}/{k}{findings.FRESH}" for sub in findings.DRAWN[r] for k in findings.FRESH_KINDS}
+            for r in fm.RULES_FRESH}
+    first, second = fm.RULES_FRESH
+    part = dataclasses.replace(runs, rows={n: r for n, r in runs.rows.items() if r.metrics["rule"] == first})
     with claims.apart():
-        waiting = findings.fresh_claims(runs, len(runs.rows) + 1)  # one still missing
-        decided = findings.fresh_claims(runs, len(runs.rows))
-    assert set(waiting) == keys and all(f.marked == findings.PENDING for f in waiting.values())
-    assert findings.fresh_status(runs, 2).startswith("Stored now: 1 of 2")
-    assert set(decided) == keys and not any(isinstance(f, findings.NotRun) for f in decided.values())
+        waiting = findings.fresh_claims(runs, 2)  # one still missing in each rule
+        decided = findings.fresh_claims(runs, 1)
+        half = findings.fresh_claims(part, 1)  # the second rule's base model missing
+    assert set(waiting) == keys[first] | keys[second]
+    assert all(f.marked == findings.PENDING for f in waiting.values())
+    assert findings.fresh_status(runs, 2).startswith("Stored now: Inside-Contact, 1 of 2 stored")
+    assert set(decided) == set(waiting) and not any(isinstance(f, findings.NotRun) for f in decided.values())
     assert all(f.verdict.claim.endswith(findings.FRESH) for f in decided.values())
+    assert not any(isinstance(half[k], findings.NotRun) for k in keys[first])  # a rule is read on its own
+    assert all(half[k].marked == findings.PENDING for k in keys[second])
+    assert {row["rule"] for row in findings.fresh_table(part, 1, half)} == {first}
 
 
 def test_a_seed_that_is_not_fresh_is_refused_by_name():

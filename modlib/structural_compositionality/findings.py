@@ -1410,22 +1410,25 @@ def fresh_claims(fresh, expected: int, change=None) -> dict[str, Finding]:
     """Chapter 5's tests on the fresh base models (:mod:`~modlib.structural_compositionality.fresh_models`,
     ``fresh`` their stored runs), decided as the page decides its own (:func:`structural_from`,
     :func:`density_from`), keyed ``"{rule}/{sub}/{kind}-fresh"`` for each kind of :data:`FRESH_KINDS`.
-    The claims read all ``expected`` base models at once: while fewer are stored none is decided on
-    them (a look at part of the units would be a look before the data are in), and each reads
-    :data:`PENDING` with how many are stored. ``change`` (a table's function, the mutations') is
-    applied to their table."""
+    A rule's claims read all ``expected`` of its base models at once: while fewer are stored none is
+    decided on them (a look at part of the units would be a look before the data are in), and each
+    reads :data:`PENDING` with how many are stored. ``change`` (a table's function, the mutations')
+    is applied to their table."""
     from modlib.structural_compositionality import fresh_models
 
-    if expected and len(fresh.rows) == expected:
-        table = structure_table(fresh)
-        table = change(table) if change else table
-        found = {**structural_from(table, base_models(fresh), fresh.settings.base_gate, FRESH),
-                 **density_from(table, FRESH)}
-        return {k: f for k, f in found.items() if k.endswith(FRESH)}
     out = {}
-    why = (f"{len(fresh.rows)} of {expected} fresh base models are stored at this profile "
-           "(modlib.structural_compositionality.fresh_models.fetch makes them)")
     for rule in fresh_models.RULES_FRESH:
+        mine = {n: r for n, r in fresh.rows.items() if r.metrics["rule"] == rule}
+        if expected and len(mine) == expected:
+            runs = replace(fresh, rows=mine)
+            table = structure_table(runs)
+            table = change(table) if change else table
+            found = {**structural_from(table, base_models(runs), fresh.settings.base_gate, FRESH),
+                     **density_from(table, FRESH)}
+            out.update({k: f for k, f in found.items() if k.endswith(FRESH)})
+            continue
+        why = (f"{len(mine)} of {expected} fresh base models of this rule are stored at this profile "
+               "(modlib.structural_compositionality.fresh_models.fetch makes them)")
         for sub in DRAWN[rule]:
             for kind in FRESH_KINDS:
                 name = f"{rule}/{sub}/{kind}{FRESH}"
@@ -1438,14 +1441,26 @@ def fresh_claims(fresh, expected: int, change=None) -> dict[str, Finding]:
 
 
 def fresh_status(fresh, expected: int) -> str:
-    """Where the fresh base models stand, in words for the page: how many are stored, and what their
-    claims read meanwhile (:data:`PENDING`), or that all are and the table below gives the verdicts."""
+    """Where the fresh base models stand, in words for the page: per rule of
+    :data:`~modlib.structural_compositionality.fresh_models.RULES_FRESH`, how many are stored, and
+    what their claims read meanwhile (:data:`PENDING`), or that all are and the tables below give
+    the verdicts."""
     from modlib.structural_compositionality import fresh_models
 
     if not expected:
         return "They are not run at this profile (only full, and smoke for the tests, train them)."
-    stored = len(fresh.rows)
-    if stored < expected:
-        return (f"Stored now: {stored} of {expected} (results {fresh_models.PREFIX}inside-contact-<seed>); until "
-                f"all are, each of the ten claims reads \"{PENDING}\".")
-    return f"All {expected} are stored; the table below gives their verdicts."
+    said = []
+    for rule in fresh_models.RULES_FRESH:
+        n = sum(r.metrics["rule"] == rule for r in fresh.rows.values())
+        said.append(f"{RULE_WORDS[rule]}, {n} of {expected} stored"
+                    + ("" if n == expected else f" (its ten claims read \"{PENDING}\")"))
+    return "Stored now: " + "; ".join(said) + "."
+
+
+def fresh_table(fresh, expected: int, found: dict[str, Finding]) -> list[dict[str, str]]:
+    """:func:`verdict_table`'s rows for the fresh base models' claims (``found``:
+    :func:`fresh_claims`), for the rules whose ``expected`` base models are all stored."""
+    done = [rule for rule in dict.fromkeys(r.metrics["rule"] for r in fresh.rows.values())
+            if expected and sum(r.metrics["rule"] == rule for r in fresh.rows.values()) == expected]
+    table = structure_table(fresh)
+    return verdict_table(table[table["rule"].isin(done)], found, FRESH) if done else []
