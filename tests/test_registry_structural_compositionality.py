@@ -25,7 +25,7 @@ def printed(structure_runs):
     found = {**findings.structural(structure_runs), **findings.without_convergence_rule(structure_runs),
              **findings.without_base_model(structure_runs), **findings.draws_claims(draws.stored("full")),
              **matched, **findings.second_claims(second_search.stored("full"), structure_runs.settings.base_gate),
-             **findings.fresh_claims(fresh_models.stored("full"), len(fresh_models.seeds("full")))}
+             **findings.fresh_claims(fresh_models.stored("full"), fresh_models.counts("full"))}
     return {k: f for k, f in found.items() if getattr(f, "verdict", None) is not None}, dict(claims.decisions(CHAPTER))
 
 
@@ -87,19 +87,35 @@ def test_both_halves_against_chance_are_registered_for_every_drawn_subroutine():
 
 def test_the_fresh_base_models_claims_were_registered_before_any_was_computed(printed):
     # issue 53 ("enough units to decide"): copies of the page's five tests read only on base models
-    # trained after their registration, six a rule, a rule's all read at once
+    # trained after their registration, as many a rule as planned (Inside-Contact 8, agreement 6), a
+    # rule's all read at once
     from modlib.structural_compositionality import fresh_models
 
     found, _ = printed
     fresh = [c for c in claims.registry(CHAPTER).values() if c.id.endswith(findings.FRESH)]
-    rules = fresh_models.RULES_FRESH
-    assert len(fresh) == 2 * len(rules) * len(findings.FRESH_KINDS) and len(fresh_models.seeds("full")) == 6
+    counts = fresh_models.counts("full")
+    assert len(fresh) == 2 * len(counts) * len(findings.FRESH_KINDS)
+    assert counts == {"inside-contact": 8, "sv-plural": 6}
     stored = fresh_models.stored("full").rows
     for c in fresh:
-        rule = next(r for r in rules if c.id.startswith(r))
+        rule = next(r for r in counts if c.id.startswith(r))
         assert c.reads == (f"fresh-{rule}-*",) and claims.written(c) in ("before", None)
         first = claims.get(f"{CHAPTER}/{c.id.removesuffix(findings.FRESH)}")
         assert c.measure.startswith(first.measure.split(" (the claim")[0]) and f"fresh-{rule}-<seed>" in c.measure
+        assert f"{counts[rule]} at full" in c.units and "none is replaced" in c.units
         assert ("every searched one" in c.units) == ("every searched one" in first.units)  # the same gate
-        if sum(r.metrics["rule"] == rule for r in stored.values()) < 6:  # none decided on part of the units
+        if sum(r.metrics["rule"] == rule for r in stored.values()) < counts[rule]:  # none decided on part
             assert found[c.name].marked == findings.PENDING
+
+
+def test_the_fresh_count_is_what_the_planning_rule_asks_over_the_base_models_trained_before():
+    # Inside-Contact's count is the most any of its copied tests asks for over the five base models
+    # trained this way before (chapter 5's 0-2 and chapter 6's scratch 3 and 4)
+    from modlib.structural_compositionality import fresh_models
+
+    planned = fresh_models.planned_on("full")
+    if len(planned.rows) < 10:
+        pytest.skip("the base models the count was planned on are not all stored")
+    asked = [int(r["base models asked for"]) for r in findings.fresh_planning(planned)
+             if r["rule"] == "Inside-Contact" and r["base models asked for"].isdigit()]
+    assert max(asked) == fresh_models.counts("full")["inside-contact"]

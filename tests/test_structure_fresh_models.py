@@ -33,21 +33,22 @@ def test_the_fresh_claims_wait_for_every_base_model_then_read_only_them(store):
     first, second = fm.RULES_FRESH
     part = dataclasses.replace(runs, rows={n: r for n, r in runs.rows.items() if r.metrics["rule"] == first})
     with claims.apart():
-        waiting = findings.fresh_claims(runs, 2)  # one still missing in each rule
-        decided = findings.fresh_claims(runs, 1)
-        half = findings.fresh_claims(part, 1)  # the second rule's base model missing
+        waiting = findings.fresh_claims(runs, {first: 2, second: 2})  # one still missing in each rule
+        decided = findings.fresh_claims(runs, fm.counts("smoke"))
+        half = findings.fresh_claims(part, fm.counts("smoke"))  # the second rule's base model missing
     assert set(waiting) == keys[first] | keys[second]
     assert all(f.marked == findings.PENDING for f in waiting.values())
-    assert findings.fresh_status(runs, 2).startswith("Stored now: Inside-Contact, 1 of 2 stored")
+    assert findings.fresh_status(runs, {first: 2, second: 2}).startswith("Stored now: Inside-Contact, 1 of 2 stored")
+    assert "all 1 stored, 1 of them past the base gate" in findings.fresh_status(runs, fm.counts("smoke"))
     assert set(decided) == set(waiting) and not any(isinstance(f, findings.NotRun) for f in decided.values())
     assert all(f.verdict.claim.endswith(findings.FRESH) for f in decided.values())
     assert not any(isinstance(half[k], findings.NotRun) for k in keys[first])  # a rule is read on its own
     assert all(half[k].marked == findings.PENDING for k in keys[second])
-    assert {row["rule"] for row in findings.fresh_table(part, 1, half)} == {first}
+    assert {row["rule"] for row in findings.fresh_table(part, fm.counts("smoke"), half)} == {first}
 
 
 def test_a_seed_that_is_not_fresh_is_refused_by_name():
-    with pytest.raises(ValueError, match=r"seed=0 .*choose from 5, 6, 7, 8, 9, 10"):
+    with pytest.raises(ValueError, match=r"seed=0 .*choose from 5, 6, 7, 8, 9, 10, 11, 12"):
         fm.fetch("inside-contact", 0, "full", CPU)
     with pytest.raises(ValueError, match="not run at this profile"):
         fm.fetch("inside-contact", 5, "default", CPU)

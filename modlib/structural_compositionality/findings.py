@@ -1406,11 +1406,12 @@ FRESH_KINDS = ("subnetwork", "ablation", "reinit", "random", "random_ablation") 
 PENDING = "not decided until every fresh base model is stored"  # printed, with no mark, meanwhile
 
 
-def fresh_claims(fresh, expected: int, change=None) -> dict[str, Finding]:
+def fresh_claims(fresh, expected: dict[str, int], change=None) -> dict[str, Finding]:
     """Chapter 5's tests on the fresh base models (:mod:`~modlib.structural_compositionality.fresh_models`,
     ``fresh`` their stored runs), decided as the page decides its own (:func:`structural_from`,
     :func:`density_from`), keyed ``"{rule}/{sub}/{kind}-fresh"`` for each kind of :data:`FRESH_KINDS`.
-    A rule's claims read all ``expected`` of its base models at once: while fewer are stored none is
+    A rule's claims read all ``expected[rule]`` of its base models at once
+    (:func:`~modlib.structural_compositionality.fresh_models.counts`): while fewer are stored none is
     decided on them (a look at part of the units would be a look before the data are in), and each
     reads :data:`PENDING` with how many are stored. ``change`` (a table's function, the mutations')
     is applied to their table."""
@@ -1418,8 +1419,8 @@ def fresh_claims(fresh, expected: int, change=None) -> dict[str, Finding]:
 
     out = {}
     for rule in fresh_models.RULES_FRESH:
-        mine = {n: r for n, r in fresh.rows.items() if r.metrics["rule"] == rule}
-        if expected and len(mine) == expected:
+        mine = _rule_rows(fresh, rule)
+        if expected.get(rule) and len(mine) == expected[rule]:
             runs = replace(fresh, rows=mine)
             table = structure_table(runs)
             table = change(table) if change else table
@@ -1427,40 +1428,78 @@ def fresh_claims(fresh, expected: int, change=None) -> dict[str, Finding]:
                      **density_from(table, FRESH)}
             out.update({k: f for k, f in found.items() if k.endswith(FRESH)})
             continue
-        why = (f"{len(mine)} of {expected} fresh base models of this rule are stored at this profile "
-               "(modlib.structural_compositionality.fresh_models.fetch makes them)")
+        why = (f"{len(mine)} of {expected.get(rule, 0)} fresh base models of this rule are stored at this "
+               "profile (modlib.structural_compositionality.fresh_models.fetch makes them)")
         for sub in DRAWN[rule]:
             for kind in FRESH_KINDS:
                 name = f"{rule}/{sub}/{kind}{FRESH}"
                 v = claims.decide(_key(name), low=-1.0, high=1.0, units=0, reason=why)
                 text = f"{rule}, {sub}: {kind}, on the fresh base models"
                 c = claims.statement(v, text + ".")
-                said = PENDING if expected else NOT_RUN
+                said = PENDING if expected.get(rule) else NOT_RUN
                 out[name] = NotRun(c.name, c.holds, f"{text}: {said}: {why}.", c.verdict, c.own, said)
     return out
 
 
-def fresh_status(fresh, expected: int) -> str:
-    """Where the fresh base models stand, in words for the page: per rule of
-    :data:`~modlib.structural_compositionality.fresh_models.RULES_FRESH`, how many are stored, and
-    what their claims read meanwhile (:data:`PENDING`), or that all are and the tables below give
-    the verdicts."""
-    from modlib.structural_compositionality import fresh_models
+def _rule_rows(runs, rule: str) -> dict:
+    """The results of ``runs`` (by name) whose base model is of ``rule``."""
+    return {n: r for n, r in runs.rows.items() if r.metrics["rule"] == rule}
 
-    if not expected:
+
+def fresh_status(fresh, expected: dict[str, int]) -> str:
+    """Where the fresh base models stand, in words for the page: per rule of ``expected``
+    (:func:`~modlib.structural_compositionality.fresh_models.counts`), how many are stored and, once
+    all are, how many passed the base gate (the rest are left out, not replaced); or what their
+    claims read meanwhile (:data:`PENDING`)."""
+    if not any(expected.values()):
         return "They are not run at this profile (only full, and smoke for the tests, train them)."
     said = []
-    for rule in fresh_models.RULES_FRESH:
-        n = sum(r.metrics["rule"] == rule for r in fresh.rows.values())
-        said.append(f"{RULE_WORDS[rule]}, {n} of {expected} stored"
-                    + ("" if n == expected else f" (its ten claims read \"{PENDING}\")"))
+    for rule, n in expected.items():
+        mine = _rule_rows(fresh, rule)
+        kinds = len(DRAWN[rule]) * len(FRESH_KINDS)
+        if len(mine) < n:
+            said.append(f"{RULE_WORDS[rule]}, {len(mine)} of {n} stored (its {kinds} claims read \"{PENDING}\")")
+            continue
+        passed = sum(r.metrics["searched"] for r in mine.values())  # the base gate decides the search
+        said.append(f"{RULE_WORDS[rule]}, all {n} stored, {passed} of them past the base gate")
     return "Stored now: " + "; ".join(said) + "."
 
 
-def fresh_table(fresh, expected: int, found: dict[str, Finding]) -> list[dict[str, str]]:
+def fresh_table(fresh, expected: dict[str, int], found: dict[str, Finding]) -> list[dict[str, str]]:
     """:func:`verdict_table`'s rows for the fresh base models' claims (``found``:
-    :func:`fresh_claims`), for the rules whose ``expected`` base models are all stored."""
-    done = [rule for rule in dict.fromkeys(r.metrics["rule"] for r in fresh.rows.values())
-            if expected and sum(r.metrics["rule"] == rule for r in fresh.rows.values()) == expected]
+    :func:`fresh_claims`), for the rules whose ``expected`` base models are all stored, with the
+    base models the rule under ``sc-read-rule`` can read for test 2 (:func:`readable_test2`)."""
+    done = [rule for rule, n in expected.items() if n and len(_rule_rows(fresh, rule)) == n]
+    if not done:
+        return []
     table = structure_table(fresh)
-    return verdict_table(table[table["rule"].isin(done)], found, FRESH) if done else []
+    table = table[table["rule"].isin(done)]
+    read = readable_test2(table, FRESH)
+    rows = verdict_table(table, found, FRESH)
+    for row in rows:
+        r, n = read.get(f"{row['rule']}/{row['subroutine']}/ablation{FRESH}", (0, 0))
+        row["test 2 readable"] = f"{r} of {n}"
+    return rows
+
+
+def fresh_planning(planned) -> list[dict[str, str]]:
+    """What the fresh base models' count was planned on: for each (rule, subroutine, kind of
+    :data:`FRESH_KINDS`), over the base models of ``planned``
+    (:func:`~modlib.structural_compositionality.fresh_models.planned_on`; the units each claim
+    counts), the estimate and the base models the planning rule asks for
+    (:func:`modlib.stats.units_to_decide`, under the claim's margin: "already decided" where two would)."""
+    arms = {"subnetwork": ("sub_target", "sub_other", LOWER, True), "random": ("sub_target", "random_target", LOWER, True),
+            "ablation": ("abl_other", "abl_target", CLEAR, True), "reinit": ("reinit_other", "reinit_target", CLEAR, True),
+            "random_ablation": ("rand_abl_target", "abl_target", CLEAR, False)}  # (a, b, margin, gated)
+    table = structure_table(planned)
+    rows = []
+    for (rule, sub), t in table[table["trained"]].groupby(["rule", "subroutine"], sort=False):
+        for kind in FRESH_KINDS:
+            a, b, margin, gated = arms[kind]
+            u = t[t["passed_gate"] == True] if gated else t  # noqa: E712
+            x, y = _by_model(u, a), _by_model(u, b)
+            need = stats.units_to_decide("paired", x, y, margin)
+            rows.append({"rule": RULE_WORDS[rule], "subroutine": sub, "test": CLAIM_WORDS.get(kind, kind),
+                         "base models": str(len(x)), "estimate": stats.number(float((x - y).mean()), sign=True),
+                         "base models asked for": "more than 200" if need is None else str(need)})
+    return rows

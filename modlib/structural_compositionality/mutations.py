@@ -22,12 +22,10 @@ MUTATIONS = {
                             "(`rand_abl_*`), both evaluated for every stored mask (and each searched "
                             "configuration's ablation by its random removal)",
 }
-REINIT_ONLY = "the stored results re-initialise the found subnetwork only, not a random one"
 CANNOT = {"random mask as dense": {
-    **{f"{rule}-{sub}-reinit{s}": REINIT_ONLY
+    **{f"{rule}-{sub}-reinit{s}": "the stored results re-initialise the found subnetwork only, not a random one"
        for rule, subs in (("inside-contact", ("inside", "contact")), ("sv-plural", ("subject", "verb")))
-       for sub in subs for s in ("", findings.WITHOUT)},
-    **{f"inside-contact-{sub}-reinit{findings.FRESH}": REINIT_ONLY for sub in ("inside", "contact")},
+       for sub in subs for s in ("", findings.WITHOUT, findings.FRESH)},
 }}
 
 
@@ -110,5 +108,5 @@ def decide(mutation: str | None):
                                           change.get(mutation), wide)
     findings.second_claims(second_search.stored("full"), gate, swap=mutation == "swap target and other",
                            random_as_found=mutation == "random mask as dense")
-    findings.fresh_claims(fresh_models.stored("full"), len(fresh_models.seeds("full")), change.get(mutation))
+    findings.fresh_claims(fresh_models.stored("full"), fresh_models.counts("full"), change.get(mutation))
     return runs
