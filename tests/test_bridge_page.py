@@ -17,9 +17,10 @@ def test_the_verdict_frame_keeps_every_row_mark_and_column():
         frame = findings.verdict_frame(table).data
         assert list(frame.columns) == ["claim, on the failing networks", "formulation (a)", "formulation (b)",
                                        "what it means"]
-        assert list(frame.iloc[:, 0]) == list(findings.KINDS.values())
+        assert list(frame.iloc[:, 0]) == [findings.typeset(v) for v in findings.KINDS.values()]
         assert (frame.iloc[:, 1:3] == f"{stats.MARKS[outcome]} {outcome}").all().all()
-        assert list(frame.iloc[:, 3]) == [findings.meaning(k, [outcome] * 2) for k in findings.KINDS]
+        assert list(frame.iloc[:, 3]) == [findings.typeset(findings.meaning(k, [outcome] * 2)) for k in findings.KINDS]
+        assert not frame.iloc[:, 0].str.contains(r"\bY1\b|\bX2\b").any()  # typeset as the prose's Y_1, X_2
         assert "|" not in findings.verdict_frame(table).to_html().replace("&#124;", "")
 
 

@@ -1263,11 +1263,24 @@ def all_sprite_claims(arrays_by_model: dict[str, dict]) -> dict[str, list[stats.
 # ---------------------------------------------------------------- the verdict tables as the page shows them
 
 
+SUBSCRIPTS = {r"\bY1\b": "Y₁", r"\bY2\b": "Y₂", r"\bX2\b": "X₂", r"\bx2\b": "x₂", r"\bx1\b": "x₁"}  # the prose's Y_1, ...
+
+
+def typeset(text: str) -> str:
+    """``text`` with the variables the prose typesets ($Y_1$, $X_2$, ...) written with subscripts,
+    for a table, where no maths is rendered: "the Y1 subnetwork" -> "the Y₁ subnetwork"."""
+    for plain, sub in SUBSCRIPTS.items():
+        text = re.sub(plain, sub, text)
+    return text
+
+
 def verdict_frame(table):
     """A verdict table of this module (:func:`verdict_table`, :func:`digit_verdict_table`,
     :func:`sprite_verdict_table`) as the page shows it, the way chapters 5 and 6 show theirs: a
-    pandas Styler, left-aligned, without an index."""
-    return table.style.hide(axis="index").set_properties(**{"text-align": "left"}).set_table_styles(
+    pandas Styler, left-aligned, without an index, its variables typeset as the prose's (:func:`typeset`)."""
+    shown = table.apply(lambda column: column.map(lambda v: typeset(v) if isinstance(v, str) else v))
+    shown = shown.rename(columns=typeset)
+    return shown.style.hide(axis="index").set_properties(**{"text-align": "left"}).set_table_styles(
         [{"selector": "th", "props": [("text-align", "left")]}])
 
 
@@ -1638,14 +1651,17 @@ def holm_statement(made: dict | None = None, alpha: float = 0.025, fresh: bool =
 
 def shown_table(frame, height: str | None = "28em"):
     """An appendix table as the page shows it: HTML without the index, numbers to three significant
-    digits, True / False as yes / no, in a box that scrolls past ``height`` (a table of 200 rows
-    stays one screen high, every row there); every row shown, no box, where ``height`` is None."""
+    digits, True / False as yes / no, its variables typeset as the prose's (:func:`typeset`), in a box
+    that scrolls past ``height`` (a table of 200 rows stays one screen high, every row there); every
+    row shown, no box, where ``height`` is None."""
     from IPython.display import HTML
 
-    frame = frame.copy()
+    frame = frame.rename(columns=typeset)
     for col in frame.columns:
         if frame[col].dtype == bool:
             frame[col] = frame[col].map({True: "yes", False: "no"})
+        else:  # text, of whatever dtype this pandas gives it
+            frame[col] = frame[col].map(lambda v: typeset(v) if isinstance(v, str) else v)
     body = frame.to_html(index=False, border=0, float_format=lambda x: f"{x:.3g}", classes="dataframe")
     if height is None:
         return HTML(body)
