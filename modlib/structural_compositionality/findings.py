@@ -1477,6 +1477,7 @@ def fresh_table(fresh, expected: dict[str, int], found: dict[str, Finding]) -> l
     read = readable_test2(table, FRESH)
     rows = verdict_table(table, found, FRESH)
     for row in rows:
+        row.pop(VERDICTS["untrained"], None)  # no untrained network is read on the fresh base models
         r, n = read.get(f"{row['rule']}/{row['subroutine']}/ablation{FRESH}", (0, 0))
         row["test 2 readable"] = f"{r} of {n}"
     return rows
