@@ -426,7 +426,8 @@ CLAIM_WORDS = {
 # where a claim is read, by an affix of its name's last part: (affix, a prefix?, the words added)
 WHERE = (("-argmax", False, ", with the authors' choice of masks"),
          (WITHOUT, False, f", without base model {TUNED_ON}"),
-         ("-wide", False, ", the wider search for the penalty"))
+         ("-wide", False, ", the wider search for the penalty"),
+         ("-fresh", False, ", on the base models trained after their registration"))  # FRESH
 
 
 def claim_words(name: str, says: dict[str, str] | None = None, where=WHERE, otherwise: str = "") -> str:
