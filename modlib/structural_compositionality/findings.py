@@ -1489,7 +1489,8 @@ def fresh_planning(planned) -> list[dict[str, str]]:
     :data:`FRESH_KINDS`), over the base models of ``planned``
     (:func:`~modlib.structural_compositionality.fresh_models.planned_on`; the units each claim
     counts), the estimate and the base models the planning rule asks for
-    (:func:`modlib.stats.units_to_decide`, under the claim's margin: "already decided" where two would)."""
+    (:func:`modlib.stats.units_to_decide`, under the claim's margin; "more than 200" where none up to
+    that many would)."""
     arms = {"subnetwork": ("sub_target", "sub_other", LOWER, True), "random": ("sub_target", "random_target", LOWER, True),
             "ablation": ("abl_other", "abl_target", CLEAR, True), "reinit": ("reinit_other", "reinit_target", CLEAR, True),
             "random_ablation": ("rand_abl_target", "abl_target", CLEAR, False)}  # (a, b, margin, gated)
