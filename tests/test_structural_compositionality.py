@@ -537,3 +537,7 @@ def test_the_page_says_why_the_verdicts_count_fewer_base_models_than_were_search
     assert "base model 1 included" in findings._every_searched(t[t["subroutine"] == "verb"])
     legend = findings.table_legend()
     assert "\n" not in legend and f"*{stats.HOLDS}* means" in legend and findings.VERDICTS["random"] in legend
+    # the fresh table has no row "vs untrained", so its legend does not explain one
+    assert findings.VERDICTS["untrained"] in legend
+    assert findings.VERDICTS["untrained"] not in findings.table_legend(untrained=False)
+    assert findings.VERDICTS["reinit"] in findings.table_legend(untrained=False)

@@ -497,17 +497,22 @@ def registered_then_now(cid: str, words: dict[str, str]) -> tuple[str, str]:
     return first, claims.outcome_words(made.outcome, claims.get(key).own)
 
 
-def table_legend(found: dict[str, Finding] | None = None) -> str:
+def table_legend(found: dict[str, Finding] | None = None, untrained: bool = True) -> str:
     """The one line under the verdict table (:func:`verdict_table`): what each mark means, from
     :data:`modlib.stats.MARKS`, what the rows of the paper's two controls test, what *holds* asserts
     in the two random rows (the book's own hypotheses), what the row "base models" counts, and what
     :data:`UNSHOWN_OTHER` beside a test-1 mark says; with ``found`` (the claims the table marks),
     how many of them were written down after their results were seen (:func:`modlib.claims.written`),
-    since a mark in a table cell cannot carry the "post hoc" tag that their statements do."""
+    since a mark in a table cell cannot carry the "post hoc" tag that their statements do.
+    ``untrained=False``: for a table without the row "vs untrained" (:func:`fresh_table`), whose
+    words it leaves out."""
+    paper = (f"test 2 with the removed weights given fresh random values instead of zeros; \"{VERDICTS['untrained']}\": "
+             "test 2's effect, larger than in a never-trained copy of the network (both controls of the paper, "
+             "described under Controls)" if untrained else
+             "test 2 with the removed weights given fresh random values instead of zeros (a control of the paper, "
+             "described under Controls)")
     marks = " · ".join(f"{stats.MARKS[o]} {o}" for o in (stats.REPRODUCED, stats.NOT_REPRODUCED, stats.UNDECIDED))
-    return (f"{marks} · – not made. \"{VERDICTS['reinit']}\": test 2 with the removed weights given fresh "
-            f"random values instead of zeros; \"{VERDICTS['untrained']}\": test 2's effect, larger than in a "
-            "never-trained copy of the network (both controls of the paper, described under Controls). In the two "
+    return (f"{marks} · – not made. \"{VERDICTS['reinit']}\": {paper}. In the two "
             f"random rows, the book's own hypotheses, *{stats.HOLDS}* means: "
             f"the found subnetwork alone beats a random one of its size on its target by at least {LOWER:g} "
             f"(\"{VERDICTS['random']}\"); removing it costs its target at least {CLEAR:g} more than removing as "
