@@ -52,3 +52,18 @@ def test_a_seed_that_is_not_fresh_is_refused_by_name():
         fm.fetch("inside-contact", 0, "full", CPU)
     with pytest.raises(ValueError, match="not run at this profile"):
         fm.fetch("inside-contact", 5, "default", CPU)
+
+
+def test_the_page_counts_the_masks_that_had_not_stopped_shrinking():
+    """The fresh section, as the density check, says how many masks had stopped shrinking and names the
+    others; a mask that recorded nothing is not counted as stopped."""
+    import numpy as np
+    import pandas as pd
+
+    t = pd.DataFrame([{"rule": "sv-plural", "subroutine": "subject", "model": 5, "mask_seed": s, "trained": True,
+                       "converged": c} for s, c in enumerate((True, False, np.nan))])
+    words = findings.converged_words(t)
+    assert words.startswith("1 of 3 trained masks had stopped shrinking")
+    assert "base model 5, mask seed 1" in words and "mask seed 2" not in words
+    assert findings.converged_words(t.assign(trained=False)) == "no trained mask is stored"
+    assert "still" not in findings.converged_words(t.assign(converged=True))

@@ -497,6 +497,22 @@ def registered_then_now(cid: str, words: dict[str, str]) -> tuple[str, str]:
     return first, claims.outcome_words(made.outcome, claims.get(key).own)
 
 
+def converged_words(table) -> str:
+    """How many of the trained masks of ``table`` (:func:`structure_table`; none: "no trained
+    mask is stored") had stopped shrinking by the end of their training, in words, naming those
+    still shrinking; a mask whose run did not record it (``converged`` NaN) is counted as not
+    stopped but not named."""
+    masks = table[table["trained"]] if len(table) else table
+    if not len(masks):
+        return "no trained mask is stored"
+    done = masks["converged"].eq(True)
+    still = masks[masks["converged"].eq(False)]
+    named = "; ".join(f"{r.rule} {r.subroutine}, base model {r.model}, mask seed {r.mask_seed}"
+                      for r in still.itertuples())
+    return (f"{int(done.sum())} of {len(done)} trained masks had stopped shrinking"
+            + (f" (still shrinking: {named})" if named else ""))
+
+
 def table_legend(found: dict[str, Finding] | None = None, untrained: bool = True) -> str:
     """The one line under the verdict table (:func:`verdict_table`): what each mark means, from
     :data:`modlib.stats.MARKS`, what the rows of the paper's two controls test, what *holds* asserts
