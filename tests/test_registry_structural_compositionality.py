@@ -116,6 +116,6 @@ def test_the_fresh_count_is_what_the_planning_rule_asks_over_the_base_models_tra
     planned = fresh_models.planned_on("full")
     if len(planned.rows) < 10:
         pytest.skip("the base models the count was planned on are not all stored")
-    asked = [int(r["base models asked for"]) for r in findings.fresh_planning(planned)
-             if r["rule"] == "Inside-Contact" and r["base models asked for"].isdigit()]
+    asked = [int(r[findings.NEEDED]) for r in findings.fresh_planning(planned)
+             if r["rule"] == "Inside-Contact" and r[findings.NEEDED].isdigit()]
     assert max(asked) == fresh_models.counts("full")["inside-contact"]

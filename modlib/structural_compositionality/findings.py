@@ -1217,6 +1217,14 @@ def _kept_nothing(rows) -> str:
     return f"; {empty} of {len(rows)} untrained masks kept nothing, so they are no control" if empty else ""
 
 
+def search_words(wide: bool) -> str:
+    """The column that names a search for lambda in the untrained control's table
+    (:func:`untrained_matched_rows`): the first, or the wider one registered after it."""
+    from modlib.structural_compositionality import untrained_matched as um
+
+    return f"wider search, up to {um.PROBES_WIDE} masks" if wide else f"first search, up to {um.PROBES} masks"
+
+
 def untrained_matched_rows(table, searches: list[tuple[dict, dict, bool]]) -> list[dict]:
     """The page's table of the untrained control at matched density: per search (``searches``: the
     matched results, their claims as :func:`untrained_matched_claims` decides them, and whether it
@@ -1224,8 +1232,6 @@ def untrained_matched_rows(table, searches: list[tuple[dict, dict, bool]]) -> li
     mean kept share of each arm (trained base models past the selection gate / untrained networks),
     each arm's subnetwork alone on its target and on the other subroutine (test 1), the removal
     effect, other minus target (test 2), per arm, and the two claims' marks."""
-    from modlib.structural_compositionality import untrained_matched as um
-
     out = []
     for matched, found, wide in searches:
         u_all = untrained_matched_table(matched)
@@ -1240,7 +1246,7 @@ def untrained_matched_rows(table, searches: list[tuple[dict, dict, bool]]) -> li
                           for arm, r in (("trained", t), ("untrained", u))}
                 end = "-wide" if wide else ""
                 out.append({
-                    "rule": rule, "subnetwork": sub, "search": f"up to {um.PROBES_WIDE if wide else um.PROBES} masks",
+                    "rule": rule, "subnetwork": sub, "search": search_words(wide),
                     "kept: trained / untrained": f"{100 * t['kept'].mean():.2f} % / {100 * u['kept'].mean():.2f} %",
                     "alone, target / other: trained": alone["trained"],
                     "alone, target / other: untrained": alone["untrained"],
@@ -1270,7 +1276,7 @@ def untrained_matched_search(matched: dict) -> str:
         masks = [run["kept"] for f in found for run in f["runs"]]
         empty = sum(k <= 1e-4 for k in masks)
         how = (f"the chosen masks keep within a factor {max(kept):.2f} of their twins' share"
-               + (f" on average ({empty} of {len(masks)} trained masks kept nothing)" if empty else "")
+               + (f" on average ({empty} of {len(masks)} masks of the untrained networks kept nothing)" if empty else "")
                if len(kept) == len(found) else "every mask kept nothing" if not kept
                else f"{len(found) - len(kept)} of {len(found)} mask sets kept nothing")
         tries = f"{tried[0]}" if len(tried) == 1 else f"{tried[0]} to {tried[-1]}"
@@ -1426,6 +1432,7 @@ def untrained_matched_notes(matched: dict) -> dict[str, str]:
 FRESH = "-fresh"  # the suffix of the claims read on base models trained after their registration
 FRESH_KINDS = ("subnetwork", "ablation", "reinit", "random", "random_ablation")  # as structural_from decides
 PENDING = "not decided until every fresh base model is stored"  # printed, with no mark, meanwhile
+NEEDED = "fresh base models needed"  # fresh_planning's column: the count, read on the fresh ones alone
 
 
 def fresh_claims(fresh, expected: dict[str, int], change=None) -> dict[str, Finding]:
@@ -1456,7 +1463,7 @@ def fresh_claims(fresh, expected: dict[str, int], change=None) -> dict[str, Find
             for kind in FRESH_KINDS:
                 name = f"{rule}/{sub}/{kind}{FRESH}"
                 v = claims.decide(_key(name), low=-1.0, high=1.0, units=0, reason=why)
-                text = f"{rule}, {sub}: {kind}, on the fresh base models"
+                text = f"{RULE_WORDS[rule]}, {sub} subnetwork: {CLAIM_WORDS[kind]}, on the fresh base models"
                 c = claims.statement(v, text + ".")
                 said = PENDING if expected.get(rule) else NOT_RUN
                 out[name] = NotRun(c.name, c.holds, f"{text}: {said}: {why}.", c.verdict, c.own, said)
@@ -1480,7 +1487,7 @@ def fresh_status(fresh, expected: dict[str, int]) -> str:
         mine = _rule_rows(fresh, rule)
         kinds = len(DRAWN[rule]) * len(FRESH_KINDS)
         if len(mine) < n:
-            said.append(f"{RULE_WORDS[rule]}, {len(mine)} of {n} stored (its {kinds} claims read \"{PENDING}\")")
+            said.append(f"{RULE_WORDS[rule]}, {len(mine)} of {n} stored (its {kinds} claims get their marks once all {n} are)")
             continue
         passed = sum(r.metrics["searched"] for r in mine.values())  # the base gate decides the search
         said.append(f"{RULE_WORDS[rule]}, all {n} stored, {passed} of them past the base gate")
@@ -1505,13 +1512,31 @@ def fresh_table(fresh, expected: dict[str, int], found: dict[str, Finding]) -> l
     return rows
 
 
+def fresh_legend(fresh, expected: dict[str, int], found: dict[str, Finding]) -> str:
+    """The line under :func:`fresh_table`: :func:`table_legend` without the row it drops, what its
+    row "test 2 readable" counts, and each rule of ``expected`` whose fresh base models are not all
+    stored yet, so that it has no column (its claims are marked once all are); "" where no rule is
+    run at this profile."""
+    if not any(expected.values()):
+        return ""
+    waiting = [f"{RULE_WORDS[rule][0].upper()}{RULE_WORDS[rule][1:]} has no column yet: {len(_rule_rows(fresh, rule))} of its {n} fresh base "
+               f"models are stored, and its {len(DRAWN[rule]) * len(FRESH_KINDS)} claims are marked once all {n} are."
+               for rule, n in expected.items() if n and len(_rule_rows(fresh, rule)) < n]
+    return " ".join([
+        table_legend(found, untrained=False),
+        "\"test 2 readable\", k of n: of the n base models test 2 counts, the k that removal leaves neither at "
+        "the ceiling nor at the floor on both subroutines (the rule under \"How sparse must a subnetwork be?\"); "
+        "only these can show the effect test 2 asks for.", *waiting])
+
+
 def fresh_planning(planned) -> list[dict[str, str]]:
     """What the fresh base models' count was planned on: for each (rule, subroutine, kind of
     :data:`FRESH_KINDS`), over the base models of ``planned``
     (:func:`~modlib.structural_compositionality.fresh_models.planned_on`; the units each claim
     counts), the estimate and the base models the planning rule asks for
     (:func:`modlib.stats.units_to_decide`, under the claim's margin; "more than 200" where none up to
-    that many would)."""
+    that many would), in the column :data:`NEEDED`; "base models read" counts those of ``planned``
+    the claim reads (past the selection gate, or every one for removal against random weights)."""
     arms = {"subnetwork": ("sub_target", "sub_other", LOWER, True), "random": ("sub_target", "random_target", LOWER, True),
             "ablation": ("abl_other", "abl_target", CLEAR, True), "reinit": ("reinit_other", "reinit_target", CLEAR, True),
             "random_ablation": ("rand_abl_target", "abl_target", CLEAR, False)}  # (a, b, margin, gated)
@@ -1524,6 +1549,6 @@ def fresh_planning(planned) -> list[dict[str, str]]:
             x, y = _by_model(u, a), _by_model(u, b)
             need = stats.units_to_decide("paired", x, y, margin)
             rows.append({"rule": RULE_WORDS[rule], "subroutine": sub, "test": CLAIM_WORDS.get(kind, kind),
-                         "base models": str(len(x)), "estimate": stats.number(float((x - y).mean()), sign=True),
-                         "base models asked for": "more than 200" if need is None else str(need)})
+                         "base models read": str(len(x)), "estimate": stats.number(float((x - y).mean()), sign=True),
+                         NEEDED: "more than 200" if need is None else str(need)})
     return rows
