@@ -783,3 +783,45 @@ def test_built_at_matched_density_without_a_failing_network_is_undecided(smoke, 
     registry.forget(br.CHAPTER)
     c = findings.matched_claims(a, "a")[0]
     assert c.verdict.outcome == stats.UNDECIDED and "the 0 failing networks" in c.text and "none chosen" in c.text
+
+
+def test_rule_2_by_layer_splits_the_removal_into_two_parts(smoke):
+    """by_layer.split: the first-layer and hidden-layer parts partition a mask by tensor; by_layer
+    scores each part as rule 2 is scored (a part removed through the same complement), its random
+    removals avoid the Y1 mask; with fewer than two failing networks every reading says so."""
+    from modlib.bridge import by_layer
+
+    mask = {"0.weight": torch.tensor([[True, True]]), "2.weight": torch.tensor([[True, False]])}
+    parts = by_layer.split(mask)
+    assert parts["first"]["0.weight"].all() and not parts["first"]["2.weight"].any()
+    assert not parts["hidden"]["0.weight"].any() and parts["hidden"]["2.weight"].equal(mask["2.weight"])
+    s = br.toy_settings("smoke", br.settings("smoke"))
+    for f, r in smoke.items():
+        a = br.with_exclusive(s, r.arrays, f)
+        layered = by_layer.by_layer(s, a, f)
+        n = len(a["full_held_out"])
+        assert all(v.shape == (n,) for v in layered.values())
+        # the two parts together remove what rule 2 removes
+        assert np.allclose(layered["kept_first"] + layered["kept_hidden"], a["kept_excl"], atol=1e-6)
+        assert ((layered["from_x2"] >= 0) & (layered["from_x2"] <= 1)).all()
+        none = {**a, **layered, "full_held_out": np.ones(n)}  # no network fails
+        assert all("fewer than 2" in t for t in by_layer.readings(none).values())
+
+
+def test_full_rule_2_by_layer_the_first_layer_part_is_about_the_x2_cut():
+    """On the stored full networks (a reading after the results, read by the page's folded "Rule 2
+    layer by layer"): rule 2's first-layer part alone repairs within 2 points of the cut of every
+    weight from x2 and within 2 points of all of rule 2; the hidden part alone beats as many random
+    weights outside the Y1 mask. Read the parts the wrong way round (first as hidden), and the first
+    part's match with the cut fails."""
+    from modlib.bridge import by_layer
+
+    b = br.settings("full")
+    s = br.toy_settings("full", b)
+    for f, a in _full().items():
+        a.update(by_layer.by_layer(s, a, f))
+        fail = findings.failing(a)
+        gain = lambda arm, against="full": (findings.both(a, arm) - findings.both(a, against))[fail].mean()  # noqa: E731
+        assert abs(gain("first", "zero_x2")) < 0.02 and abs(gain("ablated_excl", "first")) < 0.02, f
+        assert gain("hidden", "random_hidden") > stats.CLEAR, f
+        assert abs(gain("hidden", "zero_x2")) > 0.02, f  # the parts swapped would not match the cut
