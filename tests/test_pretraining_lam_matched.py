@@ -102,3 +102,21 @@ def test_claims_wait_for_every_base_model():
     results.pop(lm.name("sv-plural", "pretrained", 4))
     f = _decide(results)["sv-plural/verb/lam_effect"]
     assert f.outcome == stats.UNDECIDED and "only 4 of 5 pretrained base models are stored yet" in f.text
+
+
+def test_the_authors_selection_reads_masks_still_shrinking_and_its_sign_follows_the_arms():
+    """Beside the registered reading, a post hoc one (issue 53): the authors' code keeps a mask near the
+    common share that had not stopped shrinking, which the book's reading leaves out; its effect is
+    pretrained minus scratch, so swapping the arms flips its sign."""
+    results = _arms()
+    for r in results.values():
+        for f in r.metrics["subroutines"].values():
+            f["probes"][1]["converged"] = False  # the probe at the share never settled
+    assert np.allclose(findings.lam_density(results)["kept"], 0.6)  # the book: the settled one, far off
+    authors = findings.lam_density(results, settled=False)
+    assert np.allclose(authors["kept"], 0.06)
+    words = findings.authors_lam_words(authors)
+    swapped = findings.authors_lam_words(findings.lam_density(_arms(pretrained_target=0.95, scratch_target=0.3),
+                                                              settled=False))
+    assert words["sv-plural-subject"].startswith("+0.65") and swapped["sv-plural-subject"].startswith("-0.65")
+    assert "too few" in findings.authors_lam_words(authors[authors["init"] == "scratch"])["sv-plural-subject"]

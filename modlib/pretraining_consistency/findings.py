@@ -607,14 +607,22 @@ def read_probe(probes: list[dict], target: float, gated: bool = True) -> dict | 
     return min(fit, key=lambda q: abs(np.log(q["kept"] / target))) if fit else None
 
 
-def lam_density(stored: dict):
+def authors_probe(probes: list[dict], target: float) -> dict | None:
+    """As :func:`read_probe`, but as the authors' code would choose (a reading after the results):
+    among the masks that passed the 0.9 gate, whether or not their kept share had stopped falling."""
+    fit = [q for q in probes if q["kept"] > 0 and q["passed_gate"]]
+    return min(fit, key=lambda q: abs(np.log(q["kept"] / target))) if fit else None
+
+
+def lam_density(stored: dict, settled: bool = True):
     """Both arms at the common share, by a search for lambda (issue 53,
     :mod:`~modlib.pretraining_consistency.lam_matched`; ``stored``: its results by name), in
     :func:`matched_density`'s columns: one row per (rule, subroutine, init, base model), the base
     model as trained again (``task``, ``searched``: the base gate), ``common`` (the share searched
     for), and the probe nearest it (by ratio) among those that passed the 0.9 gate and converged: its
     ``kept``, ``lam``, accuracies and ``effect``; nan where none qualifies. ``probes`` counts the
-    masks the search trained."""
+    masks the search trained. ``settled=False``: the probe :func:`authors_probe` reads instead
+    (converged or not), a reading after the results beside the registered one."""
     import pandas as pd
 
     from modlib.structural_compositionality.tasks import RULES
@@ -630,7 +638,7 @@ def lam_density(stored: dict):
                    "stages": f["chosen"].get("stages", ""), "extra": False, "probes": len(f["probes"]),
                    **dict.fromkeys(("sub_target", "sub_other", "random_target", "random_other", "target", "other"),
                                    np.nan)}
-            best = read_probe(f["probes"], f["target_kept"])
+            best = (read_probe if settled else authors_probe)(f["probes"], f["target_kept"])
             if best is not None:
                 test = best["test"]
                 rec.update(kept=best["kept"], lam=best["lam"], sub_target=test["hard"][0], sub_other=test["hard"][1],
@@ -640,6 +648,25 @@ def lam_density(stored: dict):
     out = pd.DataFrame(rows)
     if not out.empty:
         out["effect"] = out["other"] - out["target"]
+    return out
+
+
+def authors_lam_words(df, other: str = "scratch") -> dict[str, str]:
+    """The larger ablation effect at the common share with the authors' selection (``df``:
+    :func:`lam_density` with ``settled=False``; a reading after the results, no claim), keyed
+    ``"{rule}-{sub}"``: pretrained minus ``other`` mean effect (other minus target accuracy with
+    the subnetwork removed) over base models, Welch's 95% interval, and how many base models each
+    arm counts ("-0.21 (-0.36 to -0.07), 5 pretrained and 5 scratch base models")."""
+    out = {}
+    for (rule, sub), t in df.groupby(["rule", "subroutine"], sort=False):
+        a = t[(t["init"] == "pretrained") & t["effect"].notna()]["effect"]
+        b = t[(t["init"] == other) & t["effect"].notna()]["effect"]
+        if min(len(a), len(b)) < 2:
+            out[f"{rule}-{sub}"] = f"too few base models with a mask ({len(a)} pretrained, {len(b)} {other})"
+            continue
+        e = stats.unpaired(a.to_numpy(), b.to_numpy(), unit="base model")
+        out[f"{rule}-{sub}"] = (f"{number(e.mean, sign=True)} ({number(e.low, sign=True)} to "
+                                f"{number(e.high, sign=True)}), {len(a)} pretrained and {len(b)} {other} base models")
     return out
 
 
