@@ -125,7 +125,10 @@ def _mutations(c: claims.Registered, d: claims.Decision | None, found: dict) -> 
             if moves is None:
                 said.append(f"{m}: not run ({why})" if why else f"{m}: not run")
                 continue
-        said.append(f"{m}: {'moves it' if moves else 'leaves it' if moves is False else 'cannot be replayed'}")
+        words = "moves it" if moves else "leaves it" if moves is False else "cannot be replayed"
+        if moves is False and d.outcome not in mutations.MUST_MOVE.get(m, {d.outcome}):
+            words = f"leaves the label \"{d.outcome}\" (which covers no effect too, so it need not move)"
+        said.append(f"{m}: {words}")
     return "; ".join(said)
 
 
