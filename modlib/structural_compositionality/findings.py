@@ -1415,7 +1415,9 @@ def untrained_matched_notes(matched: dict) -> dict[str, str]:
             shares, gaps = [], []
             for r in mine:
                 f, base = r.metrics["subroutines"][sub], r.metrics["base"]
-                shares.append(f"network {r.metrics['seed']}: " + ", ".join(f"{100 * run['kept']:.2f}" for run in f["runs"])
+                seeds = f"mask seeds 0-{len(f['runs']) - 1}" if len(f["runs"]) > 1 else "mask seed 0"
+                shares.append(f"network {r.metrics['seed']} ({seeds}): "
+                              + ", ".join(f"{100 * run['kept']:.2f}" for run in f["runs"])
                               + f" % (twin {100 * f['target_kept']:.2f} %)")
                 gaps.append(f"{base[f'only-{1 - k}'] - base[f'only-{k}']:+.3f}")
                 firsts += [next(i for i, x in enumerate(run["kept_trajectory"]) if x <= 1e-4) + 1
