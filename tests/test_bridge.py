@@ -825,3 +825,31 @@ def test_full_rule_2_by_layer_the_first_layer_part_is_about_the_x2_cut():
         assert abs(gain("first", "zero_x2")) < 0.02 and abs(gain("ablated_excl", "first")) < 0.02, f
         assert gain("hidden", "random_hidden") > stats.CLEAR, f
         assert abs(gain("hidden", "zero_x2")) > 0.02, f  # the parts swapped would not match the cut
+
+
+def test_full_the_fresh_networks_stored_masks_give_the_stored_scores():
+    """Issue 53 (chapter 7's review): the fresh networks of the confirmatory copies (seeds from the
+    fresh settings' first seed), rebuilt with their stored masks, give the stored scores their claims
+    read: the Y1 subnetwork, the untrained weights' one and rule 1. Nothing is trained."""
+    from modlib.redundant_input_toy.members import member_data
+
+    b = br.settings("full")
+    bf = br.fresh(b)
+    if not all((ROOT / "notebooks" / "results" / "full" / br.CHAPTER / f"{n}.json").exists()
+               for n in br.result_names(bf)):
+        pytest.skip("chapter 7's fresh full results are not stored yet")
+    s = br.toy_settings("full", bf)
+    for f in bf.formulations:
+        with results.store_only():
+            a = br.fetch("full", f, CPU, bf).arrays
+        for row in range(a["full_held_out"].size):
+            seed = bf.first_seed + row
+            net = br.experiment.network(s, a, row, bf.first_seed)
+            untrained = br.experiment.initial_network(s, seed)
+            x, y, xt, yt = member_data(s, f, br.CONDITION, seed)
+            sets = {"held_out": (xt, yt), "train": (x, y)}
+            for arm, model, name, mode in (("sub", net, "y1", "hard"), ("untrained_sub", untrained, "untrained", "hard"),
+                                           ("ablated", net, "x2", "complement")):
+                got = br.scored(model, br.experiment.stored_mask(model, a, name, row), mode, sets)
+                for k in ("held_out", "train"):
+                    assert got[k] == pytest.approx(float(a[f"{arm}_{k}"][row]), abs=1e-6), (f, seed, arm, k)
