@@ -500,8 +500,10 @@ def _no_effect(es, ep, other: str = "scratch") -> str:
     (the count says more); "" otherwise."""
     if min(es.mean(), ep.mean()) < MARGIN:
         arm = "pretrained" if ep.mean() < MARGIN else {"shared": "shared-start"}.get(other, other)
+        low = min(es.mean(), ep.mean())
+        places = 3 if round(low, 2) >= MARGIN else 2  # +0.098 would print as the +0.10 it misses
         return (f"the {arm} models show too little mean effect to compare spreads "
-                f"({number(min(es.mean(), ep.mean()), sign=True)}, under the {MARGIN} needed)")
+                f"({number(low, places, sign=True)}, under the {MARGIN} needed)")
     return ""
 
 
