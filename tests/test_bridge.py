@@ -744,20 +744,11 @@ def test_full_the_stored_masks_give_the_stored_scores():
     untrained weights' masks at matched density (matched-<f>) and the blind mask's controls
     (unseen-controls-<f>) give theirs. Nothing is trained."""
     from modlib.bridge import matched, unseen, unseen_controls
-    from modlib.redundant_input_toy.members import member_data
 
     b = br.settings("full")
     s = br.toy_settings("full", b)
     for f, a in _full().items():
-        for row in range(a["full_held_out"].size):
-            net, untrained = br.experiment.network(s, a, row), br.experiment.initial_network(s, row)
-            x, y, xt, yt = member_data(s, f, br.CONDITION, row)
-            sets = {"held_out": (xt, yt), "train": (x, y)}
-            for arm, model, name, mode in (("sub", net, "y1", "hard"), ("untrained_sub", untrained, "untrained", "hard"),
-                                           ("ablated", net, "x2", "complement")):
-                got = br.scored(model, br.experiment.stored_mask(model, a, name, row), mode, sets)
-                for k in ("held_out", "train"):
-                    assert got[k] == pytest.approx(float(a[f"{arm}_{k}"][row]), abs=1e-6), (f, row, arm, k)
+        _assert_rescored(s, a, f)
         with results.store_only():
             for part in (unseen, matched):
                 stored = part.fetch("full", f, CPU).arrays
@@ -831,7 +822,6 @@ def test_full_the_fresh_networks_stored_masks_give_the_stored_scores():
     """Issue 53 (chapter 7's review): the fresh networks of the confirmatory copies (seeds from the
     fresh settings' first seed), rebuilt with their stored masks, give the stored scores their claims
     read: the Y1 subnetwork, the untrained weights' one and rule 1. Nothing is trained."""
-    from modlib.redundant_input_toy.members import member_data
 
     b = br.settings("full")
     bf = br.fresh(b)
@@ -842,14 +832,20 @@ def test_full_the_fresh_networks_stored_masks_give_the_stored_scores():
     for f in bf.formulations:
         with results.store_only():
             a = br.fetch("full", f, CPU, bf).arrays
-        for row in range(a["full_held_out"].size):
-            seed = bf.first_seed + row
-            net = br.experiment.network(s, a, row, bf.first_seed)
-            untrained = br.experiment.initial_network(s, seed)
-            x, y, xt, yt = member_data(s, f, br.CONDITION, seed)
-            sets = {"held_out": (xt, yt), "train": (x, y)}
-            for arm, model, name, mode in (("sub", net, "y1", "hard"), ("untrained_sub", untrained, "untrained", "hard"),
-                                           ("ablated", net, "x2", "complement")):
-                got = br.scored(model, br.experiment.stored_mask(model, a, name, row), mode, sets)
-                for k in ("held_out", "train"):
-                    assert got[k] == pytest.approx(float(a[f"{arm}_{k}"][row]), abs=1e-6), (f, seed, arm, k)
+        _assert_rescored(s, a, f, bf.first_seed)
+
+
+def _assert_rescored(s, a: dict, f: str, first: int = 0) -> None:
+    """Every stored network of ``a`` (its seeds from ``first``), rebuilt with its stored masks, gives
+    the stored scores of experiment 1's Y1 subnetwork, the untrained weights' one and rule 1."""
+    from modlib.redundant_input_toy.members import member_data
+
+    for row in range(a["full_held_out"].size):
+        net, untrained = br.experiment.network(s, a, row, first), br.experiment.initial_network(s, first + row)
+        x, y, xt, yt = member_data(s, f, br.CONDITION, first + row)
+        sets = {"held_out": (xt, yt), "train": (x, y)}
+        for arm, model, name, mode in (("sub", net, "y1", "hard"), ("untrained_sub", untrained, "untrained", "hard"),
+                                       ("ablated", net, "x2", "complement")):
+            got = br.scored(model, br.experiment.stored_mask(model, a, name, row), mode, sets)
+            for k in ("held_out", "train"):
+                assert got[k] == pytest.approx(float(a[f"{arm}_{k}"][row]), abs=1e-6), (f, first + row, arm, k)
