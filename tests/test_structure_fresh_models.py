@@ -39,7 +39,7 @@ def test_the_fresh_claims_wait_for_every_base_model_then_read_only_them(store):
     assert set(waiting) == keys[first] | keys[second]
     assert all(f.marked == findings.PENDING for f in waiting.values())
     assert findings.fresh_status(runs, {first: 2, second: 2}).startswith("Stored now: Inside-Contact, 1 of 2 stored")
-    assert "all 1 stored, 1 of them past the base gate" in findings.fresh_status(runs, fm.counts("smoke"))
+    assert "all 1 stored, 1 of them accurate enough on the task to be searched (the base gate); the selection gate" in findings.fresh_status(runs, fm.counts("smoke"))
     assert set(decided) == set(waiting) and not any(isinstance(f, findings.NotRun) for f in decided.values())
     assert all(f.verdict.claim.endswith(findings.FRESH) for f in decided.values())
     assert not any(isinstance(half[k], findings.NotRun) for k in keys[first])  # a rule is read on its own

@@ -466,7 +466,7 @@ def verdict_table(table, found: dict[str, Finding], suffix: str = "") -> list[di
     for (rule, sub), every in trained.groupby(["rule", "subroutine"], sort=False):
         t = every[every["passed_gate"] == True]  # noqa: E712 (the units the verdicts count)
         row = {"rule": rule, "subroutine": sub,
-               "base models": f"{t['model'].nunique()} of {every['model'].nunique()}", "kept": pct(t["kept"]),
+               "base models": f"{t['model'].nunique()} of {every['model'].nunique()}", "kept": pct(t["kept"]).replace(" ", "\u00a0"),  # one line in a narrow column
                "alone: target / other": f"{t['sub_target'].mean():.2f} / {t['sub_other'].mean():.2f}",
                "removed: target / other": f"{t['abl_target'].mean():.2f} / {t['abl_other'].mean():.2f}"}
         for key, heading in VERDICTS.items():
@@ -540,7 +540,9 @@ def table_legend(found: dict[str, Finding] | None = None, untrained: bool = True
             f"{stats.MARKS[stats.REPRODUCED]} decides only that the subnetwork alone does its own subroutine better than "
             "the other (the paper's score: own minus other); the other half of the paper's test 1, that it fails the "
             f"other, is not read there, since a random subnetwork of the masks' size also scores under {GATE_TARGET:g} "
-            f"on the other subroutine (\"{VERDICTS['random']}\" tests the first half against a random one)."
+            f"on the other subroutine (\"{VERDICTS['random']}\" tests the first half against a random one). A "
+            f"mark in row \"test 1\" is made only where the subnetwork scores at least {GATE_TARGET:g} on its own "
+            f"subroutine and row \"{VERDICTS['random']}\" holds; otherwise it reads ?."
             + _post_hoc_words(found))
 
 
@@ -1492,7 +1494,13 @@ def fresh_status(fresh, expected: dict[str, int]) -> str:
             said.append(f"{RULE_WORDS[rule]}, {len(mine)} of {n} stored (its {kinds} claims get their marks once all {n} are)")
             continue
         passed = sum(r.metrics["searched"] for r in mine.values())  # the base gate decides the search
-        said.append(f"{RULE_WORDS[rule]}, all {n} stored, {passed} of them past the base gate")
+        table = structure_table(replace(fresh, rows=mine))
+        table = table[table["trained"]] if len(table) else table
+        kept = [f"{int(rows['passed_gate'].eq(True).groupby(rows['model']).all().sum())} for {sub}"
+                for sub, rows in table.groupby("subroutine", sort=False)] if len(table) else []
+        masks = f"; the selection gate on their masks then passed {' and '.join(kept)}" if kept else ""
+        said.append(f"{RULE_WORDS[rule]}, all {n} stored, {passed} of them accurate enough on the task to be "
+                    f"searched (the base gate){masks}")
     return "Stored now: " + "; ".join(said) + "."
 
 
@@ -1529,6 +1537,32 @@ def fresh_legend(fresh, expected: dict[str, int], found: dict[str, Finding]) -> 
         "\"test 2 readable\", k of n: of the n base models test 2 counts, the k that removal leaves neither at "
         "the ceiling nor at the floor on both subroutines (the rule under \"How sparse must a subnetwork be?\"); "
         "only these can show the effect test 2 asks for.", *waiting])
+
+
+SHORT = {"subnetwork": "test 1", "ablation": "test 2", "reinit": "test 2 re-initialised",
+         "random": "vs random subnetwork", "random_ablation": "vs random removal"}  # open_reasons' names
+
+
+def open_reasons(decisions: dict, rule: str) -> str:
+    """Why ``rule``'s undecided fresh claims (``decisions``: :func:`modlib.claims.decisions` of the
+    chapter) are undecided, grouped by the reason the rule gave, in words for the page: both arms
+    at a floor or ceiling, a control that did not pass (named first, as the rule names it), or an
+    interval too wide (the only kind more base models can close); "" where none is decided yet."""
+    groups = {"ceiling": [], "control": [], "width": []}
+    for sub in DRAWN[rule]:
+        for kind in FRESH_KINDS:
+            d = decisions.get(_key(f"{rule}/{sub}/{kind}{FRESH}"))
+            if d is None or d.outcome != stats.UNDECIDED or not d.units:
+                continue
+            c = d.conditions
+            # the rule's own order: a failed control is named before a floor or ceiling
+            group = "control" if not c.get("controls", True) else "ceiling" if not c.get("measurable", True) else "width"
+            groups[group].append(f"{sub} {SHORT[kind]}")
+    words = {"ceiling": "at a floor or ceiling in both arms, nothing for the rule to read",
+             "control": "with a control that did not pass",
+             "width": "with an interval too wide, the kind more base models can close"}
+    return "; ".join(f"{count(len(names), 'claim')} {words[g]} ({', '.join(names)})"
+                     for g, names in groups.items() if names)
 
 
 def fresh_planning(planned) -> list[dict[str, str]]:
