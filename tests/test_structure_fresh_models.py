@@ -67,3 +67,22 @@ def test_the_page_counts_the_masks_that_had_not_stopped_shrinking():
     assert "base model 5, mask seed 1" in words and "mask seed 2" not in words
     assert findings.converged_words(t.assign(trained=False)) == "no trained mask is stored"
     assert "still" not in findings.converged_words(t.assign(converged=True))
+
+
+def test_open_reasons_groups_the_undecided_fresh_claims_by_the_rules_own_reason():
+    """Agreement's reading: a failed control is named before a ceiling, as the rule names it; only an
+    interval too wide counts as the kind more base models can close; decided or unrun claims are left out."""
+    from modlib import stats
+
+    def d(kind, sub, outcome=stats.UNDECIDED, units=3, **conditions):
+        key = findings._key(f"sv-plural/{sub}/{kind}{findings.FRESH}")
+        return key, claims.Decision(key, outcome, "", 0.0, 0.0, 0.0, units, conditions=conditions)
+
+    decisions = dict([d("subnetwork", "subject", controls=False, measurable=False), d("ablation", "subject", measurable=False),
+                      d("random", "subject"), d("random", "verb", outcome=stats.REPRODUCED), d("ablation", "verb", units=0)])
+    words = findings.open_reasons(decisions, "sv-plural")
+    assert words.startswith("1 claim at a floor or ceiling in both arms, nothing for the rule to read (subject test 2)")
+    assert "1 claim with a control that did not pass (subject test 1)" in words
+    assert "1 claim with an interval too wide, the kind more base models can close (subject vs random subnetwork)" in words
+    assert "verb" not in words
+    assert findings.open_reasons({}, "sv-plural") == ""
