@@ -583,15 +583,16 @@ MEANS = {"inside": ("a subnetwork inside gets the held-out cell right", "no such
                                     "random masks repair as much"),
          "predicts": ("the overlap predicts which networks generalize",
                       f"not at the registered size: the whole interval lies below {RHO:g}"),
-         "built-matched": ("training built it: at the same density the untrained weights hold none as good",
+         "built-matched": ("training built it: at the same density mask training found none as good in the "
+                           "untrained weights",
                            "at the same density the untrained weights hold one as good"),
          "inside-unseen": ("a mask finds the subnetwork without seeing the held-out cell",
                            "a mask that never saw the held-out cell finds no such subnetwork"),
          "not-any-unseen": ("not just any subnetwork as large: the blind mask's choice matters",
                             "a random subnetwork as large does as well"),
-         "built-unseen": ("training built what the blind mask finds: at the same density the untrained weights "
-                          "hold none that scores as well on held-out and training points together (on the "
-                          "held-out cell alone they do as well)",
+         "built-unseen": ("training built what the blind mask finds: at the same density mask training found "
+                          "none in the untrained weights that scores as well on held-out and training points "
+                          "together (on the held-out cell alone they are not shown to do worse)",
                           "at the same density the untrained weights hold one as good"),
          "repair-unseen": ("the surgery repairs without a mask that saw the held-out cell", "no repair"),
          "repair-unseen-vs-random": ("the blind masks' cut beats random weights outside their Y1 mask",
