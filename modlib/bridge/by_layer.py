@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from modlib import stats
 from modlib.bridge import experiment as ex
+from modlib.bridge import findings
 from modlib.redundant_input_toy import experiment as toy
 
 PARTS = ("first", "hidden")  # the first weight tensor; every later one
@@ -66,9 +68,6 @@ def readings(arrays: dict) -> dict[str, str]:
     accuracy) from the second arm to the first, in points, with its 95% t interval ("+13 points (+10
     to +16)"); ``"from_x2"``, ``"from_x1"``, the median shares of the weights from each input that
     the first-layer part removes. Fewer than two failing networks: every value says so."""
-    from modlib import stats
-    from modlib.bridge import findings
-
     fail = findings.failing(arrays)
     if fail.sum() < 2:
         return {k: "– (fewer than 2 failing networks at this profile)"

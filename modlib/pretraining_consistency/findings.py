@@ -611,7 +611,9 @@ def read_probe(probes: list[dict], target: float, gated: bool = True) -> dict | 
 
 def authors_probe(probes: list[dict], target: float) -> dict | None:
     """As :func:`read_probe`, but as the authors' code would choose (a reading after the results):
-    among the masks that passed the 0.9 gate, whether or not their kept share had stopped falling."""
+    among the masks that passed the 0.9 gate, whether or not their kept share had stopped falling.
+    (A function of its own: :func:`read_probe` is reached by the stored own-run results' computation,
+    so a new argument there would make them stale.)"""
     fit = [q for q in probes if q["kept"] > 0 and q["passed_gate"]]
     return min(fit, key=lambda q: abs(np.log(q["kept"] / target))) if fit else None
 

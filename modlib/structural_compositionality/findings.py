@@ -1496,12 +1496,36 @@ def fresh_status(fresh, expected: dict[str, int]) -> str:
         passed = sum(r.metrics["searched"] for r in mine.values())  # the base gate decides the search
         table = structure_table(replace(fresh, rows=mine))
         table = table[table["trained"]] if len(table) else table
-        kept = [f"{int(rows['passed_gate'].eq(True).groupby(rows['model']).all().sum())} for {sub}"
+        kept = [f"{int(past_gate(rows).sum())} for {sub}"
                 for sub, rows in table.groupby("subroutine", sort=False)] if len(table) else []
         masks = f"; the selection gate on their masks then passed {' and '.join(kept)}" if kept else ""
         said.append(f"{RULE_WORDS[rule]}, all {n} stored, {passed} of them accurate enough on the task to be "
                     f"searched (the base gate){masks}")
     return "Stored now: " + "; ".join(said) + "."
+
+
+def past_gate(rows):
+    """Per base model of ``rows`` (one rule and subroutine's trained masks, :func:`structure_table`):
+    whether its masks passed the selection gate (a bool Series by model)."""
+    return rows["passed_gate"].eq(True).groupby(rows["model"]).all()
+
+
+def fresh_ceiling(table, rule: str) -> dict[str, dict[str, str]]:
+    """Where ``rule``'s fresh tests sit (a reading after the results; ``table``: :func:`structure_table`
+    of the fresh runs): per subroutine with trained masks, ``"gate"``, the base models past the
+    selection gate ("2 of 6"), and ``"ceiling"``, the subnetwork alone on its own and the other
+    subroutine, a random subnetwork as large on its own, and the model without it on both, means over
+    the base models past the gate (every one where none passed)."""
+    out = {}
+    trained = table[(table["rule"] == rule) & table["trained"]] if len(table) else table
+    for sub, rows in (trained.groupby("subroutine", sort=False) if len(trained) else ()):
+        gated = past_gate(rows)
+        m = rows[rows["model"].isin(gated[gated].index)] if gated.any() else rows
+        out[sub] = {"gate": f"{int(gated.sum())} of {len(gated)}", "ceiling": (
+            f"alone, {m['sub_target'].mean():.2f} on {sub} problems and {m['sub_other'].mean():.2f} on the other "
+            f"subroutine's; a random subnetwork as large, {m['random_target'].mean():.2f} on {sub} problems; "
+            f"without it, {m['abl_target'].mean():.2f} and {m['abl_other'].mean():.2f}")}
+    return out
 
 
 def fresh_table(fresh, expected: dict[str, int], found: dict[str, Finding]) -> list[dict[str, str]]:
