@@ -59,6 +59,7 @@ from modlib.bridge import matched as br_matched
 from modlib.bridge import sprites as br_sprites
 from modlib.bridge import unseen as br_unseen
 from modlib.bridge import unseen_controls as br_unseen_controls
+from modlib.bridge import unseen_random as br_unseen_random
 from modlib.compositional_sprites import experiment as cs
 from modlib.data import digits
 from modlib.pretraining_consistency import experiment as pc
@@ -252,10 +253,11 @@ def _bridge(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
         out.update({f"{br.CHAPTER}/{part.RESULT}-{f}": ((f"{br.CHAPTER}/toy-{f}",),
                                                         lambda d, f=f, part=part: part.fetch(profile, f, d))
                     for f in br.settings(profile).formulations})
-    out.update({f"{br.CHAPTER}/{br_unseen_controls.RESULT}-{f}": (  # the blind Y1 mask's controls
-                    (f"{br.CHAPTER}/toy-{f}", f"{br.CHAPTER}/{br_unseen.RESULT}-{f}"),
-                    lambda d, f=f: br_unseen_controls.fetch(profile, f, d))
-                for f in br.settings(profile).formulations})
+    for part in (br_unseen_controls, br_unseen_random):  # the blind Y1 mask's controls; rule 2's random masks
+        out.update({f"{br.CHAPTER}/{part.RESULT}-{f}": (
+                        (f"{br.CHAPTER}/toy-{f}", f"{br.CHAPTER}/{br_unseen.RESULT}-{f}"),
+                        lambda d, f=f, part=part: part.fetch(profile, f, d))
+                    for f in br.settings(profile).formulations})
     if profile in br.FRESH_PROFILES:  # the confirmatory copies of the toy's claims, on the next seeds
         b = br.fresh(br.settings(profile))
         for f in b.formulations:
