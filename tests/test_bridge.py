@@ -209,6 +209,33 @@ def test_the_blind_masks_controls_read_the_blind_mask_and_the_nearest_penalty(sm
     assert [int(m.sum()) for m in drawn.values()] == [int(m.sum()) for m in mask.values()]
 
 
+def test_rule2s_random_masks_with_blind_masks_keep_the_blind_masks_counts_and_spare_their_y1_mask(smoke, tmp_path):
+    """Issue 53 (modlib.bridge.unseen_random): each random mask in the blind "use X2" mask's place has
+    its counts per tensor, its weights inside the blind Y1 mask stay, the stored share removed is the
+    draw's, and the draws' mean per set is stored beside them (nothing trained)."""
+    from modlib.bridge import unseen, unseen_random
+
+    b = br.settings("smoke")
+    s = br.toy_settings("smoke", b)
+    with jobs.store_at(tmp_path):
+        made = unseen_random.fetch("smoke", "a", CPU)
+        blind = unseen.fetch("smoke", "a", CPU).arrays
+    a = made.arrays
+    assert made.name == "unseen-random-a" and a["random_x2_unseen_held_out_draws"].shape == (b.seeds, unseen_random.DRAWS)
+    assert sorted(k.rsplit("/", 1)[-1] for k in made.meta["depends"]) == ["toy-a", "unseen-a"]
+    np.testing.assert_allclose(a["random_x2_unseen_train"], a["random_x2_unseen_train_draws"].mean(axis=1), atol=1e-6)
+    net = br.experiment.network(s, smoke["a"].arrays, 0)
+    y1, x2 = (br.experiment.stored_mask(net, blind, m, 0) for m in unseen.MASKS)
+    drawn = masks.random_like(x2, unseen_random.KEY)  # network 0, draw 0
+    assert [int(m.sum()) for m in drawn.values()] == [int(m.sum()) for m in x2.values()]
+    removed = {k: drawn[k] & ~y1[k] for k in drawn}
+    assert not any((removed[k] & y1[k]).any() for k in removed)
+    assert a["kept_random_x2_unseen_draws"][0, 0] == pytest.approx(br.experiment.kept(removed)[0])
+    again = unseen_random.compute(s, b, smoke["a"].arrays, blind, "a")[1]
+    for k, v in again.items():
+        np.testing.assert_allclose(v, a[k], rtol=0, atol=1e-6, err_msg=k)
+
+
 def _notebook_function(name: str):
     """The function ``name`` as chapter 7's page defines it (the cell that defines it, run alone)."""
     import nbformat
@@ -584,12 +611,14 @@ def test_the_score_check_names_the_slips():
 def test_the_chapters_jobs_are_registered():
     table = jobs.jobs([br.CHAPTER], "smoke")
     toy_jobs = {f"{br.CHAPTER}/{n}{end}" for n in ("toy-a", "toy-b", "rule2-random-a", "rule2-random-b")
-                for end in ("", br.FRESH)} | {f"{br.CHAPTER}/{p}-{f}" for p in ("unseen", "matched", "unseen-controls")
+                for end in ("", br.FRESH)} | {f"{br.CHAPTER}/{p}-{f}" for p in ("unseen", "matched", "unseen-controls",
+                                                                                "unseen-random")
                                               for f in "ab"}
     assert set(table) == toy_jobs | {f"{br.CHAPTER}/mnist-a", f"{br.CHAPTER}/sprites-monolithic",
                                      f"{br.CHAPTER}/sprites-compositional", f"{br.CHAPTER}/surgery-mnist-seed0"}
     assert jobs.work(f"{br.CHAPTER}/surgery-mnist-seed0") == "large"  # a CNN: the GPU where there is one
     assert jobs.work(f"{br.CHAPTER}/unseen-controls-a") == "tiny"  # the toy's masks: the CPU
+    assert jobs.work(f"{br.CHAPTER}/unseen-random-a") == "tiny"
     assert br.result_names(br.settings("full")) == ["toy-a", "toy-b"]
     # the confirmatory copies' networks: not at default, a reader's first run
     assert not any(job.endswith(br.FRESH) for job in jobs.jobs([br.CHAPTER], "default"))
@@ -741,9 +770,10 @@ def test_full_the_stored_masks_give_the_stored_scores():
     """Issue 53: at full too (not only at smoke), every stored network rebuilt with its stored masks
     gives the stored scores the claims read: experiment 1's Y1 subnetwork and the untrained weights'
     one, experiment 2's rule 1; and the masks blind to the held-out cell (unseen-<f>), the
-    untrained weights' masks at matched density (matched-<f>) and the blind mask's controls
-    (unseen-controls-<f>) give theirs. Nothing is trained."""
-    from modlib.bridge import matched, unseen, unseen_controls
+    untrained weights' masks at matched density (matched-<f>), the blind mask's controls
+    (unseen-controls-<f>) and rule 2's random masks beside the blind masks (unseen-random-<f>) give
+    theirs. Nothing is trained."""
+    from modlib.bridge import matched, unseen, unseen_controls, unseen_random
 
     b = br.settings("full")
     s = br.toy_settings("full", b)
@@ -760,6 +790,10 @@ def test_full_the_stored_masks_give_the_stored_scores():
             for k, v in again.items():  # "reliance" grows to 1e10 on some networks: there float32 sums
                 # in another order (another make of CPU) differ in the 7th digit, so relative there
                 np.testing.assert_allclose(v, stored[k], rtol=1e-6, atol=1e-6, err_msg=f"unseen-controls-{f} {k}")
+            stored = unseen_random.fetch("full", f, CPU).arrays  # rule 2 with random masks beside the blind masks
+            again = unseen_random.compute(s, b, a, unseen.fetch("full", f, CPU).arrays, f)[1]
+            for k, v in again.items():
+                np.testing.assert_allclose(v, stored[k], rtol=1e-6, atol=1e-6, err_msg=f"unseen-random-{f} {k}")
 
 
 def test_built_at_matched_density_without_a_failing_network_is_undecided(smoke, tmp_path):

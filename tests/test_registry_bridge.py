@@ -16,7 +16,7 @@ from modlib.bridge import cut_controls, digit_cut, digit_surgery, outside_cut, s
 from modlib.bridge import digits as bd
 from modlib.bridge import findings
 from modlib.bridge import sprites as brs
-from modlib.bridge import matched, unseen, unseen_controls
+from modlib.bridge import matched, unseen, unseen_controls, unseen_random
 
 ROOT = Path(__file__).resolve().parents[1]
 CPU = torch.device("cpu")
@@ -30,7 +30,7 @@ def printed():
     toys = (b, br.fresh(b))  # the chapter's networks, and the fresh ones of the claims' confirmatory copies
     names = [n for t in toys for n in br.result_names(t) + [f"{br.RANDOM_X2}-{f}{br.suffix(t)}" for f in t.formulations]]
     names += [bd.RESULT] + brs.result_names(brs.settings("full"))
-    names += [f"{part.RESULT}-{f}" for part in (unseen, matched, unseen_controls) for f in b.formulations]
+    names += [f"{part.RESULT}-{f}" for part in (unseen, matched, unseen_controls, unseen_random) for f in b.formulations]
     names += digit_surgery.names("full") + surgery_fresh.names("full") + [digit_cut.RESULT, digit_cut.RANDOM]
     names += surgery_target.names("full") + [cut_controls.LEFT, cut_controls.SHIFTED]
     names += cut_controls.combined_names("full")
@@ -48,8 +48,9 @@ def printed():
     found = [c for f, a in arrays.items() for c in findings.claims(a, f) + findings.structure_claims(a, f)]
     found += [c for f, a in fresh.items() for c in findings.claims(a, f, True) + findings.structure_claims(a, f, True)]
     with results.store_only():
-        blind = {f: br.merged(br.merged(a, unseen.fetch("full", f, CPU).arrays),
-                              unseen_controls.fetch("full", f, CPU).arrays) for f, a in arrays.items()}
+        blind = {f: br.merged(br.merged(br.merged(a, unseen.fetch("full", f, CPU).arrays),
+                                        unseen_controls.fetch("full", f, CPU).arrays),
+                              unseen_random.fetch("full", f, CPU).arrays) for f, a in arrays.items()}
         found += [c for f, a in arrays.items()
                   for c in findings.unseen_claims(blind[f], f) + findings.unseen_controls_claims(blind[f], f)
                   + findings.matched_claims(br.merged(a, matched.fetch("full", f, CPU).arrays), f)]
@@ -144,7 +145,8 @@ def test_the_confirmatory_copies_were_registered_before_their_networks_were_trai
 
 
 def test_the_blind_masks_claims_were_registered_before_their_masks_were_trained(printed):
-    """Issue 53: the claims on masks that never saw the held-out cell (their controls too), and on
+    """Issue 53: the claims on masks that never saw the held-out cell (their controls and rule 2's
+    random-masks control too), and on
     "built" at matched density, were registered after the networks they read were stored and seen,
     and before their own masks were trained (``written``: "newest")."""
     found, decided, _ = printed
@@ -154,7 +156,8 @@ def test_the_blind_masks_claims_were_registered_before_their_masks_were_trained(
     assert sorted(c.id for c in dense) == ["built-matched-a", "built-matched-b"]
     for c in blind + dense:
         parts = (matched,) if c in dense else (unseen, unseen_controls) if c.id.startswith(
-            ("not-any-", "built-")) else (unseen,)
+            ("not-any-", "built-")) else (unseen, unseen_random) if c.id.startswith(
+            ("repair-unseen-needs-mask-", "repair-unseen-random-")) else (unseen,)
         assert claims.written(c) == "newest"
         assert c.reads == (f"toy-{c.id[-1]}", *(f"{p.RESULT}-{c.id[-1]}" for p in parts)), c.id
         assert found[c.id].verdict.claim == f"{CHAPTER}/{c.id}" and f"{CHAPTER}/{c.id}" in decided

@@ -25,7 +25,8 @@ The toy's claims were written down after their results were seen; each has a con
 (its id ending in :data:`FRESH`) that reads the same experiments on fresh networks
 (:func:`modlib.bridge.experiment.fresh`), registered before those were computed: ``claims`` and
 ``structure_claims`` decide the copies with ``fresh=True``, and Holm's correction reads them as a
-family of their own (:func:`holm_frame`'s ``fresh``).
+family of their own (:func:`holm_frame`'s ``family="fresh"``), as it reads the claims registered after
+the correction over the chapter had been read (:data:`LATE`).
 """
 
 from __future__ import annotations
@@ -218,7 +219,9 @@ def unseen_claims(arrays: dict, formulation: str) -> list[stats.Claim]:
     for one formulation: ``arrays`` a toy result's with its ``unseen-<f>`` result's added
     (:func:`modlib.bridge.experiment.merged`). Each claim under the verdict rule, over the failing
     networks, undecided unless the networks trained and each mask it reads computes its own task
-    (median fit on fresh points of its own data at least ``FIT``) with a kept share in ``KEPT``."""
+    (median fit on fresh points of its own data at least ``FIT``) with a kept share in ``KEPT``.
+    With an ``unseen-random-<f>`` result's arrays added too, rule 2's random-masks control
+    (``repair-unseen-random``) and rule 2 against it (``repair-unseen-needs-mask``)."""
     f = failing(arrays)
     where = f"formulation ({formulation}), the {int(f.sum())} failing networks"
     fits = {m: float(np.median(arrays[f"fit_{m}"])) for m in ("y1_unseen", "x2_unseen")}
@@ -240,6 +243,18 @@ def unseen_claims(arrays: dict, formulation: str) -> list[stats.Claim]:
          "removing those weights scores above removing as many random weights per layer from outside that "
          "Y1 mask (the mean of three draws)"),
     ]
+    if "random_x2_unseen_held_out" in arrays:  # the random-masks control (modlib.bridge.unseen_random)
+        draws = arrays["random_x2_unseen_held_out_draws"].shape[1]
+        kr = float(np.median(arrays["kept_random_x2_unseen"]))
+        table += [
+            ("repair-unseen-random", "random_x2_unseen", "full", rule2,
+             f"removing the weights of a random mask with the blind \"use X2\" mask's counts per layer that the "
+             f"blind Y1 mask does not keep ({_share(kr)} of the weights, median over all {f.size} networks; the "
+             f"mean of {draws} draws) raises the worse of held-out and training accuracy"),
+            ("repair-unseen-needs-mask", "ablated_unseen", "random_x2_unseen", rule2,
+             "rule 2 with the blind \"use X2\" mask scores above rule 2 with random masks of its counts per layer "
+             f"(the mean of {draws} draws): the mask adds to the repair"),
+        ]
     return decided(arrays, f, table, formulation, where, _trained(arrays), fits, lambda m: _kept_ok(arrays, m))
 
 
@@ -522,7 +537,11 @@ UNSEEN_KINDS = {"inside-unseen": "the Y1 subnetwork of a mask that never saw the
                 "repair-unseen": "(rule 2, masks that never saw the held-out cell) removing the \"use X2\" "
                                  "weights the Y1 mask does not keep repairs the network",
                 "repair-unseen-vs-random": "... more than removing random weights, same count, outside that Y1 "
-                                           "mask"}
+                                           "mask",
+                "repair-unseen-random": "(control) random masks in the blind \"use X2\" mask's place, their "
+                                        "weights outside that Y1 mask removed, repair the network",
+                "repair-unseen-needs-mask": "(rule 2, masks that never saw the held-out cell) ... more than with "
+                                            "random masks in the blind \"use X2\" mask's place"}
 MATCHED_KINDS = {"built-matched": "the Y1 subnetwork scores above the untrained weights' one at matched density"}
 ROW_WORDS = {**KINDS, **FRESH_ONLY, **UNSEEN_KINDS, **MATCHED_KINDS, **CUT_ROWS, **TARGET_ROWS}  # every claim's row in a verdict table
 
@@ -538,6 +557,9 @@ WHOLE = {"not-any": "the Y1 subnetwork scores above a random subnetwork as large
          "repair-unseen-vs-random": "(rule 2, masks that never saw the held-out cell) removing the \"use X2\" "
                                     "weights the Y1 mask does not keep repairs the network more than removing "
                                     "random weights, same count, outside that Y1 mask",
+         "repair-unseen-needs-mask": "(rule 2, masks that never saw the held-out cell) removing the \"use X2\" "
+                                     "weights the Y1 mask does not keep repairs the network more than random "
+                                     "masks in the blind \"use X2\" mask's place, same per-layer counts",
          "not-any-unseen": "the Y1 subnetwork of a mask that never saw the held-out cell scores above a random "
                            "subnetwork as large per layer",
          "built-unseen": "the Y1 subnetwork of a mask that never saw the held-out cell scores above the same "
@@ -597,6 +619,11 @@ MEANS = {"inside": ("a subnetwork inside gets the held-out cell right", "no such
          "repair-unseen": ("the surgery repairs without a mask that saw the held-out cell", "no repair"),
          "repair-unseen-vs-random": ("the blind masks' cut beats random weights outside their Y1 mask",
                                      "no better than random weights outside that Y1 mask"),
+         "repair-unseen-random": ("against the blind mask: random masks repair too, so part of the repair with "
+                                  "blind masks is not the blind \"use X2\" mask's", "for the blind mask: random "
+                                  "masks in its place do not repair"),
+         "repair-unseen-needs-mask": ("for the blind mask: rule 2 repairs more with it than with random masks",
+                                      "random masks in its place repair as much"),
          "cut-dense": ("a cut that needs no mask repairs the CNNs", "no repair"),
          "cut-input": ("removing the right-hand digit from the input repairs the CNNs", "no repair"),
          "cut-dense-vs-random": ("where the cut falls matters: the right half's weights, not their number",
@@ -1313,6 +1340,13 @@ def _estimate_points(d, margin: float) -> str:
             f"{stats.points(d.high, margin)})")
 
 
+def lead_points(key: str) -> str:
+    """The accuracy claim ``key``'s estimate and interval in points (:func:`_estimate_points`), for
+    the prose beside a verdict: "+5.2 points (+3 to +8)"; "not decided" where it was not."""
+    d = registry.decisions().get(key)
+    return "not decided" if d is None else _estimate_points(d, registry.get(key).margin)
+
+
 def _in_points(key: str) -> str:
     """Why the accuracy claim ``key`` cannot be decided where only its interval's place does it
     (:attr:`modlib.claims.Decision.open`), in points as the page's prose gives accuracies: "+4.7 points
@@ -1541,7 +1575,21 @@ def mark_of(claims: list[stats.Claim], name: str, missing: str = "no verdict her
 # the chapter's controls: registered and decided like its claims, but a control's "holds" counts
 # against a claim (random masks in the "use X2" mask's place repair too), never for one, so Holm's
 # family is the claims alone (issue 57)
-CONTROLS = ("repair-excl-random",)
+CONTROLS = ("repair-excl-random", "repair-unseen-random")
+
+# claims registered after Holm's correction over the chapter's claims had been read (issue 53): a family of
+# their own, so that correction does not move; their registered notes say so
+LATE = ("repair-unseen-needs-mask",)
+FAMILIES = {"chapter": "claims of the chapter", "fresh": "claims read on the fresh networks",
+            "late": "claims registered after the correction over the chapter's claims was read"}
+
+
+def family(cid: str) -> str:
+    """The Holm family (of :data:`FAMILIES`) of the chapter's claim id ``cid``: ``"fresh"`` for a
+    confirmatory copy, ``"late"`` for the claims of :data:`LATE`, else ``"chapter"``."""
+    if cid.endswith(FRESH):
+        return "fresh"
+    return "late" if cid.rsplit("-", 1)[0] in LATE else "chapter"
 
 
 def is_control(cid: str) -> bool:
@@ -1550,30 +1598,32 @@ def is_control(cid: str) -> bool:
     return cid.removesuffix(FRESH).rsplit("-", 1)[0] in CONTROLS
 
 
-def _family(made: dict | None, fresh: bool = False) -> dict:
+def _family(made: dict | None, name: str = "chapter") -> dict:
     """The decisions Holm's correction reads: ``made`` (default those recorded now) without the
-    :data:`CONTROLS`, either the chapter's claims or (``fresh``) their confirmatory copies, each
-    set a family of its own."""
+    :data:`CONTROLS`, those of the family ``name`` (:data:`FAMILIES`, :func:`family`), each a
+    family of its own."""
+    if name not in FAMILIES:
+        raise ValueError(f"family={name!r}; Holm's families of chapter 7: {', '.join(FAMILIES)}")
     made = registry.decisions(CHAPTER) if made is None else made
     return {k: d for k, d in made.items()
-            if not is_control(k.split("/", 1)[-1]) and k.endswith(FRESH) == fresh}
+            if not is_control(k.split("/", 1)[-1]) and family(k.split("/", 1)[-1]) == name}
 
 
-def holm_frame(made: dict | None = None, alpha: float = 0.025, fresh: bool = False):
+def holm_frame(made: dict | None = None, alpha: float = 0.025, family: str = "chapter"):
     """Holm's correction over every claim of the chapter, its controls left out (:data:`CONTROLS`;
     :func:`modlib.claims.holm`; ``made``: the decisions, default those recorded now) as a
     ``pandas.DataFrame``, one row per claim, named in plain words (:func:`plain_name`, not its id):
     its verdict in the words for its kind (the book's own hypotheses: holds / does not hold / ?),
     the one-sided p on its registered side, the Holm-adjusted p and whether the interval still, on that side,
-    clears 0 after the correction. :func:`verdict_frame` shows it. ``fresh``: over the confirmatory
-    copies instead (:func:`_family`)."""
+    clears 0 after the correction. :func:`verdict_frame` shows it. ``family``: which of
+    :data:`FAMILIES` (:func:`_family`)."""
     import pandas as pd
 
-    family = _family(made, fresh)
+    chosen = _family(made, family)
     rows = [{"claim": plain_name(k.split("/", 1)[1]), "verdict": registry.outcome_words(o, registry.get(k).own),
-             "one-sided p": NO_P if _no_fisher_z(family[k]) else f"{p:.2g}", "Holm-adjusted p": f"{q:.2g}",
+             "one-sided p": NO_P if _no_fisher_z(chosen[k]) else f"{p:.2g}", "Holm-adjusted p": f"{q:.2g}",
              f"clear of 0 on the claim's side at {alpha:g} after Holm": "yes" if ok else "no"}
-            for k, (o, p, q, ok) in registry.holm(CHAPTER, alpha, family).items()]
+            for k, (o, p, q, ok) in registry.holm(CHAPTER, alpha, chosen).items()]
     return pd.DataFrame(rows)
 
 
@@ -1586,11 +1636,11 @@ def _no_fisher_z(d) -> bool:
     return bool(d.how) and d.how[0] == "correlation" and len(d.arms) == 2 and len(d.arms[0]) < 4
 
 
-def holm_no_p_note(made: dict | None = None, fresh: bool = False) -> str:
+def holm_no_p_note(made: dict | None = None, family: str = "chapter") -> str:
     """The line under Holm's table (:func:`holm_frame`) that says what its :data:`NO_P` marks: which
     claims, why, the exact test their own lines print instead, and that the correction counts their
     p as 1; "" where no row carries it."""
-    rows = [(k, d) for k, d in _family(made, fresh).items() if _no_fisher_z(d)]
+    rows = [(k, d) for k, d in _family(made, family).items() if _no_fisher_z(d)]
     if not rows:
         return ""
     def exact(d) -> str:  # the exact test the claim's own line prints instead; none where nothing varies
@@ -1606,7 +1656,7 @@ def after_holm(cid: str, made: dict | None = None, alpha: float = 0.025) -> str:
     """Whether the claim ``cid`` (its id) still clears 0 on its side after Holm's correction over the
     chapter (:func:`holm_frame`'s last column), in words for the prose beside its verdict: "still
     clears 0" or "no longer clears 0"; "not decided" where it was not decided or is a control."""
-    h = registry.holm(CHAPTER, alpha, _family(made, cid.endswith(FRESH))).get(f"{CHAPTER}/{cid}")
+    h = registry.holm(CHAPTER, alpha, _family(made, family(cid))).get(f"{CHAPTER}/{cid}")
     if h is None:
         return "not decided"
     return "still clears 0" if h[3] else "no longer clears 0"
@@ -1620,16 +1670,17 @@ def _fresh_family(h: dict) -> str:
             "tested there alone")
 
 
-def holm_statement(made: dict | None = None, alpha: float = 0.025, fresh: bool = False) -> stats.Finding:
+def holm_statement(made: dict | None = None, alpha: float = 0.025, family: str = "chapter") -> stats.Finding:
     """What Holm's correction over every claim of the chapter (its controls left out,
     :data:`CONTROLS`) does to the verdicts that hold (:func:`holm_frame`): how many claims were
     decided, how many controls were left out, how many claims hold, and which of those no longer
-    clear 0 once corrected (held when none), named in plain words (:func:`plain_name`). ``fresh``:
-    over the confirmatory copies instead, a family of their own (:func:`_family`)."""
+    clear 0 once corrected (held when none), named in plain words (:func:`plain_name`). ``family``:
+    which of :data:`FAMILIES`, each corrected on its own (:func:`_family`)."""
     everything = registry.decisions(CHAPTER) if made is None else made
-    h = registry.holm(CHAPTER, alpha, _family(everything, fresh))
+    h = registry.holm(CHAPTER, alpha, _family(everything, family))
+    fresh = family == "fresh"
     controls = sum(is_control(k.split("/", 1)[-1]) for k in everything
-                   if k.startswith(f"{CHAPTER}/") and k.endswith(FRESH) == fresh)
+                   if k.startswith(f"{CHAPTER}/") and k.endswith(FRESH) == fresh and family != "late")
     holding = [k for k, (o, *_rest) in h.items() if o == stats.REPRODUCED]
     lost = [plain_name(k.split("/", 1)[1]) for k in holding if not h[k][3]]
     one = len(lost) == 1
@@ -1638,13 +1689,13 @@ def holm_statement(made: dict | None = None, alpha: float = 0.025, fresh: bool =
                 if controls else "")
     return stats.Finding(
         "holm", not lost,
-        f"Over the {len(h)} {_fresh_family(h) if fresh else 'claims of the chapter'}"
+        f"Over the {len(h)} {_fresh_family(h) if fresh else FAMILIES[family]}"
         f"{left_out}, family-wise {alpha:.1%} one-sided (the "
         f"side of a 95% interval the rule reads), {len(holding) - len(lost)} of the {len(holding)} "
         "that hold "
         + (f"still clear 0; {'; '.join(lost)} no longer {'does' if one else 'do'}: "
            f"{'it holds' if one else 'they hold'} one claim at a time, not over the whole "
-           f"{'family' if fresh else 'chapter'}"
+           f"{'chapter' if family == 'chapter' else 'family'}"
            if lost else "still clear 0, every one")
         + ". The correction moves only the interval's side of 0, not the margin; the verdicts the "
         "page prints are uncorrected, one claim at a time, as registered.")

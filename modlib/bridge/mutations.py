@@ -20,7 +20,7 @@ import torch
 from modlib import bridge as br
 from modlib import masks, results
 from modlib.bridge import (cut_controls, digit_cut, digit_surgery, digits, findings, matched, outside_cut, sprites, surgery_fresh,
-                           surgery_target, unseen, unseen_controls)
+                           surgery_target, unseen, unseen_controls, unseen_random)
 from modlib.bridge.experiment import initial_network, network, scored, stored_mask, unconfounded
 from modlib.redundant_input_toy.members import member_data
 
@@ -44,7 +44,8 @@ MUTATIONS = {
                             "drawn from it as the experiment draws them, the 'use X2' mask's fit, "
                             "experiment 2's second removal, experiment 3's overlap; the stored control "
                             "of rule 2 with random masks, rule2-random-<f>, is random already and "
-                            "stays, so rule 2 with its mask meets itself made random); chapter 3's CNNs: "
+                            "stays, so rule 2 with its mask meets itself made random; its blind twin, unseen-random-<f>, is "
+                            "drawn again outside the random blind Y1 mask, as it was drawn outside the found one); chapter 3's CNNs: "
                             "the Y1 subnetwork's scores (`sub_*`) replaced by the stored random "
                             "subnetwork's of the same counts per tensor (`random_sub_*`), and in the "
                             "surgery the removals of the 'use X2' mask's weights by the stored ones of "
@@ -175,6 +176,7 @@ def sprites_swapped(arrays: dict) -> dict:
 def stored() -> dict[str, dict] | None:
     """The stored full results' arrays by name (``toy-a``, ``toy-b``, ``rule2-random-a``,
     ``rule2-random-b``, the same four ``...-fresh``, ``unseen-<f>``, ``matched-<f>``, ``unseen-controls-<f>``,
+    ``unseen-random-<f>``,
     ``mnist-a``, ``sprites-monolithic``,
     ``sprites-compositional``, ``surgery-mnist-seed<k>``, ``surgery-mnist-fresh-seed<k>``, ``cut-mnist``, ``cut-mnist-random``,
     ``surgery-target-mnist-seed<k>``, ``cut-mnist-left``, ``cut-mnist-shifted``, ``surgery-cut-mnist-seed<k>``,
@@ -182,7 +184,7 @@ def stored() -> dict[str, dict] | None:
     where any is missing."""
     names = [n for b in toy_settings() for n in br.result_names(b)
              + [f"{br.RANDOM_X2}-{f}{br.suffix(b)}" for f in b.formulations]]
-    names += [f"{part.RESULT}-{f}" for part in (unseen, matched, unseen_controls)
+    names += [f"{part.RESULT}-{f}" for part in (unseen, matched, unseen_controls, unseen_random)
               for f in br.settings("full").formulations]
     names += [digits.RESULT] + sprites.result_names(sprites.settings("full")) + digit_surgery.names("full")
     names += surgery_fresh.fresh_names("full") + [digit_cut.RESULT, digit_cut.RANDOM] + surgery_target.names("full")
@@ -245,7 +247,10 @@ def decide(mutation: str | None):
                     if mutation == "random mask as dense":
                         blind = unseen.rescored(s, b, arrays[toy], toy_random(
                             blind, names=unseen.MASKS, layers=arrays[toy]["mask_layers"], key=UNSEEN_KEY), f)
-                    findings.unseen_claims(br.merged(arrays[toy], blind), f)
+                    spare = arrays[f"{unseen_random.RESULT}-{f}"]  # rule 2 with random masks in the blind one's place
+                    if mutation == "random mask as dense":  # ... drawn again outside the random blind Y1 mask
+                        spare = unseen_random.compute(s, b, arrays[toy], blind, f)[1]
+                    findings.unseen_claims(br.merged(br.merged(arrays[toy], blind), spare), f)
                     dense = arrays[f"{matched.RESULT}-{f}"]  # "built" at matched density
                     if mutation == "random mask as dense":
                         dense = matched.rescored(s, b, arrays[toy], toy_random(
