@@ -52,6 +52,7 @@ from modlib.bridge import digit_cut as br_cut
 from modlib.bridge import digit_surgery as br_surgery
 from modlib.bridge import outside_cut as br_outside_cut
 from modlib.bridge import surgery_fresh as br_surgery_fresh
+from modlib.bridge import surgery_sized as br_surgery_sized
 from modlib.bridge import surgery_target as br_surgery_target
 from modlib.bridge import digits as br_digits
 from modlib.bridge import experiment as br
@@ -278,6 +279,12 @@ def _bridge(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
         out.update({f"{br.CHAPTER}/{name}": (  # rule 2 with masks for other targets in the "use X2" mask's place
                         recipes, lambda d, k=k: br_surgery_target.fetch(profile, k, d))
                     for k, name in zip(br_surgery_fresh.fresh_seeds(profile), br_surgery_target.names(profile))})
+        targets = tuple(f"{br.CHAPTER}/{name}" for name in br_surgery_sized.recipe_names(profile))
+        out.update({job: ((), lambda d, k=k: br_surgery_sized.fetch_recipe(profile, k, d))  # ... that fit, first
+                    for k, job in zip(br_surgery_fresh.recipe_seeds(profile), targets)})
+        out.update({f"{br.CHAPTER}/{name}": (  # ... then on the fresh CNNs, removals matched in size
+                        recipes + targets, lambda d, k=k: br_surgery_sized.fetch(profile, k, d))
+                    for k, name in zip(br_surgery_fresh.fresh_seeds(profile), br_surgery_sized.names(profile))})
         out[f"{br.CHAPTER}/{br_cut.RESULT}"] = ((), lambda d: br_cut.fetch(profile, d))  # the cut without a mask
         out[f"{br.CHAPTER}/{br_cut.RANDOM}"] = ((), lambda d: br_cut.fetch_random(profile, d))  # ... its control
         out[f"{br.CHAPTER}/{br_cut_controls.LEFT}"] = ((), lambda d: br_cut_controls.fetch_left(profile, d))  # its mirror
