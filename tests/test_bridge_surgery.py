@@ -54,11 +54,13 @@ def test_the_surgery_reads_experiment_ones_cnn_and_y1_mask(smoke):
 def test_no_surgery_at_default_and_one_result_per_cnn_at_full():
     assert ds.names("default") == []
     assert ds.names("full") == [f"surgery-mnist-seed{k}" for k in range(bd.settings("full").seeds)]
-    from modlib.bridge import cut_controls, outside_cut, surgery_fresh, surgery_target
+    from modlib.bridge import cut_controls, outside_cut, surgery_fresh, surgery_sized, surgery_target
 
     # experiment 1's CNNs, then the recipe CNNs and the fresh ones (issue 53), rule 2 with other targets on
-    # the fresh ones, the cut on all of them, and rule 2 with the cut and outside it on the fresh ones
+    # the fresh ones (their size-matched twins after their own recipe), the cut on all of them, and rule 2
+    # with the cut and outside it on the fresh ones
     expected = (ds.names("full") + surgery_fresh.names("full") + surgery_target.names("full")
+                + surgery_sized.names("full")
                 + ["cut-mnist", "cut-mnist-random", "cut-mnist-left", "cut-mnist-shifted"]
                 + cut_controls.combined_names("full") + outside_cut.names("full"))
     assert [n for n in jobs.jobs(["bridge"], "full") if "surgery" in n or "cut-" in n] == [f"bridge/{n}" for n in expected]
@@ -304,6 +306,52 @@ def test_the_target_masks_labels_and_their_cnns_are_the_fresh_surgerys(tmp_path)
     assert np.array_equal(target["x2_fit"], fresh["x2_fit"])
     for t in st.TARGETS:
         assert ((target[f"{t}_fit"] >= 0) & (target[f"{t}_fit"] <= 1)).all()
+
+
+def test_a_size_matched_removal_has_rule_2s_count_per_tensor_from_the_mask_first():
+    """surgery_sized.sized: per tensor as many weights as rule 2's removal; where the target mask's
+    removal holds more, a subset of it; where fewer, all of it and the rest from outside the Y1 mask."""
+    from modlib.bridge import surgery_sized as ss
+
+    y1 = {"a": torch.tensor([True, True, False, False, False, False]), "b": torch.tensor([True, False, False, False])}
+    like = {"a": torch.tensor([False, False, True, True, False, False]), "b": torch.tensor([False, True, True, True])}
+    chosen = {"a": torch.tensor([False, False, True, True, True, False]), "b": torch.tensor([False, True, False, False])}
+    for seed in range(5):
+        m = ss.sized(chosen, like, y1, seed)
+        assert {k: int(v.sum()) for k, v in m.items()} == {"a": 2, "b": 3}
+        assert not (m["a"] & ~chosen["a"]).any()  # more in the mask than rule 2 removes: a subset
+        assert (m["b"] & chosen["b"]).sum() == 1 and not (m["b"] & y1["b"]).any()  # fewer: all, then outside Y1
+
+
+def test_the_size_matched_target_control_reads_its_recipe_and_decides_only_where_the_mask_fits(tmp_path):
+    """At smoke the target recipe and one fresh CNN compute (each target at the point chosen); the
+    claims read the size-matched arm, and a mask short of the fit leaves them undecided."""
+    from modlib import claims as registry
+    from modlib import stats
+    from modlib.bridge import surgery_sized as ss
+
+    assert ss.names("default") == [] and ss.run("default", CPU) == ([], [])
+    assert ss.chosen([{"fit": np.array([[0.95, 0.97], [0.5, 0.6]])}, {"fit": np.array([[0.94, 0.99], [0.7, 0.4]])}]) \
+        == {"left5": ss.GRID[0], "right5": ss.GRID[0]}  # the larger penalty that fits; else the best worse fit
+    with one_thread(), jobs.store_at(tmp_path):
+        recipes, sized = ss.run("smoke", CPU)
+    assert recipes[0].arrays["fit"].shape == (len(ss.TARGETS), len(ss.GRID))
+    a = ds.stacked([r.arrays for r in sized])
+    for t in ss.TARGETS:
+        assert np.array_equal(a[f"kept_{t}_sized_layers"], a["kept_excl_layers"])  # as many per tensor
+    fresh = _made_up(rule2=0.8, random_x2=0.3)
+    made = {k: v for k, v in _with_targets(fresh, left5=0.3, right5=0.78).items()}
+    made.update({f"{t}_sized_{k}": made[f"{t}_excl_{k}"] for t in ss.TARGETS for k in bd.SETS})
+    made.update({f"{t}_fit": np.full(5, 0.95, dtype=np.float32) for t in ss.TARGETS})
+    with registry.apart() as decided:
+        found = findings.sized_claims(made)
+    assert [c.name for c in found] == ["excl-vs-left5-sized-mnist-fresh", "excl-vs-right5-sized-mnist-fresh"]
+    assert decided["bridge/excl-vs-left5-sized-mnist-fresh"].outcome == stats.REPRODUCED
+    assert decided["bridge/excl-vs-right5-sized-mnist-fresh"].outcome == stats.NOT_REPRODUCED
+    with registry.apart() as decided:
+        findings.sized_claims({**made, "left5_fit": np.full(5, 0.8, dtype=np.float32)})
+    v = decided["bridge/excl-vs-left5-sized-mnist-fresh"]
+    assert v.outcome == stats.UNDECIDED and "below the registered" in v.why
 
 
 def test_the_left_only_cut_is_the_dense_cuts_mirror_image_and_sees_only_the_left_hand_digit():

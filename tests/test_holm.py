@@ -65,3 +65,21 @@ def test_chapter_sevens_holm_counts_its_claims_not_its_controls():
     text = findings.holm_statement(made).text
     assert text.startswith("Over the 2 claims of the chapter (its control, ")
     assert "2 of the 2 that hold still clear 0" in text
+
+
+def test_chapter_sevens_late_claims_are_families_of_their_own():
+    # issue 53: claims registered after the chapter's correction was read are corrected apart, one family
+    # per batch, so that the correction read before does not move; a bad family name is refused
+    from modlib.bridge import findings
+
+    rng = np.random.default_rng(2)
+    a, b = rng.normal(0.1, 0.05, 30), rng.normal(0.0, 0.05, 30)
+    ids = ("repair-unseen-b", "repair-unseen-needs-mask-b", "excl-vs-left5-sized-mnist-fresh",
+           "repair-excl-mnist-fresh")
+    made = {f"bridge/{cid}": _decision(f"bridge/{cid}", stats.paired(a, b)) for cid in ids}
+    assert [findings.family(cid) for cid in ids] == ["chapter", "blind", "sized", "fresh"]
+    for name, cid in zip(("chapter", "blind", "sized", "fresh"), ids):
+        assert list(findings.holm_frame(made, family=name)["claim"]) == [findings.plain_name(cid)]
+    assert findings.holm_statement(made, family="blind").text.startswith("Over the 1 claims of rule 2 with blind")
+    with pytest.raises(ValueError, match="family='late'.*chapter, fresh, blind, sized"):
+        findings.holm_frame(made, family="late")

@@ -526,7 +526,11 @@ CUT_ROWS = {"cut-dense": "(no mask) zeroing the dense weights that read only the
 TARGET_ROWS = {"excl-vs-left5": "(rule 2) ... more than rule 2 with a mask for the left digit's label plus 5 in "
                                  "the \"use X2\" mask's place",
                "excl-vs-right5": "(rule 2) ... more than rule 2 with a mask for the right digit's label plus 5 "
-                                  "in its place"}
+                                  "in its place",
+               "excl-vs-left5-sized": "(rule 2) ... more than a mask for the left digit's label plus 5 that fits, "
+                                       "as many weights per tensor removed",
+               "excl-vs-right5-sized": "(rule 2) ... more than a mask for the right digit's label plus 5 that "
+                                        "fits, as many weights per tensor removed"}
 # the hypothesis registered for the fresh networks alone (exploratory on the chapter's own)
 FRESH_ONLY = {"kept-x2-predicts": "the \"use X2\" mask's kept share predicts held-out accuracy"}
 # experiments 1 and 2 with masks that never saw the held-out cell (modlib.bridge.unseen)
@@ -568,6 +572,12 @@ WHOLE = {"not-any": "the Y1 subnetwork scores above a random subnetwork as large
                                    "more than the cut with random \"use X2\" masks, same counts, in rule 2",
          "excl-vs-cut": "(rule 2) removing the \"use X2\" weights the Y1 mask does not keep repairs the CNN more "
                         "than zeroing the dense weights that read only the right-hand digit",
+         "excl-vs-left5-sized": "(rule 2) removing the \"use X2\" weights the Y1 mask does not keep repairs the "
+                                "CNN more than a mask for the left digit's label plus 5 that fits, as many "
+                                "weights per tensor removed",
+         "excl-vs-right5-sized": "(rule 2) removing the \"use X2\" weights the Y1 mask does not keep repairs the "
+                                 "CNN more than a mask for the right digit's label plus 5 that fits, as many "
+                                 "weights per tensor removed",
          "excl-outside-vs-random": "(rule 2 outside the cut) its removal without the cut's columns, alone, repairs "
                                    "the CNN more than as many random weights outside the Y1 mask and the cut"}
 WHERE = {"a": "chapter 1's toy, formulation (a)", "b": "chapter 1's toy, formulation (b)",
@@ -642,6 +652,16 @@ MEANS = {"inside": ("a subnetwork inside gets the held-out cell right", "no such
                           "the few weights rule 2 removes beyond the cut do not repair on their own"),
          "excl-outside-vs-random": ("for the mask: beyond the cut, its choice beats random weights as many",
                                     "beyond the cut, rule 2's weights do no better than random weights as many"),
+         "excl-vs-left5": ("for the mask: a mask for another target does not repair as much",
+                           "a mask for another target repairs as much"),
+         "excl-vs-right5": ("for the mask: a mask for another target does not repair as much",
+                            "a mask for another target repairs as much"),
+         "excl-vs-left5-sized": ("for the mask: a trained mask for another target, removing as many weights, "
+                                 "does not repair as much", "a trained mask for another target, removing as many "
+                                 "weights, repairs as much"),
+         "excl-vs-right5-sized": ("for the mask: a trained mask for another target, removing as many weights, "
+                                  "does not repair as much", "a trained mask for another target, removing as many "
+                                  "weights, repairs as much"),
          "kept-x2-predicts": ("the \"use X2\" mask's kept share predicts which networks generalize",
                               f"not at the registered size: the whole interval lies below {RHO:g}")}
 # a "does not hold" whose whole interval lies on the other side of 0 (:func:`opposite`), where "no
@@ -1577,19 +1597,23 @@ def mark_of(claims: list[stats.Claim], name: str, missing: str = "no verdict her
 # family is the claims alone (issue 57)
 CONTROLS = ("repair-excl-random", "repair-unseen-random")
 
-# claims registered after Holm's correction over the chapter's claims had been read (issue 53): a family of
-# their own, so that correction does not move; their registered notes say so
-LATE = ("repair-unseen-needs-mask",)
+# claims registered after Holm's correction over the chapter's claims had been read (issue 53), by kind: each
+# batch a family of its own, so that no correction read before moves; their registered notes say so
+LATE = {"repair-unseen-needs-mask": "blind", "excl-vs-left5-sized": "sized", "excl-vs-right5-sized": "sized"}
 FAMILIES = {"chapter": "claims of the chapter", "fresh": "claims read on the fresh networks",
-            "late": "claims registered after the correction over the chapter's claims was read"}
+            "blind": "claims of rule 2 with blind masks against random masks, registered after the "
+                     "correction over the chapter's claims was read",
+            "sized": "claims of rule 2 against size-matched masks for other targets, registered after the "
+                     "correction over the chapter's claims was read"}
 
 
 def family(cid: str) -> str:
-    """The Holm family (of :data:`FAMILIES`) of the chapter's claim id ``cid``: ``"fresh"`` for a
-    confirmatory copy, ``"late"`` for the claims of :data:`LATE`, else ``"chapter"``."""
-    if cid.endswith(FRESH):
-        return "fresh"
-    return "late" if cid.rsplit("-", 1)[0] in LATE else "chapter"
+    """The Holm family (of :data:`FAMILIES`) of the chapter's claim id ``cid``: the one :data:`LATE`
+    gives its kind, else ``"fresh"`` for a confirmatory copy and ``"chapter"`` for the rest."""
+    kind = cid.removesuffix(FRESH).rsplit("-", 1)[0]
+    if kind in LATE:
+        return LATE[kind]
+    return "fresh" if cid.endswith(FRESH) else "chapter"
 
 
 def is_control(cid: str) -> bool:
@@ -1680,7 +1704,7 @@ def holm_statement(made: dict | None = None, alpha: float = 0.025, family: str =
     h = registry.holm(CHAPTER, alpha, _family(everything, family))
     fresh = family == "fresh"
     controls = sum(is_control(k.split("/", 1)[-1]) for k in everything
-                   if k.startswith(f"{CHAPTER}/") and k.endswith(FRESH) == fresh and family != "late")
+                   if k.startswith(f"{CHAPTER}/") and k.endswith(FRESH) == fresh and family in ("chapter", "fresh"))
     holding = [k for k, (o, *_rest) in h.items() if o == stats.REPRODUCED]
     lost = [plain_name(k.split("/", 1)[1]) for k in holding if not h[k][3]]
     one = len(lost) == 1
@@ -1804,6 +1828,38 @@ def target_claims(target: dict, fresh: dict) -> list[stats.Claim]:
             f"against {_share(float(np.median(target['kept_x2'])))}, median; it names its target at "
             f"{_pct(fit)}; its weights outside the Y1 mask, {_share(float(np.median(target[f'kept_{t}_excl'])))} of the "
             f"weights, removed change the score by {alone}): {e.text(margin=registry.get(key).margin)}.")))
+    return out
+
+
+def sized_claims(sized: dict) -> list[stats.Claim]:
+    """Rule 2 of the CNN surgery against rule 2 with a mask for another target that fits, its removal
+    matched per tensor to rule 2's (:mod:`modlib.bridge.surgery_sized`; ``sized`` its results
+    stacked, :func:`modlib.bridge.digit_surgery.stacked`), over the fresh CNNs that fail, by
+    :func:`both`, paired by seed. Gated as :func:`surgery_gates` gates rule 2, and besides: the
+    target's mask computes its task (median fit at least ``FIT``) and is not degenerate; no density
+    condition (as registered: the removals are matched)."""
+    f = digit_failing(sized)
+    trained, fits, kept_ok, _ = surgery_gates(sized)
+    where = f"fresh CNNs of chapter 3's setting-A recipe, the {int(f.sum())} of {f.size} that fail"
+    out = []
+    for t, says in TARGET_WORDS.items():
+        key = f"{CHAPTER}/excl-vs-{t}-sized-mnist{FRESH}"
+        e = stats.paired(both(sized, "ablated_excl")[f], both(sized, f"{t}_sized")[f])
+        fit = float(np.median(sized[f"{t}_fit"]))
+        short = trained and fit < FIT
+        v = registry.decide(key, e, trained=trained and min({**fits, t: fit}.values()) >= FIT,
+                            controls=all(kept_ok(m) for m in ("x2", "y1", "excl")) and _digit_kept_ok(sized, t),
+                            reason=f"the mask for {says} names it at a median {_pct(fit)}, below the registered "
+                                   f"{_pct(FIT)}" if short else "")
+        alone = (f"{100 * float((both(sized, f'{t}_sized') - both(sized, 'full'))[f].mean()):+.0f} points"
+                 if f.any() else "an amount no failing CNN measures")
+        out.append(registry.statement(v, (
+            f"In {where}, rule 2 (the \"use X2\" mask's weights outside the Y1 mask removed, "
+            f"{_share(float(np.median(sized['kept_excl'])))} of the weights, median) scores above rule 2 with a "
+            f"mask for {says} in its place (kept share {_share(float(np.median(sized[f'kept_{t}'])))}, median; it "
+            f"names its target at {_pct(fit)}), as many weights removed per tensor as rule 2 removes (the mean of "
+            f"three draws; removed alone they change the score by {alone}): "
+            f"{e.text(margin=registry.get(key).margin)}.")))
     return out
 
 

@@ -20,7 +20,8 @@ import torch
 from modlib import bridge as br
 from modlib import masks, results
 from modlib.bridge import (cut_controls, digit_cut, digit_surgery, digits, findings, matched, outside_cut, sprites, surgery_fresh,
-                           surgery_target, unseen, unseen_controls, unseen_random)
+                           surgery_sized, surgery_target, unseen, unseen_controls,
+                           unseen_random)
 from modlib.bridge.experiment import initial_network, network, scored, stored_mask, unconfounded
 from modlib.redundant_input_toy.members import member_data
 
@@ -53,7 +54,8 @@ MUTATIONS = {
                             "`random_ablated_*`, rule 2's `ablated_excl_*` by `random_x2_excl_*`, rule 2 with the "
                             "dense cut, `excl_cut_*`, by the same with random masks, `random_x2_cut_*`, and rule 2's removal outside "
                             "the cut, `excl_outside_*`, by as many random weights outside the Y1 mask and the cut, "
-                            "`random_outside_*`); chapter 2's "
+                            "`random_outside_*`, and rule 2 against size-matched masks for other targets by "
+                            "the same with random masks, `random_x2_excl_*` of surgery-sized-mnist); chapter 2's "
                             "decoders: each slot mask replaced by a random one of the same per-layer "
                             "counts (a draw of its own per slot), the slot subnetworks' R² (`slot_in`) "
                             "by the stored random subnetworks' (`random_in`), and the removal of the "
@@ -180,7 +182,7 @@ def stored() -> dict[str, dict] | None:
     ``mnist-a``, ``sprites-monolithic``,
     ``sprites-compositional``, ``surgery-mnist-seed<k>``, ``surgery-mnist-fresh-seed<k>``, ``cut-mnist``, ``cut-mnist-random``,
     ``surgery-target-mnist-seed<k>``, ``cut-mnist-left``, ``cut-mnist-shifted``, ``surgery-cut-mnist-seed<k>``,
-    ``surgery-outside-mnist-seed<k>``), or None
+    ``surgery-outside-mnist-seed<k>``, ``surgery-sized-mnist-seed<k>``), or None
     where any is missing."""
     names = [n for b in toy_settings() for n in br.result_names(b)
              + [f"{br.RANDOM_X2}-{f}{br.suffix(b)}" for f in b.formulations]]
@@ -189,6 +191,7 @@ def stored() -> dict[str, dict] | None:
     names += [digits.RESULT] + sprites.result_names(sprites.settings("full")) + digit_surgery.names("full")
     names += surgery_fresh.fresh_names("full") + [digit_cut.RESULT, digit_cut.RANDOM] + surgery_target.names("full")
     names += [cut_controls.LEFT, cut_controls.SHIFTED] + cut_controls.combined_names("full") + outside_cut.names("full")
+    names += surgery_sized.names("full")
     if not all((FULL / f"{n}.json").exists() for n in names):
         return None
     return {n: results.read(FULL / f"{n}.json").arrays for n in names}
@@ -274,6 +277,10 @@ def decide(mutation: str | None):
     if mutation == "random mask as dense":  # rule 2's own "use X2" mask replaced, as in the fresh surgery above
         target = {**target, **{f"ablated_excl_{k}": surgery[f"ablated_excl_{k}"] for k in digits.SETS}}
     findings.target_claims(target, surgery)
+    sized = digit_surgery.stacked([arrays[n] for n in surgery_sized.names("full")])  # ... that fit, as many weights
+    if mutation == "random mask as dense":  # rule 2's "use X2" mask replaced by random masks of its counts
+        sized = {**sized, **{f"ablated_excl_{k}": sized[f"random_x2_excl_{k}"] for k in digits.SETS}}
+    findings.sized_claims(sized)
     findings.left_claims(arrays[cut_controls.LEFT], arrays[digit_cut.RESULT])  # the cut's mirror image
     findings.shifted_claims(arrays[cut_controls.SHIFTED])  # ... and its block moved one column
     combined = digit_surgery.stacked([arrays[n] for n in cut_controls.combined_names("full")])  # rule 2 with the cut

@@ -235,6 +235,9 @@ def names(profile: str) -> list[str]:
 
 
 def run(profile: str, device: torch.device) -> tuple[list[results.Result], list[results.Result]]:
-    """``(recipes, fresh)`` at ``profile`` (:func:`fetch_recipe`, :func:`fetch`), in seed order."""
+    """``(recipes, fresh)`` at ``profile`` (:func:`fetch_recipe`, :func:`fetch`), in seed order; none
+    outside :data:`~modlib.bridge.surgery_fresh.PROFILES`."""
+    if profile not in surgery_fresh.PROFILES:
+        return [], []
     recipes = [fetch_recipe(profile, k, device) for k in surgery_fresh.recipe_seeds(profile)]
     return recipes, surgery_fresh.run_on_fresh(fetch, profile, device)
