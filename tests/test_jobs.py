@@ -321,8 +321,8 @@ def test_tiny_network_jobs_run_on_the_cpu_where_cuda_exists_and_the_others_on_cu
     assert {job.split("/")[0] for job in tiny} == {"redundant_input_toy", "bridge"}
     assert tiny >= {job for job in every if job.startswith("redundant_input_toy/")}
     toys = {"bridge/toy-a", "bridge/toy-b", "bridge/rule2-random-a", "bridge/rule2-random-b"}  # and rule 2's control
-    blind = {f"bridge/{p}-{f}" for p in ("unseen", "matched", "unseen-controls")
-             for f in "ab"}  # blind masks, their controls; "built" matched
+    blind = {f"bridge/{p}-{f}" for p in ("unseen", "matched", "unseen-controls", "unseen-random")
+             for f in "ab"}  # blind masks, their controls, rule 2's random masks; "built" matched
     assert {job for job in tiny if job.startswith("bridge/")} == toys | {t + "-fresh" for t in toys} | blind
     picked = {}  # the device each job's computation is given, not run
     monkeypatch.setattr(jobs, "jobs", lambda chapters, profile: {
