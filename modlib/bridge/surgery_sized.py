@@ -138,15 +138,21 @@ def recipe_text(recipes: list[results.Result]) -> str:
     """The recipe CNNs' fits per target and :data:`GRID` point, and the points :func:`chosen` picks."""
     arrays = [r.arrays for r in recipes]
     pick = chosen(arrays)
+    names = {"left5": "left digit plus 5", "right5": "right digit plus 5"}
     parts = []
     for i, t in enumerate(TARGETS):
         at = []
-        for j in range(len(GRID)):
+        for j, point in enumerate(GRID):
             per = ", ".join(f"{r['fit'][i, j]:.0%}" for r in arrays)
-            at.append(f"α {arrays[0]['alpha'][j]:g}: fit {per}" + (" ← chosen" if GRID[j] == pick[t] else ""))
-        parts.append(f"{t}: {'; '.join(at)}")
-    seeds = ", ".join(str(int(r.config["seed"])) for r in recipes)
-    return f"On CNNs {seeds} (fit per CNN, {int(arrays[0]['steps'][0])} steps): " + "; ".join(parts)
+            at.append(f"at 1/{round(1 / point[1])} of experiment 1's penalty (α {arrays[0]['alpha'][j]:.2g}) "
+                      f"fit {per}" + (" (chosen)" if point == pick[t] else ""))
+        parts.append(f"{names.get(t, t)}: {', '.join(at)}")
+    seeds = " and ".join(str(int(r.config["seed"])) for r in recipes)
+    said = f"on CNNs {seeds}, {int(arrays[0]['steps'][0])} mask steps, fit per CNN: " + "; ".join(parts)
+    if (np.min([r["fit"] for r in arrays], axis=0) < surgery_fresh.AIM).all():
+        said += (f". Neither penalty reaches {surgery_fresh.AIM:.0%} on both CNNs for either target, so each "
+                 "target takes the one whose worse fit is higher")
+    return said
 
 
 # ---------------------------------------------------------------- 2. the fresh CNNs
