@@ -333,6 +333,7 @@ def test_the_size_matched_target_control_reads_its_recipe_and_decides_only_where
     assert ss.names("default") == [] and ss.run("default", CPU) == ([], [])
     assert ss.chosen([{"fit": np.array([[0.95, 0.97], [0.5, 0.6]])}, {"fit": np.array([[0.94, 0.99], [0.7, 0.4]])}]) \
         == {"left5": ss.GRID[0], "right5": ss.GRID[0]}  # the larger penalty that fits; else the best worse fit
+    assert ss.chosen([{"fit": np.array([[0.5, 0.95], [0.5, 0.2]])}])["left5"] == ss.GRID[1]  # only the weaker fits
     with one_thread(), jobs.store_at(tmp_path):
         recipes, sized = ss.run("smoke", CPU)
     assert recipes[0].arrays["fit"].shape == (len(ss.TARGETS), len(ss.GRID))
@@ -340,8 +341,10 @@ def test_the_size_matched_target_control_reads_its_recipe_and_decides_only_where
     for t in ss.TARGETS:
         assert np.array_equal(a[f"kept_{t}_sized_layers"], a["kept_excl_layers"])  # as many per tensor
     fresh = _made_up(rule2=0.8, random_x2=0.3)
-    made = {k: v for k, v in _with_targets(fresh, left5=0.3, right5=0.78).items()}
+    made = _with_targets(fresh, left5=0.3, right5=0.78)  # the size-matched arms; the unmatched ones swapped,
     made.update({f"{t}_sized_{k}": made[f"{t}_excl_{k}"] for t in ss.TARGETS for k in bd.SETS})
+    for k in bd.SETS:  # so that a claim reading the unmatched arm would decide the other way
+        made[f"left5_excl_{k}"], made[f"right5_excl_{k}"] = made[f"right5_sized_{k}"], made[f"left5_sized_{k}"]
     made.update({f"{t}_fit": np.full(5, 0.95, dtype=np.float32) for t in ss.TARGETS})
     with registry.apart() as decided:
         found = findings.sized_claims(made)

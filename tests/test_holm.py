@@ -80,6 +80,6 @@ def test_chapter_sevens_late_claims_are_families_of_their_own():
     assert [findings.family(cid) for cid in ids] == ["chapter", "blind", "sized", "fresh"]
     for name, cid in zip(("chapter", "blind", "sized", "fresh"), ids):
         assert list(findings.holm_frame(made, family=name)["claim"]) == [findings.plain_name(cid)]
-    assert findings.holm_statement(made, family="blind").text.startswith("Over the 1 claims of rule 2 with blind")
+    assert findings.holm_statement(made, family="blind").text.startswith("Over the 1 claims of rule 2 with blind masks against random masks,")
     with pytest.raises(ValueError, match="family='late'.*chapter, fresh, blind, sized"):
         findings.holm_frame(made, family="late")

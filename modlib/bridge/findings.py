@@ -527,10 +527,10 @@ TARGET_ROWS = {"excl-vs-left5": "(rule 2) ... more than rule 2 with a mask for t
                                  "the \"use X2\" mask's place",
                "excl-vs-right5": "(rule 2) ... more than rule 2 with a mask for the right digit's label plus 5 "
                                   "in its place",
-               "excl-vs-left5-sized": "(rule 2) ... more than a mask for the left digit's label plus 5 that fits, "
-                                       "as many weights per tensor removed",
-               "excl-vs-right5-sized": "(rule 2) ... more than a mask for the right digit's label plus 5 that "
-                                        "fits, as many weights per tensor removed"}
+               "excl-vs-left5-sized": "(rule 2) ... more than a mask for the left digit's label plus 5 trained "
+                                       "at a weaker penalty, as many weights per tensor removed",
+               "excl-vs-right5-sized": "(rule 2) ... more than a mask for the right digit's label plus 5 trained "
+                                        "at a weaker penalty, as many weights per tensor removed"}
 # the hypothesis registered for the fresh networks alone (exploratory on the chapter's own)
 FRESH_ONLY = {"kept-x2-predicts": "the \"use X2\" mask's kept share predicts held-out accuracy"}
 # experiments 1 and 2 with masks that never saw the held-out cell (modlib.bridge.unseen)
@@ -573,11 +573,11 @@ WHOLE = {"not-any": "the Y1 subnetwork scores above a random subnetwork as large
          "excl-vs-cut": "(rule 2) removing the \"use X2\" weights the Y1 mask does not keep repairs the CNN more "
                         "than zeroing the dense weights that read only the right-hand digit",
          "excl-vs-left5-sized": "(rule 2) removing the \"use X2\" weights the Y1 mask does not keep repairs the "
-                                "CNN more than a mask for the left digit's label plus 5 that fits, as many "
-                                "weights per tensor removed",
+                                "CNN more than a mask for the left digit's label plus 5 trained at a weaker "
+                                "penalty, as many weights per tensor removed",
          "excl-vs-right5-sized": "(rule 2) removing the \"use X2\" weights the Y1 mask does not keep repairs the "
-                                 "CNN more than a mask for the right digit's label plus 5 that fits, as many "
-                                 "weights per tensor removed",
+                                 "CNN more than a mask for the right digit's label plus 5 trained at a weaker "
+                                 "penalty, as many weights per tensor removed",
          "excl-outside-vs-random": "(rule 2 outside the cut) its removal without the cut's columns, alone, repairs "
                                    "the CNN more than as many random weights outside the Y1 mask and the cut"}
 WHERE = {"a": "chapter 1's toy, formulation (a)", "b": "chapter 1's toy, formulation (b)",
@@ -656,12 +656,13 @@ MEANS = {"inside": ("a subnetwork inside gets the held-out cell right", "no such
                            "a mask for another target repairs as much"),
          "excl-vs-right5": ("for the mask: a mask for another target does not repair as much",
                             "a mask for another target repairs as much"),
-         "excl-vs-left5-sized": ("for the mask: a trained mask for another target, removing as many weights, "
-                                 "does not repair as much", "a trained mask for another target, removing as many "
-                                 "weights, repairs as much"),
-         "excl-vs-right5-sized": ("for the mask: a trained mask for another target, removing as many weights, "
-                                  "does not repair as much", "a trained mask for another target, removing as many "
-                                  "weights, repairs as much"),
+         "excl-vs-left5-sized": ("for the mask: a mask that reads the left-hand digit, removing as many weights, "
+                                 "does not repair as much", "a mask that reads the left-hand digit, removing as "
+                                 "many weights, repairs as much"),
+         "excl-vs-right5-sized": ("for the mask: a mask that reads the right-hand digit for another target, "
+                                  "removing as many weights, does not repair as much", "a mask that reads the "
+                                  "right-hand digit for another target, removing as many weights, repairs as "
+                                  "much"),
          "kept-x2-predicts": ("the \"use X2\" mask's kept share predicts which networks generalize",
                               f"not at the registered size: the whole interval lies below {RHO:g}")}
 # a "does not hold" whose whole interval lies on the other side of 0 (:func:`opposite`), where "no
@@ -1601,10 +1602,8 @@ CONTROLS = ("repair-excl-random", "repair-unseen-random")
 # batch a family of its own, so that no correction read before moves; their registered notes say so
 LATE = {"repair-unseen-needs-mask": "blind", "excl-vs-left5-sized": "sized", "excl-vs-right5-sized": "sized"}
 FAMILIES = {"chapter": "claims of the chapter", "fresh": "claims read on the fresh networks",
-            "blind": "claims of rule 2 with blind masks against random masks, registered after the "
-                     "correction over the chapter's claims was read",
-            "sized": "claims of rule 2 against size-matched masks for other targets, registered after the "
-                     "correction over the chapter's claims was read"}
+            "blind": "claims of rule 2 with blind masks against random masks",
+            "sized": "claims of rule 2 against size-matched masks for other targets"}
 
 
 def family(cid: str) -> str:
