@@ -83,3 +83,17 @@ def test_chapter_sevens_late_claims_are_families_of_their_own():
     assert findings.holm_statement(made, family="blind").text.startswith("Over the 1 claims of rule 2 with blind masks against random masks,")
     with pytest.raises(ValueError, match="family='late'.*chapter, fresh, blind, sized"):
         findings.holm_frame(made, family="late")
+
+
+def test_a_late_family_read_inside_the_chapters_family_says_whether_it_still_clears_0():
+    from modlib.bridge import findings
+
+    rng = np.random.default_rng(3)
+    a = rng.normal(0.1, 0.05, 30)
+    made = {f"bridge/{cid}": _decision(f"bridge/{cid}", stats.paired(a, a - 0.1 + rng.normal(0, 0.05, 30)))
+            for cid in ("repair-unseen-b", "repair-excl-b", "repair-unseen-needs-mask-b")}
+    text = findings.late_in_chapter("blind", made)
+    assert text.startswith("Corrected with the chapter's 2 claims instead, as one family of 3")
+    assert "the one that holds still clears 0" in text
+    with pytest.raises(ValueError, match="family='chapter'.*blind, sized"):
+        findings.late_in_chapter("chapter", made)

@@ -1724,6 +1724,27 @@ def holm_statement(made: dict | None = None, alpha: float = 0.025, family: str =
         "page prints are uncorrected, one claim at a time, as registered.")
 
 
+def late_in_chapter(family: str, made: dict | None = None, alpha: float = 0.025) -> str:
+    """For a late family (:data:`LATE`): whether its claims that hold would still clear 0 had they been
+    corrected with the chapter's claims as one family (a reading, not how they are registered), in
+    words: "Corrected with the chapter's 52 claims instead, as one family of 54, both still clear 0"."""
+    if family not in set(LATE.values()):
+        raise ValueError(f"family={family!r}; the late families of chapter 7: {', '.join(sorted(set(LATE.values())))}")
+    made = registry.decisions(CHAPTER) if made is None else made
+    own, chapter = _family(made, family), _family(made, "chapter")
+    h = registry.holm(CHAPTER, alpha, {**chapter, **own})
+    holding = [k for k in own if k in h and h[k][0] == stats.REPRODUCED]
+    lost = [k for k in holding if not h[k][3]]
+    if not holding:
+        said = "none of them holds"
+    elif len(holding) == 1:
+        said = f"the one that holds {'no longer clears' if lost else 'still clears'} 0"
+    else:
+        said = f"{len(holding) - len(lost)} of the {len(holding)} that hold still clear 0"
+    return (f"Corrected with the chapter's {len(chapter)} claims instead, as one family of {len(h)} (a reading, "
+            f"not the registered analysis), {said}.")
+
+
 def shown_table(frame, height: str | None = "28em"):
     """An appendix table as the page shows it: HTML without the index, numbers to three significant
     digits, True / False as yes / no, its variables typeset as the prose's (:func:`typeset`), in a box
