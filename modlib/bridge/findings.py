@@ -1326,11 +1326,13 @@ def typeset(text: str) -> str:
 def verdict_frame(table):
     """A verdict table of this module (:func:`verdict_table`, :func:`digit_verdict_table`,
     :func:`sprite_verdict_table`) as the page shows it, the way chapters 5 and 6 show theirs: a
-    pandas Styler, left-aligned, without an index, its variables typeset as the prose's (:func:`typeset`)."""
+    pandas Styler, left-aligned, without an index, its variables typeset as the prose's (:func:`typeset`),
+    a rule under each row and room around each cell (a row whose text wraps stays one row to the eye)."""
     shown = table.apply(lambda column: column.map(lambda v: typeset(v) if isinstance(v, str) else v))
     shown = shown.rename(columns=typeset)
+    cell = [("padding", "0.35em 0.6em"), ("border-bottom", "1px solid #d0d0d0"), ("vertical-align", "top")]
     return shown.style.hide(axis="index").set_properties(**{"text-align": "left"}).set_table_styles(
-        [{"selector": "th", "props": [("text-align", "left")]}])
+        [{"selector": "th", "props": [("text-align", "left"), *cell]}, {"selector": "td", "props": cell}])
 
 
 def predicts_why(cid: str) -> str:
@@ -1714,12 +1716,13 @@ def holm_statement(made: dict | None = None, alpha: float = 0.025, family: str =
         "holm", not lost,
         f"Over the {len(h)} {_fresh_family(h) if fresh else FAMILIES[family]}"
         f"{left_out}, family-wise {alpha:.1%} one-sided (the "
-        f"side of a 95% interval the rule reads), {len(holding) - len(lost)} of the {len(holding)} "
-        "that hold "
-        + (f"still clear 0; {'; '.join(lost)} no longer {'does' if one else 'do'}: "
-           f"{'it holds' if one else 'they hold'} one claim at a time, not over the whole "
-           f"{'chapter' if family == 'chapter' else 'family'}"
-           if lost else "still clear 0, every one")
+        f"side of a 95% interval the rule reads), "
+        + ("the one that holds still clears 0" if len(holding) == 1 and not lost else
+           f"{len(holding) - len(lost)} of the {len(holding)} that hold "
+           + (f"still clear 0; {'; '.join(lost)} no longer {'does' if one else 'do'}: "
+              f"{'it holds' if one else 'they hold'} one claim at a time, not over the whole "
+              f"{'chapter' if family == 'chapter' else 'family'}"
+              if lost else "still clear 0, every one"))
         + ". The correction moves only the interval's side of 0, not the margin; the verdicts the "
         "page prints are uncorrected, one claim at a time, as registered.")
 
