@@ -26,6 +26,7 @@ import torch
 
 from modlib import results
 from modlib.bridge import experiment as br
+from modlib.runtime import describe
 
 RESULT = "unseen"  # stored as unseen-<formulation>
 KEY = 80_000  # the masks' seeds: KEY + 2 * seed (Y1) and + 1 ("use X2"); the random draws' KEY + 10 * seed + 2 + d
@@ -105,6 +106,20 @@ def fetch(profile: str, formulation: str, device: torch.device,
     """Load (or compute from the stored ``toy-<formulation>`` and store) the result
     ``unseen-<formulation>``: nothing but the masks is trained, on the CPU (tiny networks)."""
     return br.fetch_from_toy(RESULT, compute, {"key": KEY, "draws": DRAWS}, profile, formulation, device, b)
+
+
+def fetch_from_blind(name: str, compute, extra: dict, profile: str, formulation: str, device: torch.device,
+                     b: br.BridgeSettings | None = None) -> results.Result:
+    """Load (or compute from the stored ``toy-<formulation>`` and ``unseen-<formulation>`` and store) the
+    result ``<name>-<formulation>``: a control of the blind masks (:mod:`modlib.bridge.unseen_controls`,
+    :mod:`modlib.bridge.unseen_random`), ``compute(s, b, toy_arrays, blind_arrays, formulation) ->
+    (metrics, arrays)``, its config the toy's with ``extra``; on the CPU (tiny networks)."""
+    b = b or br.settings(profile)
+    s = br.toy_settings(profile, b)
+    toy_result, blind = br.fetch(profile, formulation, device, b), fetch(profile, formulation, device, b)
+    return results.fetch(br.CHAPTER, f"{name}-{formulation}{br.suffix(b)}", {**br.toy_config(s, b, formulation), **extra},
+                         lambda: compute(s, b, toy_result.arrays, blind.arrays, formulation), profile=profile,
+                         device=describe(device), code=compute, depends=[toy_result, blind])
 
 
 def run(profile: str, device: torch.device, b: br.BridgeSettings | None = None) -> dict[str, results.Result]:

@@ -28,7 +28,6 @@ from modlib import masks, results
 from modlib.bridge import experiment as br
 from modlib.bridge import matched, unseen
 from modlib.redundant_input_toy.members import initial_network
-from modlib.runtime import describe
 
 RESULT = "unseen-controls"  # stored as unseen-controls-<formulation>
 KEY = 85_000  # the random subnetworks' seeds: KEY + DRAWS * seed + draw
@@ -114,14 +113,8 @@ def fetch(profile: str, formulation: str, device: torch.device,
           b: br.BridgeSettings | None = None) -> results.Result:
     """Load (or compute from the stored ``toy-<formulation>`` and ``unseen-<formulation>`` and store)
     the result ``unseen-controls-<formulation>``; on the CPU (tiny networks)."""
-    b = b or br.settings(profile)
-    s = br.toy_settings(profile, b)
-    toy_result, blind = br.fetch(profile, formulation, device, b), unseen.fetch(profile, formulation, device, b)
-    config = {**br.toy_config(s, b, formulation), "alphas": list(matched.ALPHAS), "key": KEY,
-              "untrained_key": UNTRAINED_KEY, "draws": DRAWS}
-    return results.fetch(br.CHAPTER, f"{RESULT}-{formulation}{br.suffix(b)}", config,
-                         lambda: compute(s, b, toy_result.arrays, blind.arrays, formulation), profile=profile,
-                         device=describe(device), code=compute, depends=[toy_result, blind])
+    extra = {"alphas": list(matched.ALPHAS), "key": KEY, "untrained_key": UNTRAINED_KEY, "draws": DRAWS}
+    return unseen.fetch_from_blind(RESULT, compute, extra, profile, formulation, device, b)
 
 
 def run(profile: str, device: torch.device, b: br.BridgeSettings | None = None) -> dict[str, results.Result]:

@@ -20,7 +20,6 @@ import torch
 from modlib import masks, results
 from modlib.bridge import experiment as br
 from modlib.bridge import unseen
-from modlib.runtime import describe
 
 RESULT = "unseen-random"  # stored as unseen-random-<formulation>
 KEY = 88_000  # the random masks' seeds: KEY + DRAWS * seed + draw
@@ -74,13 +73,7 @@ def fetch(profile: str, formulation: str, device: torch.device,
           b: br.BridgeSettings | None = None) -> results.Result:
     """Load (or compute from the stored ``toy-<formulation>`` and ``unseen-<formulation>`` and store)
     the result ``unseen-random-<formulation>``; on the CPU (tiny networks)."""
-    b = b or br.settings(profile)
-    s = br.toy_settings(profile, b)
-    toy_result, blind = br.fetch(profile, formulation, device, b), unseen.fetch(profile, formulation, device, b)
-    config = {**br.toy_config(s, b, formulation), "key": KEY, "draws": DRAWS}
-    return results.fetch(br.CHAPTER, f"{RESULT}-{formulation}{br.suffix(b)}", config,
-                         lambda: compute(s, b, toy_result.arrays, blind.arrays, formulation), profile=profile,
-                         device=describe(device), code=compute, depends=[toy_result, blind])
+    return unseen.fetch_from_blind(RESULT, compute, {"key": KEY, "draws": DRAWS}, profile, formulation, device, b)
 
 
 def run(profile: str, device: torch.device, b: br.BridgeSettings | None = None) -> dict[str, results.Result]:
