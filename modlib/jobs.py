@@ -52,6 +52,7 @@ from modlib.bridge import digit_cut as br_cut
 from modlib.bridge import digit_surgery as br_surgery
 from modlib.bridge import outside_cut as br_outside_cut
 from modlib.bridge import surgery_fresh as br_surgery_fresh
+from modlib.bridge import surgery_ranked as br_surgery_ranked
 from modlib.bridge import surgery_sized as br_surgery_sized
 from modlib.bridge import surgery_target as br_surgery_target
 from modlib.bridge import digits as br_digits
@@ -285,6 +286,12 @@ def _bridge(profile: str) -> dict[str, tuple[tuple[str, ...], Compute]]:
         out.update({f"{br.CHAPTER}/{name}": (  # ... then on the fresh CNNs, removals matched in size
                         recipes + targets, lambda d, k=k: br_surgery_sized.fetch(profile, k, d))
                     for k, name in zip(br_surgery_fresh.fresh_seeds(profile), br_surgery_sized.names(profile))})
+        rights = tuple(f"{br.CHAPTER}/{name}" for name in br_surgery_ranked.recipe_names(profile))
+        out.update({job: ((), lambda d, k=k: br_surgery_ranked.fetch_recipe(profile, k, d))  # ... by rank: its recipe
+                    for k, job in zip(br_surgery_fresh.recipe_seeds(profile), rights)})
+        out.update({f"{br.CHAPTER}/{name}": (  # ... then on the fresh CNNs
+                        recipes + targets + rights, lambda d, k=k: br_surgery_ranked.fetch(profile, k, d))
+                    for k, name in zip(br_surgery_fresh.fresh_seeds(profile), br_surgery_ranked.names(profile))})
         out[f"{br.CHAPTER}/{br_cut.RESULT}"] = ((), lambda d: br_cut.fetch(profile, d))  # the cut without a mask
         out[f"{br.CHAPTER}/{br_cut.RANDOM}"] = ((), lambda d: br_cut.fetch_random(profile, d))  # ... its control
         out[f"{br.CHAPTER}/{br_cut_controls.LEFT}"] = ((), lambda d: br_cut_controls.fetch_left(profile, d))  # its mirror

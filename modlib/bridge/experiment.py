@@ -197,6 +197,29 @@ def train_mask(net, x, y, steps, alpha, lr, batch, samples, seed, *, loss_fn=Non
         ms.remove()
 
 
+def train_mask_scores(net, x, y, steps, alpha, lr, batch, samples, seed, *, loss_fn):
+    """:func:`train_mask`'s mask and its logits: ``(hard, scores)``, weight name -> bool tensor and
+    -> float tensor (on the CPU; ``hard`` is ``scores >= 0``), for a caller that ranks the weights
+    by the mask's own preference (:mod:`modlib.bridge.surgery_ranked`). The same steps, draws and
+    penalty as :func:`train_mask`, so the hard mask is the one it returns for the same arguments
+    (kept apart from it: the stored results' fingerprints reach :func:`train_mask`)."""
+    ms = masks.attach(net, "gumbel", alpha=alpha, seed=seed)
+    try:
+        opt = torch.optim.Adam(ms.parameters(), lr=lr)
+        g = torch.Generator().manual_seed(seed)
+        for _ in range(steps):
+            i = torch.randint(len(x), (batch,), generator=g)
+            loss = ms.sampled_loss(loss_fn, x[i], y[i], samples) + ms.regularizer() / batch
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(ms.parameters(), CLIP)
+            opt.step()
+        scores = {k: p.detach().cpu().clone() for k, p in zip(ms.names, ms.parameters())}
+        return ms.hard_masks(), scores
+    finally:
+        ms.remove()
+
+
 def scored(net: torch.nn.Module, mask: dict | None, mode: str, sets: dict, seed: int = 0) -> dict:
     """Accuracy (logit > 0 against the 0/1 target) on each of ``sets`` (name -> (x, y)) and the
     reliance E|dz/dx2| / E|dz/dx1| on the set ``"held_out"``, with ``mask`` applied in ``mode``
