@@ -796,6 +796,32 @@ def test_full_the_stored_masks_give_the_stored_scores():
                 np.testing.assert_allclose(v, stored[k], rtol=1e-6, atol=1e-6, err_msg=f"unseen-random-{f} {k}")
 
 
+def test_rule_2_with_blind_masks_against_random_masks_reads_the_random_arm_and_its_direction():
+    """Issue 53 (reviewer 87): on the stored full arrays of formulation (b), rule 2 with the blind
+    masks beats random masks in the blind "use X2" mask's place (holds); with the random masks made
+    to repair more than rule 2 it does not hold, and the random-mask control then holds; without the
+    random masks' result neither row is decided."""
+    from modlib.bridge import unseen, unseen_random
+
+    a = _full()["b"]
+    with results.store_only():
+        blind = br.merged(br.merged(a, unseen.fetch("full", "b", CPU).arrays),
+                          unseen_random.fetch("full", "b", CPU).arrays)
+    rows = ("bridge/repair-unseen-needs-mask-b", "bridge/repair-unseen-random-b")
+    with registry.apart() as decided:
+        findings.unseen_claims(blind, "b")
+    assert decided[rows[0]].outcome == stats.REPRODUCED
+    better = {**blind, **{f"random_x2_unseen_{k}": np.minimum(blind[f"ablated_unseen_{k}"] + 0.2, 1.0)
+                          for k in ("held_out", "train")}}
+    with registry.apart() as decided:
+        findings.unseen_claims(better, "b")
+    assert decided[rows[0]].outcome == stats.NOT_REPRODUCED and decided[rows[1]].outcome == stats.REPRODUCED
+    alone = {k: v for k, v in blind.items() if not k.startswith(("random_x2_unseen", "kept_random_x2_unseen"))}
+    with registry.apart() as decided:
+        findings.unseen_claims(alone, "b")
+    assert not any(r in decided for r in rows)
+
+
 def test_built_at_matched_density_without_a_failing_network_is_undecided(smoke, tmp_path):
     """A run where no network fails (a reader's small one can have none) leaves "built" at matched
     density undecided, and its statement still reads (no median over nothing)."""

@@ -54,13 +54,13 @@ def test_the_surgery_reads_experiment_ones_cnn_and_y1_mask(smoke):
 def test_no_surgery_at_default_and_one_result_per_cnn_at_full():
     assert ds.names("default") == []
     assert ds.names("full") == [f"surgery-mnist-seed{k}" for k in range(bd.settings("full").seeds)]
-    from modlib.bridge import cut_controls, outside_cut, surgery_fresh, surgery_sized, surgery_target
+    from modlib.bridge import cut_controls, outside_cut, surgery_fresh, surgery_ranked, surgery_sized, surgery_target
 
     # experiment 1's CNNs, then the recipe CNNs and the fresh ones (issue 53), rule 2 with other targets on
     # the fresh ones (their size-matched twins after their own recipe), the cut on all of them, and rule 2
     # with the cut and outside it on the fresh ones
     expected = (ds.names("full") + surgery_fresh.names("full") + surgery_target.names("full")
-                + surgery_sized.names("full")
+                + surgery_sized.names("full") + surgery_ranked.names("full")
                 + ["cut-mnist", "cut-mnist-random", "cut-mnist-left", "cut-mnist-shifted"]
                 + cut_controls.combined_names("full") + outside_cut.names("full"))
     assert [n for n in jobs.jobs(["bridge"], "full") if "surgery" in n or "cut-" in n] == [f"bridge/{n}" for n in expected]
@@ -347,14 +347,69 @@ def test_the_size_matched_target_control_reads_its_recipe_and_decides_only_where
         made[f"left5_excl_{k}"], made[f"right5_excl_{k}"] = made[f"right5_sized_{k}"], made[f"left5_sized_{k}"]
     made.update({f"{t}_fit": np.full(5, 0.95, dtype=np.float32) for t in ss.TARGETS})
     with registry.apart() as decided:
-        found = findings.sized_claims(made)
+        found = findings.size_matched_claims(made, "sized")
     assert [c.name for c in found] == ["excl-vs-left5-sized-mnist-fresh", "excl-vs-right5-sized-mnist-fresh"]
     assert decided["bridge/excl-vs-left5-sized-mnist-fresh"].outcome == stats.REPRODUCED
     assert decided["bridge/excl-vs-right5-sized-mnist-fresh"].outcome == stats.NOT_REPRODUCED
     with registry.apart() as decided:
-        findings.sized_claims({**made, "left5_fit": np.full(5, 0.8, dtype=np.float32)})
+        findings.size_matched_claims({**made, "left5_fit": np.full(5, 0.8, dtype=np.float32)}, "sized")
     v = decided["bridge/excl-vs-left5-sized-mnist-fresh"]
     assert v.outcome == stats.UNDECIDED and "below the registered" in v.why
+
+
+def test_a_ranked_removal_takes_the_masks_highest_logits_outside_the_y1_mask_as_many_as_rule_2():
+    """surgery_ranked.ranked: per tensor rule 2's count, the highest logits first, never a Y1 weight;
+    where the mask's own removal is larger, the weights it is surest of; where smaller, all of it and
+    then the weights it came nearest to keeping. train_mask_scores' mask is train_mask's."""
+    from modlib.bridge import surgery_ranked as sr
+    from modlib.bridge.experiment import train_mask, train_mask_scores
+
+    y1 = {"a": torch.tensor([True, False, False, False, False]), "b": torch.tensor([[True, False], [False, False]])}
+    like = {"a": torch.tensor([False, True, False, False, False]), "b": torch.tensor([[False, True], [True, True]])}
+    scores = {"a": torch.tensor([9.0, 1.0, 3.0, 2.0, -1.0]), "b": torch.tensor([[9.0, 0.5], [-2.0, -1.0]])}
+    m = sr.ranked(scores, like, y1)
+    assert m["a"].tolist() == [False, False, True, False, False]  # the surest of three kept outside Y1
+    assert m["b"].tolist() == [[False, True], [True, True]]  # its one kept weight, then the nearest misses
+    assert sr._share(m, like) == 0.75 and sr._share(like, like) == 1.0 and sr._share(m, {"a": y1["a"]}) == 0.0
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.ReLU(), torch.nn.Linear(8, 10))
+    net.requires_grad_(False)
+    x, y = torch.randn(200, 6), torch.randint(0, 10, (200,))
+    args = (net, x, y, 20, 1e-3, 0.05, 16, 4)
+    hard = train_mask(*args, seed=7, loss_fn=rn.categorical_hinge)
+    same, logits = train_mask_scores(*args, seed=7, loss_fn=rn.categorical_hinge)
+    assert all(torch.equal(hard[k], same[k]) and torch.equal(same[k], logits[k] >= 0) for k in hard)
+
+
+def test_the_ranked_target_control_reads_its_own_recipe_and_its_ranked_arm(tmp_path):
+    """At smoke the right digit's recipe and one fresh CNN compute; each ranked removal has rule 2's
+    count per tensor; the recipe's rule takes the first point that fits, else the best worse fit; the
+    claims read the ranked arm (not the unmatched one) and refuse an unknown matching."""
+    from modlib import claims as registry
+    from modlib import stats
+    from modlib.bridge import surgery_ranked as sr
+
+    assert sr.names("default") == [] and sr.run("default", CPU) == ([], [])
+    assert sr.chosen([{"fit": np.array([0.5, 0.95, 0.99])}, {"fit": np.array([0.96, 0.94, 0.97])}]) == sr.GRID[1]
+    assert sr.chosen([{"fit": np.array([0.5, 0.8, 0.7])}, {"fit": np.array([0.9, 0.6, 0.75])}]) == sr.GRID[2]
+    with one_thread(), jobs.store_at(tmp_path):
+        recipes, ranked = sr.run("smoke", CPU)
+    assert recipes[0].arrays["fit"].shape == (len(sr.GRID),)
+    a = ds.stacked([r.arrays for r in ranked])
+    for t in sr.TARGETS:
+        assert np.array_equal(a[f"kept_{t}_ranked_layers"], a["kept_excl_layers"])  # as many per tensor
+        assert ((a[f"overlap_{t}"] >= 0) & (a[f"overlap_{t}"] <= 1) & (a[f"own_{t}"] >= 0) & (a[f"own_{t}"] <= 1)).all()
+    made = _with_targets(_made_up(rule2=0.8, random_x2=0.3), left5=0.3, right5=0.78)
+    made.update({f"{t}_ranked_{k}": made[f"{t}_excl_{k}"] for t in sr.TARGETS for k in bd.SETS})
+    for k in bd.SETS:  # the unmatched arms swapped, so that a claim reading them would decide the other way
+        made[f"left5_excl_{k}"], made[f"right5_excl_{k}"] = made[f"right5_ranked_{k}"], made[f"left5_ranked_{k}"]
+    with registry.apart() as decided:
+        found = findings.size_matched_claims(made, "ranked")
+    assert [c.name for c in found] == ["excl-vs-left5-ranked-mnist-fresh", "excl-vs-right5-ranked-mnist-fresh"]
+    assert decided["bridge/excl-vs-left5-ranked-mnist-fresh"].outcome == stats.REPRODUCED
+    assert decided["bridge/excl-vs-right5-ranked-mnist-fresh"].outcome == stats.NOT_REPRODUCED
+    with pytest.raises(ValueError, match="how='top'.*sized, ranked"):
+        findings.size_matched_claims(made, "top")
 
 
 def test_the_left_only_cut_is_the_dense_cuts_mirror_image_and_sees_only_the_left_hand_digit():

@@ -75,13 +75,13 @@ def test_chapter_sevens_late_claims_are_families_of_their_own():
     rng = np.random.default_rng(2)
     a, b = rng.normal(0.1, 0.05, 30), rng.normal(0.0, 0.05, 30)
     ids = ("repair-unseen-b", "repair-unseen-needs-mask-b", "excl-vs-left5-sized-mnist-fresh",
-           "repair-excl-mnist-fresh")
+           "excl-vs-right5-ranked-mnist-fresh", "repair-excl-mnist-fresh")
     made = {f"bridge/{cid}": _decision(f"bridge/{cid}", stats.paired(a, b)) for cid in ids}
-    assert [findings.family(cid) for cid in ids] == ["chapter", "blind", "sized", "fresh"]
-    for name, cid in zip(("chapter", "blind", "sized", "fresh"), ids):
+    assert [findings.family(cid) for cid in ids] == ["chapter", "blind", "sized", "ranked", "fresh"]
+    for name, cid in zip(("chapter", "blind", "sized", "ranked", "fresh"), ids):
         assert list(findings.holm_frame(made, family=name)["claim"]) == [findings.plain_name(cid)]
     assert findings.holm_statement(made, family="blind").text.startswith("Over the 1 claims of rule 2 with blind masks against random masks,")
-    with pytest.raises(ValueError, match="family='late'.*chapter, fresh, blind, sized"):
+    with pytest.raises(ValueError, match="family='late'.*chapter, fresh, blind, sized, ranked"):
         findings.holm_frame(made, family="late")
 
 
@@ -95,5 +95,5 @@ def test_a_late_family_read_inside_the_chapters_family_says_whether_it_still_cle
     text = findings.late_in_chapter("blind", made)
     assert text.startswith("Corrected with the chapter's 2 claims instead, as one family of 3")
     assert "the one that holds still clears 0" in text
-    with pytest.raises(ValueError, match="family='chapter'.*blind, sized"):
+    with pytest.raises(ValueError, match="family='chapter'.*blind, ranked, sized"):
         findings.late_in_chapter("chapter", made)

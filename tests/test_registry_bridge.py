@@ -12,7 +12,7 @@ import torch
 
 from modlib import bridge as br
 from modlib import claims, results, stats
-from modlib.bridge import (cut_controls, digit_cut, digit_surgery, outside_cut, surgery_fresh, surgery_sized,
+from modlib.bridge import (cut_controls, digit_cut, digit_surgery, outside_cut, surgery_fresh, surgery_ranked, surgery_sized,
                            surgery_target)
 from modlib.bridge import digits as bd
 from modlib.bridge import findings
@@ -35,6 +35,7 @@ def printed():
     names += digit_surgery.names("full") + surgery_fresh.names("full") + [digit_cut.RESULT, digit_cut.RANDOM]
     names += surgery_target.names("full") + [cut_controls.LEFT, cut_controls.SHIFTED]
     names += cut_controls.combined_names("full") + surgery_sized.recipe_names("full") + surgery_sized.names("full")
+    names += surgery_ranked.recipe_names("full") + surgery_ranked.names("full")
     if not all((ROOT / "notebooks" / "results" / "full" / CHAPTER / f"{n}.json").exists() for n in names):
         pytest.skip("chapter 7's full results are not all stored")
     claims.forget(CHAPTER)
@@ -64,7 +65,8 @@ def printed():
                                      digit_cut.fetch_random("full", CPU).arrays)
         found += findings.target_claims(digit_surgery.stacked([r.arrays for r in surgery_target.run("full", CPU)]),
                                         fresh_cut)  # rule 2 with masks for other targets
-        found += findings.sized_claims(digit_surgery.stacked([r.arrays for r in surgery_sized.run("full", CPU)[1]]))
+        for part, how in ((surgery_sized, "sized"), (surgery_ranked, "ranked")):  # ... that fit, as many weights
+            found += findings.size_matched_claims(digit_surgery.stacked([r.arrays for r in part.run("full", CPU)[1]]), how)
         cut = digit_cut.fetch("full", CPU).arrays
         found += findings.left_claims(cut_controls.fetch_left("full", CPU).arrays, cut)  # the cut's controls
         found += findings.shifted_claims(cut_controls.fetch_shifted("full", CPU).arrays)
@@ -167,17 +169,19 @@ def test_the_blind_masks_claims_were_registered_before_their_masks_were_trained(
 
 def test_the_late_claims_were_registered_before_their_results_in_families_of_their_own(printed):
     """Issue 53: rule 2 with blind masks against random masks, and rule 2 on the fresh CNNs against
-    size-matched masks for other targets, were registered before the results they read were computed,
-    each batch a Holm family of its own (so the chapter's correction, read before, does not move)."""
+    masks for other targets matched in size (at random, then by rank), were registered before the
+    results they read were computed, each batch a Holm family of its own (so the chapter's
+    correction, read before, does not move)."""
     found, decided, _ = printed
     late = {cid: c for cid, c in claims.registry(CHAPTER).items()
             if cid.removesuffix(br.FRESH).rsplit("-", 1)[0] in findings.LATE}
-    assert sorted(late) == ["excl-vs-left5-sized-mnist-fresh", "excl-vs-right5-sized-mnist-fresh",
+    assert sorted(late) == ["excl-vs-left5-ranked-mnist-fresh", "excl-vs-left5-sized-mnist-fresh",
+                            "excl-vs-right5-ranked-mnist-fresh", "excl-vs-right5-sized-mnist-fresh",
                             "repair-unseen-needs-mask-a", "repair-unseen-needs-mask-b"]
-    for cid, c in late.items():
-        sized = "sized" in cid  # reads only its own results; the blind pair reads toy-<f> too, seen before
-        assert claims.written(c) == ("before" if sized else "newest"), cid
-        assert findings.family(cid) == ("sized" if sized else "blind")
+    for cid, c in late.items():  # all their own results; the blind pair and the left-digit ranked claim read
+        new = "sized" in cid or "right5-ranked" in cid  # toy-<f> or target-recipe-mnist too, seen before
+        assert claims.written(c) == ("before" if new else "newest"), cid
+        assert findings.family(cid) == ("sized" if "sized" in cid else "ranked" if "ranked" in cid else "blind")
         assert f"{CHAPTER}/{cid}" in decided and found[cid].verdict.claim == f"{CHAPTER}/{cid}"
     chapter = findings.holm_frame(family="chapter")
     assert not chapter["claim"].isin([findings.plain_name(cid) for cid in late]).any()

@@ -530,7 +530,11 @@ TARGET_ROWS = {"excl-vs-left5": "(rule 2) ... more than rule 2 with a mask for t
                "excl-vs-left5-sized": "(rule 2) ... more than a mask for the left digit's label plus 5 trained "
                                        "at a weaker penalty, as many weights per tensor removed",
                "excl-vs-right5-sized": "(rule 2) ... more than a mask for the right digit's label plus 5 trained "
-                                        "at a weaker penalty, as many weights per tensor removed"}
+                                        "at a weaker penalty, as many weights per tensor removed",
+               "excl-vs-left5-ranked": "(rule 2) ... more than the left digit plus 5 mask's top-ranked weights, "
+                                        "as many per tensor",
+               "excl-vs-right5-ranked": "(rule 2) ... more than the right digit plus 5 mask's top-ranked weights, "
+                                         "as many per tensor"}
 # the hypothesis registered for the fresh networks alone (exploratory on the chapter's own)
 FRESH_ONLY = {"kept-x2-predicts": "the \"use X2\" mask's kept share predicts held-out accuracy"}
 # experiments 1 and 2 with masks that never saw the held-out cell (modlib.bridge.unseen)
@@ -578,6 +582,12 @@ WHOLE = {"not-any": "the Y1 subnetwork scores above a random subnetwork as large
          "excl-vs-right5-sized": "(rule 2) removing the \"use X2\" weights the Y1 mask does not keep repairs the "
                                  "CNN more than a mask for the right digit's label plus 5 trained at a weaker "
                                  "penalty, as many weights per tensor removed",
+         "excl-vs-left5-ranked": "(rule 2) removing the \"use X2\" weights the Y1 mask does not keep repairs the "
+                                 "CNN more than removing the weights outside it that a mask for the left digit's "
+                                 "label plus 5 ranks highest, as many per tensor",
+         "excl-vs-right5-ranked": "(rule 2) removing the \"use X2\" weights the Y1 mask does not keep repairs the "
+                                  "CNN more than removing the weights outside it that a mask for the right digit's "
+                                  "label plus 5 ranks highest, as many per tensor",
          "excl-outside-vs-random": "(rule 2 outside the cut) its removal without the cut's columns, alone, repairs "
                                    "the CNN more than as many random weights outside the Y1 mask and the cut"}
 WHERE = {"a": "chapter 1's toy, formulation (a)", "b": "chapter 1's toy, formulation (b)",
@@ -663,6 +673,13 @@ MEANS = {"inside": ("a subnetwork inside gets the held-out cell right", "no such
                                   "removing as many weights, does not repair as much", "a mask that reads the "
                                   "right-hand digit for another target, removing as many weights, repairs as "
                                   "much"),
+         "excl-vs-left5-ranked": ("for the mask: the weights a left-digit mask ranks highest, as many, do not "
+                                  "repair as much", "the weights a left-digit mask ranks highest, as many, repair "
+                                  "as much"),
+         "excl-vs-right5-ranked": ("for the mask: the weights a mask that reads the right-hand digit for another "
+                                   "target ranks highest, as many, do not repair as much", "the weights a mask "
+                                   "that reads the right-hand digit for another target ranks highest, as many, "
+                                   "repair as much"),
          "kept-x2-predicts": ("the \"use X2\" mask's kept share predicts which networks generalize",
                               f"not at the registered size: the whole interval lies below {RHO:g}")}
 # a "does not hold" whose whole interval lies on the other side of 0 (:func:`opposite`), where "no
@@ -1602,10 +1619,12 @@ CONTROLS = ("repair-excl-random", "repair-unseen-random")
 
 # claims registered after Holm's correction over the chapter's claims had been read (issue 53), by kind: each
 # batch a family of its own, so that no correction read before moves; their registered notes say so
-LATE = {"repair-unseen-needs-mask": "blind", "excl-vs-left5-sized": "sized", "excl-vs-right5-sized": "sized"}
+LATE = {"repair-unseen-needs-mask": "blind", "excl-vs-left5-sized": "sized", "excl-vs-right5-sized": "sized",
+        "excl-vs-left5-ranked": "ranked", "excl-vs-right5-ranked": "ranked"}
 FAMILIES = {"chapter": "claims of the chapter", "fresh": "claims read on the fresh networks",
             "blind": "claims of rule 2 with blind masks against random masks",
-            "sized": "claims of rule 2 against size-matched masks for other targets"}
+            "sized": "claims of rule 2 against size-matched masks for other targets",
+            "ranked": "claims of rule 2 against other targets' masks' top-ranked weights, as many"}
 
 
 def family(cid: str) -> str:
@@ -1854,34 +1873,43 @@ def target_claims(target: dict, fresh: dict) -> list[stats.Claim]:
     return out
 
 
-def sized_claims(sized: dict) -> list[stats.Claim]:
-    """Rule 2 of the CNN surgery against rule 2 with a mask for another target that fits, its removal
-    matched per tensor to rule 2's (:mod:`modlib.bridge.surgery_sized`; ``sized`` its results
-    stacked, :func:`modlib.bridge.digit_surgery.stacked`), over the fresh CNNs that fail, by
-    :func:`both`, paired by seed. Gated as :func:`surgery_gates` gates rule 2, and besides: the
-    target's mask computes its task (median fit at least ``FIT``) and is not degenerate; no density
+SIZE_MATCH = {"sized": "a random subset of its weights outside the Y1 mask, or all of them and random weights "
+                    "outside the Y1 mask besides, as many per tensor as rule 2 removes (the mean of three draws)",
+           "ranked": "its weights outside the Y1 mask that it ranks highest, as many per tensor as rule 2 "
+                     "removes (nothing drawn)"}  # how a target mask's removal is matched to rule 2's
+
+
+def size_matched_claims(arrays: dict, how: str) -> list[stats.Claim]:
+    """Rule 2 of the CNN surgery against rule 2 with a mask for another target, its removal matched
+    per tensor to rule 2's ``how`` (:data:`SIZE_MATCH`: ``"sized"`` at random,
+    :mod:`modlib.bridge.surgery_sized`; ``"ranked"`` by the mask's logits,
+    :mod:`modlib.bridge.surgery_ranked`; ``arrays`` their results stacked,
+    :func:`modlib.bridge.digit_surgery.stacked`, with arms ``<t>_<how>``), over the fresh CNNs that
+    fail, by :func:`both`, paired by seed. Gated as :func:`surgery_gates` gates rule 2, and besides:
+    the target's mask computes its task (median fit at least ``FIT``) and is not degenerate; no density
     condition (as registered: the removals are matched)."""
-    f = digit_failing(sized)
-    trained, fits, kept_ok, _ = surgery_gates(sized)
+    if how not in SIZE_MATCH:
+        raise ValueError(f"how={how!r}; choose from {', '.join(SIZE_MATCH)}")
+    f = digit_failing(arrays)
+    trained, fits, kept_ok, _ = surgery_gates(arrays)
     where = f"fresh CNNs of chapter 3's setting-A recipe, the {int(f.sum())} of {f.size} that fail"
     out = []
     for t, says in TARGET_WORDS.items():
-        key = f"{CHAPTER}/excl-vs-{t}-sized-mnist{FRESH}"
-        e = stats.paired(both(sized, "ablated_excl")[f], both(sized, f"{t}_sized")[f])
-        fit = float(np.median(sized[f"{t}_fit"]))
+        key = f"{CHAPTER}/excl-vs-{t}-{how}-mnist{FRESH}"
+        e = stats.paired(both(arrays, "ablated_excl")[f], both(arrays, f"{t}_{how}")[f])
+        fit = float(np.median(arrays[f"{t}_fit"]))
         short = trained and fit < FIT
         v = registry.decide(key, e, trained=trained and min({**fits, t: fit}.values()) >= FIT,
-                            controls=all(kept_ok(m) for m in ("x2", "y1", "excl")) and _digit_kept_ok(sized, t),
+                            controls=all(kept_ok(m) for m in ("x2", "y1", "excl")) and _digit_kept_ok(arrays, t),
                             reason=f"the mask for {says} names it at a median {_pct(fit)}, below the registered "
                                    f"{_pct(FIT)}" if short else "")
-        alone = (f"{100 * float((both(sized, f'{t}_sized') - both(sized, 'full'))[f].mean()):+.0f} points"
+        alone = (f"{100 * float((both(arrays, f'{t}_{how}') - both(arrays, 'full'))[f].mean()):+.0f} points"
                  if f.any() else "an amount no failing CNN measures")
         out.append(registry.statement(v, (
             f"In {where}, rule 2 (the \"use X2\" mask's weights outside the Y1 mask removed, "
-            f"{_share(float(np.median(sized['kept_excl'])))} of the weights, median) scores above rule 2 with a "
-            f"mask for {says} in its place (kept share {_share(float(np.median(sized[f'kept_{t}'])))}, median; it "
-            f"names its target at {_pct(fit)}), as many weights removed per tensor as rule 2 removes (the mean of "
-            f"three draws; removed alone they change the score by {alone}): "
+            f"{_share(float(np.median(arrays['kept_excl'])))} of the weights, median) scores above rule 2 with a "
+            f"mask for {says} in its place (kept share {_share(float(np.median(arrays[f'kept_{t}'])))}, median; it "
+            f"names its target at {_pct(fit)}), {SIZE_MATCH[how]}; removed alone they change the score by {alone}: "
             f"{e.text(margin=registry.get(key).margin)}.")))
     return out
 

@@ -20,7 +20,7 @@ import torch
 from modlib import bridge as br
 from modlib import masks, results
 from modlib.bridge import (cut_controls, digit_cut, digit_surgery, digits, findings, matched, outside_cut, sprites, surgery_fresh,
-                           surgery_sized, surgery_target, unseen, unseen_controls,
+                           surgery_ranked, surgery_sized, surgery_target, unseen, unseen_controls,
                            unseen_random)
 from modlib.bridge.experiment import initial_network, network, scored, stored_mask, unconfounded
 from modlib.redundant_input_toy.members import member_data
@@ -55,7 +55,8 @@ MUTATIONS = {
                             "dense cut, `excl_cut_*`, by the same with random masks, `random_x2_cut_*`, and rule 2's removal outside "
                             "the cut, `excl_outside_*`, by as many random weights outside the Y1 mask and the cut, "
                             "`random_outside_*`, and rule 2 against size-matched masks for other targets by "
-                            "the same with random masks, `random_x2_excl_*` of surgery-sized-mnist); chapter 2's "
+                            "the same with random masks, `random_x2_excl_*` of surgery-sized-mnist and of "
+                            "surgery-ranked-mnist); chapter 2's "
                             "decoders: each slot mask replaced by a random one of the same per-layer "
                             "counts (a draw of its own per slot), the slot subnetworks' R² (`slot_in`) "
                             "by the stored random subnetworks' (`random_in`), and the removal of the "
@@ -182,7 +183,7 @@ def stored() -> dict[str, dict] | None:
     ``mnist-a``, ``sprites-monolithic``,
     ``sprites-compositional``, ``surgery-mnist-seed<k>``, ``surgery-mnist-fresh-seed<k>``, ``cut-mnist``, ``cut-mnist-random``,
     ``surgery-target-mnist-seed<k>``, ``cut-mnist-left``, ``cut-mnist-shifted``, ``surgery-cut-mnist-seed<k>``,
-    ``surgery-outside-mnist-seed<k>``, ``surgery-sized-mnist-seed<k>``), or None
+    ``surgery-outside-mnist-seed<k>``, ``surgery-sized-mnist-seed<k>``, ``surgery-ranked-mnist-seed<k>``), or None
     where any is missing."""
     names = [n for b in toy_settings() for n in br.result_names(b)
              + [f"{br.RANDOM_X2}-{f}{br.suffix(b)}" for f in b.formulations]]
@@ -191,7 +192,7 @@ def stored() -> dict[str, dict] | None:
     names += [digits.RESULT] + sprites.result_names(sprites.settings("full")) + digit_surgery.names("full")
     names += surgery_fresh.fresh_names("full") + [digit_cut.RESULT, digit_cut.RANDOM] + surgery_target.names("full")
     names += [cut_controls.LEFT, cut_controls.SHIFTED] + cut_controls.combined_names("full") + outside_cut.names("full")
-    names += surgery_sized.names("full")
+    names += surgery_sized.names("full") + surgery_ranked.names("full")
     if not all((FULL / f"{n}.json").exists() for n in names):
         return None
     return {n: results.read(FULL / f"{n}.json").arrays for n in names}
@@ -277,10 +278,12 @@ def decide(mutation: str | None):
     if mutation == "random mask as dense":  # rule 2's own "use X2" mask replaced, as in the fresh surgery above
         target = {**target, **{f"ablated_excl_{k}": surgery[f"ablated_excl_{k}"] for k in digits.SETS}}
     findings.target_claims(target, surgery)
-    sized = digit_surgery.stacked([arrays[n] for n in surgery_sized.names("full")])  # ... that fit, as many weights
-    if mutation == "random mask as dense":  # rule 2's "use X2" mask replaced by random masks of its counts
-        sized = {**sized, **{f"ablated_excl_{k}": sized[f"random_x2_excl_{k}"] for k in digits.SETS}}
-    findings.sized_claims(sized)
+    for part, how in ((surgery_sized, "sized"), (surgery_ranked, "ranked")):  # ... that fit, as many weights
+        matched_arrays = digit_surgery.stacked([arrays[n] for n in part.names("full")])
+        if mutation == "random mask as dense":  # rule 2's "use X2" mask replaced by random masks of its counts
+            matched_arrays = {**matched_arrays,
+                              **{f"ablated_excl_{k}": matched_arrays[f"random_x2_excl_{k}"] for k in digits.SETS}}
+        findings.size_matched_claims(matched_arrays, how)
     findings.left_claims(arrays[cut_controls.LEFT], arrays[digit_cut.RESULT])  # the cut's mirror image
     findings.shifted_claims(arrays[cut_controls.SHIFTED])  # ... and its block moved one column
     combined = digit_surgery.stacked([arrays[n] for n in cut_controls.combined_names("full")])  # rule 2 with the cut
