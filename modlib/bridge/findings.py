@@ -1728,7 +1728,7 @@ def holm_statement(made: dict | None = None, alpha: float = 0.025, family: str =
     holding = [k for k, (o, *_rest) in h.items() if o == stats.REPRODUCED]
     lost = [plain_name(k.split("/", 1)[1]) for k in holding if not h[k][3]]
     one = len(lost) == 1
-    left_out = (f" ({'its control' if controls == 1 else f'its {controls} controls'}, random masks in the \"use X2\" "
+    left_out = (f" ({'its control' if controls == 1 else f'its {controls} controls'}, random masks in the \"use X₂\" "
                 f"mask's place, left out: a control that holds counts against a claim, not for one)"
                 if controls else "")
     return stats.Finding(
@@ -1780,7 +1780,9 @@ def shown_table(frame, height: str | None = "28em"):
             frame[col] = frame[col].map({True: "yes", False: "no"})
         else:  # text, of whatever dtype this pandas gives it
             frame[col] = frame[col].map(lambda v: typeset(v) if isinstance(v, str) else v)
-    body = frame.to_html(index=False, border=0, float_format=lambda x: f"{x:.3g}", classes="dataframe")
+    # an exponent's sign as a minus (U+2212): a hyphen lets the browser wrap "1e-05" after it
+    body = frame.to_html(index=False, border=0, float_format=lambda x: f"{x:.3g}".replace("e-", "e\u2212"),
+                         classes="dataframe")
     if height is None:
         return HTML(body)
     return HTML(f'<div style="max-height: {height}; overflow: auto">{body}</div>')

@@ -173,6 +173,20 @@ def run_on_fresh(fetch, profile: str, device: torch.device) -> list:
     return [fetch(profile, k, device) for k in fresh_seeds(profile)] if profile in PROFILES else []
 
 
+def names_on_recipe(recipe: str, profile: str) -> list[str]:
+    """The stored results ``<recipe>-seed<k>`` at ``profile``, one per recipe CNN (none outside
+    :data:`PROFILES`): those of every recipe chosen on the recipe CNNs."""
+    return [f"{recipe}-seed{k}" for k in recipe_seeds(profile)] if profile in PROFILES else []
+
+
+def run_with_recipe(fetch_recipe, fetch, profile: str, device: torch.device) -> tuple[list, list]:
+    """``(recipes, fresh)``: ``fetch_recipe(profile, k, device)`` on every recipe CNN, then
+    ``fetch(profile, k, device)`` on every fresh CNN, in seed order (none outside :data:`PROFILES`)."""
+    if profile not in PROFILES:
+        return [], []
+    return [fetch_recipe(profile, k, device) for k in recipe_seeds(profile)], run_on_fresh(fetch, profile, device)
+
+
 def fresh_names(profile: str) -> list[str]:
     """The fresh CNNs' surgery results at ``profile``, in seed order."""
     return [f"{FRESH}-seed{k}" for k in fresh_seeds(profile)]
@@ -188,10 +202,7 @@ def _settings(profile: str) -> tuple[digits.DigitSettings, networks.ResistSettin
 def run(profile: str, device: torch.device) -> tuple[list[results.Result], list[results.Result]]:
     """``(recipes, fresh)``: the recipe CNNs' results and the fresh CNNs' at ``profile``
     (:func:`fetch_recipe`, :func:`fetch_fresh`), in seed order; none outside :data:`PROFILES`."""
-    if profile not in PROFILES:
-        return [], []
-    return ([fetch_recipe(profile, k, device) for k in recipe_seeds(profile)],
-            [fetch_fresh(profile, k, device) for k in fresh_seeds(profile)])
+    return run_with_recipe(fetch_recipe, fetch_fresh, profile, device)
 
 
 def recipe_text(recipes: list[results.Result]) -> str:

@@ -229,10 +229,8 @@ def fetch(profile: str, seed: int, device: torch.device) -> results.Result:
 
 
 def recipe_names(profile: str) -> list[str]:
-    """The target recipe's stored results at ``profile`` (none outside surgery_fresh's profiles)."""
-    if profile not in surgery_fresh.PROFILES:
-        return []
-    return [f"{RECIPE}-seed{k}" for k in surgery_fresh.recipe_seeds(profile)]
+    """The target recipe's stored results at ``profile``, one per recipe CNN (none outside surgery_fresh's profiles)."""
+    return surgery_fresh.names_on_recipe(RECIPE, profile)
 
 
 def names(profile: str) -> list[str]:
@@ -243,7 +241,4 @@ def names(profile: str) -> list[str]:
 def run(profile: str, device: torch.device) -> tuple[list[results.Result], list[results.Result]]:
     """``(recipes, fresh)`` at ``profile`` (:func:`fetch_recipe`, :func:`fetch`), in seed order; none
     outside :data:`~modlib.bridge.surgery_fresh.PROFILES`."""
-    if profile not in surgery_fresh.PROFILES:
-        return [], []
-    recipes = [fetch_recipe(profile, k, device) for k in surgery_fresh.recipe_seeds(profile)]
-    return recipes, surgery_fresh.run_on_fresh(fetch, profile, device)
+    return surgery_fresh.run_with_recipe(fetch_recipe, fetch, profile, device)
