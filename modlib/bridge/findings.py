@@ -1665,10 +1665,16 @@ def holm_frame(made: dict | None = None, alpha: float = 0.025, family: str = "ch
 
     chosen = _family(made, family)
     rows = [{"claim": plain_name(k.split("/", 1)[1]), "verdict": registry.outcome_words(o, registry.get(k).own),
-             "one-sided p": NO_P if _no_fisher_z(chosen[k]) else f"{p:.2g}", "Holm-adjusted p": f"{q:.2g}",
+             "one-sided p": NO_P if _no_fisher_z(chosen[k]) else _p_text(p), "Holm-adjusted p": _p_text(q),
              f"clear of 0 on the claim's side at {alpha:g} after Holm": "yes" if ok else "no"}
             for k, (o, p, q, ok) in registry.holm(CHAPTER, alpha, chosen).items()]
     return pd.DataFrame(rows)
+
+
+def _p_text(p: float) -> str:
+    """A p-value to two significant digits, an exponent's sign as a minus (U+2212): a browser may
+    wrap "7.8e-05" after its hyphen, splitting the number over two lines."""
+    return f"{p:.2g}".replace("e-", "e\u2212")
 
 
 NO_P = "–"  # in Holm's table, beside a rank correlation whose Fisher z p is undefined (:func:`holm_no_p_note`)
@@ -1710,8 +1716,9 @@ def _fresh_family(h: dict) -> str:
     """Holm's family on the fresh networks in words: how many confirmatory copies and how many
     hypotheses read there alone (:data:`FRESH_ONLY`) it holds."""
     only = sum(k.split("/", 1)[1].removesuffix(FRESH).rsplit("-", 1)[0] in FRESH_ONLY for k in h)
-    return (f"claims read on the fresh networks, {len(h) - only} confirmatory copies and {only} hypotheses "
-            "tested there alone")
+    cnn = sum(k.endswith(f"-mnist{FRESH}") for k in h)
+    return (f"claims read on the fresh networks: {len(h) - only - cnn} confirmatory copies of the toy's claims, "
+            f"{cnn} on the fresh CNNs and {only} hypotheses tested there alone")
 
 
 def holm_statement(made: dict | None = None, alpha: float = 0.025, family: str = "chapter") -> stats.Finding:
@@ -1780,9 +1787,8 @@ def shown_table(frame, height: str | None = "28em"):
             frame[col] = frame[col].map({True: "yes", False: "no"})
         else:  # text, of whatever dtype this pandas gives it
             frame[col] = frame[col].map(lambda v: typeset(v) if isinstance(v, str) else v)
-    # an exponent's sign as a minus (U+2212): a hyphen lets the browser wrap "1e-05" after it
     body = frame.to_html(index=False, border=0, float_format=lambda x: f"{x:.3g}".replace("e-", "e\u2212"),
-                         classes="dataframe")
+                         classes="dataframe")  # an exponent's sign as a minus, as _p_text writes it
     if height is None:
         return HTML(body)
     return HTML(f'<div style="max-height: {height}; overflow: auto">{body}</div>')
