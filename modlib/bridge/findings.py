@@ -995,8 +995,8 @@ def surgery_gates(arrays: dict) -> tuple:
     def kept_ok(m: str) -> bool:
         return float(np.median(arrays["kept_excl"])) > 0 if m == "excl" else _digit_kept_ok(arrays, m)
 
-    words = {"y1": "the Y1 mask names the left-hand digit",
-             "x2": "the \"use X2\" mask names the right-hand digit"}
+    words = {"y1": "the Y₁ mask names the left-hand digit",  # a verdict's reason, in the page's prose: subscripts
+             "x2": "the \"use X₂\" mask names the right-hand digit"}
     return trained, fits, kept_ok, words
 
 
