@@ -156,9 +156,7 @@ def fetch_fresh(profile: str, seed: int, device: torch.device) -> results.Result
 
 def names(profile: str) -> list[str]:
     """The stored results at ``profile``: the recipe CNNs', then the fresh CNNs' (none elsewhere)."""
-    if profile not in PROFILES:
-        return []
-    return [f"{RECIPE}-seed{k}" for k in recipe_seeds(profile)] + fresh_names(profile)
+    return names_on_recipe(RECIPE, profile) + names_on_fresh(FRESH, profile)
 
 
 def names_on_fresh(result: str, profile: str) -> list[str]:
@@ -171,6 +169,21 @@ def run_on_fresh(fetch, profile: str, device: torch.device) -> list:
     """``fetch(profile, seed, device)`` on every fresh CNN at ``profile``, in seed order (none outside
     :data:`PROFILES`): the run of every result computed on each fresh CNN."""
     return [fetch(profile, k, device) for k in fresh_seeds(profile)] if profile in PROFILES else []
+
+
+def fetch_on_recipe(recipe: str, compute, what: str, extra: dict, profile: str, seed: int,
+                    device: torch.device) -> results.Result:
+    """Load (or compute and store) ``<recipe>-seed<seed>`` at ``profile``, a recipe chosen on recipe CNN
+    ``seed`` by another module (:mod:`modlib.bridge.surgery_sized`, :mod:`modlib.bridge.surgery_ranked`):
+    ``compute(s, d, seed, device)``, its config chapter 3's and experiment 1's settings, the seed and
+    ``extra``. A ``profile`` outside :data:`PROFILES` is refused (``what`` names the recipe there)."""
+    if profile not in PROFILES:
+        raise ValueError(f"profile={profile!r} computes no {what}; choose from {', '.join(PROFILES)}")
+    d, s = _settings(profile)
+    cfg = {**digits.config(s, d), "seed": seed, **extra}
+    return results.fetch(CHAPTER, f"{recipe}-seed{seed}", cfg, lambda: compute(s, d, seed, device),
+                         profile=profile, device=describe(device), code=compute,
+                         sources={"mnist": digit_data.available_sources()})
 
 
 def names_on_recipe(recipe: str, profile: str) -> list[str]:

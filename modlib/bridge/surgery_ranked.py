@@ -41,7 +41,7 @@ import torch
 from modlib import masks, results
 from modlib.bridge import digit_surgery, digits, surgery_fresh, surgery_sized
 from modlib.bridge.experiment import CHAPTER, kept, train_mask, train_mask_scores
-from modlib.bridge.surgery_target import TARGETS, labels
+from modlib.bridge.surgery_target import NAMES, TARGETS, labels
 from modlib.data import digits as digit_data
 from modlib.resists_at_scale import controls, networks
 from modlib.runtime import describe
@@ -106,16 +106,9 @@ def compute_recipe(s: networks.ResistSettings, d: digits.DigitSettings, seed: in
 
 def fetch_recipe(profile: str, seed: int, device: torch.device) -> results.Result:
     """Load (or compute and store) ``right5-recipe-mnist-seed<seed>`` at ``profile``."""
-    if profile not in surgery_fresh.PROFILES:
-        raise ValueError(f"profile={profile!r} computes no right-digit recipe; choose from "
-                         f"{', '.join(surgery_fresh.PROFILES)}")
-    d = digits.settings(profile)
-    s = digits.chapter3_settings(profile, d)
-    cfg = {**digits.config(s, d), "seed": seed, "mask_key": surgery_sized.MASK_KEY,
-           "grid": [list(p) for p in GRID], "target": [RIGHT, *TARGETS[RIGHT]]}
-    return results.fetch(CHAPTER, f"{RECIPE}-seed{seed}", cfg, lambda: compute_recipe(s, d, seed, device),
-                         profile=profile, device=describe(device), code=compute_recipe,
-                         sources={"mnist": digit_data.available_sources()})
+    return surgery_fresh.fetch_on_recipe(RECIPE, compute_recipe, "right-digit recipe", {
+        "mask_key": surgery_sized.MASK_KEY, "grid": [list(p) for p in GRID], "target": [RIGHT, *TARGETS[RIGHT]]},
+        profile, seed, device)
 
 
 def chosen(recipes: list[dict]) -> tuple[float, float]:
@@ -136,7 +129,7 @@ def recipe_text(recipes: list[results.Result]) -> str:
           f"(α {arrays[0]['alpha'][j]:.2g}): fit " + ", ".join(f"{r['fit'][j]:.0%}" for r in arrays)
           + (" (chosen)" if point == pick else "") for j, point in enumerate(GRID)]
     seeds = " and ".join(str(int(r.config["seed"])) for r in recipes)
-    said = f"the right digit plus 5 on CNNs {seeds}: " + "; ".join(at)
+    said = f"the {NAMES[RIGHT]} on CNNs {seeds}: " + "; ".join(at)
     if (np.min([r["fit"] for r in arrays], axis=0) < surgery_fresh.AIM).all():
         said += f". No point reaches {surgery_fresh.AIM:.0%} on both CNNs, so the one whose worse fit is highest"
     return said

@@ -33,7 +33,7 @@ import torch
 from modlib import masks, results
 from modlib.bridge import digit_surgery, digits, surgery_fresh
 from modlib.bridge.experiment import CHAPTER, kept, train_mask
-from modlib.bridge.surgery_target import TARGETS, labels
+from modlib.bridge.surgery_target import NAMES, TARGETS, labels
 from modlib.data import digits as digit_data
 from modlib.resists_at_scale import controls, networks
 from modlib.runtime import describe
@@ -109,16 +109,9 @@ def compute_recipe(s: networks.ResistSettings, d: digits.DigitSettings, seed: in
 
 def fetch_recipe(profile: str, seed: int, device: torch.device) -> results.Result:
     """Load (or compute and store) ``target-recipe-mnist-seed<seed>`` at ``profile``."""
-    if profile not in surgery_fresh.PROFILES:
-        raise ValueError(f"profile={profile!r} computes no target recipe; choose from "
-                         f"{', '.join(surgery_fresh.PROFILES)}")
-    d = digits.settings(profile)
-    s = digits.chapter3_settings(profile, d)
-    cfg = {**digits.config(s, d), "seed": seed, "mask_key": MASK_KEY, "grid": [list(p) for p in GRID],
-           "targets": {t: list(v) for t, v in TARGETS.items()}}
-    return results.fetch(CHAPTER, f"{RECIPE}-seed{seed}", cfg, lambda: compute_recipe(s, d, seed, device),
-                         profile=profile, device=describe(device), code=compute_recipe,
-                         sources={"mnist": digit_data.available_sources()})
+    return surgery_fresh.fetch_on_recipe(RECIPE, compute_recipe, "target recipe", {
+        "mask_key": MASK_KEY, "grid": [list(p) for p in GRID], "targets": {t: list(v) for t, v in TARGETS.items()}},
+        profile, seed, device)
 
 
 def chosen(recipes: list[dict]) -> dict[str, tuple[float, float]]:
@@ -138,7 +131,6 @@ def recipe_text(recipes: list[results.Result]) -> str:
     """The recipe CNNs' fits per target and :data:`GRID` point, and the points :func:`chosen` picks."""
     arrays = [r.arrays for r in recipes]
     pick = chosen(arrays)
-    names = {"left5": "left digit plus 5", "right5": "right digit plus 5"}
     parts = []
     for i, t in enumerate(TARGETS):
         at = []
@@ -146,7 +138,7 @@ def recipe_text(recipes: list[results.Result]) -> str:
             per = ", ".join(f"{r['fit'][i, j]:.0%}" for r in arrays)
             at.append(f"at 1/{round(1 / point[1])} of experiment 1's penalty (α {arrays[0]['alpha'][j]:.2g}) "
                       f"fit {per}" + (" (chosen)" if point == pick[t] else ""))
-        parts.append(f"{names.get(t, t)}: {', '.join(at)}")
+        parts.append(f"{NAMES[t]}: {', '.join(at)}")
     seeds = " and ".join(str(int(r.config["seed"])) for r in recipes)
     said = f"on CNNs {seeds}, {int(arrays[0]['steps'][0])} mask steps, fit per CNN: " + "; ".join(parts)
     if (np.min([r["fit"] for r in arrays], axis=0) < surgery_fresh.AIM).all():

@@ -35,6 +35,7 @@ from modlib.resists_at_scale import controls, networks
 RESULT = "surgery-target-mnist"  # stored as surgery-target-mnist-seed<k>, one per fresh CNN
 PROFILES = surgery_fresh.PROFILES
 TARGETS = {"left5": (0, 5), "right5": (1, 5)}  # name -> (digit read: 0 left, 1 right; label shift mod 10)
+NAMES = {"left5": "left digit plus 5", "right5": "right digit plus 5"}  # each target in words
 KEY = 80_000  # the target masks' seeds: KEY + 10 * CNN seed + the target's index in TARGETS
 ARMS = ("full", "sub", "ablated_excl", *(f"{t}_excl" for t in TARGETS))  # sub: the Y1 subnetwork (its fit)
 MASKS = ("y1", "x2", "excl", *TARGETS, *(f"{t}_excl" for t in TARGETS))  # kept shares stored
